@@ -1,0 +1,30 @@
+// The one error type that crosses layers. Transport edges (Koa, gRPC) map it to a status;
+// everything else just throws it.
+export class AppError extends Error {
+  readonly status: number;
+  readonly error: string;
+  readonly extra: Record<string, unknown>;
+
+  /**
+   * @param status HTTP status the API answers with.
+   * @param error  the `error` key of the body (contract text where the contract gives one).
+   * @param message the `message` key of the body, for a person.
+   * @param extra  more top-level body keys (for example `storageInfo`).
+   */
+  constructor(status: number, error: string, message?: string, extra: Record<string, unknown> = {}) {
+    super(message ?? error);
+    this.status = status;
+    this.error = error;
+    this.extra = extra;
+  }
+
+  toBody(): Record<string, unknown> {
+    return { error: this.error, message: this.message, ...this.extra };
+  }
+}
+
+export const badRequest = (message: string, extra?: Record<string, unknown>) => new AppError(400, 'Bad Request', message, extra);
+export const unauthorized = () => new AppError(401, 'Unauthorized', 'Unauthorized');
+export const forbidden = (message: string, error = 'Forbidden', extra?: Record<string, unknown>) => new AppError(403, error, message, extra);
+export const notFound = (message: string) => new AppError(404, 'Not Found', message);
+export const conflict = (message: string) => new AppError(409, 'Conflict', message);

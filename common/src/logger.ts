@@ -1,0 +1,34 @@
+// One structured JSON logger for every process: one line per event on stdout/stderr.
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  child(fields: Record<string, unknown>): Logger;
+}
+
+function serialise(value: unknown): unknown {
+  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
+  return value;
+}
+
+export function createLogger(base: Record<string, unknown> = {}, level: LogLevel = (process.env.LOG_LEVEL as LogLevel) || 'info'): Logger {
+  const threshold = LEVELS[level] ?? LEVELS.info;
+  const write = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
+    if (LEVELS[lvl] < threshold) return;
+    const record: Record<string, unknown> = { time: new Date().toISOString(), level: lvl, msg, ...base };
+    if (fields) for (const [k, v] of Object.entries(fields)) record[k] = serialise(v);
+    const line = JSON.stringify(record) + '\n';
+    (lvl === 'error' || lvl === 'warn' ? process.stderr : process.stdout).write(line);
+  };
+  return {
+    debug: (m, f) => write('debug', m, f),
+    info: (m, f) => write('info', m, f),
+    warn: (m, f) => write('warn', m, f),
+    error: (m, f) => write('error', m, f),
+    child: (fields) => createLogger({ ...base, ...fields }, level),
+  };
+}
