@@ -1,0 +1,14 @@
+// Kinds of work an agent can lease. The coordinator and the agent each keep a registry keyed by these.
+export const TASK_TYPES = ['probe-media', 'analyze-video', 'render-short'] as const;
+export type TaskType = (typeof TASK_TYPES)[number];
+
+export const isTaskType = (v: string): v is TaskType => (TASK_TYPES as readonly string[]).includes(v);
+
+export const TASK_STATES = {
+  queued: 'queued',
+  leased: 'leased',
+  completed: 'completed',
+  failed: 'failed',
+  cancelled: 'cancelled',
+} as const;
+export type TaskState = (typeof TASK_STATES)[keyof typeof TASK_STATES];

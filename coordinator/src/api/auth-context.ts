@@ -1,0 +1,20 @@
+import type { ApiContext } from './http.js';
+import type { Coordinator } from '../coordinator.js';
+import { authenticate, resolveOrganization, DEFAULT_ORG_MESSAGES, type OrganizationMessages, type Principal } from '../tenancy/auth.js';
+
+export async function principalOf(app: Coordinator, ctx: ApiContext): Promise<Principal> {
+  if (!ctx.state.principal) ctx.state.principal = await authenticate(app.db, app.signer, ctx.headers);
+  return ctx.state.principal;
+}
+
+/** Authenticates and returns the organization the call acts for (contract section 5). */
+export async function requireOrg(app: Coordinator, ctx: ApiContext, suppliedOrgId: unknown, messages: OrganizationMessages = DEFAULT_ORG_MESSAGES): Promise<string> {
+  const principal = await principalOf(app, ctx);
+  return resolveOrganization(app.db, principal, suppliedOrgId, messages);
+}
+
+/** organizationId comes from the query on GET/DELETE and from the body on POST/PUT. */
+export function suppliedOrgId(ctx: ApiContext): unknown {
+  const body = ctx.state.body as Record<string, unknown> | undefined;
+  return ctx.method === 'GET' || ctx.method === 'DELETE' ? ctx.query.organizationId : body?.organizationId ?? ctx.query.organizationId;
+}

@@ -1,0 +1,31 @@
+import type Koa from 'koa';
+import { AppError } from '../../../common/src/errors.js';
+import type { Logger } from '../../../common/src/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+
+/** The one place an error becomes an HTTP answer. 5xx bodies never carry stack traces or SQL. */
+export function errorMiddleware(log: Logger, metrics: Metrics): Koa.Middleware {
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = { error: 'Not Found', message: `No route for ${ctx.method} ${ctx.path}` };
+      }
+    } catch (err) {
+      if (err instanceof AppError) {
+        ctx.status = err.status;
+        ctx.body = err.toBody();
+        if (err.status >= 500) log.error('request failed', { method: ctx.method, path: ctx.path, err });
+      } else {
+        log.error('unhandled error', { method: ctx.method, path: ctx.path, err });
+        ctx.status = 500;
+        ctx.body = { error: 'Internal server error', message: 'Internal server error' };
+      }
+    } finally {
+      const route = (ctx as any)._matchedRoute ?? 'unmatched';
+      metrics.httpRequests.labels(ctx.method, String(route), String(ctx.status)).observe(Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  };
+}

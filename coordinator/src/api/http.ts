@@ -1,0 +1,148 @@
+import Router, { type RouterContext } from '@koa/router';
+import type Koa from 'koa';
+import { z } from 'zod';
+import { AppError, badRequest } from '../../../common/src/errors.js';
+import type { Principal } from '../tenancy/auth.js';
+
+export interface ApiState {
+  principal?: Principal;
+  body?: unknown;
+}
+export type ApiContext = RouterContext<ApiState>;
+
+type Method = 'get' | 'post' | 'put' | 'delete';
+
+export interface RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType | undefined> {
+  method: Method;
+  /** Koa path, `:param` style. */
+  path: string;
+  summary: string;
+  tag: string;
+  /** false for public routes (health, docs). */
+  auth?: boolean;
+  body?: B;
+  query?: Q;
+  /** Success status and its body schema (for the OpenAPI document). */
+  status?: number;
+  response?: z.ZodType;
+  description?: string;
+}
+
+type Infer<T> = T extends z.ZodType ? z.infer<T> : undefined;
+
+export function zodMessage(error: z.ZodError): string {
+  return error.issues
+    .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
+    .join('; ');
+}
+
+/** Routes declare their schemas once: the same schema validates the request and documents it. */
+export class Api {
+  readonly router = new Router<ApiState>();
+  private readonly paths: Record<string, Record<string, unknown>> = {};
+
+  route<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
+    spec: RouteSpec<B, Q>,
+    handler: (ctx: ApiContext, input: { body: Infer<B>; query: Infer<Q> }) => Promise<unknown>,
+  ): void {
+    this.document(spec);
+    this.router[spec.method](spec.path, async (ctx: ApiContext) => {
+      const body = spec.body ? parseWith(spec.body, ctx.state.body ?? {}, 'body') : undefined;
+      const query = spec.query ? parseWith(spec.query, ctx.query, 'query') : undefined;
+      const result = await handler(ctx, { body: body as Infer<B>, query: query as Infer<Q> });
+      if (result !== undefined) {
+        ctx.status = spec.status ?? 200;
+        ctx.body = result;
+      }
+    });
+  }
+
+  private document(spec: RouteSpec<any, any>): void {
+    const oaPath = spec.path.replace(/:(\w+)/g, '{$1}');
+    const params = [...spec.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    if (spec.query) {
+      const js = z.toJSONSchema(spec.query, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown>; required?: string[] };
+      for (const [name, schema] of Object.entries(js.properties ?? {})) {
+        params.push({ name, in: 'query', required: (js.required ?? []).includes(name), schema: schema as any });
+      }
+    }
+    const op: Record<string, unknown> = {
+      summary: spec.summary,
+      tags: [spec.tag],
+      parameters: params,
+      responses: {
+        [String(spec.status ?? 200)]: {
+          description: 'Success',
+          ...(spec.response ? { content: { 'application/json': { schema: z.toJSONSchema(spec.response, { io: 'output', unrepresentable: 'any' }) } } } : {}),
+        },
+        default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      },
+    };
+    if (spec.description) op.description = spec.description;
+    if (spec.auth !== false) op.security = [{ bearer: [] }, { apiKey: [] }];
+    if (spec.body) {
+      op.requestBody = { required: true, content: { 'application/json': { schema: z.toJSONSchema(spec.body, { io: 'input', unrepresentable: 'any' }) } } };
+    }
+    (this.paths[oaPath] ??= {})[spec.method] = op;
+  }
+
+  openApiDocument(info: { title: string; version: string; description?: string }): Record<string, unknown> {
+    return {
+      openapi: '3.1.0',
+      info,
+      paths: this.paths,
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'An API key (vsk_…) or a JWT access token' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        },
+        schemas: {
+          Error: { type: 'object', properties: { error: { type: 'string' }, message: { type: 'string' } }, required: ['error', 'message'] },
+        },
+      },
+    };
+  }
+}
+
+function parseWith<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw badRequest(`Invalid ${where}: ${zodMessage(parsed.error)}`);
+  return parsed.data;
+}
+
+/** Reads a JSON body up to `limit` bytes; a larger one is a clean 413, bad JSON a 400. */
+export function jsonBody(limit: number): Koa.Middleware<ApiState> {
+  return async (ctx, next) => {
+    if (!['POST', 'PUT', 'PATCH'].includes(ctx.method) || ctx.path.startsWith('/objects/')) return next();
+    const declared = Number(ctx.get('content-length') || 0);
+    if (declared > limit) throw new AppError(413, 'Payload Too Large', `Request body exceeds ${limit} bytes`);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of ctx.req) {
+      size += (chunk as Buffer).length;
+      if (size > limit) throw new AppError(413, 'Payload Too Large', `Request body exceeds ${limit} bytes`);
+      chunks.push(chunk as Buffer);
+    }
+    const text = Buffer.concat(chunks).toString('utf8');
+    if (text.trim() !== '') {
+      if (!ctx.is('application/json') && !/^\s*[{[]/.test(text)) throw badRequest('Send Content-Type: application/json with a JSON body');
+      try {
+        ctx.state.body = JSON.parse(text);
+      } catch {
+        throw badRequest('Request body is not valid JSON');
+      }
+    }
+    return next();
+  };
+}
+
+/** Numbers in query strings arrive as strings. */
+export const queryInt = (def: number) => z.union([z.string(), z.number()]).optional().transform((v, ctx) => {
+  if (v === undefined || v === '') return def;
+  const n = Number(v);
+  if (!Number.isFinite(n) || !Number.isInteger(n)) {
+    ctx.addIssue({ code: 'custom', message: 'must be an integer' });
+    return z.NEVER;
+  }
+  return n;
+});

@@ -1,0 +1,167 @@
+#!/usr/bin/env node
+// Admin CLI: organizations, users, API keys and tokens. `--json` prints machine-readable output.
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { createLogger } from '../../../common/src/logger.js';
+import { AppError } from '../../../common/src/errors.js';
+import { loadConfig } from '../config.js';
+import { Db } from '../db/db.js';
+import { migrate } from '../db/migrate.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded.js';
+import { loadSecrets } from '../secrets.js';
+import { createTokenSigner } from '../tenancy/auth.js';
+import {
+  addMembership, createOrganization, createUser, issueApiKey, listApiKeys, listOrganizations, requireOrganization,
+  revokeApiKey, updateOrganization,
+} from '../tenancy/tenancy.js';
+
+const USAGE = `Usage: shorts-admin <command> [options] [--json]
+
+  org create --name NAME [--plan free|starter|pro|business] [--credits N]
+  org list
+  org show ID                 (includes the webhook signing secret)
+  org set ID [--plan P] [--credits N] [--retention-days 1-180] [--phone-verification on|off] [--name NAME]
+  user create --email EMAIL [--name NAME] [--org ORG_ID] [--role owner|admin|member] [--phone NUMBER] [--phone-verified]
+  user add-to-org --user USER_ID --org ORG_ID [--role ROLE]
+  key issue --org ORG_ID [--name NAME]
+  key list --org ORG_ID
+  key revoke KEY_ID
+  token issue --user USER_ID [--ttl SECONDS]
+  cluster-token
+
+Connects to DATABASE_URL, or to the embedded Postgres under DATA_DIR (default ./data).`;
+
+async function openDatabase(): Promise<{ db: Db; embedded?: EmbeddedDatabase }> {
+  const config = loadConfig();
+  if (config.databaseUrl) return { db: new Db(config.databaseUrl, 2) };
+  // A running coordinator's embedded Postgres answers on its port; otherwise start it here.
+  const url = `postgres://postgres:shorts-local@127.0.0.1:${config.embeddedPostgresPort}/shorts`;
+  const probe = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1500 });
+  try {
+    await probe.connect();
+    await probe.end();
+    return { db: new Db(url, 2) };
+  } catch {
+    const embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, createLogger({ service: 'admin' }, 'warn'));
+    return { db: new Db(embedded.url, 2), embedded };
+  }
+}
+
+function print(value: unknown, json: boolean): void {
+  if (json) {
+    process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+    return;
+  }
+  const rows = Array.isArray(value) ? value : [value];
+  for (const row of rows) {
+    for (const [k, v] of Object.entries(row as object)) process.stdout.write(`${k.padEnd(28)} ${v instanceof Date ? v.toISOString() : v}\n`);
+    process.stdout.write('\n');
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      json: { type: 'boolean', default: false },
+      name: { type: 'string' }, plan: { type: 'string' }, credits: { type: 'string' },
+      'retention-days': { type: 'string' }, 'phone-verification': { type: 'string' },
+      email: { type: 'string' }, org: { type: 'string' }, role: { type: 'string' }, phone: { type: 'string' },
+      'phone-verified': { type: 'boolean' }, user: { type: 'string' }, ttl: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [group, action, arg] = positionals;
+  if (values.help || !group) {
+    process.stdout.write(USAGE + '\n');
+    return group ? 0 : 2;
+  }
+  const num = (v: string | undefined, name: string) => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isFinite(n)) throw new AppError(400, 'Bad Request', `--${name} must be a number`);
+    return n;
+  };
+  const need = (v: string | undefined, name: string) => {
+    if (!v) throw new AppError(400, 'Bad Request', `${name} is required`);
+    return v;
+  };
+
+  const { db, embedded } = await openDatabase();
+  try {
+    await migrate(db);
+    const json = values.json!;
+    const cmd = `${group} ${action ?? ''}`.trim();
+    switch (cmd) {
+      case 'org create':
+        print(strip(await createOrganization(db, { name: need(values.name, '--name'), plan: values.plan, credits: num(values.credits, 'credits') })), json);
+        break;
+      case 'org list':
+        print((await listOrganizations(db)).map(strip), json);
+        break;
+      case 'org show':
+        print(await requireOrganization(db.pool, need(arg, 'organization id')), json);
+        break;
+      case 'org set': {
+        const pv = values['phone-verification'];
+        print(strip(await updateOrganization(db, need(arg, 'organization id'), {
+          plan: values.plan, credits: num(values.credits, 'credits'), retentionDays: num(values['retention-days'], 'retention-days'),
+          phoneVerificationRequired: pv === undefined ? undefined : pv === 'on' || pv === 'true', name: values.name,
+        })), json);
+        break;
+      }
+      case 'user create':
+        print(await createUser(db, {
+          email: need(values.email, '--email'), name: values.name, organizationId: values.org, role: values.role,
+          phoneNumber: values.phone, phoneVerified: values['phone-verified'],
+        }), json);
+        break;
+      case 'user add-to-org':
+        await addMembership(db, need(values.user, '--user'), need(values.org, '--org'), values.role);
+        print({ userId: values.user, organizationId: values.org, role: values.role ?? 'member' }, json);
+        break;
+      case 'key issue':
+        print(await issueApiKey(db, need(values.org, '--org'), values.name), json);
+        break;
+      case 'key list':
+        print(await listApiKeys(db, need(values.org, '--org')), json);
+        break;
+      case 'key revoke':
+        print(await revokeApiKey(db, need(arg, 'key id')), json);
+        break;
+      case 'token issue': {
+        const config = loadConfig();
+        const secrets = await loadSecrets(config.dataDir, { jwtSecret: config.jwtSecret });
+        const ttl = num(values.ttl, 'ttl') ?? 3600;
+        const token = await createTokenSigner(secrets.jwtSecret).issue(need(values.user, '--user'), ttl);
+        print({ token, userId: values.user, expiresInSec: ttl }, json);
+        break;
+      }
+      case 'cluster-token': {
+        const config = loadConfig();
+        const secrets = await loadSecrets(config.dataDir, { clusterToken: config.clusterToken });
+        print({ clusterToken: secrets.clusterToken }, json);
+        break;
+      }
+      default:
+        process.stderr.write(`unknown command: ${cmd}\n\n${USAGE}\n`);
+        return 2;
+    }
+    return 0;
+  } finally {
+    await db.close();
+    await embedded?.stop();
+  }
+}
+
+function strip<T extends { webhookSecret?: string }>(org: T): Omit<T, 'webhookSecret'> {
+  const { webhookSecret: _secret, ...rest } = org;
+  return rest;
+}
+
+main(process.argv.slice(2)).then((code) => process.exit(code), (err) => {
+  const message = err instanceof AppError ? err.message : err?.message ?? String(err);
+  process.stderr.write(JSON.stringify({ error: err instanceof AppError ? err.error : 'Error', message }) + '\n');
+  process.exit(1);
+});

@@ -1,0 +1,130 @@
+import http from 'node:http';
+import path from 'node:path';
+import Koa from 'koa';
+import type * as grpc from '@grpc/grpc-js';
+import PgBoss from 'pg-boss';
+import { createLogger, type Logger } from '../../common/src/logger.js';
+import type { CoordinatorConfig } from './config.js';
+import { Db } from './db/db.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import { migrate } from './db/migrate.js';
+import { loadSecrets, type Secrets } from './secrets.js';
+import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { TaskQueue } from './tasks/task-queue.js';
+import { AgentRegistry, startGrpcServer } from './cluster/agent-service.js';
+import { createTokenSigner, type TokenSigner } from './tenancy/auth.js';
+import { Api, jsonBody } from './api/http.js';
+import { errorMiddleware } from './api/errors.js';
+import { registerSystemRoutes } from './api/system.js';
+import { registerDomains } from './domains.js';
+import { createObjectStore, type ObjectStore } from './storage/object-store.js';
+import { createObjectUrls, type ObjectUrls } from './storage/urls.js';
+import { createObjectRoutes } from './storage/object-routes.js';
+import { TASK_TYPES } from '../../common/src/tasks.js';
+
+/** Everything a route or domain module may use; built once at start. */
+export interface Coordinator {
+  config: CoordinatorConfig;
+  log: Logger;
+  db: Db;
+  boss: PgBoss;
+  metrics: Metrics;
+  queue: TaskQueue;
+  registry: AgentRegistry;
+  signer: TokenSigner;
+  secrets: Secrets;
+  store: ObjectStore;
+  urls: ObjectUrls;
+  httpUrl: string;
+  grpcAddress: string;
+  /** Background work other modules add (timers, pg-boss workers). */
+  onClose(fn: () => Promise<void> | void): void;
+  close(): Promise<void>;
+}
+
+export async function startCoordinator(config: CoordinatorConfig, log: Logger = createLogger({ service: 'coordinator' }, config.logLevel)): Promise<Coordinator> {
+  const closers: Array<() => Promise<void> | void> = [];
+  let embedded: EmbeddedDatabase | undefined;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
+    databaseUrl = embedded.url;
+  }
+  const db = new Db(databaseUrl);
+  const applied = await migrate(db);
+  if (applied.length) log.info('migrations applied', { applied });
+
+  const boss = new PgBoss({ connectionString: databaseUrl, schema: 'pgboss', supervise: config.timers, schedule: config.timers });
+  boss.on('error', (err) => log.error('pg-boss error', { err }));
+  await boss.start();
+
+  const secrets = await loadSecrets(config.dataDir, {
+    clusterToken: config.clusterToken,
+    jwtSecret: config.jwtSecret,
+    urlSigningSecret: config.urlSigningSecret,
+  });
+  const metrics = createMetrics();
+  const queue = new TaskQueue(db, { leaseTtlMs: config.leaseTtlMs, maxAttempts: config.taskMaxAttempts }, log, metrics);
+  await queue.start();
+  const registry = new AgentRegistry(Math.floor(config.leaseTtlMs / 3));
+  const signer = createTokenSigner(secrets.jwtSecret);
+
+  const store = createObjectStore(
+    config.storage === 's3'
+      ? { kind: 's3', endpoint: config.s3Endpoint, region: config.s3Region, bucket: config.s3Bucket!, accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey, forcePathStyle: config.s3ForcePathStyle }
+      : { kind: 'local', root: path.resolve(config.dataDir, 'objects') },
+  );
+
+  const koa = new Koa();
+  koa.proxy = true;
+  const server = http.createServer(koa.callback());
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  const port = (server.address() as { port: number }).port;
+  const httpUrl = config.publicUrl ?? `http://127.0.0.1:${port}`;
+  const urls = createObjectUrls(store, { publicUrl: httpUrl, secret: secrets.urlSigningSecret, ttlSec: config.signedUrlTtlSec });
+
+  const grpcBound = await startGrpcServer(
+    { db, queue, log, metrics, urls, clusterToken: secrets.clusterToken, leaseTtlMs: config.leaseTtlMs, leaseWaitMs: config.leaseWaitMs },
+    registry,
+    { host: config.grpcHost, port: config.grpcPort, tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath },
+  );
+
+  const app: Coordinator = {
+    config, log, db, boss, metrics, queue, registry, signer, secrets, store, urls, httpUrl,
+    grpcAddress: `127.0.0.1:${grpcBound.port}`,
+    onClose: (fn) => closers.push(fn),
+    close: async () => {
+      for (const fn of closers.reverse()) await Promise.resolve(fn()).catch((err) => log.error('close step failed', { err }));
+    },
+  };
+
+  const api = new Api();
+  koa.use(errorMiddleware(log, metrics));
+  koa.use(createObjectRoutes({ store, secret: secrets.urlSigningSecret, maxUploadBytes: 20_000_000_000 }));
+  koa.use(jsonBody(config.bodyLimitBytes));
+  registerSystemRoutes(api, app);
+  await registerDomains(api, app);
+  queue.assertHandlers(TASK_TYPES);
+  koa.use(api.router.routes());
+  koa.use(api.router.allowedMethods());
+
+  if (config.timers) {
+    const timer = setInterval(() => {
+      queue.tick().catch((err) => log.error('lease watchdog failed', { err }));
+    }, config.watchdogIntervalMs);
+    closers.push(() => clearInterval(timer));
+  }
+
+  // closers run last-added first: servers stop taking work, then domain loops, then the database.
+  closers.unshift(async () => { await embedded?.stop(); });
+  closers.unshift(() => db.close());
+  closers.unshift(() => boss.stop({ graceful: false, wait: true, close: true } as any));
+  closers.unshift(() => queue.stop());
+  closers.push(() => { grpcBound.server.forceShutdown(); });
+  closers.push(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+
+  log.info('coordinator started', { httpUrl, grpc: app.grpcAddress, storage: config.storage, embeddedPostgres: !!embedded });
+  return app;
+}
+
+export type GrpcServer = grpc.Server;

@@ -1,0 +1,35 @@
+import type { Queryable } from '../db/db.js';
+import { AppError } from '../../../common/src/errors.js';
+
+// Credit movements for a job: reserve at accept, charge at completion, release on failure.
+// The ledger's unique (job_id, kind) index makes a second charge or release impossible.
+
+export async function reserveCredits(c: Queryable, organizationId: string, jobId: string, amount: number): Promise<void> {
+  const res = await c.query(
+    `UPDATE organizations SET reserved_credits = reserved_credits + $2 WHERE id = $1 AND credits - reserved_credits >= $2`,
+    [organizationId, amount],
+  );
+  if (res.rowCount === 0) throw new AppError(403, 'noEnoughCredit', 'Not enough credits to start this job');
+  await c.query(`INSERT INTO credit_ledger (organization_id, job_id, kind, amount) VALUES ($1, $2, 'reserve', $3)`, [organizationId, jobId, amount]);
+}
+
+/** Charges the final cost in place of the reservation. Returns false when the balance cannot cover it. */
+export async function chargeCredits(c: Queryable, organizationId: string, jobId: string, reserved: number, cost: number): Promise<boolean> {
+  const res = await c.query(
+    `UPDATE organizations SET credits = credits - $3, reserved_credits = GREATEST(reserved_credits - $2, 0)
+     WHERE id = $1 AND credits - (reserved_credits - $2) >= $3`,
+    [organizationId, reserved, cost],
+  );
+  if (res.rowCount === 0) return false;
+  await c.query(`INSERT INTO credit_ledger (organization_id, job_id, kind, amount) VALUES ($1, $2, 'charge', $3)`, [organizationId, jobId, -cost]);
+  return true;
+}
+
+export async function releaseCredits(c: Queryable, organizationId: string, jobId: string, reserved: number): Promise<void> {
+  const done = await c.query(
+    `INSERT INTO credit_ledger (organization_id, job_id, kind, amount) VALUES ($1, $2, 'release', $3) ON CONFLICT DO NOTHING`,
+    [organizationId, jobId, reserved],
+  );
+  if (done.rowCount === 0) return;
+  await c.query(`UPDATE organizations SET reserved_credits = GREATEST(reserved_credits - $2, 0) WHERE id = $1`, [organizationId, reserved]);
+}

@@ -1,0 +1,17 @@
+import type { Api } from './api/http.js';
+import type { Coordinator } from './coordinator.js';
+import { registerProbeRoutes } from './api/probes.js';
+import { probeTaskHandler } from './probes/probes.js';
+import { registerJobRoutes } from './api/jobs.js';
+import { createAnalyzeOutcomeHandler } from './jobs/analyze-outcome.js';
+import { startWebhookWorker } from './webhooks/webhooks.js';
+
+/** Every domain's routes and task handlers, registered in one place. */
+export async function registerDomains(api: Api, app: Coordinator): Promise<void> {
+  app.queue.registerHandler('probe-media', probeTaskHandler);
+  registerProbeRoutes(api, app);
+
+  app.queue.registerHandler('analyze-video', createAnalyzeOutcomeHandler(app));
+  registerJobRoutes(api, app);
+  await startWebhookWorker({ boss: app.boss, db: app.db.pool, log: app.log, metrics: app.metrics, fetchAllowlist: app.config.fetchAllowlist });
+}

@@ -1,0 +1,64 @@
+import type { Queryable } from '../db/db.js';
+import { AppError } from '../../../common/src/errors.js';
+import { newId } from '../../../common/src/ids.js';
+import { PLAN_LIMITS, toMB, type Plan } from '../tenancy/plans.js';
+
+export type FileType = 'image' | 'video' | 'audio';
+
+export interface NewFile {
+  organizationId: string;
+  jobId?: string | null;
+  name: string;
+  type: FileType;
+  contentType?: string | null;
+  sizeBytes: number;
+  lengthSec?: number;
+  objectKey: string;
+  thumbnailKey?: string | null;
+  tags?: string[];
+  description?: string | null;
+}
+
+/** Inserts file rows and moves the organization's usage by exactly their bytes, in the caller's
+ *  transaction; refuses (and so rolls back) when the plan's storage would be exceeded. */
+export async function insertFiles(c: Queryable, files: NewFile[]): Promise<string[]> {
+  if (!files.length) return [];
+  const organizationId = files[0]!.organizationId;
+  const total = files.reduce((n, f) => n + f.sizeBytes, 0);
+  const org = (await c.query(`SELECT plan, storage_used_bytes AS used FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId])).rows[0] as
+    | { plan: Plan; used: number }
+    | undefined;
+  if (!org) throw new AppError(404, 'Not Found', 'Organization not found');
+  const limit = PLAN_LIMITS[org.plan].storageBytes;
+  if (org.used + total > limit) {
+    throw new AppError(403, 'fullStorage', `Not enough storage: ${toMB(total)} MB needed, ${toMB(Math.max(0, limit - org.used))} MB of ${toMB(limit)} MB free`, {
+      storageInfo: { usedSize: toMB(org.used), totalSize: toMB(limit), availableSize: toMB(Math.max(0, limit - org.used)) },
+    });
+  }
+  const ids: string[] = [];
+  for (const f of files) {
+    const id = newId();
+    ids.push(id);
+    await c.query(
+      `INSERT INTO files (id, organization_id, job_id, name, type, content_type, size_bytes, length_sec, object_key, thumbnail_key, tags, description)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      [id, f.organizationId, f.jobId ?? null, f.name, f.type, f.contentType ?? null, f.sizeBytes, f.lengthSec ?? 0, f.objectKey, f.thumbnailKey ?? null, f.tags ?? [], f.description ?? null],
+    );
+  }
+  await c.query(`UPDATE organizations SET storage_used_bytes = storage_used_bytes + $2 WHERE id = $1`, [organizationId, total]);
+  return ids;
+}
+
+/** Removes file rows and gives their bytes back, in the caller's transaction; returns the object
+ *  keys the caller deletes from the store after commit. */
+export async function deleteFileRows(c: Queryable, organizationId: string, where: { ids?: string[]; jobIds?: string[] }): Promise<string[]> {
+  const res = await c.query(
+    `DELETE FROM files WHERE organization_id = $1 AND (id = ANY($2) OR job_id = ANY($3))
+     RETURNING object_key AS "objectKey", thumbnail_key AS "thumbnailKey", size_bytes AS "sizeBytes"`,
+    [organizationId, where.ids ?? [], where.jobIds ?? []],
+  );
+  const rows = res.rows as Array<{ objectKey: string; thumbnailKey: string | null; sizeBytes: number }>;
+  const bytes = rows.reduce((n, r) => n + Number(r.sizeBytes), 0);
+  if (bytes) await c.query(`UPDATE organizations SET storage_used_bytes = GREATEST(storage_used_bytes - $2, 0) WHERE id = $1`, [organizationId, bytes]);
+  return rows.flatMap((r) => (r.thumbnailKey ? [r.objectKey, r.thumbnailKey] : [r.objectKey]));
+}

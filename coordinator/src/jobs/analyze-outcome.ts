@@ -1,0 +1,112 @@
+import type { Coordinator } from '../coordinator.js';
+import type { Queryable } from '../db/db.js';
+import { AppError, badRequest } from '../../../common/src/errors.js';
+import type { AnalyzeResult } from '../../../common/src/analyze-result.js';
+import { chargeCredits, releaseCredits } from '../credits/credits.js';
+import { insertFiles, type NewFile } from '../files/files.js';
+import { taskObjectPrefix, type TaskOutcomeHandler, type TaskRow } from '../tasks/task-queue.js';
+import type { Plan } from '../tenancy/plans.js';
+import { enqueueWebhook } from '../webhooks/webhooks.js';
+import { bearerView, type StoredShort } from './job-views.js';
+import { JOB_COLUMNS, STAGE_PROGRESS, type JobRow } from './jobs.js';
+import { priceJob } from './pricing.js';
+
+async function lockJob(c: Queryable, id: string): Promise<JobRow | undefined> {
+  return (await c.query(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 FOR UPDATE`, [id])).rows[0];
+}
+
+/** Checks what the agent produced against what the client asked, now that the duration is known. */
+function checkShorts(job: JobRow, result: AnalyzeResult): void {
+  const asked = job.options?.predefinedShorts as Array<{ title: string; start: number; end: number }> | undefined;
+  for (const s of asked ?? []) {
+    if (s.end > result.durationSec + 0.05) {
+      throw badRequest(`The short "${s.title}" ends at ${s.end} s, past the end of the video (${result.durationSec.toFixed(2)} s)`);
+    }
+  }
+  for (const s of result.shorts) {
+    if (!(s.endTime > s.startTime) || s.startTime < 0 || s.endTime > result.durationSec + 0.05) throw new AppError(500, 'bad_result', 'agent returned a short outside the video');
+    if (!asked && s.endTime - s.startTime > 90.05) throw new AppError(500, 'bad_result', 'agent returned an automatic short over 90 seconds');
+  }
+}
+
+export function createAnalyzeOutcomeHandler(app: Coordinator): TaskOutcomeHandler {
+  return {
+    async onProgress(c, task, _progress, stage) {
+      const value = stage ? STAGE_PROGRESS[stage] : undefined;
+      if (value === undefined) return;
+      await c.query(`UPDATE jobs SET progress = GREATEST(progress, $2), updated_at = now() WHERE id = $1 AND status = 'PROCESSING'`, [task.subjectId, value]);
+    },
+
+    async onComplete(c, task, raw) {
+      const result = raw as unknown as AnalyzeResult;
+      const job = await lockJob(c, task.subjectId!);
+      if (!job || job.status !== 'PROCESSING') return; // archived or already settled: keep nothing twice
+      checkShorts(job, result);
+      const org = (await c.query(`SELECT plan FROM organizations WHERE id = $1`, [job.organizationId])).rows[0] as { plan: Plan };
+
+      const files: NewFile[] = [{
+        organizationId: job.organizationId, jobId: job.id, name: result.source.name, type: 'video',
+        contentType: result.source.contentType, sizeBytes: result.source.sizeBytes, lengthSec: result.durationSec,
+        objectKey: result.source.objectKey, thumbnailKey: result.source.thumbnailKey ?? null, tags: ['source'],
+      }];
+      result.shorts.forEach((s, i) => {
+        if (s.crop) {
+          files.push({
+            organizationId: job.organizationId, jobId: job.id, name: `short-${i}.mp4`, type: 'video', contentType: s.crop.contentType,
+            sizeBytes: s.crop.sizeBytes, lengthSec: s.endTime - s.startTime, objectKey: s.crop.objectKey,
+            thumbnailKey: s.crop.thumbnailKey ?? null, tags: ['short'], description: s.title,
+          });
+        }
+      });
+      await insertFiles(c, files);
+
+      const price = priceJob({ plan: org.plan, durationSec: result.durationSec, fromYoutube: !!job.youtubeVideoId, downloadBytes: result.downloadBytes }, app.config.creditsPerDollar);
+      if (!(await chargeCredits(c, job.organizationId, job.id, job.reservedCredits, price.cost))) {
+        throw new AppError(403, 'noEnoughCredit', `Not enough credits to pay for this job (${price.cost.toFixed(2)} needed)`);
+      }
+
+      const shorts: StoredShort[] = result.shorts.map((s, i) => ({
+        id: i, title: s.title, reason: s.reason, startId: s.startId, endId: s.endId,
+        startTime: round3(s.startTime), endTime: round3(s.endTime), text: s.text,
+        cropObjectKey: s.crop?.objectKey ?? null, reframe: s.reframe,
+      }));
+      const data = { transcription: { ...result.transcript, durationSec: result.durationSec }, shorts, source: { objectKey: result.source.objectKey, width: result.source.width, height: result.source.height } };
+      const updated = (await c.query(
+        `UPDATE jobs SET status = 'COMPLETED', progress = 100, cost = $2, cost_breakdown = $3, data = $4, shorts_count = $5,
+           credit_usage_status = 'ACTIVE', duration_sec = $6, download_bytes = $7, completed_at = now(), updated_at = now()
+         WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
+        [job.id, price.cost, price.costBreakDown, data, shorts.length, result.durationSec, result.downloadBytes],
+      )).rows[0] as JobRow;
+      if (job.webhook) {
+        const body = JSON.stringify({ event: 'job.completed', jobId: job.id, status: 'COMPLETED', data: await bearerView(updated, app.urls) });
+        await enqueueWebhook(app.boss, c, { organizationId: job.organizationId, jobId: job.id, url: job.webhook, event: 'job.completed', body }, app.config.webhookRetryDelaySec);
+      }
+    },
+
+    async onFailed(c, task, reason) {
+      const job = await lockJob(c, task.subjectId!);
+      if (!job || job.status !== 'PROCESSING') return;
+      await releaseCredits(c, job.organizationId, job.id, job.reservedCredits);
+      const updated = (await c.query(
+        `UPDATE jobs SET status = 'FAILED', error_message = $2, credit_usage_status = 'RELEASED', updated_at = now() WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
+        [job.id, reason],
+      )).rows[0] as JobRow;
+      if (job.webhook) {
+        const body = JSON.stringify({ event: 'job.failed', jobId: job.id, status: 'FAILED', data: { ...(await bearerView(updated, app.urls)), message: reason } });
+        await enqueueWebhook(app.boss, c, { organizationId: job.organizationId, jobId: job.id, url: job.webhook, event: 'job.failed', body }, app.config.webhookRetryDelaySec);
+      }
+    },
+
+    async afterFinish(task: TaskRow, outcome) {
+      app.metrics.jobsFinished.labels(outcome === 'completed' ? 'COMPLETED' : 'FAILED').inc();
+      // Nothing half-written stays behind a failed job.
+      if (outcome === 'failed') await deletePrefix(app, taskObjectPrefix(task));
+    },
+  };
+}
+
+const round3 = (n: number) => Math.round(n * 1000) / 1000;
+
+export async function deletePrefix(app: Coordinator, prefix: string): Promise<void> {
+  for await (const obj of app.store.list(prefix)) await app.store.delete(obj.key);
+}

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { badRequest } from '../../../common/src/errors.js';
+import { checkFetchableUrl } from '../api/url-rules.js';
+import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
+
+export const predefinedShortSchema = z.object({
+  title: z.string().trim().min(1, 'title is required').max(200),
+  start: z.number().finite().min(0, 'start must be 0 or more'),
+  end: z.number().finite().min(0, 'end must be 0 or more'),
+});
+
+export const createJobSchema = z.object({
+  functionName: z.string({ error: 'functionName is required' }),
+  name: z.string().max(300).optional(),
+  youtubeVideoId: z.string().optional(),
+  fileUrl: z.string().optional(),
+  organizationId: z.string().optional(),
+  webhook: z.string().optional(),
+  options: z.object({
+    predefinedShorts: z.array(predefinedShortSchema).max(100).optional(),
+  }).passthrough().optional(),
+});
+export type CreateJobBody = z.infer<typeof createJobSchema>;
+
+const YOUTUBE_ID = /^[A-Za-z0-9_-]{11}$/;
+
+/** An 11-character id, or any watch / shorts / embed / live / youtu.be URL form. */
+export function parseYoutubeVideoId(input: string): string | undefined {
+  const value = input.trim();
+  if (YOUTUBE_ID.test(value)) return value;
+  let url: URL;
+  try {
+    url = new URL(/^https?:\/\//i.test(value) ? value : `https://${value}`);
+  } catch {
+    return undefined;
+  }
+  const host = url.hostname.toLowerCase().replace(/^(www|m|music)\./, '');
+  let id: string | null | undefined;
+  if (host === 'youtu.be') id = url.pathname.split('/')[1];
+  else if (host === 'youtube.com' || host === 'youtube-nocookie.com') {
+    if (url.pathname === '/watch') id = url.searchParams.get('v');
+    else {
+      const m = url.pathname.match(/^\/(shorts|embed|live|v|e)\/([^/?#]+)/);
+      id = m?.[2];
+    }
+  }
+  return id && YOUTUBE_ID.test(id) ? id : undefined;
+}
+
+export interface ValidatedJob {
+  title: string | null;
+  youtubeVideoId: string | null;
+  fileUrl: string | null;
+  webhook: string | null;
+  predefinedShorts: Array<{ title: string; start: number; end: number }> | null;
+  options: Record<string, unknown>;
+}
+
+export function validateJob(body: CreateJobBody, plan: Plan): ValidatedJob {
+  if (body.functionName !== 'VideoShorts') throw badRequest(`functionName must be "VideoShorts" (got "${body.functionName}")`);
+  const hasYoutube = body.youtubeVideoId !== undefined && body.youtubeVideoId !== '';
+  const hasFile = body.fileUrl !== undefined && body.fileUrl !== '';
+  if (hasYoutube && hasFile) throw badRequest('Send either youtubeVideoId or fileUrl, not both');
+  if (!hasYoutube && !hasFile) throw badRequest('One of youtubeVideoId or fileUrl is required');
+  let youtubeVideoId: string | null = null;
+  if (hasYoutube) {
+    youtubeVideoId = parseYoutubeVideoId(body.youtubeVideoId!) ?? null;
+    if (!youtubeVideoId) throw badRequest('youtubeVideoId must be an 11-character YouTube video id or a YouTube video URL');
+  }
+  const fileUrl = hasFile ? checkFetchableUrl(body.fileUrl!, 'fileUrl').toString() : null;
+  const webhook = body.webhook ? checkFetchableUrl(body.webhook, 'webhook').toString() : null;
+
+  const maxSec = PLAN_LIMITS[plan].maxPredefinedShortSec;
+  const shorts = body.options?.predefinedShorts;
+  if (shorts) {
+    if (shorts.length === 0) throw badRequest('options.predefinedShorts must not be empty when given');
+    shorts.forEach((s, i) => {
+      if (!(s.end > s.start)) throw badRequest(`options.predefinedShorts[${i}]: end must be greater than start`);
+      if (s.end - s.start > maxSec) {
+        throw badRequest(`options.predefinedShorts[${i}]: a short may last at most ${maxSec} seconds on the ${plan} plan (got ${Math.round((s.end - s.start) * 100) / 100})`);
+      }
+    });
+  }
+  return {
+    title: body.name?.trim() || null,
+    youtubeVideoId,
+    fileUrl,
+    webhook,
+    predefinedShorts: shorts ?? null,
+    options: body.options ?? {},
+  };
+}

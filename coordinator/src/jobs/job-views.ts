@@ -1,0 +1,91 @@
+import type { ObjectUrls } from '../storage/urls.js';
+import type { JobRow } from './jobs.js';
+
+// The contract's three shapes of a job: API-key retrieve (2.3), bearer retrieve (2.4), list item (2.5).
+
+export interface StoredShort {
+  id: number;
+  title: string;
+  reason?: string | null;
+  startId: number | null;
+  endId: number | null;
+  startTime: number;
+  endTime: number;
+  text: string;
+  cropObjectKey?: string | null;
+  reframe?: unknown;
+}
+
+const completed = (job: JobRow) => job.status === 'COMPLETED';
+
+export function apiKeyView(job: JobRow): Record<string, unknown> {
+  const view: Record<string, unknown> = {
+    id: job.id,
+    title: job.title,
+    cost: completed(job) ? job.cost : null,
+    costBreakDown: completed(job) ? job.costBreakdown : null,
+    status: job.status,
+    source: job.source,
+    progress: job.progress,
+  };
+  if (job.status === 'FAILED') view.message = job.errorMessage;
+  if (completed(job)) {
+    view.data = {
+      shorts: (job.data?.shorts ?? []).map((s: StoredShort) => ({
+        id: String(s.id),
+        content: s.title,
+        text: s.text,
+        startTime: s.startTime,
+        endTime: s.endTime,
+      })),
+    };
+  }
+  return view;
+}
+
+export async function bearerView(job: JobRow, urls: ObjectUrls): Promise<Record<string, unknown>> {
+  const view: Record<string, unknown> = {
+    jobId: job.id,
+    title: job.title,
+    status: job.status,
+    progress: job.progress,
+    createdAt: new Date(job.createdAt).toISOString(),
+  };
+  if (job.status === 'FAILED') view.message = job.errorMessage;
+  if (completed(job)) {
+    view.cost = job.cost;
+    view.costBreakDown = job.costBreakdown;
+    view.data = {
+      transcription: job.data?.transcription ?? null,
+      shorts: await Promise.all((job.data?.shorts ?? []).map(async (s: StoredShort) => ({
+        id: s.id,
+        title: s.title,
+        ...(s.reason ? { reason: s.reason } : {}),
+        startId: s.startId,
+        endId: s.endId,
+        startTime: s.startTime,
+        endTime: s.endTime,
+        text: s.text,
+        cropFileUrl: s.cropObjectKey ? (await urls.sign(s.cropObjectKey, 'GET')).url : null,
+      }))),
+    };
+  }
+  return view;
+}
+
+export function listItemView(job: JobRow): Record<string, unknown> {
+  return {
+    id: job.id,
+    title: job.title,
+    description: job.description,
+    cost: completed(job) ? job.cost : null,
+    costBreakDown: completed(job) ? job.costBreakdown : null,
+    creditUsageStatus: job.creditUsageStatus,
+    status: job.status,
+    functionName: job.functionName,
+    source: job.source,
+    createdAt: new Date(job.createdAt).toISOString(),
+    progress: job.progress,
+    shortsCount: completed(job) ? job.shortsCount : 0,
+  };
+}

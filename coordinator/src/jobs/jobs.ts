@@ -1,0 +1,129 @@
+import type { Db, Queryable } from '../db/db.js';
+import { AppError, forbidden } from '../../../common/src/errors.js';
+import { newId } from '../../../common/src/ids.js';
+import type { TaskQueue } from '../tasks/task-queue.js';
+import type { Organization, User } from '../tenancy/tenancy.js';
+import { PLAN_LIMITS, toMB } from '../tenancy/plans.js';
+import { reserveCredits } from '../credits/credits.js';
+import { MINIMUM_JOB_COST } from './pricing.js';
+import type { ValidatedJob } from './job-input.js';
+
+export const JOB_STATUS = { processing: 'PROCESSING', completed: 'COMPLETED', failed: 'FAILED' } as const;
+
+/** Stages the agent reports, and the contract's progress value for each (section 2.3). */
+export const STAGE_PROGRESS: Record<string, number> = {
+  initiating: 5,
+  downloading: 15,
+  transcribing: 30,
+  generating_shorts: 60,
+  detecting_speakers: 80,
+};
+
+export interface JobRow {
+  id: string;
+  organizationId: string;
+  userId: string | null;
+  functionName: string;
+  title: string | null;
+  description: string | null;
+  status: string;
+  progress: number;
+  source: string;
+  youtubeVideoId: string | null;
+  fileUrl: string | null;
+  options: Record<string, any>;
+  webhook: string | null;
+  reservedCredits: number;
+  creditUsageStatus: string;
+  cost: number | null;
+  costBreakdown: { shortGen: number; youtubeProcessing: number } | null;
+  shortsCount: number;
+  data: any;
+  errorMessage: string | null;
+  createdAt: Date;
+  completedAt: Date | null;
+}
+
+export const JOB_COLUMNS = `id, organization_id AS "organizationId", user_id AS "userId", function_name AS "functionName", title,
+  description, status, progress, source, youtube_video_id AS "youtubeVideoId", file_url AS "fileUrl", options, webhook,
+  reserved_credits AS "reservedCredits", credit_usage_status AS "creditUsageStatus", cost, cost_breakdown AS "costBreakdown",
+  shorts_count AS "shortsCount", data, error_message AS "errorMessage", created_at AS "createdAt", completed_at AS "completedAt"`;
+
+/** The three preconditions of job creation, in the contract's order. */
+export function checkPreconditions(org: Organization, user: User | undefined, creditsNeeded: number): void {
+  const limit = PLAN_LIMITS[org.plan].storageBytes;
+  if (org.storageUsedBytes >= limit) {
+    const used = toMB(org.storageUsedBytes);
+    const total = toMB(limit);
+    throw new AppError(403, 'fullStorage', `Storage is full: ${used} MB of ${total} MB used. Delete files to start new jobs.`, {
+      storageInfo: { usedSize: used, totalSize: total, availableSize: Math.max(0, Math.round((total - used) * 100) / 100) },
+    });
+  }
+  if (org.phoneVerificationRequired && user && !user.phoneVerified) {
+    throw forbidden('Verify your phone number before creating jobs', 'Phone verification required', { phoneNumber: user.phoneNumber ?? null });
+  }
+  if (org.credits - org.reservedCredits < creditsNeeded) {
+    throw new AppError(403, 'noEnoughCredit', `Not enough credits: ${Math.max(0, org.credits - org.reservedCredits).toFixed(2)} available, at least ${creditsNeeded.toFixed(2)} needed`);
+  }
+}
+
+export async function createJob(
+  db: Db,
+  queue: TaskQueue,
+  input: { org: Organization; user?: User; job: ValidatedJob; creditsPerDollar: number },
+): Promise<string> {
+  const { org, job } = input;
+  const reserve = Math.round(MINIMUM_JOB_COST * input.creditsPerDollar * 100) / 100;
+  checkPreconditions(org, input.user, reserve);
+  const id = newId();
+  const limits = PLAN_LIMITS[org.plan];
+  await db.tx(async (c) => {
+    await c.query(
+      `INSERT INTO jobs (id, organization_id, user_id, function_name, title, status, progress, source, youtube_video_id, file_url, options, webhook, reserved_credits)
+       VALUES ($1, $2, $3, 'VideoShorts', $4, 'PROCESSING', 0, 'API', $5, $6, $7, $8, $9)`,
+      [id, org.id, input.user?.id ?? null, job.title, job.youtubeVideoId, job.fileUrl, job.options, job.webhook, reserve],
+    );
+    await reserveCredits(c, org.id, id, reserve);
+    await queue.enqueue(c, {
+      type: 'analyze-video',
+      organizationId: org.id,
+      subjectId: id,
+      payload: {
+        jobId: id,
+        source: job.youtubeVideoId ? { kind: 'youtube', videoId: job.youtubeVideoId } : { kind: 'url', url: job.fileUrl },
+        predefinedShorts: job.predefinedShorts,
+        maxDownloadBytes: limits.maxDownloadBytes,
+        maxAutoShortSec: 90,
+      },
+    });
+  });
+  return id;
+}
+
+export async function findJob(db: Queryable, organizationId: string, id: string): Promise<JobRow | undefined> {
+  const res = await db.query(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL`, [id, organizationId]);
+  return res.rows[0];
+}
+
+export async function listJobs(
+  db: Db,
+  organizationId: string,
+  filter: { query?: string; status?: string; limit: number; offset: number },
+): Promise<{ rows: JobRow[]; total: number }> {
+  const where = ['organization_id = $1', 'archived_at IS NULL'];
+  const params: unknown[] = [organizationId];
+  if (filter.query) {
+    params.push(`%${filter.query.replace(/[\\%_]/g, (m) => '\\' + m)}%`);
+    where.push(`title ILIKE $${params.length}`);
+  }
+  if (filter.status && filter.status.toLowerCase() !== 'all') {
+    params.push(filter.status.toUpperCase());
+    where.push(`status = $${params.length}`);
+  }
+  const total = (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE ${where.join(' AND ')}`, params))!.n;
+  const rows = await db.query<JobRow>(
+    `SELECT ${JOB_COLUMNS} FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, filter.limit, filter.offset],
+  );
+  return { rows, total };
+}

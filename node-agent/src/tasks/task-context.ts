@@ -1,0 +1,30 @@
+import type { Logger } from '../../../common/src/logger.js';
+import type { AgentConfig } from '../config.js';
+import type { HostCapabilities } from '../host/probe-host.js';
+
+/** What a task handler gets: its input, a private work folder, and ways to report and store. */
+export interface TaskContext {
+  taskId: string;
+  attempt: number;
+  payload: Record<string, unknown>;
+  workDir: string;
+  signal: AbortSignal;
+  log: Logger;
+  config: AgentConfig;
+  host: HostCapabilities;
+  /** fraction 0..1 of the whole task; stage names a step the coordinator maps to user-facing progress. */
+  progress(fraction: number, stage?: string, message?: string): void;
+  /** Uploads a local file as one output of this task; returns the object key to put in the result. */
+  upload(localPath: string, name: string, contentType: string): Promise<{ objectKey: string; sizeBytes: number }>;
+}
+
+/** A failure the user should see as is; `retryable` false means another agent would fail too. */
+export class TaskError extends Error {
+  constructor(message: string, readonly code = 'TASK_FAILED', readonly retryable = false) {
+    super(message);
+  }
+}
+
+export interface TaskHandler {
+  run(ctx: TaskContext): Promise<Record<string, unknown>>;
+}
