@@ -60,7 +60,22 @@ async function synthPhrase(text: string, voice: string, wavPath: string) {
 }
 
 /**
- * Concatenates phrases with `pauseAfter` seconds of digital silence after each; returns the WAV and
+ * Quiet noise (about -62 dBFS, like the noise floor flite leaves around its phrases) rather than
+ * digital zeros: real recordings never contain exact silence, and a jump from zeros to the noise
+ * floor reads as a speech onset to pocketsphinx. Seeded, so fixtures are reproducible.
+ */
+function roomTone(samples: number, seed: number): Int16Array {
+  let x = (seed + 1) * 2654435761;
+  const out = new Int16Array(samples);
+  for (let i = 0; i < samples; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    out[i] = ((x >>> 16) % 61) - 30;
+  }
+  return out;
+}
+
+/**
+ * Concatenates phrases with `pauseAfter` seconds of room tone after each; returns the WAV and
  * the reference words with absolute times.
  */
 export async function synthesiseTalk(dir: string, phrases: Array<{ text: string; pauseAfter: number }>, voice = 'slt'): Promise<Synthesised> {
@@ -79,7 +94,7 @@ export async function synthesiseTalk(dir: string, phrases: Array<{ text: string;
     offsetSamples += ph.samples.length;
     silenceFrom = offset + ph.speechEnd;
     const gap = Math.round(p.pauseAfter * SR);
-    parts.push(new Int16Array(gap));
+    parts.push(roomTone(gap, n));
     offsetSamples += gap;
   }
   pauses.push({ start: silenceFrom, end: offsetSamples / SR });

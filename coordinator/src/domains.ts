@@ -5,6 +5,8 @@ import { probeTaskHandler } from './probes/probes.js';
 import { registerJobRoutes } from './api/jobs.js';
 import { createAnalyzeOutcomeHandler } from './jobs/analyze-outcome.js';
 import { startWebhookWorker } from './webhooks/webhooks.js';
+import { registerRenderRoutes } from './api/renders.js';
+import { createRenderOutcomeHandler } from './renders/renders.js';
 
 /** Every domain's routes and task handlers, registered in one place. */
 export async function registerDomains(api: Api, app: Coordinator): Promise<void> {
@@ -13,5 +15,8 @@ export async function registerDomains(api: Api, app: Coordinator): Promise<void>
 
   app.queue.registerHandler('analyze-video', createAnalyzeOutcomeHandler(app));
   registerJobRoutes(api, app);
+  app.queue.registerHandler('render-short', createRenderOutcomeHandler(app));
+  registerRenderRoutes(api, app);
+
   await startWebhookWorker({ boss: app.boss, db: app.db.pool, log: app.log, metrics: app.metrics, fetchAllowlist: app.config.fetchAllowlist });
 }

@@ -122,7 +122,7 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
           lease_token: task.leaseToken,
           attempt: task.attempts,
           lease_expires_at_ms: task.leaseExpiresAt ? new Date(task.leaseExpiresAt).getTime() : 0,
-          payload_json: JSON.stringify(task.payload),
+          payload_json: JSON.stringify(await queue.leasePayload(task)),
         },
       };
     }),

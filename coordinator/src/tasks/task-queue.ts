@@ -40,6 +40,8 @@ export interface TaskOutcomeHandler {
   onComplete(c: Queryable, task: TaskRow, result: Record<string, unknown>): Promise<void>;
   /** The task failed for good (bad input, or too many lost leases). */
   onFailed(c: Queryable, task: TaskRow, reason: string, code: string): Promise<void>;
+  /** Adds what must be fresh when an agent takes the task (signed URLs) to the stored payload. */
+  prepareLease?(task: TaskRow): Promise<Record<string, unknown>>;
   /** Runs after the transaction committed (webhooks, notifications). */
   afterFinish?(task: TaskRow, outcome: 'completed' | 'failed'): Promise<void>;
 }
@@ -112,6 +114,12 @@ export class TaskQueue {
     // Delivered at commit, so an agent never wakes for a task it cannot see yet.
     await c.query(`SELECT pg_notify('${NOTIFY_CHANNEL}', $1)`, [input.type]);
     return id;
+  }
+
+  /** The payload an agent receives for a task it just leased. */
+  async leasePayload(task: TaskRow): Promise<Record<string, unknown>> {
+    const prepare = this.handler(task.type).prepareLease;
+    return prepare ? { ...task.payload, ...(await prepare(task)) } : task.payload;
   }
 
   async get(id: string): Promise<TaskRow | undefined> {

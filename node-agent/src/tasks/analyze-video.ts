@@ -1,12 +1,129 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { AnalyzeResult, AnalyzedShort } from '../../../common/src/analyze-result.js';
 import type { AgentConfig } from '../config.js';
-import { TaskError, type TaskHandler } from './task-context.js';
+import { extractAudio, assertAudible, NoAudioTrackError, SilentAudioError } from '../media/audio.js';
+import { ffprobe } from '../media/ffmpeg.js';
+import { cutCropClip, grabThumbnail } from '../media/clips.js';
+import { downloadYoutube, YoutubeDownloadError } from '../media/youtube.js';
+import { createTranscriber, checkTranscriberAvailable } from '../transcribe/transcriber.js';
+import { pickHighlights } from '../highlights/highlight-model.js';
+import { predefinedShorts } from '../highlights/predefined.js';
+import { downloadSource } from './download.js';
+import { TaskError, type TaskContext, type TaskHandler } from './task-context.js';
 
-export async function analyzePrerequisites(_config: AgentConfig): Promise<string | undefined> {
-  return undefined;
+interface AnalyzePayload {
+  jobId: string;
+  source: { kind: 'url'; url: string } | { kind: 'youtube'; videoId: string };
+  predefinedShorts: Array<{ title: string; start: number; end: number }> | null;
+  maxDownloadBytes: number;
+  maxAutoShortSec: number;
+}
+
+/** Share of the task's progress each stage ends at (for the agent's own fraction). */
+const STAGE_END = { initiating: 0.02, downloading: 0.2, transcribing: 0.7, generating_shorts: 0.75, detecting_speakers: 1 } as const;
+
+export async function analyzePrerequisites(config: AgentConfig): Promise<string | undefined> {
+  return checkTranscriberAvailable(config);
+}
+
+async function fetchSource(ctx: TaskContext, p: AnalyzePayload, dir: string): Promise<{ file: string; name: string; bytes: number }> {
+  const report = (f: number) => ctx.progress(STAGE_END.initiating + f * (STAGE_END.downloading - STAGE_END.initiating), 'downloading');
+  report(0);
+  if (p.source.kind === 'youtube') {
+    try {
+      const file = await downloadYoutube(ctx.config.ytDlpPath, p.source.videoId, dir, {
+        ffmpegPath: ctx.config.ffmpegPath, maxBytes: p.maxDownloadBytes, signal: ctx.signal, onProgress: report,
+      });
+      const { size } = await import('node:fs/promises').then((fs) => fs.stat(file));
+      return { file, name: `youtube-${p.source.videoId}.mp4`, bytes: size };
+    } catch (err) {
+      if (err instanceof YoutubeDownloadError) throw new TaskError(err.message, 'DOWNLOAD_FAILED', err.retryable);
+      throw err;
+    }
+  }
+  const file = path.join(dir, 'source');
+  const { bytes } = await downloadSource(ctx, p.source.url, file, p.maxDownloadBytes);
+  const name = decodeURIComponent(new URL(p.source.url).pathname.split('/').pop() || 'video') || 'video';
+  return { file, name: name.slice(0, 200), bytes };
 }
 
 export const analyzeVideo: TaskHandler = {
-  async run() {
-    throw new TaskError('analyze-video is being built', 'UNSUPPORTED');
+  async run(ctx) {
+    const p = ctx.payload as unknown as AnalyzePayload;
+    const dir = path.join(ctx.workDir, 'analyze');
+    await mkdir(dir, { recursive: true });
+    ctx.progress(0.01, 'initiating');
+
+    const source = await fetchSource(ctx, p, dir);
+    // The content decides, not the extension or the server's content type.
+    const info = await ffprobe(source.file).catch(() => undefined);
+    if (!info || !info.width || !info.height || !(info.durationSec > 0)) {
+      throw new TaskError('The URL did not return a video file that can be read (no video stream found)', 'NOT_VIDEO');
+    }
+    for (const s of p.predefinedShorts ?? []) {
+      if (s.end > info.durationSec + 0.05) {
+        throw new TaskError(`The short "${s.title}" ends at ${s.end} s, past the end of the video (${info.durationSec.toFixed(2)} s)`, 'SHORT_PAST_END');
+      }
+    }
+    const thumbPath = path.join(dir, 'source-thumb.jpg');
+    await grabThumbnail(ctx.config.ffmpegPath, source.file, thumbPath, Math.min(1, info.durationSec / 2), ctx.signal);
+    const [sourceObj, sourceThumb] = await Promise.all([
+      ctx.upload(source.file, 'source.mp4', 'video/mp4'),
+      ctx.upload(thumbPath, 'source-thumb.jpg', 'image/jpeg'),
+    ]);
+
+    ctx.progress(STAGE_END.downloading, 'transcribing');
+    const wav = path.join(dir, 'audio.wav');
+    try {
+      await extractAudio(ctx.config.ffmpegPath, source.file, wav, { signal: ctx.signal });
+      await assertAudible(wav);
+    } catch (err) {
+      if (err instanceof NoAudioTrackError || err instanceof SilentAudioError) {
+        throw new TaskError(`Nothing to transcribe: ${err.message}`, 'NO_SPEECH');
+      }
+      throw err;
+    }
+    const transcriber = createTranscriber(ctx.config);
+    const transcript = await transcriber.transcribe(wav, {
+      signal: ctx.signal,
+      onProgress: (f) => ctx.progress(STAGE_END.downloading + f * (STAGE_END.transcribing - STAGE_END.downloading), 'transcribing'),
+    });
+    ctx.log.info('transcribed', { backend: transcript.backend, words: transcript.words.length, durationSec: info.durationSec });
+
+    ctx.progress(STAGE_END.transcribing, 'generating_shorts');
+    const picked = p.predefinedShorts?.length
+      ? predefinedShorts(transcript, p.predefinedShorts)
+      : await pickHighlights(transcript, { wavPath: wav, maxShortSec: Math.min(90, p.maxAutoShortSec), config: ctx.config, signal: ctx.signal });
+    if (!picked.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
+
+    // Speaker-aware reframing arrives with its own issue; until then each short is a centred crop.
+    ctx.progress(STAGE_END.generating_shorts, 'detecting_speakers');
+    const shorts: AnalyzedShort[] = [];
+    for (const [i, s] of picked.entries()) {
+      const clip = path.join(dir, `short-${i}.mp4`);
+      const thumb = path.join(dir, `short-${i}.jpg`);
+      await cutCropClip(ctx.config.ffmpegPath, source.file, clip, { start: s.startTime, end: s.endTime, srcW: info.width, srcH: info.height }, ctx.signal);
+      await grabThumbnail(ctx.config.ffmpegPath, clip, thumb, 0.5, ctx.signal);
+      const [crop, cropThumb] = await Promise.all([ctx.upload(clip, `short-${i}.mp4`, 'video/mp4'), ctx.upload(thumb, `short-${i}.jpg`, 'image/jpeg')]);
+      shorts.push({
+        title: s.title, reason: s.reason ?? null, startTime: s.startTime, endTime: s.endTime, startId: s.startId, endId: s.endId, text: s.text,
+        crop: { objectKey: crop.objectKey, sizeBytes: crop.sizeBytes, contentType: 'video/mp4', thumbnailKey: cropThumb.objectKey },
+        reframe: null,
+      });
+      ctx.progress(STAGE_END.generating_shorts + ((i + 1) / picked.length) * (STAGE_END.detecting_speakers - STAGE_END.generating_shorts), 'detecting_speakers');
+    }
+
+    const result: AnalyzeResult = {
+      durationSec: info.durationSec,
+      downloadBytes: source.bytes,
+      source: {
+        name: source.name, objectKey: sourceObj.objectKey, sizeBytes: sourceObj.sizeBytes, contentType: 'video/mp4',
+        thumbnailKey: sourceThumb.objectKey, width: info.width, height: info.height,
+      },
+      transcript: { language: transcript.language, text: transcript.text, words: transcript.words, backend: transcript.backend },
+      shorts,
+    };
+    return result as unknown as Record<string, unknown>;
   },
 };

@@ -1,7 +1,115 @@
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { resolveCaptionStyle } from '../../../common/src/render/presets.js';
+import type { RenderOptions } from '../../../common/src/render/options.js';
+import type { CropKeyframe, TimedWord } from '../../../common/src/analyze-result.js';
+import { ffprobe, runFfmpeg } from '../media/ffmpeg.js';
+import { prepareRender, type RenderSpec } from '../media/render-args.js';
+import { grabThumbnail } from '../media/clips.js';
+import { downloadObject, downloadSource } from './download.js';
 import { TaskError, type TaskHandler } from './task-context.js';
 
+interface RenderPayload {
+  renderId: string;
+  startTime: number;
+  endTime: number;
+  words: TimedWord[];
+  output: { width: number; height: number };
+  captionPreset: string;
+  options: RenderOptions;
+  reframe: CropKeyframe[] | null;
+  watermark: { objectKey?: string; url?: string } | null;
+  sourceUrl: string;
+  watermarkObjectUrl: string | null;
+}
+
+const WATERMARK_MAX_BYTES = 10_000_000;
+
+/** Sniffs the image type from its first bytes; ffmpeg must never guess from a name. */
+function imageKind(head: Buffer): 'png' | 'jpeg' | 'webp' | 'gif' | 'svg' | undefined {
+  if (head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'png';
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'jpeg';
+  if (head.toString('ascii', 0, 4) === 'RIFF' && head.toString('ascii', 8, 12) === 'WEBP') return 'webp';
+  if (head.toString('ascii', 0, 4) === 'GIF8') return 'gif';
+  if (/^\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i.test(head.toString('utf8'))) return 'svg';
+  return undefined;
+}
+
 export const renderShort: TaskHandler = {
-  async run() {
-    throw new TaskError('render-short is being built', 'UNSUPPORTED');
+  async run(ctx) {
+    const p = ctx.payload as unknown as RenderPayload;
+    ctx.progress(0.01, 'downloading');
+    const source = path.join(ctx.workDir, 'source.mp4');
+    await downloadObject(p.sourceUrl, source, ctx.signal);
+    const info = await ffprobe(source).catch(() => undefined);
+    if (!info?.width || !info.height) throw new TaskError('The job\'s source video could not be read', 'SOURCE_MISSING');
+
+    let watermark: RenderSpec['watermark'];
+    const wm = p.options.waterMark;
+    if (p.watermark && wm) {
+      let image = path.join(ctx.workDir, 'watermark');
+      if (p.watermarkObjectUrl) await downloadObject(p.watermarkObjectUrl, image, ctx.signal);
+      else await downloadSource(ctx, p.watermark.url!, image, WATERMARK_MAX_BYTES);
+      const kind = imageKind((await readFile(image)).subarray(0, 512));
+      if (!kind) throw new TaskError('The watermark is not a PNG, JPEG, WebP, GIF or SVG image', 'WATERMARK_FORMAT');
+      if (kind === 'svg') {
+        // Rasterised from sanitised markup: no scripts, no external references reach the renderer.
+        const { sanitizeSvg } = await import('../media/svg.js');
+        image = await sanitizeSvg(image, path.join(ctx.workDir, 'watermark.png'));
+      }
+      watermark = {
+        imagePath: image,
+        left: wm.left, top: wm.top, bottom: wm.bottom, width: wm.width,
+        opacity: wm.opacity === undefined ? 1 : Number(wm.opacity),
+        blendMode: wm.blendMode ?? 'normal',
+      };
+    }
+
+    const out = path.join(ctx.workDir, 'render.mp4');
+    const spec: RenderSpec = {
+      sourcePath: source,
+      startTime: p.startTime,
+      endTime: p.endTime,
+      words: p.words,
+      output: { ...p.output, path: out },
+      crop: p.reframe ?? undefined,
+      caption: { style: resolveCaptionStyle(p.captionPreset, p.options.style), maxWordsInPage: p.options.maxWordsInPage ?? 4 },
+      watermark,
+      encoder: ctx.host.nvencAvailable ? 'h264_nvenc' : 'libx264',
+      workDir: ctx.workDir,
+      sourceWidth: info.width,
+      sourceHeight: info.height,
+    };
+    const args = await prepareRender(spec);
+    ctx.progress(0.05, 'rendering');
+    try {
+      await runFfmpeg(ctx.config.ffmpegPath, args, {
+        durationSec: p.endTime - p.startTime,
+        signal: ctx.signal,
+        onProgress: (f) => ctx.progress(0.05 + f * 0.9, 'rendering'),
+      });
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      ctx.log.error('ffmpeg failed', { err });
+      throw new TaskError('Rendering failed: ' + String((err as Error).message).split('\n').slice(-1)[0], 'RENDERING_ERROR', true);
+    }
+    const rendered = await ffprobe(out);
+    const thumb = path.join(ctx.workDir, 'render.jpg');
+    await grabThumbnail(ctx.config.ffmpegPath, out, thumb, 0.5, ctx.signal);
+    ctx.progress(0.97, 'uploading');
+    const [file, thumbnail] = await Promise.all([
+      ctx.upload(out, `render-${p.renderId}.mp4`, 'video/mp4'),
+      ctx.upload(thumb, `render-${p.renderId}.jpg`, 'image/jpeg'),
+    ]);
+    return {
+      objectKey: file.objectKey,
+      sizeBytes: (await stat(out)).size,
+      contentType: 'video/mp4',
+      durationSec: rendered.durationSec,
+      thumbnailKey: thumbnail.objectKey,
+      width: rendered.width,
+      height: rendered.height,
+      encoder: spec.encoder,
+    };
   },
 };

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import type { Api } from './http.js';
+import type { Coordinator } from '../coordinator.js';
+import { requireOrg, suppliedOrgId } from './auth-context.js';
+import { renderBodySchema } from '../renders/render-request.js';
+import { createRender, renderStatus } from '../renders/renders.js';
+
+export function registerRenderRoutes(api: Api, app: Coordinator): void {
+  api.route({
+    method: 'post', path: '/api/render', tag: 'Render', status: 201,
+    summary: 'Render one short of a completed job to MP4 with captions, style and watermark',
+    description: 'Preset precedence: brandPresetId, then preset, then the active default brand preset, then platform defaults; explicit options win field by field.',
+    body: renderBodySchema,
+    response: z.object({ renderId: z.string() }),
+  }, async (ctx, { body }) => {
+    const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
+    const renderId = await createRender(app, orgId, body);
+    app.log.info('render queued', { renderId, jobId: body.id, organizationId: orgId });
+    return { renderId };
+  });
+
+  api.route({
+    method: 'get', path: '/api/render/:renderId', tag: 'Render',
+    summary: 'Render status: queued (queuePosition), progress (0-1), done (url, size) or error (message, code)',
+    query: z.object({ organizationId: z.string().optional() }),
+  }, async (ctx, { query }) => {
+    const orgId = await requireOrg(app, ctx, query.organizationId);
+    return renderStatus(app, orgId, ctx.params.renderId!);
+  });
+}

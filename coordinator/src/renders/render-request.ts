@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { AppError, badRequest, forbidden, notFound } from '../../../common/src/errors.js';
+import { normalizeRenderOptions, type RenderOptions } from '../../../common/src/render/options.js';
+import { isCaptionPreset } from '../../../common/src/render/presets.js';
+import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
+
+export const renderBodySchema = z.object({
+  id: z.string({ error: 'id (a completed VideoShorts job id) is required' }).min(1),
+  target: z.union([z.string(), z.number()], { error: 'target (the short id or index) is required' }),
+  type: z.string().optional(),
+  brandPresetId: z.string().optional(),
+  preset: z.string().optional(),
+  size: z.object({ width: z.number(), height: z.number(), name: z.string().optional() }).optional(),
+  options: z.record(z.string(), z.unknown()).optional(),
+  organizationId: z.string().optional(),
+});
+export type RenderBody = z.infer<typeof renderBodySchema>;
+
+export const DEFAULT_SIZE = { width: 720, height: 1280, name: '9:16' } as const;
+export const PLATFORM_DEFAULT_OPTIONS: Required<Pick<RenderOptions, 'maxWordsInPage'>> = { maxWordsInPage: 4 };
+export const PLATFORM_DEFAULT_PRESET = 'DEFAULT';
+
+export interface BrandPresetRow {
+  id: string;
+  preset: string | null;
+  size: { width: number; height: number; name?: string } | null;
+  options: RenderOptions;
+  isActive: boolean;
+}
+
+export interface ResolvedRender {
+  captionPreset: string;
+  size: { width: number; height: number; name?: string };
+  options: RenderOptions;
+  brandPresetId: string | null;
+}
+
+/** `target` may be the short's id or its index from 0 (DECISIONS: the same thing), as 1 or "1". */
+export function parseTarget(target: string | number, shortsCount: number): number {
+  const n = typeof target === 'number' ? target : /^\s*\d+\s*$/.test(target) ? Number(target) : NaN;
+  if (!Number.isInteger(n) || n < 0) throw badRequest('target must be a short id or index (an integer from 0)');
+  if (n >= shortsCount) throw notFound(`Short ${n} not found in this job (it has ${shortsCount})`);
+  return n;
+}
+
+function checkSize(size: { width: number; height: number }, plan: Plan): void {
+  const max = PLAN_LIMITS[plan].maxRenderSide;
+  const isDefault = size.width === DEFAULT_SIZE.width && size.height === DEFAULT_SIZE.height;
+  if (max === null) {
+    if (!isDefault) throw forbidden('Free plans only get the default 720x1280 portrait format; upgrade to Pro for other sizes');
+    return;
+  }
+  for (const [side, v] of Object.entries(size)) {
+    if (side === 'name') continue;
+    if (!Number.isInteger(v) || v < 64 || v % 2 !== 0) throw badRequest(`size.${side} must be an even integer of at least 64 pixels`);
+    if (v > max) throw badRequest(`size.${side} may be at most ${max} pixels on the ${plan} plan`);
+  }
+}
+
+/**
+ * Section 4.3, field by field: brandPresetId, else `preset`, else the organization's active default,
+ * else platform defaults; explicit `options` (and `size`) win over whatever the preset supplied.
+ */
+export function resolveRender(input: {
+  body: RenderBody;
+  plan: Plan;
+  explicitPreset: BrandPresetRow | undefined;
+  defaultPreset: BrandPresetRow | undefined;
+}): ResolvedRender {
+  const { body, plan } = input;
+  if (body.type !== undefined && body.type !== 'shortVideo') throw badRequest('type must be "shortVideo" (or omitted) for short renders');
+  if (body.brandPresetId) {
+    if (!input.explicitPreset) throw new AppError(404, 'Not Found', 'Brand preset not found for this organization');
+    if (!input.explicitPreset.isActive) throw badRequest('Selected brand preset is inactive');
+  }
+  if (!body.brandPresetId && body.preset !== undefined && !isCaptionPreset(body.preset)) {
+    throw badRequest(`preset "${body.preset}" is not a built-in style preset`);
+  }
+  const explicitOptions = body.options ? normalizeRenderOptions(body.options) : {};
+  const base = body.brandPresetId ? input.explicitPreset : body.preset ? undefined : input.defaultPreset;
+
+  const captionPreset = base?.preset ?? (body.brandPresetId ? undefined : body.preset) ?? PLATFORM_DEFAULT_PRESET;
+  const presetOptions: RenderOptions = base?.options ?? {};
+  const options: RenderOptions = { ...PLATFORM_DEFAULT_OPTIONS };
+  for (const field of ['maxWordsInPage', 'waterMark', 'style', 'director'] as const) {
+    const value = explicitOptions[field] ?? presetOptions[field];
+    if (value !== undefined) (options as Record<string, unknown>)[field] = value;
+  }
+
+  let size: ResolvedRender['size'] = { ...DEFAULT_SIZE };
+  if (body.size) {
+    checkSize(body.size, plan);
+    size = body.size;
+  } else if (base?.size && PLAN_LIMITS[plan].maxRenderSide !== null) {
+    // A preset's size is honoured only on plans that may change it.
+    checkSize(base.size, plan);
+    size = base.size;
+  }
+  return { captionPreset, size, options, brandPresetId: base?.id ?? null };
+}
