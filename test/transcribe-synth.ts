@@ -3,6 +3,7 @@
 // and the phones are assigned to words by synthesising each word alone with `-ps`.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { readWavPcm, writeWavPcm } from '../node-agent/src/media/audio.js';
@@ -75,10 +76,12 @@ function roomTone(samples: number, seed: number): Int16Array {
 }
 
 /**
- * Concatenates phrases with `pauseAfter` seconds of room tone after each; returns the WAV and
+ * Concatenates phrases (synthesised in a fresh folder under `parent`) with `pauseAfter` seconds of room tone after each; returns the WAV and
  * the reference words with absolute times.
  */
-export async function synthesiseTalk(dir: string, phrases: Array<{ text: string; pauseAfter: number }>, voice = 'slt'): Promise<Synthesised> {
+export async function synthesiseTalk(parent: string, phrases: Array<{ text: string; pauseAfter: number }>, voice = 'slt'): Promise<Synthesised> {
+  // A folder per call: tests in one file run concurrently.
+  const dir = await mkdtemp(path.join(parent, 'talk-'));
   const parts: Int16Array[] = [];
   const words: RefWord[] = [];
   const pauses: Array<{ start: number; end: number }> = [];

@@ -77,7 +77,10 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
 
   const koa = new Koa();
   koa.proxy = true;
-  const server = http.createServer(koa.callback());
+  // Koa composes its middleware when callback() is called; the port must be known earlier (signed
+  // URLs embed it), so requests go through a handler installed once the routes exist.
+  let handle: http.RequestListener = (_req, res) => res.writeHead(503).end();
+  const server = http.createServer((req, res) => handle(req, res));
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const port = (server.address() as { port: number }).port;
   const httpUrl = config.publicUrl ?? `http://127.0.0.1:${port}`;
@@ -107,6 +110,7 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
   queue.assertHandlers(TASK_TYPES);
   koa.use(api.router.routes());
   koa.use(api.router.allowedMethods());
+  handle = koa.callback();
 
   if (config.timers) {
     const timer = setInterval(() => {

@@ -7,6 +7,7 @@ import { createAnalyzeOutcomeHandler } from './jobs/analyze-outcome.js';
 import { startWebhookWorker } from './webhooks/webhooks.js';
 import { registerRenderRoutes } from './api/renders.js';
 import { createRenderOutcomeHandler } from './renders/renders.js';
+import { registerSocialRoutes } from './api/social.js';
 
 /** Every domain's routes and task handlers, registered in one place. */
 export async function registerDomains(api: Api, app: Coordinator): Promise<void> {
@@ -17,6 +18,7 @@ export async function registerDomains(api: Api, app: Coordinator): Promise<void>
   registerJobRoutes(api, app);
   app.queue.registerHandler('render-short', createRenderOutcomeHandler(app));
   registerRenderRoutes(api, app);
+  registerSocialRoutes(api, app);
 
   await startWebhookWorker({ boss: app.boss, db: app.db.pool, log: app.log, metrics: app.metrics, fetchAllowlist: app.config.fetchAllowlist });
 }

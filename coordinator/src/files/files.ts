@@ -62,3 +62,73 @@ export async function deleteFileRows(c: Queryable, organizationId: string, where
   if (bytes) await c.query(`UPDATE organizations SET storage_used_bytes = GREATEST(storage_used_bytes - $2, 0) WHERE id = $1`, [organizationId, bytes]);
   return rows.flatMap((r) => (r.thumbnailKey ? [r.objectKey, r.thumbnailKey] : [r.objectKey]));
 }
+
+export const FILE_TYPES = ['image', 'video', 'audio'] as const;
+
+/** A file row as the API layer sees it; `objectKey`/`thumbnailKey` never leave the coordinator. */
+export interface FileRow {
+  id: string;
+  organizationId: string;
+  jobId: string | null;
+  name: string;
+  type: FileType;
+  contentType: string | null;
+  sizeBytes: number;
+  lengthSec: number;
+  status: 'completed' | 'pending';
+  description: string | null;
+  tags: string[];
+  objectKey: string;
+  thumbnailKey: string | null;
+  createdAt: Date;
+}
+
+export const FILE_COLUMNS = `id, organization_id AS "organizationId", job_id AS "jobId", name, type, content_type AS "contentType",
+  size_bytes AS "sizeBytes", length_sec AS "lengthSec", status, description, tags, object_key AS "objectKey",
+  thumbnail_key AS "thumbnailKey", created_at AS "createdAt"`;
+
+/** Another organization's file is simply not found (contract section 5). */
+export async function findFile(c: Queryable, organizationId: string, id: string): Promise<FileRow | undefined> {
+  return (await c.query(`SELECT ${FILE_COLUMNS} FROM files WHERE organization_id = $1 AND id = $2`, [organizationId, id])).rows[0];
+}
+
+export interface FileFilter {
+  type?: FileType;
+  /** Any of them (OR). */
+  tags?: string[];
+  limit: number;
+  offset: number;
+}
+
+/** Newest first; `total` counts the filtered rows before paging. */
+export async function listFiles(c: Queryable, organizationId: string, f: FileFilter): Promise<{ rows: FileRow[]; total: number }> {
+  const where = ['organization_id = $1'];
+  const params: unknown[] = [organizationId];
+  if (f.type) {
+    params.push(f.type);
+    where.push(`type = $${params.length}`);
+  }
+  if (f.tags?.length) {
+    params.push(f.tags);
+    where.push(`tags && $${params.length}::text[]`);
+  }
+  const sqlWhere = where.join(' AND ');
+  const total = Number((await c.query(`SELECT count(*) AS n FROM files WHERE ${sqlWhere}`, params)).rows[0].n);
+  const rows = (await c.query(
+    `SELECT ${FILE_COLUMNS} FROM files WHERE ${sqlWhere} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, f.limit, f.offset],
+  )).rows as FileRow[];
+  return { rows, total };
+}
+
+/** Usage against the plan, in MB of 1,000,000 bytes (DECISIONS.md). */
+export async function storageUsage(c: Queryable, organizationId: string): Promise<{ subSize: number; usedSize: number; usedSizePercent: number }> {
+  const org = (await c.query(`SELECT plan, storage_used_bytes AS used FROM organizations WHERE id = $1`, [organizationId])).rows[0] as
+    | { plan: Plan; used: number }
+    | undefined;
+  if (!org) throw new AppError(404, 'Not Found', 'Organization not found');
+  const limit = PLAN_LIMITS[org.plan].storageBytes;
+  // Usage can exceed a plan after a downgrade; the percentage stays within its documented 0-100.
+  const percent = Math.min(100, Math.round((org.used / limit) * 10_000) / 100);
+  return { subSize: toMB(limit), usedSize: toMB(org.used), usedSizePercent: percent };
+}

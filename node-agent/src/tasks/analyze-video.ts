@@ -2,12 +2,12 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { AnalyzeResult, AnalyzedShort } from '../../../common/src/analyze-result.js';
 import type { AgentConfig } from '../config.js';
-import { extractAudio, assertAudible, NoAudioTrackError, SilentAudioError } from '../media/audio.js';
+import { extractAudio, assertAudible, NoAudioTrackError, SilentAudioError, readWavPcm, toMonoFloat32, measureLevels } from '../media/audio.js';
 import { ffprobe } from '../media/ffmpeg.js';
 import { cutCropClip, grabThumbnail } from '../media/clips.js';
 import { downloadYoutube, YoutubeDownloadError } from '../media/youtube.js';
-import { createTranscriber, checkTranscriberAvailable } from '../transcribe/transcriber.js';
-import { pickHighlights } from '../highlights/highlight-model.js';
+import { createTranscriber, checkTranscriberAvailable, transcriberConfigFromEnv, type TranscriberConfig } from '../transcribe/transcriber.js';
+import { createHighlightModel } from '../highlights/highlight-model.js';
 import { predefinedShorts } from '../highlights/predefined.js';
 import { downloadSource } from './download.js';
 import { TaskError, type TaskContext, type TaskHandler } from './task-context.js';
@@ -23,8 +23,14 @@ interface AnalyzePayload {
 /** Share of the task's progress each stage ends at (for the agent's own fraction). */
 const STAGE_END = { initiating: 0.02, downloading: 0.2, transcribing: 0.7, generating_shorts: 0.75, detecting_speakers: 1 } as const;
 
+function transcriberConfig(config: AgentConfig, workDir?: string): TranscriberConfig {
+  return transcriberConfigFromEnv(process.env, { concurrency: config.transcribeConcurrency, ...(workDir ? { workDir } : {}) });
+}
+
 export async function analyzePrerequisites(config: AgentConfig): Promise<string | undefined> {
-  return checkTranscriberAvailable(config);
+  const check = await checkTranscriberAvailable(transcriberConfig(config));
+  if (check.error) return `speech recognition (${check.backend}): ${check.error}`;
+  return undefined;
 }
 
 async function fetchSource(ctx: TaskContext, p: AnalyzePayload, dir: string): Promise<{ file: string; name: string; bytes: number }> {
@@ -46,6 +52,16 @@ async function fetchSource(ctx: TaskContext, p: AnalyzePayload, dir: string): Pr
   const { bytes } = await downloadSource(ctx, p.source.url, file, p.maxDownloadBytes);
   const name = decodeURIComponent(new URL(p.source.url).pathname.split('/').pop() || 'video') || 'video';
   return { file, name: name.slice(0, 200), bytes };
+}
+
+/** Loudness (dBFS) of any stretch of the audio, for the selector's speech-energy feature. */
+async function loudnessOf(wavPath: string): Promise<(startSec: number, endSec: number) => number> {
+  const pcm = await readWavPcm(wavPath);
+  const mono = toMonoFloat32(pcm);
+  return (start, end) => {
+    const slice = mono.subarray(Math.max(0, Math.floor(start * pcm.sampleRate)), Math.min(mono.length, Math.ceil(end * pcm.sampleRate)));
+    return slice.length ? measureLevels(slice, pcm.sampleRate).rmsDb : -Infinity;
+  };
 }
 
 export const analyzeVideo: TaskHandler = {
@@ -84,17 +100,17 @@ export const analyzeVideo: TaskHandler = {
       }
       throw err;
     }
-    const transcriber = createTranscriber(ctx.config);
+    const transcriber = createTranscriber(transcriberConfig(ctx.config, dir), ctx.log);
     const transcript = await transcriber.transcribe(wav, {
       signal: ctx.signal,
-      onProgress: (f) => ctx.progress(STAGE_END.downloading + f * (STAGE_END.transcribing - STAGE_END.downloading), 'transcribing'),
+      onProgress: (f: number) => ctx.progress(STAGE_END.downloading + f * (STAGE_END.transcribing - STAGE_END.downloading), 'transcribing'),
     });
     ctx.log.info('transcribed', { backend: transcript.backend, words: transcript.words.length, durationSec: info.durationSec });
 
     ctx.progress(STAGE_END.transcribing, 'generating_shorts');
     const picked = p.predefinedShorts?.length
       ? predefinedShorts(transcript, p.predefinedShorts)
-      : await pickHighlights(transcript, { wavPath: wav, maxShortSec: Math.min(90, p.maxAutoShortSec), config: ctx.config, signal: ctx.signal });
+      : await createHighlightModel(process.env, ctx.log).pick(transcript, { signal: ctx.signal, energy: await loudnessOf(wav) });
     if (!picked.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
 
     // Speaker-aware reframing arrives with its own issue; until then each short is a centred crop.

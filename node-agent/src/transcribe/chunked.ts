@@ -19,7 +19,11 @@ export interface ChunkPlanOptions {
   /** Speech starts at this probability and ends below `negThreshold` (hysteresis, as in Silero's own utils). */
   threshold?: number;
   negThreshold?: number;
-  /** Silence kept around speech when a chunk's leading or trailing silence is trimmed. */
+  /**
+   * Silence kept around speech when a chunk's leading or trailing silence is trimmed. Backends
+   * need lead-in: with 0.3 s pocketsphinx starts the first word ~0.2 s early (it has too little
+   * background to estimate noise from); with 1 s its times match a whole-file run.
+   */
   padSec?: number;
 }
 
@@ -37,7 +41,7 @@ interface Pause {
   to: number;
 }
 
-const DEFAULT_PLAN = { maxChunkSec: 30, minChunkSec: 5, threshold: 0.5, negThreshold: 0.35, padSec: 0.3 };
+const DEFAULT_PLAN = { maxChunkSec: 30, minChunkSec: 5, threshold: 0.5, negThreshold: 0.35, padSec: 1 };
 
 /** Frame-level speech decisions with hysteresis, so one dip inside a word does not end speech. */
 export function speechFrames(probs: Float32Array, threshold = DEFAULT_PLAN.threshold, negThreshold = DEFAULT_PLAN.negThreshold): Uint8Array {
@@ -145,9 +149,7 @@ export class ChunkedTranscriber implements Transcriber {
     const pcm = await readWavPcm(wavPath);
     if (pcm.sampleRate !== VAD_SAMPLE_RATE) throw new Error(`chunked transcription needs 16 kHz audio, got ${pcm.sampleRate} Hz`);
     const mono = downmix(pcm.samples, pcm.channels);
-    const float = new Float32Array(mono.length);
-    for (let i = 0; i < mono.length; i++) float[i] = mono[i]! / 32768;
-    const vad = await speechProbabilities(float, { signal, onProgress });
+    const vad = await speechProbabilities(mono, { signal, onProgress });
     return { mono, chunks: planChunks(vad, mono.length, this.opts), durationSec: mono.length / VAD_SAMPLE_RATE };
   }
 

@@ -53,10 +53,10 @@ export function getSilero(modelPath?: string): Promise<SileroSession> {
 }
 
 /**
- * Speech probability for every 32 ms frame of 16 kHz mono audio. The recurrent state carries across
+ * Speech probability for every 32 ms frame of 16 kHz mono audio (floats in -1..1 or s16). The recurrent state carries across
  * frames, so this is one sequential pass; it yields to the event loop between frames.
  */
-export async function speechProbabilities(mono: Float32Array, opts: { signal?: AbortSignal; onProgress?(f: number): void; modelPath?: string } = {}): Promise<VadResult> {
+export async function speechProbabilities(mono: Float32Array | Int16Array, opts: { signal?: AbortSignal; onProgress?(f: number): void; modelPath?: string } = {}): Promise<VadResult> {
   const { ort, session, version } = await getSilero(opts.modelPath);
   const frames = Math.ceil(mono.length / VAD_FRAME_SAMPLES);
   const probs = new Float32Array(frames);
@@ -73,7 +73,10 @@ export async function speechProbabilities(mono: Float32Array, opts: { signal?: A
     if (context) input.copyWithin(0, VAD_FRAME_SAMPLES, VAD_FRAME_SAMPLES + context);
     // The last frame is zero-padded to the fixed window size.
     input.fill(0, context);
-    input.set(mono.subarray(start, Math.min(mono.length, start + VAD_FRAME_SAMPLES)), context);
+    const end = Math.min(mono.length, start + VAD_FRAME_SAMPLES);
+    // Int16 input is scaled frame by frame, so long audio never needs a float copy.
+    const scale = mono instanceof Int16Array ? 1 / 32768 : 1;
+    for (let k = start; k < end; k++) input[context + k - start] = mono[k]! * scale;
     const x = new ort.Tensor('float32', input.slice(), [1, input.length]);
     if (version === 'state') {
       const out = await session.run({ input: x, state, sr });

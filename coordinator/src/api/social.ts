@@ -1,0 +1,184 @@
+import { z } from 'zod';
+import type { Api, ApiContext } from './http.js';
+import { queryInt } from './http.js';
+import type { Coordinator } from '../coordinator.js';
+import { badRequest } from '../../../common/src/errors.js';
+import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
+import { requireOrganization, type Organization } from '../tenancy/tenancy.js';
+import { PLAN_RULE_TEXT, SOCIAL_ORG_MESSAGES, assertSocialPlan } from '../social/access.js';
+import { loadSocialConfig } from '../social/config.js';
+import { createAyrshareProvider } from '../social/ayrshare-provider.js';
+import { LOCAL_AUTHORIZE_PATH, createLocalProvider, isLocalProvider } from '../social/local-provider.js';
+import { createMediaCheck } from '../social/media-check.js';
+import { createSocialService } from '../social/service.js';
+import { networkSchema, settingsPatchSchema, settingsSchema, getSettings, updateSettings } from '../social/settings.js';
+import { editSchema, postRef, publishSchema, removeSchema } from '../social/publish-input.js';
+import { postView, shortView } from '../social/posts.js';
+import type { SocialProvider } from '../social/provider.js';
+
+const BASE = '/api/organizations/social-posts';
+const TAG = 'Social posting';
+const orgQuery = z.object({ organizationId: z.string().optional() });
+
+const postItem = z.object({
+  id: z.string(), status: z.string(), title: z.string().nullable(), caption: z.string(), platforms: z.array(z.string()),
+  createdAt: z.string().nullable(), scheduledFor: z.string().nullable(), providerJobId: z.string().nullable(),
+  previewUrl: z.string().nullable(), thumbnailUrl: z.string().nullable(), providerError: z.string().nullable(),
+  providerPlatforms: z.array(z.object({ platform: z.string(), status: z.string(), id: z.string().nullable(), url: z.string().nullable(), error: z.string().nullable() })),
+  providerLastEvent: z.string().nullable(), isPublishedOnPlatform: z.boolean(),
+});
+const shortPost = z.object({ id: z.string(), status: z.string(), scheduledFor: z.string().nullable() });
+
+const STATUSES_TEXT = 'Post statuses: draft, pending_approval (approveApiPosts held an API-key post), scheduled, published, failed, cancelled.';
+
+export function createSocialProvider(app: Coordinator): SocialProvider {
+  const config = loadSocialConfig();
+  return config.provider === 'ayrshare'
+    ? createAyrshareProvider(config)
+    : createLocalProvider(app.db, { baseUrl: app.httpUrl, autoLink: config.autoLink });
+}
+
+export function registerSocialRoutes(api: Api, app: Coordinator, provider: SocialProvider = createSocialProvider(app)): void {
+  const service = createSocialService({ db: app.db, provider, checkMedia: createMediaCheck({ fetchAllowlist: app.config.fetchAllowlist }) });
+
+  /** Section 5 with the social wording, then the plan rule (403). */
+  async function socialOrg(ctx: ApiContext, supplied: unknown): Promise<Organization> {
+    const orgId = await requireOrg(app, ctx, supplied, SOCIAL_ORG_MESSAGES);
+    const org = await requireOrganization(app.db.pool, orgId);
+    assertSocialPlan(org);
+    return org;
+  }
+  const viaApiKey = async (ctx: ApiContext) => (await principalOf(app, ctx)).kind === 'apiKey';
+
+  api.route({
+    method: 'get', path: `${BASE}/settings`, tag: TAG, query: orgQuery, response: settingsSchema,
+    summary: 'Social posting settings (a default-shaped object when none were saved)',
+    description: PLAN_RULE_TEXT,
+  }, async (ctx, { query }) => {
+    const org = await socialOrg(ctx, query.organizationId);
+    return getSettings(app.db.pool, org.id);
+  });
+
+  api.route({
+    method: 'put', path: `${BASE}/settings`, tag: TAG, body: settingsPatchSchema, response: settingsSchema,
+    summary: 'Update any subset of the social settings; answers the full settings',
+    description: `${PLAN_RULE_TEXT} defaultTimezone is an IANA zone, queueSlots items are {dayOfWeek 0-6 (0 = Sunday), time HH:mm}, maxPostsPerSlot 1-100, the other numbers non-negative. Unknown fields are refused.`,
+  }, async (ctx, { body }) => {
+    const org = await socialOrg(ctx, suppliedOrgId(ctx));
+    const { organizationId: _ignored, ...patch } = body;
+    return updateSettings(app.db.pool, org.id, patch);
+  });
+
+  api.route({
+    method: 'get', path: `${BASE}/profile`, tag: TAG, query: orgQuery,
+    summary: 'The organization\'s social profile and linked accounts',
+    description: `${PLAN_RULE_TEXT} connected is true when at least one account is linked; profileId is null until the first connect.`,
+    response: z.object({ connected: z.boolean(), profileId: z.string().nullable(), connectedAccounts: z.array(z.string()), accountLinks: z.array(z.object({ accountId: z.string(), platform: z.string() })) }),
+  }, async (ctx, { query }) => {
+    const org = await socialOrg(ctx, query.organizationId);
+    return service.profile(org.id);
+  });
+
+  api.route({
+    method: 'post', path: `${BASE}/connect`, tag: TAG,
+    summary: 'Start linking a social account: open access_url in a browser to complete the OAuth link',
+    description: `${PLAN_RULE_TEXT} Creates the organization's provider profile on first use. redirectUrl is where the provider sends the browser afterwards.`,
+    body: z.object({
+      organizationId: z.string().optional(),
+      platform: networkSchema,
+      redirectUrl: z.string().nullish(),
+    }),
+    response: z.object({ access_url: z.string(), platform: z.string(), profileId: z.string() }),
+  }, async (ctx, { body }) => {
+    const org = await socialOrg(ctx, suppliedOrgId(ctx));
+    if (body.redirectUrl && !/^https?:\/\/[^\s/]+/i.test(body.redirectUrl)) throw badRequest('redirectUrl must be an http or https URL');
+    return service.connect(org, body.platform, body.redirectUrl ?? undefined);
+  });
+
+  api.route({
+    method: 'post', path: `${BASE}/disconnect-account`, tag: TAG,
+    summary: 'Unlink one social account (accountId from the profile\'s accountLinks)',
+    description: PLAN_RULE_TEXT,
+    body: z.object({ organizationId: z.string().optional(), accountId: z.string({ error: 'accountId is required' }).min(1, 'accountId is required') }),
+    response: z.object({ ok: z.literal(true) }),
+  }, async (ctx, { body }) => {
+    const org = await socialOrg(ctx, suppliedOrgId(ctx));
+    return service.disconnect(org.id, body.accountId);
+  });
+
+  api.route({
+    method: 'get', path: `${BASE}/next-slot`, tag: TAG,
+    summary: 'The next free posting-queue slots',
+    description: `${PLAN_RULE_TEXT} Computed from queueSlots (weekly wall-clock times in the zone), maxPostsPerSlot and the posts already queued at each slot. A slot inside a daylight-saving gap moves forward by the gap (02:30 becomes 03:30); in a repeated hour the first occurrence counts. Times are ISO 8601 with the zone's offset. count (1-50, default 10) sets how many nextSlots to list.`,
+    query: z.object({ organizationId: z.string().optional(), timezone: z.string().optional(), count: queryInt(10) }),
+    response: z.object({ timezone: z.string(), nextSlot: z.string(), nextSlots: z.array(z.string()) }),
+  }, async (ctx, { query }) => {
+    const org = await socialOrg(ctx, query.organizationId);
+    if (query.count < 1 || query.count > 50) throw badRequest('count must be between 1 and 50');
+    return service.nextSlot(org.id, query.timezone || undefined, query.count);
+  });
+
+  api.route({
+    method: 'get', path: `${BASE}/posts`, tag: TAG,
+    summary: 'Social posts, most recent first',
+    description: `${PLAN_RULE_TEXT} ${STATUSES_TEXT} limit 1-100 (default 100), offset from 0.`,
+    query: z.object({ organizationId: z.string().optional(), limit: queryInt(100), offset: queryInt(0) }),
+    response: z.object({ posts: z.array(postItem) }),
+  }, async (ctx, { query }) => {
+    const org = await socialOrg(ctx, query.organizationId);
+    if (query.limit < 1 || query.limit > 100) throw badRequest('Limit must be between 1 and 100');
+    if (query.offset < 0) throw badRequest('Offset must be a non-negative number');
+    const posts = await service.list(org.id, query.limit, query.offset);
+    return { posts: posts.map(postView) };
+  });
+
+  api.route({
+    method: 'post', path: `${BASE}/publish`, tag: TAG, status: 201, body: publishSchema,
+    summary: 'Publish, schedule, queue (next_slot) or save as draft a social post',
+    description: `${PLAN_RULE_TEXT} 403 also while the organization's isEnabled setting is false. video needs an https videoUrl, photo 1-20 photoUrls, document a documentUrl, text a non-empty caption; only the field of the post type may be given. draft and schedule need scheduledAt (ISO 8601; without an offset it is read in timezone). platforms default to the settings' defaultPlatforms and must be linked accounts. platformFields take only the contract's keys for the chosen platforms, booleans as "true"/"false". Media URLs must be publicly reachable. With approveApiPosts, API-key posts are held as pending_approval. 502 when the provider fails (the post is kept with status failed). ${STATUSES_TEXT}`,
+    response: z.object({ socialPost: z.object({ id: z.string(), status: z.string(), providerJobId: z.string().nullable(), scheduledFor: z.string().nullable() }), providerPostId: z.string() }),
+  }, async (ctx, { body }) => {
+    const org = await socialOrg(ctx, suppliedOrgId(ctx));
+    const { post, providerPostId } = await service.publish(org, body, await viaApiKey(ctx));
+    app.log.info('social post published', { organizationId: org.id, postId: post.id, status: post.status, provider: provider.name });
+    return { socialPost: { ...shortView(post), providerJobId: post.providerJobId }, providerPostId };
+  });
+
+  api.route({
+    method: 'post', path: `${BASE}/edit`, tag: TAG, body: editSchema,
+    summary: 'Reschedule, turn into a draft, or change the caption of a post (by postId or provider jobId)',
+    description: `${PLAN_RULE_TEXT} mode schedule needs scheduledAt (ISO 8601) and makes the post scheduled; mode draft keeps it held. A caption change replaces the provider job. With approveApiPosts, an API key cannot release its own held post.`,
+    response: z.object({ post: shortPost }),
+  }, async (ctx, { body }) => {
+    const org = await socialOrg(ctx, suppliedOrgId(ctx));
+    const post = await service.edit(org, body, postRef(body), await viaApiKey(ctx));
+    return { post: shortView(post) };
+  });
+
+  api.route({
+    method: 'post', path: `${BASE}/remove`, tag: TAG, body: removeSchema,
+    summary: 'Cancel a post (by postId or provider jobId): status cancelled, scheduledFor null, provider job cancelled',
+    description: `${PLAN_RULE_TEXT} Cancelling a cancelled post answers it again; a published post cannot be cancelled (409).`,
+    response: z.object({ post: shortPost }),
+  }, async (ctx, { body }) => {
+    const org = await socialOrg(ctx, suppliedOrgId(ctx));
+    const post = await service.remove(org.id, postRef(body));
+    return { post: shortView(post) };
+  });
+
+  if (isLocalProvider(provider)) {
+    const local = provider;
+    api.route({
+      method: 'get', path: LOCAL_AUTHORIZE_PATH, tag: TAG, auth: false,
+      summary: 'Local provider only: the consent page behind access_url; opening it links the account',
+      query: z.object({ token: z.string({ error: 'token is required' }).min(1, 'token is required') }),
+    }, async (ctx, { query }) => {
+      const linked = await local.completeLink(query.token);
+      if (linked.redirectUrl) {
+        ctx.redirect(linked.redirectUrl);
+        return undefined;
+      }
+      return { ok: true, platform: linked.platform, accountId: linked.accountId, message: `Your ${linked.platform} account is linked; you can close this window.` };
+    });
+  }
+}

@@ -1,0 +1,46 @@
+// What the coordinator learns about a media file it stores itself (operator adds, watermark
+// imports): the agents report these for what they produce, so only local files come through here.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
+import ffprobeInstaller from '@ffprobe-installer/ffprobe';
+import sharp from 'sharp';
+
+const run = promisify(execFile);
+const THUMB_WIDTH = 320;
+
+/** Duration in seconds from the container, 0 when ffprobe cannot tell (a still image, say). */
+export async function probeLength(path: string): Promise<number> {
+  try {
+    const { stdout } = await run(ffprobeInstaller.path, ['-v', 'error', '-show_entries', 'format=duration', '-of', 'default=nw=1:nk=1', path], { timeout: 30_000 });
+    const sec = Number(stdout.trim());
+    return Number.isFinite(sec) && sec > 0 ? Math.round(sec * 1000) / 1000 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** A JPEG of one frame, a second in (or the middle of a shorter video); undefined when none can
+ *  be decoded, since a missing thumbnail must not stop a file from being stored. */
+export async function grabFrame(path: string, lengthSec: number, out: string): Promise<string | undefined> {
+  const at = lengthSec > 0 ? Math.min(1, lengthSec / 2) : 0;
+  try {
+    await run(ffmpegInstaller.path, [
+      '-y', '-hide_banner', '-loglevel', 'error', '-ss', at.toFixed(3), '-i', path,
+      '-frames:v', '1', '-vf', `scale=${THUMB_WIDTH}:-2`, '-q:v', '4', out,
+    ], { timeout: 60_000 });
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sizes an image so a decoder accepted it; sharp refuses anything it cannot parse. */
+export async function imageMetadata(input: Buffer): Promise<{ width: number; height: number; format: string } | undefined> {
+  try {
+    const m = await sharp(input, { limitInputPixels: 100_000_000 }).metadata();
+    return m.width && m.height && m.format ? { width: m.width, height: m.height, format: m.format } : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,266 @@
+import type { Db, Queryable } from '../db/db.js';
+import { newId } from '../../../common/src/ids.js';
+import { AppError, badRequest, conflict, notFound } from '../../../common/src/errors.js';
+import type { Organization } from '../tenancy/tenancy.js';
+import type { Network } from './networks.js';
+import { ProviderError, ProviderUnsupportedError, type ProviderPost, type SocialProvider, type SubmitResult } from './provider.js';
+import { ensureProfile, findProfile } from './profiles.js';
+import { assertPostingEnabled } from './access.js';
+import { getSettings } from './settings.js';
+import { nextFreeSlots } from './slots.js';
+import { canonicalTimeZone, isoInZone, parseDateTime } from './zoned-time.js';
+import { validatePublish, type EditBody, type PublishBody, type PublishRequest } from './publish-input.js';
+import {
+  LIVE_STATUSES, findPost, insertPost, listPosts, markPublished, queuedInstants, updatePost,
+  type PostPatch, type PostStatus, type SocialPost,
+} from './posts.js';
+
+const PAST_TOLERANCE_MS = 60_000;
+const SLOT_HORIZON_DAYS = 400;
+
+export interface SocialServiceDeps {
+  db: Db;
+  provider: SocialProvider;
+  /** Refuses (400) media URLs that are not public and reachable; see media-check.ts. */
+  checkMedia: (urls: string[]) => Promise<void>;
+  now?: () => number;
+}
+
+export type SocialService = ReturnType<typeof createSocialService>;
+
+/** Turns a provider failure into the API's answer: 502 for failures, 400 for what it cannot express. */
+function providerFailure(err: unknown, what: string): never {
+  if (err instanceof ProviderUnsupportedError) throw badRequest(err.message);
+  if (err instanceof ProviderError) throw new AppError(502, 'Social provider error', `${what}: ${err.message}`);
+  throw err;
+}
+
+async function viaProvider<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    providerFailure(err, what);
+  }
+}
+
+export function createSocialService(deps: SocialServiceDeps) {
+  const { db, provider } = deps;
+  const now = deps.now ?? Date.now;
+
+  async function requireProfileAccounts(organizationId: string) {
+    const profile = await findProfile(db, organizationId, provider.name);
+    const accounts = profile ? await viaProvider('Could not read the linked accounts', () => provider.accounts(profile)) : [];
+    return { profile, accounts };
+  }
+
+  async function freeSlots(organizationId: string, timeZone: string, count: number, q: Queryable = db.pool): Promise<number[]> {
+    const settings = await getSettings(q, organizationId);
+    if (!settings.queueSlots.length) throw badRequest('No queue slots configured: set queueSlots in the social settings');
+    const t = now();
+    const taken = await queuedInstants(q, organizationId, new Date(t));
+    return nextFreeSlots({ slots: settings.queueSlots, maxPostsPerSlot: settings.maxPostsPerSlot, timeZone, now: t, taken, count, horizonDays: SLOT_HORIZON_DAYS });
+  }
+
+  function toProviderPost(p: { postType: SocialPost['postType']; caption: string; platforms: Network[]; media: SocialPost['media']; platformFields: Record<string, string> }, scheduledAt: Date | null, hold: boolean): ProviderPost {
+    return { postType: p.postType, caption: p.caption, platforms: p.platforms, media: p.media, platformFields: p.platformFields, scheduledAt, hold };
+  }
+
+  /** The post row after a provider accepted it. */
+  function acceptedPatch(result: SubmitResult, heldAs: PostStatus): PostPatch {
+    const status: PostStatus = result.state === 'held' ? heldAs : result.state;
+    return {
+      status,
+      providerJobId: result.providerJobId,
+      providerPostId: result.providerPostId,
+      providerPlatforms: result.platforms,
+      providerError: null,
+      providerLastEvent: { held: heldAs === 'draft' ? 'post.draft' : 'post.awaiting_approval', scheduled: 'post.scheduled', published: 'post.published' }[result.state],
+      isPublishedOnPlatform: result.state === 'published',
+    };
+  }
+
+  return {
+    async profile(organizationId: string) {
+      const { profile, accounts } = await requireProfileAccounts(organizationId);
+      if (!profile) return { connected: false, profileId: null, connectedAccounts: [], accountLinks: [] };
+      return {
+        connected: accounts.length > 0,
+        profileId: profile.id,
+        connectedAccounts: [...new Set(accounts.map((a) => a.platform))],
+        accountLinks: accounts.map((a) => ({ accountId: a.accountId, platform: a.platform })),
+      };
+    },
+
+    async connect(org: Organization, platform: Network, redirectUrl?: string) {
+      const profile = await viaProvider('Could not create the social profile', () => ensureProfile(db, provider, org));
+      const accessUrl = await viaProvider('Could not create the account link', () => provider.linkUrl(profile, platform, redirectUrl));
+      return { access_url: accessUrl, platform, profileId: profile.id };
+    },
+
+    async disconnect(organizationId: string, accountId: string) {
+      const { profile, accounts } = await requireProfileAccounts(organizationId);
+      const account = accounts.find((a) => a.accountId === accountId);
+      if (!profile || !account) throw notFound('Social account not found');
+      await viaProvider('Could not unlink the account', () => provider.unlink(profile, account));
+      return { ok: true as const };
+    },
+
+    async nextSlot(organizationId: string, timezone: string | undefined, count: number) {
+      const settings = await getSettings(db.pool, organizationId);
+      const timeZone = timezone ? canonicalTimeZone(timezone) : settings.defaultTimezone;
+      if (!timeZone) throw badRequest(`timezone "${timezone}" is not an IANA time zone (for example Europe/Berlin)`);
+      const slots = await freeSlots(organizationId, timeZone, count);
+      if (!slots.length) throw badRequest(`Every queue slot in the next ${SLOT_HORIZON_DAYS} days is full`);
+      return { timezone: timeZone, nextSlot: isoInZone(slots[0]!, timeZone), nextSlots: slots.map((s) => isoInZone(s, timeZone)) };
+    },
+
+    async list(organizationId: string, limit: number, offset: number) {
+      if (provider.collectPublished) {
+        const done = await viaProvider('Could not refresh post states', () => provider.collectPublished!(organizationId));
+        await markPublished(db.pool, organizationId, done.map((d) => d.providerJobId));
+      }
+      return listPosts(db.pool, organizationId, limit, offset);
+    },
+
+    async publish(org: Organization, body: PublishBody, viaApiKey: boolean) {
+      const settings = await getSettings(db.pool, org.id);
+      assertPostingEnabled(settings);
+      const request = validatePublish(body, settings, now());
+      const { profile, accounts } = await requireProfileAccounts(org.id);
+      const linked = new Set(accounts.map((a) => a.platform));
+      const missing = request.platforms.filter((p) => !linked.has(p));
+      if (!profile || missing.length) throw badRequest(`Not connected: ${missing.join(', ')}. Link the account with POST /api/organizations/social-posts/connect first`);
+      const hold = request.mode === 'draft' || (settings.approveApiPosts && viaApiKey);
+      const heldAs: PostStatus = request.mode === 'draft' ? 'draft' : 'pending_approval';
+      try {
+        provider.validate?.(toProviderPost(request, null, hold));
+      } catch (err) {
+        providerFailure(err, 'The social provider cannot take this post');
+      }
+      await deps.checkMedia(mediaUrls(request));
+
+      const post = await reserve(org.id, request, hold ? heldAs : request.mode === 'publish_now' ? 'published' : 'scheduled', viaApiKey);
+      let result: SubmitResult;
+      try {
+        result = await provider.submit(profile, toProviderPost(request, post.scheduledFor, hold));
+      } catch (err) {
+        if (err instanceof ProviderError) {
+          await updatePost(db.pool, org.id, post.id, { status: 'failed', providerError: err.message, providerLastEvent: 'post.failed' });
+        }
+        providerFailure(err, 'The social provider did not accept the post');
+      }
+      const saved = await updatePost(db.pool, org.id, post.id, acceptedPatch(result, heldAs));
+      return { post: saved, providerPostId: result.providerPostId };
+    },
+
+    async edit(org: Organization, body: EditBody, ref: { postId?: string; jobId?: string }, viaApiKey: boolean) {
+      const settings = await getSettings(db.pool, org.id);
+      assertPostingEnabled(settings);
+      const post = await findOne(org.id, ref);
+      const live = LIVE_STATUSES.includes(post.status) && post.providerJobId !== null;
+      if (body.mode == null && body.scheduledAt == null && body.caption == null) throw badRequest('Nothing to change: give mode, scheduledAt or caption');
+      if (body.mode === 'schedule' && !body.scheduledAt?.trim()) throw badRequest('scheduledAt is required when mode is schedule');
+      if (body.caption != null && post.postType === 'text' && body.caption.trim() === '') throw badRequest('caption must not be empty for a text post');
+
+      let at: number | null = post.scheduledFor?.getTime() ?? null;
+      if (body.scheduledAt?.trim()) {
+        const parsed = parseDateTime(body.scheduledAt, post.timezone);
+        if (parsed === undefined) throw badRequest('scheduledAt must be an ISO 8601 date-time such as 2026-07-08T12:30:00Z');
+        at = parsed;
+      }
+      const caption = body.caption ?? post.caption;
+      const captionChanged = caption !== post.caption;
+
+      if (!live && body.mode == null) {
+        // Nothing pending at the provider: only the stored text can change.
+        if (body.scheduledAt) throw badRequest(`This post is ${post.status}; give mode schedule (or draft) to queue it again`);
+        if (post.status === 'published') throw conflict('A published post cannot be edited');
+        const saved = await updatePost(db.pool, org.id, post.id, { caption, providerLastEvent: 'post.updated' });
+        return saved;
+      }
+
+      const mode = body.mode ?? (post.status === 'draft' ? 'draft' : 'schedule');
+      // With approveApiPosts, an API key cannot approve its own post by scheduling it.
+      const approvalHold = settings.approveApiPosts && viaApiKey && mode === 'schedule' && (post.status === 'pending_approval' || !live);
+      const hold = mode === 'draft' || approvalHold;
+      const heldAs: PostStatus = mode === 'draft' ? 'draft' : 'pending_approval';
+      if (mode === 'draft' && at === null) throw badRequest('scheduledAt is required to keep a draft of a post without a scheduled time');
+      if (mode === 'schedule' && at !== null && at < now() - PAST_TOLERANCE_MS) throw badRequest('scheduledAt must be in the future');
+      const scheduledAt = at === null ? null : new Date(at);
+
+      const profile = await findProfile(db, org.id, provider.name);
+      if (!profile) throw badRequest('No social profile: connect an account first');
+      const currentlyHeld = post.status === 'draft' || post.status === 'pending_approval';
+      if (live && !captionChanged && scheduledAt && !(hold && !currentlyHeld)) {
+        await viaProvider('The social provider did not accept the change', () =>
+          provider.reschedule(profile, post.providerJobId!, { scheduledAt, release: currentlyHeld && !hold }));
+        return updatePost(db.pool, org.id, post.id, {
+          status: hold ? heldAs : 'scheduled', scheduledFor: scheduledAt, providerError: null,
+          providerLastEvent: currentlyHeld && !hold ? 'post.approved' : 'post.rescheduled',
+        });
+      }
+      // The provider cannot change this in place (new text, or back into a held state): replace the job.
+      const next = toProviderPost({ ...post, caption }, scheduledAt, hold);
+      try {
+        provider.validate?.(next);
+      } catch (err) {
+        providerFailure(err, 'The social provider cannot take this post');
+      }
+      if (live) await viaProvider('The social provider did not cancel the previous version', () => provider.cancel(profile, post.providerJobId!));
+      let result: SubmitResult;
+      try {
+        result = await provider.submit(profile, next);
+      } catch (err) {
+        if (err instanceof ProviderError) {
+          await updatePost(db.pool, org.id, post.id, { status: 'failed', caption, scheduledFor: scheduledAt, providerError: err.message, providerLastEvent: 'post.failed' });
+        }
+        providerFailure(err, 'The social provider did not accept the post');
+      }
+      return updatePost(db.pool, org.id, post.id, { ...acceptedPatch(result, heldAs), caption, scheduledFor: scheduledAt });
+    },
+
+    async remove(organizationId: string, ref: { postId?: string; jobId?: string }) {
+      const post = await findOne(organizationId, ref);
+      if (post.status === 'cancelled') return post;
+      if (post.status === 'published') throw conflict('A published post cannot be cancelled');
+      if (post.providerJobId && LIVE_STATUSES.includes(post.status)) {
+        const profile = await findProfile(db, organizationId, provider.name);
+        if (profile) await viaProvider('The social provider did not cancel the post', () => provider.cancel(profile, post.providerJobId!));
+      }
+      return updatePost(db.pool, organizationId, post.id, { status: 'cancelled', scheduledFor: null, providerLastEvent: 'post.cancelled' });
+    },
+  };
+
+  async function findOne(organizationId: string, ref: { postId?: string; jobId?: string }): Promise<SocialPost> {
+    const post = await findPost(db.pool, organizationId, ref);
+    if (!post) throw notFound('Social post not found');
+    if (ref.postId && ref.jobId && post.providerJobId !== ref.jobId) throw badRequest('postId and jobId name different posts');
+    return post;
+  }
+
+  /** Stores the post before the provider sees it. For next_slot the slot is chosen and taken under
+   *  a per-organization lock, so concurrent publishes cannot overfill a slot. */
+  async function reserve(organizationId: string, request: PublishRequest, status: PostStatus, viaApiKey: boolean): Promise<SocialPost> {
+    const media = request.media;
+    const previewUrl = media.videoUrl ?? media.photoUrls?.[0] ?? media.documentUrl ?? null;
+    const thumbnailUrl = request.platformFields.instagramThumbnail ?? request.platformFields.tiktokVideoCoverImageUrl ?? media.photoUrls?.[0] ?? null;
+    const base = { id: newId(), organizationId, status, request, provider: provider.name, previewUrl, thumbnailUrl, createdByApiKey: viaApiKey };
+    if (request.mode !== 'next_slot') {
+      return insertPost(db.pool, { ...base, scheduledFor: request.scheduledAt === null ? null : new Date(request.scheduledAt) });
+    }
+    return db.tx(async (c) => {
+      await c.query(`SELECT pg_advisory_xact_lock(hashtext('social-queue:' || $1))`, [organizationId]);
+      const [slot] = await freeSlots(organizationId, request.timeZone, 1, c);
+      if (slot === undefined) throw badRequest(`Every queue slot in the next ${SLOT_HORIZON_DAYS} days is full`);
+      return insertPost(c, { ...base, scheduledFor: new Date(slot) });
+    });
+  }
+}
+
+/** Every URL the provider will fetch for this post. */
+function mediaUrls(r: PublishRequest): string[] {
+  const f = r.platformFields;
+  return [r.media.videoUrl, ...(r.media.photoUrls ?? []), r.media.documentUrl, f.instagramThumbnail, f.tiktokVideoCoverImageUrl]
+    .filter((u): u is string => typeof u === 'string' && u !== '');
+}
+

@@ -1,0 +1,72 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { randomBytes } from 'node:crypto';
+import { checkKey, type ObjectSource, type ObjectStore, type StoredObjectInfo } from './object-store.js';
+
+/** Objects as files under one root; writes go to a temp name and are renamed into place. */
+export class LocalObjectStore implements ObjectStore {
+  readonly kind = 'local' as const;
+  constructor(readonly root: string) {}
+
+  private file(key: string): string {
+    return path.join(this.root, checkKey(key));
+  }
+
+  async put(key: string, source: ObjectSource, _opts: { contentType?: string } = {}): Promise<{ size: number }> {
+    const target = this.file(key);
+    await mkdir(path.dirname(target), { recursive: true });
+    const tmp = `${target}.tmp-${randomBytes(6).toString('hex')}`;
+    try {
+      if (Buffer.isBuffer(source)) await writeFile(tmp, source);
+      else await pipeline('path' in source && !(source instanceof Readable) ? createReadStream(source.path) : (source as Readable), createWriteStream(tmp));
+      await rename(tmp, target);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+    return { size: (await stat(target)).size };
+  }
+
+  async get(key: string, range?: { start: number; end?: number }) {
+    const file = this.file(key);
+    const { size } = await stat(file);
+    const stream = createReadStream(file, range ? { start: range.start, end: range.end } : {});
+    return { stream: stream as Readable, size };
+  }
+
+  async stat(key: string) {
+    try {
+      const s = await stat(this.file(key));
+      return s.isFile() ? { size: s.size, lastModified: s.mtime } : null;
+    } catch {
+      return null;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.file(key), { force: true });
+  }
+
+  async *list(prefix: string): AsyncIterable<StoredObjectInfo> {
+    const walk = async function* (dir: string, rel: string): AsyncIterable<StoredObjectInfo> {
+      let entries;
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries) {
+        const key = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) yield* walk(path.join(dir, e.name), key);
+        else if (e.isFile() && !e.name.includes('.tmp-')) {
+          const s = await stat(path.join(dir, e.name));
+          yield { key, size: s.size, lastModified: s.mtime };
+        }
+      }
+    };
+    for await (const obj of walk(this.root, '')) if (obj.key.startsWith(prefix)) yield obj;
+  }
+}

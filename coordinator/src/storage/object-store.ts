@@ -1,0 +1,37 @@
+import type { Readable } from 'node:stream';
+import { LocalObjectStore } from './local-store.js';
+import { S3ObjectStore, type S3StoreConfig } from './s3-store.js';
+
+export type ObjectSource = Buffer | Readable | { path: string };
+
+export interface StoredObjectInfo {
+  key: string;
+  size: number;
+  lastModified: Date;
+}
+
+/** Where files live: the local filesystem by default, any S3-compatible service when configured. */
+export interface ObjectStore {
+  readonly kind: 'local' | 's3';
+  put(key: string, source: ObjectSource, opts?: { contentType?: string }): Promise<{ size: number }>;
+  get(key: string, range?: { start: number; end?: number }): Promise<{ stream: Readable; size: number; contentType?: string }>;
+  stat(key: string): Promise<{ size: number; lastModified: Date } | null>;
+  delete(key: string): Promise<void>;
+  list(prefix: string): AsyncIterable<StoredObjectInfo>;
+  /** Stores that can sign their own URLs (S3) skip the coordinator's /objects route. */
+  presignedUrl?(key: string, method: 'GET' | 'PUT', expiresSec: number): Promise<string>;
+}
+
+export type ObjectStoreConfig = { kind: 'local'; root: string } | ({ kind: 's3' } & S3StoreConfig);
+
+export function createObjectStore(config: ObjectStoreConfig): ObjectStore {
+  return config.kind === 'local' ? new LocalObjectStore(config.root) : new S3ObjectStore(config);
+}
+
+/** Keys are relative, slash-separated, without `..` or empty parts. */
+export function checkKey(key: string): string {
+  if (!key || key.startsWith('/') || key.includes('\\') || key.split('/').some((p) => p === '' || p === '.' || p === '..') || /[\0-\x1f]/.test(key)) {
+    throw new Error(`invalid object key: ${JSON.stringify(key)}`);
+  }
+  return key;
+}

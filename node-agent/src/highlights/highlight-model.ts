@@ -1,0 +1,159 @@
+// Who picks the shorts: the local selector, or a chat model behind any OpenAI-compatible
+// `/v1/chat/completions` endpoint. The model's answer is checked like user input; anything
+// unusable falls back to the local selector so a job never fails for a model's bad day.
+import { z } from 'zod';
+import type { Logger } from '../../../common/src/logger.js';
+import { joinWords, type Transcript } from '../../../common/src/text/transcript.js';
+import { scoreWindow } from './features.js';
+import { segmentSentences } from './segments.js';
+import { selectShorts, type SelectorOptions } from './selector.js';
+import { MAX_SHORT_SEC, numberShorts, type Short } from './types.js';
+
+export interface HighlightModel {
+  readonly name: string;
+  pick(transcript: Transcript, opts?: SelectorOptions & { signal?: AbortSignal }): Promise<Short[]>;
+}
+
+export class LocalHighlightModel implements HighlightModel {
+  readonly name = 'local';
+  async pick(transcript: Transcript, opts: SelectorOptions = {}) {
+    return selectShorts(transcript, opts);
+  }
+}
+
+export interface ChatHighlightOptions {
+  /** Base URL; `/v1/chat/completions` is appended (a trailing `/v1` is tolerated). */
+  url: string;
+  apiKey?: string;
+  model: string;
+  timeoutMs?: number;
+  /** Longer transcripts go to the local selector rather than a truncated prompt. */
+  maxPromptWords?: number;
+  log?: Logger;
+  fetchImpl?: typeof fetch;
+}
+
+const answerSchema = z.object({
+  shorts: z.array(
+    z.object({
+      title: z.string().trim().min(1).max(200),
+      reason: z.string().trim().min(1).max(1000),
+      startId: z.number().int().nonnegative(),
+      endId: z.number().int().nonnegative(),
+    }),
+  ),
+});
+
+export function chatCompletionsEndpoint(url: string): string {
+  return `${url.replace(/\/+$/, '').replace(/\/v1$/, '')}/v1/chat/completions`;
+}
+
+const SYSTEM_PROMPT = [
+  'You pick the best moments of a video transcript to publish as vertical short videos.',
+  'A good short grabs attention in its first seconds (a question, a bold claim, a number), is understandable on its own,',
+  'and ends on a complete thought. Never pick long silences.',
+  `Each short must last at most ${MAX_SHORT_SEC} seconds (use the times shown) and shorts must not overlap.`,
+  'The transcript is given as sentences, each prefixed with [firstWordId-lastWordId] and its start-end time in seconds.',
+  'Answer with JSON only: {"shorts":[{"title":"catchy title, at most 60 characters","reason":"why this moment works","startId":<first word id>,"endId":<last word id>}]}.',
+].join(' ');
+
+export class ChatHighlightModel implements HighlightModel {
+  readonly name = 'openai-chat';
+  private readonly local = new LocalHighlightModel();
+
+  constructor(private readonly opts: ChatHighlightOptions) {}
+
+  async pick(transcript: Transcript, opts: SelectorOptions & { signal?: AbortSignal } = {}): Promise<Short[]> {
+    const words = transcript.words;
+    if (words.length === 0) return [];
+    if (words.length > (this.opts.maxPromptWords ?? 15_000)) {
+      this.opts.log?.info('transcript too long for the chat model; using the local selector', { words: words.length });
+      return this.local.pick(transcript, opts);
+    }
+    try {
+      const shorts = validateAnswer(await this.ask(transcript, opts), transcript, opts);
+      if (shorts.length) return shorts;
+      this.opts.log?.warn('chat model proposed no usable shorts; using the local selector');
+    } catch (err) {
+      if (opts.signal?.aborted) throw err;
+      this.opts.log?.warn('chat model failed; using the local selector', { err });
+    }
+    return this.local.pick(transcript, opts);
+  }
+
+  private async ask(transcript: Transcript, opts: SelectorOptions & { signal?: AbortSignal }): Promise<unknown> {
+    const sentences = segmentSentences(transcript.words, { pauseSec: opts.pauseSec });
+    const limit = opts.maxShorts ?? 5;
+    const lines = sentences.map((s) => `[${s.startId}-${s.endId}] (${s.start.toFixed(1)}-${s.end.toFixed(1)}) ${s.text}`);
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+    if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
+    const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 120_000);
+    const res = await (this.opts.fetchImpl ?? fetch)(chatCompletionsEndpoint(this.opts.url), {
+      method: 'POST',
+      headers,
+      signal: opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout,
+      body: JSON.stringify({
+        model: this.opts.model,
+        temperature: 0.2,
+        response_format: { type: 'json_object' },
+        messages: [
+          { role: 'system', content: SYSTEM_PROMPT },
+          { role: 'user', content: `Pick up to ${limit} shorts from this ${Math.round(transcript.durationSec)} s video.\n\n${lines.join('\n')}` },
+        ],
+      }),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`chat endpoint answered HTTP ${res.status}: ${text.slice(0, 300)}`);
+    const content = (JSON.parse(text) as { choices?: Array<{ message?: { content?: string } }> }).choices?.[0]?.message?.content;
+    if (!content) throw new Error('chat endpoint answered without message content');
+    return parseJsonContent(content);
+  }
+}
+
+/** Models wrap JSON in prose or code fences despite being asked not to; take the outermost object. */
+export function parseJsonContent(content: string): unknown {
+  const from = content.indexOf('{');
+  const to = content.lastIndexOf('}');
+  if (from < 0 || to <= from) throw new Error('no JSON object in the chat answer');
+  return JSON.parse(content.slice(from, to + 1));
+}
+
+/**
+ * Keeps the proposals that name real word ranges no longer than 90 s and do not overlap an earlier
+ * one; throws when the answer does not have the asked shape at all.
+ */
+export function validateAnswer(answer: unknown, transcript: Transcript, opts: SelectorOptions = {}): Short[] {
+  const parsed = answerSchema.parse(answer);
+  const words = transcript.words;
+  const sentences = segmentSentences(words, { pauseSec: opts.pauseSec });
+  const kept: Array<Omit<Short, 'id'>> = [];
+  for (const p of parsed.shorts) {
+    if (kept.length >= (opts.maxShorts ?? 5)) break;
+    if (p.endId < p.startId || p.endId >= words.length) continue;
+    const startTime = words[p.startId]!.start;
+    const endTime = words[p.endId]!.end;
+    if (endTime - startTime > MAX_SHORT_SEC || endTime <= startTime) continue;
+    if (kept.some((k) => startTime < k.endTime && k.startTime < endTime)) continue;
+    const inside = sentences.filter((s) => s.endId >= p.startId && s.startId <= p.endId);
+    const features = scoreWindow({ words: words.slice(p.startId, p.endId + 1), sentences: inside.length ? inside : sentences.slice(0, 1) });
+    kept.push({
+      title: p.title.length > 60 ? p.title.slice(0, 59).replace(/\s+\S*$/, '') + '…' : p.title,
+      reason: p.reason,
+      startTime,
+      endTime,
+      startId: p.startId,
+      endId: p.endId,
+      text: joinWords(words.slice(p.startId, p.endId + 1)),
+      score: Math.round(features.score * 1000) / 1000,
+    });
+  }
+  return numberShorts(kept);
+}
+
+/** The chat model when `HIGHLIGHT_API_URL` and a model are configured, else the local selector. */
+export function createHighlightModel(env: NodeJS.ProcessEnv = process.env, log?: Logger): HighlightModel {
+  const url = env.HIGHLIGHT_API_URL;
+  const model = env.HIGHLIGHT_API_MODEL;
+  if (url && model) return new ChatHighlightModel({ url, model, apiKey: env.HIGHLIGHT_API_KEY || undefined, log });
+  return new LocalHighlightModel();
+}

@@ -1,0 +1,145 @@
+// Word-by-word captions as an ASS script for libass: pages of a few words, one event per
+// (page x active word) so the spoken word can have its own colour and a scale pop.
+import type { ResolvedCaptionStyle, Rgba } from '../../../common/src/render/presets.js';
+import { resolveFontFace } from './fonts.js';
+
+export interface CaptionWord {
+  text: string;
+  start: number; // seconds from the clip start
+  end: number;
+}
+
+export interface CaptionPage {
+  words: CaptionWord[];
+  start: number;
+  end: number; // held until the next page when the gap is shorter than a pause
+}
+
+export const PAUSE_SEC = 0.6;
+const SENTENCE_END = /[.!?…。！？]["'”’)\]]*$/;
+
+/** Groups words into pages: at most `maxWordsInPage`, a new page after a pause or a sentence end. */
+export function buildCaptionPages(words: CaptionWord[], maxWordsInPage: number, pauseSec = PAUSE_SEC): CaptionPage[] {
+  const max = Math.max(1, Math.floor(maxWordsInPage));
+  const clean = words
+    .map((w) => ({ text: w.text.replace(/\s+/g, ' ').trim(), start: w.start, end: Math.max(w.start, w.end) }))
+    .filter((w) => w.text !== '' && Number.isFinite(w.start) && Number.isFinite(w.end))
+    .sort((a, b) => a.start - b.start);
+  const pages: CaptionPage[] = [];
+  let cur: CaptionWord[] = [];
+  const flush = () => {
+    if (cur.length) pages.push({ words: cur, start: cur[0]!.start, end: cur[cur.length - 1]!.end });
+    cur = [];
+  };
+  for (const w of clean) {
+    const prev = cur[cur.length - 1];
+    if (prev && (cur.length >= max || w.start - prev.end >= pauseSec || SENTENCE_END.test(prev.text))) flush();
+    cur.push(w);
+  }
+  flush();
+  // Hold a page on screen until the next one when the gap is short, so captions do not blink.
+  for (let i = 0; i + 1 < pages.length; i++) {
+    const next = pages[i + 1]!;
+    if (next.start - pages[i]!.end < pauseSec) pages[i]!.end = next.start;
+  }
+  return pages;
+}
+
+export interface AssOptions {
+  width: number;
+  height: number;
+}
+
+/** A complete ASS script; PlayRes is the output size so style pixels map 1:1 after scaling. */
+export function buildAssFile(pages: CaptionPage[], style: ResolvedCaptionStyle, size: AssOptions): string {
+  const k = Math.min(size.width, size.height) / 1080; // style lengths are for a 1080-px short side
+  const face = resolveFontFace(style.fontFamily, style.fontWeight, style.italic);
+  const px = (v: number) => round2(v * k);
+  const alignment = { bottom: 2, center: 5, top: 8 }[style.position.anchor];
+  const marginV = style.position.anchor === 'center' ? 0 : Math.round(px(style.position.marginPx));
+  const marginH = Math.round(size.width * 0.06);
+  const shadowDist = style.shadow ? px(Math.max(Math.abs(style.shadow.offsetXPx), Math.abs(style.shadow.offsetYPx))) : 0;
+  const styleLine = (name: string, primary: string, outlineColour: string, back: string, borderStyle: number, outline: number, shadow: number) =>
+    `Style: ${name},${face.assFontName},${px(style.fontSizePx)},${primary},${primary},${outlineColour},${back},` +
+    `${face.bold ? -1 : 0},${face.italic ? -1 : 0},0,0,100,100,${px(style.letterSpacingPx)},0,${borderStyle},${outline},${shadow},` +
+    `${alignment},${marginH},${marginH},${marginV},1`;
+
+  const out = [
+    '[Script Info]',
+    'ScriptType: v4.00+',
+    `PlayResX: ${size.width}`,
+    `PlayResY: ${size.height}`,
+    'WrapStyle: 0',
+    'ScaledBorderAndShadow: yes',
+    'YCbCr Matrix: None',
+    '',
+    '[V4+ Styles]',
+    'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding',
+    styleLine('Caption', assColor(style.color), assColor(style.outlineColor), assColor(style.shadow?.color ?? TRANSPARENT), 1, px(style.outlineWidthPx), shadowDist),
+  ];
+  // libass draws an opaque box (BorderStyle 3) instead of an outline, so a box is its own style on
+  // a lower layer whose text is invisible; OutlineColour is the box colour there.
+  if (style.backgroundColor) out.push(styleLine('Box', assColor(TRANSPARENT), assColor(style.backgroundColor), assColor(TRANSPARENT), 3, px(style.boxPaddingPx), 0));
+  out.push('', '[Events]', 'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text');
+
+  const lineTags = style.shadow
+    ? `\\xshad${px(style.shadow.offsetXPx)}\\yshad${px(style.shadow.offsetYPx)}${style.shadow.blurPx > 0 ? `\\blur${round2(px(style.shadow.blurPx) / 2)}` : ''}`
+    : '';
+  const activeMs = Math.round(style.active.duration * 1000);
+  const pastMs = Math.round(style.past.duration * 1000);
+  const scale = Math.round(style.active.scale * 100);
+
+  for (const page of pages) {
+    const texts = page.words.map((w) => escapeAssText(style.uppercase ? w.text.toLocaleUpperCase() : w.text));
+    if (style.backgroundColor) {
+      // One run of plain text gives one box per line; per-word tags would split it into boxes that overlap.
+      out.push(`Dialogue: 0,${assTime(page.start)},${assTime(page.end)},Box,,0,0,0,,${texts.join(' ')}`);
+    }
+    page.words.forEach((w, i) => {
+      const start = i === 0 ? page.start : w.start;
+      const end = i + 1 < page.words.length ? page.words[i + 1]!.start : page.end;
+      if (end <= start) return;
+      const parts = texts.map((t, j) => {
+        if (j === i) {
+          const pop = scale !== 100 ? `\\fscx100\\fscy100\\t(0,${activeMs},\\fscx${scale}\\fscy${scale})` : '';
+          return `{${colorTags(style.active.color)}${pop}}${t}{\\fscx100\\fscy100}`;
+        }
+        if (j === i - 1 && pastMs > 0) return `{${colorTags(style.active.color)}\\t(0,${pastMs},${colorTags(style.past.color)})}${t}`;
+        return `{${colorTags(j < i ? style.past.color : style.color)}}${t}`;
+      });
+      out.push(`Dialogue: 1,${assTime(start)},${assTime(end)},Caption,,0,0,0,,${lineTags ? `{${lineTags}}` : ''}${parts.join(' ')}`);
+    });
+  }
+  return out.join('\n') + '\n';
+}
+
+const TRANSPARENT: Rgba = { r: 0, g: 0, b: 0, a: 0 };
+
+/**
+ * Words are data, not markup: `{` would open an override block and `\N` would break the line.
+ * libass reads `\{` and `\}` as literal braces; a word joiner after `\` keeps it from pairing up.
+ */
+export function escapeAssText(text: string): string {
+  return text.replace(/[\r\n]+/g, ' ').replace(/\\/g, '\\\u2060').replace(/[{}]/g, (c) => `\\${c}`);
+}
+
+/** ASS colours are &HAABBGGRR with AA = transparency (00 opaque). */
+export function assColor(c: Rgba): string {
+  return `&H${hex(255 - Math.round(c.a * 255))}${hex(c.b)}${hex(c.g)}${hex(c.r)}`;
+}
+
+function colorTags(c: Rgba): string {
+  return `\\1c&H${hex(c.b)}${hex(c.g)}${hex(c.r)}&\\1a&H${hex(255 - Math.round(c.a * 255))}&`;
+}
+
+/** `H:MM:SS.cc`; centiseconds are rounded so consecutive events share exact boundaries. */
+export function assTime(sec: number): string {
+  const cs = Math.max(0, Math.round(sec * 100));
+  const h = Math.floor(cs / 360000);
+  const m = Math.floor((cs % 360000) / 6000);
+  const s = Math.floor((cs % 6000) / 100);
+  return `${h}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}.${String(cs % 100).padStart(2, '0')}`;
+}
+
+const hex = (n: number) => Math.max(0, Math.min(255, Math.round(n))).toString(16).toUpperCase().padStart(2, '0');
+const round2 = (n: number) => Math.round(n * 100) / 100;

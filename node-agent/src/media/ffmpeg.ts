@@ -1,0 +1,135 @@
+// Running ffmpeg and ffprobe: progress from `-progress pipe:1`, errors with ffmpeg's own last words.
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+import ffprobeInstaller from '@ffprobe-installer/ffprobe';
+
+const STDERR_LINES = 20;
+
+export class FfmpegError extends Error {
+  constructor(message: string, readonly exitCode: number | null, readonly stderrTail: string[]) {
+    super(stderrTail.length ? `${message}:\n${stderrTail.join('\n')}` : message);
+    this.name = 'FfmpegError';
+  }
+}
+
+export interface RunFfmpegOptions {
+  durationSec: number; // output duration, to turn out_time into a fraction
+  onProgress?: (fraction: number) => void; // 0..1, never decreasing, ends with 1 on success
+  signal?: AbortSignal;
+}
+
+/** Runs ffmpeg to completion. Expects `-progress pipe:1` among the args for progress reports. */
+export function runFfmpeg(ffmpegPath: string, args: string[], opts: RunFfmpegOptions): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (opts.signal?.aborted) return reject(opts.signal.reason ?? new Error('aborted'));
+    const child = spawn(ffmpegPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const tail: string[] = [];
+    let best = 0;
+    const report = (f: number) => {
+      const clamped = Math.min(1, Math.max(0, f));
+      if (clamped > best) {
+        best = clamped;
+        opts.onProgress?.(best);
+      }
+    };
+
+    lines(child.stdout, (line) => {
+      const eq = line.indexOf('=');
+      if (eq < 0 || !(opts.durationSec > 0)) return;
+      const key = line.slice(0, eq);
+      const value = line.slice(eq + 1).trim();
+      // out_time_ms is microseconds too (an old ffmpeg naming slip kept for compatibility).
+      if (key === 'out_time_us' || key === 'out_time_ms') {
+        const us = Number(value);
+        if (Number.isFinite(us) && us > 0) report(us / 1e6 / opts.durationSec);
+      }
+    });
+    lines(child.stderr, (line) => {
+      // The static build's fontconfig complains about every system config file; that is noise.
+      if (!line.trim() || line.startsWith('Fontconfig warning')) return;
+      tail.push(line);
+      if (tail.length > STDERR_LINES) tail.shift();
+    });
+
+    const onAbort = () => child.kill('SIGKILL');
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (err) => {
+      opts.signal?.removeEventListener('abort', onAbort);
+      reject(new FfmpegError(`could not start ffmpeg (${err.message})`, null, []));
+    });
+    child.on('close', (code, sig) => {
+      opts.signal?.removeEventListener('abort', onAbort);
+      if (opts.signal?.aborted) return reject(opts.signal.reason ?? new Error('aborted'));
+      if (code === 0) {
+        report(1);
+        return resolve();
+      }
+      reject(new FfmpegError(`ffmpeg exited with ${code ?? sig}`, code, tail));
+    });
+  });
+}
+
+function lines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
+  let buf = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    buf += chunk;
+    let nl: number;
+    while ((nl = buf.search(/\r?\n|\r/)) >= 0) {
+      onLine(buf.slice(0, nl));
+      buf = buf.slice(nl + (buf[nl] === '\r' && buf[nl + 1] === '\n' ? 2 : 1));
+    }
+  });
+  stream.on('end', () => buf && onLine(buf));
+}
+
+// ---- ffprobe ------------------------------------------------------------------------------------
+
+export interface ProbeResult {
+  durationSec: number;
+  width: number;
+  height: number;
+  hasVideo: boolean;
+  hasAudio: boolean;
+  videoCodec: string | null;
+  audioCodec: string | null;
+  pixelFormat: string | null;
+  fps: number | null;
+  formatName: string;
+  sizeBytes: number;
+  bitRate: number | null;
+}
+
+const run = promisify(execFile);
+
+/** Probes a local file (only the file and pipe protocols are allowed, so a crafted file cannot make it fetch). */
+export async function ffprobe(file: string, opts: { ffprobePath?: string; signal?: AbortSignal } = {}): Promise<ProbeResult> {
+  const { stdout } = await run(opts.ffprobePath ?? ffprobeInstaller.path, [
+    '-v', 'error', '-protocol_whitelist', 'file,pipe', '-print_format', 'json', '-show_format', '-show_streams', file,
+  ], { signal: opts.signal, maxBuffer: 16 * 1024 * 1024 });
+  const info = JSON.parse(stdout) as { format?: Record<string, string>; streams?: Array<Record<string, any>> };
+  const streams = info.streams ?? [];
+  const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
+  const audio = streams.find((s) => s.codec_type === 'audio');
+  const num = (v: unknown) => (v === undefined || v === null || v === 'N/A' || !Number.isFinite(Number(v)) ? null : Number(v));
+  return {
+    durationSec: num(info.format?.duration) ?? num(video?.duration) ?? 0,
+    width: video?.width ?? 0,
+    height: video?.height ?? 0,
+    hasVideo: Boolean(video),
+    hasAudio: Boolean(audio),
+    videoCodec: video?.codec_name ?? null,
+    audioCodec: audio?.codec_name ?? null,
+    pixelFormat: video?.pix_fmt ?? null,
+    fps: video ? rate(video.avg_frame_rate) ?? rate(video.r_frame_rate) : null,
+    formatName: info.format?.format_name ?? 'unknown',
+    sizeBytes: num(info.format?.size) ?? 0,
+    bitRate: num(info.format?.bit_rate),
+  };
+}
+
+function rate(r: unknown): number | null {
+  if (typeof r !== 'string') return null;
+  const [n, d] = r.split('/').map(Number);
+  return n && d ? n / d : null;
+}

@@ -1,0 +1,205 @@
+// Watermark blend modes against the W3C Compositing and Blending Level 1 formulas, computed here,
+// on pixels read straight out of ffmpeg's filter graph (rgb24, no lossy encode in between).
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import sharp from 'sharp';
+import { BLEND_MODES, type BlendMode } from '../common/src/render/options.js';
+import { buildWatermarkFilter, placeWatermark } from '../node-agent/src/media/blend.js';
+import { FFMPEG } from './helpers/media.js';
+
+const run = promisify(execFile);
+type RGB = [number, number, number];
+
+// ---- reference: https://www.w3.org/TR/compositing-1/ --------------------------------------------
+
+const separable: Partial<Record<BlendMode, (cb: number, cs: number) => number>> = {
+  normal: (_cb, cs) => cs,
+  multiply: (cb, cs) => cb * cs,
+  screen: (cb, cs) => cb + cs - cb * cs,
+  overlay: (cb, cs) => hardLight(cs, cb),
+  darken: (cb, cs) => Math.min(cb, cs),
+  lighten: (cb, cs) => Math.max(cb, cs),
+  'color-dodge': (cb, cs) => (cb === 0 ? 0 : cs === 1 ? 1 : Math.min(1, cb / (1 - cs))),
+  'color-burn': (cb, cs) => (cb === 1 ? 1 : cs === 0 ? 0 : 1 - Math.min(1, (1 - cb) / cs)),
+  'hard-light': (cb, cs) => hardLight(cb, cs),
+  'soft-light': (cb, cs) => {
+    if (cs <= 0.5) return cb - (1 - 2 * cs) * cb * (1 - cb);
+    const d = cb <= 0.25 ? ((16 * cb - 12) * cb + 4) * cb : Math.sqrt(cb);
+    return cb + (2 * cs - 1) * (d - cb);
+  },
+  difference: (cb, cs) => Math.abs(cb - cs),
+  exclusion: (cb, cs) => cb + cs - 2 * cb * cs,
+};
+
+function hardLight(cb: number, cs: number): number {
+  return cs <= 0.5 ? cb * 2 * cs : cb + (2 * cs - 1) - cb * (2 * cs - 1); // multiply / screen
+}
+
+const lum = (c: RGB) => 0.3 * c[0] + 0.59 * c[1] + 0.11 * c[2];
+const sat = (c: RGB) => Math.max(...c) - Math.min(...c);
+
+function clipColor(c: RGB): RGB {
+  const l = lum(c);
+  const n = Math.min(...c);
+  const x = Math.max(...c);
+  let out = c;
+  if (n < 0) out = out.map((v) => l + ((v - l) * l) / (l - n)) as RGB;
+  if (x > 1) out = out.map((v) => l + ((v - l) * (1 - l)) / (x - l)) as RGB;
+  return out;
+}
+
+function setLum(c: RGB, l: number): RGB {
+  const d = l - lum(c);
+  return clipColor(c.map((v) => v + d) as RGB);
+}
+
+function setSat(c: RGB, s: number): RGB {
+  // The spec's max/mid/min bookkeeping, done on sorted indices.
+  const idx = [0, 1, 2].sort((a, b) => c[a]! - c[b]!);
+  const [mn, mid, mx] = idx as [number, number, number];
+  const out: RGB = [0, 0, 0];
+  if (c[mx] > c[mn]) {
+    out[mid] = ((c[mid] - c[mn]) * s) / (c[mx] - c[mn]);
+    out[mx] = s;
+  }
+  out[mn] = 0;
+  return out;
+}
+
+const nonSeparable: Partial<Record<BlendMode, (cb: RGB, cs: RGB) => RGB>> = {
+  hue: (cb, cs) => setLum(setSat(cs, sat(cb)), lum(cb)),
+  saturation: (cb, cs) => setLum(setSat(cb, sat(cs)), lum(cb)),
+  color: (cb, cs) => setLum(cs, lum(cb)),
+  luminosity: (cb, cs) => setLum(cb, lum(cs)),
+};
+
+/** Source-over of the blended colour onto an opaque backdrop, in 0..255. */
+function reference(mode: BlendMode, backdrop: RGB, source: RGB, sourceAlpha: number): RGB {
+  const cb = backdrop.map((v) => v / 255) as RGB;
+  const cs = source.map((v) => v / 255) as RGB;
+  const sep = separable[mode];
+  const mixed = sep ? (cb.map((v, i) => sep(v, cs[i]!)) as RGB) : nonSeparable[mode]!(cb, cs);
+  return mixed.map((m, i) => Math.round(255 * (sourceAlpha * m + (1 - sourceAlpha) * cb[i]!))) as RGB;
+}
+
+// ---- fixture: five backdrop stripes, a two-colour watermark over all of them ---------------------
+
+const STRIPES: RGB[] = [[200, 40, 90], [30, 180, 240], [255, 0, 128], [250, 220, 10], [90, 90, 90]];
+const FRAME = { w: 80, h: 16 };
+const SOURCE_TOP: { rgb: RGB; alpha: number } = { rgb: [60, 200, 120], alpha: 255 };
+const SOURCE_BOTTOM: { rgb: RGB; alpha: number } = { rgb: [255, 0, 200], alpha: 191 };
+const OPACITY = 0.8;
+
+let dir: string;
+let bgPng: string;
+let wmPng: string;
+
+test.before(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'media-blend-'));
+  bgPng = path.join(dir, 'bg.png');
+  wmPng = path.join(dir, 'wm.png');
+  const bg = Buffer.alloc(FRAME.w * FRAME.h * 3);
+  for (let y = 0; y < FRAME.h; y++) for (let x = 0; x < FRAME.w; x++) bg.set(STRIPES[Math.floor(x / 16)]!, (y * FRAME.w + x) * 3);
+  await sharp(bg, { raw: { width: FRAME.w, height: FRAME.h, channels: 3 } }).png().toFile(bgPng);
+  const wm = Buffer.alloc(64 * 8 * 4);
+  for (let y = 0; y < 8; y++) for (let x = 0; x < 64; x++) {
+    const s = y < 4 ? SOURCE_TOP : SOURCE_BOTTOM;
+    wm.set([...s.rgb, s.alpha], (y * 64 + x) * 4);
+  }
+  await sharp(wm, { raw: { width: 64, height: 8, channels: 4 } }).png().toFile(wmPng);
+});
+
+test.after.always(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function renderFrame(mode: BlendMode, placement: { left?: string; top?: string; bottom?: string; width?: string } = { left: '8px', top: '4px' }, opacity = OPACITY): Promise<Buffer> {
+  const f = buildWatermarkFilter({
+    videoLabel: '0:v', imageLabel: '1:v', outLabel: 'out', frameWidth: FRAME.w, frameHeight: FRAME.h,
+    imageWidth: 64, imageHeight: 8, opacity, blendMode: mode, ...placement,
+  });
+  const args = [
+    '-hide_banner', '-loglevel', 'error', ...(f.singleThreaded ? ['-filter_complex_threads', '1'] : []),
+    '-loop', '1', '-t', '0.2', '-i', bgPng, '-loop', '1', '-framerate', '1', '-i', wmPng,
+    '-filter_complex', f.filter, '-map', '[out]', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1',
+  ];
+  const { stdout } = await run(FFMPEG, args, { encoding: 'buffer', maxBuffer: 1 << 20 });
+  return stdout;
+}
+
+const pixel = (frame: Buffer, x: number, y: number): RGB => {
+  const o = (y * FRAME.w + x) * 3;
+  return [frame[o]!, frame[o + 1]!, frame[o + 2]!];
+};
+
+const SAMPLE_X = [12, 24, 40, 56, 68]; // one point per stripe, all under the watermark (x 8..71)
+
+for (const mode of BLEND_MODES) {
+  test(`blend mode ${mode} matches the W3C formula within 3 levels`, async (t) => {
+    const frame = await renderFrame(mode);
+    t.is(frame.length, FRAME.w * FRAME.h * 3);
+    const misses: string[] = [];
+    for (const [y, src] of [[5, SOURCE_TOP], [10, SOURCE_BOTTOM]] as const) {
+      SAMPLE_X.forEach((x, s) => {
+        const want = reference(mode, STRIPES[s]!, src.rgb, (src.alpha / 255) * OPACITY);
+        const got = pixel(frame, x, y);
+        if (got.some((v, i) => Math.abs(v - want[i]!) > 3)) misses.push(`(${x},${y}) backdrop ${STRIPES[s]} source ${src.rgb}: got ${got}, want ${want}`);
+      });
+    }
+    t.deepEqual(misses, []);
+    // Outside the watermark the frame is untouched.
+    t.deepEqual(pixel(frame, 2, 1), STRIPES[0]);
+    t.deepEqual(pixel(frame, 76, 14), STRIPES[4]);
+  });
+}
+
+test('modes differ from each other on the same pixels (the test can tell them apart)', async (t) => {
+  const seen = new Map<string, BlendMode>();
+  for (const mode of ['multiply', 'screen', 'hue', 'luminosity', 'soft-light', 'color-burn'] as BlendMode[]) {
+    const frame = await renderFrame(mode);
+    const key = SAMPLE_X.map((x) => pixel(frame, x, 5).join(',')).join('|');
+    t.false(seen.has(key), `${mode} renders like ${seen.get(key)}`);
+    seen.set(key, mode);
+  }
+});
+
+test('placement: percentages, calc(), bottom, width scaling and clipping at the frame edge', (t) => {
+  t.deepEqual(placeWatermark({ left: '10%', top: '25%', width: '50%' }, 80, 16, 64, 8), { x: 8, y: 4, w: 40, h: 5 });
+  t.deepEqual(placeWatermark({ left: 'calc(100% - 40px)', bottom: '2px', width: '32px' }, 80, 16, 64, 8), { x: 40, y: 10, w: 32, h: 4 });
+  t.deepEqual(placeWatermark({}, 80, 16, 64, 8), { x: 0, y: 0, w: 64, h: 8 });
+  const f = buildWatermarkFilter({
+    videoLabel: 'v', imageLabel: 'i', outLabel: 'o', frameWidth: 80, frameHeight: 16, imageWidth: 64, imageHeight: 8,
+    left: '-16px', top: '12px', opacity: 1, blendMode: 'multiply',
+  });
+  t.deepEqual(f.box, { x: 0, y: 12, w: 48, h: 4 });
+  const off = buildWatermarkFilter({
+    videoLabel: 'v', imageLabel: 'i', outLabel: 'o', frameWidth: 80, frameHeight: 16, imageWidth: 64, imageHeight: 8,
+    left: '100%', opacity: 1, blendMode: 'normal',
+  });
+  t.is(off.box, null);
+  t.deepEqual(off.inputs, ['v']);
+});
+
+test('a watermark hanging off the frame edge is cropped, and the visible part blended', async (t) => {
+  const frame = await renderFrame('difference', { left: 'calc(100% - 20px)', bottom: '-4px' });
+  // Box x 60..79 (of 60..123), y 12..15 (of 12..19): only the top half of the image (SOURCE_TOP) shows.
+  const want = reference('difference', STRIPES[3]!, SOURCE_TOP.rgb, OPACITY);
+  const got = pixel(frame, 62, 13);
+  t.true(got.every((v, i) => Math.abs(v - want[i]!) <= 3), `got ${got}, want ${want}`);
+  t.deepEqual(pixel(frame, 58, 13), STRIPES[3]);
+  t.deepEqual(pixel(frame, 62, 10), STRIPES[3]);
+});
+
+test('opacity 1 and 0: full source-over, and nothing at all', async (t) => {
+  const full = await renderFrame('normal', { left: '8px', top: '4px' }, 1);
+  t.deepEqual(pixel(full, 24, 5), SOURCE_TOP.rgb);
+  const none = buildWatermarkFilter({
+    videoLabel: 'v', imageLabel: 'i', outLabel: 'o', frameWidth: 80, frameHeight: 16, imageWidth: 64, imageHeight: 8,
+    opacity: 0, blendMode: 'multiply',
+  });
+  t.is(none.box, null);
+});

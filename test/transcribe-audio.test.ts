@@ -1,0 +1,76 @@
+import test from 'ava';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
+import { extractAudio, measureLevels, NoAudioTrackError, parseWav, readWavInfo, readWavPcm, rmsDbBetween, runProcess, toMonoFloat32, encodeWav } from '../node-agent/src/media/audio.js';
+
+const ffmpeg = ffmpegInstaller.path;
+let dir: string;
+test.before(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'audio-test-'));
+});
+test.after.always(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function makeVideo(name: string, withAudio: boolean, seconds = 3) {
+  const out = path.join(dir, name);
+  const args = ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc=size=160x120:rate=10:duration=${seconds}`];
+  if (withAudio) args.push('-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=44100:duration=${seconds}`, '-ac', '2');
+  args.push('-c:v', 'mpeg4', ...(withAudio ? ['-c:a', 'aac'] : []), '-shortest', '-y', out);
+  const r = await runProcess(ffmpeg, args);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return out;
+}
+
+test('extracts 16 kHz mono s16 from a video with stereo 44.1 kHz audio', async (t) => {
+  const video = await makeVideo('with-audio.mp4', true);
+  const wav = path.join(dir, 'out.wav');
+  await extractAudio(ffmpeg, video, wav);
+  const info = await readWavInfo(wav);
+  t.like(info, { sampleRate: 16_000, channels: 1, bitsPerSample: 16 });
+  t.true(Math.abs(info.durationSec - 3) < 0.1, `${info.durationSec}`);
+  const pcm = await readWavPcm(wav);
+  const levels = measureLevels(toMonoFloat32(pcm), pcm.sampleRate);
+  t.true(levels.loudestWindowDb > -30, 'the tone survived');
+  t.true(rmsDbBetween(toMonoFloat32(pcm), 16_000, 1, 2) > -30);
+
+  const part = path.join(dir, 'part.wav');
+  await extractAudio(ffmpeg, video, part, { startSec: 1, durationSec: 1 });
+  t.true(Math.abs((await readWavInfo(part)).durationSec - 1) < 0.05);
+});
+
+test('a video without an audio track fails with a clear error', async (t) => {
+  const video = await makeVideo('no-audio.mp4', false);
+  const err = await t.throwsAsync(extractAudio(ffmpeg, video, path.join(dir, 'x.wav')), { instanceOf: NoAudioTrackError });
+  t.regex(err!.message, /no audio track/);
+});
+
+test('a playlist pointing at the network is refused by the protocol whitelist', async (t) => {
+  const m3u8 = path.join(dir, 'evil.m3u8');
+  await writeFile(m3u8, '#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nhttp://127.0.0.1:9/secret.ts\n#EXT-X-ENDLIST\n');
+  await t.throwsAsync(extractAudio(ffmpeg, m3u8, path.join(dir, 'y.wav')), { message: /not on whitelist/ });
+});
+
+test('an abort kills ffmpeg', async (t) => {
+  const ctrl = new AbortController();
+  const started = Date.now();
+  setTimeout(() => ctrl.abort(new Error('cancelled')), 200);
+  // An endless generated input: only the abort can end it.
+  const p = runProcess(ffmpeg, ['-hide_banner', '-f', 'lavfi', '-re', '-i', 'sine=frequency=440', '-f', 'null', '-'], ctrl.signal);
+  await t.throwsAsync(p, { message: 'cancelled' });
+  t.true(Date.now() - started < 5000);
+});
+
+test('WAV parsing skips extra chunks and tolerates a placeholder data size', (t) => {
+  const wav = encodeWav(Int16Array.from([1, -2, 3, -4]), 16_000);
+  // Insert a LIST chunk between fmt and data, as ffmpeg does.
+  const list = Buffer.concat([Buffer.from('LIST'), Buffer.from([4, 0, 0, 0]), Buffer.from('INFO')]);
+  const withList = Buffer.concat([wav.subarray(0, 36), list, wav.subarray(36)]);
+  t.deepEqual([...parseWav(withList).samples], [1, -2, 3, -4]);
+  const streamed = Buffer.from(wav);
+  streamed.writeUInt32LE(0xffffffff, 40);
+  t.deepEqual([...parseWav(streamed).samples], [1, -2, 3, -4]);
+  t.throws(() => parseWav(Buffer.from('not a wav file at all')), { message: /RIFF/ });
+});

@@ -1,0 +1,43 @@
+import test from 'ava';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { wordErrorRate } from '../common/src/text/transcript.js';
+import { repoRoot } from '../common/src/paths.js';
+import { createTranscriber, transcriberConfigFromEnv } from '../node-agent/src/transcribe/transcriber.js';
+import { findWhisperModel, mergeTokensToWords } from '../node-agent/src/transcribe/whisper-onnx.js';
+
+const MEDIA = '/work/shared/media';
+
+test('whisper BPE tokens merge into words; punctuation attaches without stretching the word', (t) => {
+  const tokens = [' God', ',', ' as', ' a', ' direct', ' con', 'sequence', ' of', ' the', ' sin', '.'];
+  const starts = [0.0, 0.62, 0.86, 0.92, 1.12, 1.32, 1.6, 1.94, 2.26, 2.48, 2.7];
+  const words = mergeTokensToWords(tokens, starts, undefined, 3);
+  t.deepEqual(words.map((w) => w.text), ['God,', 'as', 'a', 'direct', 'consequence', 'of', 'the', 'sin.']);
+  t.deepEqual(words[0], { text: 'God,', start: 0, end: 0.62 });
+  t.deepEqual(words[4], { text: 'consequence', start: 1.32, end: 1.94 });
+  t.is(words.at(-1)!.end, 2.7, 'final punctuation does not extend the last word');
+  // With durations, ends come from them; special tokens are skipped.
+  const d = mergeTokensToWords(['<|en|>', ' Hi', ' there'], [0, 0.5, 1.0], [0, 0.3, 0.4], 2);
+  t.deepEqual(d, [{ text: 'Hi', start: 0.5, end: 0.8 }, { text: 'there', start: 1.0, end: 1.4 }]);
+});
+
+test('Whisper ONNX on jfk.wav through the factory (needs models/whisper-*)', async (t) => {
+  const model = findWhisperModel(path.join(repoRoot(), 'models'));
+  if (!model) {
+    t.log('skipped: no Whisper model files under models/whisper-* (run npm run models:fetch on a machine with internet)');
+    return t.pass();
+  }
+  if (!existsSync(MEDIA)) {
+    t.log(`skipped: ${MEDIA} absent`);
+    return t.pass();
+  }
+  const tr = createTranscriber(transcriberConfigFromEnv({}, { concurrency: 2 }));
+  const started = Date.now();
+  const out = await tr.transcribe(path.join(MEDIA, 'jfk.wav'));
+  const wer = wordErrorRate(await readFile(path.join(MEDIA, 'jfk.ref.txt'), 'utf8'), out.text);
+  t.log(`${out.backend}: WER ${wer.toFixed(3)} in ${Date.now() - started} ms: ${out.text}`);
+  t.true(wer < 0.3);
+  t.true(out.words.length > 15);
+  for (const w of out.words) t.true(w.start >= 0 && w.end <= 11.01 && w.end >= w.start);
+});
