@@ -27,6 +27,11 @@ test.after.always(async () => {
   await cluster?.close();
 });
 
+// A failed test must not leave its agent around to take the next test's task.
+test.afterEach.always(async () => {
+  await Promise.all(cluster.agents.map((a) => a.kill('SIGKILL')));
+});
+
 const taskState = (id: string) => cluster.app.queue.get(id);
 const events = async (id: string) =>
   (await cluster.app.db.query<{ kind: string; agent_id: string }>('SELECT kind, agent_id FROM task_events WHERE task_id = $1 ORDER BY id', [id]));
@@ -135,8 +140,11 @@ test.serial('a real agent whose lease went stale stops its work', async (t) => {
   const created = await cluster.api('POST', '/api/probes', { key, body: { url: slowMedia.url('clip.mp4') } });
   const id = created.body.id;
   await agent.waitForLog(/"task stage".*"downloading"/, 30_000);
-  await cluster.app.db.query(`UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
-  await cluster.app.queue.tick();
+  // Expire the lease (a heartbeat may extend it between the two statements, so until it sticks).
+  await waitFor(async () => {
+    await cluster.app.db.query(`UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE id = $1 AND state = 'leased'`, [id]);
+    return (await cluster.app.queue.tick()) > 0;
+  }, 10_000, 'lease expiry');
   await agent.waitForLog(/"lease lost; work stopped"/, 20_000);
   t.pass();
   // It then takes the requeued task back and finishes it with a fresh token.

@@ -8,6 +8,10 @@ import { startWebhookWorker } from './webhooks/webhooks.js';
 import { registerRenderRoutes } from './api/renders.js';
 import { createRenderOutcomeHandler } from './renders/renders.js';
 import { registerSocialRoutes } from './api/social.js';
+import { registerUploadRoutes } from './api/uploads.js';
+import { registerBrandingRoutes } from './api/brandings.js';
+import { startArchiveSchedule } from './archive/archive.js';
+import { startOrphanSweepSchedule } from './files/orphan-sweep.js';
 
 /** Every domain's routes and task handlers, registered in one place. */
 export async function registerDomains(api: Api, app: Coordinator): Promise<void> {
@@ -19,6 +23,11 @@ export async function registerDomains(api: Api, app: Coordinator): Promise<void>
   app.queue.registerHandler('render-short', createRenderOutcomeHandler(app));
   registerRenderRoutes(api, app);
   registerSocialRoutes(api, app);
+
+  registerUploadRoutes(api, app);
+  registerBrandingRoutes(api, app);
+  await startArchiveSchedule(app);
+  await startOrphanSweepSchedule(app);
 
   await startWebhookWorker({ boss: app.boss, db: app.db.pool, log: app.log, metrics: app.metrics, fetchAllowlist: app.config.fetchAllowlist });
 }

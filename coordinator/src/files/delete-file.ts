@@ -2,7 +2,8 @@ import type { Coordinator } from '../coordinator.js';
 import { notFound } from '../../../common/src/errors.js';
 import { deleteFileRows } from './files.js';
 
-export type DeleteOutcome = { id: string; deleted: true } | { id: string; deleted: false; error: string };
+/** A failure keeps the contract's `{id, deleted: false, error}` and, like every error body here, a `message`. */
+export type DeleteOutcome = { id: string; deleted: true } | { id: string; deleted: false; error: string; message: string };
 
 /**
  * The objects go first, inside the transaction that deletes the row: if the store fails the row
@@ -28,7 +29,7 @@ export async function deleteFile(app: Pick<Coordinator, 'db' | 'store' | 'log'>,
   });
   if (found === 'store failed') {
     app.log.error('file delete: object store failed, row kept', { fileId, organizationId, err: storeError });
-    return { id: fileId, deleted: false, error: 'Could not delete the file from storage; it was kept and can be deleted again' };
+    return { id: fileId, deleted: false, error: 'Storage deletion failed', message: 'The file could not be deleted from storage; it was kept and can be deleted again' };
   }
   if (!found) throw notFound('File not found');
   return { id: fileId, deleted: true };

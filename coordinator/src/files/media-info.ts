@@ -4,7 +4,6 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 import ffprobeInstaller from '@ffprobe-installer/ffprobe';
-import sharp from 'sharp';
 
 const run = promisify(execFile);
 const THUMB_WIDTH = 320;
@@ -30,16 +29,6 @@ export async function grabFrame(path: string, lengthSec: number, out: string): P
       '-frames:v', '1', '-vf', `scale=${THUMB_WIDTH}:-2`, '-q:v', '4', out,
     ], { timeout: 60_000 });
     return out;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Sizes an image so a decoder accepted it; sharp refuses anything it cannot parse. */
-export async function imageMetadata(input: Buffer): Promise<{ width: number; height: number; format: string } | undefined> {
-  try {
-    const m = await sharp(input, { limitInputPixels: 100_000_000 }).metadata();
-    return m.width && m.height && m.format ? { width: m.width, height: m.height, format: m.format } : undefined;
   } catch {
     return undefined;
   }

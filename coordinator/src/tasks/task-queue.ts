@@ -150,8 +150,9 @@ export class TaskQueue {
   async lease(agentId: string, types: readonly string[], waitMs: number, signal?: AbortSignal): Promise<TaskRow | undefined> {
     const deadline = Date.now() + waitMs;
     for (;;) {
+      if (signal?.aborted) return undefined;
       const task = await this.tryLease(agentId, types);
-      if (task || signal?.aborted) return task;
+      if (task) return task;
       const left = deadline - Date.now();
       if (left <= 0) return undefined;
       await new Promise<void>((resolve) => {

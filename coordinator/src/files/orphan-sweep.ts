@@ -1,0 +1,37 @@
+// Objects no file row accounts for: left by a delete whose row went but whose object did not
+// (archive), or by an agent upload whose task never completed. Only old ones are taken, so an
+// upload whose row is about to be written is never touched.
+import type { Coordinator } from '../coordinator.js';
+import { sweepOrphans } from '../storage/sweeper.js';
+
+export const SWEEP_QUEUE = 'storage-orphan-sweep';
+const DAILY_AT = '45 4 * * *';
+const MIN_AGE_MS = 24 * 3600_000;
+const TASK_KEY = /^orgs\/[^/]+\/tasks\/([^/]+)\//;
+
+type Deps = Pick<Coordinator, 'db' | 'store' | 'log'>;
+
+/** A key is known when a file row names it, or when it belongs to a task still running. */
+async function isKnownKey(app: Deps, key: string): Promise<boolean> {
+  const task = TASK_KEY.exec(key)?.[1];
+  const row = await app.db.one(
+    `SELECT 1 AS known FROM files WHERE object_key = $1 OR thumbnail_key = $1
+     UNION ALL SELECT 1 FROM tasks WHERE id = $2 AND state IN ('queued', 'leased') LIMIT 1`,
+    [key, task ?? null],
+  );
+  return !!row;
+}
+
+export async function sweepStorage(app: Deps, now = new Date()) {
+  const report = await sweepOrphans(app.store, 'orgs/', (key) => isKnownKey(app, key), { olderThan: new Date(now.getTime() - MIN_AGE_MS) });
+  if (report.deleted) app.log.info('orphaned objects removed', report);
+  return report;
+}
+
+export async function startOrphanSweepSchedule(app: Pick<Coordinator, 'boss' | 'db' | 'store' | 'log'>): Promise<void> {
+  await app.boss.createQueue(SWEEP_QUEUE);
+  await app.boss.schedule(SWEEP_QUEUE, DAILY_AT, {}, { tz: 'UTC' });
+  await app.boss.work(SWEEP_QUEUE, async () => {
+    await sweepStorage(app);
+  });
+}
