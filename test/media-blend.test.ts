@@ -117,15 +117,18 @@ test.after.always(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function renderFrame(mode: BlendMode, placement: { left?: string; top?: string; bottom?: string; width?: string } = { left: '8px', top: '4px' }, opacity = OPACITY): Promise<Buffer> {
+type Placement = { left?: string; top?: string; bottom?: string; width?: string };
+
+/** One frame of the fragment's output as rgb24. `yuv420p` runs the path a real render takes. */
+async function renderFrame(mode: BlendMode, placement: Placement = { left: '8px', top: '4px' }, opacity = OPACITY, frameFormat: 'gbrp' | 'yuv420p' = 'gbrp'): Promise<Buffer> {
   const f = buildWatermarkFilter({
-    videoLabel: '0:v', imageLabel: '1:v', outLabel: 'out', frameWidth: FRAME.w, frameHeight: FRAME.h,
-    imageWidth: 64, imageHeight: 8, opacity, blendMode: mode, ...placement,
+    videoLabel: 'bg', imageLabel: '1:v', outLabel: 'out', frameWidth: FRAME.w, frameHeight: FRAME.h,
+    imageWidth: 64, imageHeight: 8, opacity, blendMode: mode, frameFormat, ...placement,
   });
   const args = [
     '-hide_banner', '-loglevel', 'error', ...(f.singleThreaded ? ['-filter_complex_threads', '1'] : []),
     '-loop', '1', '-t', '0.2', '-i', bgPng, '-loop', '1', '-framerate', '1', '-i', wmPng,
-    '-filter_complex', f.filter, '-map', '[out]', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1',
+    '-filter_complex', `[0:v]format=${frameFormat}[bg];${f.filter}`, '-map', '[out]', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1',
   ];
   const { stdout } = await run(FFMPEG, args, { encoding: 'buffer', maxBuffer: 1 << 20 });
   return stdout;
@@ -202,4 +205,26 @@ test('opacity 1 and 0: full source-over, and nothing at all', async (t) => {
     opacity: 0, blendMode: 'multiply',
   });
   t.is(none.box, null);
+});
+
+test('on a 4:2:0 frame (the render path) the blend lands in place, close to the reference', async (t) => {
+  // The backdrop is what the filter sees after 4:2:0 (read outside the watermark); the result is
+  // converted back to 4:2:0, so a few more levels of tolerance than in RGB.
+  for (const mode of ['multiply', 'soft-light', 'hue'] as BlendMode[]) {
+    const frame = await renderFrame(mode, { left: '9px', top: '5px' }, OPACITY, 'yuv420p');
+    SAMPLE_X.forEach((x, s) => {
+      const backdrop = pixel(frame, x, 1);
+      t.true(backdrop.every((v, i) => Math.abs(v - STRIPES[s]![i]!) <= 4), `backdrop ${backdrop} vs ${STRIPES[s]}`);
+      const want = reference(mode, backdrop, SOURCE_TOP.rgb, OPACITY);
+      const got = pixel(frame, x, 7);
+      t.true(got.every((v, i) => Math.abs(v - want[i]!) <= 6), `${mode} at ${x}: got ${got}, want ${want}`);
+    });
+    // The patch is widened to even edges (x from 8, y from 4): the neighbours share chroma with the
+    // watermark's first column/row, but their luma must stay the backdrop's.
+    const luma = (c: RGB) => 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
+    t.true(Math.abs(luma(pixel(frame, 8, 7)) - luma(pixel(frame, 8, 1))) <= 2, `${mode}: column 8 changed`);
+    t.true(Math.abs(luma(pixel(frame, 12, 4)) - luma(pixel(frame, 12, 1))) <= 2, `${mode}: row 4 changed`);
+    const first = reference(mode, pixel(frame, 9, 1), SOURCE_TOP.rgb, OPACITY);
+    t.true(Math.abs(luma(pixel(frame, 9, 7)) - luma(first)) <= 4, `${mode}: column 9 not blended`);
+  }
 });

@@ -123,6 +123,25 @@ test.serial('provider failure: publish answers 502 with the provider message and
   t.is((await api('GET', '/profile')).status, 502);
 });
 
+test.serial('scheduled posts that Ayrshare has sent show as published in the list (GET /api/post/:id)', async (t) => {
+  const s = await api('POST', '/publish', { postType: 'text', caption: 'soon', platforms: ['x'], publishMode: 'schedule', scheduledAt: future(1000) });
+  t.is(s.body.socialPost.status, 'scheduled');
+  await new Promise((r) => setTimeout(r, 2000));
+  const listed = (await api('GET', '/posts')).body.posts.find((p: any) => p.id === s.body.socialPost.id);
+  const jobId = s.body.socialPost.providerJobId;
+  t.like(listed, { status: 'published', isPublishedOnPlatform: true, providerLastEvent: 'post.published' });
+  t.deepEqual(listed.providerPlatforms, [{ platform: 'x', status: 'success', id: `twitter-${jobId}`, url: `https://social.example/twitter/${jobId}`, error: null }]);
+  const asked = fake.seen.find((r) => r.method === 'GET' && r.path === `/api/post/${jobId}`)!;
+  t.is(asked.headers['profile-key'], 'PK-123');
+
+  fake.reply('GET /api/post/:id', { status: 500, body: { status: 'error', message: 'down' } });
+  const s2 = await api('POST', '/publish', { postType: 'text', caption: 'soon 2', platforms: ['x'], publishMode: 'schedule', scheduledAt: future(1000) });
+  await new Promise((r) => setTimeout(r, 1500));
+  const list = await api('GET', '/posts');
+  t.is(list.status, 200, 'a provider outage does not break the list');
+  t.is(list.body.posts.find((p: any) => p.id === s2.body.socialPost.id).status, 'scheduled');
+});
+
 test.serial('a platformFields key Ayrshare cannot express is a 400 before anything is sent', async (t) => {
   const before = fake.seen.length;
   const r = await api('POST', '/publish', { postType: 'text', caption: 'x', platforms: ['x'], platformFields: { xThreadItems: '["one", "two"]' } });

@@ -307,6 +307,27 @@ test('next-slot and next_slot publishing: maxPostsPerSlot fills a slot, then the
   t.is((await api(key, 'GET', '/next-slot?count=0')).status, 400);
 });
 
+test('next_slot under concurrency: simultaneous publishes never share a one-post slot', async (t) => {
+  const { key } = await connectedOrg(['linkedin']);
+  await api(key, 'PUT', '/settings', { queueSlots: [{ dayOfWeek: 2, time: '08:00' }, { dayOfWeek: 5, time: '17:30' }], maxPostsPerSlot: 1 });
+  const results = await Promise.all([0, 1, 2, 3, 4].map((i) =>
+    api(key, 'POST', '/publish', { postType: 'text', caption: `c${i}`, platforms: ['linkedin'], publishMode: 'next_slot' })));
+  t.true(results.every((r) => r.status === 201), JSON.stringify(results.map((r) => r.body)));
+  const times = results.map((r) => r.body.socialPost.scheduledFor);
+  t.is(new Set(times).size, 5);
+  const expected = (await api(key, 'GET', '/next-slot?count=6')).body.nextSlots.map((s: string) => Date.parse(s));
+  t.true(Math.min(...expected) > Math.max(...times.map((x: string) => Date.parse(x))), 'the queue moved past all five');
+});
+
+test('the OpenAPI document lists the social routes with the plan rule', async (t) => {
+  const doc = (await cluster.api('GET', '/openapi.json')).body;
+  for (const path of ['settings', 'profile', 'connect', 'disconnect-account', 'next-slot', 'posts', 'publish', 'edit', 'remove']) {
+    t.truthy(doc.paths[`${BASE}/${path}`], path);
+  }
+  t.regex(doc.paths[`${BASE}/publish`].post.description, /pro and business plans/);
+  t.truthy(doc.paths[`${BASE}/publish`].post.requestBody);
+});
+
 /** Offset in minutes of an ISO string like 2027-03-14T03:30:00-04:00. */
 const offsetOf = (iso: string) => { const m = /([+-])(\d\d):(\d\d)$/.exec(iso)!; return (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])); };
 
@@ -341,7 +362,7 @@ for (const zone of ['America/New_York', 'Europe/Berlin']) {
 test('plans: free and starter get 403 on social routes; isEnabled false blocks publishing only', async (t) => {
   for (const plan of ['free', 'starter']) {
     const { key } = await cluster.org({ plan });
-    for (const [method, path, body] of [['GET', '/settings'], ['GET', '/posts'], ['POST', '/publish', { postType: 'text', caption: 'x', platforms: ['x'] }], ['POST', '/connect', { platform: 'x' }]] as const) {
+    for (const [method, path, body] of [['GET', '/settings'], ['GET', '/posts'], ['POST', '/publish', { postType: 'text', caption: 'x', platforms: ['x'] }], ['POST', '/publish', {}], ['POST', '/connect', { platform: 'x' }]] as const) {
       const r = await api(key, method, path, body);
       t.is(r.status, 403, `${plan} ${method} ${path}`);
       t.is(r.body.error, 'Social posting is not included in this plan');
@@ -379,6 +400,13 @@ test('approveApiPosts: API-key posts wait as pending_approval; a signed-in user 
     headers: { authorization: `Bearer ${token}` }, body: { organizationId: org.id, postType: 'text', caption: 'from the app', platforms: ['linkedin'] },
   });
   t.is(byUser.body.socialPost.status, 'published', 'posts by signed-in users need no approval');
+
+  const draft = await api(key, 'POST', '/publish', { postType: 'text', caption: 'draft', platforms: ['linkedin'], publishMode: 'draft', scheduledAt: future(DAY) });
+  t.is(draft.body.socialPost.status, 'draft');
+  const released = await api(key, 'POST', '/edit', { postId: draft.body.socialPost.id, mode: 'schedule', scheduledAt: at });
+  t.is(released.body.post.status, 'pending_approval', 'nor release its own draft');
+  const rescheduled = await api(key, 'POST', '/edit', { postId: p.body.socialPost.id, mode: 'schedule', scheduledAt: future(4 * DAY) });
+  t.is(rescheduled.body.post.status, 'scheduled', 'an approved post can still be moved by the API');
 });
 
 test('organizations are isolated: another organization\'s post is 404, a key with another organizationId is 403, a bearer needs organizationId', async (t) => {
@@ -405,7 +433,7 @@ test('organizations are isolated: another organization\'s post is 404, a key wit
   const user = await createUser(cluster.app.db, { email: `member-${a.org.id}@example.com`, organizationId: a.org.id });
   const token = await cluster.app.signer.issue(user.id);
   const bearer = { authorization: `Bearer ${token}` };
-  for (const [method, path, body] of [['GET', '/settings'], ['GET', '/posts'], ['GET', '/next-slot'], ['POST', '/publish', { postType: 'text', caption: 'x' }], ['PUT', '/settings', {}], ['POST', '/remove', { postId: id }]] as const) {
+  for (const [method, path, body] of [['GET', '/settings'], ['GET', '/posts'], ['GET', '/next-slot'], ['POST', '/publish', { postType: 'text', caption: 'x' }], ['POST', '/publish', {}], ['PUT', '/settings', {}], ['POST', '/remove', { postId: id }], ['POST', '/edit', { mode: 'nonsense' }]] as const) {
     const r = await cluster.api(method, `${BASE}${path}`, { headers: bearer, body });
     t.is(r.status, 400, `${method} ${path}`);
     t.is(r.body.error, 'organizationId is required when not using an API key');
@@ -417,4 +445,5 @@ test('organizations are isolated: another organization\'s post is 404, a key wit
   t.is((await cluster.api('GET', `${BASE}/posts?organizationId=${b.org.id}`, { headers: bearer })).status, 403, 'not a member');
   t.is((await cluster.api('POST', `${BASE}/remove`, { headers: bearer, body: { organizationId: a.org.id, postId: id } })).status, 200);
   t.is((await cluster.api('GET', `${BASE}/posts`)).status, 401);
+  t.is((await cluster.api('POST', `${BASE}/publish`, { body: { postType: 'nope' } })).status, 401, 'credentials are checked before the body');
 });

@@ -95,6 +95,19 @@ test.serial('reschedule and cancel: PATCH and DELETE /api/post by Ayrshare id', 
   t.deepEqual(del.body, { id: 'ayr-9' });
 });
 
+test.serial('refresh: GET /api/post/:id; sent posts are published, pending ones left out, unknown ones failed', async (t) => {
+  const p = provider();
+  const sent = await p.submit(profile, { postType: 'text', caption: 'past', platforms: ['linkedin'], media: {}, platformFields: {}, scheduledAt: new Date(Date.now() - 1000), hold: false });
+  const waiting = await p.submit(profile, { postType: 'text', caption: 'future', platforms: ['linkedin'], media: {}, platformFields: {}, scheduledAt: new Date(Date.now() + 86_400_000), hold: false });
+  const out = await p.refresh(profile, [sent.providerJobId, waiting.providerJobId, 'gone']);
+  t.deepEqual(out.map((o) => [o.providerJobId, o.state]), [[sent.providerJobId, 'published'], ['gone', 'failed']]);
+  t.deepEqual(out[0]!.platforms, [{ platform: 'linkedin', status: 'success', id: `linkedin-${sent.providerJobId}`, url: `https://social.example/linkedin/${sent.providerJobId}`, error: null }]);
+  t.regex(out[1]!.error!, /Post not found/);
+  const get = fake.seen.find((r) => r.method === 'GET' && r.path === `/api/post/${sent.providerJobId}`)!;
+  t.is(get.headers['profile-key'], 'PK-123');
+  t.is(get.headers.authorization, 'Bearer API-KEY-1');
+});
+
 test.serial('failures become ProviderError with the provider\'s message: HTTP errors, status "error", a non-JSON body, no answer', async (t) => {
   const p = provider();
   const post = { postType: 'text' as const, caption: 'x', platforms: ['x' as const], media: {}, platformFields: {}, scheduledAt: null, hold: false };

@@ -9,6 +9,7 @@ export async function startFakeAyrshare() {
   const seen: SeenRequest[] = [];
   const replies = new Map<string, Reply>();
   let postSeq = 0;
+  const posts = new Map<string, { platforms: string[]; scheduleDate?: string }>();
   const linked = new Set<string>();
   const defaults: Record<string, Reply> = {
     'POST /api/profiles': { body: { status: 'success', title: 'org', refId: 'ref-1', profileKey: 'PK-123' } },
@@ -22,6 +23,7 @@ export async function startFakeAyrshare() {
     'DELETE /api/profiles/social': (r) => { linked.delete(r.body.platform); return { body: { status: 'success', platform: r.body.platform } }; },
     'POST /api/post': (r) => {
       const id = `ayr-${++postSeq}`;
+      posts.set(id, { platforms: r.body.platforms, scheduleDate: r.body.scheduleDate });
       if (r.body.scheduleDate) return { body: { status: 'scheduled', scheduleDate: r.body.scheduleDate, id, refId: 'ref-1', post: r.body.post } };
       if (r.body.requiresApproval) return { body: { status: 'awaiting approval', id, post: r.body.post } };
       return {
@@ -31,7 +33,24 @@ export async function startFakeAyrshare() {
         },
       };
     },
-    'PATCH /api/post': { body: { status: 'success' } },
+    'PATCH /api/post': (r) => {
+      const p = posts.get(r.body.id);
+      if (p && r.body.scheduleDate) p.scheduleDate = r.body.scheduleDate;
+      return { body: { status: 'success' } };
+    },
+    // A scheduled post goes out at its time, as Ayrshare's scheduler would.
+    'GET /api/post/:id': (r) => {
+      const id = decodeURIComponent(r.path.split('/').pop()!);
+      const p = posts.get(id);
+      if (!p) return { status: 404, body: { status: 'error', code: 141, message: 'Post not found' } };
+      const due = !p.scheduleDate || Date.parse(p.scheduleDate) <= Date.now();
+      return {
+        body: {
+          id, status: due ? 'success' : 'pending',
+          postIds: due ? p.platforms.map((platform) => ({ status: 'success', id: `${platform}-${id}`, platform, postUrl: `https://social.example/${platform}/${id}` })) : [],
+        },
+      };
+    },
     'DELETE /api/post': { body: { status: 'success' } },
   };
   const server = http.createServer((req, res) => {
@@ -41,7 +60,7 @@ export async function startFakeAyrshare() {
       const text = Buffer.concat(chunks).toString();
       const r: SeenRequest = { method: req.method!, path: req.url!, headers: req.headers, body: text ? JSON.parse(text) : undefined };
       seen.push(r);
-      const key = `${r.method} ${r.path.split('?')[0]}`;
+      const key = `${r.method} ${r.path.split('?')[0]!.replace(/^\/api\/post\/[^/]+$/, '/api/post/:id')}`;
       const reply = replies.get(key) ?? defaults[key];
       const answer = typeof reply === 'function' ? reply(r) : reply ?? { status: 404, body: { status: 'error', message: `no route ${key}` } };
       res.writeHead(answer.status ?? 200, { 'content-type': 'application/json' });
@@ -58,6 +77,8 @@ export async function startFakeAyrshare() {
     reply: (key: string, r: Reply) => replies.set(key, r),
     reset: () => replies.clear(),
     last: (key: string) => [...seen].reverse().find((s) => `${s.method} ${s.path.split('?')[0]}` === key),
+    /** Ayrshare's own record of a post, as its scheduler sees it. */
+    post: (id: string) => posts.get(id),
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
 }

@@ -2,7 +2,7 @@ import test from 'ava';
 import { AppError } from '../common/src/errors.js';
 import { publishSchema, validatePublish, type PublishBody } from '../coordinator/src/social/publish-input.js';
 import { DEFAULT_SETTINGS, settingsPatchSchema, type SocialSettings } from '../coordinator/src/social/settings.js';
-import { postBody } from '../coordinator/src/social/ayrshare-provider.js';
+import { postBody } from '../coordinator/src/social/ayrshare-post.js';
 import { ProviderUnsupportedError } from '../coordinator/src/social/provider.js';
 
 const NOW = Date.parse('2026-06-01T12:00:00Z');

@@ -39,15 +39,29 @@ export function createSocialProvider(app: Coordinator): SocialProvider {
 }
 
 export function registerSocialRoutes(api: Api, app: Coordinator, provider: SocialProvider = createSocialProvider(app)): void {
-  const service = createSocialService({ db: app.db, provider, checkMedia: createMediaCheck({ fetchAllowlist: app.config.fetchAllowlist }) });
+  const service = createSocialService({ db: app.db, provider, log: app.log, checkMedia: createMediaCheck({ fetchAllowlist: app.config.fetchAllowlist }) });
 
-  /** Section 5 with the social wording, then the plan rule (403). */
-  async function socialOrg(ctx: ApiContext, supplied: unknown): Promise<Organization> {
-    const orgId = await requireOrg(app, ctx, supplied, SOCIAL_ORG_MESSAGES);
-    const org = await requireOrganization(app.db.pool, orgId);
-    assertSocialPlan(org);
+  /** Section 5 with the social wording, then the plan rule (403); once per request. */
+  const resolved = new WeakMap<ApiContext, Promise<Organization>>();
+  function socialOrg(ctx: ApiContext): Promise<Organization> {
+    let org = resolved.get(ctx);
+    if (!org) {
+      org = (async () => {
+        const found = await requireOrganization(app.db.pool, await requireOrg(app, ctx, suppliedOrgId(ctx), SOCIAL_ORG_MESSAGES));
+        assertSocialPlan(found);
+        return found;
+      })();
+      resolved.set(ctx, org);
+    }
     return org;
   }
+  // Runs before each route's own body and query validation, so a caller learns about credentials,
+  // organizationId and plan (401, 400, 403) before the shape of the request.
+  const GUARDED = ['settings', 'profile', 'connect', 'disconnect-account', 'next-slot', 'posts', 'publish', 'edit', 'remove'];
+  api.router.use(GUARDED.map((p) => `${BASE}/${p}`), async (ctx, next) => {
+    await socialOrg(ctx as ApiContext);
+    return next();
+  });
   const viaApiKey = async (ctx: ApiContext) => (await principalOf(app, ctx)).kind === 'apiKey';
 
   api.route({
@@ -55,7 +69,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     summary: 'Social posting settings (a default-shaped object when none were saved)',
     description: PLAN_RULE_TEXT,
   }, async (ctx, { query }) => {
-    const org = await socialOrg(ctx, query.organizationId);
+    const org = await socialOrg(ctx);
     return getSettings(app.db.pool, org.id);
   });
 
@@ -64,9 +78,9 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     summary: 'Update any subset of the social settings; answers the full settings',
     description: `${PLAN_RULE_TEXT} defaultTimezone is an IANA zone, queueSlots items are {dayOfWeek 0-6 (0 = Sunday), time HH:mm}, maxPostsPerSlot 1-100, the other numbers non-negative. Unknown fields are refused.`,
   }, async (ctx, { body }) => {
-    const org = await socialOrg(ctx, suppliedOrgId(ctx));
+    const org = await socialOrg(ctx);
     const { organizationId: _ignored, ...patch } = body;
-    return updateSettings(app.db.pool, org.id, patch);
+    return updateSettings(app.db, org.id, patch);
   });
 
   api.route({
@@ -75,7 +89,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     description: `${PLAN_RULE_TEXT} connected is true when at least one account is linked; profileId is null until the first connect.`,
     response: z.object({ connected: z.boolean(), profileId: z.string().nullable(), connectedAccounts: z.array(z.string()), accountLinks: z.array(z.object({ accountId: z.string(), platform: z.string() })) }),
   }, async (ctx, { query }) => {
-    const org = await socialOrg(ctx, query.organizationId);
+    const org = await socialOrg(ctx);
     return service.profile(org.id);
   });
 
@@ -90,7 +104,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     }),
     response: z.object({ access_url: z.string(), platform: z.string(), profileId: z.string() }),
   }, async (ctx, { body }) => {
-    const org = await socialOrg(ctx, suppliedOrgId(ctx));
+    const org = await socialOrg(ctx);
     if (body.redirectUrl && !/^https?:\/\/[^\s/]+/i.test(body.redirectUrl)) throw badRequest('redirectUrl must be an http or https URL');
     return service.connect(org, body.platform, body.redirectUrl ?? undefined);
   });
@@ -102,7 +116,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     body: z.object({ organizationId: z.string().optional(), accountId: z.string({ error: 'accountId is required' }).min(1, 'accountId is required') }),
     response: z.object({ ok: z.literal(true) }),
   }, async (ctx, { body }) => {
-    const org = await socialOrg(ctx, suppliedOrgId(ctx));
+    const org = await socialOrg(ctx);
     return service.disconnect(org.id, body.accountId);
   });
 
@@ -113,7 +127,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     query: z.object({ organizationId: z.string().optional(), timezone: z.string().optional(), count: queryInt(10) }),
     response: z.object({ timezone: z.string(), nextSlot: z.string(), nextSlots: z.array(z.string()) }),
   }, async (ctx, { query }) => {
-    const org = await socialOrg(ctx, query.organizationId);
+    const org = await socialOrg(ctx);
     if (query.count < 1 || query.count > 50) throw badRequest('count must be between 1 and 50');
     return service.nextSlot(org.id, query.timezone || undefined, query.count);
   });
@@ -125,7 +139,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     query: z.object({ organizationId: z.string().optional(), limit: queryInt(100), offset: queryInt(0) }),
     response: z.object({ posts: z.array(postItem) }),
   }, async (ctx, { query }) => {
-    const org = await socialOrg(ctx, query.organizationId);
+    const org = await socialOrg(ctx);
     if (query.limit < 1 || query.limit > 100) throw badRequest('Limit must be between 1 and 100');
     if (query.offset < 0) throw badRequest('Offset must be a non-negative number');
     const posts = await service.list(org.id, query.limit, query.offset);
@@ -138,7 +152,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     description: `${PLAN_RULE_TEXT} 403 also while the organization's isEnabled setting is false. video needs an https videoUrl, photo 1-20 photoUrls, document a documentUrl, text a non-empty caption; only the field of the post type may be given. draft and schedule need scheduledAt (ISO 8601; without an offset it is read in timezone). platforms default to the settings' defaultPlatforms and must be linked accounts. platformFields take only the contract's keys for the chosen platforms, booleans as "true"/"false". Media URLs must be publicly reachable. With approveApiPosts, API-key posts are held as pending_approval. 502 when the provider fails (the post is kept with status failed). ${STATUSES_TEXT}`,
     response: z.object({ socialPost: z.object({ id: z.string(), status: z.string(), providerJobId: z.string().nullable(), scheduledFor: z.string().nullable() }), providerPostId: z.string() }),
   }, async (ctx, { body }) => {
-    const org = await socialOrg(ctx, suppliedOrgId(ctx));
+    const org = await socialOrg(ctx);
     const { post, providerPostId } = await service.publish(org, body, await viaApiKey(ctx));
     app.log.info('social post published', { organizationId: org.id, postId: post.id, status: post.status, provider: provider.name });
     return { socialPost: { ...shortView(post), providerJobId: post.providerJobId }, providerPostId };
@@ -150,7 +164,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     description: `${PLAN_RULE_TEXT} mode schedule needs scheduledAt (ISO 8601) and makes the post scheduled; mode draft keeps it held. A caption change replaces the provider job. With approveApiPosts, an API key cannot release its own held post.`,
     response: z.object({ post: shortPost }),
   }, async (ctx, { body }) => {
-    const org = await socialOrg(ctx, suppliedOrgId(ctx));
+    const org = await socialOrg(ctx);
     const post = await service.edit(org, body, postRef(body), await viaApiKey(ctx));
     return { post: shortView(post) };
   });
@@ -161,7 +175,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     description: `${PLAN_RULE_TEXT} Cancelling a cancelled post answers it again; a published post cannot be cancelled (409).`,
     response: z.object({ post: shortPost }),
   }, async (ctx, { body }) => {
-    const org = await socialOrg(ctx, suppliedOrgId(ctx));
+    const org = await socialOrg(ctx);
     const post = await service.remove(org.id, postRef(body));
     return { post: shortView(post) };
   });

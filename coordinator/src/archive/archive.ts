@@ -89,7 +89,8 @@ async function removeObjects(app: Deps, keys: string[], prefixes: string[]): Pro
 export async function startArchiveSchedule(app: Pick<Coordinator, 'boss' | 'db' | 'store' | 'log'>): Promise<void> {
   await app.boss.createQueue(ARCHIVE_QUEUE);
   await app.boss.schedule(ARCHIVE_QUEUE, DAILY_AT, {}, { tz: 'UTC' });
-  await app.boss.work(ARCHIVE_QUEUE, async () => {
+  // A daily job need not be picked up within seconds; a slow poll keeps the database quiet.
+  await app.boss.work(ARCHIVE_QUEUE, { pollingIntervalSeconds: 60 }, async () => {
     const report = await archiveExpiredJobs(app, new Date());
     app.log.info('auto-archive finished', { ...report });
   });

@@ -10,7 +10,7 @@ export const CONTENT_TYPES: Record<ImageFormat, string> = {
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 // An XML prolog, comments and a doctype may come before the root; the root must be <svg>.
-const SVG_ROOT = /^\uFEFF?\s*(<\?xml[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*|<!DOCTYPE\s+svg[^>]*>\s*)*<svg[\s>]/i;
+const SVG_ROOT = /^\uFEFF?\s*(<\?xml[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*|<!DOCTYPE\s+svg[^[>]*(\[[\s\S]*?\])?\s*>\s*)*<svg[\s>]/i;
 
 export function sniffImage(buf: Buffer): ImageFormat | undefined {
   if (buf.subarray(0, 8).equals(PNG)) return 'png';
@@ -27,6 +27,7 @@ export function stripSvg(svg: string): string {
   return svg
     .replace(/<!DOCTYPE[^[>]*(\[[\s\S]*?\])?\s*>/gi, '')
     .replace(/<!ENTITY[\s\S]*?>/gi, '')
+    .replace(/&(?!(?:amp|lt|gt|quot|apos|#\d+|#x[0-9a-f]+);)[\w.:-]+;/gi, '') // uses of the entities just removed
     .replace(/<script[\s\S]*?<\/script\s*>/gi, '')
     .replace(/<script[^>]*\/>/gi, '')
     .replace(/<foreignObject[\s\S]*?<\/foreignObject\s*>/gi, '')

@@ -31,7 +31,8 @@ export async function sweepStorage(app: Deps, now = new Date()) {
 export async function startOrphanSweepSchedule(app: Pick<Coordinator, 'boss' | 'db' | 'store' | 'log'>): Promise<void> {
   await app.boss.createQueue(SWEEP_QUEUE);
   await app.boss.schedule(SWEEP_QUEUE, DAILY_AT, {}, { tz: 'UTC' });
-  await app.boss.work(SWEEP_QUEUE, async () => {
+  // A daily job need not be picked up within seconds; a slow poll keeps the database quiet.
+  await app.boss.work(SWEEP_QUEUE, { pollingIntervalSeconds: 60 }, async () => {
     await sweepStorage(app);
   });
 }

@@ -46,7 +46,8 @@ export async function storeFile(app: Deps, input: StoreFileInput): Promise<FileR
   const { type, contentType } = classify(input);
   // The row's id is made by insertFiles; the folder only has to be unique.
   const prefix = `orgs/${input.organizationId}/files/${newId()}/`;
-  const objectKey = prefix + safeName(input.name);
+  // In its own folder, so no original name can collide with the thumbnail's.
+  const objectKey = `${prefix}original/${safeName(input.name)}`;
   const work = await mkdtemp(path.join(os.tmpdir(), 'store-file-'));
   const written: string[] = [];
   try {

@@ -7,19 +7,16 @@
 //   POST   /post                  publish, schedule (scheduleDate) or hold (requiresApproval)
 //   PATCH  /post                  new scheduleDate, approve a held post
 //   DELETE /post                  delete a scheduled or published post
+//   GET    /post/:id              a post's status once its schedule time has passed
 // Ayrshare calls X "twitter"; everything else keeps its name. The base URL is operator
 // configuration, not user input, so it is fetched directly rather than through safeFetch.
-import type { Network } from './networks.js';
-import { fieldItems } from './networks.js';
+import { FROM_AYRSHARE, TO_AYRSHARE, ayrshareDate, postBody } from './ayrshare-post.js';
 import {
-  ProviderError, ProviderUnsupportedError,
-  type AccountLink, type PlatformResult, type ProviderPost, type ProviderProfile, type SocialProvider, type SubmitResult,
+  ProviderError,
+  type AccountLink, type JobOutcome, type PlatformResult, type SocialProvider, type SubmitResult,
 } from './provider.js';
 
 export interface AyrshareOptions { apiUrl: string; apiKey: string; domain: string; privateKey: string; timeoutMs: number }
-
-const TO_AYRSHARE: Record<Network, string> = { youtube: 'youtube', facebook: 'facebook', instagram: 'instagram', linkedin: 'linkedin', tiktok: 'tiktok', x: 'twitter' };
-const FROM_AYRSHARE: Record<string, Network> = Object.fromEntries(Object.entries(TO_AYRSHARE).map(([k, v]) => [v, k as Network]));
 
 type Json = Record<string, any>;
 
@@ -118,6 +115,31 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
     async cancel(profile, providerJobId) {
       await call('DELETE', '/post', { id: providerJobId }, profile.providerKey);
     },
+
+    async refresh(profile, providerJobIds) {
+      const outcomes: JobOutcome[] = [];
+      for (const id of providerJobIds) {
+        let json: Json;
+        try {
+          json = await call('GET', `/post/${encodeURIComponent(id)}`, undefined, profile.providerKey);
+        } catch (err) {
+          // A post that failed at the networks answers status "error": that is its outcome.
+          if (err instanceof ProviderError && err.status !== undefined && err.status < 500) {
+            outcomes.push({ providerJobId: id, state: 'failed', platforms: null, error: err.message });
+            continue;
+          }
+          throw err;
+        }
+        if (json.status !== 'success') continue; // pending, awaiting approval: nothing new
+        const postIds: Json[] = Array.isArray(json.postIds) ? json.postIds : [];
+        const platforms = postIds.filter((p) => FROM_AYRSHARE[p.platform]).map((p) => ({
+          platform: FROM_AYRSHARE[p.platform]!, status: String(p.status ?? 'success'), id: p.id ? String(p.id) : null,
+          url: typeof p.postUrl === 'string' ? p.postUrl : null, error: null,
+        }));
+        outcomes.push({ providerJobId: id, state: 'published', platforms: platforms.length ? platforms : null, error: null });
+      }
+      return outcomes;
+    },
   };
 }
 
@@ -126,107 +148,3 @@ function errorText(json: Json, text: string): string {
   return parts.length ? parts.join('; ') : text.slice(0, 300) || 'no body';
 }
 
-/** Ayrshare documents scheduleDate as YYYY-MM-DDThh:mm:ssZ (UTC, no milliseconds). */
-const ayrshareDate = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
-
-/** The /post body: shared fields, then each network's options object from platformFields. */
-export function postBody(post: ProviderPost): Json {
-  const body: Json = {
-    post: post.caption,
-    platforms: post.platforms.map((p) => TO_AYRSHARE[p]),
-  };
-  const media = post.media.videoUrl ? [post.media.videoUrl] : post.media.photoUrls ?? (post.media.documentUrl ? [post.media.documentUrl] : []);
-  if (media.length) body.mediaUrls = media;
-  if (post.postType === 'video') body.isVideo = true;
-  if (post.scheduledAt) body.scheduleDate = ayrshareDate(post.scheduledAt);
-  if (post.hold) body.requiresApproval = true;
-
-  const firstComments = new Set<string>();
-  for (const [key, value] of Object.entries(post.platformFields)) {
-    const rule = FIELD_MAP[key];
-    if (rule === undefined) throw new ProviderUnsupportedError(`platformFields.${key} is not supported by the ayrshare provider`);
-    if (rule === 'consent') continue;
-    if (rule === 'firstComment') { firstComments.add(value); continue; }
-    const [object, field, convert] = rule;
-    const converted = convert ? convert(value) : value;
-    if (converted === undefined) continue;
-    const target = (body[object] ??= {}) as Json;
-    if (field === null) Object.assign(target, converted);
-    else if (typeof converted === 'object' && !Array.isArray(converted)) target[field] = { ...(target[field] ?? {}), ...converted };
-    else target[field] = converted;
-  }
-  if (firstComments.size > 1) {
-    throw new ProviderUnsupportedError('The ayrshare provider posts one first comment on every network: give the same text in each *FirstComment field');
-  }
-  if (firstComments.size === 1) body.firstComment = { comment: [...firstComments][0] };
-  // YouTube refuses a video without a title; the caption's start stands in for a missing one.
-  if (post.platforms.includes('youtube') && !body.youTubeOptions?.title) {
-    (body.youTubeOptions ??= {}).title = post.caption.slice(0, 100) || 'Video';
-  }
-  return body;
-}
-
-const bool = (v: string) => v === 'true';
-const not = (v: string) => v !== 'true';
-const int = (v: string) => Number(v);
-const list = (v: string) => fieldItems(v);
-
-const TIKTOK_VISIBILITY: Record<string, string> = {
-  PUBLIC_TO_EVERYONE: 'public', MUTUAL_FOLLOW_FRIENDS: 'friends', FOLLOWER_OF_CREATOR: 'followers', SELF_ONLY: 'private',
-};
-
-/** [options object, field (null: merge the converted object into it), conversion]; a conversion
- *  answering undefined sends nothing. */
-type Rule = 'consent' | 'firstComment' | [object: string, field: string | null, convert?: (v: string) => unknown];
-
-/** Contract platformFields key → Ayrshare option. Keys missing here have no Ayrshare equivalent
- *  and are refused (400) rather than dropped silently; 'consent' keys are the client's own
- *  acknowledgements (TikTok's UX rules) with nothing to send. */
-const FIELD_MAP: Record<string, Rule> = {
-  youtubeTitle: ['youTubeOptions', 'title'],
-  youtubeVisibility: ['youTubeOptions', 'visibility', (v) => v.toLowerCase()],
-  youtubeMadeForKids: ['youTubeOptions', 'madeForKids', bool],
-  youtubeContainsSyntheticMedia: ['youTubeOptions', 'containsSyntheticMedia', bool],
-  youtubeCategoryId: ['youTubeOptions', 'categoryId', int],
-  youtubePlaylistId: ['youTubeOptions', 'playListId'],
-  youtubeFirstComment: 'firstComment',
-
-  instagramContentType: ['instagramOptions', null, (v) => (/^stor/i.test(v) ? { stories: true } : undefined)],
-  instagramShareToFeed: ['instagramOptions', 'shareReelsFeed', bool],
-  instagramCollaborators: ['instagramOptions', 'collaborators', list],
-  instagramUserTags: ['instagramOptions', 'userTags', (v) => list(v).map((username) => ({ username }))],
-  instagramTrialGraduationStrategy: ['instagramOptions', 'trialParams', (v) => ({ graduationStrategy: v.toUpperCase() })],
-  instagramThumbOffset: ['instagramOptions', 'thumbNailOffset', int],
-  instagramThumbnail: ['instagramOptions', 'coverUrl'],
-  instagramAudioName: ['instagramOptions', 'audioName'],
-  instagramFirstComment: 'firstComment',
-
-  facebookContentType: ['faceBookOptions', null, (v) => (/^reels?$/i.test(v) ? { reels: true } : /^stor/i.test(v) ? { stories: true } : undefined)],
-  facebookTitle: ['faceBookOptions', 'title'],
-  facebookFirstComment: 'firstComment',
-
-  linkedinDocumentTitle: ['linkedInOptions', 'title'],
-  linkedinFirstComment: 'firstComment',
-
-  xReplySettings: ['twitterOptions', 'replySettings'],
-  xPollOptions: ['twitterOptions', 'poll', (v) => ({ options: list(v) })],
-  xPollDurationMinutes: ['twitterOptions', 'poll', (v) => ({ duration: int(v) })],
-  xLongVideo: ['twitterOptions', 'longVideo', bool],
-  xGeoCountries: ['twitterOptions', 'allowCountries', list],
-
-  tiktokPrivacyLevel: ['tikTokOptions', 'visibility', (v) => TIKTOK_VISIBILITY[v.toUpperCase()]],
-  tiktokAllowComment: ['tikTokOptions', 'disableComments', not],
-  tiktokAllowDuet: ['tikTokOptions', 'disableDuet', not],
-  tiktokAllowStitch: ['tikTokOptions', 'disableStitch', not],
-  tiktokContentPreviewConfirmed: 'consent',
-  tiktokExpressConsentGiven: 'consent',
-  tiktokMediaType: 'consent',
-  tiktokVideoCoverTimestampMs: ['tikTokOptions', 'thumbNailOffset', int],
-  tiktokVideoCoverImageUrl: ['tikTokOptions', 'thumbNail'],
-  tiktokPhotoCoverIndex: ['tikTokOptions', 'imageCoverIndex', int],
-  tiktokDescription: ['tikTokOptions', 'title'],
-  tiktokAutoAddMusic: ['tikTokOptions', 'autoAddMusic', bool],
-  tiktokVideoMadeWithAi: ['tikTokOptions', 'isAIGenerated', bool],
-  tiktokDraft: ['tikTokOptions', 'draft', bool],
-  tiktokCommercialContentType: ['tikTokOptions', null, (v) => (/branded/i.test(v) ? { isBrandedContent: true } : /organic/i.test(v) ? { isBrandOrganic: true } : undefined)],
-};

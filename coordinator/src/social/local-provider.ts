@@ -114,14 +114,20 @@ export function createLocalProvider(db: Db, opts: { baseUrl: string; autoLink: b
       if (!row) throw new ProviderError(`Local provider: unknown job ${providerJobId}`);
     },
 
-    // Simulated time passing: scheduled jobs whose time has come count as published.
-    async collectPublished(organizationId) {
+    // Simulated time passing: a scheduled job whose time has come counts as published.
+    async refresh(profile, providerJobIds) {
       const rows = await db.query(
         `UPDATE social_local_jobs SET status = 'published', updated_at = now()
-         WHERE organization_id = $1 AND status = 'scheduled' AND scheduled_for <= now() RETURNING id`,
-        [organizationId],
+         WHERE organization_id = $1 AND profile_id = $2 AND id = ANY($3) AND status = 'scheduled' AND scheduled_for <= now()
+         RETURNING id, post_id AS "postId", platforms`,
+        [profile.organizationId, profile.providerKey, providerJobIds],
       );
-      return rows.map((r) => ({ providerJobId: r.id as string }));
+      return rows.map((r) => ({
+        providerJobId: r.id as string,
+        state: 'published' as const,
+        platforms: (r.platforms as Network[]).map((platform) => ({ platform, status: 'success', id: `${platform}-${r.postId}`, url: null, error: null })),
+        error: null,
+      }));
     },
   };
 }

@@ -5,8 +5,6 @@ export type Network = (typeof NETWORKS)[number];
 export const POST_TYPES = ['video', 'photo', 'text', 'document'] as const;
 export type PostType = (typeof POST_TYPES)[number];
 
-export const isNetwork = (v: string): v is Network => (NETWORKS as readonly string[]).includes(v);
-
 /** Post types a network can carry; publishing another is an "inconsistent combination" (400)
  *  caught here rather than as a provider failure (502). */
 export const NETWORK_POST_TYPES: Record<Network, readonly PostType[]> = {

@@ -1,9 +1,11 @@
 import type { Queryable } from '../db/db.js';
 import type { Network, PostType } from './networks.js';
-import type { PlatformResult } from './provider.js';
+import type { JobOutcome, PlatformResult } from './provider.js';
 import type { PublishMode, PublishRequest } from './publish-input.js';
 
-export type PostStatus = 'draft' | 'pending_approval' | 'scheduled' | 'published' | 'failed' | 'cancelled';
+/** pending_approval: held because approveApiPosts is set and an API key created or re-queued it. */
+export const POST_STATUSES = ['draft', 'pending_approval', 'scheduled', 'published', 'failed', 'cancelled'] as const;
+export type PostStatus = (typeof POST_STATUSES)[number];
 
 /** Statuses whose provider job is still pending and can be moved or cancelled. */
 export const LIVE_STATUSES: readonly PostStatus[] = ['draft', 'pending_approval', 'scheduled'];
@@ -115,13 +117,25 @@ export async function queuedInstants(db: Queryable, organizationId: string, from
   return res.rows.map((r) => (r.at as Date).getTime());
 }
 
-export async function markPublished(db: Queryable, organizationId: string, providerJobIds: string[]): Promise<void> {
-  if (!providerJobIds.length) return;
+/** Scheduled posts whose time has passed: the provider may have published them since. */
+export async function dueScheduled(db: Queryable, organizationId: string, limit: number): Promise<SocialPost[]> {
+  const res = await db.query(
+    `SELECT ${COLUMNS} FROM social_posts
+      WHERE organization_id = $1 AND status = 'scheduled' AND provider_job_id IS NOT NULL AND scheduled_for <= now()
+      ORDER BY scheduled_for LIMIT $2`,
+    [organizationId, limit],
+  );
+  return res.rows;
+}
+
+/** A provider's news about a job, written only while the post still waits for it. */
+export async function applyOutcome(db: Queryable, organizationId: string, o: JobOutcome): Promise<void> {
+  const published = o.state === 'published';
   await db.query(
-    `UPDATE social_posts SET status = 'published', is_published_on_platform = true, provider_last_event = 'post.published', updated_at = now(),
-       provider_platforms = (SELECT COALESCE(jsonb_agg(p || '{"status": "success"}'), '[]') FROM jsonb_array_elements(provider_platforms) p)
-     WHERE organization_id = $1 AND provider_job_id = ANY($2) AND status = 'scheduled'`,
-    [organizationId, providerJobIds],
+    `UPDATE social_posts SET status = $3, is_published_on_platform = $4, provider_last_event = $5, provider_error = $6,
+       provider_platforms = COALESCE($7::jsonb, provider_platforms), updated_at = now()
+     WHERE organization_id = $1 AND provider_job_id = $2 AND status = 'scheduled'`,
+    [organizationId, o.providerJobId, o.state, published, published ? 'post.published' : 'post.failed', o.error, o.platforms ? JSON.stringify(o.platforms) : null],
   );
 }
 

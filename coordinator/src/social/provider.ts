@@ -39,6 +39,13 @@ export interface SubmitResult {
   platforms: PlatformResult[];
 }
 
+export interface JobOutcome {
+  providerJobId: string;
+  state: 'published' | 'failed';
+  platforms: PlatformResult[] | null;
+  error: string | null;
+}
+
 /** A social-posting service the coordinator hands posts to. */
 export interface SocialProvider {
   readonly name: string;
@@ -53,8 +60,8 @@ export interface SocialProvider {
   /** Moves a held or scheduled job to a new time; `release` lets a held job go out. */
   reschedule(profile: ProviderProfile, providerJobId: string, change: { scheduledAt: Date; release: boolean }): Promise<void>;
   cancel(profile: ProviderProfile, providerJobId: string): Promise<void>;
-  /** Jobs the provider has published since last asked, for providers that report by polling. */
-  collectPublished?(organizationId: string): Promise<Array<{ providerJobId: string }>>;
+  /** What became of scheduled jobs whose time has passed; jobs still pending are left out. */
+  refresh(profile: ProviderProfile, providerJobIds: string[]): Promise<JobOutcome[]>;
 }
 
 /** The provider failed or refused: the API answers 502. */

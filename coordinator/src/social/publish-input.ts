@@ -13,7 +13,7 @@ export type PublishMode = (typeof PUBLISH_MODES)[number];
 const MAX_CAPTION = 20_000;
 const MAX_FIELD = 5_000;
 /** Clock skew tolerated when a schedule time is "now". */
-const PAST_TOLERANCE_MS = 60_000;
+export const PAST_TOLERANCE_MS = 60_000;
 
 const optionalString = (name: string) => z.string({ error: `${name} must be a string` }).nullish();
 

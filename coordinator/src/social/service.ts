@@ -2,21 +2,24 @@ import type { Db, Queryable } from '../db/db.js';
 import { newId } from '../../../common/src/ids.js';
 import { AppError, badRequest, conflict, notFound } from '../../../common/src/errors.js';
 import type { Organization } from '../tenancy/tenancy.js';
+import type { Logger } from '../../../common/src/logger.js';
 import type { Network } from './networks.js';
 import { ProviderError, ProviderUnsupportedError, type ProviderPost, type SocialProvider, type SubmitResult } from './provider.js';
 import { ensureProfile, findProfile } from './profiles.js';
 import { assertPostingEnabled } from './access.js';
 import { getSettings } from './settings.js';
 import { nextFreeSlots } from './slots.js';
-import { canonicalTimeZone, isoInZone, parseDateTime } from './zoned-time.js';
+import { canonicalTimeZone, isoInZone } from './zoned-time.js';
+import { planEdit } from './edit-plan.js';
 import { validatePublish, type EditBody, type PublishBody, type PublishRequest } from './publish-input.js';
 import {
-  LIVE_STATUSES, findPost, insertPost, listPosts, markPublished, queuedInstants, updatePost,
+  LIVE_STATUSES, applyOutcome, dueScheduled, findPost, insertPost, listPosts, queuedInstants, updatePost,
   type PostPatch, type PostStatus, type SocialPost,
 } from './posts.js';
 
-const PAST_TOLERANCE_MS = 60_000;
 const SLOT_HORIZON_DAYS = 400;
+/** Due posts asked about per list call; the rest on the next one. */
+const REFRESH_BATCH = 20;
 
 export interface SocialServiceDeps {
   db: Db;
@@ -24,9 +27,8 @@ export interface SocialServiceDeps {
   /** Refuses (400) media URLs that are not public and reachable; see media-check.ts. */
   checkMedia: (urls: string[]) => Promise<void>;
   now?: () => number;
+  log?: Pick<Logger, 'warn'>;
 }
-
-export type SocialService = ReturnType<typeof createSocialService>;
 
 /** Turns a provider failure into the API's answer: 502 for failures, 400 for what it cannot express. */
 function providerFailure(err: unknown, what: string): never {
@@ -115,10 +117,7 @@ export function createSocialService(deps: SocialServiceDeps) {
     },
 
     async list(organizationId: string, limit: number, offset: number) {
-      if (provider.collectPublished) {
-        const done = await viaProvider('Could not refresh post states', () => provider.collectPublished!(organizationId));
-        await markPublished(db.pool, organizationId, done.map((d) => d.providerJobId));
-      }
+      await refreshDue(organizationId);
       return listPosts(db.pool, organizationId, limit, offset);
     },
 
@@ -158,48 +157,27 @@ export function createSocialService(deps: SocialServiceDeps) {
       assertPostingEnabled(settings);
       const post = await findOne(org.id, ref);
       const live = LIVE_STATUSES.includes(post.status) && post.providerJobId !== null;
-      if (body.mode == null && body.scheduledAt == null && body.caption == null) throw badRequest('Nothing to change: give mode, scheduledAt or caption');
-      if (body.mode === 'schedule' && !body.scheduledAt?.trim()) throw badRequest('scheduledAt is required when mode is schedule');
-      if (body.caption != null && post.postType === 'text' && body.caption.trim() === '') throw badRequest('caption must not be empty for a text post');
-
-      let at: number | null = post.scheduledFor?.getTime() ?? null;
-      if (body.scheduledAt?.trim()) {
-        const parsed = parseDateTime(body.scheduledAt, post.timezone);
-        if (parsed === undefined) throw badRequest('scheduledAt must be an ISO 8601 date-time such as 2026-07-08T12:30:00Z');
-        at = parsed;
-      }
-      const caption = body.caption ?? post.caption;
-      const captionChanged = caption !== post.caption;
-
+      const change = planEdit(post, body, live, settings.approveApiPosts && viaApiKey, now());
       if (!live && body.mode == null) {
         // Nothing pending at the provider: only the stored text can change.
-        if (body.scheduledAt) throw badRequest(`This post is ${post.status}; give mode schedule (or draft) to queue it again`);
-        if (post.status === 'published') throw conflict('A published post cannot be edited');
-        const saved = await updatePost(db.pool, org.id, post.id, { caption, providerLastEvent: 'post.updated' });
-        return saved;
+        return updatePost(db.pool, org.id, post.id, { caption: change.caption, providerLastEvent: 'post.updated' });
       }
-
-      const mode = body.mode ?? (post.status === 'draft' ? 'draft' : 'schedule');
-      // With approveApiPosts, an API key cannot approve its own post by scheduling it.
-      const approvalHold = settings.approveApiPosts && viaApiKey && mode === 'schedule' && (post.status === 'pending_approval' || !live);
-      const hold = mode === 'draft' || approvalHold;
-      const heldAs: PostStatus = mode === 'draft' ? 'draft' : 'pending_approval';
-      if (mode === 'draft' && at === null) throw badRequest('scheduledAt is required to keep a draft of a post without a scheduled time');
-      if (mode === 'schedule' && at !== null && at < now() - PAST_TOLERANCE_MS) throw badRequest('scheduledAt must be in the future');
-      const scheduledAt = at === null ? null : new Date(at);
-
+      const { target, scheduledAt, caption } = change;
+      const hold = target !== 'scheduled';
+      const wasHeld = post.status === 'draft' || post.status === 'pending_approval';
       const profile = await findProfile(db, org.id, provider.name);
       if (!profile) throw badRequest('No social profile: connect an account first');
-      const currentlyHeld = post.status === 'draft' || post.status === 'pending_approval';
-      if (live && !captionChanged && scheduledAt && !(hold && !currentlyHeld)) {
+
+      // Same text and no move back into a held state: the provider moves the job in place.
+      if (live && caption === post.caption && scheduledAt && !(hold && !wasHeld)) {
         await viaProvider('The social provider did not accept the change', () =>
-          provider.reschedule(profile, post.providerJobId!, { scheduledAt, release: currentlyHeld && !hold }));
+          provider.reschedule(profile, post.providerJobId!, { scheduledAt, release: wasHeld && !hold }));
         return updatePost(db.pool, org.id, post.id, {
-          status: hold ? heldAs : 'scheduled', scheduledFor: scheduledAt, providerError: null,
-          providerLastEvent: currentlyHeld && !hold ? 'post.approved' : 'post.rescheduled',
+          status: target, scheduledFor: scheduledAt, providerError: null,
+          providerLastEvent: wasHeld && !hold ? 'post.approved' : 'post.rescheduled',
         });
       }
-      // The provider cannot change this in place (new text, or back into a held state): replace the job.
+      // Otherwise the job is replaced: providers cannot change a post's text or re-hold it in place.
       const next = toProviderPost({ ...post, caption }, scheduledAt, hold);
       try {
         provider.validate?.(next);
@@ -216,7 +194,7 @@ export function createSocialService(deps: SocialServiceDeps) {
         }
         providerFailure(err, 'The social provider did not accept the post');
       }
-      return updatePost(db.pool, org.id, post.id, { ...acceptedPatch(result, heldAs), caption, scheduledFor: scheduledAt });
+      return updatePost(db.pool, org.id, post.id, { ...acceptedPatch(result, target), caption, scheduledFor: scheduledAt });
     },
 
     async remove(organizationId: string, ref: { postId?: string; jobId?: string }) {
@@ -230,6 +208,22 @@ export function createSocialService(deps: SocialServiceDeps) {
       return updatePost(db.pool, organizationId, post.id, { status: 'cancelled', scheduledFor: null, providerLastEvent: 'post.cancelled' });
     },
   };
+
+  /** Asks the provider about scheduled posts that are due. A provider that cannot answer now
+   *  leaves them as they are: the list must not fail because of it. */
+  async function refreshDue(organizationId: string): Promise<void> {
+    const due = await dueScheduled(db.pool, organizationId, REFRESH_BATCH);
+    if (!due.length) return;
+    const profile = await findProfile(db, organizationId, provider.name);
+    if (!profile) return;
+    try {
+      const outcomes = await provider.refresh(profile, due.map((p) => p.providerJobId!));
+      for (const o of outcomes) await applyOutcome(db.pool, organizationId, o);
+    } catch (err) {
+      if (!(err instanceof ProviderError)) throw err;
+      deps.log?.warn('social post refresh failed', { organizationId, err: err.message });
+    }
+  }
 
   async function findOne(organizationId: string, ref: { postId?: string; jobId?: string }): Promise<SocialPost> {
     const post = await findPost(db.pool, organizationId, ref);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Queryable } from '../db/db.js';
+import type { Db, Queryable } from '../db/db.js';
 import { NETWORKS, type Network } from './networks.js';
 import { canonicalTimeZone } from './zoned-time.js';
 import type { QueueSlot } from './slots.js';
@@ -77,7 +77,6 @@ export const settingsPatchSchema = z.strictObject({
   processOnlyPlaylistId: z.string({ error: 'processOnlyPlaylistId must be a string or null' }).max(200).nullable().optional(),
 }, { error: (i) => (i.code === 'unrecognized_keys' ? `Unknown settings field(s): ${i.keys.join(', ')}` : undefined) });
 
-export const timeZoneSchema = timeZone;
 export const settingsSchema = z.object({
   isEnabled: z.boolean(),
   approveApiPosts: z.boolean(),
@@ -108,26 +107,29 @@ export async function getSettings(db: Queryable, organizationId: string): Promis
 
 export type SettingsPatch = Partial<SocialSettings>;
 
-/** Merges a validated patch into the saved (or default) settings and stores the whole row. */
-export async function updateSettings(db: Queryable, organizationId: string, patch: SettingsPatch): Promise<SocialSettings> {
-  const current = await getSettings(db, organizationId);
-  const next: SocialSettings = { ...current };
-  for (const key of Object.keys(DEFAULT_SETTINGS) as Array<keyof SocialSettings>) {
-    if (patch[key] !== undefined) (next as any)[key] = patch[key];
-  }
-  const res = await db.query(
-    `INSERT INTO social_settings (organization_id, is_enabled, approve_api_posts, default_timezone, default_platforms, queue_slots,
-       max_posts_per_slot, max_shorts_of_same_video, max_shorts_per_week, minimum_video_duration_seconds, process_only_playlist_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-     ON CONFLICT (organization_id) DO UPDATE SET
-       is_enabled = EXCLUDED.is_enabled, approve_api_posts = EXCLUDED.approve_api_posts, default_timezone = EXCLUDED.default_timezone,
-       default_platforms = EXCLUDED.default_platforms, queue_slots = EXCLUDED.queue_slots, max_posts_per_slot = EXCLUDED.max_posts_per_slot,
-       max_shorts_of_same_video = EXCLUDED.max_shorts_of_same_video, max_shorts_per_week = EXCLUDED.max_shorts_per_week,
-       minimum_video_duration_seconds = EXCLUDED.minimum_video_duration_seconds, process_only_playlist_id = EXCLUDED.process_only_playlist_id,
-       updated_at = now()
-     RETURNING ${COLUMNS}`,
-    [organizationId, next.isEnabled, next.approveApiPosts, next.defaultTimezone, next.defaultPlatforms, JSON.stringify(next.queueSlots),
-      next.maxPostsPerSlot, next.maxShortsOfSameVideo, next.maxShortsPerWeek, next.minimumVideoDurationSeconds, next.processOnlyPlaylistId],
-  );
-  return res.rows[0];
+/** Merges a validated patch into the saved (or default) settings and stores the whole row; the
+ *  lock keeps two concurrent partial updates from undoing each other. */
+export async function updateSettings(database: Db, organizationId: string, patch: SettingsPatch): Promise<SocialSettings> {
+  return database.tx(async (db) => {
+    await db.query(`SELECT pg_advisory_xact_lock(hashtext('social-settings:' || $1))`, [organizationId]);
+    const next: SocialSettings = { ...(await getSettings(db, organizationId)) };
+    for (const key of Object.keys(DEFAULT_SETTINGS) as Array<keyof SocialSettings>) {
+      if (patch[key] !== undefined) (next as any)[key] = patch[key];
+    }
+    const res = await db.query(
+      `INSERT INTO social_settings (organization_id, is_enabled, approve_api_posts, default_timezone, default_platforms, queue_slots,
+         max_posts_per_slot, max_shorts_of_same_video, max_shorts_per_week, minimum_video_duration_seconds, process_only_playlist_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+       ON CONFLICT (organization_id) DO UPDATE SET
+         is_enabled = EXCLUDED.is_enabled, approve_api_posts = EXCLUDED.approve_api_posts, default_timezone = EXCLUDED.default_timezone,
+         default_platforms = EXCLUDED.default_platforms, queue_slots = EXCLUDED.queue_slots, max_posts_per_slot = EXCLUDED.max_posts_per_slot,
+         max_shorts_of_same_video = EXCLUDED.max_shorts_of_same_video, max_shorts_per_week = EXCLUDED.max_shorts_per_week,
+         minimum_video_duration_seconds = EXCLUDED.minimum_video_duration_seconds, process_only_playlist_id = EXCLUDED.process_only_playlist_id,
+         updated_at = now()
+       RETURNING ${COLUMNS}`,
+      [organizationId, next.isEnabled, next.approveApiPosts, next.defaultTimezone, next.defaultPlatforms, JSON.stringify(next.queueSlots),
+        next.maxPostsPerSlot, next.maxShortsOfSameVideo, next.maxShortsPerWeek, next.minimumVideoDurationSeconds, next.processOnlyPlaylistId],
+    );
+    return res.rows[0];
+  });
 }

@@ -1,9 +1,10 @@
 // Watermark compositing with the 16 blend modes of W3C Compositing and Blending Level 1.
 //
-// Everything happens in RGB (gbrp/gbrap) on the watermark's visible box only: the box is cut out
-// of the frame, blended with the watermark into B(Cb, Cs), given the watermark's alpha x opacity,
-// and laid back with `overlay`, which is exactly source-over onto an opaque backdrop:
-//   Co = as * B(Cb, Cs) + (1 - as) * Cb
+// Everything happens in RGB (gbrp/gbrap) on the watermark's box only: the patch under the watermark
+// is cut out of the frame, blended with the watermark into B(Cb, Cs) carrying the watermark's
+// alpha x opacity, composited onto the patch with `overlay` (exactly source-over onto an opaque
+// backdrop: Co = as * B(Cb, Cs) + (1 - as) * Cb) and put back. Converting whole 1080x1920 frames to
+// RGB and back would cost more than the blend itself.
 import { parseLength, resolveLength } from '../../../common/src/render/position.js';
 import type { BlendMode } from '../../../common/src/render/options.js';
 
@@ -24,6 +25,8 @@ export interface WatermarkFilterOptions extends WatermarkPlacement {
   imageHeight: number;
   opacity: number; // 0..1, multiplies the image's own alpha
   blendMode: BlendMode;
+  /** Pixel format of the frame at [videoLabel]; the output keeps it. Default yuv420p. */
+  frameFormat?: 'yuv420p' | 'gbrp';
 }
 
 export interface WatermarkFilter {
@@ -37,26 +40,24 @@ export interface WatermarkFilter {
   singleThreaded: boolean;
 }
 
-/** Blend modes whose ffmpeg `blend` formula is the W3C one when top = backdrop, bottom = source. */
-const NATIVE: Partial<Record<BlendMode, string>> = {
-  multiply: 'multiply',
-  screen: 'screen',
-  overlay: 'overlay', // ffmpeg tests the top input (backdrop), as W3C overlay = hard-light(Cs, Cb)
-  darken: 'darken',
-  lighten: 'lighten',
-  'hard-light': 'hardlight', // ffmpeg tests the bottom input (source)
-  difference: 'difference',
-  exclusion: 'exclusion',
-};
-
-// ffmpeg's dodge/burn scale by 256 and treat the edge cases the other way round, and its softlight is
-// a different curve; these are the W3C definitions over 8-bit values, A = backdrop, B = source.
+// Separable modes as 256x256 tables (lut2), built from the W3C definitions with x = backdrop and
+// y = source, both 0..255. ffmpeg's own `blend` modes are not used: multiply, screen, overlay,
+// hard-light and exclusion truncate (up to 2 levels off), dodge/burn scale by 256 and treat the
+// edge cases the other way round, and its softlight is a different curve.
 const SEPARABLE_EXPR: Partial<Record<BlendMode, string>> = {
-  'color-dodge': 'if(eq(A,0),0,if(eq(B,255),255,min(255,255*A/(255-B))))',
-  'color-burn': 'if(eq(A,255),255,if(eq(B,0),0,255-min(255,255*(255-A)/B)))',
+  multiply: 'x*y/255',
+  screen: 'x+y-x*y/255',
+  overlay: 'if(lte(x,127.5),2*x*y/255,255-2*(255-x)*(255-y)/255)', // hard-light with the roles swapped
+  darken: 'min(x,y)',
+  lighten: 'max(x,y)',
+  'color-dodge': 'if(eq(x,0),0,if(eq(y,255),255,min(255,255*x/(255-y))))',
+  'color-burn': 'if(eq(x,255),255,if(eq(y,0),0,255-min(255,255*(255-x)/y)))',
+  'hard-light': 'if(lte(y,127.5),2*x*y/255,255-2*(255-x)*(255-y)/255)',
   'soft-light':
-    '255*if(lte(B,127.5),A/255-(1-2*B/255)*(A/255)*(1-A/255),' +
-    'A/255+(2*B/255-1)*(if(lte(A,63.75),((16*A/255-12)*A/255+4)*A/255,sqrt(A/255))-A/255))',
+    '255*if(lte(y,127.5),x/255-(1-2*y/255)*(x/255)*(1-x/255),' +
+    'x/255+(2*y/255-1)*(if(lte(x,63.75),((16*x/255-12)*x/255+4)*x/255,sqrt(x/255))-x/255))',
+  difference: 'abs(x-y)',
+  exclusion: 'x+y-2*x*y/255',
 };
 
 const NON_SEPARABLE = new Set<BlendMode>(['hue', 'saturation', 'color', 'luminosity']);
@@ -74,8 +75,6 @@ export function placeWatermark(p: WatermarkPlacement, frameWidth: number, frameH
 
 export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter {
   const { x, y, w, h } = placeWatermark(o, o.frameWidth, o.frameHeight, o.imageWidth, o.imageHeight);
-  const inputs = [o.videoLabel, o.imageLabel];
-  // Only the part inside the frame is blended; the rest of the frame is never converted per pixel.
   const bx = Math.max(0, x);
   const by = Math.max(0, y);
   const bw = Math.min(o.frameWidth, x + w) - bx;
@@ -84,45 +83,51 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
     // Nothing visible: the caller should not even open the image (see `inputs`).
     return { filter: `[${o.videoLabel}]null[${o.outLabel}]`, inputs: [o.videoLabel], box: null, singleThreaded: false };
   }
+  // Only a patch around the visible box goes through RGB; for 4:2:0 frames it is widened to even
+  // edges so the blended patch lands back on whole chroma samples.
+  const yuv = (o.frameFormat ?? 'yuv420p') === 'yuv420p';
+  const even = (v: number, up: boolean) => (yuv ? (up ? Math.ceil(v / 2) * 2 : Math.floor(v / 2) * 2) : v);
+  const px = even(bx, false);
+  const py = even(by, false);
+  const pw = Math.min(o.frameWidth, even(bx + bw, true)) - px;
+  const ph = Math.min(o.frameHeight, even(by + bh, true)) - py;
+
   const id = o.outLabel.replace(/[^A-Za-z0-9_]/g, '');
   const L = (name: string) => `[wm_${name}_${id}]`;
   const opacity = Math.min(1, o.opacity);
-
-  const wm =
+  const src =
     `[${o.imageLabel}]scale=${w}:${h},format=rgba` +
     (opacity < 1 ? `,colorchannelmixer=aa=${round4(opacity)}` : '') +
     (bw !== w || bh !== h ? `,crop=${bw}:${bh}:${bx - x}:${by - y}` : '') +
+    (pw !== bw || ph !== bh ? `,pad=${pw}:${ph}:${bx - px}:${by - py}:color=black@0` : '') +
     `,format=gbrap${L('src')}`;
-  const layBack = `overlay=x=${bx}:y=${by}:format=gbrp:shortest=1[${o.outLabel}]`;
+  const cut = `[${o.videoLabel}]split=2${L('frame')}${L('bg')};${L('bg')}crop=${pw}:${ph}:${px}:${py},format=gbrp`;
+  // Source-over onto the opaque backdrop patch, then the patch goes back in the frame's own format.
+  const composite = `overlay=format=gbrp:shortest=1${yuv ? ',format=yuv420p' : ''}${L('patch')};` +
+    `${L('frame')}${L('patch')}overlay=x=${px}:y=${py}${yuv ? '' : ':format=gbrp'}:shortest=1[${o.outLabel}]`;
+  const parts = [src];
+  let singleThreaded = false;
 
   if (o.blendMode === 'normal') {
-    return { filter: `${wm};[${o.videoLabel}]format=gbrp${L('base')};${L('base')}${L('src')}${layBack}`, inputs, box: { x: bx, y: by, w: bw, h: bh }, singleThreaded: false };
-  }
-
-  const cut = `[${o.videoLabel}]format=gbrp,split=2${L('base')}${L('bg')};${L('bg')}crop=${bw}:${bh}:${bx}:${by},format=gbrap${L('under')}`;
-  let mix: string;
-  let singleThreaded = false;
-  if (NON_SEPARABLE.has(o.blendMode)) {
-    // geq sees one frame, so backdrop and source sit side by side: backdrop at X, source at X + bw.
-    const e = nonSeparableExprs(o.blendMode, bw);
-    mix = `${L('under')}${L('src')}hstack=inputs=2:shortest=1,geq=r='${e.r}':g='${e.g}':b='${e.b}':a='${e.a}',crop=${bw}:${bh}:0:0${L('mix')}`;
-    singleThreaded = true;
+    parts.push(`${cut}${L('under')}`, `${L('under')}${L('src')}${composite}`);
   } else {
-    const native = NATIVE[o.blendMode];
-    const expr = SEPARABLE_EXPR[o.blendMode];
-    const colour = native
-      ? [0, 1, 2].map((c) => `c${c}_mode=${native}`).join(':')
-      : [0, 1, 2].map((c) => `c${c}_expr='clip(round(${expr}),0,255)'`).join(':');
-    if (!native && !expr) throw new Error(`blend mode ${o.blendMode} has no implementation`);
-    // The alpha plane must come out as the source's alpha: darken(255, a) = a.
-    mix = `${L('under')}${L('src')}blend=${colour}:c3_mode=darken:shortest=1${L('mix')}`;
+    parts.push(`${cut},split=2${L('under')}${L('under2')}`, `${L('under2')}format=gbrap${L('backdrop')}`);
+    let mix: string;
+    if (NON_SEPARABLE.has(o.blendMode)) {
+      // geq sees one frame, so backdrop and source sit side by side: backdrop at X, source at X + pw.
+      const e = nonSeparableExprs(o.blendMode, pw);
+      mix = `${L('backdrop')}${L('src')}hstack=inputs=2:shortest=1,geq=r='${e.r}':g='${e.g}':b='${e.b}':a='${e.a}',crop=${pw}:${ph}:0:0${L('mix')}`;
+      singleThreaded = true;
+    } else {
+      const expr = SEPARABLE_EXPR[o.blendMode];
+      if (!expr) throw new Error(`blend mode ${o.blendMode} has no implementation`);
+      const c = `'clip(round(${expr}),0,255)'`;
+      // c3: the blended patch carries the source's alpha.
+      mix = `${L('backdrop')}${L('src')}lut2=c0=${c}:c1=${c}:c2=${c}:c3=y:shortest=1${L('mix')}`;
+    }
+    parts.push(mix, `${L('under')}${L('mix')}${composite}`);
   }
-  return {
-    filter: `${wm};${cut};${mix};${L('base')}${L('mix')}${layBack}`,
-    inputs,
-    box: { x: bx, y: by, w: bw, h: bh },
-    singleThreaded,
-  };
+  return { filter: parts.join(';'), inputs: [o.videoLabel, o.imageLabel], box: { x: bx, y: by, w: bw, h: bh }, singleThreaded };
 }
 
 // ---- non-separable modes ------------------------------------------------------------------------
