@@ -1,0 +1,138 @@
+import test from 'ava';
+import { startCluster, type TestCluster } from './helpers/cluster.js';
+import { insertCompletedJob } from './helpers/completed-job.js';
+import { resolveRender } from '../coordinator/src/renders/render-request.js';
+import { insertFiles } from '../coordinator/src/files/files.js';
+
+// The render request rules, without an agent: validation, preset precedence, plan rules, queue.
+
+let cluster: TestCluster;
+const WORDS = [{ text: 'hello', start: 0.5, end: 0.9 }, { text: 'world', start: 1.0, end: 1.4 }];
+
+test.before(async () => {
+  cluster = await startCluster('renders_api');
+});
+test.after.always(() => cluster?.close());
+
+async function setup(plan = 'pro') {
+  const { org, key } = await cluster.org({ plan });
+  const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, words: WORDS, shorts: [{ startTime: 0, endTime: 2 }, { startTime: 2, endTime: 4 }] });
+  return { org, key, jobId };
+}
+const spec = async (renderId: string) => (await cluster.app.db.one('SELECT spec FROM renders WHERE id = $1', [renderId]))!.spec;
+const render = (key: string, body: unknown) => cluster.api('POST', '/api/render', { key, body });
+
+test('create answers 201 {renderId}; target by id or index, as number or string', async (t) => {
+  const { key, jobId } = await setup();
+  for (const target of [1, '1']) {
+    const r = await render(key, { id: jobId, target });
+    t.is(r.status, 201);
+    t.truthy(r.body.renderId);
+    const s = await spec(r.body.renderId);
+    t.is(s.shortId, 1);
+    t.deepEqual([s.startTime, s.endTime], [2, 4]);
+  }
+  const status = await cluster.api('GET', `/api/render/${(await render(key, { id: jobId, target: 0 })).body.renderId}`, { key });
+  t.like(status.body, { type: 'queued', status: 'QUEUED', progress: 0 });
+  t.true(status.body.queuePosition >= 1);
+});
+
+test('validation: job, target, type', async (t) => {
+  const { key, jobId } = await setup();
+  const other = await setup();
+  t.is((await render(key, { target: 0 })).status, 400);
+  t.is((await render(key, { id: jobId })).status, 400);
+  t.is((await render(key, { id: jobId, target: 'first' })).status, 400);
+  t.is((await render(key, { id: jobId, target: -1 })).status, 400);
+  t.is((await render(key, { id: jobId, target: 5 })).status, 404);
+  t.is((await render(key, { id: jobId, target: 0, type: 'longVideo' })).status, 400);
+  t.is((await render(key, { id: other.jobId, target: 0 })).status, 404, 'another organization\'s job');
+  const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: 'https://example.com/a.mp4' } });
+  const processing = await render(key, { id: created.body.id, target: 0 });
+  t.is(processing.status, 400);
+  t.regex(processing.body.message, /completed/);
+  t.is((await render(key, { id: jobId, target: 0, options: { waterMark: { left: '10em' } } })).status, 400);
+  t.is((await render(key, { id: jobId, target: 0, options: { waterMark: { blendMode: 'glow' } } })).status, 400);
+  t.is((await render(key, { id: jobId, target: 0, preset: 'SPARKLES' })).status, 400);
+});
+
+test('preset precedence: brandPresetId, then preset, then the active default, then platform defaults; options win field by field', async (t) => {
+  const { key, jobId } = await setup('business');
+  const mk = async (body: object) => (await cluster.api('POST', '/api/organizations/brandings', { key, body })).body;
+  const brand = await mk({ name: 'Brand', preset: 'VIRAL', options: { maxWordsInPage: 2, style: [{ property: 'color', value: '#ff0000' }] }, size: { width: 1080, height: 1080 } });
+  const org = (await cluster.app.db.one('SELECT organization_id AS id FROM jobs WHERE id = $1', [jobId]))!.id;
+  const [logoId] = await cluster.app.db.tx((c) => insertFiles(c, [{ organizationId: org, name: 'logo.png', type: 'image', sizeBytes: 10, objectKey: `orgs/${org}/logo.png` }]));
+  const def = await mk({ name: 'Default', preset: 'GRAPES', isDefault: true, options: { maxWordsInPage: 6, waterMark: { fileAppId: logoId, left: '10px' } } });
+  t.truthy(brand.id && def.id, JSON.stringify([brand, def]));
+
+  const s1 = await spec((await render(key, { id: jobId, target: 0, brandPresetId: brand.id, preset: 'DEFAULT' })).body.renderId);
+  t.is(s1.captionPreset, 'VIRAL', 'brandPresetId wins over preset');
+  t.is(s1.options.maxWordsInPage, 2);
+  t.deepEqual(s1.output, { width: 1080, height: 1080 }, 'the preset size is honoured on business');
+
+  const s2 = await spec((await render(key, { id: jobId, target: 0, preset: 'DEFAULT' })).body.renderId);
+  t.is(s2.captionPreset, 'DEFAULT', 'a sent preset beats the organization default');
+  t.is(s2.options.waterMark, undefined);
+
+  const s3 = await spec((await render(key, { id: jobId, target: 0, options: { maxWordsInPage: 3 } })).body.renderId);
+  t.is(s3.captionPreset, 'GRAPES', 'the active default applies when nothing is named');
+  t.is(s3.options.maxWordsInPage, 3, 'explicit options win');
+  t.is(s3.options.waterMark.fileAppId, logoId, 'the default supplies what the request omits');
+  t.deepEqual(s3.watermark, { objectKey: `orgs/${org}/logo.png` });
+  t.deepEqual(s3.output, { width: 720, height: 1280 });
+
+  await cluster.api('PUT', `/api/organizations/brandings/${def.id}`, { key, body: { isActive: false } });
+  const s4 = await spec((await render(key, { id: jobId, target: 0 })).body.renderId);
+  t.is(s4.captionPreset, 'DEFAULT', 'an inactive default is not applied: platform defaults');
+  t.is(s4.options.maxWordsInPage, 4);
+
+  const inactive = await render(key, { id: jobId, target: 0, brandPresetId: def.id });
+  t.is(inactive.status, 400);
+  t.is(inactive.body.message, 'Selected brand preset is inactive');
+  const unknown = await render(key, { id: jobId, target: 0, brandPresetId: 'nope' });
+  t.is(unknown.status, 404);
+  t.is(unknown.body.message, 'Brand preset not found for this organization');
+  const foreign = await setup('business');
+  const theirs = (await cluster.api('POST', '/api/organizations/brandings', { key: foreign.key, body: { name: 'theirs' } })).body;
+  t.is((await render(key, { id: jobId, target: 0, brandPresetId: theirs.id })).status, 404);
+});
+
+test('plan rules for size: free and starter only 720x1280; pro up to 1080, business up to 2160, even sides', async (t) => {
+  for (const plan of ['free', 'starter']) {
+    const { key, jobId } = await setup(plan);
+    t.is((await render(key, { id: jobId, target: 0, size: { width: 720, height: 1280 } })).status, 201);
+    const r = await render(key, { id: jobId, target: 0, size: { width: 1080, height: 1920 } });
+    t.is(r.status, 403, plan);
+    t.regex(r.body.message, /720x1280/);
+  }
+  const pro = await setup('pro');
+  t.is((await render(pro.key, { id: pro.jobId, target: 0, size: { width: 1080, height: 1080, name: '1:1' } })).status, 201);
+  t.is((await render(pro.key, { id: pro.jobId, target: 0, size: { width: 1080, height: 1920 } })).status, 400);
+  t.is((await render(pro.key, { id: pro.jobId, target: 0, size: { width: 721, height: 1280 } })).status, 400);
+  const business = await setup('business');
+  t.is((await render(business.key, { id: business.jobId, target: 0, size: { width: 2160, height: 3840 } })).status, 400);
+  t.is((await render(business.key, { id: business.jobId, target: 0, size: { width: 1080, height: 1920 } })).status, 201);
+});
+
+test('a default preset\'s size is not honoured on free plans', (t) => {
+  const resolved = resolveRender({
+    body: { id: 'j', target: 0 },
+    plan: 'free',
+    explicitPreset: undefined,
+    defaultPreset: { id: 'p', preset: 'VIRAL', size: { width: 1080, height: 1080 }, options: {}, isActive: true },
+  });
+  t.deepEqual(resolved.size, { width: 720, height: 1280, name: '9:16' });
+  t.is(resolved.captionPreset, 'VIRAL');
+});
+
+test.serial('queue positions count every organization\'s renders ahead, 1 for the next to start', async (t) => {
+  await cluster.app.db.query(`UPDATE tasks SET state = 'cancelled' WHERE type = 'render-short' AND state = 'queued'`);
+  const a = await setup();
+  const b = await setup();
+  const ids: string[] = [];
+  for (const who of [a, b, a]) ids.push((await render(who.key, { id: who.jobId, target: 0 })).body.renderId);
+  const positions = [];
+  for (const [i, id] of ids.entries()) positions.push((await cluster.api('GET', `/api/render/${id}`, { key: (i === 1 ? b : a).key })).body.queuePosition);
+  t.deepEqual(positions, [1, 2, 3]);
+  t.is((await cluster.api('GET', `/api/render/${ids[0]}`, { key: b.key })).status, 404, 'another organization\'s render is missing');
+});
