@@ -79,6 +79,8 @@ async function main() {
   const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), GRPC_PORT: String(grpcPort) };
   const coordinator = spawn(process.execPath, ['--enable-source-maps', dist('coordinator/src/main.js')], { env, stdio: 'inherit' });
   const url = `http://127.0.0.1:${port}`;
+  // Whatever fails from here on must not leave the coordinator running on its own.
+  process.on('exit', () => { if (coordinator.exitCode === null) coordinator.kill('SIGTERM'); });
   await waitForHealth(`${url}/healthz`, coordinator);
 
   const secrets = JSON.parse(readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));

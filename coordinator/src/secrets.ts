@@ -23,7 +23,8 @@ export async function loadSecrets(dataDir: string, given: Partial<Secrets>): Pro
     jwtSecret: given.jwtSecret ?? stored.jwtSecret ?? randomToken(48),
     urlSigningSecret: given.urlSigningSecret ?? stored.urlSigningSecret ?? randomToken(48),
   };
-  if (JSON.stringify(secrets) !== JSON.stringify({ ...secrets, ...stored })) {
+  const missing = (Object.keys(secrets) as Array<keyof Secrets>).some((k) => stored[k] !== secrets[k]);
+  if (missing) {
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   }

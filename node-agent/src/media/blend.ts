@@ -133,6 +133,9 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
 // ---- non-separable modes ------------------------------------------------------------------------
 // The spec's Lum/ClipColor/SetLum/Sat/SetSat over 0..255 values (the formulas are scale-free, with
 // 1 read as 255). Temporaries: 0-2 the working colour C, 3-5 the source, 6 target luminosity.
+// geq interprets these per pixel and per channel: about 5 (luminosity) to 9 (hue) microseconds per
+// watermark pixel per frame on one core, so a 150x150 logo adds 0.1-0.2 s per frame. Transparent
+// watermark pixels are skipped.
 
 const lum = (r: string, g: string, b: string) => `(0.3*${r}+0.59*${g}+0.11*${b})`;
 const min3 = (a: string, b: string, c: string) => `min(min(${a},${b}),${c})`;

@@ -3,7 +3,7 @@
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { CAPTION_FONT_FAMILIES, type CaptionFontFamily } from '../../../common/src/render/presets.js';
+import type { CaptionFontFamily } from '../../../common/src/render/presets.js';
 
 const require = createRequire(import.meta.url);
 
@@ -57,8 +57,6 @@ export async function prepareFontsDir(workDir: string, faces: FontFace[]): Promi
   for (const face of faces) await copyFile(face.file, path.join(dir, path.basename(face.file)));
   return dir;
 }
-
-export const SUPPORTED_FONT_FAMILIES = CAPTION_FONT_FAMILIES;
 
 /** Name-table strings of a TrueType/OpenType file by name ID (1 family, 2 subfamily, 4 full name). */
 export async function readFontNames(file: string): Promise<Record<number, string>> {
