@@ -77,6 +77,11 @@ test('crop path: x/y follow the keyframes; a size change is a cut', (t) => {
   const fitted = graphOf(buildRenderArgs(base({ crop: [{ t: 0, x: 1800, y: -50, w: 500, h: 500 }] })));
   t.true(fitted.startsWith("[0:v]crop=280:500:x='1640':y='0'"));
   const cut = graphOf(buildRenderArgs(base({ crop: [{ t: 0, x: 0, y: 0, w: 606, h: 1080 }, { t: 3.5, x: 100, y: 100, w: 360, h: 640 }] })));
+  // A size change after the clip ends, or one that would last a few frames, is not a cut.
+  const late = graphOf(buildRenderArgs(base({ crop: [{ t: 0, x: 0, y: 0, w: 606, h: 1080 }, { t: 31, x: 0, y: 0, w: 360, h: 640 }] })));
+  t.true(late.startsWith('[0:v]crop=606:1080:'));
+  const blip = graphOf(buildRenderArgs(base({ crop: [{ t: 0, x: 0, y: 0, w: 606, h: 1080 }, { t: 5, x: 0, y: 0, w: 360, h: 640 }, { t: 5.1, x: 0, y: 0, w: 606, h: 1080 }] })));
+  t.false(blip.includes('split'));
   t.regex(cut, /^\[0:v\]split=2\[cut0in\]\[cut1in\];\[cut0in\]trim=start=0:end=3\.5,crop=606:1080:.*\[cut1in\]trim=start=3\.5,crop=360:640:.*concat=n=2:v=1:a=0\[cropped\]/);
 });
 

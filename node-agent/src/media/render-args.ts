@@ -125,6 +125,8 @@ export function clipWords(words: CaptionWord[], start: number, end: number): Cap
 
 // ---- crop ---------------------------------------------------------------------------------------
 
+const MIN_RUN_SEC = 0.25;
+
 /** Adds the crop stage to `graph` and returns the label it ends in. */
 function cropChain(spec: RenderSpec, duration: number, graph: string[]): string {
   const aspect = spec.output.width / spec.output.height;
@@ -137,13 +139,7 @@ function cropChain(spec: RenderSpec, duration: number, graph: string[]): string 
     graph.push(`[0:v]crop=${c.w}:${c.h}:${c.x}:${c.y}[cropped]`);
     return 'cropped';
   }
-  // Runs of equal size; each run is one crop whose x/y follow the path.
-  const runs: CropKeyframe[][] = [];
-  for (const k of keys) {
-    const last = runs[runs.length - 1];
-    if (last && last[0]!.w === k.w && last[0]!.h === k.h) last.push(k);
-    else runs.push([k]);
-  }
+  const runs = sizeRuns(keys, duration);
   const crop = (run: CropKeyframe[]) =>
     `crop=${run[0]!.w}:${run[0]!.h}:x='${pathExpr(run.map((k) => [k.t, k.x]))}':y='${pathExpr(run.map((k) => [k.t, k.y]))}'`;
   if (runs.length === 1) {
@@ -160,6 +156,26 @@ function cropChain(spec: RenderSpec, duration: number, graph: string[]): string 
   });
   graph.push(`${labels.map((l) => `[${l}]`).join('')}concat=n=${runs.length}:v=1:a=0[cropped]`);
   return 'cropped';
+}
+
+/**
+ * Runs of equal size; each becomes one crop whose x/y follow the path. A run that would start after
+ * the clip, or last under MIN_RUN_SEC (concat needs a few frames to time a segment), is dropped and
+ * the framing before it holds on.
+ */
+function sizeRuns(keys: CropKeyframe[], duration: number): CropKeyframe[][] {
+  const group = (ks: CropKeyframe[]) => {
+    const runs: CropKeyframe[][] = [];
+    for (const k of ks) {
+      const last = runs[runs.length - 1];
+      if (last && last[0]!.w === k.w && last[0]!.h === k.h) last.push(k);
+      else runs.push([k]);
+    }
+    return runs;
+  };
+  const runs = group(keys);
+  const short = runs.filter((run, i) => i > 0 && (i + 1 < runs.length ? runs[i + 1]![0]!.t : duration) - run[0]!.t < MIN_RUN_SEC);
+  return short.length ? group(keys.filter((k) => !short.some((run) => run.includes(k)))) : runs;
 }
 
 /** The box at the output aspect around the keyframe's centre, inside the source, even-sized. */
