@@ -59,7 +59,9 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
 
   const graph: string[] = [];
   const video = cropChain(spec, duration, graph);
-  let chain = `[${video}]scale=${W}:${H}:flags=bicubic,setsar=1`;
+  // 4:2:0 from here on whatever the source is (10-bit, 4:4:4): captions and the watermark patch
+  // are drawn on the frame the encoder gets.
+  let chain = `[${video}]scale=${W}:${H}:flags=bicubic,setsar=1,format=yuv420p`;
   if (spec.caption) chain += `,subtitles=filename=${filterArg(assPathFor(spec))}:fontsdir=${filterArg(fontsDirFor(spec))}`;
 
   const inputs = ['-protocol_whitelist', 'file,pipe', '-ss', sec(spec.startTime), '-to', sec(spec.endTime), '-i', spec.sourcePath];
@@ -69,15 +71,15 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     if (!wm.imageWidth || !wm.imageHeight) throw new Error('watermark imageWidth/imageHeight are needed (prepareRender reads them)');
     graph.push(`${chain}[captioned]`);
     const f = buildWatermarkFilter({
-      ...wm, videoLabel: 'captioned', imageLabel: '1:v', outLabel: 'marked',
-      frameWidth: W, frameHeight: H, imageWidth: wm.imageWidth, imageHeight: wm.imageHeight,
+      ...wm, videoLabel: 'captioned', imageLabel: '1:v', outLabel: 'vout',
+      frameWidth: W, frameHeight: H, imageWidth: wm.imageWidth, imageHeight: wm.imageHeight, frameFormat: 'yuv420p',
     });
-    graph.push(f.filter, '[marked]format=yuv420p[vout]');
+    graph.push(f.filter);
     singleThreaded = f.singleThreaded;
     // A still image looped at 1 fps: the graph reuses the latest frame, so more would be wasted work.
     if (f.box) inputs.push('-protocol_whitelist', 'file,pipe', '-loop', '1', '-framerate', '1', '-i', wm.imagePath);
   } else {
-    graph.push(`${chain},format=yuv420p[vout]`);
+    graph.push(`${chain}[vout]`);
   }
 
   const encoder = spec.encoder === 'h264_nvenc'

@@ -28,7 +28,7 @@ function transcriberConfig(config: AgentConfig, workDir?: string): TranscriberCo
 }
 
 export async function analyzePrerequisites(config: AgentConfig): Promise<string | undefined> {
-  const check = await checkTranscriberAvailable(transcriberConfig(config));
+  const check = await checkTranscriberAvailable(transcriberConfig(config), { deep: true });
   if (check.error) return `speech recognition (${check.backend}): ${check.error}`;
   return undefined;
 }
