@@ -181,3 +181,20 @@ test.serial('an agent killed mid-job: the job is re-leased and completes once', 
   t.is(files.length, 1 + job.data.shorts.length);
   t.is((await orgRow(org.id))!.credits, 4.7);
 });
+
+test.serial('webhooks are never sent to private addresses: the attempt is recorded as refused', async (t) => {
+  const { key } = await cluster.org({ plan: 'pro', credits: 2 });
+  const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media.url('missing.mp4'), webhook: 'http://10.0.0.7/hook' } });
+  const job = await waitForJob(key, created.body.id);
+  t.is(job.status, 'FAILED');
+  const attempts = await waitFor(async () => {
+    const rows = await cluster.app.db.query('SELECT attempt, delivered, error FROM webhook_deliveries WHERE job_id = $1', [job.id]);
+    return rows.length ? rows : undefined;
+  }, 30_000, 'webhook attempt');
+  t.is(attempts.length, 1);
+  t.false(attempts[0].delivered);
+  t.regex(attempts[0].error, /refused: .*private/);
+  // A refusal is final: no retries pile up.
+  await new Promise((r) => setTimeout(r, 3000));
+  t.is((await cluster.app.db.query('SELECT 1 FROM webhook_deliveries WHERE job_id = $1', [job.id])).length, 1);
+});

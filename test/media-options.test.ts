@@ -166,5 +166,8 @@ test('colours: hex forms, rgb()/rgba(), names; bad ones are 400s', (t) => {
   const err = t.throws(() => resolveCaptionStyle(undefined, [{ property: 'font-size', value: 'huge' }]), { instanceOf: AppError });
   t.regex(err.message, /^style\[0\] \(font-size: "huge"\) must be a pixel length/);
   t.throws(() => resolveCaptionStyle(undefined, [{ property: 'font-weight', value: '450' }]), { instanceOf: AppError });
+  t.throws(() => resolveCaptionStyle(undefined, [{ property: 'color', value: 'white', active: { value: 'blurple' } }]), {
+    instanceOf: AppError, message: /^style\[0\] \(color: "white"\) active\.value "blurple" is not a colour/,
+  });
   t.throws(() => resolveCaptionStyle(undefined, [{ property: 'transform', value: 'none', active: { value: 'rotate(3deg)' } }]), { instanceOf: AppError });
 });

@@ -28,7 +28,7 @@ const graphOf = (args: string[]) => after(args, '-filter_complex')!;
 test('one invocation: accurate input seek, whitelist, yuv420p, faststart, machine-readable progress', (t) => {
   const args = buildRenderArgs(base());
   const input = args.indexOf('-i');
-  t.deepEqual(args.slice(input - 6, input + 2), ['-protocol_whitelist', 'file,pipe', '-ss', '10', '-to', '40', '-i', '/media/source.mp4']);
+  t.deepEqual(args.slice(input - 6, input + 2), ['-protocol_whitelist', 'file,pipe', '-ss', '10', '-to', '40', '-i', 'file:/media/source.mp4']);
   t.is(args.filter((a) => a === '-i').length, 1);
   t.is(after(args, '-pix_fmt'), 'yuv420p');
   t.is(after(args, '-movflags'), '+faststart');
@@ -36,7 +36,7 @@ test('one invocation: accurate input seek, whitelist, yuv420p, faststart, machin
   t.true(args.includes('-nostats'));
   t.is(after(args, '-c:a'), 'aac');
   t.deepEqual(args.filter((_, i) => args[i - 1] === '-map'), ['[vout]', '0:a:0?']);
-  t.is(args[args.length - 1], '/out/short.mp4');
+  t.is(args[args.length - 1], 'file:/out/short.mp4');
   // Centred 9:16 crop of 1920x1080: 606x1080 at x 657, then the output size.
   t.regex(graphOf(args), /^\[0:v\]crop=606:1080:657:0\[cropped\];\[cropped\]scale=720:1280:flags=bicubic,setsar=1,format=yuv420p\[vout\]$/);
 });
@@ -60,7 +60,7 @@ test('watermark: a looped second input, whitelisted; none when absent, invisible
   const args = buildRenderArgs(base({ watermark: wm }));
   t.is(args.filter((a) => a === '-i').length, 2);
   const second = args.lastIndexOf('-i');
-  t.deepEqual(args.slice(second - 6, second + 2), ['-protocol_whitelist', 'file,pipe', '-loop', '1', '-framerate', '1', '-i', '/work/r1/logo.png']);
+  t.deepEqual(args.slice(second - 8, second + 2), ['-protocol_whitelist', 'file,pipe', '-loop', '1', '-framerate', '1', '-pattern_type', 'none', '-i', 'file:/work/r1/logo.png']);
   t.regex(graphOf(args), /\[1:v\]scale=180:90,/);
   t.false(args.includes('-filter_complex_threads'));
   t.is(buildRenderArgs(base({ watermark: { ...wm, left: '100%' } })).filter((a) => a === '-i').length, 1);
@@ -111,8 +111,9 @@ let source: string;
 let logo: string;
 
 test.before(async () => {
-  // A directory name that breaks unescaped filter graphs: quote, colon, comma, brackets.
-  dir = path.join(await mkdtemp(path.join(os.tmpdir(), 'media-render-')), "it's: a, [weird] dir");
+  // A directory name that breaks unescaped filter graphs and naive ffmpeg inputs: quote, colon,
+  // comma, brackets, and a % that image2 would read as a frame-number pattern.
+  dir = path.join(await mkdtemp(path.join(os.tmpdir(), 'media-render-')), "it's: a, [weird] 100%d dir");
   await mkdir(dir, { recursive: true });
   source = await makeTestVideo(path.join(dir, 'source.mp4'), { seconds: 4, width: 1280, height: 720 });
   logo = path.join(dir, 'logo.png');

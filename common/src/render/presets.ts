@@ -111,7 +111,7 @@ export type CaptionPresetName = keyof typeof PRESETS;
 export const CAPTION_PRESETS = Object.keys(PRESETS) as CaptionPresetName[];
 
 /** Preset names compare case-insensitively: clients send `viral` as often as `VIRAL`. */
-export function isCaptionPreset(name: unknown): name is string {
+export function isCaptionPreset(name: unknown): boolean {
   return typeof name === 'string' && (CAPTION_PRESETS as string[]).includes(name.toUpperCase());
 }
 
@@ -143,8 +143,8 @@ const HANDLERS: Record<string, Handler> = {
   },
   color: (s, v, fail, it) => {
     s.color = parseColor(v, fail);
-    if (it.active) s.active = { ...s.active, color: parseColor(it.active.value, fail), duration: duration(it.active, s.active.duration, fail) };
-    if (it.past) s.past = { color: parseColor(it.past.value, fail), duration: duration(it.past, s.past.duration, fail) };
+    if (it.active) s.active = { ...s.active, color: parseColor(it.active.value, state('active', it.active, fail)), duration: duration(it.active, s.active.duration, fail) };
+    if (it.past) s.past = { color: parseColor(it.past.value, state('past', it.past, fail)), duration: duration(it.past, s.past.duration, fail) };
     else s.past = { ...s.past, color: s.color };
   },
   '-webkit-text-stroke': (s, v, fail) => parseStroke(s, v, fail),
@@ -164,7 +164,7 @@ const HANDLERS: Record<string, Handler> = {
     s.uppercase = k === 'uppercase';
   },
   'letter-spacing': (s, v, fail) => {
-    s.letterSpacingPx = v.trim().toLowerCase() === 'normal' ? 0 : parsePx(v, fail, { min: -50, max: 100, signed: true });
+    s.letterSpacingPx = v.trim().toLowerCase() === 'normal' ? 0 : parsePx(v, fail, { min: -50, max: 100 });
   },
   position: (s, v, fail) => {
     const k = v.trim().toLowerCase();
@@ -176,7 +176,7 @@ const HANDLERS: Record<string, Handler> = {
   top: (s, v, fail) => { s.position = { anchor: 'top', marginPx: parsePx(v, fail, { min: 0, max: 1900 }) }; },
   transform: (s, v, fail, it) => {
     parseScale(v, fail); // the resting value only has to be valid: words at rest are never scaled
-    if (it.active) s.active = { ...s.active, scale: parseScale(it.active.value, fail), duration: duration(it.active, s.active.duration, fail) };
+    if (it.active) s.active = { ...s.active, scale: parseScale(it.active.value, state('active', it.active, fail)), duration: duration(it.active, s.active.duration, fail) };
   },
   scale: (s, v, fail, it) => HANDLERS.transform!(s, v, fail, it),
 };
@@ -194,6 +194,11 @@ function applyItem(s: ResolvedCaptionStyle, it: StyleItem, where: string): void 
   handler(s, value, fail, it);
 }
 
+/** Errors in an `active`/`past` value name that value, not the item's resting one. */
+function state(name: string, st: { value: string }, fail: (why: string) => never): (why: string) => never {
+  return (why) => fail(`${name}.value ${JSON.stringify(st.value)} ${why}`);
+}
+
 function duration(state: { duration?: number }, fallback: number, fail: (why: string) => never): number {
   if (state.duration === undefined) return fallback;
   if (typeof state.duration !== 'number' || !Number.isFinite(state.duration) || state.duration < 0 || state.duration > 10) {
@@ -202,7 +207,7 @@ function duration(state: { duration?: number }, fallback: number, fail: (why: st
   return state.duration;
 }
 
-function parsePx(v: string, fail: (why: string) => never, o: { min: number; max: number; signed?: boolean }): number {
+function parsePx(v: string, fail: (why: string) => never, o: { min: number; max: number }): number {
   const m = /^\s*(-?(?:\d+(?:\.\d*)?|\.\d+))(px)?\s*$/i.exec(v);
   if (!m) return fail('must be a pixel length like "48px"');
   const n = Number(m[1]);
@@ -269,7 +274,7 @@ function parseShadow(v: string, fail: (why: string) => never): ResolvedCaptionSt
   const lengths: number[] = [];
   let color: Rgba = { r: 0, g: 0, b: 0, a: 0.8 };
   for (const p of parts) {
-    if (/^-?[\d.]+(px)?$/i.test(p)) lengths.push(parsePx(p, fail, { min: -100, max: 100, signed: true }));
+    if (/^-?[\d.]+(px)?$/i.test(p)) lengths.push(parsePx(p, fail, { min: -100, max: 100 }));
     else color = parseColor(p, fail);
   }
   if (lengths.length < 2 || lengths.length > 3) fail('must be "<x> <y> [blur] [color]"');

@@ -64,7 +64,8 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
   let chain = `[${video}]scale=${W}:${H}:flags=bicubic,setsar=1,format=yuv420p`;
   if (spec.caption) chain += `,subtitles=filename=${filterArg(assPathFor(spec))}:fontsdir=${filterArg(fontsDirFor(spec))}`;
 
-  const inputs = ['-protocol_whitelist', 'file,pipe', '-ss', sec(spec.startTime), '-to', sec(spec.endTime), '-i', spec.sourcePath];
+  // `file:` so a ':' in a path is never read as a protocol name (and a leading '-' never as an option).
+  const inputs = ['-protocol_whitelist', 'file,pipe', '-ss', sec(spec.startTime), '-to', sec(spec.endTime), '-i', fileUrl(spec.sourcePath)];
   let singleThreaded = false;
   const wm = spec.watermark;
   if (wm && wm.opacity > 0) {
@@ -77,7 +78,8 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     graph.push(f.filter);
     singleThreaded = f.singleThreaded;
     // A still image looped at 1 fps: the graph reuses the latest frame, so more would be wasted work.
-    if (f.box) inputs.push('-protocol_whitelist', 'file,pipe', '-loop', '1', '-framerate', '1', '-i', wm.imagePath);
+    // No pattern: a '%' in the path is part of the name, not an image-sequence placeholder.
+    if (f.box) inputs.push('-protocol_whitelist', 'file,pipe', '-loop', '1', '-framerate', '1', '-pattern_type', 'none', '-i', fileUrl(wm.imagePath));
   } else {
     graph.push(`${chain}[vout]`);
   }
@@ -94,7 +96,7 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     ...encoder, '-pix_fmt', 'yuv420p',
     '-c:a', 'aac', '-b:a', '160k',
     '-map_metadata', '-1', '-map_chapters', '-1',
-    '-movflags', '+faststart', '-f', 'mp4', spec.output.path,
+    '-movflags', '+faststart', '-f', 'mp4', fileUrl(spec.output.path),
   ];
 }
 
@@ -222,3 +224,4 @@ export function filterArg(value: string): string {
 }
 
 const sec = (n: number) => String(Math.round(n * 1000) / 1000);
+const fileUrl = (p: string) => `file:${path.resolve(p)}`;
