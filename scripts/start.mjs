@@ -77,7 +77,9 @@ async function main() {
   }
 
   const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), GRPC_PORT: String(grpcPort) };
-  const coordinator = spawn(process.execPath, ['--enable-source-maps', dist('coordinator/src/main.js')], { env, stdio: 'inherit' });
+  // Own process groups: Ctrl-C reaches only this script, which then stops the agent, the
+  // coordinator and its embedded Postgres in order instead of all at once.
+  const coordinator = spawn(process.execPath, ['--enable-source-maps', dist('coordinator/src/main.js')], { env, stdio: 'inherit', detached: true });
   const url = `http://127.0.0.1:${port}`;
   // Whatever fails from here on must not leave the coordinator running on its own.
   process.on('exit', () => { if (coordinator.exitCode === null) coordinator.kill('SIGTERM'); });
@@ -94,7 +96,9 @@ async function main() {
       AGENT_WORK_DIR: path.join(dataDir, 'agent-work'),
     },
     stdio: 'inherit',
+    detached: true,
   });
+  process.on('exit', () => { if (agent.exitCode === null) agent.kill('SIGTERM'); });
 
   say('');
   say(`Video Shorts API:  ${url}   (docs ${url}/docs, metrics ${url}/metrics)`);

@@ -186,3 +186,24 @@ test.serial('coordinator restarted mid-task: nothing is lost', async (t) => {
   t.is(r.body.result.streams.length, 2);
   await agent.kill('SIGTERM');
 });
+
+test.serial('an idle agent gets a new task at once, also after the wake-up connection dropped', async (t) => {
+  const a = await new FakeAgent(cluster.app.grpcAddress, undefined, 'idle').register();
+  const timeToLease = async () => {
+    const leasing = a.lease(8000);
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = Date.now();
+    await enqueueProbe(cluster.app.db.pool, cluster.app.queue, orgId, 'http://example.invalid/w');
+    const task = await leasing;
+    await a.complete(task!.task_id, task!.lease_token, {});
+    return Date.now() - t0;
+  };
+  t.true((await timeToLease()) < 1000);
+  const killed = await cluster.app.db.query(
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`,
+  );
+  t.is(killed.length, 1);
+  await new Promise((r) => setTimeout(r, 2000));
+  t.true((await timeToLease()) < 1000, 'woken by the reconnected listener, not by the long-poll timeout');
+  a.close();
+});

@@ -133,7 +133,7 @@ async function renderFrame(mode: BlendMode, placement: Placement = { left: '8px'
     imageWidth: 64, imageHeight: 8, opacity, blendMode: mode, frameFormat: 'gbrp', ...placement,
   });
   const args = [
-    '-hide_banner', '-loglevel', 'error', ...(f.singleThreaded ? ['-filter_complex_threads', '1'] : []),
+    '-hide_banner', '-loglevel', 'error',
     '-loop', '1', '-t', '0.2', '-i', bgPng, '-loop', '1', '-framerate', '1', '-i', wmPng,
     '-filter_complex', `[0:v]format=gbrp[bg];${f.filter}`, '-map', '[out]', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1',
   ];
@@ -224,7 +224,7 @@ test('on a 4:2:0 frame (the render path) the blend lands in place, close to the 
       imageWidth: 64, imageHeight: 32, opacity: OPACITY, blendMode: mode, left: '9px', top: '5px',
     });
     const { stdout: frame } = await run(FFMPEG, [
-      '-hide_banner', '-loglevel', 'error', ...(f.singleThreaded ? ['-filter_complex_threads', '1'] : []),
+      '-hide_banner', '-loglevel', 'error',
       '-loop', '1', '-t', '0.2', '-i', flatPng, '-loop', '1', '-framerate', '1', '-i', wmFlatPng,
       '-filter_complex', `[0:v]format=yuv420p[bg];${f.filter}`, '-map', '[out]', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1',
     ], { encoding: 'buffer', maxBuffer: 1 << 20 });

@@ -91,16 +91,38 @@ export class TaskQueue {
     return h;
   }
 
-  /** LISTEN so that enqueues by any coordinator wake this one's waiting agents at once. */
+  private stopped = false;
+
+  /** LISTEN so that enqueues by any coordinator wake this one's waiting agents at once. If the
+   *  connection drops, long-polls still end on their timeout while it reconnects. */
   async start(): Promise<void> {
-    this.listener = new pg.Client({ connectionString: this.db.url });
-    this.listener.on('error', (err) => this.log.error('task listener failed', { err }));
-    await this.listener.connect();
-    this.listener.on('notification', () => this.wakeups.emit('task'));
-    await this.listener.query(`LISTEN ${NOTIFY_CHANNEL}`);
+    const client = new pg.Client({ connectionString: this.db.url });
+    client.on('error', (err) => {
+      if (this.stopped) return;
+      this.log.warn('task listener lost its connection; reconnecting', { err: err.message });
+      client.end().catch(() => undefined);
+      this.reconnectListener();
+    });
+    await client.connect();
+    client.on('notification', () => this.wakeups.emit('task'));
+    await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
+    this.listener = client;
+    // Anything enqueued while we were not listening.
+    this.wakeups.emit('task');
+  }
+
+  private reconnectListener(): void {
+    setTimeout(() => {
+      if (this.stopped) return;
+      this.start().catch((err) => {
+        this.log.error('task listener reconnect failed', { err: err.message });
+        this.reconnectListener();
+      });
+    }, 1000).unref();
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     this.wakeups.emit('task');
     await this.listener?.end().catch(() => undefined);
   }

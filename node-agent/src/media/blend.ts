@@ -33,11 +33,6 @@ export interface WatermarkFilter {
   filter: string; // filter_complex fragment reading [videoLabel] and [imageLabel], writing [outLabel]
   inputs: string[]; // labels the fragment consumes (the image only when the watermark is visible)
   box: { x: number; y: number; w: number; h: number } | null; // visible part of the watermark; null = off screen
-  /**
-   * The fragment keeps per-pixel temporaries with st()/ld(), which slice-threaded geq shares between
-   * threads in older ffmpeg builds: run the graph with `-filter_complex_threads 1`.
-   */
-  singleThreaded: boolean;
 }
 
 // Separable modes as 256x256 tables (lut2), built from the W3C definitions with x = backdrop and
@@ -81,7 +76,7 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
   const bh = Math.min(o.frameHeight, y + h) - by;
   if (bw <= 0 || bh <= 0 || o.opacity <= 0) {
     // Nothing visible: the caller should not even open the image (see `inputs`).
-    return { filter: `[${o.videoLabel}]null[${o.outLabel}]`, inputs: [o.videoLabel], box: null, singleThreaded: false };
+    return { filter: `[${o.videoLabel}]null[${o.outLabel}]`, inputs: [o.videoLabel], box: null };
   }
   // Only a patch around the visible box goes through RGB; for 4:2:0 frames it is widened to even
   // edges so the blended patch lands back on whole chroma samples.
@@ -106,7 +101,6 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
   const composite = `overlay=format=gbrp:shortest=1${yuv ? ',format=yuv420p' : ''}${L('patch')};` +
     `${L('frame')}${L('patch')}overlay=x=${px}:y=${py}${yuv ? '' : ':format=gbrp'}:shortest=1[${o.outLabel}]`;
   const parts = [src];
-  let singleThreaded = false;
 
   if (o.blendMode === 'normal') {
     parts.push(`${cut}${L('under')}`, `${L('under')}${L('src')}${composite}`);
@@ -114,10 +108,15 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
     parts.push(`${cut},split=2${L('under')}${L('under2')}`, `${L('under2')}format=gbrap${L('backdrop')}`);
     let mix: string;
     if (NON_SEPARABLE.has(o.blendMode)) {
-      // geq sees one frame, so backdrop and source sit side by side: backdrop at X, source at X + pw.
       const e = nonSeparableExprs(o.blendMode, pw);
-      mix = `${L('backdrop')}${L('src')}hstack=inputs=2:shortest=1,geq=r='${e.r}':g='${e.g}':b='${e.b}':a='${e.a}',crop=${pw}:${ph}:0:0${L('mix')}`;
-      singleThreaded = true;
+      parts[0] = src.replace(L('src'), `,split=2${L('src')}${L('src2')}`);
+      parts.push(
+        `${L('backdrop')}split=2${L('cb')}${L('cb2')}`,
+        `${L('cb2')}${backdropScalars()}${L('bscal')}`,
+        `${L('src2')}${sourceScalars(o.blendMode)}${L('sscal')}`,
+      );
+      mix = `${L('cb')}${L('bscal')}${L('src')}${L('sscal')}hstack=inputs=4:shortest=1,` +
+        `geq=r='${e.r}':g='${e.g}':b='${e.b}':a='${e.a}',crop=${pw}:${ph}:0:0${L('mix')}`;
     } else {
       const expr = SEPARABLE_EXPR[o.blendMode];
       if (!expr) throw new Error(`blend mode ${o.blendMode} has no implementation`);
@@ -127,61 +126,92 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
     }
     parts.push(mix, `${L('under')}${L('mix')}${composite}`);
   }
-  return { filter: parts.join(';'), inputs: [o.videoLabel, o.imageLabel], box: { x: bx, y: by, w: bw, h: bh }, singleThreaded };
+  return { filter: parts.join(';'), inputs: [o.videoLabel, o.imageLabel], box: { x: bx, y: by, w: bw, h: bh } };
 }
 
 // ---- non-separable modes ------------------------------------------------------------------------
-// The spec's Lum/ClipColor/SetLum/Sat/SetSat over 0..255 values (the formulas are scale-free, with
-// 1 read as 255). Temporaries: 0-2 the working colour C, 3-5 the source, 6 target luminosity.
-// geq interprets these per pixel and per channel: about 5 (luminosity) to 9 (hue) microseconds per
-// watermark pixel per frame on one core, so a 150x150 logo adds 0.1-0.2 s per frame. Transparent
-// watermark pixels are skipped.
+// The spec's SetLum(C, l) = ClipColor(C + l - Lum(C)) folds into one scale K shared by the three
+// channels (0..255 values, "1" read as 255):
+//   B_i = l + (C_i - Lum(C)) * K,  K = min(1, l / (Lum(C) - min C)) * min(1, (255 - l) / (max C - Lum(C)))
+// (the two min() are ClipColor's n < 0 and x > 1 corrections; both use n and x from before either
+// correction, as the spec does). For each mode C and l come from per-pixel scalars:
+//   luminosity  C = Cb,                l = Lum(Cs)
+//   color       C = Cs,                l = Lum(Cb)
+//   hue         C = Sat(Cb) * u(Cs),   l = Lum(Cb)   u = SetSat(Cs, 1): min 0, max 1 unless grey
+//   saturation  C = Sat(Cs) * u(Cb),   l = Lum(Cb)
+// geq interprets expressions per pixel, so the scalars are computed once per pixel into planes of
+// their own: backdrop ones (Lum, min, max) per frame, source ones once per watermark frame (1 fps).
+// The final geq reads [backdrop | backdrop scalars | source | source scalars] side by side.
+// No st()/ld() temporaries: they are shared between geq's slice threads in older ffmpeg.
 
 const lum = (r: string, g: string, b: string) => `(0.3*${r}+0.59*${g}+0.11*${b})`;
 const min3 = (a: string, b: string, c: string) => `min(min(${a},${b}),${c})`;
 const max3 = (a: string, b: string, c: string) => `max(max(${a},${b}),${c})`;
-const ld = (i: number) => `ld(${i})`;
+const rgb = (dx = '') => [`r(X${dx},Y)`, `g(X${dx},Y)`, `b(X${dx},Y)`] as const;
+/** geq plane expressions must be integers 0..255 (the result is truncated into a byte). */
+const byte = (e: string) => `clip(round(${e}),0,255)`;
 
-/** SetSat(C in vars 0-2 or 3-5, s) written into vars 0-2; 8/9 hold min/max of C. */
-function setSat(from: 0 | 3, s: string): string {
-  const c = [ld(from), ld(from + 1), ld(from + 2)] as const;
-  return `st(7,${s});st(8,${min3(...c)});st(9,${max3(...c)});` +
-    [0, 1, 2].map((i) => `st(${i},if(gt(ld(9),ld(8)),(${c[i]}-ld(8))*ld(7)/(ld(9)-ld(8)),0))`).join(';');
+/** Per-pixel backdrop scalars: r = Lum, g = min, b = max. */
+function backdropScalars(): string {
+  const c = rgb();
+  return `geq=r='${byte(lum(...c))}':g='${min3(...c)}':b='${max3(...c)}':a='255'`;
 }
 
-function nonSeparableExprs(mode: BlendMode, sourceOffset: number): { r: string; g: string; b: string; a: string } {
-  const load =
-    `st(0,r(X,Y));st(1,g(X,Y));st(2,b(X,Y));` +
-    `st(3,r(X+${sourceOffset},Y));st(4,g(X+${sourceOffset},Y));st(5,b(X+${sourceOffset},Y))`;
-  const lumB = lum(ld(0), ld(1), ld(2));
-  const lumS = lum(ld(3), ld(4), ld(5));
-  let base: string; // leaves C in 0-2 and the target luminosity in 6
+/** Per-pixel source scalars, once per watermark frame; the layout depends on the mode. */
+function sourceScalars(mode: BlendMode): string {
+  const c = rgb();
+  const mn = min3(...c);
+  const mx = max3(...c);
   switch (mode) {
-    case 'hue': // SetLum(SetSat(Cs, Sat(Cb)), Lum(Cb))
-      base = `st(6,${lumB});${setSat(3, `${max3(ld(0), ld(1), ld(2))}-${min3(ld(0), ld(1), ld(2))}`)}`;
-      break;
-    case 'saturation': // SetLum(SetSat(Cb, Sat(Cs)), Lum(Cb))
-      base = `st(6,${lumB});${setSat(0, `${max3(ld(3), ld(4), ld(5))}-${min3(ld(3), ld(4), ld(5))}`)}`;
-      break;
-    case 'color': // SetLum(Cs, Lum(Cb))
-      base = `st(6,${lumB});st(0,ld(3));st(1,ld(4));st(2,ld(5))`;
-      break;
-    case 'luminosity': // SetLum(Cb, Lum(Cs))
-      base = `st(6,${lumS})`;
-      break;
+    case 'luminosity':
+    case 'color': // r = Lum(Cs), g = min, b = max
+      return `geq=r='${byte(lum(...c))}':g='${mn}':b='${mx}':a='255'`;
+    case 'saturation': // r = Sat(Cs)
+      return `geq=r='${mx}-${mn}':g='0':b='0':a='255'`;
+    case 'hue': { // u = SetSat(Cs, 255) in r/g/b, Lum(u) in alpha
+      const u = (ch: string) => `if(gt(${mx},${mn}),255*(${ch}-${mn})/(${mx}-${mn}),0)`;
+      return `geq=r='${byte(u(c[0]))}':g='${byte(u(c[1]))}':b='${byte(u(c[2]))}':a='${byte(lum(u(c[0]), u(c[1]), u(c[2])))}'`;
+    }
     default:
       throw new Error(`${mode} is separable`);
   }
-  // SetLum: shift C by d = l - Lum(C), then ClipColor with n/x taken before either correction.
-  const setLum = `st(7,ld(6)-${lum(ld(0), ld(1), ld(2))});st(0,ld(0)+ld(7));st(1,ld(1)+ld(7));st(2,ld(2)+ld(7));` +
-    `st(8,${min3(ld(0), ld(1), ld(2))});st(9,${max3(ld(0), ld(1), ld(2))})`;
-  const clip = (i: number) =>
-    `st(${i},if(lt(ld(8),0),ld(6)+(ld(${i})-ld(6))*ld(6)/(ld(6)-ld(8)),ld(${i})));` +
-    `if(gt(ld(9),255),ld(6)+(ld(${i})-ld(6))*(255-ld(6))/(ld(9)-ld(6)),ld(${i}))`;
-  // The right half (the source copy) and fully transparent source pixels are not worth computing.
-  const skip = `if(gte(X,${sourceOffset})+eq(alpha(X+${sourceOffset},Y),0),0,`;
-  const channel = (i: number) => `${skip}clip(round((${load};${base};${setLum};${clip(i)})),0,255))`;
-  return { r: channel(0), g: channel(1), b: channel(2), a: `if(gte(X,${sourceOffset}),0,alpha(X+${sourceOffset},Y))` };
+}
+
+/** The final per-channel expressions over [backdrop | its scalars | source | its scalars], each w wide. */
+function nonSeparableExprs(mode: BlendMode, w: number): { r: string; g: string; b: string; a: string } {
+  const cb = rgb();
+  const [bLum, bMin, bMax] = rgb(`+${w}`);
+  const cs = rgb(`+${2 * w}`);
+  const sA = `alpha(X+${2 * w},Y)`;
+  const [s0, s1, s2] = rgb(`+${3 * w}`);
+  const sAux = `alpha(X+${3 * w},Y)`;
+  const eps = (e: string) => `max(${e},0.000001)`; // a zero span means C is grey, and then K is unused
+  const setLum = (l: string, ci: string, lumC: string, minC: string, maxC: string) =>
+    `${l}+(${ci}-${lumC})*min(1,${l}/${eps(`${lumC}-${minC}`)})*min(1,(255-${l})/${eps(`${maxC}-${lumC}`)})`;
+  const channel = (i: 0 | 1 | 2): string => {
+    switch (mode) {
+      case 'luminosity':
+        return setLum(s0, cb[i], bLum, bMin, bMax);
+      case 'color':
+        return setLum(bLum, cs[i], s0, s1, s2);
+      case 'hue': { // C = Sat(Cb) * u / 255
+        const sat = `(${bMax}-${bMin})`;
+        return setLum(bLum, `${sat}*${[s0, s1, s2][i]}/255`, `${sat}*${sAux}/255`, '0', sat);
+      }
+      case 'saturation': { // C = Sat(Cs) * (Cb - min) / (max - min); a grey backdrop stays grey
+        const span = `(${bMax}-${bMin})`;
+        const ci = `${s0}*(${cb[i]}-${bMin})/${span}`;
+        const lumC = `${s0}*(${bLum}-${bMin})/${span}`;
+        return `if(gt(${bMax},${bMin}),${setLum(bLum, ci, lumC, '0', s0)},${bLum})`;
+      }
+      default:
+        throw new Error(`${mode} is separable`);
+    }
+  };
+  // Only the first w columns are the result; transparent source pixels are not worth computing.
+  const skip = `gte(X,${w})+eq(${sA},0)`;
+  const out = (i: 0 | 1 | 2) => `if(${skip},0,${byte(channel(i))})`;
+  return { r: out(0), g: out(1), b: out(2), a: `if(gte(X,${w}),0,${sA})` };
 }
 
 const round4 = (n: number) => Math.round(n * 10000) / 10000;

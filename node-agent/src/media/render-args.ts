@@ -66,7 +66,6 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
 
   // `file:` so a ':' in a path is never read as a protocol name (and a leading '-' never as an option).
   const inputs = ['-protocol_whitelist', 'file,pipe', '-ss', sec(spec.startTime), '-to', sec(spec.endTime), '-i', fileUrl(spec.sourcePath)];
-  let singleThreaded = false;
   const wm = spec.watermark;
   if (wm && wm.opacity > 0) {
     if (!wm.imageWidth || !wm.imageHeight) throw new Error('watermark imageWidth/imageHeight are needed (prepareRender reads them)');
@@ -76,7 +75,6 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
       frameWidth: W, frameHeight: H, imageWidth: wm.imageWidth, imageHeight: wm.imageHeight, frameFormat: 'yuv420p',
     });
     graph.push(f.filter);
-    singleThreaded = f.singleThreaded;
     // A still image looped at 1 fps: the graph reuses the latest frame, so more would be wasted work.
     // No pattern: a '%' in the path is part of the name, not an image-sequence placeholder.
     if (f.box) inputs.push('-protocol_whitelist', 'file,pipe', '-loop', '1', '-framerate', '1', '-pattern_type', 'none', '-i', fileUrl(wm.imagePath));
@@ -89,7 +87,6 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20'];
   return [
     '-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1',
-    ...(singleThreaded ? ['-filter_complex_threads', '1'] : []),
     ...inputs,
     '-filter_complex', graph.join(';'),
     '-map', '[vout]', '-map', '0:a:0?',
