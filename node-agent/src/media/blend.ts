@@ -143,6 +143,10 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
 // their own: backdrop ones (Lum, min, max) per frame, source ones once per watermark frame (1 fps).
 // The final geq reads [backdrop | backdrop scalars | source | source scalars] side by side.
 // No st()/ld() temporaries: they are shared between geq's slice threads in older ffmpeg.
+// Cost: the expression interpreter runs for every opaque watermark pixel of every frame, roughly
+// 3 (luminosity, color) to 7 (saturation) microseconds per pixel on one core of the 2018 static
+// build: a 150x150 logo adds 60-150 ms per frame. The separable modes are lookup tables (~0).
+// Transparent watermark pixels are skipped.
 
 const lum = (r: string, g: string, b: string) => `(0.3*${r}+0.59*${g}+0.11*${b})`;
 const min3 = (a: string, b: string, c: string) => `min(min(${a},${b}),${c})`;
