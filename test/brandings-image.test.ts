@@ -1,6 +1,6 @@
 import test from 'ava';
 import sharp from 'sharp';
-import { rasteriseSvg, sniffImage, stripSvg } from '../coordinator/src/brandings/image.js';
+import { rasteriseSvg, sniffImage, stripSvg } from '../common/src/media/image.js';
 
 test('formats are told by their bytes', async (t) => {
   const img = sharp({ create: { width: 4, height: 4, channels: 3, background: '#123456' } });

@@ -1,21 +1,18 @@
 import { createLogger } from '../../common/src/logger.js';
+import { stopOnSignals } from '../../common/src/shutdown.js';
 import { loadConfig } from './config.js';
 import { startCoordinator } from './coordinator.js';
 
-const config = loadConfig();
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig();
+} catch (err) {
+  createLogger({ service: 'coordinator' }).error('invalid configuration', { message: (err as Error).message });
+  process.exit(1);
+}
 const log = createLogger({ service: 'coordinator' }, config.logLevel);
 
-startCoordinator(config, log).then((app) => {
-  let stopping = false;
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => {
-      if (stopping) return;
-      stopping = true;
-      log.info('stopping', { signal });
-      app.close().then(() => process.exit(0), () => process.exit(1));
-    });
-  }
-}, (err) => {
+startCoordinator(config, log).then((app) => stopOnSignals(log, () => app.close()), (err) => {
   log.error('coordinator failed to start', { err });
   process.exit(1);
 });

@@ -5,7 +5,7 @@ import { badRequest, type AppError } from '../../../common/src/errors.js';
 import { FetchRefusedError, safeFetch } from '../../../common/src/net/safe-fetch.js';
 import { parseAllowlist } from '../../../common/src/net/address-policy.js';
 import { storeFile } from '../files/store-file.js';
-import { CONTENT_TYPES, decodes, rasteriseSvg, sniffImage } from './image.js';
+import { CONTENT_TYPES, decodes, rasteriseSvg, sniffImage } from '../../../common/src/media/image.js';
 
 /** 10 MB of 1,000,000 bytes, the unit DECISIONS.md fixes for sizes. */
 export const WATERMARK_MAX_BYTES = 10_000_000;

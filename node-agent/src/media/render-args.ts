@@ -8,14 +8,8 @@ import { buildWatermarkFilter } from './blend.js';
 import { buildAssFile, buildCaptionPages, type CaptionWord } from './captions.js';
 import { prepareFontsDir, resolveFontFace } from './fonts.js';
 
-/** A crop box in source pixels; `t` is seconds from the clip start. */
-export interface CropKeyframe {
-  t: number;
-  x: number;
-  y: number;
-  w: number;
-  h: number;
-}
+import type { CropKeyframe } from '../../../common/src/analyze-result.js';
+export type { CropKeyframe };
 
 export interface RenderSpec {
   sourcePath: string;

@@ -1,4 +1,5 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { decodes, rasteriseSvg, sniffImage } from '../../../common/src/media/image.js';
 import path from 'node:path';
 import { resolveCaptionStyle } from '../../../common/src/render/presets.js';
 import type { RenderOptions } from '../../../common/src/render/options.js';
@@ -25,16 +26,6 @@ interface RenderPayload {
 
 const WATERMARK_MAX_BYTES = 10_000_000;
 
-/** Sniffs the image type from its first bytes; ffmpeg must never guess from a name. */
-function imageKind(head: Buffer): 'png' | 'jpeg' | 'webp' | 'gif' | 'svg' | undefined {
-  if (head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'png';
-  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'jpeg';
-  if (head.toString('ascii', 0, 4) === 'RIFF' && head.toString('ascii', 8, 12) === 'WEBP') return 'webp';
-  if (head.toString('ascii', 0, 4) === 'GIF8') return 'gif';
-  if (/^\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i.test(head.toString('utf8'))) return 'svg';
-  return undefined;
-}
-
 export const renderShort: TaskHandler = {
   async run(ctx) {
     const p = ctx.payload as unknown as RenderPayload;
@@ -50,12 +41,13 @@ export const renderShort: TaskHandler = {
       let image = path.join(ctx.workDir, 'watermark');
       if (p.watermarkObjectUrl) await downloadObject(p.watermarkObjectUrl, image, ctx.signal);
       else await downloadSource(ctx, p.watermark.url!, image, WATERMARK_MAX_BYTES);
-      const kind = imageKind((await readFile(image)).subarray(0, 512));
-      if (!kind) throw new TaskError('The watermark is not a PNG, JPEG, WebP, GIF or SVG image', 'WATERMARK_FORMAT');
+      // Judged by its bytes; an SVG reaches the renderer only as a PNG rasterised from clean markup.
+      const bytes = await readFile(image);
+      const kind = sniffImage(bytes);
+      if (!kind || (kind !== 'svg' && !(await decodes(bytes)))) throw new TaskError('The watermark is not a PNG, JPEG, WebP, GIF or SVG image', 'WATERMARK_FORMAT');
       if (kind === 'svg') {
-        // Rasterised from sanitised markup: no scripts, no external references reach the renderer.
-        const { sanitizeSvg } = await import('../media/svg.js');
-        image = await sanitizeSvg(image, path.join(ctx.workDir, 'watermark.png'));
+        image = path.join(ctx.workDir, 'watermark.png');
+        await writeFile(image, await rasteriseSvg(bytes));
       }
       watermark = {
         imagePath: image,
