@@ -21,7 +21,7 @@ test.before(async () => {
   talk = await makeTalkVideo(cluster.dataDir);
   const html = path.join(cluster.dataDir, 'page.html');
   await writeFile(html, '<!doctype html><html><body>not a video</body></html>');
-  media = await serveFiles({ 'talk.mp4': talk.videoPath, 'page.html': html });
+  media = await serveFiles({ 'talk.mp4': talk.videoPath, 'page.html': html }, { redirects: { 'to-metadata': 'http://169.254.169.254/latest/meta-data', 'to-private-hook': 'http://10.0.0.7/hook' } });
   await cluster.startAgent();
 });
 
@@ -140,7 +140,8 @@ test.serial('failures end FAILED with an actionable message, release credits and
   const cases: Array<[Record<string, unknown>, RegExp]> = [
     [{ fileUrl: media.url('page.html'), webhook: hooks.url() }, /not a video|no video stream/i],
     [{ fileUrl: media.url('missing.mp4') }, /HTTP 404/],
-    [{ fileUrl: 'http://169.254.169.254/latest/meta-data' }, /private|loopback|reserved/],
+    // Passes the edge (an allowlisted host) but redirects to the cloud metadata address.
+    [{ fileUrl: media.url('to-metadata') }, /private|loopback|reserved/],
     [{ fileUrl: media.url('talk.mp4'), options: { predefinedShorts: [{ title: 'Too late', start: 10, end: 80 }] } }, /past the end of the video/],
   ];
   for (const [input, message] of cases) {
@@ -182,9 +183,15 @@ test.serial('an agent killed mid-job: the job is re-leased and completes once', 
   t.is((await orgRow(org.id))!.credits, 4.7);
 });
 
-test.serial('webhooks are never sent to private addresses: the attempt is recorded as refused', async (t) => {
+test.serial('private URLs are refused at the edge, and at delivery time when they only get there by redirect', async (t) => {
   const { key } = await cluster.org({ plan: 'pro', credits: 2 });
-  const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media.url('missing.mp4'), webhook: 'http://10.0.0.7/hook' } });
+  for (const [field, url] of [['fileUrl', 'http://169.254.169.254/x'], ['fileUrl', 'http://[::1]/a.mp4'], ['fileUrl', 'http://0xa9fea9fe/a.mp4'], ['webhook', 'http://10.0.0.7/hook'], ['webhook', 'http://printer.local/']]) {
+    const body: Record<string, string> = { functionName: 'VideoShorts', fileUrl: media.url('talk.mp4'), [field!]: url! };
+    const r = await cluster.api('POST', '/api/jobs', { key, body });
+    t.is(r.status, 400, url);
+    t.regex(r.body.message, new RegExp(`${field} must be a public URL`));
+  }
+  const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media.url('missing.mp4'), webhook: media.url('to-private-hook') } });
   const job = await waitForJob(key, created.body.id);
   t.is(job.status, 'FAILED');
   const attempts = await waitFor(async () => {

@@ -1,6 +1,6 @@
 // One structured JSON logger for every process: one line per event on stdout/stderr.
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
@@ -17,7 +17,7 @@ function serialise(value: unknown): unknown {
 
 export function createLogger(base: Record<string, unknown> = {}, level: LogLevel = (process.env.LOG_LEVEL as LogLevel) || 'info'): Logger {
   const threshold = LEVELS[level] ?? LEVELS.info;
-  const write = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
+  const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
     if (LEVELS[lvl] < threshold) return;
     const record: Record<string, unknown> = { time: new Date().toISOString(), level: lvl, msg, ...base };
     if (fields) for (const [k, v] of Object.entries(fields)) record[k] = serialise(v);

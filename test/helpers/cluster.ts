@@ -30,7 +30,7 @@ export interface AgentProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-const quietLog = () => createLogger({ service: 'coordinator' }, (process.env.TEST_LOG_LEVEL as any) || 'warn');
+const quietLog = () => createLogger({ service: 'coordinator' }, (process.env.TEST_LOG_LEVEL as any) || 'silent');
 
 export async function startCluster(name: string, overrides: Parameters<typeof loadConfig>[0] = {}): Promise<TestCluster> {
   const databaseUrl = await createTestDatabase(name);

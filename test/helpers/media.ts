@@ -27,11 +27,16 @@ export interface MediaServer {
 }
 
 /** Serves files on 127.0.0.1; `bytesPerSec` trickles the body so a download takes a while. */
-export async function serveFiles(files: Record<string, string>, opts: { bytesPerSec?: number } = {}): Promise<MediaServer> {
+export async function serveFiles(files: Record<string, string>, opts: { bytesPerSec?: number; redirects?: Record<string, string> } = {}): Promise<MediaServer> {
   const requests: string[] = [];
   const server = http.createServer(async (req, res) => {
     requests.push(req.url ?? '');
     const name = (req.url ?? '/').slice(1).split('?')[0]!;
+    const redirect = opts.redirects?.[name];
+    if (redirect) {
+      res.writeHead(302, { location: redirect }).end();
+      return;
+    }
     const file = files[name];
     if (!file) {
       res.writeHead(404).end('not found');

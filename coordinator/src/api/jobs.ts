@@ -9,6 +9,7 @@ import { requireOrganization } from '../tenancy/tenancy.js';
 import { createJobSchema, validateJob } from '../jobs/job-input.js';
 import { createJob, findJob, listJobs } from '../jobs/jobs.js';
 import { apiKeyView, bearerView, listItemView } from '../jobs/job-views.js';
+import { parseAllowlist } from '../../../common/src/net/address-policy.js';
 
 const JOB_STATUSES = ['PROCESSING', 'COMPLETED', 'FAILED', 'ALL'];
 
@@ -22,7 +23,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
   }, async (ctx, { body }) => {
     const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
     const org = await requireOrganization(app.db.pool, orgId);
-    const job = validateJob(body, org.plan);
+    const job = validateJob(body, org.plan, parseAllowlist(app.config.fetchAllowlist));
     const user = await principalUser(app.db, await principalOf(app, ctx));
     const id = await createJob(app.db, app.queue, { org, user, job, creditsPerDollar: app.config.creditsPerDollar });
     app.metrics.jobsCreated.inc();

@@ -5,6 +5,7 @@ import { notFound } from '../../../common/src/errors.js';
 import { enqueueProbe } from '../probes/probes.js';
 import { requireOrg } from './auth-context.js';
 import { checkFetchableUrl } from './url-rules.js';
+import { parseAllowlist } from '../../../common/src/net/address-policy.js';
 
 /** Operator-facing: ffprobe a URL on an agent (not part of the public contract). */
 export function registerProbeRoutes(api: Api, app: Coordinator): void {
@@ -15,7 +16,7 @@ export function registerProbeRoutes(api: Api, app: Coordinator): void {
     response: z.object({ id: z.string() }),
   }, async (ctx, { body }) => {
     const orgId = await requireOrg(app, ctx, body.organizationId);
-    checkFetchableUrl(body.url);
+    checkFetchableUrl(body.url, 'url', parseAllowlist(app.config.fetchAllowlist));
     const id = await enqueueProbe(app.db.pool, app.queue, orgId, body.url);
     return { id };
   });

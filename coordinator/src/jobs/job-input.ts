@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { badRequest } from '../../../common/src/errors.js';
 import { checkFetchableUrl } from '../api/url-rules.js';
+import type { AllowEntry } from '../../../common/src/net/address-policy.js';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
 
 export const predefinedShortSchema = z.object({
@@ -56,7 +57,7 @@ export interface ValidatedJob {
   options: Record<string, unknown>;
 }
 
-export function validateJob(body: CreateJobBody, plan: Plan): ValidatedJob {
+export function validateJob(body: CreateJobBody, plan: Plan, allowlist: readonly AllowEntry[] = []): ValidatedJob {
   if (body.functionName !== 'VideoShorts') throw badRequest(`functionName must be "VideoShorts" (got "${body.functionName}")`);
   const hasYoutube = body.youtubeVideoId !== undefined && body.youtubeVideoId !== '';
   const hasFile = body.fileUrl !== undefined && body.fileUrl !== '';
@@ -67,8 +68,8 @@ export function validateJob(body: CreateJobBody, plan: Plan): ValidatedJob {
     youtubeVideoId = parseYoutubeVideoId(body.youtubeVideoId!) ?? null;
     if (!youtubeVideoId) throw badRequest('youtubeVideoId must be an 11-character YouTube video id or a YouTube video URL');
   }
-  const fileUrl = hasFile ? checkFetchableUrl(body.fileUrl!, 'fileUrl').toString() : null;
-  const webhook = body.webhook ? checkFetchableUrl(body.webhook, 'webhook').toString() : null;
+  const fileUrl = hasFile ? checkFetchableUrl(body.fileUrl!, 'fileUrl', allowlist).toString() : null;
+  const webhook = body.webhook ? checkFetchableUrl(body.webhook, 'webhook', allowlist).toString() : null;
 
   const maxSec = PLAN_LIMITS[plan].maxPredefinedShortSec;
   const shorts = body.options?.predefinedShorts;

@@ -9,6 +9,8 @@ import { insertFiles } from '../files/files.js';
 import { requireOrganization } from '../tenancy/tenancy.js';
 import { taskObjectPrefix, type TaskOutcomeHandler } from '../tasks/task-queue.js';
 import { deletePrefix } from '../jobs/analyze-outcome.js';
+import { checkFetchableUrl } from '../api/url-rules.js';
+import { parseAllowlist } from '../../../common/src/net/address-policy.js';
 import { parseTarget, resolveRender, type BrandPresetRow, type RenderBody } from './render-request.js';
 
 /** What the render-short task receives (plus fresh signed URLs added at lease time). */
@@ -60,7 +62,9 @@ export async function createRender(app: Coordinator, organizationId: string, bod
     if (file) watermark = { objectKey: file.objectKey };
     else if (!wm.waterMarkUrl) throw badRequest('waterMark.fileAppId does not name an image of this organization');
   }
-  if (!watermark && wm?.waterMarkUrl) watermark = { url: wm.waterMarkUrl };
+  if (!watermark && wm?.waterMarkUrl) {
+    watermark = { url: checkFetchableUrl(wm.waterMarkUrl, 'options.waterMark.waterMarkUrl', parseAllowlist(app.config.fetchAllowlist)).toString() };
+  }
 
   const words = ((job.data?.transcription?.words ?? []) as TimedWord[]).filter((w) => w.end > short.startTime && w.start < short.endTime);
   const id = newId();

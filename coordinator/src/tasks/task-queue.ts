@@ -172,8 +172,14 @@ export class TaskQueue {
   async lease(agentId: string, types: readonly string[], waitMs: number, signal?: AbortSignal): Promise<TaskRow | undefined> {
     const deadline = Date.now() + waitMs;
     for (;;) {
-      if (signal?.aborted) return undefined;
-      const task = await this.tryLease(agentId, types);
+      if (signal?.aborted || this.stopped) return undefined;
+      let task: TaskRow | undefined;
+      try {
+        task = await this.tryLease(agentId, types);
+      } catch (err) {
+        if (this.stopped) return undefined; // the pool closed under a long-poll at shutdown
+        throw err;
+      }
       if (task) return task;
       const left = deadline - Date.now();
       if (left <= 0) return undefined;

@@ -57,7 +57,6 @@ export async function startWebhookWorker(deps: { boss: PgBoss; db: { query: Quer
         allowlist,
         timeoutMs: 10_000,
         maxBytes: 64 * 1024,
-        maxRedirects: 0,
       });
       statusCode = res.status;
       if (res.status < 200 || res.status >= 300) error = `receiver answered HTTP ${res.status}`;
