@@ -207,3 +207,10 @@ test.serial('an idle agent gets a new task at once, also after the wake-up conne
   t.true((await timeToLease()) < 1000, 'woken by the reconnected listener, not by the long-poll timeout');
   a.close();
 });
+
+test.serial('an agent with a wrong cluster token is refused', async (t) => {
+  const intruder = new FakeAgent(cluster.app.grpcAddress, 'not-the-cluster-token-at-all', 'intruder');
+  const err: any = await t.throwsAsync(intruder.register());
+  t.is(err.code, 16); // UNAUTHENTICATED
+  intruder.close();
+});
