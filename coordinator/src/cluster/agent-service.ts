@@ -89,10 +89,15 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
       );
     };
 
-  const sessionOf = (agentId: string) => {
-    const s = registry.touch(agentId);
-    if (!s) throw new AppError(404, 'unknown_agent', `agent ${agentId} is not registered with this coordinator`);
-    return s;
+  // Another coordinator behind the same load balancer may have registered the agent: Postgres knows.
+  const sessionOf = async (agentId: string) => {
+    const known = registry.touch(agentId);
+    if (known) return known;
+    const row = await db.one<{ name: string; capabilities: { task_types?: string[] } }>('SELECT name, capabilities FROM agents WHERE id = $1', [agentId]);
+    if (!row) throw new AppError(404, 'unknown_agent', `agent ${agentId} is not registered`);
+    const session = { id: agentId, name: row.name, taskTypes: row.capabilities.task_types ?? [], lastSeen: Date.now() };
+    registry.sessions.set(agentId, session);
+    return session;
   };
 
   return {
@@ -100,14 +105,14 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
       const caps = req.capabilities ?? {};
       const taskTypes = (caps.task_types as string[]).filter((t) => (TASK_TYPES as readonly string[]).includes(t));
       const id = newId();
-      await db.query('INSERT INTO agents (id, name, capabilities) VALUES ($1, $2, $3)', [id, req.name || 'agent', caps]);
+      await db.query('INSERT INTO agents (id, name, capabilities) VALUES ($1, $2, $3)', [id, req.name || 'agent', { ...caps, task_types: taskTypes }]);
       registry.sessions.set(id, { id, name: req.name, taskTypes, lastSeen: Date.now() });
       log.info('agent registered', { agentId: id, name: req.name, taskTypes, nvenc: caps.nvenc_available, cores: caps.cpu_cores });
       return { agent_id: id, lease_ttl_ms: deps.leaseTtlMs, heartbeat_interval_ms: Math.floor(deps.leaseTtlMs / 3) };
     }),
 
     LeaseTask: unary<any, any>('LeaseTask', async (req, call) => {
-      const session = sessionOf(req.agent_id);
+      const session = await sessionOf(req.agent_id);
       const types = (req.task_types as string[]).length ? (req.task_types as string[]).filter((t) => session.taskTypes.includes(t)) : session.taskTypes;
       const abort = new AbortController();
       call.on('cancelled', () => abort.abort());
@@ -165,7 +170,7 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
     }),
 
     Heartbeat: unary<any, any>('Heartbeat', async (req) => {
-      const s = registry.touch(req.agent_id);
+      const s = await sessionOf(req.agent_id).catch(() => undefined);
       if (!s) return { reregister: true };
       await db.query('UPDATE agents SET last_seen_at = now() WHERE id = $1', [req.agent_id]);
       return { reregister: false };
