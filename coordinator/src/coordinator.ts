@@ -119,11 +119,12 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
     closers.push(() => clearInterval(timer));
   }
 
-  // closers run last-added first: servers stop taking work, then domain loops, then the database.
-  closers.unshift(async () => { await embedded?.stop(); });
-  closers.unshift(() => db.close());
-  closers.unshift(() => boss.stop({ graceful: false, wait: true, close: true } as any));
+  // closers run last-added first: servers stop taking work, then domain loops, then the task queue,
+  // pg-boss, the pool and last the embedded Postgres (each unshift lands before the previous one).
   closers.unshift(() => queue.stop());
+  closers.unshift(() => boss.stop({ graceful: false, wait: true, close: true } as any));
+  closers.unshift(() => db.close());
+  closers.unshift(async () => { await embedded?.stop(); });
   closers.push(() => { grpcBound.server.forceShutdown(); });
   closers.push(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
 

