@@ -38,6 +38,10 @@ const schema = z.object({
   webhookRetryDelaySec: z.coerce.number().int().positive().default(60),
   /** Background timers off (tests drive ticks themselves). */
   timers: z.coerce.boolean().default(true),
+  /** Requests a minute on the file routes for free,starter,pro,business; 0 = unlimited. */
+  rateLimitFilesPerMinute: z.string().default('600,600,1200,3000').refine((v) => /^\s*\d+\s*(,\s*\d+\s*){3}$/.test(v), 'four non-negative integers: free,starter,pro,business'),
+  /** Requests a minute on the social routes for API-key callers; 0 = unlimited. */
+  rateLimitSocialPerMinute: z.coerce.number().int().min(0).default(300),
   logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 
@@ -53,6 +57,7 @@ const ENV: Record<keyof z.infer<typeof schema>, string> = {
   fetchAllowlist: 'FETCH_ALLOWLIST', bodyLimitBytes: 'BODY_LIMIT_BYTES', leaseTtlMs: 'LEASE_TTL_MS',
   leaseWaitMs: 'LEASE_WAIT_MS', taskMaxAttempts: 'TASK_MAX_ATTEMPTS', watchdogIntervalMs: 'WATCHDOG_INTERVAL_MS',
   creditsPerDollar: 'CREDITS_PER_DOLLAR', signedUrlTtlSec: 'SIGNED_URL_TTL_SEC', webhookRetryDelaySec: 'WEBHOOK_RETRY_DELAY_SEC', timers: 'TIMERS',
+  rateLimitFilesPerMinute: 'RATE_LIMIT_FILES_PER_MINUTE', rateLimitSocialPerMinute: 'RATE_LIMIT_SOCIAL_PER_MINUTE',
   logLevel: 'LOG_LEVEL',
 };
 

@@ -21,6 +21,7 @@ import { createObjectStore, type ObjectStore } from './storage/object-store.js';
 import { createObjectUrls, type ObjectUrls } from './storage/urls.js';
 import { createObjectRoutes } from './storage/object-routes.js';
 import { TASK_TYPES } from '../../common/src/tasks.js';
+import { RateLimiter, parsePlanLimits } from './tenancy/rate-limits.js';
 
 /** Everything a route or domain module may use; built once at start. */
 export interface Coordinator {
@@ -35,6 +36,7 @@ export interface Coordinator {
   secrets: Secrets;
   store: ObjectStore;
   urls: ObjectUrls;
+  rateLimiter: RateLimiter;
   httpUrl: string;
   grpcAddress: string;
   /** Background work other modules add (timers, pg-boss workers). */
@@ -94,6 +96,7 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
 
   const app: Coordinator = {
     config, log, db, boss, metrics, queue, registry, signer, secrets, store, urls, httpUrl,
+    rateLimiter: new RateLimiter({ files: parsePlanLimits(config.rateLimitFilesPerMinute), socialApiKey: config.rateLimitSocialPerMinute }),
     grpcAddress: `127.0.0.1:${grpcBound.port}`,
     onClose: (fn) => closers.push(fn),
     close: async () => {

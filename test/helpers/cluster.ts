@@ -17,7 +17,7 @@ export interface TestCluster {
   startAgent(env?: Record<string, string>): Promise<AgentProcess>;
   /** A new organization with an API key. */
   org(input?: { plan?: string; credits?: number; name?: string }): Promise<{ org: Organization; key: string }>;
-  api(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any }>;
+  api(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
   restartCoordinator(): Promise<void>;
   close(): Promise<void>;
 }
@@ -110,7 +110,7 @@ export async function startCluster(name: string, overrides: Parameters<typeof lo
       const text = await res.text();
       let body: any = text;
       try { body = JSON.parse(text); } catch { /* not JSON */ }
-      return { status: res.status, body };
+      return { status: res.status, body, headers: res.headers };
     },
     async restartCoordinator() {
       const grpcPort = Number(app.grpcAddress.split(':')[1]);

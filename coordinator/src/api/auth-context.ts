@@ -1,5 +1,6 @@
 import type { ApiContext } from './http.js';
 import type { Coordinator } from '../coordinator.js';
+import { enforceRateLimit } from './rate-limit.js';
 import { authenticate, resolveOrganization, DEFAULT_ORG_MESSAGES, type OrganizationMessages, type Principal } from '../tenancy/auth.js';
 
 export async function principalOf(app: Coordinator, ctx: ApiContext): Promise<Principal> {
@@ -10,7 +11,9 @@ export async function principalOf(app: Coordinator, ctx: ApiContext): Promise<Pr
 /** Authenticates and returns the organization the call acts for (contract section 5). */
 export async function requireOrg(app: Coordinator, ctx: ApiContext, suppliedOrgId: unknown, messages: OrganizationMessages = DEFAULT_ORG_MESSAGES): Promise<string> {
   const principal = await principalOf(app, ctx);
-  return resolveOrganization(app.db, principal, suppliedOrgId, messages);
+  const organizationId = await resolveOrganization(app.db, principal, suppliedOrgId, messages);
+  await enforceRateLimit(app, ctx, principal, organizationId);
+  return organizationId;
 }
 
 /** organizationId comes from the query on GET/DELETE and from the body on POST/PUT. */

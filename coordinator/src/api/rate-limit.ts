@@ -1,0 +1,43 @@
+import type { ApiContext } from './http.js';
+import type { Coordinator } from '../coordinator.js';
+import type { Principal } from '../tenancy/auth.js';
+import { tooManyRequests, type RateGroup } from '../tenancy/rate-limits.js';
+import type { Plan } from '../tenancy/plans.js';
+
+// A handler that resolves its organization twice still pays for one request.
+const charged = new WeakSet<ApiContext>();
+
+/** Which limited group a route belongs to, by its path (contract section 8). */
+export function rateGroupOf(path: string): RateGroup | undefined {
+  if (path.startsWith('/api/uploads')) return 'files';
+  if (path.startsWith('/api/organizations/social-posts')) return 'social';
+  return undefined;
+}
+
+/**
+ * Charges one request of its group to the caller's bucket once its organization is known; sets the
+ * RateLimit-* headers (IETF draft names) and refuses with 429 and Retry-After when it is empty.
+ */
+export async function enforceRateLimit(app: Coordinator, ctx: ApiContext, principal: Principal, organizationId: string): Promise<void> {
+  const group = rateGroupOf(ctx.path);
+  if (!group || charged.has(ctx)) return;
+  charged.add(ctx);
+  const viaApiKey = principal.kind === 'apiKey';
+  const plan = await organizationPlan(app, organizationId);
+  const limit = app.rateLimiter.limitFor(group, plan, viaApiKey);
+  if (limit <= 0) return;
+  const caller = viaApiKey ? `key:${principal.keyId}` : `user:${principal.userId}`;
+  const decision = app.rateLimiter.take(`${group}:${organizationId}:${caller}`, limit);
+  ctx.set('RateLimit-Limit', String(decision.limit));
+  ctx.set('RateLimit-Remaining', String(decision.remaining));
+  ctx.set('RateLimit-Reset', String(decision.resetSec));
+  if (decision.retryAfterSec > 0) {
+    ctx.set('Retry-After', String(decision.retryAfterSec));
+    throw tooManyRequests(decision);
+  }
+}
+
+async function organizationPlan(app: Coordinator, organizationId: string): Promise<Plan> {
+  const row = await app.db.one<{ plan: Plan }>('SELECT plan FROM organizations WHERE id = $1', [organizationId]);
+  return row?.plan ?? 'free';
+}
