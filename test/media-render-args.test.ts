@@ -10,6 +10,7 @@ import { resolveCaptionStyle } from '../common/src/render/presets.js';
 import { FfmpegError, ffprobe, runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { buildRenderArgs, clipWords, filterArg, prepareRender, type RenderSpec } from '../node-agent/src/media/render-args.js';
 import { FFMPEG, makeTestVideo } from './helpers/media.js';
+import { inputGuard } from '../common/src/media/input-guard.js';
 
 const run = promisify(execFile);
 
@@ -28,7 +29,8 @@ const graphOf = (args: string[]) => after(args, '-filter_complex')!;
 test('one invocation: accurate input seek, whitelist, yuv420p, faststart, machine-readable progress', (t) => {
   const args = buildRenderArgs(base());
   const input = args.indexOf('-i');
-  t.deepEqual(args.slice(input - 6, input + 2), ['-protocol_whitelist', 'file,pipe', '-ss', '10', '-to', '40', '-i', 'file:/media/source.mp4']);
+  t.deepEqual(args.slice(input - 8, input + 2), [...inputGuard('media'), '-ss', '10', '-to', '40', '-i', 'file:/media/source.mp4']);
+  t.regex(after(args, '-format_whitelist'), /^mov,mp4/, 'containers only: no playlist demuxer');
   t.is(args.filter((a) => a === '-i').length, 1);
   t.is(after(args, '-pix_fmt'), 'yuv420p');
   t.is(after(args, '-movflags'), '+faststart');
@@ -60,7 +62,7 @@ test('watermark: a looped second input, whitelisted; none when absent, invisible
   const args = buildRenderArgs(base({ watermark: wm }));
   t.is(args.filter((a) => a === '-i').length, 2);
   const second = args.lastIndexOf('-i');
-  t.deepEqual(args.slice(second - 8, second + 2), ['-protocol_whitelist', 'file,pipe', '-loop', '1', '-framerate', '1', '-pattern_type', 'none', '-i', 'file:/work/r1/logo.png']);
+  t.deepEqual(args.slice(second - 10, second + 2), [...inputGuard('image'), '-loop', '1', '-framerate', '1', '-pattern_type', 'none', '-i', 'file:/work/r1/logo.png']);
   t.regex(graphOf(args), /\[1:v\]scale=180:90,/);
   t.is(buildRenderArgs(base({ watermark: { ...wm, left: '100%' } })).filter((a) => a === '-i').length, 1);
   t.is(buildRenderArgs(base({ watermark: { ...wm, opacity: 0 } })).filter((a) => a === '-i').length, 1);

@@ -3,6 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
+import { ffprobe } from '../node-agent/src/media/ffmpeg.js';
+import { cutCropClip } from '../node-agent/src/media/clips.js';
 import { extractAudio, measureLevels, NoAudioTrackError, parseWav, readWavInfo, readWavPcm, rmsDbBetween, runProcess, toMonoFloat32, encodeWav } from '../node-agent/src/media/audio.js';
 
 const ffmpeg = ffmpegInstaller.path;
@@ -51,6 +53,22 @@ test('a playlist pointing at the network is refused by the protocol whitelist', 
   const m3u8 = path.join(dir, 'evil.m3u8');
   await writeFile(m3u8, '#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nhttp://127.0.0.1:9/secret.ts\n#EXT-X-ENDLIST\n');
   await t.throwsAsync(extractAudio(ffmpeg, m3u8, path.join(dir, 'y.wav')), { message: /not on whitelist/ });
+});
+
+test('a playlist or concat list naming local files is not read, whatever its name', async (t) => {
+  // On a shared host the named file could be another organization's video.
+  const secret = await makeVideo('other-org-secret.mp4', true);
+  const hls = `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:3,\n${secret}\n#EXT-X-ENDLIST\n`;
+  const concat = `ffconcat version 1.0\nfile other-org-secret.mp4\n`;
+  for (const [name, text] of [['playlist.m3u8', hls], ['playlist-named.mp4', hls], ['list.ffconcat', concat], ['list-named.mov', concat]] as const) {
+    const input = path.join(dir, name);
+    await writeFile(input, text);
+    await t.throwsAsync(extractAudio(ffmpeg, input, path.join(dir, `${name}.wav`)), undefined, `extractAudio ${name}`);
+    await t.throwsAsync(ffprobe(input), undefined, `ffprobe ${name}`);
+    await t.throwsAsync(cutCropClip(ffmpeg, input, path.join(dir, `${name}.clip.mp4`), { start: 0, end: 1, srcW: 160, srcH: 120 }), undefined, `clip ${name}`);
+  }
+  // The same files as plain containers still go through.
+  t.true((await ffprobe(secret)).hasAudio);
 });
 
 test('an abort kills ffmpeg', async (t) => {

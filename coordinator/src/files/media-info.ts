@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 import ffprobeInstaller from '@ffprobe-installer/ffprobe';
+import { inputGuard } from '../../../common/src/media/input-guard.js';
 
 const run = promisify(execFile);
 const THUMB_WIDTH = 320;
@@ -11,7 +12,7 @@ const THUMB_WIDTH = 320;
 /** Duration in seconds from the container, 0 when ffprobe cannot tell (a still image, say). */
 export async function probeLength(path: string): Promise<number> {
   try {
-    const { stdout } = await run(ffprobeInstaller.path, ['-v', 'error', '-show_entries', 'format=duration', '-of', 'default=nw=1:nk=1', path], { timeout: 30_000 });
+    const { stdout } = await run(ffprobeInstaller.path, ['-v', 'error', ...inputGuard('media-or-image'), '-show_entries', 'format=duration', '-of', 'default=nw=1:nk=1', path], { timeout: 30_000 });
     const sec = Number(stdout.trim());
     return Number.isFinite(sec) && sec > 0 ? Math.round(sec * 1000) / 1000 : 0;
   } catch {
@@ -25,7 +26,7 @@ export async function grabFrame(path: string, lengthSec: number, out: string): P
   const at = lengthSec > 0 ? Math.min(1, lengthSec / 2) : 0;
   try {
     await run(ffmpegInstaller.path, [
-      '-y', '-hide_banner', '-loglevel', 'error', '-ss', at.toFixed(3), '-i', path,
+      '-y', '-hide_banner', '-loglevel', 'error', ...inputGuard('media-or-image'), '-ss', at.toFixed(3), '-i', path,
       '-frames:v', '1', '-vf', `scale=${THUMB_WIDTH}:-2`, '-q:v', '4', out,
     ], { timeout: 60_000 });
     return out;

@@ -2,6 +2,7 @@
 // backend and the VAD accept, plus the few PCM helpers the analysis needs.
 import { spawn } from 'node:child_process';
 import { open, readFile, writeFile } from 'node:fs/promises';
+import { inputGuard } from '../../../common/src/media/input-guard.js';
 
 export const ANALYSIS_SAMPLE_RATE = 16_000;
 
@@ -33,7 +34,7 @@ export interface ExtractOptions {
  * local resources on its own.
  */
 export async function extractAudio(ffmpegPath: string, inputPath: string, outWav: string, opts: ExtractOptions = {}): Promise<void> {
-  const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-protocol_whitelist', 'file,pipe'];
+  const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', ...inputGuard()];
   if (opts.startSec !== undefined) args.push('-ss', String(opts.startSec));
   args.push('-i', inputPath);
   if (opts.durationSec !== undefined) args.push('-t', String(opts.durationSec));

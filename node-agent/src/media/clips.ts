@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { inputGuard } from '../../../common/src/media/input-guard.js';
 
 const run = promisify(execFile);
 
@@ -22,7 +23,7 @@ export function buildCropClipArgs(src: string, out: string, o: { start: number; 
   const outH = Math.min(c.h, o.maxHeight ?? 1280);
   const outW = Math.round((outH * 9) / 16 / 2) * 2;
   return [
-    '-nostdin', '-hide_banner', '-loglevel', 'error', '-protocol_whitelist', 'file,pipe', '-y',
+    '-nostdin', '-hide_banner', '-loglevel', 'error', ...inputGuard(), '-y',
     '-ss', o.start.toFixed(3), '-to', o.end.toFixed(3), '-i', src,
     '-vf', `crop=${c.w}:${c.h}:${c.x}:${c.y},scale=${outW}:${outH}`,
     '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p',
@@ -37,7 +38,7 @@ export async function cutCropClip(ffmpegPath: string, src: string, out: string, 
 /** One JPEG frame, at most 480 px high, for thumbnails. */
 export async function grabThumbnail(ffmpegPath: string, src: string, out: string, atSec: number, signal?: AbortSignal): Promise<void> {
   await run(ffmpegPath, [
-    '-nostdin', '-hide_banner', '-loglevel', 'error', '-protocol_whitelist', 'file,pipe', '-y',
+    '-nostdin', '-hide_banner', '-loglevel', 'error', ...inputGuard(), '-y',
     '-ss', Math.max(0, atSec).toFixed(3), '-i', src, '-frames:v', '1', '-vf', "scale=-2:'min(480,ih)'", '-q:v', '4', out,
   ], { signal });
 }

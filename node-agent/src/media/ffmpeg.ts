@@ -2,6 +2,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import ffprobeInstaller from '@ffprobe-installer/ffprobe';
+import { inputGuard } from '../../../common/src/media/input-guard.js';
 
 const STDERR_LINES = 20;
 
@@ -105,7 +106,7 @@ const run = promisify(execFile);
 /** Probes a local file (only the file and pipe protocols are allowed, so a crafted file cannot make it fetch). */
 export async function ffprobe(file: string, opts: { ffprobePath?: string; signal?: AbortSignal } = {}): Promise<ProbeResult> {
   const { stdout } = await run(opts.ffprobePath ?? ffprobeInstaller.path, [
-    '-v', 'error', '-protocol_whitelist', 'file,pipe', '-print_format', 'json', '-show_format', '-show_streams', file,
+    '-v', 'error', ...inputGuard(), '-print_format', 'json', '-show_format', '-show_streams', file,
   ], { signal: opts.signal, maxBuffer: 16 * 1024 * 1024 });
   const info = JSON.parse(stdout) as { format?: Record<string, string>; streams?: Array<Record<string, any>> };
   const streams = info.streams ?? [];

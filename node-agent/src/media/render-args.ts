@@ -9,6 +9,7 @@ import { buildAssFile, buildCaptionPages, type CaptionWord } from './captions.js
 import { prepareFontsDir, resolveFontFace } from './fonts.js';
 
 import type { CropKeyframe } from '../../../common/src/analyze-result.js';
+import { inputGuard } from '../../../common/src/media/input-guard.js';
 export type { CropKeyframe };
 
 export interface RenderSpec {
@@ -59,7 +60,7 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
   if (spec.caption) chain += `,subtitles=filename=${filterArg(assPathFor(spec))}:fontsdir=${filterArg(fontsDirFor(spec))}`;
 
   // `file:` so a ':' in a path is never read as a protocol name (and a leading '-' never as an option).
-  const inputs = ['-protocol_whitelist', 'file,pipe', '-ss', sec(spec.startTime), '-to', sec(spec.endTime), '-i', fileUrl(spec.sourcePath)];
+  const inputs = [...inputGuard(), '-ss', sec(spec.startTime), '-to', sec(spec.endTime), '-i', fileUrl(spec.sourcePath)];
   const wm = spec.watermark;
   if (wm && wm.opacity > 0) {
     if (!wm.imageWidth || !wm.imageHeight) throw new Error('watermark imageWidth/imageHeight are needed (prepareRender reads them)');
@@ -71,7 +72,7 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     graph.push(f.filter);
     // A still image looped at 1 fps: the graph reuses the latest frame, so more would be wasted work.
     // No pattern: a '%' in the path is part of the name, not an image-sequence placeholder.
-    if (f.box) inputs.push('-protocol_whitelist', 'file,pipe', '-loop', '1', '-framerate', '1', '-pattern_type', 'none', '-i', fileUrl(wm.imagePath));
+    if (f.box) inputs.push(...inputGuard('image'), '-loop', '1', '-framerate', '1', '-pattern_type', 'none', '-i', fileUrl(wm.imagePath));
   } else {
     graph.push(`${chain}[vout]`);
   }

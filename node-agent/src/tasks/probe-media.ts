@@ -3,6 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { TaskError, type TaskContext, type TaskHandler } from './task-context.js';
 import { downloadSource } from './download.js';
+import { inputGuard } from '../../../common/src/media/input-guard.js';
 
 const run = promisify(execFile);
 
@@ -16,7 +17,7 @@ export const probeMedia: TaskHandler = {
     ctx.progress(0.8, 'probing');
     let out: string;
     try {
-      ({ stdout: out } = await run(ctx.config.ffprobePath, ['-v', 'error', '-protocol_whitelist', 'file,pipe', '-print_format', 'json', '-show_format', '-show_streams', local], { signal: ctx.signal }));
+      ({ stdout: out } = await run(ctx.config.ffprobePath, ['-v', 'error', ...inputGuard(), '-print_format', 'json', '-show_format', '-show_streams', local], { signal: ctx.signal }));
     } catch {
       throw new TaskError('The file is not a media file ffprobe can read', 'NOT_MEDIA');
     }
