@@ -285,6 +285,27 @@ test('watermark import refusals: each is a 400 naming its rule, and nothing is s
   t.is(await usedBytes(org.id), 0);
 });
 
+test('malformed preset ids are 404, NUL in a text field is 400, never a 500', async (t) => {
+  const { key } = await cluster.org();
+  for (const id of ['nope', '42', '%00', 'a%00b']) {
+    for (const [method, body] of [['PUT', { name: 'x' }], ['DELETE', undefined]] as const) {
+      const r = await cluster.api(method, `${PATH}/${id}`, { key, body });
+      t.is(r.status, 404, `${method} ${id}`);
+      t.is(r.body.message, 'Brand preset not found for this organization');
+    }
+  }
+  for (const body of [{ name: 'a\u0000b' }, { name: 'ok', description: 'd\u0000' }]) {
+    const r = await cluster.api('POST', PATH, { key, body });
+    t.is(r.status, 400, JSON.stringify(body));
+    t.is(r.body.error, 'Bad Request');
+  }
+  t.deepEqual((await cluster.api('GET', PATH, { key })).body, []);
+  // Reading one preset is not part of the contract: a JSON 405, like every other error.
+  const one = await cluster.api('GET', `${PATH}/whatever`, { key });
+  t.is(one.status, 405);
+  t.like(one.body, { error: 'Method Not Allowed' });
+});
+
 test('another organization: its presets are 404 and invisible; a key naming another organization is 403', async (t) => {
   const a = await cluster.org();
   const b = await cluster.org();

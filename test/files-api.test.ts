@@ -169,6 +169,39 @@ test('another organization\'s file is 404 File not found on get and delete', asy
   t.is((await cluster.api('GET', `/api/uploads/files/${file.id}`, { key: b.key })).status, 200, 'still there for its owner');
 });
 
+test('malformed ids are 404 File not found, never 500; NUL in a filter is 400', async (t) => {
+  const { org, key } = await cluster.org();
+  await add(org.id, 'x.png', { tags: ['x'] });
+  for (const id of ['not-a-uuid', '123', '%00', 'a%00b', `${'f'.repeat(5000)}`, '00000000-0000-7000-8000-00000000000G']) {
+    for (const method of ['GET', 'DELETE']) {
+      const r = await cluster.api(method, `/api/uploads/files/${id}`, { key });
+      t.is(r.status, 404, `${method} ${id.slice(0, 20)}`);
+      t.is(r.body.message, 'File not found');
+    }
+  }
+  const nul = await cluster.api('GET', '/api/uploads/files?tags=a%00', { key });
+  t.is(nul.status, 400);
+  t.is(typeof nul.body.message, 'string');
+});
+
+test('list: a repeated limit or offset gets the contract message too', async (t) => {
+  const { key } = await cluster.org();
+  const limit = await cluster.api('GET', '/api/uploads/files?limit=10&limit=20', { key });
+  t.is(limit.status, 400);
+  t.is(limit.body.message, 'Limit must be between 1 and 100');
+  const offset = await cluster.api('GET', '/api/uploads/files?offset=1&offset=2', { key });
+  t.is(offset.status, 400);
+  t.is(offset.body.message, 'Offset must be a non-negative number');
+});
+
+test('a method a files path does not have is a JSON error', async (t) => {
+  const { key } = await cluster.org();
+  const r = await cluster.api('POST', '/api/uploads/files', { key, body: {} });
+  t.is(r.status, 405);
+  t.is(r.body.error, 'Method Not Allowed');
+  t.is(typeof r.body.message, 'string');
+});
+
 test('organization rules on every files route: 401, 400 Organization ID is required, 403 mismatch', async (t) => {
   const a = await cluster.org();
   const b = await cluster.org();

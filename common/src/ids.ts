@@ -11,6 +11,11 @@ export function newId(): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+const ID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Whether `s` can be an id `newId` made; anything else names nothing (a 404, never a query). */
+export const isId = (s: string): boolean => ID_SHAPE.test(s);
+
 export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
 }

@@ -3,6 +3,9 @@ import { AppError } from '../../../common/src/errors.js';
 import type { Logger } from '../../../common/src/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 
+/** Postgres refuses NUL in text (22021) and in JSON strings (22P05): the client's input, not a fault. */
+const unstorableText = (err: unknown) => ['22021', '22P05'].includes((err as { code?: string } | null)?.code ?? '');
+
 /** The one place an error becomes an HTTP answer. 5xx bodies never carry stack traces or SQL. */
 export function errorMiddleware(log: Logger, metrics: Metrics): Koa.Middleware {
   return async (ctx, next) => {
@@ -12,9 +15,15 @@ export function errorMiddleware(log: Logger, metrics: Metrics): Koa.Middleware {
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
         ctx.body = { error: 'Not Found', message: `No route for ${ctx.method} ${ctx.path}` };
+      } else if (ctx.status >= 400 && ctx.body == null) {
+        // The router's 405 (a known path, another method) and 501, which Koa would answer as text.
+        ctx.body = { error: ctx.message, message: `${ctx.method} is not supported on ${ctx.path}` };
       }
     } catch (err) {
-      if (err instanceof AppError) {
+      if (unstorableText(err)) {
+        ctx.status = 400;
+        ctx.body = { error: 'Bad Request', message: 'Text values cannot contain NUL (U+0000) characters' };
+      } else if (err instanceof AppError) {
         ctx.status = err.status;
         ctx.body = err.toBody();
         if (err.status >= 500) log.error('request failed', { method: ctx.method, path: ctx.path, err });

@@ -18,17 +18,18 @@ const SUMMARY_FILES = 50;
 
 const orgQuery = z.object({ organizationId: z.string().optional() });
 
-// limit and offset arrive as strings and anything unusable gets the contract's exact message.
+// limit and offset arrive as strings and anything unusable (a repeated one included) gets the
+// contract's exact message.
 const listQuery = orgQuery.extend({
   type: z.string().optional(),
   tags: z.union([z.string(), z.array(z.string())]).optional(),
-  limit: z.string().optional(),
-  offset: z.string().optional(),
+  limit: z.union([z.string(), z.array(z.string())]).optional(),
+  offset: z.union([z.string(), z.array(z.string())]).optional(),
 });
 
-function pageParam(raw: string | undefined, def: number, ok: (n: number) => boolean, message: string): number {
-  if (raw === undefined || raw.trim() === '') return def;
-  const n = Number(raw);
+function pageParam(raw: string | string[] | undefined, def: number, ok: (n: number) => boolean, message: string): number {
+  if (raw === undefined || (typeof raw === 'string' && raw.trim() === '')) return def;
+  const n = typeof raw === 'string' ? Number(raw) : NaN;
   if (!Number.isInteger(n) || !ok(n)) throw badRequest(message);
   return n;
 }

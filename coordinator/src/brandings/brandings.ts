@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Coordinator } from '../coordinator.js';
 import type { Queryable } from '../db/db.js';
 import { AppError, badRequest, conflict, notFound } from '../../../common/src/errors.js';
-import { newId } from '../../../common/src/ids.js';
+import { isId, newId } from '../../../common/src/ids.js';
 import { normalizeRenderOptions, type RenderOptions } from '../../../common/src/render/options.js';
 import { CAPTION_PRESETS, isCaptionPreset } from '../../../common/src/render/presets.js';
 import { deleteFile } from '../files/delete-file.js';
@@ -112,6 +112,7 @@ export async function listPresets(c: Queryable, organizationId: string): Promise
 }
 
 async function findPreset(c: Queryable, organizationId: string, id: string): Promise<BrandPreset | undefined> {
+  if (!isId(id)) return undefined;
   const row = (await c.query(`SELECT ${COLUMNS} FROM brand_presets WHERE organization_id = $1 AND id = $2`, [organizationId, id])).rows[0];
   return row && view(row);
 }
@@ -170,6 +171,7 @@ export async function updatePreset(app: Deps, organizationId: string, id: string
 /** Deleting the default leaves the organization without one (DECISIONS.md); an imported
  *  watermark stays in the library, where the client may still use or delete it. */
 export async function deletePreset(c: Queryable, organizationId: string, id: string): Promise<void> {
+  if (!isId(id)) throw notFound(NOT_FOUND);
   const res = await c.query(`DELETE FROM brand_presets WHERE organization_id = $1 AND id = $2`, [organizationId, id]);
   if (!res.rowCount) throw notFound(NOT_FOUND);
 }

@@ -1,5 +1,6 @@
 import type { Coordinator } from '../coordinator.js';
 import { notFound } from '../../../common/src/errors.js';
+import { isId } from '../../../common/src/ids.js';
 import { deleteFileRows } from './files.js';
 
 /** A failure keeps the contract's `{id, deleted: false, error}` and, like every error body here, a `message`. */
@@ -11,6 +12,7 @@ export type DeleteOutcome = { id: string; deleted: true } | { id: string; delete
  * A store answering "already gone" is success, which is what makes that retry work.
  */
 export async function deleteFile(app: Pick<Coordinator, 'db' | 'store' | 'log'>, organizationId: string, fileId: string): Promise<DeleteOutcome> {
+  if (!isId(fileId)) throw notFound('File not found');
   let storeError: unknown;
   const found = await app.db.tx(async (c) => {
     const row = (await c.query(`SELECT id FROM files WHERE organization_id = $1 AND id = $2 FOR UPDATE`, [organizationId, fileId])).rows[0];

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/db.js';
 import { AppError } from '../../../common/src/errors.js';
-import { newId } from '../../../common/src/ids.js';
+import { isId, newId } from '../../../common/src/ids.js';
 import { PLAN_LIMITS, toMB, type Plan } from '../tenancy/plans.js';
 
 export type FileType = 'image' | 'video' | 'audio';
@@ -87,8 +87,9 @@ export const FILE_COLUMNS = `id, organization_id AS "organizationId", job_id AS 
   size_bytes AS "sizeBytes", length_sec AS "lengthSec", status, description, tags, object_key AS "objectKey",
   thumbnail_key AS "thumbnailKey", created_at AS "createdAt"`;
 
-/** Another organization's file is simply not found (contract section 5). */
+/** Another organization's file, like a malformed id, is simply not found (contract section 5). */
 export async function findFile(c: Queryable, organizationId: string, id: string): Promise<FileRow | undefined> {
+  if (!isId(id)) return undefined;
   return (await c.query(`SELECT ${FILE_COLUMNS} FROM files WHERE organization_id = $1 AND id = $2`, [organizationId, id])).rows[0];
 }
 
