@@ -54,11 +54,38 @@ test('an API key in Authorization or X-API-Key, organizationId optional', async 
   t.is((await list({ 'x-api-key': keyA }, `?organizationId=${orgA.id}`)).status, 200);
 });
 
-test('a key with another organization\'s id: 403', async (t) => {
+test('a key with another organization\'s id: 403 Not allowed on the jobs routes', async (t) => {
   const r = await list({ authorization: `Bearer ${keyA}` }, `?organizationId=${orgB.id}`);
   t.is(r.status, 403);
-  t.truthy(r.body.error);
+  t.is(r.body.error, 'Not allowed');
   t.regex(r.body.message, /different organization|mismatch/i);
+  const create = await cluster.api('POST', '/api/jobs', {
+    key: keyA, body: { functionName: 'VideoShorts', fileUrl: 'https://videos.example.com/a.mp4', organizationId: orgB.id },
+  });
+  t.is(create.status, 403);
+  t.is(create.body.error, 'Not allowed');
+});
+
+test('credentials are checked before the request\'s shape: 401 even with a bad body or query', async (t) => {
+  const cases: Array<[string, string, unknown]> = [
+    ['POST', '/api/jobs', {}],
+    ['POST', '/api/jobs', { functionName: 'Nope' }],
+    ['GET', '/api/jobs?limit=abc', undefined],
+    ['GET', '/api/jobs?limit=1&limit=2', undefined],
+    ['GET', '/api/jobs/%00', undefined],
+  ];
+  for (const [method, path, body] of cases) {
+    for (const headers of [{}, { authorization: 'Bearer vsk_unknown' }] as Array<Record<string, string>>) {
+      const r = await cluster.api(method, path, { headers, body });
+      t.is(r.status, 401, `${method} ${path}`);
+      t.deepEqual(r.body, { error: 'Unauthorized', message: 'Unauthorized' }, `${method} ${path}`);
+    }
+  }
+  for (const [contentType, body] of [['application/json', '{"functionName":'], ['text/plain', 'hello']]) {
+    const r = await fetch(cluster.app.httpUrl + '/api/jobs', { method: 'POST', headers: { 'content-type': contentType! }, body });
+    t.is(r.status, 401, contentType);
+    t.is((await r.json()).error, 'Unauthorized');
+  }
 });
 
 test('a bearer token needs organizationId and a membership', async (t) => {
@@ -102,4 +129,9 @@ test('unknown routes and oversized or broken bodies get JSON errors', async (t) 
   });
   t.is(broken.status, 400);
   t.regex((await broken.json()).message, /JSON/);
+  const plain = await fetch(cluster.app.httpUrl + '/api/jobs', {
+    method: 'POST', headers: { authorization: `Bearer ${keyA}`, 'content-type': 'text/plain' }, body: 'hello',
+  });
+  t.is(plain.status, 400);
+  t.deepEqual(await plain.json(), { error: 'Bad Request', message: 'Send Content-Type: application/json with a JSON body' });
 });

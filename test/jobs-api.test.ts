@@ -3,6 +3,7 @@ import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { createUser, updateOrganization } from '../coordinator/src/tenancy/tenancy.js';
 import { parseYoutubeVideoId } from '../coordinator/src/jobs/job-input.js';
 import { priceJob } from '../coordinator/src/jobs/pricing.js';
+import { insertCompletedJob } from './helpers/completed-job.js';
 
 let cluster: TestCluster;
 
@@ -26,13 +27,67 @@ test('create answers 201 with id and jobId, reserves credits and lists the job a
   t.regex(r.body.id, /^[0-9a-f-]{36}$/);
   const got = await cluster.api('GET', `/api/jobs/${r.body.id}`, { key });
   t.is(got.status, 200);
-  t.like(got.body, { id: r.body.id, title: 'My talk', status: 'PROCESSING', source: 'API', cost: null });
+  // An accepted job is at the first stage value of the contract: 5, initiating services.
+  t.like(got.body, { id: r.body.id, title: 'My talk', status: 'PROCESSING', source: 'API', cost: null, costBreakDown: null, progress: 5 });
   t.false('data' in got.body);
   const orgRow = await cluster.app.db.one('SELECT credits, reserved_credits AS r FROM organizations WHERE id = $1', [org.id]);
   t.deepEqual(orgRow, { credits: 5, r: 0.3 });
   const list = await cluster.api('GET', '/api/jobs', { key });
   t.is(list.body.total, 1);
-  t.like(list.body.data[0], { id: r.body.id, status: 'PROCESSING', functionName: 'VideoShorts', shortsCount: 0, cost: null, creditUsageStatus: 'PENDING' });
+  t.like(list.body.data[0], { id: r.body.id, status: 'PROCESSING', functionName: 'VideoShorts', shortsCount: 0, cost: null, creditUsageStatus: 'PENDING', progress: 5 });
+});
+
+test('optional fields sent as null count as not given', async (t) => {
+  const { key } = await cluster.org({ credits: 5 });
+  const r = await cluster.api('POST', '/api/jobs', {
+    key, body: { functionName: 'VideoShorts', youtubeVideoId: 'dQw4w9WgXcQ', fileUrl: null, name: null, webhook: null, options: null, organizationId: null },
+  });
+  t.is(r.status, 201, JSON.stringify(r.body));
+  const got = await cluster.api('GET', `/api/jobs/${r.body.id}`, { key });
+  t.is(got.body.title, null);
+  const neither = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', youtubeVideoId: null, fileUrl: null } });
+  t.is(neither.status, 400);
+  t.regex(neither.body.message, /youtubeVideoId or fileUrl/);
+});
+
+test('retrieve: API-key and bearer forms of a completed and of a running job', async (t) => {
+  const { org, key } = await cluster.org({ credits: 5 });
+  const user = await createUser(cluster.app.db, { email: `forms-${org.id}@example.com`, organizationId: org.id });
+  const bearer = { authorization: `Bearer ${await cluster.app.signer.issue(user.id)}` };
+  const done = await insertCompletedJob(cluster.app, {
+    organizationId: org.id,
+    words: [{ text: 'hello', start: 1, end: 1.5 }, { text: 'world', start: 12, end: 12.5 }],
+    shorts: [{ startTime: 0, endTime: 10, title: 'First' }, { startTime: 10, endTime: 20, title: 'Second' }],
+  });
+
+  const keyForm = await cluster.api('GET', `/api/jobs/${done}`, { key });
+  t.is(keyForm.status, 200);
+  t.like(keyForm.body, { id: done, status: 'COMPLETED', cost: 0.3, progress: 100 });
+  t.deepEqual(keyForm.body.data.shorts[0], { id: '0', content: 'First', text: 'hello', startTime: 0, endTime: 10 });
+  t.is(keyForm.body.data.shorts[1].id, '1');
+
+  const bearerForm = await cluster.api('GET', `/api/jobs/${done}?organizationId=${org.id}`, { headers: bearer });
+  t.is(bearerForm.status, 200);
+  t.like(bearerForm.body, { jobId: done, status: 'COMPLETED', cost: 0.3 });
+  t.false('id' in bearerForm.body);
+  t.is(typeof bearerForm.body.createdAt, 'string');
+  t.truthy(bearerForm.body.data.transcription);
+  t.like(bearerForm.body.data.shorts[1], { id: 1, title: 'Second', startId: null, endId: null, startTime: 10, endTime: 20, text: 'world' });
+
+  const running = (await cluster.api('POST', '/api/jobs', { key, body: VALID })).body.id;
+  const runningBearer = await cluster.api('GET', `/api/jobs/${running}?organizationId=${org.id}`, { headers: bearer });
+  t.like(runningBearer.body, { jobId: running, status: 'PROCESSING' });
+  t.false('cost' in runningBearer.body);
+  t.false('data' in runningBearer.body);
+});
+
+test('unknown and malformed job ids are 404, never 400 or 500', async (t) => {
+  const { key } = await cluster.org();
+  for (const id of ['01a20000-0000-7000-8000-000000000000', 'not-a-uuid', '123', '%00', "x'%20OR%201=1", 'a'.repeat(300)]) {
+    const r = await cluster.api('GET', `/api/jobs/${id}`, { key });
+    t.is(r.status, 404, id);
+    t.deepEqual(r.body, { error: 'Not Found', message: 'Job not found' }, id);
+  }
 });
 
 test('validation failures are 400 with a message and create nothing', async (t) => {
@@ -136,10 +191,19 @@ test('list: search, status filter incl. all, paging with total before paging', a
   t.is(both.body.total, 2);
   t.true(both.body.data.every((j: any) => j.status === 'FAILED' && /Cooking/.test(j.title)));
   t.is((await cluster.api('GET', '/api/jobs?query=100%25', { key })).body.total, 0);
-  t.is((await cluster.api('GET', '/api/jobs?limit=101', { key })).status, 400);
-  t.is((await cluster.api('GET', '/api/jobs?limit=0', { key })).status, 400);
-  t.is((await cluster.api('GET', '/api/jobs?offset=-1', { key })).status, 400);
-  t.is((await cluster.api('GET', '/api/jobs?limit=abc', { key })).status, 400);
+  t.is((await cluster.api('GET', '/api/jobs?status=completed', { key })).body.total, 0);
+  t.is((await cluster.api('GET', '/api/jobs?status=failed', { key })).body.total, 4);
+  t.is((await cluster.api('GET', '/api/jobs?limit=100', { key })).body.data.length, 12);
+  for (const limit of ['101', '0', 'abc', '2.5', '-3', '1&limit=2']) {
+    const r = await cluster.api('GET', `/api/jobs?limit=${limit}`, { key });
+    t.is(r.status, 400, limit);
+    t.deepEqual(r.body, { error: 'Bad Request', message: 'Limit must be between 1 and 100' }, limit);
+  }
+  for (const offset of ['-1', 'abc', '1.5']) {
+    const r = await cluster.api('GET', `/api/jobs?offset=${offset}`, { key });
+    t.is(r.status, 400, offset);
+    t.deepEqual(r.body, { error: 'Bad Request', message: 'Offset must be a non-negative number' }, offset);
+  }
   t.is((await cluster.api('GET', '/api/jobs?status=DONE', { key })).status, 400);
   // Newest first.
   const times = first.body.data.map((j: any) => Date.parse(j.createdAt));

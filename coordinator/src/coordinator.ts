@@ -15,6 +15,7 @@ import { AgentRegistry, startGrpcServer } from './cluster/agent-service.js';
 import { createTokenSigner, type TokenSigner } from './tenancy/auth.js';
 import { Api, jsonBody } from './api/http.js';
 import { errorMiddleware } from './api/errors.js';
+import { principalOf } from './api/auth-context.js';
 import { registerSystemRoutes } from './api/system.js';
 import { registerDomains } from './domains.js';
 import { createObjectStore, type ObjectStore } from './storage/object-store.js';
@@ -104,7 +105,7 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
     },
   };
 
-  const api = new Api();
+  const api = new Api((ctx) => principalOf(app, ctx));
   koa.use(errorMiddleware(log, metrics));
   koa.use(createObjectRoutes({ store, secret: secrets.urlSigningSecret, maxUploadBytes: 20_000_000_000 }));
   koa.use(jsonBody(config.bodyLimitBytes));

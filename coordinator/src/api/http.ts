@@ -7,6 +7,8 @@ import type { Principal } from '../tenancy/auth.js';
 export interface ApiState {
   principal?: Principal;
   body?: unknown;
+  /** A body that could not be read as JSON: answered by the route, after its credentials are checked. */
+  bodyError?: AppError;
 }
 export type ApiContext = RouterContext<ApiState>;
 
@@ -41,12 +43,20 @@ export class Api {
   readonly router = new Router<ApiState>();
   private readonly paths: Record<string, Record<string, unknown>> = {};
 
+  /**
+   * @param authenticate runs before a protected route validates its body and query, so a caller
+   *   without valid credentials gets 401 whatever else is wrong with the request.
+   */
+  constructor(private readonly authenticate?: (ctx: ApiContext) => Promise<unknown>) {}
+
   route<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
     spec: RouteSpec<B, Q>,
     handler: (ctx: ApiContext, input: { body: Infer<B>; query: Infer<Q> }) => Promise<unknown>,
   ): void {
     this.document(spec);
     this.router[spec.method](spec.path, async (ctx: ApiContext) => {
+      if (spec.auth !== false && this.authenticate) await this.authenticate(ctx);
+      if (ctx.state.bodyError) throw ctx.state.bodyError;
       const body = spec.body ? parseWith(spec.body, ctx.state.body ?? {}, 'body') : undefined;
       const query = spec.query ? parseWith(spec.query, ctx.query, 'query') : undefined;
       const result = await handler(ctx, { body: body as Infer<B>, query: query as Infer<Q> });
@@ -110,7 +120,10 @@ function parseWith<T extends z.ZodType>(schema: T, value: unknown, where: string
   return parsed.data;
 }
 
-/** Reads a JSON body up to `limit` bytes; a larger one is a clean 413, bad JSON a 400. */
+/**
+ * Reads a JSON body up to `limit` bytes; a larger one is a clean 413 at once. Bad JSON or another
+ * content type is a 400 that the matched route raises once it has checked the credentials.
+ */
 export function jsonBody(limit: number): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
     if (!['POST', 'PUT', 'PATCH'].includes(ctx.method) || ctx.path.startsWith('/objects/')) return next();
@@ -125,11 +138,14 @@ export function jsonBody(limit: number): Koa.Middleware<ApiState> {
     }
     const text = Buffer.concat(chunks).toString('utf8');
     if (text.trim() !== '') {
-      if (!ctx.is('application/json') && !/^\s*[{[]/.test(text)) throw badRequest('Send Content-Type: application/json with a JSON body');
-      try {
-        ctx.state.body = JSON.parse(text);
-      } catch {
-        throw badRequest('Request body is not valid JSON');
+      if (!ctx.is('application/json') && !/^\s*[{[]/.test(text)) {
+        ctx.state.bodyError = badRequest('Send Content-Type: application/json with a JSON body');
+      } else {
+        try {
+          ctx.state.body = JSON.parse(text);
+        } catch {
+          ctx.state.bodyError = badRequest('Request body is not valid JSON');
+        }
       }
     }
     return next();

@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import type { Api } from './http.js';
-import { queryInt } from './http.js';
+import type { Api, ApiContext } from './http.js';
 import type { Coordinator } from '../coordinator.js';
-import { badRequest, notFound } from '../../../common/src/errors.js';
+import { AppError, badRequest, notFound } from '../../../common/src/errors.js';
 import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
-import { principalUser } from '../tenancy/auth.js';
+import { DEFAULT_ORG_MESSAGES, principalUser, type OrganizationMessages } from '../tenancy/auth.js';
 import { requireOrganization } from '../tenancy/tenancy.js';
 import { createJobSchema, validateJob } from '../jobs/job-input.js';
 import { createJob, findJob, listJobs } from '../jobs/jobs.js';
@@ -13,7 +12,23 @@ import { parseAllowlist } from '../../../common/src/net/address-policy.js';
 
 const JOB_STATUSES = ['PROCESSING', 'COMPLETED', 'FAILED', 'ALL'];
 
+/** Contract section 7 words the jobs routes' 403 `Not allowed`, a key bound to another organization included. */
+export const JOBS_ORG_MESSAGES: OrganizationMessages = {
+  ...DEFAULT_ORG_MESSAGES,
+  mismatch: new AppError(403, 'Not allowed', 'Organization ID mismatch: the API key is bound to a different organization'),
+};
+
+/** limit and offset arrive as strings; anything unusable, a repeated one included, gets one clear message. */
+function pageParam(raw: string | string[] | undefined, def: number, ok: (n: number) => boolean, message: string): number {
+  if (raw === undefined || (typeof raw === 'string' && raw.trim() === '')) return def;
+  const n = typeof raw === 'string' ? Number(raw) : NaN;
+  if (!Number.isInteger(n) || !ok(n)) throw badRequest(message);
+  return n;
+}
+
 export function registerJobRoutes(api: Api, app: Coordinator): void {
+  const org = (ctx: ApiContext, supplied: unknown) => requireOrg(app, ctx, supplied, JOBS_ORG_MESSAGES);
+
   api.route({
     method: 'post', path: '/api/jobs', tag: 'Jobs', status: 201,
     summary: 'Create a VideoShorts job from a YouTube video or a video URL',
@@ -21,11 +36,11 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
     body: createJobSchema,
     response: z.object({ id: z.string(), jobId: z.string() }),
   }, async (ctx, { body }) => {
-    const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
-    const org = await requireOrganization(app.db.pool, orgId);
-    const job = validateJob(body, org.plan, parseAllowlist(app.config.fetchAllowlist));
+    const orgId = await org(ctx, suppliedOrgId(ctx));
+    const organization = await requireOrganization(app.db.pool, orgId);
+    const job = validateJob(body, organization.plan, parseAllowlist(app.config.fetchAllowlist));
     const user = await principalUser(app.db, await principalOf(app, ctx));
-    const id = await createJob(app.db, app.queue, { org, user, job, creditsPerDollar: app.config.creditsPerDollar });
+    const id = await createJob(app.db, app.queue, { org: organization, user, job, creditsPerDollar: app.config.creditsPerDollar });
     app.metrics.jobsCreated.inc();
     app.log.info('job created', { jobId: id, organizationId: orgId, source: job.youtubeVideoId ? 'youtube' : 'url' });
     return { id, jobId: id };
@@ -34,21 +49,22 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
   api.route({
     method: 'get', path: '/api/jobs', tag: 'Jobs',
     summary: 'List jobs, newest first, with title search and status filter',
+    description: '`limit` 1-100 (default 10), `offset` >= 0 (default 0); `query` searches titles case-insensitively; `status` PROCESSING, COMPLETED, FAILED or all (any case). `total` counts matching jobs before paging.',
     query: z.object({
       organizationId: z.string().optional(),
-      limit: queryInt(10),
-      offset: queryInt(0),
+      limit: z.union([z.string(), z.array(z.string())]).optional(),
+      offset: z.union([z.string(), z.array(z.string())]).optional(),
       query: z.string().optional(),
       status: z.string().optional(),
     }),
   }, async (ctx, { query }) => {
-    const orgId = await requireOrg(app, ctx, query.organizationId);
-    if (query.limit < 1 || query.limit > 100) throw badRequest('Limit must be between 1 and 100');
-    if (query.offset < 0) throw badRequest('Offset must be a non-negative number');
+    const orgId = await org(ctx, query.organizationId);
+    const limit = pageParam(query.limit, 10, (n) => n >= 1 && n <= 100, 'Limit must be between 1 and 100');
+    const offset = pageParam(query.offset, 0, (n) => n >= 0, 'Offset must be a non-negative number');
     if (query.status && !JOB_STATUSES.includes(query.status.toUpperCase())) {
       throw badRequest(`status must be one of PROCESSING, COMPLETED, FAILED or all`);
     }
-    const { rows, total } = await listJobs(app.db, orgId, { query: query.query, status: query.status, limit: query.limit, offset: query.offset });
+    const { rows, total } = await listJobs(app.db, orgId, { query: query.query, status: query.status, limit, offset });
     return { data: rows.map(listItemView), total };
   });
 
@@ -57,7 +73,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
     summary: 'A job: the simplified shape for API keys, the detailed shape (with transcription) for bearer tokens',
     query: z.object({ organizationId: z.string().optional() }),
   }, async (ctx, { query }) => {
-    const orgId = await requireOrg(app, ctx, query.organizationId);
+    const orgId = await org(ctx, query.organizationId);
     const job = await findJob(app.db.pool, orgId, ctx.params.jobId!);
     if (!job) throw notFound('Job not found');
     const principal = await principalOf(app, ctx);

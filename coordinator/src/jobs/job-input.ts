@@ -10,16 +10,17 @@ export const predefinedShortSchema = z.object({
   end: z.number().finite().min(0, 'end must be 0 or more'),
 });
 
+// Optional fields accept null as "not given", as clients that serialise every field send them.
 export const createJobSchema = z.object({
   functionName: z.string({ error: 'functionName is required' }),
-  name: z.string().max(300).optional(),
-  youtubeVideoId: z.string().optional(),
-  fileUrl: z.string().optional(),
-  organizationId: z.string().optional(),
-  webhook: z.string().optional(),
+  name: z.string().max(300).nullish(),
+  youtubeVideoId: z.string().nullish(),
+  fileUrl: z.string().nullish(),
+  organizationId: z.string().nullish(),
+  webhook: z.string().nullish(),
   options: z.object({
-    predefinedShorts: z.array(predefinedShortSchema).max(100).optional(),
-  }).passthrough().optional(),
+    predefinedShorts: z.array(predefinedShortSchema).max(100).nullish(),
+  }).passthrough().nullish(),
 });
 export type CreateJobBody = z.infer<typeof createJobSchema>;
 
@@ -59,8 +60,8 @@ export interface ValidatedJob {
 
 export function validateJob(body: CreateJobBody, plan: Plan, allowlist: readonly AllowEntry[] = []): ValidatedJob {
   if (body.functionName !== 'VideoShorts') throw badRequest(`functionName must be "VideoShorts" (got "${body.functionName}")`);
-  const hasYoutube = body.youtubeVideoId !== undefined && body.youtubeVideoId !== '';
-  const hasFile = body.fileUrl !== undefined && body.fileUrl !== '';
+  const hasYoutube = body.youtubeVideoId != null && body.youtubeVideoId !== '';
+  const hasFile = body.fileUrl != null && body.fileUrl !== '';
   if (hasYoutube && hasFile) throw badRequest('Send either youtubeVideoId or fileUrl, not both');
   if (!hasYoutube && !hasFile) throw badRequest('One of youtubeVideoId or fileUrl is required');
   let youtubeVideoId: string | null = null;

@@ -1,6 +1,6 @@
 import type { Db, Queryable } from '../db/db.js';
 import { AppError, forbidden } from '../../../common/src/errors.js';
-import { newId } from '../../../common/src/ids.js';
+import { isId, newId } from '../../../common/src/ids.js';
 import type { TaskQueue } from '../tasks/task-queue.js';
 import type { Organization, User } from '../tenancy/tenancy.js';
 import { PLAN_LIMITS, toMB } from '../tenancy/plans.js';
@@ -78,9 +78,10 @@ export async function createJob(
   const id = newId();
   const limits = PLAN_LIMITS[org.plan];
   await db.tx(async (c) => {
+    // An accepted job is at the contract's first stage: 5, initiating services.
     await c.query(
       `INSERT INTO jobs (id, organization_id, user_id, function_name, title, status, progress, source, youtube_video_id, file_url, options, webhook, reserved_credits)
-       VALUES ($1, $2, $3, 'VideoShorts', $4, 'PROCESSING', 0, 'API', $5, $6, $7, $8, $9)`,
+       VALUES ($1, $2, $3, 'VideoShorts', $4, 'PROCESSING', 5, 'API', $5, $6, $7, $8, $9)`,
       [id, org.id, input.user?.id ?? null, job.title, job.youtubeVideoId, job.fileUrl, job.options, job.webhook, reserve],
     );
     await reserveCredits(c, org.id, id, reserve);
@@ -101,6 +102,7 @@ export async function createJob(
 }
 
 export async function findJob(db: Queryable, organizationId: string, id: string): Promise<JobRow | undefined> {
+  if (!isId(id)) return undefined;
   const res = await db.query(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL`, [id, organizationId]);
   return res.rows[0];
 }
