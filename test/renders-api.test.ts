@@ -107,10 +107,13 @@ test('plan rules for size: free and starter only 720x1280; pro up to 1080, busin
   }
   const pro = await setup('pro');
   t.is((await render(pro.key, { id: pro.jobId, target: 0, size: { width: 1080, height: 1080, name: '1:1' } })).status, 201);
-  t.is((await render(pro.key, { id: pro.jobId, target: 0, size: { width: 1080, height: 1920 } })).status, 400);
+  t.is((await render(pro.key, { id: pro.jobId, target: 0, size: { width: 720, height: 1280 } })).status, 201, 'the default format is every plan\'s');
+  const tooBig = await render(pro.key, { id: pro.jobId, target: 0, size: { width: 1080, height: 1920 } });
+  t.is(tooBig.status, 403, 'a size beyond the plan is not allowed on it');
+  t.regex(tooBig.body.message, /up to 1080x1080/);
   t.is((await render(pro.key, { id: pro.jobId, target: 0, size: { width: 721, height: 1280 } })).status, 400);
   const business = await setup('business');
-  t.is((await render(business.key, { id: business.jobId, target: 0, size: { width: 2160, height: 3840 } })).status, 400);
+  t.is((await render(business.key, { id: business.jobId, target: 0, size: { width: 2160, height: 3840 } })).status, 403);
   t.is((await render(business.key, { id: business.jobId, target: 0, size: { width: 1080, height: 1920 } })).status, 201);
 });
 

@@ -121,6 +121,40 @@ test('a short renders to a valid MP4 with captions, watermark and monotone progr
   t.deepEqual(row, { jobId, size: done.size, type: 'video' });
 });
 
+// Serial, so it runs first and alone: it kills the agent the other tests then find replaced.
+test.serial('an agent lost mid-render: the render is re-leased, done once, stored once', async (t) => {
+  const { org, key } = await cluster.org({ plan: 'pro' });
+  const long = path.join(cluster.dataDir, 'long.mp4');
+  await run(FFMPEG, ['-y', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=1280x720:r=25:d=40',
+    '-f', 'lavfi', '-i', 'sine=frequency=300:duration=40', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', long]);
+  const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: long, words: WORDS, shorts: [{ startTime: 0, endTime: 40 }], width: 1280, height: 720 });
+  const doomed = cluster.agents[0]!;
+  const created = await cluster.api('POST', '/api/render', { key, body: { id: jobId, target: 0, size: { width: 720, height: 1280 } } });
+  t.is(created.status, 201, JSON.stringify(created.body));
+  const renderId = created.body.renderId;
+  await doomed.waitForLog(/"task stage".*"rendering"/, 60_000);
+  const midway = await cluster.api('GET', `/api/render/${renderId}`, { key });
+  await doomed.kill('SIGKILL');
+  await cluster.startAgent();
+  await waitFor(async () => (await cluster.app.queue.tick()) > 0, 20_000, 'lease expiry');
+  const seen: number[] = [];
+  const done = await waitFor(async () => {
+    const r = await cluster.api('GET', `/api/render/${renderId}`, { key });
+    if (typeof r.body.progress === 'number') seen.push(r.body.progress);
+    return r.body.type === 'done' || r.body.type === 'error' ? r.body : undefined;
+  }, 240_000, 'render after the agent was lost');
+  t.is(done.type, 'done', JSON.stringify(done));
+  t.true(seen.every((p) => p >= (midway.body.progress ?? 0)), 'progress shown to the client never went back');
+  const rows = await cluster.app.db.query('SELECT size_bytes AS size FROM files WHERE organization_id = $1 AND name = $2', [org.id, `render-${renderId}.mp4`]);
+  t.deepEqual(rows, [{ size: done.size }]);
+  const bytes = Buffer.from(await (await fetch(done.url)).arrayBuffer());
+  t.is(bytes.length, done.size);
+  const file = path.join(cluster.dataDir, 'rerendered.mp4');
+  await writeFile(file, bytes);
+  const info = await probe(file);
+  t.true(Math.abs(Number(info.format.duration) - 40) < 0.2, `duration ${info.format.duration}`);
+});
+
 test('a render whose source is gone ends in error with a code', async (t) => {
   const { org, key } = await cluster.org({ plan: 'pro' });
   const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, words: WORDS, shorts: [{ startTime: 0.5, endTime: 4.5 }] });

@@ -45,15 +45,16 @@ export function parseTarget(target: string | number, shortsCount: number): numbe
 
 function checkSize(size: { width: number; height: number }, plan: Plan): void {
   const max = PLAN_LIMITS[plan].maxRenderSide;
-  const isDefault = size.width === DEFAULT_SIZE.width && size.height === DEFAULT_SIZE.height;
-  if (max === null) {
-    if (!isDefault) throw forbidden('Free plans only get the default 720x1280 portrait format; upgrade to Pro for other sizes');
-    return;
-  }
-  for (const [side, v] of Object.entries(size)) {
-    if (side === 'name') continue;
+  // The default format is every plan's, whatever the plan's own limits.
+  if (size.width === DEFAULT_SIZE.width && size.height === DEFAULT_SIZE.height) return;
+  if (max === null) throw forbidden('Free plans only get the default 720x1280 portrait format; upgrade to Pro for other sizes');
+  for (const side of ['width', 'height'] as const) {
+    const v = size[side];
     if (!Number.isInteger(v) || v < 64 || v % 2 !== 0) throw badRequest(`size.${side} must be an even integer of at least 64 pixels`);
-    if (v > max) throw badRequest(`size.${side} may be at most ${max} pixels on the ${plan} plan`);
+  }
+  // A well-formed size beyond the plan is the contract's "size not allowed on the plan": 403.
+  if (size.width > max || size.height > max) {
+    throw forbidden(`The ${plan} plan renders sizes up to ${max}x${max} pixels (each side); ${size.width}x${size.height} needs a higher plan`);
   }
 }
 
