@@ -218,7 +218,7 @@ test('on a 4:2:0 frame (the render path) the blend lands in place, close to the 
   // The frame is 4:2:0 as in a render, so the backdrop is read back from the output (outside the
   // watermark) and the tolerance is wider; flat colours keep chroma interpolation, which differs
   // between ffmpeg versions, away from the sampled points.
-  for (const mode of ['multiply', 'soft-light', 'hue'] as BlendMode[]) {
+  for (const mode of ['normal', 'multiply', 'soft-light', 'hue'] as BlendMode[]) {
     const f = buildWatermarkFilter({
       videoLabel: 'bg', imageLabel: '1:v', outLabel: 'out', frameWidth: 96, frameHeight: 64,
       imageWidth: 64, imageHeight: 32, opacity: OPACITY, blendMode: mode, left: '9px', top: '5px',

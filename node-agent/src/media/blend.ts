@@ -4,7 +4,8 @@
 // is cut out of the frame, blended with the watermark into B(Cb, Cs) carrying the watermark's
 // alpha x opacity, composited onto the patch with `overlay` (exactly source-over onto an opaque
 // backdrop: Co = as * B(Cb, Cs) + (1 - as) * Cb) and put back. Converting whole 1080x1920 frames to
-// RGB and back would cost more than the blend itself.
+// RGB and back would cost more than the blend itself. `normal` skips all that: source-over is
+// affine, so overlay does it in the frame's own format, in place.
 import { parseLength, resolveLength } from '../../../common/src/render/position.js';
 import type { BlendMode } from '../../../common/src/render/options.js';
 
@@ -96,36 +97,39 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
     (bw !== w || bh !== h ? `,crop=${bw}:${bh}:${bx - x}:${by - y}` : '') +
     (pw !== bw || ph !== bh ? `,pad=${pw}:${ph}:${bx - px}:${by - py}:color=black@0` : '') +
     `,format=gbrap${L('src')}`;
+  if (o.blendMode === 'normal') {
+    // Source-over is affine in the colour values, so it gives the same result in the frame's own
+    // YUV as in RGB (up to rounding, and the watermark's chroma at 4:2:0 on its edges). overlay then
+    // blends in place on the box: no split, cut, conversion and paste-back of the frame.
+    const over = `overlay=x=${px}:y=${py}:format=${yuv ? 'yuv420' : 'gbrp'}:shortest=1`;
+    return { filter: `${src};[${o.videoLabel}]${L('src')}${over}[${o.outLabel}]`, inputs: [o.videoLabel, o.imageLabel], box: { x: bx, y: by, w: bw, h: bh } };
+  }
+
   const cut = `[${o.videoLabel}]split=2${L('frame')}${L('bg')};${L('bg')}crop=${pw}:${ph}:${px}:${py},format=gbrp`;
   // Source-over onto the opaque backdrop patch, then the patch goes back in the frame's own format.
   const composite = `overlay=format=gbrp:shortest=1${yuv ? ',format=yuv420p' : ''}${L('patch')};` +
     `${L('frame')}${L('patch')}overlay=x=${px}:y=${py}${yuv ? '' : ':format=gbrp'}:shortest=1[${o.outLabel}]`;
   const parts = [src];
-
-  if (o.blendMode === 'normal') {
-    parts.push(`${cut}${L('under')}`, `${L('under')}${L('src')}${composite}`);
+  parts.push(`${cut},split=2${L('under')}${L('under2')}`, `${L('under2')}format=gbrap${L('backdrop')}`);
+  let mix: string;
+  if (NON_SEPARABLE.has(o.blendMode)) {
+    const e = nonSeparableExprs(o.blendMode, pw);
+    parts[0] = src.replace(L('src'), `,split=2${L('src')}${L('src2')}`);
+    parts.push(
+      `${L('backdrop')}split=2${L('cb')}${L('cb2')}`,
+      `${L('cb2')}${backdropScalars()}${L('bscal')}`,
+      `${L('src2')}${sourceScalars(o.blendMode)}${L('sscal')}`,
+    );
+    mix = `${L('cb')}${L('bscal')}${L('src')}${L('sscal')}hstack=inputs=4:shortest=1,` +
+      `geq=r='${e.r}':g='${e.g}':b='${e.b}':a='${e.a}',crop=${pw}:${ph}:0:0${L('mix')}`;
   } else {
-    parts.push(`${cut},split=2${L('under')}${L('under2')}`, `${L('under2')}format=gbrap${L('backdrop')}`);
-    let mix: string;
-    if (NON_SEPARABLE.has(o.blendMode)) {
-      const e = nonSeparableExprs(o.blendMode, pw);
-      parts[0] = src.replace(L('src'), `,split=2${L('src')}${L('src2')}`);
-      parts.push(
-        `${L('backdrop')}split=2${L('cb')}${L('cb2')}`,
-        `${L('cb2')}${backdropScalars()}${L('bscal')}`,
-        `${L('src2')}${sourceScalars(o.blendMode)}${L('sscal')}`,
-      );
-      mix = `${L('cb')}${L('bscal')}${L('src')}${L('sscal')}hstack=inputs=4:shortest=1,` +
-        `geq=r='${e.r}':g='${e.g}':b='${e.b}':a='${e.a}',crop=${pw}:${ph}:0:0${L('mix')}`;
-    } else {
-      const expr = SEPARABLE_EXPR[o.blendMode];
-      if (!expr) throw new Error(`blend mode ${o.blendMode} has no implementation`);
-      const c = `'clip(round(${expr}),0,255)'`;
-      // c3: the blended patch carries the source's alpha.
-      mix = `${L('backdrop')}${L('src')}lut2=c0=${c}:c1=${c}:c2=${c}:c3=y:shortest=1${L('mix')}`;
-    }
-    parts.push(mix, `${L('under')}${L('mix')}${composite}`);
+    const expr = SEPARABLE_EXPR[o.blendMode];
+    if (!expr) throw new Error(`blend mode ${o.blendMode} has no implementation`);
+    const c = `'clip(round(${expr}),0,255)'`;
+    // c3: the blended patch carries the source's alpha.
+    mix = `${L('backdrop')}${L('src')}lut2=c0=${c}:c1=${c}:c2=${c}:c3=y:shortest=1${L('mix')}`;
   }
+  parts.push(mix, `${L('under')}${L('mix')}${composite}`);
   return { filter: parts.join(';'), inputs: [o.videoLabel, o.imageLabel], box: { x: bx, y: by, w: bw, h: bh } };
 }
 
