@@ -56,6 +56,32 @@ test('validation: job, target, type', async (t) => {
   t.is((await render(key, { id: jobId, target: 0, preset: 'SPARKLES' })).status, 400);
 });
 
+test('malformed ids are 404, never a query error; null optional fields count as omitted', async (t) => {
+  const { key, jobId } = await setup();
+  for (const renderId of ['%00', 'abc%00def', 'not-a-render', jobId]) {
+    const r = await cluster.api('GET', `/api/render/${renderId}`, { key });
+    t.is(r.status, 404, renderId);
+    t.deepEqual(r.body, { error: 'Not Found', message: 'Render not found' });
+  }
+  for (const brandPresetId of ['\u0000', 'x\u0000y', 'not-a-preset']) {
+    const r = await render(key, { id: jobId, target: 0, brandPresetId });
+    t.is(r.status, 404, JSON.stringify(brandPresetId));
+    t.is(r.body.message, 'Brand preset not found for this organization');
+  }
+  t.is((await render(key, { id: 'x\u0000', target: 0 })).status, 404, 'a malformed job id');
+
+  const nulls = await render(key, { id: jobId, target: '1', type: null, brandPresetId: null, preset: null, size: null, options: null });
+  t.is(nulls.status, 201, JSON.stringify(nulls.body));
+  const s = await spec(nulls.body.renderId);
+  t.like(s, { shortId: 1, captionPreset: 'DEFAULT', output: { width: 720, height: 1280 } });
+
+  const mistyped = await render(key, { id: 42, target: true });
+  t.is(mistyped.status, 400);
+  t.regex(mistyped.body.message, /id must be a string/);
+  t.regex(mistyped.body.message, /target must be the short id or index/);
+  t.regex((await render(key, {})).body.message, /id \(a completed VideoShorts job id\) is required.*target \(the short id or index\) is required/);
+});
+
 test('preset precedence: brandPresetId, then preset, then the active default, then platform defaults; options win field by field', async (t) => {
   const { key, jobId } = await setup('business');
   const mk = async (body: object) => (await cluster.api('POST', '/api/organizations/brandings', { key, body })).body;

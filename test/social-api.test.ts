@@ -114,7 +114,9 @@ test('profile and accounts: connect, consent, list, disconnect', async (t) => {
   const bad = await api(key, 'POST', '/connect', { platform: 'myspace' });
   t.is(bad.status, 400);
   t.regex(bad.body.message, /not a network/);
-  t.is((await api(key, 'POST', '/connect', {})).status, 400);
+  const missing = await api(key, 'POST', '/connect', {});
+  t.is(missing.status, 400);
+  t.regex(missing.body.message, /platform: a network is required \(one of youtube, facebook, instagram, linkedin, tiktok, x\)/);
   t.is((await api(key, 'POST', '/connect', { platform: 'x', redirectUrl: 'javascript:alert(1)' })).status, 400);
   t.is((await fetch(c.body.access_url.replace(/token=.*/, 'token=forged'))).status, 404);
 });
@@ -255,6 +257,14 @@ test('remove: cancelled with scheduledFor null and the provider job cancelled; p
   t.is((await api(key, 'POST', '/remove', { postId: live.body.socialPost.id })).status, 409);
   t.is((await api(key, 'POST', '/remove', {})).status, 400);
   t.is((await api(key, 'POST', '/remove', { postId: 'missing' })).status, 404);
+  // Ids no post can have (NUL is refused by Postgres) still name nothing: 404, not a 400 about text.
+  for (const ref of [{ postId: '\u0000' }, { postId: 'x\u0000y' }, { jobId: '\u0000' }]) {
+    for (const [path, extra] of [['/remove', {}], ['/edit', { mode: 'schedule', scheduledAt: future(DAY) }]] as const) {
+      const r = await api(key, 'POST', path, { ...ref, ...extra });
+      t.is(r.status, 404, `${path} ${JSON.stringify(ref)}`);
+      t.deepEqual(r.body, { error: 'Not Found', message: 'Social post not found' });
+    }
+  }
 });
 
 test('a scheduled post whose time has come shows as published', async (t) => {

@@ -46,7 +46,8 @@ test('postType rules: each type needs its own media and only that', (t) => {
   refuses(t, { postType: 'text', caption: '   ', platforms: ['x'] }, /caption must not be empty for a text post/);
   refuses(t, { postType: 'text', caption: 'hi', platforms: ['x'], videoUrl: 'https://e.com/a.mp4' }, /videoUrl does not apply to a text post/);
   refuses(t, { ...video, photoUrls: ['https://e.com/a.jpg'] }, /photoUrls does not apply to a video post/);
-  refuses(t, { postType: 'story', caption: 'x' }, /postType is required: one of video, photo, text, document/);
+  refuses(t, { postType: 'story', caption: 'x' }, /postType must be one of video, photo, text, document/);
+  refuses(t, { caption: 'x' }, /postType is required: one of video, photo, text, document/);
   refuses(t, { postType: 'text', platforms: ['x'] }, /caption is required/);
 });
 

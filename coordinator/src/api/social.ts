@@ -98,7 +98,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     summary: 'Start linking a social account: open access_url in a browser to complete the OAuth link',
     description: `${PLAN_RULE_TEXT} Creates the organization's provider profile on first use. redirectUrl is where the provider sends the browser afterwards.`,
     body: z.object({
-      organizationId: z.string().optional(),
+      organizationId: z.string().nullish(),
       platform: networkSchema,
       redirectUrl: z.string().nullish(),
     }),
@@ -113,7 +113,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     method: 'post', path: `${BASE}/disconnect-account`, tag: TAG,
     summary: 'Unlink one social account (accountId from the profile\'s accountLinks)',
     description: PLAN_RULE_TEXT,
-    body: z.object({ organizationId: z.string().optional(), accountId: z.string({ error: 'accountId is required' }).min(1, 'accountId is required') }),
+    body: z.object({ organizationId: z.string().nullish(), accountId: z.string({ error: 'accountId is required' }).min(1, 'accountId is required') }),
     response: z.object({ ok: z.literal(true) }),
   }, async (ctx, { body }) => {
     const org = await socialOrg(ctx);

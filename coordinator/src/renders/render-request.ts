@@ -4,15 +4,20 @@ import { normalizeRenderOptions, type RenderOptions } from '../../../common/src/
 import { isCaptionPreset } from '../../../common/src/render/presets.js';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
 
+/** Missing and mistyped are told apart, so the message says which fix is needed. */
+const requiredAs = (missing: string, mistyped: string) => ({ error: (i: { input: unknown }) => (i.input === undefined ? missing : mistyped) });
+
+// Optional fields take null as "not given", as the job create body does.
 export const renderBodySchema = z.object({
-  id: z.string({ error: 'id (a completed VideoShorts job id) is required' }).min(1),
-  target: z.union([z.string(), z.number()], { error: 'target (the short id or index) is required' }),
-  type: z.string().optional(),
-  brandPresetId: z.string().optional(),
-  preset: z.string().optional(),
-  size: z.object({ width: z.number(), height: z.number(), name: z.string().optional() }).optional(),
-  options: z.record(z.string(), z.unknown()).optional(),
-  organizationId: z.string().optional(),
+  id: z.string(requiredAs('id (a completed VideoShorts job id) is required', 'id must be a string (a completed VideoShorts job id)'))
+    .min(1, 'id (a completed VideoShorts job id) is required'),
+  target: z.union([z.string(), z.number()], requiredAs('target (the short id or index) is required', 'target must be the short id or index, as a number or a numeric string')),
+  type: z.string().nullish(),
+  brandPresetId: z.string().nullish(),
+  preset: z.string().nullish(),
+  size: z.object({ width: z.number(), height: z.number(), name: z.string().optional() }).nullish(),
+  options: z.record(z.string(), z.unknown()).nullish(),
+  organizationId: z.string().nullish(),
 });
 export type RenderBody = z.infer<typeof renderBodySchema>;
 
@@ -69,12 +74,12 @@ export function resolveRender(input: {
   defaultPreset: BrandPresetRow | undefined;
 }): ResolvedRender {
   const { body, plan } = input;
-  if (body.type !== undefined && body.type !== 'shortVideo') throw badRequest('type must be "shortVideo" (or omitted) for short renders');
+  if (body.type != null && body.type !== 'shortVideo') throw badRequest('type must be "shortVideo" (or omitted) for short renders');
   if (body.brandPresetId) {
     if (!input.explicitPreset) throw new AppError(404, 'Not Found', 'Brand preset not found for this organization');
     if (!input.explicitPreset.isActive) throw badRequest('Selected brand preset is inactive');
   }
-  if (!body.brandPresetId && body.preset !== undefined && !isCaptionPreset(body.preset)) {
+  if (!body.brandPresetId && body.preset != null && !isCaptionPreset(body.preset)) {
     throw badRequest(`preset "${body.preset}" is not a built-in style preset`);
   }
   const explicitOptions = body.options ? normalizeRenderOptions(body.options) : {};

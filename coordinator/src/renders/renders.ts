@@ -1,7 +1,7 @@
 import type { Coordinator } from '../coordinator.js';
 import type { Queryable } from '../db/db.js';
 import { badRequest, notFound } from '../../../common/src/errors.js';
-import { newId } from '../../../common/src/ids.js';
+import { isId, newId } from '../../../common/src/ids.js';
 import type { TimedWord } from '../../../common/src/analyze-result.js';
 import { findJob } from '../jobs/jobs.js';
 import type { StoredShort } from '../jobs/job-views.js';
@@ -32,6 +32,8 @@ export interface RenderTaskSpec {
 const PRESET_COLUMNS = `id, preset, size, options, is_active AS "isActive"`;
 
 async function findPreset(c: Queryable, organizationId: string, where: { id?: string; isDefault?: boolean }): Promise<BrandPresetRow | undefined> {
+  // A malformed id names no preset: 404 like any other unknown one, never a query error.
+  if (where.id !== undefined && !isId(where.id)) return undefined;
   if (where.id) return (await c.query(`SELECT ${PRESET_COLUMNS} FROM brand_presets WHERE organization_id = $1 AND id = $2`, [organizationId, where.id])).rows[0];
   return (await c.query(`SELECT ${PRESET_COLUMNS} FROM brand_presets WHERE organization_id = $1 AND is_default AND is_active`, [organizationId])).rows[0];
 }
@@ -105,6 +107,7 @@ interface RenderRow {
 
 /** Section 2.6: queued (with its place in line), progress, done (url, size) or error. */
 export async function renderStatus(app: Coordinator, organizationId: string, id: string): Promise<Record<string, unknown>> {
+  if (!isId(id)) throw notFound('Render not found');
   const r = await app.db.one<RenderRow>(
     `SELECT r.id, r.status, r.progress, r.file_id AS "fileId", r.size_bytes AS "sizeBytes", r.error_message AS "errorMessage",
             r.error_code AS "errorCode", f.object_key AS "objectKey"
@@ -129,7 +132,7 @@ export async function renderStatus(app: Coordinator, organizationId: string, id:
       if (!r.objectKey) return { type: 'error', message: 'The rendered file was deleted', code: 'FILE_DELETED' };
       return { type: 'done', progress: 1, url: (await app.urls.sign(r.objectKey, 'GET')).url, size: Number(r.sizeBytes) };
     case 'error':
-      return { type: 'error', message: r.errorMessage, code: r.errorCode ?? 'RENDERING_ERROR' };
+      return { type: 'error', message: r.errorMessage ?? 'Rendering failed', code: r.errorCode ?? 'RENDERING_ERROR' };
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.js';
+import { isId } from '../../../common/src/ids.js';
 import type { Network, PostType } from './networks.js';
 import type { JobOutcome, PlatformResult } from './provider.js';
 import type { PublishMode, PublishRequest } from './publish-input.js';
@@ -93,6 +94,8 @@ export async function updatePost(db: Queryable, organizationId: string, id: stri
 
 /** By our id or the provider's job id, only within the organization. */
 export async function findPost(db: Queryable, organizationId: string, ref: { postId?: string; jobId?: string }): Promise<SocialPost | undefined> {
+  // Ids that cannot have been stored (not an id we issue, or text Postgres refuses) name no post: 404.
+  if (ref.postId ? !isId(ref.postId) : ref.jobId?.includes('\u0000')) return undefined;
   const res = ref.postId
     ? await db.query(`SELECT ${COLUMNS} FROM social_posts WHERE organization_id = $1 AND id = $2`, [organizationId, ref.postId])
     : await db.query(`SELECT ${COLUMNS} FROM social_posts WHERE organization_id = $1 AND provider_job_id = $2 ORDER BY created_at DESC LIMIT 1`, [organizationId, ref.jobId]);

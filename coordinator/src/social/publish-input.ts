@@ -19,8 +19,10 @@ const optionalString = (name: string) => z.string({ error: `${name} must be a st
 
 /** Shapes only; the rules between fields are in validatePublish, after authentication. */
 export const publishSchema = z.object({
-  organizationId: z.string().optional(),
-  postType: z.enum(POST_TYPES, { error: `postType is required: one of ${POST_TYPES.join(', ')}` }),
+  organizationId: z.string().nullish(),
+  postType: z.enum(POST_TYPES, {
+    error: (i) => (i.input === undefined ? `postType is required: one of ${POST_TYPES.join(', ')}` : `postType must be one of ${POST_TYPES.join(', ')}`),
+  }),
   caption: z.string({ error: 'caption is required (a string)' }).max(MAX_CAPTION, `caption is at most ${MAX_CAPTION} characters`),
   platforms: z.array(z.string({ error: 'platforms must be an array of network keys' }), { error: 'platforms must be an array of network keys' }).nullish(),
   publishMode: z.enum(PUBLISH_MODES, { error: `publishMode must be one of ${PUBLISH_MODES.join(', ')}` }).nullish(),
@@ -195,7 +197,7 @@ function checkPlatformFields(fields: Record<string, string>, platforms: Network[
 }
 
 export const editSchema = z.object({
-  organizationId: z.string().optional(),
+  organizationId: z.string().nullish(),
   postId: optionalString('postId'),
   jobId: optionalString('jobId'),
   mode: z.enum(['draft', 'schedule'], { error: 'mode must be draft or schedule' }).nullish(),
@@ -205,7 +207,7 @@ export const editSchema = z.object({
 export type EditBody = z.infer<typeof editSchema>;
 
 export const removeSchema = z.object({
-  organizationId: z.string().optional(),
+  organizationId: z.string().nullish(),
   postId: optionalString('postId'),
   jobId: optionalString('jobId'),
 });

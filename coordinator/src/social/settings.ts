@@ -41,7 +41,9 @@ const timeZone = z.string().transform((v, ctx) => {
   return zone;
 });
 
-export const networkSchema = z.enum(NETWORKS, { error: (i) => `"${String(i.input)}" is not a network; use one of ${NETWORKS.join(', ')}` });
+export const networkSchema = z.enum(NETWORKS, {
+  error: (i) => (i.input === undefined ? `a network is required (one of ${NETWORKS.join(', ')})` : `"${String(i.input)}" is not a network; use one of ${NETWORKS.join(', ')}`),
+});
 
 const slotSchema = z.object({
   dayOfWeek: z.number({ error: 'dayOfWeek must be an integer from 0 (Sunday) to 6 (Saturday)' })
@@ -57,7 +59,7 @@ const count = (name: string) => z.number({ error: `${name} must be a non-negativ
 
 /** PUT body: any subset of the fields, checked; unknown keys are refused so typos do not pass silently. */
 export const settingsPatchSchema = z.strictObject({
-  organizationId: z.string().optional(),
+  organizationId: z.string().nullish(),
   isEnabled: z.boolean({ error: 'isEnabled must be a boolean' }).optional(),
   approveApiPosts: z.boolean({ error: 'approveApiPosts must be a boolean' }).optional(),
   defaultTimezone: timeZone.optional(),
