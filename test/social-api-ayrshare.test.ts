@@ -75,6 +75,7 @@ test.serial('publish, edit and remove map to POST, PATCH and DELETE /api/post wi
   });
   t.is(video.status, 201, JSON.stringify(video.body));
   t.is(video.body.socialPost.status, 'scheduled');
+  t.true(media.requests.some((r) => r.startsWith('GET /video.mp4 range=bytes=0-')), 'the media URL was checked before Ayrshare got it');
   t.deepEqual(fake.last('POST /api/post')!.body, {
     post: 'Clip', platforms: ['youtube'], mediaUrls: [`${media.https}/video.mp4`], isVideo: true, scheduleDate: at,
     youTubeOptions: { title: 'Clip title', visibility: 'public' },
@@ -91,6 +92,17 @@ test.serial('publish, edit and remove map to POST, PATCH and DELETE /api/post wi
   const removed = await api('POST', '/remove', { postId: video.body.socialPost.id });
   t.deepEqual(removed.body.post, { id: video.body.socialPost.id, status: 'cancelled', scheduledFor: null });
   t.deepEqual(fake.last('DELETE /api/post')!.body, { id: video.body.socialPost.providerJobId });
+});
+
+test.serial('media must be reachable before a post goes to Ayrshare, and an unlinked network is refused', async (t) => {
+  const sentBefore = fake.seen.filter((r) => r.method === 'POST' && r.path === '/api/post').length;
+  const missing = await api('POST', '/publish', { postType: 'video', caption: 'c', platforms: ['youtube'], videoUrl: `${media.https}/missing.mp4` });
+  t.is(missing.status, 400);
+  t.regex(missing.body.message, /answered HTTP 404/);
+  const unlinked = await api('POST', '/publish', { postType: 'text', caption: 'c', platforms: ['linkedin'] });
+  t.is(unlinked.status, 400);
+  t.regex(unlinked.body.message, /Not connected: linkedin/);
+  t.is(fake.seen.filter((r) => r.method === 'POST' && r.path === '/api/post').length, sentBefore, 'nothing reached Ayrshare');
 });
 
 test.serial('a draft is held at Ayrshare (requiresApproval) and released by scheduling it', async (t) => {

@@ -39,7 +39,11 @@ export function createSocialProvider(app: Coordinator): SocialProvider {
 }
 
 export function registerSocialRoutes(api: Api, app: Coordinator, provider: SocialProvider = createSocialProvider(app)): void {
-  const service = createSocialService({ db: app.db, provider, log: app.log, checkMedia: createMediaCheck({ fetchAllowlist: app.config.fetchAllowlist }) });
+  const service = createSocialService({ db: app.db, provider, log: app.log, checkMedia: createMediaCheck({
+    fetchAllowlist: app.config.fetchAllowlist,
+    // The built-in provider never downloads the media, so it is not fetched to prove it reachable.
+    reachability: !isLocalProvider(provider),
+  }) });
 
   /** Section 5 with the social wording, then the plan rule (403); once per request. */
   const resolved = new WeakMap<ApiContext, Promise<Organization>>();

@@ -1,13 +1,15 @@
 // The built-in provider: linked accounts, link consents and "published" posts live in this
 // database, so connect → publish → schedule → cancel works offline and without credentials.
 // Account linking stands in for OAuth with a one-time consent URL served by the coordinator; with
-// autoLink the account is linked as soon as the URL is issued.
+// autoLink the account is linked as soon as the URL is issued; a post to a network that is not
+// linked yet links a simulated account for it (the service's publish), so a client can try the whole
+// flow without the consent step.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import { newId } from '../../../common/src/ids.js';
 import { AppError, notFound } from '../../../common/src/errors.js';
 import type { Network } from './networks.js';
-import { ProviderError, type AccountLink, type PlatformResult, type SocialProvider } from './provider.js';
+import { ProviderError, type AccountLink, type PlatformResult, type ProviderProfile, type SocialProvider } from './provider.js';
 
 export const LOCAL_AUTHORIZE_PATH = '/api/organizations/social-posts/local/authorize';
 const LINK_TTL_MIN = 30;
@@ -16,6 +18,8 @@ export interface LocalProvider extends SocialProvider {
   readonly name: 'local';
   /** The consent page's action: links the account the token was issued for. */
   completeLink(token: string): Promise<{ platform: Network; accountId: string; redirectUrl: string | null }>;
+  /** Links a simulated account at once (a post to a network not linked yet); idempotent. */
+  linkSimulated(profile: ProviderProfile, platform: Network): Promise<string>;
 }
 
 export const isLocalProvider = (p: SocialProvider): p is LocalProvider => p.name === 'local';
@@ -63,6 +67,10 @@ export function createLocalProvider(db: Db, opts: { baseUrl: string; autoLink: b
       const accountId = await link(row.organizationId, row.profileKey, row.platform);
       await db.query(`UPDATE social_local_links SET completed_at = COALESCE(completed_at, now()) WHERE token_hash = $1`, [hash(token)]);
       return { platform: row.platform, accountId, redirectUrl: row.redirectUrl };
+    },
+
+    linkSimulated(profile, platform) {
+      return link(profile.organizationId, profile.providerKey, platform);
     },
 
     async accounts(profile) {

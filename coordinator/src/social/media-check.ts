@@ -1,12 +1,19 @@
 import { badRequest } from '../../../common/src/errors.js';
 import { safeFetch, FetchRefusedError } from '../../../common/src/net/safe-fetch.js';
 import { parseAllowlist } from '../../../common/src/net/address-policy.js';
+import { checkFetchableUrl } from '../api/url-rules.js';
 
 /** A media URL is handed to the provider only after we reached it ourselves through the same SSRF
  *  guard as every other user-supplied URL: a public address (checked on connect and after each
  *  redirect) answering 2xx. Only the first bytes are asked for; the provider downloads the rest. */
-export function createMediaCheck(opts: { fetchAllowlist: string; timeoutMs?: number }): (urls: string[]) => Promise<void> {
+export function createMediaCheck(opts: { fetchAllowlist: string; timeoutMs?: number; reachability?: boolean }): (urls: string[]) => Promise<void> {
   const allowlist = parseAllowlist(opts.fetchAllowlist);
+  if (opts.reachability === false) {
+    // Without a download, only what the URL says can be checked: scheme and private-looking hosts.
+    return async (urls) => {
+      for (const url of urls) checkFetchableUrl(url, `Media URL ${url}`, allowlist);
+    };
+  }
   return async (urls) => {
     await Promise.all([...new Set(urls)].map(async (url) => {
       let status: number;

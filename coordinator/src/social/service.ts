@@ -6,6 +6,7 @@ import type { Logger } from '../../../common/src/logger.js';
 import type { Network } from './networks.js';
 import { ProviderError, ProviderUnsupportedError, type ProviderPost, type SocialProvider, type SubmitResult } from './provider.js';
 import { ensureProfile, findProfile } from './profiles.js';
+import { isLocalProvider } from './local-provider.js';
 import { assertPostingEnabled } from './access.js';
 import { getSettings } from './settings.js';
 import { nextFreeSlots } from './slots.js';
@@ -125,7 +126,14 @@ export function createSocialService(deps: SocialServiceDeps) {
       const settings = await getSettings(db.pool, org.id);
       assertPostingEnabled(settings);
       const request = validatePublish(body, settings, now());
-      const { profile, accounts } = await requireProfileAccounts(org.id);
+      let { profile, accounts } = await requireProfileAccounts(org.id);
+      if (isLocalProvider(provider) && request.platforms.some((p) => !accounts.some((a) => a.platform === p))) {
+        // The built-in provider simulates the networks: a post naming one that is not linked yet
+        // links a simulated account for it, as clicking through its consent page would.
+        profile = await ensureProfile(db, provider, org);
+        for (const platform of request.platforms) await provider.linkSimulated(profile, platform);
+        accounts = await provider.accounts(profile);
+      }
       const linked = new Set(accounts.map((a) => a.platform));
       const missing = request.platforms.filter((p) => !linked.has(p));
       if (!profile || missing.length) throw badRequest(`Not connected: ${missing.join(', ')}. Link the account with POST /api/organizations/social-posts/connect first`);

@@ -24,7 +24,8 @@ export const DEFAULT_SETTINGS: Readonly<SocialSettings> = Object.freeze({
   approveApiPosts: false,
   defaultTimezone: 'UTC',
   defaultPlatforms: [],
-  queueSlots: [],
+  // A common posting rhythm, so next-slot and next_slot publishing work before anything is saved.
+  queueSlots: [0, 1, 2, 3, 4, 5, 6].flatMap((dayOfWeek) => [{ dayOfWeek, time: '09:00' }, { dayOfWeek, time: '17:00' }]),
   maxPostsPerSlot: 1,
   maxShortsOfSameVideo: 1,
   maxShortsPerWeek: 7,
