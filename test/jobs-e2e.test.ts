@@ -1,9 +1,11 @@
 import test from 'ava';
+import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
-import { serveFiles, type MediaServer } from './helpers/media.js';
+import { FFMPEG, serveFiles, type MediaServer } from './helpers/media.js';
 import { makeTalkVideo } from './helpers/talk-video.js';
 import { startWebhookReceiver } from './helpers/webhook-receiver.js';
 import { matchWords, fliteAvailable, type Synthesised } from './transcribe-synth.js';
@@ -163,6 +165,29 @@ test.serial('failures end FAILED with an actionable message, release credits and
   await waitFor(async () => hooks.received.length > 0, 30_000, 'failure webhook');
   t.like(JSON.parse(hooks.received[0]!.body), { event: 'job.failed', status: 'FAILED' });
   await hooks.close();
+});
+
+test.serial('a video the credits cannot pay for fails once its length is known, before transcription', async (t) => {
+  // 20 minutes cost 0.60 on the free plan; the organization has 0.40 (enough for the 0.30 minimum).
+  const long = path.join(cluster.dataDir, 'long-silent.mp4');
+  await promisify(execFile)(FFMPEG, ['-y', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'color=c=gray:s=64x64:r=1:d=1200',
+    '-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '1200', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-b:a', '8k', '-shortest', long]);
+  const server = await serveFiles({ 'long.mp4': long });
+  try {
+    const { org, key } = await cluster.org({ plan: 'free', credits: 0.4 });
+    const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: server.url('long.mp4') } });
+    t.is(created.status, 201, JSON.stringify(created.body));
+    const job = await waitForJob(key, created.body.id);
+    t.is(job.status, 'FAILED');
+    t.regex(job.message, /Not enough credits for this video: 20\.0 minutes cost 0\.60 credits, 0\.40 available/);
+    t.true(job.progress < 30, `failed before transcription (progress ${job.progress})`);
+    t.deepEqual(await orgRow(org.id), { credits: 0.4, reserved: 0, used: 0 });
+    const ledger = await cluster.app.db.query('SELECT kind, amount FROM credit_ledger WHERE job_id = $1 ORDER BY id', [created.body.id]);
+    t.deepEqual(ledger.map((r: any) => [r.kind, Number(r.amount)]), [['reserve', 0.3], ['release', 0.3]]);
+    t.false(cluster.agents.some((a) => a.logs.some((l) => l.includes(created.body.id) && l.includes('"transcribed"'))));
+  } finally {
+    await server.close();
+  }
 });
 
 test.serial('an agent killed mid-job: the job is re-leased and completes once', async (t) => {

@@ -125,6 +125,7 @@ export class Agent {
       config: this.config,
       host: this.host,
       progress: (fraction, stage, message) => reporter.report(fraction, stage, message),
+      facts: (facts) => reporter.addFacts(facts),
       upload: async (localPath, name, contentType) => {
         const res = await this.client.call('CreateUploadUrl', { task_id: task.task_id, lease_token: task.lease_token, name, content_type: contentType });
         const sizeBytes = await uploadObject(res.url, localPath, contentType, running.abort.signal);
@@ -200,6 +201,7 @@ export class Agent {
  *  A lost lease or a cancel request aborts the task. */
 class ProgressReporter {
   private last = { fraction: 0, stage: '', message: '' };
+  private facts: Record<string, unknown> = {};
   private pending?: Promise<void>;
   private dirty = false;
   private lastSent = 0;
@@ -219,6 +221,14 @@ class ProgressReporter {
     if (stageChanged || Date.now() - this.lastSent > 500) this.send();
   }
 
+  /** Resolves once a report carrying the facts has been answered (and the task aborted if refused). */
+  async addFacts(facts: Record<string, unknown>): Promise<void> {
+    this.facts = { ...this.facts, ...facts };
+    this.dirty = true;
+    this.send(); // with one in flight, its `finally` sends again with the facts
+    while (this.pending) await this.pending;
+  }
+
   beat(): void {
     this.dirty = true;
     this.send();
@@ -236,6 +246,7 @@ class ProgressReporter {
     const snapshot = { ...this.last };
     this.pending = this.client.call('ReportProgress', {
       task_id: this.task.task_id, lease_token: this.task.lease_token, progress: snapshot.fraction, stage: snapshot.stage, message: snapshot.message,
+      facts_json: Object.keys(this.facts).length ? JSON.stringify(this.facts) : '',
     }, { retryForMs: 60_000 }).then((res) => {
       if (res.cancel_requested) this.onAbort('cancelled');
     }, (err) => {

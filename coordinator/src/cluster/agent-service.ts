@@ -133,7 +133,15 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
     }),
 
     ReportProgress: unary<any, any>('ReportProgress', async (req) => {
-      const res = await queue.progress(req.task_id, req.lease_token, req.progress, req.stage || null, req.message);
+      let facts: Record<string, unknown> | undefined;
+      if (req.facts_json) {
+        try {
+          facts = JSON.parse(req.facts_json);
+        } catch {
+          throw new AppError(400, 'bad_facts', 'facts_json is not valid JSON');
+        }
+      }
+      const res = await queue.progress(req.task_id, req.lease_token, req.progress, req.stage || null, req.message, facts);
       return { cancel_requested: res.cancelRequested };
     }),
 

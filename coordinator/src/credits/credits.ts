@@ -13,6 +13,23 @@ export async function reserveCredits(c: Queryable, organizationId: string, jobId
   await c.query(`INSERT INTO credit_ledger (organization_id, job_id, kind, amount) VALUES ($1, $2, 'reserve', $3)`, [organizationId, jobId, amount]);
 }
 
+/**
+ * Grows a job's reservation to `total` (the price estimated from the probed video), once per job.
+ * Returns false when the organization's available credits cannot cover the difference.
+ */
+export async function reserveEstimate(c: Queryable, organizationId: string, jobId: string, reserved: number, total: number): Promise<boolean> {
+  const extra = Math.round((total - reserved) * 100) / 100;
+  if (extra <= 0) return true;
+  const res = await c.query(
+    `UPDATE organizations SET reserved_credits = reserved_credits + $2 WHERE id = $1 AND credits - reserved_credits >= $2`,
+    [organizationId, extra],
+  );
+  if (res.rowCount === 0) return false;
+  await c.query(`INSERT INTO credit_ledger (organization_id, job_id, kind, amount) VALUES ($1, $2, 'estimate', $3)`, [organizationId, jobId, extra]);
+  await c.query(`UPDATE jobs SET reserved_credits = $2 WHERE id = $1`, [jobId, total]);
+  return true;
+}
+
 /** Charges the final cost in place of the reservation. Returns false when the balance cannot cover it. */
 export async function chargeCredits(c: Queryable, organizationId: string, jobId: string, reserved: number, cost: number): Promise<boolean> {
   const res = await c.query(

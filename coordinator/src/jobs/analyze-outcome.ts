@@ -2,7 +2,7 @@ import type { Coordinator } from '../coordinator.js';
 import type { Queryable } from '../db/db.js';
 import { AppError, badRequest } from '../../../common/src/errors.js';
 import type { AnalyzeResult } from '../../../common/src/analyze-result.js';
-import { chargeCredits, releaseCredits } from '../credits/credits.js';
+import { chargeCredits, releaseCredits, reserveEstimate } from '../credits/credits.js';
 import { insertFiles, type NewFile } from '../files/files.js';
 import { taskObjectPrefix, type TaskOutcomeHandler, type TaskRow } from '../tasks/task-queue.js';
 import type { Plan } from '../tenancy/plans.js';
@@ -30,8 +30,26 @@ function checkShorts(job: JobRow, result: AnalyzeResult): void {
 }
 
 export function createAnalyzeOutcomeHandler(app: Coordinator): TaskOutcomeHandler {
+  /**
+   * As soon as the agent knows the video's length the job's reservation grows to its price, so a
+   * job the credits cannot pay for fails now, before transcription, and jobs running side by side
+   * cannot promise the same credits twice. Idempotent: a re-leased task reports the same facts.
+   */
+  async function reserveForVideo(c: Queryable, jobId: string, durationSec: number, downloadBytes: number): Promise<void> {
+    const job = await lockJob(c, jobId);
+    if (!job || job.status !== 'PROCESSING') return;
+    const org = (await c.query(`SELECT plan, credits, reserved_credits AS "reservedCredits" FROM organizations WHERE id = $1 FOR UPDATE`, [job.organizationId])).rows[0] as { plan: Plan; credits: string; reservedCredits: string };
+    const price = priceJob({ plan: org.plan, durationSec, fromYoutube: !!job.youtubeVideoId, downloadBytes }, app.config.creditsPerDollar);
+    if (!(await reserveEstimate(c, job.organizationId, job.id, Number(job.reservedCredits), price.cost))) {
+      const available = Number(org.credits) - Number(org.reservedCredits) + Number(job.reservedCredits);
+      throw new AppError(403, 'noEnoughCredit',
+        `Not enough credits for this video: ${(durationSec / 60).toFixed(1)} minutes cost ${price.cost.toFixed(2)} credits, ${Math.max(0, available).toFixed(2)} available`);
+    }
+  }
+
   return {
-    async onProgress(c, task, _progress, stage) {
+    async onProgress(c, task, _progress, stage, facts) {
+      if (typeof facts?.durationSec === 'number') await reserveForVideo(c, task.subjectId!, facts.durationSec, Number(facts.downloadBytes) || 0);
       const value = stage ? STAGE_PROGRESS[stage] : undefined;
       if (value === undefined) return;
       await c.query(`UPDATE jobs SET progress = GREATEST(progress, $2), updated_at = now() WHERE id = $1 AND status = 'PROCESSING'`, [task.subjectId, value]);

@@ -36,7 +36,8 @@ const TASK_COLUMNS = `id, type, organization_id AS "organizationId", subject_id 
 /** What a domain (jobs, renders, probes) does when one of its tasks moves. Runs inside the task's
  *  transaction, so the domain's rows and the task's state change together or not at all. */
 export interface TaskOutcomeHandler {
-  onProgress?(c: Queryable, task: TaskRow, progress: number, stage: string | null): Promise<void>;
+  /** Throwing an AppError refuses the task for good with its message (the agent is told to cancel). */
+  onProgress?(c: Queryable, task: TaskRow, progress: number, stage: string | null, facts?: Record<string, unknown>): Promise<void>;
   onComplete(c: Queryable, task: TaskRow, result: Record<string, unknown>): Promise<void>;
   /** The task failed for good (bad input, or too many lost leases). */
   onFailed(c: Queryable, task: TaskRow, reason: string, code: string): Promise<void>;
@@ -206,8 +207,20 @@ export class TaskQueue {
   }
 
   /** Progress doubles as heartbeat: it extends the lease. Progress never goes back. */
-  async progress(id: string, token: string, progress: number, stage: string | null, message?: string): Promise<{ cancelRequested: boolean }> {
+  async progress(id: string, token: string, progress: number, stage: string | null, message?: string, facts?: Record<string, unknown>): Promise<{ cancelRequested: boolean }> {
     const clamped = Math.max(0, Math.min(1, Number.isFinite(progress) ? progress : 0));
+    try {
+      return await this.recordProgress(id, token, clamped, stage, message, facts);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.error === LEASE_LOST) throw err;
+      // The handler refused the task on what the agent reported (say, not enough credits for the
+      // video's length): that is final, and the agent stops on this answer.
+      await this.fail(id, token, err.message, false, err.error);
+      return { cancelRequested: true };
+    }
+  }
+
+  private async recordProgress(id: string, token: string, clamped: number, stage: string | null, message?: string, facts?: Record<string, unknown>): Promise<{ cancelRequested: boolean }> {
     return this.db.tx(async (c) => {
       const task = await this.lockLeased(c, id, token);
       const res = await c.query(
@@ -217,7 +230,7 @@ export class TaskQueue {
         [id, clamped, stage, this.opts.leaseTtlMs, this.now()],
       );
       const row = res.rows[0];
-      await this.handler(task.type).onProgress?.(c, task, row.progress, stage ?? task.stage);
+      await this.handler(task.type).onProgress?.(c, task, row.progress, stage ?? task.stage, facts);
       this.metrics.taskProgress.labels(task.type, id).set(row.progress);
       if (message) this.log.debug('task progress', { taskId: id, progress: row.progress, stage, message });
       return { cancelRequested: row.cancelRequested };

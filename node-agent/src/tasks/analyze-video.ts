@@ -77,6 +77,9 @@ export const analyzeVideo: TaskHandler = {
     if (!info || !info.width || !info.height || !(info.durationSec > 0)) {
       throw new TaskError('The URL did not return a video file that can be read (no video stream found)', 'NOT_VIDEO');
     }
+    // The price follows from these; the coordinator checks the credits now, not after the work.
+    await ctx.facts({ durationSec: info.durationSec, downloadBytes: source.bytes });
+    ctx.signal.throwIfAborted();
     for (const s of p.predefinedShorts ?? []) {
       if (s.end > info.durationSec + 0.05) {
         throw new TaskError(`The short "${s.title}" ends at ${s.end} s, past the end of the video (${info.durationSec.toFixed(2)} s)`, 'SHORT_PAST_END');

@@ -14,6 +14,9 @@ export interface TaskContext {
   host: HostCapabilities;
   /** fraction 0..1 of the whole task; stage names a step the coordinator maps to user-facing progress. */
   progress(fraction: number, stage?: string, message?: string): void;
+  /** Tells the coordinator something it may act on before the task ends; resolves once it answered
+   *  (if it refused the task, `signal` is aborted by then). */
+  facts(facts: Record<string, unknown>): Promise<void>;
   /** Uploads a local file as one output of this task; returns the object key to put in the result. */
   upload(localPath: string, name: string, contentType: string): Promise<{ objectKey: string; sizeBytes: number }>;
 }
