@@ -155,6 +155,31 @@ test.serial('an agent lost mid-render: the render is re-leased, done once, store
   t.true(Math.abs(Number(info.format.duration) - 40) < 0.2, `duration ${info.format.duration}`);
 });
 
+test('GIF and WebP watermarks render like a PNG one (their first frame)', async (t) => {
+  const { org, key } = await cluster.org({ plan: 'pro' });
+  const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: WORDS, shorts: [{ startTime: 0.5, endTime: 2.5 }], width: 1280, height: 720 });
+  const red = sharp({ create: { width: 200, height: 100, channels: 4, background: { r: 255, g: 0, b: 0, alpha: 1 } } });
+  for (const [format, bytes] of [['gif', await red.clone().gif().toBuffer()], ['webp', await red.clone().webp({ lossless: true }).toBuffer()]] as const) {
+    const objectKey = `orgs/${org.id}/logo.${format}`;
+    const { size } = await cluster.app.store.put(objectKey, bytes);
+    const [fileId] = await cluster.app.db.tx((c) => insertFiles(c, [{ organizationId: org.id, name: `logo.${format}`, type: 'image', sizeBytes: size, objectKey }]));
+    const created = await cluster.api('POST', '/api/render', {
+      key, body: { id: jobId, target: 0, size: { width: 360, height: 640 }, options: { waterMark: { fileAppId: fileId, left: '20px', top: '20px', width: '100px' } } },
+    });
+    t.is(created.status, 201, JSON.stringify(created.body));
+    const done = await waitFor(async () => {
+      const r = await cluster.api('GET', `/api/render/${created.body.renderId}`, { key });
+      return r.body.type === 'done' || r.body.type === 'error' ? r.body : undefined;
+    }, 120_000, `render with a ${format} watermark`);
+    t.is(done.type, 'done', `${format}: ${JSON.stringify(done)}`);
+    const file = path.join(cluster.dataDir, `wm-${format}.mp4`);
+    await writeFile(file, Buffer.from(await (await fetch(done.url)).arrayBuffer()));
+    const pixels = await frame(file, 0.2, 360, 640);
+    const isRed = (r: number, g: number, b: number) => r > 200 && g < 60 && b < 60;
+    t.true(changed(pixels, 360, { x0: 30, y0: 30, x1: 110, y1: 60 }, isRed) > 2000, `${format} watermark where it was placed`);
+  }
+});
+
 test('a render whose source is gone ends in error with a code', async (t) => {
   const { org, key } = await cluster.org({ plan: 'pro' });
   const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, words: WORDS, shorts: [{ startTime: 0.5, endTime: 4.5 }] });

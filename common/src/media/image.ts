@@ -48,6 +48,12 @@ export async function rasteriseSvg(svg: Buffer): Promise<Buffer> {
     .toBuffer();
 }
 
+/** The first frame of a PNG, JPEG, WebP or GIF as a PNG, alpha kept: the renderer reads one kind
+ *  of still image only (an animated GIF or WebP would otherwise bring ffmpeg a demuxer of its own). */
+export async function stillPng(buf: Buffer): Promise<Buffer> {
+  return sharp(buf, { limitInputPixels: 100_000_000 }).png().toBuffer();
+}
+
 /** True when a decoder reads the image's header and dimensions: magic bytes on garbage are refused. */
 export async function decodes(buf: Buffer): Promise<boolean> {
   try {

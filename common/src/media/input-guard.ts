@@ -9,7 +9,8 @@ const MEDIA_DEMUXERS = [
   'mov,mp4,m4a,3gp,3g2,mj2', 'matroska,webm', 'avi', 'flv', 'mpegts', 'mpeg', 'ogg', 'asf', 'mxf', 'nut',
   'wav', 'w64', 'aiff', 'caf', 'mp3', 'aac', 'flac',
 ];
-// Still images as the image sniffer admits them (png, jpeg, webp, gif; svg is rasterised first).
+// Still images: the stored ones the coordinator probes (png, jpeg, webp, gif); the renderer itself
+// only ever gets a PNG (render-short turns every watermark into one).
 const IMAGE_DEMUXERS = ['image2', 'png_pipe', 'jpeg_pipe', 'webp_pipe', 'gif', 'gif_pipe'];
 
 /** `-protocol_whitelist file,pipe -format_whitelist …`, to put before each `-i` (or once for ffprobe). */

@@ -1,5 +1,5 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
-import { decodes, rasteriseSvg, sniffImage } from '../../../common/src/media/image.js';
+import { decodes, rasteriseSvg, sniffImage, stillPng } from '../../../common/src/media/image.js';
 import path from 'node:path';
 import { resolveCaptionStyle } from '../../../common/src/render/presets.js';
 import type { RenderOptions } from '../../../common/src/render/options.js';
@@ -45,10 +45,8 @@ export const renderShort: TaskHandler = {
       const bytes = await readFile(image);
       const kind = sniffImage(bytes);
       if (!kind || (kind !== 'svg' && !(await decodes(bytes)))) throw new TaskError('The watermark is not a PNG, JPEG, WebP, GIF or SVG image', 'WATERMARK_FORMAT');
-      if (kind === 'svg') {
-        image = path.join(ctx.workDir, 'watermark.png');
-        await writeFile(image, await rasteriseSvg(bytes));
-      }
+      image = path.join(ctx.workDir, 'watermark.png');
+      await writeFile(image, kind === 'svg' ? await rasteriseSvg(bytes) : await stillPng(bytes));
       watermark = {
         imagePath: image,
         left: wm.left, top: wm.top, bottom: wm.bottom, width: wm.width,
