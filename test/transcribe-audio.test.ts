@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
-import { ffprobe } from '../node-agent/src/media/ffmpeg.js';
+import { containerType, ffprobe } from '../node-agent/src/media/ffmpeg.js';
 import { cutCropClip } from '../node-agent/src/media/clips.js';
 import { extractAudio, measureLevels, NoAudioTrackError, parseWav, readWavInfo, readWavPcm, rmsDbBetween, runProcess, toMonoFloat32, encodeWav } from '../node-agent/src/media/audio.js';
 
@@ -91,4 +91,19 @@ test('WAV parsing skips extra chunks and tolerates a placeholder data size', (t)
   streamed.writeUInt32LE(0xffffffff, 40);
   t.deepEqual([...parseWav(streamed).samples], [1, -2, 3, -4]);
   t.throws(() => parseWav(Buffer.from('not a wav file at all')), { message: /RIFF/ });
+});
+
+test('a stored source is labelled by its container, not assumed MP4', async (t) => {
+  const mp4 = await makeVideo('c.mp4', true);
+  const run = (args: string[]) => runProcess(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=64x48:rate=5:duration=1', ...args]);
+  const webm = path.join(dir, 'c.webm');
+  await run(['-c:v', 'libvpx-vp9', webm]);
+  const mkv = path.join(dir, 'c.mkv');
+  await run(['-c:v', 'libx264', mkv]);
+  const avi = path.join(dir, 'c.avi');
+  await run(['-c:v', 'mpeg4', avi]);
+  t.deepEqual(containerType(await ffprobe(mp4)), { contentType: 'video/mp4', extension: 'mp4' });
+  t.deepEqual(containerType(await ffprobe(webm)), { contentType: 'video/webm', extension: 'webm' });
+  t.deepEqual(containerType(await ffprobe(mkv)), { contentType: 'video/x-matroska', extension: 'mkv' });
+  t.deepEqual(containerType(await ffprobe(avi)), { contentType: 'video/x-msvideo', extension: 'avi' });
 });

@@ -129,6 +129,24 @@ export async function ffprobe(file: string, opts: { ffprobePath?: string; signal
   };
 }
 
+const WEBM_CODECS = new Set(['vp8', 'vp9', 'av1', 'opus', 'vorbis']);
+
+/** The MIME type and file extension of a probed container, so a stored source is served as what it is. */
+export function containerType(probe: Pick<ProbeResult, 'formatName' | 'videoCodec' | 'audioCodec'>): { contentType: string; extension: string } {
+  const format = probe.formatName.split(',');
+  if (format.includes('mp4') || format.includes('mov')) return { contentType: 'video/mp4', extension: 'mp4' };
+  if (format.includes('matroska') || format.includes('webm')) {
+    const webm = [probe.videoCodec, probe.audioCodec].every((c) => c === null || WEBM_CODECS.has(c));
+    return webm ? { contentType: 'video/webm', extension: 'webm' } : { contentType: 'video/x-matroska', extension: 'mkv' };
+  }
+  const others: Record<string, [string, string]> = {
+    avi: ['video/x-msvideo', 'avi'], flv: ['video/x-flv', 'flv'], mpegts: ['video/mp2t', 'ts'], mpeg: ['video/mpeg', 'mpg'],
+    ogg: ['video/ogg', 'ogv'], asf: ['video/x-ms-asf', 'asf'], mxf: ['application/mxf', 'mxf'], nut: ['video/x-nut', 'nut'],
+  };
+  const [contentType, extension] = others[format[0]!] ?? ['application/octet-stream', 'bin'];
+  return { contentType, extension };
+}
+
 function rate(r: unknown): number | null {
   if (typeof r !== 'string') return null;
   const [n, d] = r.split('/').map(Number);

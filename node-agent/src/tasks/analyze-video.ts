@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { AnalyzeResult, AnalyzedShort } from '../../../common/src/analyze-result.js';
 import type { AgentConfig } from '../config.js';
 import { extractAudio, assertAudible, NoAudioTrackError, SilentAudioError, readWavPcm, toMonoFloat32, measureLevels } from '../media/audio.js';
-import { ffprobe } from '../media/ffmpeg.js';
+import { containerType, ffprobe } from '../media/ffmpeg.js';
 import { cutCropClip, grabThumbnail } from '../media/clips.js';
 import { downloadYoutube, YoutubeDownloadError } from '../media/youtube.js';
 import { createTranscriber, checkTranscriberAvailable, transcriberConfigFromEnv, type TranscriberConfig } from '../transcribe/transcriber.js';
@@ -87,8 +87,9 @@ export const analyzeVideo: TaskHandler = {
     }
     const thumbPath = path.join(dir, 'source-thumb.jpg');
     await grabThumbnail(ctx.config.ffmpegPath, source.file, thumbPath, Math.min(1, info.durationSec / 2), ctx.signal);
+    const container = containerType(info);
     const [sourceObj, sourceThumb] = await Promise.all([
-      ctx.upload(source.file, 'source.mp4', 'video/mp4'),
+      ctx.upload(source.file, `source.${container.extension}`, container.contentType),
       ctx.upload(thumbPath, 'source-thumb.jpg', 'image/jpeg'),
     ]);
 
@@ -137,7 +138,7 @@ export const analyzeVideo: TaskHandler = {
       durationSec: info.durationSec,
       downloadBytes: source.bytes,
       source: {
-        name: source.name, objectKey: sourceObj.objectKey, sizeBytes: sourceObj.sizeBytes, contentType: 'video/mp4',
+        name: source.name, objectKey: sourceObj.objectKey, sizeBytes: sourceObj.sizeBytes, contentType: container.contentType,
         thumbnailKey: sourceThumb.objectKey, width: info.width, height: info.height,
       },
       transcript: { language: transcript.language, text: transcript.text, words: transcript.words, backend: transcript.backend },
