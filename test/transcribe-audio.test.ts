@@ -107,3 +107,18 @@ test('a stored source is labelled by its container, not assumed MP4', async (t) 
   t.deepEqual(containerType(await ffprobe(mkv)), { contentType: 'video/x-matroska', extension: 'mkv' });
   t.deepEqual(containerType(await ffprobe(avi)), { contentType: 'video/x-msvideo', extension: 'avi' });
 });
+
+test('a phone video stored landscape with a quarter-turn rotation is probed and cropped upright', async (t) => {
+  const landscape = path.join(dir, 'land.mp4');
+  const rotated = path.join(dir, 'rotated.mp4');
+  let r = await runProcess(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=640x360:rate=10:duration=2', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', landscape]);
+  t.is(r.code, 0, r.stderr);
+  r = await runProcess(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-i', landscape, '-c', 'copy', '-metadata:s:v:0', 'rotate=90', rotated]);
+  t.is(r.code, 0, r.stderr);
+  const info = await ffprobe(rotated);
+  t.deepEqual([info.width, info.height], [360, 640], 'display size, as ffmpeg decodes it');
+  const clip = path.join(dir, 'rotated-clip.mp4');
+  await cutCropClip(ffmpeg, rotated, clip, { start: 0, end: 1, srcW: info.width, srcH: info.height });
+  const out = await ffprobe(clip);
+  t.deepEqual([out.width, out.height], [360, 640], 'an upright portrait source is kept whole');
+});

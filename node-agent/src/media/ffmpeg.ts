@@ -113,10 +113,13 @@ export async function ffprobe(file: string, opts: { ffprobePath?: string; signal
   const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
   const audio = streams.find((s) => s.codec_type === 'audio');
   const num = (v: unknown) => (v === undefined || v === null || v === 'N/A' || !Number.isFinite(Number(v)) ? null : Number(v));
+  // Phones store portrait video as landscape frames plus a rotation; ffmpeg turns the frames when
+  // it decodes them, so every crop and size downstream must use the turned (display) dimensions.
+  const quarterTurn = Math.abs(rotationOf(video)) % 180 === 90;
   return {
     durationSec: num(info.format?.duration) ?? num(video?.duration) ?? 0,
-    width: video?.width ?? 0,
-    height: video?.height ?? 0,
+    width: (quarterTurn ? video?.height : video?.width) ?? 0,
+    height: (quarterTurn ? video?.width : video?.height) ?? 0,
     hasVideo: Boolean(video),
     hasAudio: Boolean(audio),
     videoCodec: video?.codec_name ?? null,
@@ -127,6 +130,13 @@ export async function ffprobe(file: string, opts: { ffprobePath?: string; signal
     sizeBytes: num(info.format?.size) ?? 0,
     bitRate: num(info.format?.bit_rate),
   };
+}
+
+/** Degrees a player turns the stream: display-matrix side data (newer ffprobe) or the old `rotate` tag. */
+function rotationOf(stream: Record<string, any> | undefined): number {
+  const side = (stream?.side_data_list as Array<Record<string, unknown>> | undefined)?.find((d) => d.rotation !== undefined);
+  const degrees = Number(side?.rotation ?? stream?.tags?.rotate ?? 0);
+  return Number.isFinite(degrees) ? Math.round(degrees) : 0;
 }
 
 const WEBM_CODECS = new Set(['vp8', 'vp9', 'av1', 'opus', 'vorbis']);
