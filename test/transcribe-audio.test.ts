@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 import { containerType, ffprobe } from '../node-agent/src/media/ffmpeg.js';
+import { fileNameOf } from '../node-agent/src/tasks/analyze-video.js';
 import { cutCropClip } from '../node-agent/src/media/clips.js';
 import { extractAudio, measureLevels, NoAudioTrackError, parseWav, readWavInfo, readWavPcm, rmsDbBetween, runProcess, toMonoFloat32, encodeWav } from '../node-agent/src/media/audio.js';
 
@@ -121,4 +122,11 @@ test('a phone video stored landscape with a quarter-turn rotation is probed and 
   await cutCropClip(ffmpeg, rotated, clip, { start: 0, end: 1, srcW: info.width, srcH: info.height });
   const out = await ffprobe(clip);
   t.deepEqual([out.width, out.height], [360, 640], 'an upright portrait source is kept whole');
+});
+
+test('the stored source keeps a readable name from its URL, whatever the URL holds', (t) => {
+  t.is(fileNameOf('https://cdn.example.com/talks/My%20Talk%20%C3%A9t%C3%A9.mp4?sig=1'), 'My Talk été.mp4');
+  t.is(fileNameOf('https://cdn.example.com/v/bad%E0%A4%A.mp4'), 'bad%E0%A4%A.mp4');
+  t.is(fileNameOf('https://cdn.example.com/'), 'video');
+  t.is(fileNameOf('https://cdn.example.com/a%00b%0A.mp4'), 'ab.mp4');
 });

@@ -33,6 +33,19 @@ export async function analyzePrerequisites(config: AgentConfig): Promise<string 
   return undefined;
 }
 
+/** The name a user will recognise in the file list: the URL's last path segment, decoded when it can be. */
+export function fileNameOf(url: string): string {
+  const raw = new URL(url).pathname.split('/').pop() ?? '';
+  let name = raw;
+  try {
+    name = decodeURIComponent(raw);
+  } catch {
+    // A malformed %-escape: keep the segment as it was written.
+  }
+  name = name.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return (name || 'video').slice(0, 200);
+}
+
 async function fetchSource(ctx: TaskContext, p: AnalyzePayload, dir: string): Promise<{ file: string; name: string; bytes: number }> {
   const report = (f: number) => ctx.progress(STAGE_END.initiating + f * (STAGE_END.downloading - STAGE_END.initiating), 'downloading');
   report(0);
@@ -50,8 +63,7 @@ async function fetchSource(ctx: TaskContext, p: AnalyzePayload, dir: string): Pr
   }
   const file = path.join(dir, 'source');
   const { bytes } = await downloadSource(ctx, p.source.url, file, p.maxDownloadBytes);
-  const name = decodeURIComponent(new URL(p.source.url).pathname.split('/').pop() || 'video') || 'video';
-  return { file, name: name.slice(0, 200), bytes };
+  return { file, name: fileNameOf(p.source.url), bytes };
 }
 
 /** Loudness (dBFS) of any stretch of the audio, for the selector's speech-energy feature. */
