@@ -11,8 +11,6 @@ export async function principalOf(app: Coordinator, ctx: ApiContext): Promise<Pr
 /** Authenticates and returns the organization the call acts for (contract section 5). */
 export async function requireOrg(app: Coordinator, ctx: ApiContext, suppliedOrgId: unknown, messages: OrganizationMessages = DEFAULT_ORG_MESSAGES): Promise<string> {
   const principal = await principalOf(app, ctx);
-  // An unreadable body is answered before an organizationId that would have been in it is missed.
-  if (ctx.state.bodyError) throw ctx.state.bodyError;
   const organizationId = await resolveOrganization(app.db, principal, suppliedOrgId, messages);
   await enforceRateLimit(app, ctx, principal, organizationId);
   return organizationId;

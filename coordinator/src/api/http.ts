@@ -152,6 +152,25 @@ export function jsonBody(limit: number): Koa.Middleware<ApiState> {
   };
 }
 
+/** A raw `limit` or `offset` query value; a repeated one arrives as an array (and is refused by pageParams). */
+export const pageQueryParam = z.union([z.string(), z.array(z.string())]).optional();
+
+/** A list's `limit` (1-100) and `offset` (>= 0); anything unusable, a repeated one included, gets
+ *  the contract's exact message (section 7, the file list; the job list answers the same). */
+export function pageParams(query: { limit?: string | string[]; offset?: string | string[] }, defaultLimit: number): { limit: number; offset: number } {
+  return {
+    limit: pageParam(query.limit, defaultLimit, (n) => n >= 1 && n <= 100, 'Limit must be between 1 and 100'),
+    offset: pageParam(query.offset, 0, (n) => n >= 0, 'Offset must be a non-negative number'),
+  };
+}
+
+function pageParam(raw: string | string[] | undefined, def: number, ok: (n: number) => boolean, message: string): number {
+  if (raw === undefined || (typeof raw === 'string' && raw.trim() === '')) return def;
+  const n = typeof raw === 'string' ? Number(raw) : NaN;
+  if (!Number.isInteger(n) || !ok(n)) throw badRequest(message);
+  return n;
+}
+
 /** Numbers in query strings arrive as strings. */
 export const queryInt = (def: number) => z.union([z.string(), z.number()]).optional().transform((v, ctx) => {
   if (v === undefined || v === '') return def;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Api, ApiContext } from './http.js';
+import { pageParams, pageQueryParam, type Api, type ApiContext } from './http.js';
 import type { Coordinator } from '../coordinator.js';
 import { AppError, badRequest, notFound } from '../../../common/src/errors.js';
 import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
@@ -17,14 +17,6 @@ export const JOBS_ORG_MESSAGES: OrganizationMessages = {
   ...DEFAULT_ORG_MESSAGES,
   mismatch: new AppError(403, 'Not allowed', 'Organization ID mismatch: the API key is bound to a different organization'),
 };
-
-/** limit and offset arrive as strings; anything unusable, a repeated one included, gets one clear message. */
-function pageParam(raw: string | string[] | undefined, def: number, ok: (n: number) => boolean, message: string): number {
-  if (raw === undefined || (typeof raw === 'string' && raw.trim() === '')) return def;
-  const n = typeof raw === 'string' ? Number(raw) : NaN;
-  if (!Number.isInteger(n) || !ok(n)) throw badRequest(message);
-  return n;
-}
 
 export function registerJobRoutes(api: Api, app: Coordinator): void {
   const org = (ctx: ApiContext, supplied: unknown) => requireOrg(app, ctx, supplied, JOBS_ORG_MESSAGES);
@@ -52,15 +44,14 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
     description: '`limit` 1-100 (default 10), `offset` >= 0 (default 0); `query` searches titles case-insensitively; `status` PROCESSING, COMPLETED, FAILED or all (any case). `total` counts matching jobs before paging.',
     query: z.object({
       organizationId: z.string().optional(),
-      limit: z.union([z.string(), z.array(z.string())]).optional(),
-      offset: z.union([z.string(), z.array(z.string())]).optional(),
+      limit: pageQueryParam,
+      offset: pageQueryParam,
       query: z.string().optional(),
       status: z.string().optional(),
     }),
   }, async (ctx, { query }) => {
     const orgId = await org(ctx, query.organizationId);
-    const limit = pageParam(query.limit, 10, (n) => n >= 1 && n <= 100, 'Limit must be between 1 and 100');
-    const offset = pageParam(query.offset, 0, (n) => n >= 0, 'Offset must be a non-negative number');
+    const { limit, offset } = pageParams(query, 10);
     if (query.status && !JOB_STATUSES.includes(query.status.toUpperCase())) {
       throw badRequest(`status must be one of PROCESSING, COMPLETED, FAILED or all`);
     }

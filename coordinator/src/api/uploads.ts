@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Api, ApiContext } from './http.js';
+import { pageParams, pageQueryParam, type Api, type ApiContext } from './http.js';
 import type { Coordinator } from '../coordinator.js';
 import { AppError, badRequest, notFound } from '../../../common/src/errors.js';
 import { requireOrg } from './auth-context.js';
@@ -18,21 +18,12 @@ const SUMMARY_FILES = 50;
 
 const orgQuery = z.object({ organizationId: z.string().optional() });
 
-// limit and offset arrive as strings and anything unusable (a repeated one included) gets the
-// contract's exact message.
 const listQuery = orgQuery.extend({
   type: z.string().optional(),
   tags: z.union([z.string(), z.array(z.string())]).optional(),
-  limit: z.union([z.string(), z.array(z.string())]).optional(),
-  offset: z.union([z.string(), z.array(z.string())]).optional(),
+  limit: pageQueryParam,
+  offset: pageQueryParam,
 });
-
-function pageParam(raw: string | string[] | undefined, def: number, ok: (n: number) => boolean, message: string): number {
-  if (raw === undefined || (typeof raw === 'string' && raw.trim() === '')) return def;
-  const n = typeof raw === 'string' ? Number(raw) : NaN;
-  if (!Number.isInteger(n) || !ok(n)) throw badRequest(message);
-  return n;
-}
 
 function typeParam(raw: string | undefined): FileType | undefined {
   if (raw === undefined || raw === '') return undefined;
@@ -70,8 +61,7 @@ export function registerUploadRoutes(api: Api, app: Coordinator): void {
     response: storageSummarySchema.extend({ total: z.number(), limit: z.number(), offset: z.number(), pages: z.number() }),
   }, async (ctx, { query }) => {
     const orgId = await org(ctx, query.organizationId);
-    const limit = pageParam(query.limit, 50, (n) => n >= 1 && n <= 100, 'Limit must be between 1 and 100');
-    const offset = pageParam(query.offset, 0, (n) => n >= 0, 'Offset must be a non-negative number');
+    const { limit, offset } = pageParams(query, 50);
     const filter = { type: typeParam(query.type), tags: tagsParam(query.tags), limit, offset };
     const [usage, { rows, total }] = await Promise.all([storageUsage(app.db.pool, orgId), listFiles(app.db.pool, orgId, filter)]);
     const files = await Promise.all(rows.map((r) => fileView(r, app.urls)));
