@@ -201,7 +201,8 @@ export class Agent {
  *  A lost lease or a cancel request aborts the task. */
 class ProgressReporter {
   private last = { fraction: 0, stage: '', message: '' };
-  private facts: Record<string, unknown> = {};
+  /** Facts no answered report has carried yet; a report that is lost or coalesced loses none. */
+  private unsentFacts: Record<string, unknown> = {};
   private pending?: Promise<void>;
   private dirty = false;
   private lastSent = 0;
@@ -223,7 +224,7 @@ class ProgressReporter {
 
   /** Resolves once a report carrying the facts has been answered (and the task aborted if refused). */
   async addFacts(facts: Record<string, unknown>): Promise<void> {
-    this.facts = { ...this.facts, ...facts };
+    this.unsentFacts = { ...this.unsentFacts, ...facts };
     this.dirty = true;
     this.send(); // with one in flight, its `finally` sends again with the facts
     while (this.pending) await this.pending;
@@ -244,10 +245,13 @@ class ProgressReporter {
     this.dirty = false;
     this.lastSent = Date.now();
     const snapshot = { ...this.last };
+    const facts = this.unsentFacts;
     this.pending = this.client.call('ReportProgress', {
       task_id: this.task.task_id, lease_token: this.task.lease_token, progress: snapshot.fraction, stage: snapshot.stage, message: snapshot.message,
-      facts_json: Object.keys(this.facts).length ? JSON.stringify(this.facts) : '',
+      facts_json: Object.keys(facts).length ? JSON.stringify(facts) : '',
     }, { retryForMs: 60_000 }).then((res) => {
+      // Answered: the coordinator acted on these facts; later reports need not carry them again.
+      if (this.unsentFacts === facts) this.unsentFacts = {};
       if (res.cancel_requested) this.onAbort('cancelled');
     }, (err) => {
       if (err instanceof LeaseLostError) this.onAbort('lease_lost');
