@@ -3,7 +3,7 @@
 // Uses the test Postgres (TEST_DATABASE_URL or local, else embedded) and a real coordinator.
 import { performance } from 'node:perf_hooks';
 import { startCluster } from '../test/helpers/cluster.js';
-import { FakeAgent } from '../test/helpers/fake-agent.js';
+import { FakeAgent, probeResult } from '../test/helpers/fake-agent.js';
 import { enqueueProbe } from '../coordinator/src/probes/probes.js';
 
 const agentsN = Number(process.argv[2] ?? 8);
@@ -30,7 +30,7 @@ try {
     await enqueue();
     const task = await leasing;
     latencies.push(performance.now() - t0);
-    await idle.complete(task!.task_id, task!.lease_token, {});
+    await idle.complete(task!.task_id, task!.lease_token, probeResult('bench'));
   }
   idle.close();
 
@@ -43,7 +43,7 @@ try {
     for (;;) {
       const task = await a.lease(200);
       if (!task) return;
-      await a.complete(task.task_id, task.lease_token, {});
+      await a.complete(task.task_id, task.lease_token, probeResult('bench'));
       done++;
     }
   }));

@@ -3,12 +3,13 @@
 // Plain Node 20, no dependencies; needs internet, so it is run by hand (`npm run models:fetch`),
 // never at agent start or in tests.
 //
-//   node scripts/fetch-models.mjs [--model tiny.en|base.en|small.en] [--pin] [--force]
+//   node scripts/fetch-models.mjs [--model tiny.en|base.en|small.en] [--force]
 //
 // Every file is checked against a sha256: the one in MODELS below, else the one recorded in
-// models/SHA256SUMS. A file with neither is refused, unless --pin is given: then it is downloaded,
-// its hash is printed and appended to models/SHA256SUMS, and committing that file pins it for
-// everyone after (trust on first use, made explicit and reviewable).
+// models/SHA256SUMS. A file with neither is downloaded, its hash printed and written to
+// models/SHA256SUMS (trust on first use); every later fetch, on this checkout or on any other that
+// gets the committed SHA256SUMS, is verified against it. MODELS_DIR (default models/) and
+// HF_ENDPOINT (a mirror) change where files go and come from.
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, appendFile, stat } from 'node:fs/promises';
@@ -18,12 +19,12 @@ import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const MODELS_DIR = path.join(ROOT, 'models');
+const MODELS_DIR = path.resolve(process.env.MODELS_DIR || path.join(ROOT, 'models'));
 const LOCK = path.join(MODELS_DIR, 'SHA256SUMS');
 const HF = (process.env.HF_ENDPOINT || 'https://huggingface.co').replace(/\/+$/, '');
 
 // sherpa-onnx exports of OpenAI Whisper (MIT licence), published by the sherpa-onnx author.
-// sha256: null means "not pinned in this file yet": see models/README.md and --pin.
+// sha256: null means "not pinned in this file": models/SHA256SUMS holds it after the first fetch.
 const whisper = (name, repo) => ({
   dir: `whisper-${name}`,
   files: [`${name}-encoder.int8.onnx`, `${name}-decoder.int8.onnx`, `${name}-tokens.txt`].map((file) => ({
@@ -40,10 +41,10 @@ const MODELS = {
 };
 
 function parseArgs(argv) {
-  const args = { model: 'tiny.en', pin: false, force: false };
+  const args = { model: 'tiny.en', force: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === '--pin') args.pin = true;
+    if (a === '--pin') continue; // the old explicit flag: first-use pinning is the default now
     else if (a === '--force') args.force = true;
     else if (a === '--model') args.model = argv[++i];
     else if (a.startsWith('--model=')) args.model = a.slice(8);
@@ -100,7 +101,7 @@ async function download(url, dest) {
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   if (args.help) {
-    console.log('usage: node scripts/fetch-models.mjs [--model ' + Object.keys(MODELS).join('|') + '] [--pin] [--force]');
+    console.log('usage: node scripts/fetch-models.mjs [--model ' + Object.keys(MODELS).join('|') + '] [--force]');
     return;
   }
   const model = MODELS[args.model];
@@ -113,12 +114,6 @@ async function main() {
     const rel = `${model.dir}/${f.file}`;
     const dest = path.join(dir, f.file);
     const expected = f.sha256 ?? pins.get(rel);
-    if (!expected && !args.pin) {
-      console.error(`${rel}: no pinned sha256 (neither in scripts/fetch-models.mjs nor in models/SHA256SUMS).`);
-      console.error('  Re-run with --pin to download it, record its hash in models/SHA256SUMS and review/commit that file.');
-      failed = true;
-      continue;
-    }
     if (!args.force && existsSync(dest) && expected && (await sha256Of(dest)) === expected) {
       console.log(`${rel}: present, sha256 ok`);
       continue;
@@ -134,8 +129,9 @@ async function main() {
     }
     await rename(got.tmp, dest);
     if (!expected) {
+      await mkdir(MODELS_DIR, { recursive: true });
       await appendFile(LOCK, `${got.sha256}  ${rel}\n`);
-      console.log(`${rel}: pinned sha256 ${got.sha256} (${got.bytes} bytes) in models/SHA256SUMS`);
+      console.log(`${rel}: sha256 ${got.sha256} (${got.bytes} bytes), first download: recorded in ${path.relative(process.cwd(), LOCK) || LOCK}; later fetches are checked against it (commit it to pin it for everyone)`);
     } else {
       console.log(`${rel}: ${(await stat(dest)).size} bytes, sha256 ok`);
     }

@@ -5,6 +5,7 @@ import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildStudio } from './build-studio.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = path.resolve(process.env.DATA_DIR ?? path.join(root, 'data'));
@@ -48,8 +49,15 @@ async function waitForHealth(url, child, timeoutMs = 120_000) {
   throw new Error(`the coordinator did not answer ${url}`);
 }
 
+// START_FROM_SOURCE=1 runs the TypeScript sources through tsx instead of building dist/ (tests, hacking).
+const fromSource = process.env.START_FROM_SOURCE === '1';
+const entry = (rel) => (fromSource
+  ? ['--enable-source-maps', '--import', 'tsx', path.join(root, `${rel}.ts`)]
+  : ['--enable-source-maps', dist(`${rel}.js`)]);
+
 function admin(args) {
-  const out = execFileSync(process.execPath, [dist('coordinator/src/cli/admin.js'), ...args, '--json'], {
+  const out = execFileSync(process.execPath, [...entry('coordinator/src/cli/admin'), ...args, '--json'], {
+    cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
     encoding: 'utf8',
   });
@@ -67,19 +75,111 @@ function localCredentials() {
   return creds;
 }
 
+/** The web studio's local user (made once, owner of the local organization) and a fresh one-time sign-in link. */
+function studioSignIn(creds) {
+  const file = path.join(dataDir, 'local-credentials.json');
+  if (!creds.userId) {
+    creds.userId = admin(['user', 'create', '--email', 'local@localhost', '--name', 'Local user', '--org', creds.organizationId, '--role', 'owner']).id;
+    writeFileSync(file, JSON.stringify(creds, null, 2), { mode: 0o600 });
+  }
+  return admin(['user', 'login-link', '--user', creds.userId, '--ttl', '86400']).url;
+}
+
+// An agent that dies (OOM killer, a crash in a native decoder) is started again, the way a service
+// manager would: 1 s after the first exit, doubling up to 30 s while it keeps dying, back to 1 s
+// once one has run for a minute. One that never gets as far as "ready" five times in a row cannot
+// start on this host (no ffmpeg, bad configuration): restarting it forever would only hide that.
+const RESTART_FIRST_DELAY_MS = 1_000;
+const RESTART_MAX_DELAY_MS = 30_000;
+const RESTART_STABLE_AFTER_MS = 60_000;
+const START_FAILURES_BEFORE_GIVING_UP = 5;
+
+/** Runs the agent and keeps it running; `stop()` ends it (SIGTERM, then SIGKILL after 10 s). */
+function superviseAgent(env, onGiveUp) {
+  let child;
+  let stopping = false;
+  let restartTimer;
+  let crashesInARow = 0;
+  let startFailuresInARow = 0;
+  let lastError;
+
+  const start = () => {
+    restartTimer = undefined;
+    const startedAt = Date.now();
+    let readyAt;
+    lastError = undefined;
+    // The IPC channel carries "ready" or why start-up failed, and closes when this process dies
+    // however it dies, which the agent takes as its cue to stop (common/src/shutdown.ts). Its log
+    // goes straight to our stdout/stderr, so it still has somewhere to go after that.
+    const proc = spawn(process.execPath, entry('node-agent/src/main'), { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true });
+    child = proc;
+    say(`starting the agent (pid ${proc.pid})`);
+    proc.on('message', (m) => {
+      if (m?.type === 'ready') readyAt = Date.now();
+      if (m?.type === 'start-failed') lastError = m.message;
+    });
+    // 'exit' can come before the last message is read; the channel closes after it.
+    const channelClosed = new Promise((r) => proc.once('disconnect', r));
+    proc.on('exit', async (code, signal) => {
+      if (stopping) return;
+      await Promise.race([channelClosed, new Promise((r) => setTimeout(r, 1000))]);
+      if (stopping) return;
+      // What a dead agent started (ffmpeg, pocketsphinx) shares its process group: end it too, or
+      // it keeps burning the cores its replacement needs.
+      try { process.kill(-proc.pid, 'SIGKILL'); } catch { /* none left */ }
+      const how = signal ? `killed by ${signal}` : `exit code ${code}`;
+      if (readyAt === undefined) {
+        startFailuresInARow += 1;
+        if (startFailuresInARow >= START_FAILURES_BEFORE_GIVING_UP) {
+          onGiveUp(`the agent failed at start-up ${startFailuresInARow} times in a row (${how}); its last error: ${lastError ?? 'none reported (see its log above)'}`);
+          return;
+        }
+      } else {
+        startFailuresInARow = 0;
+        if (Date.now() - readyAt >= RESTART_STABLE_AFTER_MS) crashesInARow = 0;
+      }
+      crashesInARow += 1;
+      const delay = Math.min(RESTART_FIRST_DELAY_MS * 2 ** (crashesInARow - 1), RESTART_MAX_DELAY_MS);
+      const phase = readyAt === undefined ? `during start-up after ${((Date.now() - startedAt) / 1000).toFixed(1)} s` : 'while running';
+      say(`agent exited ${phase} (${how}${lastError ? `; last error: ${lastError}` : ''}); restarting it in ${delay / 1000} s`);
+      restartTimer = setTimeout(start, delay);
+    });
+  };
+  start();
+
+  return {
+    get pid() { return child?.pid; },
+    async stop() {
+      stopping = true;
+      clearTimeout(restartTimer);
+      const proc = child;
+      if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+    killNow() { if (child && child.exitCode === null) child.kill('SIGTERM'); },
+  };
+}
+
 async function main() {
   mkdirSync(dataDir, { recursive: true });
   ensureSystemPackages();
-  if (!existsSync(dist('coordinator/src/main.js')) || process.env.SKIP_BUILD !== "1") {
+  if (!fromSource && (!existsSync(dist('coordinator/src/main.js')) || process.env.SKIP_BUILD !== '1')) {
     say('building (tsc)');
     const build = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
     if (build.status !== 0 && !existsSync(dist('coordinator/src/main.js'))) throw new Error('build failed');
   }
+  buildStudio({ log: say }); // the web studio at /studio/, rebuilt only when its sources changed
 
   const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), GRPC_PORT: String(grpcPort) };
   // Own process groups: Ctrl-C reaches only this script, which then stops the agent, the
-  // coordinator and its embedded Postgres in order instead of all at once.
-  const coordinator = spawn(process.execPath, ['--enable-source-maps', dist('coordinator/src/main.js')], { env, stdio: 'inherit', detached: true });
+  // coordinator and its embedded Postgres in order instead of all at once. The IPC channel makes
+  // the coordinator stop (and stop its Postgres) when this script dies without a chance to.
+  const coordinator = spawn(process.execPath, entry('coordinator/src/main'), { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true });
+  say(`starting the coordinator (pid ${coordinator.pid})`);
   const url = `http://127.0.0.1:${port}`;
   // Whatever fails from here on must not leave the coordinator running on its own.
   process.on('exit', () => { if (coordinator.exitCode === null) coordinator.kill('SIGTERM'); });
@@ -87,42 +187,45 @@ async function main() {
 
   const secrets = JSON.parse(readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
   const creds = localCredentials();
-  const agent = spawn(process.execPath, ['--enable-source-maps', dist('node-agent/src/main.js')], {
-    env: {
-      ...process.env,
-      COORDINATOR_GRPC: `127.0.0.1:${grpcPort}`,
-      CLUSTER_TOKEN: process.env.CLUSTER_TOKEN ?? secrets.clusterToken,
-      AGENT_NAME: process.env.AGENT_NAME ?? 'local-agent',
-      AGENT_WORK_DIR: path.join(dataDir, 'agent-work'),
-    },
-    stdio: 'inherit',
-    detached: true,
+
+  let stopping = false;
+  let agent;
+  const stop = async (code = 0) => {
+    if (stopping) return;
+    stopping = true;
+    say('stopping');
+    const exited = (p) => (p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', r)));
+    await agent?.stop();
+    // Postgres goes last: the coordinator stops it after its own pool and pg-boss are closed.
+    coordinator.kill('SIGTERM');
+    await Promise.race([exited(coordinator), new Promise((r) => setTimeout(r, 45_000))]);
+    process.exit(code);
+  };
+
+  agent = superviseAgent({
+    ...process.env,
+    COORDINATOR_GRPC: `127.0.0.1:${grpcPort}`,
+    CLUSTER_TOKEN: process.env.CLUSTER_TOKEN ?? secrets.clusterToken,
+    AGENT_NAME: process.env.AGENT_NAME ?? 'local-agent',
+    AGENT_WORK_DIR: path.join(dataDir, 'agent-work'),
+  }, (why) => {
+    process.stderr.write(`[start] ${why}\n`);
+    stop(1);
   });
-  process.on('exit', () => { if (agent.exitCode === null) agent.kill('SIGTERM'); });
+  process.on('exit', () => agent.killNow());
 
   say('');
   say(`Video Shorts API:  ${url}   (docs ${url}/docs, metrics ${url}/metrics)`);
   say(`organization:      ${creds.organizationId}`);
   say(`API key:           ${creds.apiKey}`);
   say(`try: curl -H "Authorization: Bearer ${creds.apiKey}" ${url}/api/jobs`);
+  say(`web studio:        ${studioSignIn(creds)}`);
+  say('                   (one-time sign-in link for local@localhost, valid 24 h; set a password with');
+  say('                   npm run -s admin -- user set-password --email local@localhost)');
   say('Ctrl-C stops everything.');
 
-  let stopping = false;
-  const stop = async (code = 0) => {
-    if (stopping) return;
-    stopping = true;
-    say('stopping');
-    const exited = (p) => (p.exitCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', r)));
-    agent.kill('SIGTERM');
-    await Promise.race([exited(agent), new Promise((r) => setTimeout(r, 10_000))]);
-    coordinator.kill('SIGTERM');
-    await Promise.race([exited(coordinator), new Promise((r) => setTimeout(r, 15_000))]);
-    process.exit(code);
-  };
-  process.on('SIGINT', () => stop(0));
-  process.on('SIGTERM', () => stop(0));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stop(0));
   coordinator.on('exit', (code) => { if (!stopping) { say(`coordinator exited (${code})`); stop(1); } });
-  agent.on('exit', (code) => { if (!stopping) say(`agent exited (${code}); the API keeps running`); });
 }
 
 main().catch((err) => {

@@ -21,9 +21,32 @@ test('an agent missing speech recognition says so at start and takes no analysis
   t.true(row!.capabilities.video_encoders.includes('libx264'));
 });
 
+test('an agent that analyses videos loads its face detector at start and reports where it runs', async (t) => {
+  const agent = await cluster.startAgent();
+  const loaded = JSON.parse(await agent.waitForLog(/"face detector ready"/));
+  t.is(loaded.detector, 'blazeface-back-256');
+  t.is(loaded.provider, 'CPU');
+  const ready = JSON.parse(await agent.waitForLog(/"agent ready"/));
+  t.true(ready.taskTypes.includes('analyze-video'));
+  const row = await cluster.app.db.one(`SELECT capabilities FROM agents WHERE id = $1`, [ready.agentId]);
+  t.is(row!.capabilities.face_detector, 'blazeface-back-256');
+  t.is(row!.capabilities.face_detector_provider, 'EXECUTION_PROVIDER_CPU');
+});
+
+test('an agent configured with a face detector model that is absent takes no analysis work and says why', async (t) => {
+  const agent = await cluster.startAgent({ FACE_DETECTOR: 'yunet', FACE_DETECTOR_MODEL: '/nonexistent/yunet.onnx' });
+  const disabled = JSON.parse(await agent.waitForLog(/"task type disabled: prerequisite missing"/, 5000));
+  t.is(disabled.taskType, 'analyze-video');
+  t.regex(disabled.missing, /FACE_DETECTOR=yunet needs the model file \/nonexistent\/yunet\.onnx/);
+  const ready = JSON.parse(await agent.waitForLog(/"agent ready"/));
+  t.false(ready.taskTypes.includes('analyze-video'));
+});
+
 test('the metrics show connected agents and queue depth', async (t) => {
   await cluster.startAgent();
   const metrics = (await cluster.api('GET', '/metrics')).body as string;
-  t.regex(metrics, /shorts_agents_connected [12]/);
+  t.regex(metrics, /shorts_agents_connected [1-9]/);
   t.regex(metrics, /shorts_task_queue_wait_seconds/);
+  // Where each agent's face detection runs comes from its reported capabilities.
+  t.regex(metrics, /shorts_agent_info\{[^}]*face_detector_provider="cpu"[^}]*\} 1/);
 });

@@ -1,7 +1,7 @@
 import test from 'ava';
 import path from 'node:path';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
-import { FakeAgent } from './helpers/fake-agent.js';
+import { FakeAgent, probeResult } from './helpers/fake-agent.js';
 import { makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
 import { LeaseLostError } from '../node-agent/src/coordinator-client.js';
 import { enqueueProbe } from '../coordinator/src/probes/probes.js';
@@ -68,7 +68,7 @@ test.serial('two agents racing for one task: exactly one wins each task', async 
       const task = await a.lease(300);
       if (!task) return;
       won.push(task.task_id);
-      await a.complete(task.task_id, task.lease_token, { by: a.name });
+      await a.complete(task.task_id, task.lease_token, probeResult(a.name));
     }
   }));
   t.is(won.length, 10);
@@ -91,9 +91,9 @@ test.serial('a stale lease token is refused and the lease goes to the next agent
   t.is(lease2?.task_id, id);
   t.is(lease2?.attempt, 2);
   await t.throwsAsync(first.progress(id, lease1!.lease_token, 0.5), { instanceOf: LeaseLostError });
-  await t.throwsAsync(first.complete(id, lease1!.lease_token, { stale: true }), { instanceOf: LeaseLostError });
-  await second.complete(id, lease2!.lease_token, { fresh: true });
-  t.deepEqual((await taskState(id))?.result, { fresh: true });
+  await t.throwsAsync(first.complete(id, lease1!.lease_token, probeResult('stale')), { instanceOf: LeaseLostError });
+  await second.complete(id, lease2!.lease_token, probeResult('fresh'));
+  t.deepEqual((await taskState(id))?.result, probeResult('fresh'));
   first.close();
   second.close();
 });
@@ -195,7 +195,7 @@ test.serial('an idle agent gets a new task at once, also after the wake-up conne
     const t0 = Date.now();
     await enqueueProbe(cluster.app.db.pool, cluster.app.queue, orgId, 'http://example.invalid/w');
     const task = await leasing;
-    await a.complete(task!.task_id, task!.lease_token, {});
+    await a.complete(task!.task_id, task!.lease_token, probeResult('idle'));
     return Date.now() - t0;
   };
   t.true((await timeToLease()) < 1000);

@@ -74,3 +74,19 @@ test.serial('an agent that trusts another certificate refuses the coordinator', 
   client.close();
   t.false((await cluster.app.db.query(`SELECT 1 FROM agents WHERE name = 'outsider'`)).length > 0);
 });
+
+test('plain-text gRPC only on loopback: anything else needs TLS or an explicit GRPC_INSECURE=1', async (t) => {
+  const { loadConfig } = await import('../coordinator/src/config.js');
+  const base = { databaseUrl: 'postgres://127.0.0.1/x' };
+  t.is(loadConfig(base, {}).grpcHost, '127.0.0.1', 'without TLS the default is loopback');
+  t.is(loadConfig(base, { GRPC_HOST: '::1' }).grpcHost, '::1');
+  for (const host of ['0.0.0.0', '10.1.2.3', '::', 'shorts.example.com']) {
+    const err = t.throws(() => loadConfig(base, { GRPC_HOST: host }), undefined, host);
+    t.regex(err!.message, /plain text.*GRPC_TLS_CERT.*GRPC_INSECURE=1/, host);
+  }
+  t.is(loadConfig(base, { GRPC_HOST: '0.0.0.0', GRPC_INSECURE: '1' }).grpcHost, '0.0.0.0');
+  t.throws(() => loadConfig(base, { GRPC_HOST: '0.0.0.0', GRPC_INSECURE: '0' }));
+  const tls = { GRPC_TLS_CERT: path.join(certDir, 'coordinator.crt'), GRPC_TLS_KEY: path.join(certDir, 'coordinator.key') };
+  t.is(loadConfig(base, tls).grpcHost, '0.0.0.0', 'with TLS the default is every interface');
+  t.is(loadConfig(base, { ...tls, GRPC_HOST: '10.1.2.3' }).grpcHost, '10.1.2.3');
+});

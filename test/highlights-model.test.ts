@@ -2,7 +2,7 @@ import test from 'ava';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { joinWords, type Transcript, type Word } from '../common/src/text/transcript.js';
-import { ChatHighlightModel, createHighlightModel, LocalHighlightModel, parseJsonContent } from '../node-agent/src/highlights/highlight-model.js';
+import { ChatHighlightModel, createHighlightModel, highlightApiFromEnv, LocalHighlightModel, parseJsonContent } from '../node-agent/src/highlights/highlight-model.js';
 import { selectShorts } from '../node-agent/src/highlights/selector.js';
 
 /** 3 words/s, a pause after every 8 words: 240 words over ~85 s, plus filler to 200 s. */
@@ -109,9 +109,9 @@ for (const [name, reply] of [
 }
 
 test('the factory picks the chat model only when both URL and model are configured', (t) => {
-  t.true(createHighlightModel({}) instanceof LocalHighlightModel);
-  t.true(createHighlightModel({ HIGHLIGHT_API_URL: 'http://127.0.0.1:1' }) instanceof LocalHighlightModel);
-  t.true(createHighlightModel({ HIGHLIGHT_API_URL: 'http://127.0.0.1:1', HIGHLIGHT_API_MODEL: 'm' }) instanceof ChatHighlightModel);
+  t.true(createHighlightModel(highlightApiFromEnv({})) instanceof LocalHighlightModel);
+  t.true(createHighlightModel(highlightApiFromEnv({ HIGHLIGHT_API_URL: 'http://127.0.0.1:1' })) instanceof LocalHighlightModel);
+  t.true(createHighlightModel(highlightApiFromEnv({ HIGHLIGHT_API_URL: 'http://127.0.0.1:1', HIGHLIGHT_API_MODEL: 'm' })) instanceof ChatHighlightModel);
 });
 
 test('JSON is dug out of fenced or chatty answers', (t) => {

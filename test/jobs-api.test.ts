@@ -63,7 +63,7 @@ test('retrieve: API-key and bearer forms of a completed and of a running job', a
   const keyForm = await cluster.api('GET', `/api/jobs/${done}`, { key });
   t.is(keyForm.status, 200);
   t.like(keyForm.body, { id: done, status: 'COMPLETED', cost: 0.3, progress: 100 });
-  t.deepEqual(keyForm.body.data.shorts[0], { id: '0', content: 'First', text: 'hello', startTime: 0, endTime: 10 });
+  t.deepEqual(keyForm.body.data.shorts[0], { id: '0', content: 'First', text: 'hello', startTime: 0, endTime: 10, reframe: null });
   t.is(keyForm.body.data.shorts[1].id, '1');
 
   const bearerForm = await cluster.api('GET', `/api/jobs/${done}?organizationId=${org.id}`, { headers: bearer });

@@ -83,6 +83,14 @@ test.serial('an automatic job: transcript with timings, shorts, cost, credits, f
     t.is(s.startTime <= words[s.startId].start + 0.5, true);
   });
   for (let i = 1; i < shorts.length; i++) t.true(shorts[i].startTime >= shorts[i - 1].endTime, 'shorts do not overlap');
+  // Each short's crop path, the same in both forms, covering the short on the source's clock.
+  shorts.forEach((s: any, i: number) => {
+    t.like(s.reframe, { sourceWidth: 640, sourceHeight: 360 }); // makeTalkVideo's default size
+    t.true(s.reframe.keyframes.length >= 1);
+    t.is(s.reframe.segments[0].start, s.startTime);
+    t.is(s.reframe.segments.at(-1).end, s.endTime);
+    t.deepEqual(job.data.shorts[i].reframe, s.reframe);
+  });
   const crop = await fetch(shorts[0].cropFileUrl);
   t.is(crop.status, 200);
   const bytes = Buffer.from(await crop.arrayBuffer());

@@ -40,7 +40,7 @@ test('one invocation: accurate input seek, whitelist, yuv420p, faststart, machin
   t.deepEqual(args.filter((_, i) => args[i - 1] === '-map'), ['[vout]', '0:a:0?']);
   t.is(args[args.length - 1], 'file:/out/short.mp4');
   // Centred 9:16 crop of 1920x1080: 606x1080 at x 657, then the output size.
-  t.regex(graphOf(args), /^\[0:v\]crop=606:1080:657:0\[cropped\];\[cropped\]scale=720:1280:flags=bicubic,setsar=1,format=yuv420p\[vout\]$/);
+  t.is(graphOf(args), '[0:v]crop=606:1080:657:0,scale=720:1280:flags=bicubic,setsar=1,format=yuv420p[reframed];[reframed]null[vout]');
 });
 
 test('encoders: libx264 veryfast/crf 20, or NVENC p4 with constant quality', (t) => {
@@ -62,27 +62,55 @@ test('watermark: a looped second input, whitelisted; none when absent, invisible
   const args = buildRenderArgs(base({ watermark: wm }));
   t.is(args.filter((a) => a === '-i').length, 2);
   const second = args.lastIndexOf('-i');
-  t.deepEqual(args.slice(second - 10, second + 2), [...inputGuard('image'), '-loop', '1', '-framerate', '1', '-pattern_type', 'none', '-i', 'file:/work/r1/logo.png']);
+  t.deepEqual(args.slice(second - 12, second + 2), [...inputGuard('image'), '-f', 'image2', '-loop', '1', '-framerate', '1', '-pattern_type', 'none', '-i', 'file:/work/r1/logo.png']);
   t.regex(graphOf(args), /\[1:v\]scale=180:90,/);
   t.is(buildRenderArgs(base({ watermark: { ...wm, left: '100%' } })).filter((a) => a === '-i').length, 1);
   t.is(buildRenderArgs(base({ watermark: { ...wm, opacity: 0 } })).filter((a) => a === '-i').length, 1);
-  t.regex(graphOf(buildRenderArgs(base({ watermark: { ...wm, blendMode: 'hue' } }))), /hstack=inputs=4:shortest=1,geq=/);
+  // Non-separable modes: lookup tables over YUV planes, or geq where the bundled 2018 ffmpeg renders.
+  const hue = graphOf(buildRenderArgs(base({ watermark: { ...wm, blendMode: 'hue' } })));
+  t.regex(hue, /mergeplanes=0x00102030:yuva420p/);
+  t.notRegex(hue, /geq=/);
+  t.regex(graphOf(buildRenderArgs(base({ watermark: { ...wm, blendMode: 'hue' }, legacyFfmpeg: true }))), /hstack=inputs=4:shortest=1,geq=/);
   t.throws(() => buildRenderArgs(base({ watermark: { ...wm, imageWidth: undefined } })), { message: /imageWidth/ });
 });
 
-test('crop path: x/y follow the keyframes; a size change is a cut', (t) => {
-  const pan = graphOf(buildRenderArgs(base({ crop: [{ t: 0, x: 0, y: 0, w: 606, h: 1080 }, { t: 2, x: 1000, y: 0, w: 606, h: 1080 }] })));
-  t.is(pan, "[0:v]crop=606:1080:x='0+1000*clip((t-0)/2,0,1)':y='0'[cropped];[cropped]scale=720:1280:flags=bicubic,setsar=1,format=yuv420p[vout]");
-  // Boxes are fitted to 9:16 around their centre and kept inside the source.
-  const fitted = graphOf(buildRenderArgs(base({ crop: [{ t: 0, x: 1800, y: -50, w: 500, h: 500 }] })));
-  t.true(fitted.startsWith("[0:v]crop=280:500:x='1640':y='0'"));
-  const cut = graphOf(buildRenderArgs(base({ crop: [{ t: 0, x: 0, y: 0, w: 606, h: 1080 }, { t: 3.5, x: 100, y: 100, w: 360, h: 640 }] })));
+/** A path of single-layout keyframes over the whole clip (10..40 s on the source clock). */
+const path1 = (...keys: Array<[number, number, number, number, number]>) => ({
+  sourceWidth: 1920, sourceHeight: 1080,
+  keyframes: keys.map(([time, x, y, width, height]) => ({ time, x, y, width, height })),
+  segments: [{ start: 10, end: 40, layout: 'single' as const, tracks: [1] }],
+});
+
+test('crop path: x/y follow the keyframes on the clip clock; a size change is a cut', (t) => {
+  const pan = graphOf(buildRenderArgs(base({ reframe: path1([10, 0, 0, 606, 1080], [12, 1000, 0, 606, 1080]) })));
+  t.is(pan, "[0:v]crop=606:1080:x='0+1000*clip((t-0)/2,0,1)':y='0',scale=720:1280:flags=bicubic,setsar=1,format=yuv420p[reframed];[reframed]null[vout]");
+  // Boxes of another shape are fitted to 9:16 around their centre and kept inside the source.
+  const fitted = graphOf(buildRenderArgs(base({ reframe: path1([10, 1800, -50, 500, 500]) })));
+  t.true(fitted.startsWith('[0:v]crop=280:500:1640:0,'), fitted);
+  // Two keyframes at one time with one size: a step in the expression, no second crop.
+  const jump = graphOf(buildRenderArgs(base({ reframe: path1([10, 0, 0, 606, 1080], [15, 0, 0, 606, 1080], [15, 800, 0, 606, 1080]) })));
+  t.regex(jump, /^\[0:v\]crop=606:1080:x='0\+800\*gte\(t,5\)':y='0',/);
+  const cut = graphOf(buildRenderArgs(base({ reframe: path1([10, 0, 0, 606, 1080], [13.5, 0, 0, 606, 1080], [13.5, 100, 100, 360, 640]) })));
+  t.regex(cut, /^\[0:v\]split=2\[rf0in\]\[rf1in\];\[rf0in\]trim=start=0:end=3\.5,setpts=PTS-STARTPTS,crop=606:1080:0:0,.*\[rf1in\]trim=start=3\.5,setpts=PTS-STARTPTS,crop=360:640:100:100,.*concat=n=2:v=1:a=0\[reframed\]/);
   // A size change after the clip ends, or one that would last a few frames, is not a cut.
-  const late = graphOf(buildRenderArgs(base({ crop: [{ t: 0, x: 0, y: 0, w: 606, h: 1080 }, { t: 31, x: 0, y: 0, w: 360, h: 640 }] })));
+  const late = graphOf(buildRenderArgs(base({ reframe: path1([10, 0, 0, 606, 1080], [41, 0, 0, 360, 640]) })));
   t.true(late.startsWith('[0:v]crop=606:1080:'));
-  const blip = graphOf(buildRenderArgs(base({ crop: [{ t: 0, x: 0, y: 0, w: 606, h: 1080 }, { t: 5, x: 0, y: 0, w: 360, h: 640 }, { t: 5.1, x: 0, y: 0, w: 606, h: 1080 }] })));
-  t.false(blip.includes('split'));
-  t.regex(cut, /^\[0:v\]split=2\[cut0in\]\[cut1in\];\[cut0in\]trim=start=0:end=3\.5,crop=606:1080:.*\[cut1in\]trim=start=3\.5,crop=360:640:.*concat=n=2:v=1:a=0\[cropped\]/);
+  const blip = graphOf(buildRenderArgs(base({ reframe: path1([10, 0, 0, 606, 1080], [15, 0, 0, 360, 640], [15.1, 0, 0, 606, 1080]) })));
+  t.false(blip.includes('split'), blip);
+});
+
+test('split and fit segments: two stacked scaled crops, a fitted frame over a blurred copy, concatenated', (t) => {
+  const reframe = {
+    sourceWidth: 1920, sourceHeight: 1080,
+    keyframes: [
+      { time: 10, x: 100, y: 100, width: 540, height: 480, panels: [{ x: 100, y: 100, width: 540, height: 480 }, { x: 1200, y: 120, width: 540, height: 480 }] },
+      { time: 20, x: 0, y: 0, width: 1920, height: 1080 },
+    ],
+    segments: [{ start: 10, end: 20, layout: 'split' as const, tracks: [1, 2] }, { start: 20, end: 40, layout: 'fit' as const, tracks: [] }],
+  };
+  const g = graphOf(buildRenderArgs(base({ reframe })));
+  t.regex(g, /\[rf0in\]trim=start=0:end=10,setpts=PTS-STARTPTS,split=2\[rf0ain\]\[rf0bin\];\[rf0ain\]crop=540:480:100:100,scale=720:640:.*\[rf0bin\]crop=540:480:1200:120,scale=720:640:.*\[rf0a\]\[rf0b\]vstack=inputs=2/);
+  t.regex(g, /\[rf1in\]trim=start=10,setpts=PTS-STARTPTS,crop=1920:1080:0:0,split=2\[rf1bgin\]\[rf1fgin\];.*boxblur.*\[rf1fgin\]scale=720:406:.*overlay=0:437/);
 });
 
 test('bad specs are refused before ffmpeg runs', (t) => {
@@ -182,6 +210,28 @@ test('end to end: 3 s of a 1280x720 video with audio becomes a 360x640 H.264/AAC
   t.true(r! > g! + 40 && r! > b! + 40, `watermark pixel ${[r, g, b]}`);
 });
 
+test('a watermark far larger than the frame is cut to the frame before anything is scaled', async (t) => {
+  const out = path.join(dir, 'huge-watermark.mp4');
+  const args = await prepareRender({
+    sourcePath: source, startTime: 0.5, endTime: 1.5, words: [], caption: null,
+    output: { width: 180, height: 320, path: out },
+    watermark: { imagePath: logo, left: '-200px', top: '-100px', width: '16000px', opacity: 1, blendMode: 'normal' },
+    encoder: 'libx264', workDir: path.join(dir, 'huge-wm'), sourceWidth: 1280, sourceHeight: 720,
+  });
+  const graph = args[args.indexOf('-filter_complex') + 1]!;
+  const scales = [...graph.matchAll(/scale=(\d+):(\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
+  t.true(scales.length > 0);
+  for (const [w, h] of scales) t.true(w! <= 180 && h! <= 320, `scale to ${w}x${h} in ${graph}`);
+  await runFfmpeg(FFMPEG, args, { durationSec: 1 });
+  // The enlarged logo covers the whole frame: its colour is everywhere.
+  const { stdout: frame } = await run(FFMPEG, ['-v', 'error', '-ss', '0.5', '-i', out, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { encoding: 'buffer', maxBuffer: 1 << 22 });
+  for (const [x, y] of [[5, 5], [90, 160], [175, 315]] as const) {
+    const o = (y * 180 + x) * 3;
+    const [r, g, b] = [frame[o]!, frame[o + 1]!, frame[o + 2]!];
+    t.true(r > g + 40 && r > b + 40, `pixel ${x},${y} is the logo's: ${[r, g, b]}`);
+  }
+});
+
 test('a camera path pans across the source and cuts to a new size', async (t) => {
   // Left half red, right half blue: the crop's position shows in the output colour.
   const halves = path.join(dir, 'halves.mp4');
@@ -191,7 +241,11 @@ test('a camera path pans across the source and cuts to a new size', async (t) =>
   const args = await prepareRender({
     sourcePath: halves, startTime: 0, endTime: 3, words: [], caption: null,
     output: { width: 180, height: 320, path: out },
-    crop: [{ t: 0, x: 0, y: 0, w: 404, h: 720 }, { t: 1.5, x: 876, y: 0, w: 404, h: 720 }, { t: 2, x: 200, y: 200, w: 180, h: 320 }],
+    reframe: {
+      sourceWidth: 1280, sourceHeight: 720,
+      keyframes: [{ time: 0, x: 0, y: 0, width: 404, height: 720 }, { time: 1.5, x: 876, y: 0, width: 404, height: 720 }, { time: 2, x: 876, y: 0, width: 404, height: 720 }, { time: 2, x: 200, y: 200, width: 180, height: 320 }],
+      segments: [{ start: 0, end: 3, layout: 'single', tracks: [1] }],
+    },
     encoder: 'libx264', workDir: path.join(dir, 'pan'), sourceWidth: 1280, sourceHeight: 720,
   });
   await runFfmpeg(FFMPEG, args, { durationSec: 3 });
@@ -206,6 +260,57 @@ test('a camera path pans across the source and cuts to a new size', async (t) =>
   t.true(zoomed[0]! > 200 && zoomed[2]! < 60, `the cut to a box in the left half is red: ${zoomed}`);
   const info = await ffprobe(out);
   t.true(Math.abs(info.durationSec - 3) <= 0.1 && info.width === 180 && info.height === 320);
+});
+
+test('split and fit segments render for real: stacked halves, then the whole frame over a blurred copy', async (t) => {
+  const halves = path.join(dir, 'halves-split.mp4');
+  await run(FFMPEG, ['-v', 'error', '-f', 'lavfi', '-i', 'color=c=red:s=640x720:r=25:d=4', '-f', 'lavfi', '-i', 'color=c=blue:s=640x720:r=25:d=4',
+    '-filter_complex', '[0:v][1:v]hstack', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', halves]);
+  const out = path.join(dir, 'split-fit.mp4');
+  const args = await prepareRender({
+    sourcePath: halves, startTime: 0.5, endTime: 3.5, words: [], caption: null,
+    output: { width: 180, height: 320, path: out },
+    reframe: {
+      sourceWidth: 1280, sourceHeight: 720,
+      keyframes: [
+        { time: 0.5, x: 700, y: 100, width: 540, height: 480, panels: [{ x: 700, y: 100, width: 540, height: 480 }, { x: 40, y: 100, width: 540, height: 480 }] },
+        { time: 2, x: 0, y: 0, width: 1280, height: 720 },
+      ],
+      segments: [{ start: 0.5, end: 2, layout: 'split', tracks: [2, 1] }, { start: 2, end: 3.5, layout: 'fit', tracks: [] }],
+    },
+    encoder: 'libx264', workDir: path.join(dir, 'split-fit'), sourceWidth: 1280, sourceHeight: 720,
+  });
+  await runFfmpeg(FFMPEG, args, { durationSec: 3 });
+  const at = async (time: number, x: number, y: number) => {
+    const { stdout } = await run(FFMPEG, ['-v', 'error', '-ss', String(time), '-i', out, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { encoding: 'buffer' });
+    const o = (y * 180 + x) * 3;
+    return [stdout[o]!, stdout[o + 1]!, stdout[o + 2]!];
+  };
+  const isRed = ([r, g, b]: number[]) => r! > 180 && g! < 80 && b! < 80;
+  const isBlue = ([r, g, b]: number[]) => b! > 180 && r! < 80 && g! < 80;
+  t.true(isBlue(await at(0.5, 90, 80)), 'top panel: the right half (blue)');
+  t.true(isRed(await at(0.5, 90, 240)), 'bottom panel: the left half (red)');
+  // Fit: the 16:9 frame fills the width, 180x102 in the middle, red then blue; above and below it
+  // the blurred copy, not black bars.
+  t.true(isRed(await at(2.5, 40, 160)) && isBlue(await at(2.5, 140, 160)), 'the whole frame in the middle');
+  const [r, g, b] = await at(2.5, 90, 10);
+  t.true(r! + g! + b! > 120, `blurred background, not black: ${[r, g, b]}`);
+  const info = await ffprobe(out);
+  t.deepEqual([info.width, info.height], [180, 320]);
+  t.true(Math.abs(info.durationSec - 3) <= 0.1, `duration ${info.durationSec}`);
+});
+
+test('a small source falls back to fit without tripping the blur (320x180 into 102x180)', async (t) => {
+  const small = await makeTestVideo(path.join(dir, 'small.mp4'), { seconds: 1, width: 320, height: 180 });
+  const out = path.join(dir, 'small-fit.mp4');
+  const args = await prepareRender({
+    sourcePath: small, startTime: 0, endTime: 1, words: [], caption: null, output: { width: 102, height: 180, path: out },
+    reframe: { sourceWidth: 320, sourceHeight: 180, keyframes: [{ time: 0, x: 0, y: 0, width: 320, height: 180 }], segments: [{ start: 0, end: 1, layout: 'fit', tracks: [] }] },
+    encoder: 'libx264', workDir: path.join(dir, 'small-fit'), sourceWidth: 320, sourceHeight: 180,
+  });
+  await runFfmpeg(FFMPEG, args, { durationSec: 1 });
+  const info = await ffprobe(out);
+  t.deepEqual([info.width, info.height], [102, 180]);
 });
 
 // ---- the executor -----------------------------------------------------------------------------------

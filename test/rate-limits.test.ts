@@ -1,6 +1,9 @@
 import test from 'ava';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
+import { loadConfig } from '../coordinator/src/config.js';
+import { startCoordinator } from '../coordinator/src/coordinator.js';
+import { createLogger } from '../common/src/logger.js';
 
 // Contract section 8: file routes are limited by plan, social routes for API-key calls. Small
 // limits here (files: free 3, starter 3, pro 5, business 5 a minute; social 2) so a test can reach them.
@@ -57,4 +60,51 @@ test('social routes limit API-key calls, not bearer-token calls', async (t) => {
     const res = await cluster.api('GET', `/api/organizations/social-posts/settings?organizationId=${org.id}`, { key: token });
     t.is(res.status, 200);
   }
+});
+
+test('a case-changed path neither dodges the file-route limit nor reaches a route', async (t) => {
+  const { key } = await cluster.org({ plan: 'free' });
+  const statuses: number[] = [];
+  for (const p of ['/api/uploads/files', '/API/UPLOADS/files', '/Api/Uploads', '/api/UPLOADS/files', '/api/uploads', '/api/uploads/files']) {
+    const res = await cluster.api('GET', p, { key });
+    statuses.push(res.status);
+    if (res.status === 404) t.is(res.headers.get('ratelimit-limit'), null, `${p} is no route, so it is charged nothing`);
+  }
+  // Only the three correctly written paths are routes, and they use the whole allowance of 3.
+  t.deepEqual(statuses, [200, 404, 404, 404, 200, 200]);
+  t.is((await cluster.api('GET', '/api/uploads/files', { key })).status, 429);
+  t.is((await cluster.api('GET', '/API/UPLOADS/FILES', { key })).status, 404);
+});
+
+test('two coordinators on one database share the buckets: the limit holds across them', async (t) => {
+  const second = await startCoordinator(loadConfig({
+    databaseUrl: cluster.databaseUrl, dataDir: cluster.dataDir, port: 0, grpcPort: 0, host: '127.0.0.1', grpcHost: '127.0.0.1', timers: false,
+    clusterToken: 'test-cluster-token-0123456789', rateLimitFilesPerMinute: '3,3,5,5', rateLimitSocialPerMinute: 2,
+  }, {}), createLogger({ service: 'coordinator-2' }, 'silent'));
+  try {
+    const { key } = await cluster.org({ plan: 'free' });
+    const get = (base: string) => fetch(`${base}/api/uploads/files`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
+    // Alternating between the two: three admitted in all, not three each.
+    const statuses = [];
+    for (const base of [cluster.app.httpUrl, second.httpUrl, cluster.app.httpUrl, second.httpUrl, cluster.app.httpUrl, second.httpUrl]) statuses.push(await get(base));
+    t.deepEqual(statuses, [200, 200, 200, 429, 429, 429]);
+    // Concurrent requests on both cannot overdraw the bucket either.
+    const other = await cluster.org({ plan: 'free' });
+    const burst = await Promise.all(Array.from({ length: 10 }, (_, i) =>
+      fetch(`${i % 2 ? second.httpUrl : cluster.app.httpUrl}/api/uploads/files`, { headers: { authorization: `Bearer ${other.key}` } }).then((r) => r.status)));
+    t.is(burst.filter((s) => s === 200).length, 3);
+    t.is(burst.filter((s) => s === 429).length, 7);
+  } finally {
+    await second.close();
+  }
+});
+
+test('requests refused for bad input still count: an API key cannot probe a limited route for free', async (t) => {
+  const { key } = await cluster.org({ plan: 'free' });
+  const bad = [];
+  for (let i = 0; i < 3; i++) bad.push((await cluster.api('GET', '/api/uploads/files?limit=abc', { key })).status);
+  t.deepEqual(bad, [400, 400, 400]);
+  const next = await cluster.api('GET', '/api/uploads/files', { key });
+  t.is(next.status, 429);
+  t.truthy(next.headers.get('retry-after'));
 });

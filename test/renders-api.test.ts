@@ -123,7 +123,7 @@ test('preset precedence: brandPresetId, then preset, then the active default, th
   t.is((await render(key, { id: jobId, target: 0, brandPresetId: theirs.id })).status, 404);
 });
 
-test('plan rules for size: free and starter only 720x1280; pro up to 1080, business up to 2160, even sides', async (t) => {
+test('plan rules for size: free and starter only 720x1280; pro short side 1080 / long 1920, business 2160 / 3840, even sides', async (t) => {
   for (const plan of ['free', 'starter']) {
     const { key, jobId } = await setup(plan);
     t.is((await render(key, { id: jobId, target: 0, size: { width: 720, height: 1280 } })).status, 201);
@@ -132,15 +132,26 @@ test('plan rules for size: free and starter only 720x1280; pro up to 1080, busin
     t.regex(r.body.message, /720x1280/);
   }
   const pro = await setup('pro');
-  t.is((await render(pro.key, { id: pro.jobId, target: 0, size: { width: 1080, height: 1080, name: '1:1' } })).status, 201);
-  t.is((await render(pro.key, { id: pro.jobId, target: 0, size: { width: 720, height: 1280 } })).status, 201, 'the default format is every plan\'s');
-  const tooBig = await render(pro.key, { id: pro.jobId, target: 0, size: { width: 1080, height: 1920 } });
-  t.is(tooBig.status, 403, 'a size beyond the plan is not allowed on it');
-  t.regex(tooBig.body.message, /up to 1080x1080/);
-  t.is((await render(pro.key, { id: pro.jobId, target: 0, size: { width: 721, height: 1280 } })).status, 400);
+  const proSize = async (width: number, height: number) => (await render(pro.key, { id: pro.jobId, target: 0, size: { width, height } })).status;
+  // DECISIONS.md: 1080x1920, 1920x1080 and 1080x1080 are pro sizes.
+  t.is(await proSize(1080, 1920), 201, 'the standard short size');
+  t.is(await proSize(1920, 1080), 201, 'landscape');
+  t.is(await proSize(1080, 1080), 201, 'square');
+  t.is(await proSize(720, 1280), 201, 'the default format is every plan\'s');
+  const tooBig = await render(pro.key, { id: pro.jobId, target: 0, size: { width: 1082, height: 1920 } });
+  t.is(tooBig.status, 403, 'a short side beyond 1080 is not allowed on pro');
+  t.regex(tooBig.body.message, /1080x1920/);
+  t.is(await proSize(1080, 1922), 403, 'a long side beyond 1920');
+  t.is(await proSize(1200, 1200), 403, 'a square beyond 1080');
+  t.is(await proSize(721, 1280), 400);
   const business = await setup('business');
-  t.is((await render(business.key, { id: business.jobId, target: 0, size: { width: 2160, height: 3840 } })).status, 403);
-  t.is((await render(business.key, { id: business.jobId, target: 0, size: { width: 1080, height: 1920 } })).status, 201);
+  const businessSize = async (width: number, height: number) => (await render(business.key, { id: business.jobId, target: 0, size: { width, height } })).status;
+  t.is(await businessSize(2160, 3840), 201);
+  t.is(await businessSize(3840, 2160), 201);
+  t.is(await businessSize(2160, 2160), 201);
+  t.is(await businessSize(2162, 3840), 403);
+  t.is(await businessSize(2160, 3842), 403);
+  t.is(await businessSize(4000, 1000), 403);
 });
 
 test('a default preset\'s size is not honoured on free plans', (t) => {

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
+import { loadSocialConfig } from '../coordinator/src/social/config.js';
 import { startFakeAyrshare } from './social-fake-ayrshare.js';
 import { startMediaServer } from './social-media-server.js';
 
@@ -14,11 +15,11 @@ let key: string;
 test.before(async () => {
   fake = await startFakeAyrshare();
   media = await startMediaServer();
-  Object.assign(process.env, {
+  const social = loadSocialConfig({
     SOCIAL_PROVIDER: 'ayrshare', SOCIAL_API_URL: fake.url, SOCIAL_API_KEY: 'AYR-API-KEY',
     SOCIAL_AYRSHARE_DOMAIN: 'acme', SOCIAL_AYRSHARE_PRIVATE_KEY: '-----BEGIN RSA PRIVATE KEY-----\\nxyz\\n-----END RSA PRIVATE KEY-----',
   });
-  cluster = await startCluster('social_ayrshare');
+  cluster = await startCluster('social_ayrshare', { social });
   ({ key } = await cluster.org({ plan: 'pro', name: 'Acme' }));
 });
 test.after.always(async () => {

@@ -332,6 +332,12 @@ test('next-slot and next_slot publishing: maxPostsPerSlot fills a slot, then the
   const ny = await api(key, 'GET', '/next-slot?timezone=America/New_York');
   t.is(ny.body.timezone, 'America/New_York');
   t.regex(ny.body.nextSlot, /T10:00:00-0[45]:00$/);
+  // ICU's own name for India is the old alias Asia/Calcutta; the client gets the zone it sent.
+  for (const zone of ['Asia/Kolkata', 'asia/calcutta']) {
+    const kolkata = await api(key, 'GET', `/next-slot?timezone=${zone}`);
+    t.is(kolkata.body.timezone, 'Asia/Kolkata', zone);
+    t.regex(kolkata.body.nextSlot, /T10:00:00\+05:30$/);
+  }
   const bad = await api(key, 'GET', '/next-slot?timezone=Nowhere/Special');
   t.is(bad.status, 400);
   t.regex(bad.body.message, /not an IANA time zone/);

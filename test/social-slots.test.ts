@@ -103,5 +103,10 @@ test('canonicalTimeZone accepts IANA names in any case and refuses the rest', (t
   t.is(canonicalTimeZone('America/New_York'), 'America/New_York');
   t.is(canonicalTimeZone('europe/berlin'), 'Europe/Berlin');
   t.is(canonicalTimeZone('UTC'), 'UTC');
+  // Current IANA names, never the older aliases ICU still resolves to.
+  t.is(canonicalTimeZone('Asia/Kolkata'), 'Asia/Kolkata');
+  t.is(canonicalTimeZone('Asia/Calcutta'), 'Asia/Kolkata');
+  t.is(canonicalTimeZone('Europe/Kyiv'), 'Europe/Kyiv');
+  t.is(canonicalTimeZone('Asia/Ho_Chi_Minh'), 'Asia/Ho_Chi_Minh');
   for (const bad of ['Mars/Olympus', '+01:00', 'GMT+1 ', '', '../etc']) t.is(canonicalTimeZone(bad), undefined, bad);
 });

@@ -66,10 +66,14 @@ test('a playlist or concat list naming local files is not read, whatever its nam
     await writeFile(input, text);
     await t.throwsAsync(extractAudio(ffmpeg, input, path.join(dir, `${name}.wav`)), undefined, `extractAudio ${name}`);
     await t.throwsAsync(ffprobe(input), undefined, `ffprobe ${name}`);
-    await t.throwsAsync(cutCropClip(ffmpeg, input, path.join(dir, `${name}.clip.mp4`), { start: 0, end: 1, srcW: 160, srcH: 120 }), undefined, `clip ${name}`);
+    await t.throwsAsync(cutCropClip(ffmpeg, clipSpec(input, path.join(dir, `${name}.clip.mp4`), 160, 120)), undefined, `clip ${name}`);
   }
   // The same files as plain containers still go through.
   t.true((await ffprobe(secret)).hasAudio);
+});
+
+const clipSpec = (sourcePath: string, out: string, sourceWidth: number, sourceHeight: number) => ({
+  sourcePath, out, start: 0, end: 1, sourceWidth, sourceHeight, reframe: null, encoder: 'libx264' as const, workDir: path.join(dir, 'clip-work'),
 });
 
 test('an abort kills ffmpeg', async (t) => {
@@ -119,7 +123,7 @@ test('a phone video stored landscape with a quarter-turn rotation is probed and 
   const info = await ffprobe(rotated);
   t.deepEqual([info.width, info.height], [360, 640], 'display size, as ffmpeg decodes it');
   const clip = path.join(dir, 'rotated-clip.mp4');
-  await cutCropClip(ffmpeg, rotated, clip, { start: 0, end: 1, srcW: info.width, srcH: info.height });
+  await cutCropClip(ffmpeg, clipSpec(rotated, clip, info.width, info.height));
   const out = await ffprobe(clip);
   t.deepEqual([out.width, out.height], [360, 640], 'an upright portrait source is kept whole');
 });

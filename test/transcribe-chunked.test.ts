@@ -1,5 +1,4 @@
 import test from 'ava';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,8 +8,8 @@ import { ChunkedTranscriber, planChunks, speechFrames } from '../node-agent/src/
 import { PocketsphinxTranscriber } from '../node-agent/src/transcribe/pocketsphinx.js';
 import type { Transcriber } from '../node-agent/src/transcribe/types.js';
 import { fliteAvailable, matchWords, synthesiseTalk, type Synthesised } from './transcribe-synth.js';
+import { havePocketsphinx, requireTools } from './helpers/requirements.js';
 
-const havePocketsphinx = existsSync('/usr/bin/pocketsphinx_continuous');
 
 const SENTENCES: Array<[string, number]> = [
   ['welcome to the show today we are talking about gardens', 0.9],
@@ -108,10 +107,7 @@ function fakeTranscriber(delayMs: number, failOn?: number) {
 }
 
 test('chunks run in parallel up to the concurrency and words are shifted by each chunk offset exactly', async (t) => {
-  if (!talk) {
-    t.log('skipped: flite not installed');
-    return t.pass();
-  }
+  if (!requireTools(t, { flite: !!talk }) || !talk) return;
   const { tr, stats } = fakeTranscriber(200);
   const chunked = new ChunkedTranscriber(tr, { maxChunkSec: 8, concurrency: 3, workDir: dir });
   const { chunks } = await chunked.plan(talk.wavPath);
@@ -126,7 +122,7 @@ test('chunks run in parallel up to the concurrency and words are shifted by each
 });
 
 test('one failing chunk fails the whole transcription and stops the rest', async (t) => {
-  if (!talk) return t.pass();
+  if (!requireTools(t, { flite: !!talk }) || !talk) return;
   const { tr, stats } = fakeTranscriber(200, 1);
   const chunked = new ChunkedTranscriber(tr, { maxChunkSec: 8, concurrency: 2, workDir: dir });
   await t.throwsAsync(chunked.transcribe(talk.wavPath), { message: 'backend exploded' });
@@ -134,7 +130,7 @@ test('one failing chunk fails the whole transcription and stops the rest', async
 });
 
 test('cancelling stops the transcription', async (t) => {
-  if (!talk) return t.pass();
+  if (!requireTools(t, { flite: !!talk }) || !talk) return;
   const { tr } = fakeTranscriber(400);
   const ctrl = new AbortController();
   setTimeout(() => ctrl.abort(new Error('job cancelled')), 1500);
@@ -142,10 +138,7 @@ test('cancelling stops the transcription', async (t) => {
 });
 
 test('a ~70 s talk chunked on pauses and transcribed in parallel keeps the words and their times', async (t) => {
-  if (!talk || !havePocketsphinx) {
-    t.log('skipped: flite or pocketsphinx not installed');
-    return t.pass();
-  }
+  if (!requireTools(t, { flite: !!talk, pocketsphinx: havePocketsphinx }) || !talk) return;
   const chunked = new ChunkedTranscriber(new PocketsphinxTranscriber(), { maxChunkSec: 30, concurrency: os.cpus().length, workDir: dir });
   const { chunks } = await chunked.plan(talk.wavPath);
   t.log(`talk ${talk.durationSec.toFixed(1)} s, ${talk.words.length} words; chunks ${chunks.map((c) => `${c.offsetSec.toFixed(2)}+${c.durationSec.toFixed(2)}`).join(', ')}`);
@@ -167,7 +160,10 @@ test('a ~70 s talk chunked on pauses and transcribed in parallel keeps the words
   const result = await chunked.transcribe(talk.wavPath);
   const chunkedMs = Date.now() - started;
   const m = matchWords(talk.words, result.words, 0.3);
-  t.log(`chunked (${os.cpus().length} in parallel): ${chunkedMs} ms; recognised ${m.matched}/${talk.words.length}; start error max ${m.maxError.toFixed(3)} s; WER vs script ${wordErrorRate(talk.words.map((w) => w.text).join(' '), result.text).toFixed(3)}`);
+  const wer = wordErrorRate(talk.words.map((w) => w.text).join(' '), result.text);
+  t.log(`chunked (${os.cpus().length} in parallel): ${chunkedMs} ms; recognised ${m.matched}/${talk.words.length}; start error max ${m.maxError.toFixed(3)} s; WER vs script ${wer.toFixed(3)}`);
+  // Measured 0.096 on this talk (pocketsphinx 5, en-us); the margin absorbs chunk-boundary jitter, not a worse recogniser.
+  t.true(wer <= 0.13, `WER ${wer.toFixed(3)} on the synthesised talk`);
   t.true(m.recall >= 0.85, `recall ${m.recall}`);
   t.is(m.within, m.matched, 'every recognised word starts within 0.3 s of its synthesised time');
   t.true(Math.abs(result.durationSec - talk.durationSec) < 0.01);

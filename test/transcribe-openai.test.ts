@@ -8,6 +8,7 @@ import { writeWavPcm } from '../node-agent/src/media/audio.js';
 import { mapWords, OpenAiCompatibleTranscriber, transcriptionsEndpoint } from '../node-agent/src/transcribe/openai-compatible.js';
 import { checkTranscriberAvailable, chooseBackend, createTranscriber, transcriberConfigFromEnv } from '../node-agent/src/transcribe/transcriber.js';
 import { fliteAvailable, synthesiseTalk } from './transcribe-synth.js';
+import { requireTools } from './helpers/requirements.js';
 
 interface Seen {
   method: string;
@@ -168,10 +169,7 @@ test('backend choice: endpoint when configured, else a Whisper model under model
 });
 
 test('the factory wraps the endpoint in VAD chunking and shifts its word times', async (t) => {
-  if (!fliteAvailable()) {
-    t.log('skipped: flite not installed');
-    return t.pass();
-  }
+  if (!requireTools(t, { flite: fliteAvailable() })) return;
   const talk = await synthesiseTalk(dir, [
     { text: 'this is the first sentence', pauseAfter: 1.5 },
     { text: 'and this is the second one', pauseAfter: 0.5 },

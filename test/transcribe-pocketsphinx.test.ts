@@ -1,13 +1,12 @@
 import test from 'ava';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { assertAudible, measureLevels, readWavPcm, SilentAudioError, toMonoFloat32, writeWavPcm, isSilent } from '../node-agent/src/media/audio.js';
 import { checkPocketsphinx, parsePocketsphinxLine, PocketsphinxTranscriber } from '../node-agent/src/transcribe/pocketsphinx.js';
 import { fliteAvailable, matchWords, synthesiseTalk } from './transcribe-synth.js';
+import { havePocketsphinx, requireTools } from './helpers/requirements.js';
 
-const havePocketsphinx = existsSync('/usr/bin/pocketsphinx_continuous');
 
 let dir: string;
 test.before(async () => {
@@ -31,16 +30,13 @@ test('word lines are parsed; sentence markers, silence, noise and alternates are
 
 test('a missing binary or model is reported clearly', async (t) => {
   t.regex((await checkPocketsphinx({ bin: '/nonexistent/pocketsphinx_continuous' }))!, /not installed/);
-  if (!havePocketsphinx) return;
+  if (!requireTools(t, { pocketsphinx: havePocketsphinx })) return;
   t.regex((await checkPocketsphinx({ modelDir: '/nonexistent/model' }))!, /model file missing/);
   t.is(await checkPocketsphinx(), undefined);
 });
 
 test('synthesised phrases are recognised with word start times within 0.3 s', async (t) => {
-  if (!havePocketsphinx || !fliteAvailable()) {
-    t.log('skipped: pocketsphinx or flite not installed');
-    return t.pass();
-  }
+  if (!requireTools(t, { pocketsphinx: havePocketsphinx, flite: fliteAvailable() })) return;
   const talk = await synthesiseTalk(dir, [
     { text: 'the weather today is very nice', pauseAfter: 0.8 },
     { text: 'we will go to the park after lunch', pauseAfter: 1.0 },
@@ -81,27 +77,21 @@ test('silent audio gives no words and is detected as silent', async (t) => {
   t.regex(err!.message, /silent/);
   await t.throwsAsync(assertAudible(humPath), { instanceOf: SilentAudioError });
 
-  if (!havePocketsphinx) {
-    t.log('skipped the pocketsphinx half: not installed');
-    return;
-  }
+  if (!requireTools(t, { pocketsphinx: havePocketsphinx })) return;
   const transcript = await new PocketsphinxTranscriber().transcribe(silent);
   t.deepEqual(transcript.words, []);
   t.is(transcript.text, '');
 });
 
 test('speech is not flagged as silent', async (t) => {
-  if (!fliteAvailable()) {
-    t.log('skipped: flite not installed');
-    return t.pass();
-  }
+  if (!requireTools(t, { flite: fliteAvailable() })) return;
   const talk = await synthesiseTalk(dir, [{ text: 'hello there', pauseAfter: 0.2 }]);
   const levels = await assertAudible(talk.wavPath);
   t.true(levels.loudestWindowDb > -30);
 });
 
 test('a WAV that is not 16 kHz mono is refused rather than decoded into nonsense', async (t) => {
-  if (!havePocketsphinx) return t.pass();
+  if (!requireTools(t, { pocketsphinx: havePocketsphinx })) return;
   const wrong = path.join(dir, 'stereo44.wav');
   await writeWavPcm(wrong, new Int16Array(44_100 * 2), 44_100, 2);
   await t.throwsAsync(new PocketsphinxTranscriber().transcribe(wrong), { message: /16 kHz mono/ });

@@ -1,5 +1,4 @@
-import test from 'ava';
-import { existsSync } from 'node:fs';
+import test, { type ExecutionContext } from 'ava';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,9 +6,8 @@ import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 import { joinWords, normaliseWords, wordErrorRate } from '../common/src/text/transcript.js';
 import { extractAudio, readWavInfo, readWavPcm, writeWavPcm } from '../node-agent/src/media/audio.js';
 import { PocketsphinxTranscriber } from '../node-agent/src/transcribe/pocketsphinx.js';
+import { havePocketsphinx, MEDIA, requireMedia, requireTools } from './helpers/requirements.js';
 
-const MEDIA = '/work/shared/media';
-const havePocketsphinx = existsSync('/usr/bin/pocketsphinx_continuous');
 
 test('normalisation ignores case and punctuation but keeps contractions', (t) => {
   t.deepEqual(normaliseWords('And so, my fellow Americans: ask NOT — don\u2019t!'), ['and', 'so', 'my', 'fellow', 'americans', 'ask', 'not', "don't"]);
@@ -31,44 +29,37 @@ test('joined words read naturally', (t) => {
   t.is(joinWords([{ text: 'Hello' }, { text: ',' }, { text: 'world' }, { text: '!' }]), 'Hello, world!');
 });
 
-function skipWithoutMedia(t: { log(...a: unknown[]): void; pass(): void }) {
-  if (!existsSync(MEDIA)) {
-    t.log(`skipped: ${MEDIA} absent`);
-    t.pass();
-    return true;
-  }
-  if (!havePocketsphinx) {
-    t.log('skipped: pocketsphinx not installed');
-    t.pass();
-    return true;
-  }
-  return false;
-}
+/** The shared recordings and pocketsphinx: without the folder the test is skipped; without the tool
+ *  it fails in CI (which installs it) and is skipped elsewhere. */
+const ready = (t: ExecutionContext) => requireMedia(t) && requireTools(t, { pocketsphinx: havePocketsphinx });
 
 test('pocketsphinx WER on jfk.wav (real recording)', async (t) => {
-  if (skipWithoutMedia(t)) return;
+  if (!ready(t)) return;
   const ref = await readFile(path.join(MEDIA, 'jfk.ref.txt'), 'utf8');
   const started = Date.now();
   const out = await new PocketsphinxTranscriber().transcribe(path.join(MEDIA, 'jfk.wav'));
   const wer = wordErrorRate(ref, out.text);
   t.log(`jfk.wav WER ${wer.toFixed(3)} (${Date.now() - started} ms for 11 s): "${out.text}"`);
-  t.true(wer < 0.8);
+  // Measured 0.545 (pocketsphinx 5, en-us): poor on real speech, so the bar is today's figure plus a
+  // margin, there to catch a regression rather than to praise the recogniser.
+  t.true(wer <= 0.6, `WER ${wer.toFixed(3)}`);
 });
 
 test('pocketsphinx WER on each channel of librispeech_stereo_2spk.wav', async (t) => {
-  if (skipWithoutMedia(t)) return;
+  if (!ready(t)) return;
   const dir = await mkdtemp(path.join(os.tmpdir(), 'wer-'));
   try {
     const pcm = await readWavPcm(path.join(MEDIA, 'librispeech_stereo_2spk.wav'));
     const refs = Object.fromEntries((await readFile(path.join(MEDIA, 'librispeech_stereo_2spk.ref.txt'), 'utf8')).trim().split('\n').map((l) => l.split(': ')));
-    for (const [ch, name] of [[0, 'left'], [1, 'right']] as const) {
+    // Measured 0.176 (left) and 0.800 (right, a short and mumbled line); bars are those plus a margin.
+    for (const [ch, name, bar] of [[0, 'left', 0.25], [1, 'right', 0.86]] as const) {
       const mono = new Int16Array(pcm.samples.length / 2).map((_, i) => pcm.samples[i * 2 + ch]!);
       const file = path.join(dir, `${name}.wav`);
       await writeWavPcm(file, mono, pcm.sampleRate);
       const out = await new PocketsphinxTranscriber().transcribe(file);
       const wer = wordErrorRate(refs[name]!, out.text);
       t.log(`librispeech ${name} WER ${wer.toFixed(3)}: "${out.text}"`);
-      t.true(wer < 0.9);
+      t.true(wer <= bar, `${name} WER ${wer.toFixed(3)}`);
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -76,7 +67,7 @@ test('pocketsphinx WER on each channel of librispeech_stereo_2spk.wav', async (t
 });
 
 test('pocketsphinx word times on a GRID clip against its hand alignment (audio extracted with ffmpeg)', async (t) => {
-  if (skipWithoutMedia(t)) return;
+  if (!ready(t)) return;
   const dir = await mkdtemp(path.join(os.tmpdir(), 'grid-'));
   try {
     const wav = path.join(dir, 'grid.wav');

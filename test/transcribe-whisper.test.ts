@@ -4,10 +4,10 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { wordErrorRate } from '../common/src/text/transcript.js';
 import { repoRoot } from '../common/src/paths.js';
+import { MEDIA } from './helpers/requirements.js';
 import { createTranscriber, transcriberConfigFromEnv } from '../node-agent/src/transcribe/transcriber.js';
 import { findWhisperModel, mergeTokensToWords } from '../node-agent/src/transcribe/whisper-onnx.js';
 
-const MEDIA = '/work/shared/media';
 
 test('whisper BPE tokens merge into words; punctuation attaches without stretching the word', (t) => {
   const tokens = [' God', ',', ' as', ' a', ' direct', ' con', 'sequence', ' of', ' the', ' sin', '.'];

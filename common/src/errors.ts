@@ -28,3 +28,10 @@ export const unauthorized = () => new AppError(401, 'Unauthorized', 'Unauthorize
 export const forbidden = (message: string, error = 'Forbidden', extra?: Record<string, unknown>) => new AppError(403, error, message, extra);
 export const notFound = (message: string) => new AppError(404, 'Not Found', message);
 export const conflict = (message: string) => new AppError(409, 'Conflict', message);
+
+/** 429: the transport edge adds `Retry-After` from `retryAfterSec`. */
+export class TooManyRequestsError extends AppError {
+  constructor(message: string, readonly retryAfterSec: number) {
+    super(429, 'Too Many Requests', message);
+  }
+}

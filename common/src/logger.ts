@@ -1,4 +1,5 @@
-// One structured JSON logger for every process: one line per event on stdout/stderr.
+// One structured JSON logger for every process: one line per event on stdout/stderr. Its level comes
+// from the process's configuration (LOG_LEVEL is read there with the rest), not from the environment.
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
@@ -15,7 +16,7 @@ function serialise(value: unknown): unknown {
   return value;
 }
 
-export function createLogger(base: Record<string, unknown> = {}, level: LogLevel = (process.env.LOG_LEVEL as LogLevel) || 'info'): Logger {
+export function createLogger(base: Record<string, unknown> = {}, level: LogLevel = 'info'): Logger {
   const threshold = LEVELS[level] ?? LEVELS.info;
   const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
     if (LEVELS[lvl] < threshold) return;

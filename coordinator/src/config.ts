@@ -1,12 +1,16 @@
 import { z } from 'zod';
 import { AppError } from '../../common/src/errors.js';
+import { loadSocialConfig, type SocialConfig } from './social/config.js';
 
 // One typed config for the coordinator: defaults, then environment, validated and frozen at start.
 const schema = z.object({
   port: z.coerce.number().int().min(0).max(65535).default(3000),
   host: z.string().default('0.0.0.0'),
   grpcPort: z.coerce.number().int().min(0).max(65535).default(50051),
-  grpcHost: z.string().default('0.0.0.0'),
+  /** Default: all interfaces when TLS is configured, else loopback only (see grpcExposure). */
+  grpcHost: z.string().optional(),
+  /** Plain-text gRPC on a non-loopback address: the cluster token would cross the network readable. */
+  grpcInsecure: z.coerce.boolean().default(false),
   /** Without one, an embedded Postgres is started with its data under dataDir. */
   databaseUrl: z.string().url().optional(),
   embeddedPostgresPort: z.coerce.number().int().default(54329),
@@ -31,6 +35,12 @@ const schema = z.object({
   leaseWaitMs: z.coerce.number().int().positive().default(25_000),
   taskMaxAttempts: z.coerce.number().int().positive().default(3),
   watchdogIntervalMs: z.coerce.number().int().positive().default(5_000),
+  /** A task preferring a capability (NVENC, CUDA) waits this long for a connected agent that has it and a free slot. */
+  placementGraceMs: z.coerce.number().int().min(0).default(5_000),
+  /** Work queued this long with no connected agent able to run it says so in the API and the log. */
+  waitingNoticeMs: z.coerce.number().int().min(0).default(30_000),
+  /** Work whose required capabilities no connected agent of its type has fails after this long. */
+  unmetNeedsFailMs: z.coerce.number().int().min(0).default(120_000),
   /** Credits per US dollar of the price table. */
   creditsPerDollar: z.coerce.number().positive().default(1),
   signedUrlTtlSec: z.coerce.number().int().positive().default(3600),
@@ -42,36 +52,63 @@ const schema = z.object({
   rateLimitFilesPerMinute: z.string().default('600,600,1200,3000').refine((v) => /^\s*\d+\s*(,\s*\d+\s*){3}$/.test(v), 'four non-negative integers: free,starter,pro,business'),
   /** Requests a minute on the social routes for API-key callers; 0 = unlimited. */
   rateLimitSocialPerMinute: z.coerce.number().int().min(0).default(300),
+  /** Wall-clock limit for drawing an imported SVG watermark (in a child process). */
+  svgRasterTimeoutMs: z.coerce.number().int().positive().default(10_000),
+  /** Renders one organization may have queued or running at once; 429 beyond. */
+  renderActiveLimit: z.coerce.number().int().positive().default(20),
   logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 
-export type CoordinatorConfig = Readonly<z.infer<typeof schema>>;
+export type CoordinatorConfig = Readonly<Omit<z.infer<typeof schema>, 'grpcHost'> & { grpcHost: string; social: Readonly<SocialConfig> }>;
+
+const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|\[::1\]|localhost)$/i;
+
+/**
+ * Where gRPC listens, and whether that is allowed: TLS anywhere; plain text only on loopback (the
+ * one-machine `npm start`) unless GRPC_INSECURE=1 says the network in between is trusted.
+ */
+function grpcExposure(c: z.infer<typeof schema>): { host: string } | { problem: string } {
+  const tls = Boolean(c.tlsCertPath && c.tlsKeyPath);
+  const host = c.grpcHost ?? (tls ? '0.0.0.0' : '127.0.0.1');
+  if (tls || c.grpcInsecure || LOOPBACK.test(host)) return { host };
+  return {
+    problem: `refusing to serve the agent protocol in plain text on ${host}: set GRPC_TLS_CERT and GRPC_TLS_KEY, ` +
+      'bind GRPC_HOST to loopback, or set GRPC_INSECURE=1 if the network between coordinator and agents is trusted',
+  };
+}
 
 const ENV: Record<keyof z.infer<typeof schema>, string> = {
   port: 'PORT', host: 'HOST', grpcPort: 'GRPC_PORT', grpcHost: 'GRPC_HOST', databaseUrl: 'DATABASE_URL',
   embeddedPostgresPort: 'EMBEDDED_PG_PORT', dataDir: 'DATA_DIR', publicUrl: 'PUBLIC_URL',
   clusterToken: 'CLUSTER_TOKEN', jwtSecret: 'JWT_SECRET', urlSigningSecret: 'URL_SIGNING_SECRET',
-  tlsCertPath: 'GRPC_TLS_CERT', tlsKeyPath: 'GRPC_TLS_KEY', storage: 'STORAGE', s3Endpoint: 'S3_ENDPOINT',
+  grpcInsecure: 'GRPC_INSECURE', tlsCertPath: 'GRPC_TLS_CERT', tlsKeyPath: 'GRPC_TLS_KEY', storage: 'STORAGE', s3Endpoint: 'S3_ENDPOINT',
   s3Region: 'S3_REGION', s3Bucket: 'S3_BUCKET', s3AccessKeyId: 'S3_ACCESS_KEY_ID',
   s3SecretAccessKey: 'S3_SECRET_ACCESS_KEY', s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
   fetchAllowlist: 'FETCH_ALLOWLIST', bodyLimitBytes: 'BODY_LIMIT_BYTES', leaseTtlMs: 'LEASE_TTL_MS',
   leaseWaitMs: 'LEASE_WAIT_MS', taskMaxAttempts: 'TASK_MAX_ATTEMPTS', watchdogIntervalMs: 'WATCHDOG_INTERVAL_MS',
+  placementGraceMs: 'PLACEMENT_GRACE_MS', waitingNoticeMs: 'WAITING_NOTICE_MS', unmetNeedsFailMs: 'UNMET_NEEDS_FAIL_MS',
   creditsPerDollar: 'CREDITS_PER_DOLLAR', signedUrlTtlSec: 'SIGNED_URL_TTL_SEC', webhookRetryDelaySec: 'WEBHOOK_RETRY_DELAY_SEC', timers: 'TIMERS',
   rateLimitFilesPerMinute: 'RATE_LIMIT_FILES_PER_MINUTE', rateLimitSocialPerMinute: 'RATE_LIMIT_SOCIAL_PER_MINUTE',
-  logLevel: 'LOG_LEVEL',
+  renderActiveLimit: 'RENDER_ACTIVE_LIMIT', svgRasterTimeoutMs: 'SVG_RASTER_TIMEOUT_MS', logLevel: 'LOG_LEVEL',
 };
 
-/** Builds the config from environment variables, with explicit overrides (tests) winning. */
-export function loadConfig(overrides: Partial<z.input<typeof schema>> = {}, env: NodeJS.ProcessEnv = process.env): CoordinatorConfig {
+/** Builds the config from environment variables, with explicit overrides (tests) winning. Read
+ *  once at start; the frozen object is passed down. */
+export function loadConfig(
+  { social, ...overrides }: Partial<z.input<typeof schema>> & { social?: SocialConfig } = {},
+  env: NodeJS.ProcessEnv = process.env,
+): CoordinatorConfig {
   const raw: Record<string, unknown> = {};
   for (const [key, name] of Object.entries(ENV)) {
     const value = env[name];
-    if (value !== undefined && value !== '') raw[key] = key === 'timers' || key === 's3ForcePathStyle' ? value !== 'false' && value !== '0' : value;
+    if (value !== undefined && value !== '') raw[key] = ['timers', 's3ForcePathStyle', 'grpcInsecure'].includes(key) ? value !== 'false' && value !== '0' : value;
   }
   const parsed = schema.safeParse({ ...raw, ...overrides });
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${ENV[i.path[0] as keyof typeof ENV] ?? i.path.join('.')}: ${i.message}`);
     throw new AppError(500, 'Invalid configuration', issues.join('; '));
   }
-  return Object.freeze(parsed.data);
+  const grpc = grpcExposure(parsed.data);
+  if ('problem' in grpc) throw new AppError(500, 'Invalid configuration', `GRPC_HOST: ${grpc.problem}`);
+  return Object.freeze({ ...parsed.data, grpcHost: grpc.host, social: Object.freeze(social ?? loadSocialConfig(env)) });
 }

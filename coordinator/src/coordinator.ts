@@ -10,17 +10,20 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
 import { loadSecrets, type Secrets } from './secrets.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { readFarmState } from './metrics/farm-state.js';
 import { TaskQueue } from './tasks/task-queue.js';
 import { AgentRegistry, startGrpcServer } from './cluster/agent-service.js';
 import { createTokenSigner, type TokenSigner } from './tenancy/auth.js';
 import { Api, jsonBody } from './api/http.js';
 import { errorMiddleware } from './api/errors.js';
-import { principalOf } from './api/auth-context.js';
+import { authenticateAndCharge } from './api/auth-context.js';
 import { registerSystemRoutes } from './api/system.js';
 import { registerDomains } from './domains.js';
 import { createObjectStore, type ObjectStore } from './storage/object-store.js';
 import { createObjectUrls, type ObjectUrls } from './storage/urls.js';
 import { createObjectRoutes } from './storage/object-routes.js';
+import { tusRoutes } from './api/tus.js';
+import { studioRoutes } from './api/studio.js';
 import { TASK_TYPES } from '../../common/src/tasks.js';
 import { RateLimiter, parsePlanLimits } from './tenancy/rate-limits.js';
 
@@ -66,8 +69,14 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
     jwtSecret: config.jwtSecret,
     urlSigningSecret: config.urlSigningSecret,
   });
-  const metrics = createMetrics();
-  const queue = new TaskQueue(db, { leaseTtlMs: config.leaseTtlMs, maxAttempts: config.taskMaxAttempts }, log, metrics);
+  const metrics = createMetrics(() => readFarmState(db, {
+    agentSilenceMs: config.leaseTtlMs,
+    localStoreRoot: config.storage === 'local' ? config.dataDir : undefined,
+  }));
+  const queue = new TaskQueue(db, {
+    leaseTtlMs: config.leaseTtlMs, maxAttempts: config.taskMaxAttempts, preferGraceMs: config.placementGraceMs,
+    waitingNoticeMs: config.waitingNoticeMs, unmetNeedsFailMs: config.unmetNeedsFailMs,
+  }, log, metrics);
   await queue.start();
   const registry = new AgentRegistry(Math.floor(config.leaseTtlMs / 3));
   const signer = createTokenSigner(secrets.jwtSecret);
@@ -80,6 +89,12 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
 
   const koa = new Koa();
   koa.proxy = true;
+  // Errors Koa meets after the answer started (a browser that stops reading a video it seeks in
+  // closes the stream early) go to the log, not to stderr; a premature close is the client's choice.
+  koa.on('error', (err: NodeJS.ErrnoException) => {
+    if (err?.code === 'ERR_STREAM_PREMATURE_CLOSE' || err?.code === 'ECONNRESET' || err?.code === 'EPIPE') return;
+    log.warn('http response error', { err });
+  });
   // Koa composes its middleware when callback() is called; the port must be known earlier (signed
   // URLs embed it), so requests go through a handler installed once the routes exist.
   let handle: http.RequestListener = (_req, res) => res.writeHead(503).end();
@@ -97,7 +112,7 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
 
   const app: Coordinator = {
     config, log, db, boss, metrics, queue, registry, signer, secrets, store, urls, httpUrl,
-    rateLimiter: new RateLimiter({ files: parsePlanLimits(config.rateLimitFilesPerMinute), socialApiKey: config.rateLimitSocialPerMinute }),
+    rateLimiter: new RateLimiter({ files: parsePlanLimits(config.rateLimitFilesPerMinute), socialApiKey: config.rateLimitSocialPerMinute }, db),
     grpcAddress: `127.0.0.1:${grpcBound.port}`,
     onClose: (fn) => closers.push(fn),
     close: async () => {
@@ -105,9 +120,11 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
     },
   };
 
-  const api = new Api((ctx) => principalOf(app, ctx));
+  const api = new Api((ctx) => authenticateAndCharge(app, ctx));
   koa.use(errorMiddleware(log, metrics));
   koa.use(createObjectRoutes({ store, secret: secrets.urlSigningSecret, maxUploadBytes: 20_000_000_000 }));
+  koa.use(studioRoutes(log));
+  koa.use(tusRoutes(app));
   koa.use(jsonBody(config.bodyLimitBytes));
   registerSystemRoutes(api, app);
   await registerDomains(api, app);

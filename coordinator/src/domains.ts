@@ -9,22 +9,25 @@ import { registerRenderRoutes } from './api/renders.js';
 import { createRenderOutcomeHandler } from './renders/renders.js';
 import { registerSocialRoutes } from './api/social.js';
 import { registerUploadRoutes } from './api/uploads.js';
+import { registerSessionRoutes } from './api/sessions.js';
 import { registerBrandingRoutes } from './api/brandings.js';
 import { startArchiveSchedule } from './archive/archive.js';
 import { startOrphanSweepSchedule } from './files/orphan-sweep.js';
+import { withContract } from './tasks/typed-outcome.js';
 
 /** Every domain's routes and task handlers, registered in one place. */
 export async function registerDomains(api: Api, app: Coordinator): Promise<void> {
-  app.queue.registerHandler('probe-media', probeTaskHandler);
+  app.queue.registerHandler('probe-media', withContract('probe-media', probeTaskHandler));
   registerProbeRoutes(api, app);
 
-  app.queue.registerHandler('analyze-video', createAnalyzeOutcomeHandler(app));
+  app.queue.registerHandler('analyze-video', withContract('analyze-video', createAnalyzeOutcomeHandler(app)));
   registerJobRoutes(api, app);
-  app.queue.registerHandler('render-short', createRenderOutcomeHandler(app));
+  app.queue.registerHandler('render-short', withContract('render-short', createRenderOutcomeHandler(app)));
   registerRenderRoutes(api, app);
   registerSocialRoutes(api, app);
 
   registerUploadRoutes(api, app);
+  registerSessionRoutes(api, app);
   registerBrandingRoutes(api, app);
   await startArchiveSchedule(app);
   await startOrphanSweepSchedule(app);

@@ -1,5 +1,5 @@
 import { createLogger } from '../../common/src/logger.js';
-import { stopOnSignals } from '../../common/src/shutdown.js';
+import { stopOnSignals, tellParentReady } from '../../common/src/shutdown.js';
 import { loadConfig } from './config.js';
 import { startCoordinator } from './coordinator.js';
 
@@ -12,7 +12,10 @@ try {
 }
 const log = createLogger({ service: 'coordinator' }, config.logLevel);
 
-startCoordinator(config, log).then((app) => stopOnSignals(log, () => app.close()), (err) => {
+startCoordinator(config, log).then((app) => {
+  stopOnSignals(log, () => app.close());
+  tellParentReady();
+}, (err) => {
   log.error('coordinator failed to start', { err });
   process.exit(1);
 });

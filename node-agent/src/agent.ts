@@ -1,27 +1,32 @@
+import { isBundledFfmpeg } from '../../common/src/media/tools.js';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../../common/src/logger.js';
 import { isTaskType, type TaskType } from '../../common/src/tasks.js';
 import type { AgentConfig } from './config.js';
 import { CoordinatorClient, LeaseLostError } from './coordinator-client.js';
-import { probeHost, type HostCapabilities } from './host/probe-host.js';
-import { TaskError, type TaskContext } from './tasks/task-context.js';
+import { freeDiskBytes, probeHost, type HostCapabilities } from './host/probe-host.js';
+import { sharedFaceDetector } from './reframe/detector-factory.js';
+import { TaskError, type TaskContext, type TaskHandler } from './tasks/task-context.js';
+import { parseTaskPayload, type TaskLeasePayload, type TaskResult } from '../../common/src/tasks/contracts.js';
 import { TASK_HANDLERS, checkTaskPrerequisites } from './tasks/registry.js';
 import { uploadObject } from './tasks/download.js';
+import { chooseBackend } from './transcribe/transcriber.js';
+import { createAgentMetrics, serveAgentMetrics, type AgentMetrics } from './metrics/agent-metrics.js';
+import type { Task__Output } from '../../common/src/generated/shorts/v1/Task.js';
 
-interface LeasedTask {
-  task_id: string;
-  type: string;
-  lease_token: string;
-  attempt: number;
-  payload_json: string;
-}
+type LeasedTask = Task__Output;
+
+/** Why running work was stopped: its lease is gone, the coordinator asked for a cancel or refused
+ *  what the task reported (it has failed the task already), the task ran past its time limit, or
+ *  the agent is shutting down. */
+type AbortReason = 'lease_lost' | 'cancelled' | 'refused' | 'shutdown' | 'time_limit';
 
 interface Running {
   task: LeasedTask;
   abort: AbortController;
-  /** Why it was aborted: a lost lease, a cancel from the coordinator, or shutdown. */
-  abortReason?: 'lease_lost' | 'cancelled' | 'shutdown';
+  abortReason?: AbortReason;
 }
 
 /** The node-agent daemon: probes its host, registers, and runs leased tasks in bounded slots. */
@@ -34,13 +39,23 @@ export class Agent {
   private stopping = false;
   private slots: Promise<void>[] = [];
   private heartbeatTimer?: NodeJS.Timeout;
+  private heartbeatInFlight = false;
   private taskTypes: TaskType[] = [];
+  /** The operator drained this agent: running tasks finish, no new lease is asked for. */
+  private draining = false;
+  readonly metrics: AgentMetrics = createAgentMetrics({});
+  private metricsServer?: { port: number; close(): Promise<void> };
 
   constructor(private readonly config: AgentConfig, private readonly log: Logger) {
     this.client = new CoordinatorClient(config.coordinator, config.clusterToken, config.tlsCaPath);
   }
 
   async start(): Promise<void> {
+    if (this.config.mediaToolsSource === 'bundled' && isBundledFfmpeg(this.config.ffmpegPath)) {
+      this.log.warn('decoding untrusted media with the bundled 2018 ffmpeg build: install ffmpeg 5 or later (apt-get install ffmpeg) or set FFMPEG_PATH/FFPROBE_PATH', {
+        ffmpeg: this.config.ffmpegPath,
+      });
+    }
     this.host = await probeHost({ ffmpegPath: this.config.ffmpegPath, workDir: this.config.workDir }, this.log);
     // Refuse at start, not in the middle of a job, when a tool a task needs is missing.
     this.taskTypes = [];
@@ -50,13 +65,32 @@ export class Agent {
       if (missing) this.log.error('task type disabled: prerequisite missing', { taskType: t, missing });
       else this.taskTypes.push(t);
     }
+    if (this.taskTypes.includes('analyze-video')) await this.loadFaceDetector();
     if (!this.taskTypes.length) throw new Error('this host can run none of the configured task types');
     await rm(this.config.workDir, { recursive: true, force: true });
     await mkdir(this.config.workDir, { recursive: true });
     await this.register();
+    this.metrics.encoderKnown(this.host.nvencAvailable ? 'nvenc' : 'x264');
+    if (this.config.metricsPort !== undefined) {
+      this.metricsServer = await serveAgentMetrics(this.metrics, { host: this.config.metricsHost, port: this.config.metricsPort }, this.log);
+      this.log.info('metrics listening', { host: this.config.metricsHost, port: this.metricsServer.port });
+    }
     this.log.info('agent ready', { agentId: this.agentId, host: this.host, taskTypes: this.taskTypes, slots: this.config.maxConcurrentTasks });
     this.heartbeatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
     for (let i = 0; i < this.config.maxConcurrentTasks; i++) this.slots.push(this.slotLoop(i));
+  }
+
+  /** The reframing face detector is created once for all tasks; a configured model that is missing
+   *  disables analysis at start, with the reason, rather than failing every job later. */
+  private async loadFaceDetector(): Promise<void> {
+    try {
+      const detector = await sharedFaceDetector(this.config, this.log);
+      this.host.faceDetector = { name: detector.name, provider: detector.provider };
+      this.log.info('face detector ready', { detector: detector.name, provider: detector.provider });
+    } catch (err) {
+      this.log.error('task type disabled: prerequisite missing', { taskType: 'analyze-video', missing: `face detector: ${(err as Error).message}` });
+      this.taskTypes = this.taskTypes.filter((t) => t !== 'analyze-video');
+    }
   }
 
   private async register(): Promise<void> {
@@ -67,12 +101,17 @@ export class Agent {
         cpu_cores: this.host.cpuCores,
         gpus: this.host.gpus.map((g) => ({ name: g.name, memory_bytes: g.memoryBytes })),
         nvenc_available: this.host.nvencAvailable,
-        onnx_providers: this.host.onnxProviders.map((p) => `EXECUTION_PROVIDER_${p}`),
+        onnx_providers: this.host.onnxProviders.map((p) => `EXECUTION_PROVIDER_${p}` as const),
         free_disk_bytes: this.host.freeDiskBytes,
         task_types: this.taskTypes,
         max_concurrent_tasks: this.config.maxConcurrentTasks,
         ffmpeg_version: this.host.ffmpegVersion,
         video_encoders: this.host.videoEncoders,
+        face_detector: this.host.faceDetector?.name ?? '',
+        face_detector_provider: this.host.faceDetector ? `EXECUTION_PROVIDER_${this.host.faceDetector.provider}` as const : 'EXECUTION_PROVIDER_UNSPECIFIED',
+        models: this.host.models,
+        // The recogniser analysis runs with, for placement (transcriber:<name> tags).
+        transcriber: this.taskTypes.includes('analyze-video') ? chooseBackend(this.config.transcriber).kind : '',
       },
     }, { retryForMs: 10 * 60_000 });
     this.agentId = res.agent_id;
@@ -80,26 +119,46 @@ export class Agent {
   }
 
   private heartbeat(): void {
-    this.client.call('Heartbeat', { agent_id: this.agentId, running_tasks: this.running.size }, { retryForMs: 5_000 })
+    // While the coordinator is unreachable each call waits out its deadline; one at a time, or they
+    // pile up by the dozen during a network cut.
+    if (this.heartbeatInFlight) return;
+    this.heartbeatInFlight = true;
+    freeDiskBytes(this.config.workDir).catch(() => 0)
+      .then((free) => this.client.call('Heartbeat', { agent_id: this.agentId, running_tasks: this.running.size, free_disk_bytes: free }, { retryForMs: 5_000 }))
       .then(async (res) => {
         // The coordinator restarted and forgot us: register again, our leases stay valid in Postgres.
         if (res.reregister && !this.stopping) await this.register();
+        else this.setDraining(!!res.draining);
       })
-      .catch((err) => this.log.warn('heartbeat failed', { err: err.message }));
+      .catch((err) => this.log.warn('heartbeat failed', { err: err.message }))
+      .finally(() => { this.heartbeatInFlight = false; });
+  }
+
+  private setDraining(draining: boolean): void {
+    if (draining === this.draining) return;
+    this.draining = draining;
+    if (draining) this.log.info('draining: finishing running tasks, taking no new work', { running: this.running.size });
+    else this.log.info('drain lifted: taking work again');
   }
 
   private async slotLoop(slot: number): Promise<void> {
     while (!this.stopping) {
+      if (this.draining) {
+        // Heartbeats tell us when the drain is lifted.
+        await new Promise((r) => setTimeout(r, Math.min(this.heartbeatMs, 2_000)));
+        continue;
+      }
       try {
-        const res = await this.client.call<{ task?: LeasedTask }>('LeaseTask', { agent_id: this.agentId, task_types: this.taskTypes, wait_ms: this.config.leaseWaitMs }, {
+        const res = await this.client.call('LeaseTask', { agent_id: this.agentId, task_types: this.taskTypes, wait_ms: this.config.leaseWaitMs }, {
           deadlineMs: this.config.leaseWaitMs + 10_000,
           retryForMs: 24 * 3600_000,
         });
+        if (res.draining) this.setDraining(true);
         if (res.task && res.task.task_id) await this.runTask(res.task);
-      } catch (err: any) {
+      } catch (err: unknown) {
         if (this.stopping) break;
-        if (err?.code === 5 /* NOT_FOUND: unknown agent */) await this.register().catch(() => undefined);
-        this.log.warn('lease loop error', { slot, err: err?.message ?? String(err) });
+        if (grpcCode(err) === grpc.status.NOT_FOUND /* unknown agent */) await this.register().catch(() => undefined);
+        this.log.warn('lease loop error', { slot, err: messageOf(err) });
         await new Promise((r) => setTimeout(r, 1000));
       }
     }
@@ -108,68 +167,100 @@ export class Agent {
   private async runTask(task: LeasedTask): Promise<void> {
     const log = this.log.child({ taskId: task.task_id, type: task.type, attempt: task.attempt });
     const running: Running = { task, abort: new AbortController() };
-    this.running.set(task.task_id, running);
-    const workDir = path.join(this.config.workDir, task.task_id);
-    await mkdir(workDir, { recursive: true });
+    // Keyed by lease, not task: after a lost lease this agent may lease the same task again while
+    // the old attempt is still winding down, and the old one's clean-up must not touch the new one.
+    this.running.set(task.lease_token, running);
+    const workDir = path.join(this.config.workDir, `${task.task_id}-${task.attempt}`);
     const reporter = new ProgressReporter(this.client, task, log, (reason) => {
       running.abortReason = reason;
       running.abort.abort();
     });
-    const ctx: TaskContext = {
-      taskId: task.task_id,
-      attempt: task.attempt,
-      payload: JSON.parse(task.payload_json || '{}'),
-      workDir,
-      signal: running.abort.signal,
-      log,
-      config: this.config,
-      host: this.host,
-      progress: (fraction, stage, message) => reporter.report(fraction, stage, message),
-      facts: (facts) => reporter.addFacts(facts),
-      upload: async (localPath, name, contentType) => {
-        const res = await this.client.call('CreateUploadUrl', { task_id: task.task_id, lease_token: task.lease_token, name, content_type: contentType });
-        const sizeBytes = await uploadObject(res.url, localPath, contentType, running.abort.signal);
-        return { objectKey: res.object_key, sizeBytes };
-      },
-    };
     const heartbeat = setInterval(() => reporter.beat(), this.heartbeatMs);
+    const limitSec = this.config.taskTimeLimitsSec[task.type as TaskType];
+    // Aborting kills the task's ffmpeg/ONNX children (every one of them runs on ctx.signal).
+    const timeLimit = limitSec ? setTimeout(() => {
+      running.abortReason = 'time_limit';
+      running.abort.abort();
+    }, limitSec * 1000) : undefined;
     log.info('task started');
+    const started = performance.now();
+    let outcome = 'failed';
+    // Everything after the lease runs inside the try: whatever throws, the task is failed or handed
+    // back, never left leased until its lease expires.
     try {
-      const handler = TASK_HANDLERS[task.type as TaskType];
-      if (!handler) throw new TaskError(`this agent has no handler for ${task.type}`, 'UNSUPPORTED', true);
-      const result = await handler.run(ctx);
+      await mkdir(workDir, { recursive: true });
+      const ctx: Omit<TaskContext, 'payload'> = {
+        taskId: task.task_id,
+        attempt: task.attempt,
+        workDir,
+        signal: running.abort.signal,
+        log,
+        config: this.config,
+        host: this.host,
+        metrics: this.metrics,
+        progress: (fraction, stage, message) => reporter.report(fraction, stage, message),
+        facts: (facts) => reporter.addFacts(facts),
+        upload: async (localPath, name, contentType) => {
+          const res = await this.client.call('CreateUploadUrl', { task_id: task.task_id, lease_token: task.lease_token, name, content_type: contentType });
+          const sizeBytes = await uploadObject(res.url, localPath, contentType, running.abort.signal);
+          return { objectKey: res.object_key, sizeBytes };
+        },
+      };
+      if (!isTaskType(task.type)) throw new TaskError(`this agent has no handler for ${task.type}`, 'UNSUPPORTED', true);
+      const result = await runHandler(task.type, task.payload_json, ctx);
+      const seconds = (performance.now() - started) / 1000;
+      if (task.type === 'analyze-video') this.metrics.analysed(result.durationSec, seconds);
       await reporter.flush();
       await this.client.call('CompleteTask', { task_id: task.task_id, lease_token: task.lease_token, result_json: JSON.stringify(result) }, { retryForMs: 10 * 60_000 });
+      outcome = 'completed';
       log.info('task completed');
-    } catch (err: any) {
+    } catch (err: unknown) {
+      outcome = running.abortReason === 'lease_lost' || err instanceof LeaseLostError ? 'lease_lost' : running.abortReason === 'shutdown' ? 'released' : 'failed';
       await this.settleFailure(task, running, err, log);
     } finally {
+      this.metrics.taskEnded(task.type, outcome, (performance.now() - started) / 1000);
       clearInterval(heartbeat);
-      this.running.delete(task.task_id);
+      clearTimeout(timeLimit);
+      this.running.delete(task.lease_token);
       await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
     }
   }
 
-  private async settleFailure(task: LeasedTask, running: Running, err: any, log: ReturnType<Logger['child']>): Promise<void> {
+  private async settleFailure(task: LeasedTask, running: Running, err: unknown, log: ReturnType<Logger['child']>): Promise<void> {
     const ids = { task_id: task.task_id, lease_token: task.lease_token };
     try {
-      if (running.abortReason === 'lease_lost' || err instanceof LeaseLostError) {
+      if (running.abortReason === 'refused') {
+        log.warn('the coordinator refused what the task reported; work stopped');
+      } else if (running.abortReason === 'lease_lost' || err instanceof LeaseLostError) {
         log.warn('lease lost; work stopped');
       } else if (running.abortReason === 'shutdown') {
         await this.client.call('ReleaseTask', { ...ids, reason: 'agent shutting down' }, { retryForMs: 5_000 });
         log.info('task handed back (shutdown)');
+      } else if (running.abortReason === 'time_limit') {
+        const limitSec = this.config.taskTimeLimitsSec[task.type as TaskType];
+        const message = `The ${task.type} task ran past its time limit of ${formatLimit(limitSec)} and was stopped`;
+        await this.client.call('FailTask', { ...ids, message, retryable: false, code: 'TIME_LIMIT' }, { retryForMs: 10 * 60_000 });
+        log.warn('task stopped: time limit', { limitSec });
       } else if (running.abortReason === 'cancelled') {
         await this.client.call('FailTask', { ...ids, message: 'Cancelled', retryable: false, code: 'CANCELLED' });
         log.info('task cancelled');
       } else if (err instanceof TaskError) {
         await this.client.call('FailTask', { ...ids, message: err.message, retryable: err.retryable, code: err.code }, { retryForMs: 10 * 60_000 });
         log.warn('task failed', { code: err.code, message: err.message });
+      } else if ((err as NodeJS.ErrnoException | undefined)?.code === 'ENOSPC') {
+        // The host's fault, not the video's: retryable, another agent (or this one, once space is
+        // freed) can run it.
+        const message = `The agent ${this.config.name} ran out of disk space in its work folder (no space left on device)`;
+        await this.client.call('FailTask', { ...ids, message, retryable: true, code: 'NO_SPACE' }, { retryForMs: 10 * 60_000 });
+        log.error('task failed: work folder full', { workDir: this.config.workDir });
       } else {
         log.error('task crashed', { err });
-        await this.client.call('FailTask', { ...ids, message: 'Internal processing error: ' + String(err?.message ?? err).slice(0, 300), retryable: true, code: 'INTERNAL' }, { retryForMs: 10 * 60_000 });
+        await this.client.call('FailTask', { ...ids, message: 'Internal processing error: ' + messageOf(err).slice(0, 300), retryable: true, code: 'INTERNAL' }, { retryForMs: 10 * 60_000 });
       }
-    } catch (reportErr: any) {
-      if (!(reportErr instanceof LeaseLostError)) log.error('could not report the failure', { err: reportErr?.message });
+    } catch (reportErr: unknown) {
+      // Refused: the lease went to another agent while this one could not reach the coordinator.
+      if (reportErr instanceof LeaseLostError) log.warn('lease lost; failure report refused');
+      else log.error('could not report the failure', { err: messageOf(reportErr) });
     }
   }
 
@@ -178,6 +269,7 @@ export class Agent {
     if (this.stopping) return;
     this.stopping = true;
     clearInterval(this.heartbeatTimer);
+    await this.metricsServer?.close();
     for (const r of this.running.values()) {
       r.abortReason = 'shutdown';
       r.abort.abort();
@@ -197,6 +289,23 @@ export class Agent {
   }
 }
 
+/** The gRPC status of a failed call, if it was one. */
+const grpcCode = (err: unknown): grpc.status | undefined => (err instanceof Error && 'code' in err ? (err as grpc.ServiceError).code : undefined);
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** Parses the payload with the task type's contract and runs its handler; a payload that does not
+ *  parse fails the task for good. */
+async function runHandler<T extends TaskType>(type: T, payloadJson: string, ctx: Omit<TaskContext<T>, 'payload'>): Promise<TaskResult<T>> {
+  let payload: TaskLeasePayload<T>;
+  try {
+    payload = parseTaskPayload(type, JSON.parse(payloadJson || '{}'));
+  } catch (err) {
+    throw new TaskError(`The task's input could not be read: ${(err as Error).message}`, 'BAD_PAYLOAD', false);
+  }
+  const handler: TaskHandler<T> = TASK_HANDLERS[type];
+  return handler.run({ ...ctx, payload });
+}
+
 /** Sends progress in order, at most a few times a second, and heartbeats between updates.
  *  A lost lease or a cancel request aborts the task. */
 class ProgressReporter {
@@ -211,7 +320,7 @@ class ProgressReporter {
     private readonly client: CoordinatorClient,
     private readonly task: LeasedTask,
     private readonly log: Logger,
-    private readonly onAbort: (reason: 'lease_lost' | 'cancelled') => void,
+    private readonly onAbort: (reason: 'lease_lost' | 'cancelled' | 'refused') => void,
   ) {}
 
   report(fraction: number, stage?: string, message?: string): void {
@@ -253,12 +362,17 @@ class ProgressReporter {
       // Answered: the coordinator acted on these facts; later reports need not carry them again.
       if (this.unsentFacts === facts) this.unsentFacts = {};
       if (res.cancel_requested) this.onAbort('cancelled');
-    }, (err) => {
+    }, (err: unknown) => {
       if (err instanceof LeaseLostError) this.onAbort('lease_lost');
-      else this.log.warn('progress report failed', { err: err?.message });
+      else if (grpcCode(err) === grpc.status.INVALID_ARGUMENT) {
+        this.log.error('the coordinator refused a progress report', { err: messageOf(err) });
+        this.onAbort('refused');
+      } else this.log.warn('progress report failed', { err: messageOf(err) });
     }).finally(() => {
       this.pending = undefined;
       if (this.dirty) this.send();
     });
   }
 }
+
+const formatLimit = (sec: number) => (sec % 3600 === 0 ? `${sec / 3600} h` : sec % 60 === 0 ? `${sec / 60} min` : `${sec} s`);

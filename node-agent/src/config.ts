@@ -1,9 +1,13 @@
 import os from 'node:os';
+import { transcriberConfigFromEnv, type TranscriberConfig } from './transcribe/transcriber.js';
+import { highlightApiFromEnv, type HighlightApiConfig } from './highlights/highlight-model.js';
 import path from 'node:path';
 import { z } from 'zod';
-import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
-import ffprobeInstaller from '@ffprobe-installer/ffprobe';
-import { TASK_TYPES } from '../../common/src/tasks.js';
+import { TASK_TYPES, type TaskType } from '../../common/src/tasks.js';
+import { chooseMediaTools } from '../../common/src/media/tools.js';
+
+/** Wall-clock limit of one task, by type: past it the task fails and its ffmpeg is killed. */
+export const DEFAULT_TASK_TIME_LIMITS_SEC: Record<TaskType, number> = { 'probe-media': 600, 'analyze-video': 4 * 3600, 'render-short': 3600 };
 
 // One typed config for the agent: environment variables with defaults, validated and frozen at start.
 const schema = z.object({
@@ -12,8 +16,26 @@ const schema = z.object({
   name: z.string().default(os.hostname()),
   maxConcurrentTasks: z.coerce.number().int().min(1).max(64).default(Math.max(1, Math.floor(os.cpus().length / 2))),
   workDir: z.string().default(path.join(os.tmpdir(), 'shorts-agent')),
-  ffmpegPath: z.string().default(ffmpegInstaller.path),
-  ffprobePath: z.string().default(ffprobeInstaller.path),
+  /** Chosen by chooseMediaTools: FFMPEG_PATH/FFPROBE_PATH, else a system build >= 5, else the bundled one. */
+  ffmpegPath: z.string(),
+  ffprobePath: z.string(),
+  mediaToolsSource: z.enum(['env', 'system', 'bundled']),
+  /** `type=seconds,...` overriding DEFAULT_TASK_TIME_LIMITS_SEC. */
+  taskTimeLimitsSec: z.string().default('').transform((text, ctx) => {
+    const limits: Record<string, number> = { ...DEFAULT_TASK_TIME_LIMITS_SEC };
+    for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+      const [type, sec] = part.split('=');
+      if (!type || !(TASK_TYPES as readonly string[]).includes(type) || !(Number(sec) > 0)) {
+        ctx.addIssue({ code: 'custom', message: `expected type=seconds with a known task type, got "${part}"` });
+        return z.NEVER;
+      }
+      limits[type] = Number(sec);
+    }
+    return limits as Record<TaskType, number>;
+  }),
+  /** Sources beyond these are refused before any decoding work: frame size (pixels) and frame rate. */
+  maxSourcePixels: z.coerce.number().int().positive().default(7680 * 4320),
+  maxSourceFps: z.coerce.number().positive().default(120),
   taskTypes: z.string().default(TASK_TYPES.join(',')).transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean)),
   tlsCaPath: z.string().optional(),
   fetchAllowlist: z.string().default(''),
@@ -21,31 +43,57 @@ const schema = z.object({
   /** CPU threads each transcription may use. */
   transcribeConcurrency: z.coerce.number().int().min(1).default(os.cpus().length),
   leaseWaitMs: z.coerce.number().int().positive().default(20_000),
+  /** Face detector for reframing: BlazeFace from npm (the default), or a stronger model in models/. */
+  faceDetector: z.enum(['blazeface', 'blazeface-front', 'scrfd', 'yunet']).default('blazeface'),
+  /** Model file for the face detector; defaults to the npm package's (BlazeFace) or models/<name>. */
+  faceDetectorModel: z.string().optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** Serves Prometheus /metrics on this port when set (0: any free port, logged); off when unset. */
+  metricsPort: z.coerce.number().int().min(0).max(65535).optional(),
+  metricsHost: z.string().default('0.0.0.0'),
 });
 
-export type AgentConfig = Readonly<z.infer<typeof schema>>;
+export type AgentConfig = Readonly<z.infer<typeof schema> & {
+  /** Speech recognition (TRANSCRIBE_*, MODELS_DIR, WHISPER_MODEL_DIR, POCKETSPHINX_*). */
+  transcriber: Readonly<Omit<TranscriberConfig, 'workDir'>>;
+  /** A chat model that picks the shorts (HIGHLIGHT_API_*); null: the local selector. */
+  highlightApi: Readonly<HighlightApiConfig> | null;
+}>;
 
 export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentConfig {
   const pick = (name: string) => (env[name] === '' ? undefined : env[name]);
+  const tools = chooseMediaTools(env);
   const parsed = schema.safeParse({
     coordinator: pick('COORDINATOR_GRPC'),
     clusterToken: pick('CLUSTER_TOKEN'),
     name: pick('AGENT_NAME'),
     maxConcurrentTasks: pick('MAX_CONCURRENT_TASKS'),
     workDir: pick('AGENT_WORK_DIR'),
-    ffmpegPath: pick('FFMPEG_PATH'),
-    ffprobePath: pick('FFPROBE_PATH'),
+    ffmpegPath: tools.ffmpegPath,
+    ffprobePath: tools.ffprobePath,
+    mediaToolsSource: tools.source,
+    taskTimeLimitsSec: pick('TASK_TIME_LIMITS'),
+    maxSourcePixels: pick('MAX_SOURCE_PIXELS'),
+    maxSourceFps: pick('MAX_SOURCE_FPS'),
     taskTypes: pick('AGENT_TASK_TYPES'),
     tlsCaPath: pick('GRPC_TLS_CA'),
     fetchAllowlist: pick('FETCH_ALLOWLIST'),
     ytDlpPath: pick('YT_DLP_PATH'),
     transcribeConcurrency: pick('TRANSCRIBE_CONCURRENCY'),
     leaseWaitMs: pick('AGENT_LEASE_WAIT_MS'),
+    faceDetector: pick('FACE_DETECTOR'),
+    faceDetectorModel: pick('FACE_DETECTOR_MODEL'),
     logLevel: pick('LOG_LEVEL'),
+    metricsPort: pick('AGENT_METRICS_PORT'),
+    metricsHost: pick('AGENT_METRICS_HOST'),
   });
   if (!parsed.success) {
     throw new Error('invalid agent configuration: ' + parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   }
-  return Object.freeze(parsed.data);
+  const highlightApi = highlightApiFromEnv(env);
+  return Object.freeze({
+    ...parsed.data,
+    transcriber: Object.freeze(transcriberConfigFromEnv(env, { concurrency: parsed.data.transcribeConcurrency })),
+    highlightApi: highlightApi ? Object.freeze(highlightApi) : null,
+  });
 }

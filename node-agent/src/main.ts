@@ -1,5 +1,5 @@
 import { createLogger } from '../../common/src/logger.js';
-import { stopOnSignals } from '../../common/src/shutdown.js';
+import { exitStartFailed, stopOnSignals, tellParentReady } from '../../common/src/shutdown.js';
 import { loadAgentConfig } from './config.js';
 import { Agent } from './agent.js';
 
@@ -8,13 +8,13 @@ try {
   config = loadAgentConfig();
 } catch (err) {
   createLogger({ service: 'node-agent' }).error('invalid configuration', { message: (err as Error).message });
-  process.exit(1);
+  exitStartFailed(`invalid configuration: ${(err as Error).message}`);
 }
 const log = createLogger({ service: 'node-agent', agent: config.name }, config.logLevel);
 const agent = new Agent(config, log);
 stopOnSignals(log, () => agent.stop());
 
-agent.start().catch((err) => {
+agent.start().then(tellParentReady, (err) => {
   log.error('agent failed to start', { err });
-  process.exit(1);
+  exitStartFailed(`agent failed to start: ${err?.message ?? String(err)}`);
 });

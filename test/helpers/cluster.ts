@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createLogger } from '../../common/src/logger.js';
+import { createLogger, type Logger } from '../../common/src/logger.js';
 import { repoRoot } from '../../common/src/paths.js';
 import { loadConfig } from '../../coordinator/src/config.js';
 import { startCoordinator, type Coordinator } from '../../coordinator/src/coordinator.js';
@@ -32,14 +32,15 @@ export interface AgentProcess {
 
 const quietLog = () => createLogger({ service: 'coordinator' }, (process.env.TEST_LOG_LEVEL as any) || 'silent');
 
-export async function startCluster(name: string, overrides: Parameters<typeof loadConfig>[0] = {}): Promise<TestCluster> {
+export async function startCluster(name: string, overrides: Parameters<typeof loadConfig>[0] = {}, opts: { log?: Logger } = {}): Promise<TestCluster> {
   const databaseUrl = await createTestDatabase(name);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), `shorts-${name}-`));
   const config = () => loadConfig({
     databaseUrl, dataDir, port: 0, grpcPort: 0, host: '127.0.0.1', grpcHost: '127.0.0.1', timers: false,
     clusterToken: 'test-cluster-token-0123456789', leaseTtlMs: 4000, fetchAllowlist: '127.0.0.1', ...overrides,
   }, {});
-  let app = await startCoordinator(config(), quietLog());
+  const log = opts.log ?? quietLog();
+  let app = await startCoordinator(config(), log);
   const agents: AgentProcess[] = [];
   let agentSeq = 0;
 
@@ -119,7 +120,7 @@ export async function startCluster(name: string, overrides: Parameters<typeof lo
       app = await startCoordinator(loadConfig({
         databaseUrl, dataDir, port: httpPort, grpcPort, host: '127.0.0.1', grpcHost: '127.0.0.1', timers: false,
         clusterToken: 'test-cluster-token-0123456789', leaseTtlMs: 4000, fetchAllowlist: '127.0.0.1', ...overrides,
-      }, {}), quietLog());
+      }, {}), log);
     },
     async close() {
       await Promise.all(agents.map((a) => a.kill('SIGKILL')));
@@ -129,6 +130,15 @@ export async function startCluster(name: string, overrides: Parameters<typeof lo
     },
   };
   return cluster;
+}
+
+/** A logger that keeps every record, for tests that check what the coordinator logged. */
+export function recordingLogger(records: Array<Record<string, unknown>> = []): Logger & { records: Array<Record<string, unknown>> } {
+  const make = (base: Record<string, unknown>): Logger => {
+    const write = (level: string) => (msg: string, fields?: Record<string, unknown>) => { records.push({ level, msg, ...base, ...fields }); };
+    return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error'), child: (f) => make({ ...base, ...f }) };
+  };
+  return Object.assign(make({}), { records });
 }
 
 /** Polls fn until it returns a truthy value. */

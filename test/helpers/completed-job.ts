@@ -1,16 +1,20 @@
 import type { Coordinator } from '../../coordinator/src/coordinator.js';
 import { newId } from '../../common/src/ids.js';
 import { insertFiles } from '../../coordinator/src/files/files.js';
-import type { TimedWord } from '../../common/src/analyze-result.js';
+import type { Word } from '../../common/src/text/transcript.js';
+import type { ReframePlan } from '../../common/src/tasks/analyze-video.js';
+import type { Reframe, ShortDetections } from '../../common/src/reframe/types.js';
 
 /** A COMPLETED VideoShorts job whose source video sits in the store, as analyze-video leaves it. */
 export async function insertCompletedJob(app: Coordinator, opts: {
   organizationId: string;
   sourcePath?: string;
-  words: TimedWord[];
-  shorts: Array<{ startTime: number; endTime: number; title?: string }>;
+  words: Word[];
+  shorts: Array<{ startTime: number; endTime: number; title?: string; reframe?: Reframe; detections?: ShortDetections }>;
   width?: number;
   height?: number;
+  /** With reframed shorts: what their paths were planned for. */
+  reframePlan?: ReframePlan;
 }): Promise<string> {
   const id = newId();
   const sourceKey = `orgs/${opts.organizationId}/tasks/${id}/source.mp4`;
@@ -19,18 +23,20 @@ export async function insertCompletedJob(app: Coordinator, opts: {
   else await app.store.put(sourceKey, Buffer.from('x'));
   const shorts = opts.shorts.map((s, i) => ({
     id: i, title: s.title ?? `Short ${i}`, reason: 'test', startId: null, endId: null, startTime: s.startTime, endTime: s.endTime,
-    text: opts.words.filter((w) => w.start >= s.startTime && w.end <= s.endTime).map((w) => w.text).join(' '), cropObjectKey: null, reframe: null,
+    text: opts.words.filter((w) => w.start >= s.startTime && w.end <= s.endTime).map((w) => w.text).join(' '), cropObjectKey: null, reframe: s.reframe ?? null,
   }));
+  const detections = opts.shorts.some((s) => s.detections) ? JSON.stringify(opts.shorts.map((s) => s.detections ?? null)) : null;
   const data = {
     transcription: { language: 'en', text: opts.words.map((w) => w.text).join(' '), words: opts.words, backend: 'test' },
     shorts,
     source: { objectKey: sourceKey, width: opts.width ?? 640, height: opts.height ?? 360 },
+    ...(opts.reframePlan ? { reframePlan: opts.reframePlan } : {}),
   };
   await app.db.tx(async (c) => {
     await c.query(
-      `INSERT INTO jobs (id, organization_id, function_name, title, status, progress, data, shorts_count, cost, credit_usage_status, completed_at)
-       VALUES ($1, $2, 'VideoShorts', 'fixture', 'COMPLETED', 100, $3, $4, 0.3, 'ACTIVE', now())`,
-      [id, opts.organizationId, data, shorts.length],
+      `INSERT INTO jobs (id, organization_id, function_name, title, status, progress, data, shorts_count, cost, credit_usage_status, completed_at, reframe_detections)
+       VALUES ($1, $2, 'VideoShorts', 'fixture', 'COMPLETED', 100, $3, $4, 0.3, 'ACTIVE', now(), $5::jsonb)`,
+      [id, opts.organizationId, data, shorts.length, detections],
     );
     await insertFiles(c, [{ organizationId: opts.organizationId, jobId: id, name: 'source.mp4', type: 'video', sizeBytes: size, objectKey: sourceKey }]);
   });

@@ -1,4 +1,16 @@
 import { CoordinatorClient } from '../../node-agent/src/coordinator-client.js';
+import type { ProbeMediaResult } from '../../common/src/tasks/probe-media.js';
+
+/** A probe-media result as its contract wants it; `formatName` tells one from another. */
+export const probeResult = (formatName: string): ProbeMediaResult => ({ formatName, durationSec: 1, streams: [] });
+
+export interface LeasedTask {
+  task_id: string;
+  lease_token: string;
+  type: string;
+  payload_json: string;
+  attempt: number;
+}
 
 /** An in-process agent that speaks the real protocol but runs no work: for races and benches. */
 export class FakeAgent {
@@ -8,18 +20,35 @@ export class FakeAgent {
     this.client = new CoordinatorClient(address, token);
   }
 
-  async register(taskTypes = ['probe-media']): Promise<this> {
+  /** Registers with what a host of that kind would advertise: `nvenc: true` for an NVENC host,
+   *  `cuda: true` for the ONNX CUDA provider, `models` for model files, `slots` for its concurrency. */
+  async register(taskTypes = ['probe-media'], host: { nvenc?: boolean; cuda?: boolean; models?: string[]; slots?: number } = {}): Promise<this> {
     const res = await this.client.call('RegisterAgent', {
       name: this.name,
-      capabilities: { cpu_cores: 1, task_types: taskTypes, max_concurrent_tasks: 1, onnx_providers: ['EXECUTION_PROVIDER_CPU'] },
+      capabilities: {
+        cpu_cores: 1, task_types: taskTypes, max_concurrent_tasks: host.slots ?? 1,
+        onnx_providers: ['EXECUTION_PROVIDER_CPU' as const, ...(host.cuda ? ['EXECUTION_PROVIDER_CUDA' as const] : [])],
+        nvenc_available: !!host.nvenc,
+        video_encoders: ['libx264', ...(host.nvenc ? ['h264_nvenc'] : [])],
+        models: host.models ?? [],
+      },
     });
     this.agentId = res.agent_id;
     return this;
   }
 
-  async lease(waitMs = 1000): Promise<{ task_id: string; lease_token: string; type: string; payload_json: string; attempt: number } | undefined> {
-    const res = await this.client.call('LeaseTask', { agent_id: this.agentId, task_types: [], wait_ms: waitMs }, { deadlineMs: waitMs + 5000 });
-    return res.task?.task_id ? res.task : undefined;
+  async lease(waitMs = 1000): Promise<LeasedTask | undefined> {
+    return (await this.leaseCall(waitMs)).task;
+  }
+
+  /** The whole answer: a task, or none, and whether the agent is draining. */
+  async leaseCall(waitMs = 1000, deadlineMs = waitMs + 5000): Promise<{ task?: LeasedTask; draining: boolean }> {
+    const res = await this.client.call('LeaseTask', { agent_id: this.agentId, task_types: [], wait_ms: waitMs }, { deadlineMs, retryForMs: 0 });
+    return { task: res.task?.task_id ? res.task : undefined, draining: !!res.draining };
+  }
+
+  heartbeat(runningTasks = 0, freeDiskBytes = 0): Promise<{ reregister: boolean; draining: boolean }> {
+    return this.client.call('Heartbeat', { agent_id: this.agentId, running_tasks: runningTasks, free_disk_bytes: freeDiskBytes }, { retryForMs: 0 });
   }
 
   progress(taskId: string, token: string, progress: number, stage = 'working') {

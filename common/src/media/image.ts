@@ -1,6 +1,7 @@
 // Watermark images are judged by their bytes: a server's content type or a URL's extension says
 // nothing about what a decoder will be handed.
 import sharp from 'sharp';
+import { rasteriseInChild, type RasteriseOptions } from './svg-rasterise.js';
 
 export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'svg';
 
@@ -39,13 +40,11 @@ export function stripSvg(svg: string): string {
 
 const MAX_SIDE = 2048;
 
-/** A sanitised SVG as a PNG, so nothing downstream (the renderer included) parses SVG at all. */
-export async function rasteriseSvg(svg: Buffer): Promise<Buffer> {
+/** A sanitised SVG as a PNG, so nothing downstream (the renderer included) parses SVG at all. Drawn
+ *  in a child process with a time limit (svg-rasterise.ts): a crafted SVG cannot stall the caller. */
+export async function rasteriseSvg(svg: Buffer, opts: RasteriseOptions = {}): Promise<Buffer> {
   const clean = stripSvg(svg.toString('utf8'));
-  return sharp(Buffer.from(clean), { density: 144, limitInputPixels: 100_000_000 })
-    .resize({ width: MAX_SIDE, height: MAX_SIDE, fit: 'inside', withoutEnlargement: true })
-    .png()
-    .toBuffer();
+  return rasteriseInChild(Buffer.from(clean), { maxSide: MAX_SIDE, ...opts });
 }
 
 /** The first frame of a PNG, JPEG, WebP or GIF as a PNG, alpha kept: the renderer reads one kind

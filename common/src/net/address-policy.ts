@@ -102,3 +102,17 @@ export function isAllowlisted(allowlist: readonly AllowEntry[], host: string, po
   const h = host.toLowerCase().replace(/^\[|\]$/g, '');
   return allowlist.some((e) => e.host === h && (e.port === undefined || e.port === port));
 }
+
+/** An http(s) URL with the host and port a connection would use, or why it is not one. Both
+ *  the edge's check (url-rules.ts) and the fetch guard (safe-fetch.ts) start from this. */
+export function httpTarget(raw: string | URL): { url: URL; host: string; port: number } | 'invalid' | 'not_http' {
+  let url: URL;
+  try {
+    url = typeof raw === 'string' ? new URL(raw) : raw;
+  } catch {
+    return 'invalid';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'not_http';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return { url, host, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
+}

@@ -7,7 +7,7 @@ import net from 'node:net';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
-import { isAllowlisted, isBlockedAddress, isBlockedHostname, type AllowEntry } from './address-policy.js';
+import { httpTarget, isAllowlisted, isBlockedAddress, isBlockedHostname, type AllowEntry } from './address-policy.js';
 
 // Every URL fetched on a user's behalf (fileUrl, waterMarkUrl, webhooks, social media URLs) goes
 // through here: resolve, check every address, connect to the checked address (so DNS rebinding
@@ -47,16 +47,11 @@ interface Target {
 
 /** Checks one hop and returns the address to connect to. */
 export async function checkUrl(raw: string | URL, opts: Pick<SafeFetchOptions, 'allowlist' | 'lookup'> = {}): Promise<Target> {
-  let url: URL;
-  try {
-    url = typeof raw === 'string' ? new URL(raw) : raw;
-  } catch {
-    throw new FetchRefusedError('invalid_url', 'URL is not valid; it must be a public http or https URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new FetchRefusedError('invalid_url', 'URL must be a public http or https URL');
+  const target = httpTarget(raw);
+  if (target === 'invalid') throw new FetchRefusedError('invalid_url', 'URL is not valid; it must be a public http or https URL');
+  if (target === 'not_http') throw new FetchRefusedError('invalid_url', 'URL must be a public http or https URL');
+  const { url, host, port } = target;
   if (url.username || url.password) throw new FetchRefusedError('invalid_url', 'URL must not carry credentials');
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   const allowed = isAllowlisted(opts.allowlist ?? [], host, port);
   if (!allowed && isBlockedHostname(host)) throw new FetchRefusedError('blocked_host', `host ${host} is a local name and is not allowed`);
   let addresses: Array<{ address: string; family: number }>;

@@ -4,8 +4,19 @@ import { enforceRateLimit } from './rate-limit.js';
 import { authenticate, resolveOrganization, DEFAULT_ORG_MESSAGES, type OrganizationMessages, type Principal } from '../tenancy/auth.js';
 
 export async function principalOf(app: Coordinator, ctx: ApiContext): Promise<Principal> {
-  if (!ctx.state.principal) ctx.state.principal = await authenticate(app.db, app.signer, ctx.headers);
+  if (!ctx.state.principal) ctx.state.principal = await authenticate(app.db, app.signer, ctx.headers, ctx.method);
   return ctx.state.principal;
+}
+
+/**
+ * What every protected route runs before it looks at its input: authentication, and for an API key
+ * (whose organization is known already) the rate limit, so a request refused for a bad body or query
+ * still counts against the caller's allowance.
+ */
+export async function authenticateAndCharge(app: Coordinator, ctx: ApiContext): Promise<Principal> {
+  const principal = await principalOf(app, ctx);
+  if (principal.kind === 'apiKey') await enforceRateLimit(app, ctx, principal, principal.organizationId);
+  return principal;
 }
 
 /** Authenticates and returns the organization the call acts for (contract section 5). */

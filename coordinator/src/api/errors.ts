@@ -1,10 +1,17 @@
 import type Koa from 'koa';
-import { AppError } from '../../../common/src/errors.js';
+import { AppError, TooManyRequestsError } from '../../../common/src/errors.js';
 import type { Logger } from '../../../common/src/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 
 /** Postgres refuses NUL in text (22021) and in JSON strings (22P05): the client's input, not a fault. */
 const unstorableText = (err: unknown) => ['22021', '22P05'].includes((err as { code?: string } | null)?.code ?? '');
+
+/** The route template, never the raw path: ids in paths would make a series per job. */
+function routeLabel(ctx: Koa.Context): string {
+  const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+  if (matched) return String(matched);
+  return ctx.path.startsWith('/objects/') ? '/objects/*' : 'unmatched';
+}
 
 /** The one place an error becomes an HTTP answer. 5xx bodies never carry stack traces or SQL. */
 export function errorMiddleware(log: Logger, metrics: Metrics): Koa.Middleware {
@@ -26,6 +33,7 @@ export function errorMiddleware(log: Logger, metrics: Metrics): Koa.Middleware {
       } else if (err instanceof AppError) {
         ctx.status = err.status;
         ctx.body = err.toBody();
+        if (err instanceof TooManyRequestsError) ctx.set('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSec))));
         if (err.status >= 500) log.error('request failed', { method: ctx.method, path: ctx.path, err });
       } else {
         log.error('unhandled error', { method: ctx.method, path: ctx.path, err });
@@ -33,8 +41,7 @@ export function errorMiddleware(log: Logger, metrics: Metrics): Koa.Middleware {
         ctx.body = { error: 'Internal server error', message: 'Internal server error' };
       }
     } finally {
-      const route = (ctx as any)._matchedRoute ?? 'unmatched';
-      metrics.httpRequests.labels(ctx.method, String(route), String(ctx.status)).observe(Number(process.hrtime.bigint() - started) / 1e9);
+      metrics.httpRequests.labels(ctx.method, routeLabel(ctx), String(ctx.status)).observe(Number(process.hrtime.bigint() - started) / 1e9);
     }
   };
 }

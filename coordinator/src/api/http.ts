@@ -40,7 +40,9 @@ export function zodMessage(error: z.ZodError): string {
 
 /** Routes declare their schemas once: the same schema validates the request and documents it. */
 export class Api {
-  readonly router = new Router<ApiState>();
+  // Case-sensitive: a route is one path, so nothing keyed on the path (the rate-limit group) can be
+  // dodged by writing /API/UPLOADS.
+  readonly router = new Router<ApiState>({ sensitive: true });
   private readonly paths: Record<string, Record<string, unknown>> = {};
 
   /**

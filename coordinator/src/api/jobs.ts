@@ -6,11 +6,43 @@ import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
 import { DEFAULT_ORG_MESSAGES, principalUser, type OrganizationMessages } from '../tenancy/auth.js';
 import { requireOrganization } from '../tenancy/tenancy.js';
 import { createJobSchema, validateJob } from '../jobs/job-input.js';
-import { createJob, findJob, listJobs } from '../jobs/jobs.js';
+import { createJob, findJob, JOB_STATUS, listJobs, sourceOfJob } from '../jobs/jobs.js';
 import { apiKeyView, bearerView, listItemView } from '../jobs/job-views.js';
 import { parseAllowlist } from '../../../common/src/net/address-policy.js';
+import { reframeSchema } from '../../../common/src/reframe/schema.js';
 
-const JOB_STATUSES = ['PROCESSING', 'COMPLETED', 'FAILED', 'ALL'];
+const JOB_STATUSES: string[] = [...Object.values(JOB_STATUS), 'ALL'];
+
+const reframeField = reframeSchema.nullable()
+  .describe('The crop path the cropped video follows and renders reuse (null for a short analysed without one)');
+
+const waitingStage = z.string().optional()
+  .describe('While PROCESSING and no connected agent can run the job\'s work past WAITING_NOTICE_MS: why it waits, e.g. "waiting for an analysis agent"');
+
+// The two retrieve forms (contract 2.3 and 2.4), for the OpenAPI document.
+const apiKeyJobSchema = z.object({
+  id: z.string(), title: z.string().nullable(), status: z.string(), source: z.string().nullable(), progress: z.number(),
+  cost: z.number().nullable(), costBreakDown: z.record(z.string(), z.unknown()).nullable(), message: z.string().optional(),
+  stage: waitingStage,
+  data: z.object({
+    shorts: z.array(z.object({
+      id: z.string(), content: z.string(), text: z.string(), startTime: z.number(), endTime: z.number(), reframe: reframeField,
+    })),
+  }).optional().describe('Only when COMPLETED'),
+}).describe('API-key form (contract 2.3)');
+
+const bearerJobSchema = z.object({
+  jobId: z.string(), title: z.string().nullable(), status: z.string(), progress: z.number(), createdAt: z.string(),
+  cost: z.number().optional(), costBreakDown: z.record(z.string(), z.unknown()).optional(), message: z.string().optional(),
+  stage: waitingStage,
+  data: z.object({
+    transcription: z.record(z.string(), z.unknown()).nullable(),
+    shorts: z.array(z.object({
+      id: z.number(), title: z.string(), reason: z.string().optional(), startId: z.number().nullable(), endId: z.number().nullable(),
+      startTime: z.number(), endTime: z.number(), text: z.string(), cropFileUrl: z.string().nullable(), reframe: reframeField,
+    })),
+  }).optional().describe('Only when COMPLETED'),
+}).describe('Bearer-token form (contract 2.4)');
 
 /** Contract section 7 words the jobs routes' 403 `Not allowed`, a key bound to another organization included. */
 export const JOBS_ORG_MESSAGES: OrganizationMessages = {
@@ -24,17 +56,21 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
   api.route({
     method: 'post', path: '/api/jobs', tag: 'Jobs', status: 201,
     summary: 'Create a VideoShorts job from a YouTube video or a video URL',
-    description: 'Returns 201 with both `id` and `jobId`. Credits are reserved now, charged at completion, released on failure.',
+    description: 'Returns 201 with both `id` and `jobId`. Credits are reserved now, charged at completion, released on failure. Besides `youtubeVideoId` and `fileUrl`, `sourceJobId` names a completed job whose stored source video is analysed again (for example with adjusted `predefinedShorts`), with no new download.',
     body: createJobSchema,
     response: z.object({ id: z.string(), jobId: z.string() }),
   }, async (ctx, { body }) => {
     const orgId = await org(ctx, suppliedOrgId(ctx));
     const organization = await requireOrganization(app.db.pool, orgId);
     const job = validateJob(body, organization.plan, parseAllowlist(app.config.fetchAllowlist));
-    const user = await principalUser(app.db, await principalOf(app, ctx));
-    const id = await createJob(app.db, app.queue, { org: organization, user, job, creditsPerDollar: app.config.creditsPerDollar });
+    const principal = await principalOf(app, ctx);
+    const user = await principalUser(app.db, principal);
+    const stored = body.sourceJobId ? await sourceOfJob(app.db.pool, orgId, body.sourceJobId) : undefined;
+    // Jobs started from a studio session are the web application's (contract 2.3 `source`).
+    const source = principal.kind === 'user' && principal.via === 'session' ? 'WEB_APP' : 'API';
+    const id = await createJob(app.db, app.queue, { org: organization, user, job, creditsPerDollar: app.config.creditsPerDollar, source, stored });
     app.metrics.jobsCreated.inc();
-    app.log.info('job created', { jobId: id, organizationId: orgId, source: job.youtubeVideoId ? 'youtube' : 'url' });
+    app.log.info('job created', { jobId: id, organizationId: orgId, source: stored ? 'stored' : job.youtubeVideoId ? 'youtube' : 'url' });
     return { id, jobId: id };
   });
 
@@ -62,12 +98,17 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
   api.route({
     method: 'get', path: '/api/jobs/:jobId', tag: 'Jobs',
     summary: 'A job: the simplified shape for API keys, the detailed shape (with transcription) for bearer tokens',
+    description: 'Each short of a completed job carries `reframe`, its crop path: keyframes (time on the source clock, window in source pixels, linear between keyframes) and segments (`single`, `split` with `panels`, `fit`). While PROCESSING, `stage` appears when the job has waited past `WAITING_NOTICE_MS` with no connected agent able to run it (for example "waiting for an analysis agent").',
     query: z.object({ organizationId: z.string().optional() }),
+    response: z.union([apiKeyJobSchema, bearerJobSchema]),
   }, async (ctx, { query }) => {
     const orgId = await org(ctx, query.organizationId);
     const job = await findJob(app.db.pool, orgId, ctx.params.jobId!);
     if (!job) throw notFound('Job not found');
     const principal = await principalOf(app, ctx);
-    return principal.kind === 'apiKey' ? apiKeyView(job) : bearerView(job, app.urls);
+    const view = principal.kind === 'apiKey' ? apiKeyView(job) : await bearerView(job, app.urls);
+    // Work no connected agent can take says so (docs/api.md): "waiting for an analysis agent".
+    const waiting = job.status === 'PROCESSING' ? await app.queue.waitingReason(job.id) : undefined;
+    return waiting ? { ...view, stage: waiting } : view;
   });
 }

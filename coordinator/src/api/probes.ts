@@ -4,7 +4,7 @@ import type { Coordinator } from '../coordinator.js';
 import { notFound } from '../../../common/src/errors.js';
 import { enqueueProbe } from '../probes/probes.js';
 import { requireOrg } from './auth-context.js';
-import { checkFetchableUrl } from './url-rules.js';
+import { checkFetchableUrl } from '../../../common/src/net/url-rules.js';
 import { parseAllowlist } from '../../../common/src/net/address-policy.js';
 
 /** Operator-facing: ffprobe a URL on an agent (not part of the public contract). */

@@ -19,7 +19,8 @@ export function rateGroupOf(path: string): RateGroup | undefined {
  * RateLimit-* headers (IETF draft names) and refuses with 429 and Retry-After when it is empty.
  */
 export async function enforceRateLimit(app: Coordinator, ctx: ApiContext, principal: Principal, organizationId: string): Promise<void> {
-  const group = rateGroupOf(ctx.path);
+  // The matched route's own pattern, not the request path as written, names the group.
+  const group = rateGroupOf(ctx._matchedRoute === undefined ? ctx.path : String(ctx._matchedRoute));
   if (!group || charged.has(ctx)) return;
   charged.add(ctx);
   const viaApiKey = principal.kind === 'apiKey';
@@ -27,7 +28,7 @@ export async function enforceRateLimit(app: Coordinator, ctx: ApiContext, princi
   const limit = app.rateLimiter.limitFor(group, plan, viaApiKey);
   if (limit <= 0) return;
   const caller = viaApiKey ? `key:${principal.keyId}` : `user:${principal.userId}`;
-  const decision = app.rateLimiter.take(`${group}:${organizationId}:${caller}`, limit);
+  const decision = await app.rateLimiter.take(`${group}:${organizationId}:${caller}`, limit);
   ctx.set('RateLimit-Limit', String(decision.limit));
   ctx.set('RateLimit-Remaining', String(decision.remaining));
   ctx.set('RateLimit-Reset', String(decision.resetSec));

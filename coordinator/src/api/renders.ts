@@ -22,6 +22,7 @@ export function registerRenderRoutes(api: Api, app: Coordinator): void {
   api.route({
     method: 'get', path: '/api/render/:renderId', tag: 'Render',
     summary: 'Render status: queued (queuePosition), progress (0-1), done (url, size) or error (message, code)',
+    description: 'While queued (or re-queued in progress), `stage` appears when the render has waited past `WAITING_NOTICE_MS` with no connected agent able to run it (for example "waiting for a render agent").',
     query: z.object({ organizationId: z.string().optional() }),
   }, async (ctx, { query }) => {
     const orgId = await requireOrg(app, ctx, query.organizationId);

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import type { Api, ApiContext } from './http.js';
 import { queryInt } from './http.js';
 import type { Coordinator } from '../coordinator.js';
-import { badRequest } from '../../../common/src/errors.js';
+import { badRequest, notFound } from '../../../common/src/errors.js';
+import { findFile } from '../files/files.js';
 import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
 import { requireOrganization, type Organization } from '../tenancy/tenancy.js';
 import { PLAN_RULE_TEXT, SOCIAL_ORG_MESSAGES, assertSocialPlan } from '../social/access.js';
-import { loadSocialConfig } from '../social/config.js';
 import { createAyrshareProvider } from '../social/ayrshare-provider.js';
 import { LOCAL_AUTHORIZE_PATH, createLocalProvider, isLocalProvider } from '../social/local-provider.js';
 import { createMediaCheck } from '../social/media-check.js';
@@ -32,7 +32,7 @@ const shortPost = z.object({ id: z.string(), status: z.string(), scheduledFor: z
 const STATUSES_TEXT = 'Post statuses: draft, pending_approval (approveApiPosts held an API-key post), scheduled, published, failed, cancelled.';
 
 export function createSocialProvider(app: Coordinator): SocialProvider {
-  const config = loadSocialConfig();
+  const config = app.config.social;
   return config.provider === 'ayrshare'
     ? createAyrshareProvider(config)
     : createLocalProvider(app.db, { baseUrl: app.httpUrl, autoLink: config.autoLink });
@@ -153,11 +153,18 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
   api.route({
     method: 'post', path: `${BASE}/publish`, tag: TAG, status: 201, body: publishSchema,
     summary: 'Publish, schedule, queue (next_slot) or save as draft a social post',
-    description: `${PLAN_RULE_TEXT} 403 also while the organization's isEnabled setting is false. video needs an https videoUrl, photo 1-20 photoUrls, document a documentUrl, text a non-empty caption; only the field of the post type may be given. draft and schedule need scheduledAt (ISO 8601; without an offset it is read in timezone). platforms default to the settings' defaultPlatforms and must be linked accounts. platformFields take only the contract's keys for the chosen platforms, booleans as "true"/"false". Media URLs must be publicly reachable. With approveApiPosts, API-key posts are held as pending_approval. 502 when the provider fails (the post is kept with status failed). ${STATUSES_TEXT}`,
+    description: `${PLAN_RULE_TEXT} 403 also while the organization's isEnabled setting is false. video needs an https videoUrl (or \`fileId\`, a video of the organization's storage such as a render, posted by its own signed URL), photo 1-20 photoUrls, document a documentUrl, text a non-empty caption; only the field of the post type may be given. draft and schedule need scheduledAt (ISO 8601; without an offset it is read in timezone). platforms default to the settings' defaultPlatforms and must be linked accounts. platformFields take only the contract's keys for the chosen platforms, booleans as "true"/"false". Media URLs must be publicly reachable. With approveApiPosts, API-key posts are held as pending_approval. 502 when the provider fails (the post is kept with status failed). ${STATUSES_TEXT}`,
     response: z.object({ socialPost: z.object({ id: z.string(), status: z.string(), providerJobId: z.string().nullable(), scheduledFor: z.string().nullable() }), providerPostId: z.string() }),
   }, async (ctx, { body }) => {
     const org = await socialOrg(ctx);
-    const { post, providerPostId } = await service.publish(org, body, await viaApiKey(ctx));
+    let ownVideoUrl: string | undefined;
+    if (body.fileId) {
+      const file = await findFile(app.db.pool, org.id, body.fileId);
+      if (!file || file.type !== 'video') throw notFound('File not found');
+      // The provider fetches it when the post goes out, which may be days from now.
+      ownVideoUrl = (await app.urls.sign(file.objectKey, 'GET', 30 * 24 * 3600)).url;
+    }
+    const { post, providerPostId } = await service.publish(org, body, await viaApiKey(ctx), ownVideoUrl);
     app.log.info('social post published', { organizationId: org.id, postId: post.id, status: post.status, provider: provider.name });
     return { socialPost: { ...shortView(post), providerJobId: post.providerJobId }, providerPostId };
   });

@@ -31,8 +31,6 @@ export function registerSystemRoutes(api: Api, app: Coordinator): void {
     }
   });
   api.router.get('/metrics', async (ctx) => {
-    app.metrics.agentsConnected.set(app.registry.connectedCount());
-    await app.queue.refreshGauges().catch(() => undefined);
     ctx.type = app.metrics.registry.contentType;
     ctx.body = await app.metrics.registry.metrics();
   });

@@ -6,6 +6,7 @@ import { FetchRefusedError, safeFetch } from '../../../common/src/net/safe-fetch
 import { parseAllowlist } from '../../../common/src/net/address-policy.js';
 import { storeFile } from '../files/store-file.js';
 import { CONTENT_TYPES, decodes, rasteriseSvg, sniffImage } from '../../../common/src/media/image.js';
+import { SvgRasteriseError } from '../../../common/src/media/svg-rasterise.js';
 
 /** 10 MB of 1,000,000 bytes, the unit DECISIONS.md fixes for sizes. */
 export const WATERMARK_MAX_BYTES = 10_000_000;
@@ -42,34 +43,39 @@ export async function importWatermark(app: Deps, organizationId: string, url: st
   }
   if (res.status < 200 || res.status >= 300) throw badRequest(`Watermark import failed: the image server answered HTTP ${res.status}`);
 
-  const format = sniffImage(res.body);
+  const file = await storeWatermarkImage(app, organizationId, res.body, baseName(res.finalUrl), `Watermark imported from ${withoutQuery(url)}`);
+  app.log.info('watermark imported', { organizationId, fileId: file.id, bytes: file.sizeBytes });
+  return file.id;
+}
+
+/** Checks an image by its bytes (SVG becomes PNG) and keeps it as a watermark file: URL imports and studio uploads. */
+export async function storeWatermarkImage(app: Deps, organizationId: string, bytes: Buffer, name: string, description: string) {
+  const format = sniffImage(bytes);
   if (!format) throw refused('unsupported format', UNSUPPORTED);
-  let body = res.body;
+  let body = bytes;
   let contentType = CONTENT_TYPES[format];
   if (format === 'svg') {
-    body = await rasteriseSvg(res.body).catch(() => {
+    body = await rasteriseSvg(bytes, { timeoutMs: app.config.svgRasterTimeoutMs }).catch((err) => {
+      if (err instanceof SvgRasteriseError && err.reason === 'timeout') throw refused('too complex', err.message);
       throw refused('unsupported format', 'the SVG image could not be read');
     });
     contentType = CONTENT_TYPES.png;
   } else if (!(await decodes(body))) {
     throw refused('unsupported format', `${UNSUPPORTED} that can be decoded`);
   }
-
-  const file = await storeFile(app, {
+  return storeFile(app, {
     organizationId,
-    name: fileName(res.finalUrl, format === 'svg' ? 'png' : format),
+    name: `${name.replace(/\.[^.]*$/, '') || 'watermark'}.${format === 'svg' ? 'png' : format}`,
     type: 'image',
     contentType,
     source: body,
     tags: ['watermark'],
-    description: `Watermark imported from ${withoutQuery(url)}`,
+    description,
   });
-  app.log.info('watermark imported', { organizationId, fileId: file.id, bytes: file.sizeBytes, format });
-  return file.id;
 }
 
-/** The URL's last path segment, with the extension of what the bytes turned out to be. */
-function fileName(url: string, ext: string): string {
+/** The URL's last path segment; the extension will be that of what the bytes turn out to be. */
+function baseName(url: string): string {
   const last = new URL(url).pathname.split('/').pop() ?? '';
   let base: string;
   try {
@@ -77,7 +83,7 @@ function fileName(url: string, ext: string): string {
   } catch {
     base = last;
   }
-  return `${base.replace(/\.[^.]*$/, '') || 'watermark'}.${ext}`;
+  return base;
 }
 
 // A signed source URL's query is a credential of someone else's; it is not kept.

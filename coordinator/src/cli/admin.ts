@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Admin CLI: organizations, users, API keys and tokens. `--json` prints machine-readable output.
+// Admin CLI: organizations, users, API keys and tokens; agents and tasks of the farm. `--json` prints machine-readable output.
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createLogger } from '../../../common/src/logger.js';
@@ -10,6 +10,8 @@ import { migrate } from '../db/migrate.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded.js';
 import { loadSecrets } from '../secrets.js';
 import { createTokenSigner } from '../tenancy/auth.js';
+import { listAgents, requestTaskCancel, setDraining, type AgentView } from '../cluster/agents.js';
+import { createLoginLink, findUserIdByEmail, LOGIN_LINK_TTL_SEC, setPassword } from '../tenancy/sessions.js';
 import {
   addMembership, createOrganization, createUser, issueApiKey, listApiKeys, listOrganizations, requireOrganization,
   revokeApiKey, updateOrganization,
@@ -23,11 +25,18 @@ const USAGE = `Usage: shorts-admin <command> [options] [--json]
   org set ID [--plan P] [--credits N] [--retention-days 1-180] [--phone-verification on|off] [--name NAME]
   user create --email EMAIL [--name NAME] [--org ORG_ID] [--role owner|admin|member] [--phone NUMBER] [--phone-verified]
   user add-to-org --user USER_ID --org ORG_ID [--role ROLE]
+  user set-password (--user USER_ID | --email EMAIL) [--password P]   (else read from stdin)
+  user login-link (--user USER_ID | --email EMAIL) [--ttl SECONDS]     one-time web studio sign-in link
   key issue --org ORG_ID [--name NAME]
   key list --org ORG_ID
   key revoke KEY_ID
   token issue --user USER_ID [--ttl SECONDS]
   cluster-token
+  agent list [--all]          online, draining and recently offline agents (--all: every one)
+  agent drain AGENT_ID        finishes what it runs, takes nothing new (told on its next heartbeat)
+  agent resume AGENT_ID       lifts a drain
+  task cancel ID              a task, or the tasks of a job or render: queued ones end at once,
+                              running ones when their agent next reports (it stops its work)
 
 Connects to DATABASE_URL, or to the embedded Postgres under DATA_DIR (default ./data).`;
 
@@ -68,7 +77,8 @@ async function main(argv: string[]): Promise<number> {
       name: { type: 'string' }, plan: { type: 'string' }, credits: { type: 'string' },
       'retention-days': { type: 'string' }, 'phone-verification': { type: 'string' },
       email: { type: 'string' }, org: { type: 'string' }, role: { type: 'string' }, phone: { type: 'string' },
-      'phone-verified': { type: 'boolean' }, user: { type: 'string' }, ttl: { type: 'string' },
+      'phone-verified': { type: 'boolean' }, user: { type: 'string' }, ttl: { type: 'string' }, password: { type: 'string' },
+      all: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -121,6 +131,22 @@ async function main(argv: string[]): Promise<number> {
         await addMembership(db, need(values.user, '--user'), need(values.org, '--org'), values.role);
         print({ userId: values.user, organizationId: values.org, role: values.role ?? 'member' }, json);
         break;
+      case 'user set-password': {
+        const userId = await userArg(db, values.user, values.email);
+        const password = values.password ?? (await readStdin()).replace(/\r?\n$/, '');
+        await setPassword(db, userId, password);
+        print({ userId, passwordSet: true }, json);
+        break;
+      }
+      case 'user login-link': {
+        const userId = await userArg(db, values.user, values.email);
+        const ttl = num(values.ttl, 'ttl') ?? LOGIN_LINK_TTL_SEC;
+        const token = await createLoginLink(db, userId, ttl);
+        const config = loadConfig();
+        const base = config.publicUrl ?? `http://127.0.0.1:${config.port}`;
+        print({ userId, url: `${base}/studio/#/sign-in?token=${token}`, expiresInSec: ttl }, json);
+        break;
+      }
       case 'key issue':
         print(await issueApiKey(db, need(values.org, '--org'), values.name), json);
         break;
@@ -144,6 +170,21 @@ async function main(argv: string[]): Promise<number> {
         print({ clusterToken: secrets.clusterToken }, json);
         break;
       }
+      case 'agent list': {
+        const agents = await listAgents(db, { all: values.all });
+        if (json) print(agents, true);
+        else process.stdout.write(agentTable(agents));
+        break;
+      }
+      case 'agent drain':
+        print(await setDraining(db, need(arg, 'agent id'), true), json);
+        break;
+      case 'agent resume':
+        print(await setDraining(db, need(arg, 'agent id'), false), json);
+        break;
+      case 'task cancel':
+        print(await requestTaskCancel(db, need(arg, 'task, job or render id')), json);
+        break;
       default:
         process.stderr.write(`unknown command: ${cmd}\n\n${USAGE}\n`);
         return 2;
@@ -153,6 +194,33 @@ async function main(argv: string[]): Promise<number> {
     await db.close();
     await embedded?.stop();
   }
+}
+
+function agentTable(agents: AgentView[]): string {
+  if (!agents.length) return 'no agents\n';
+  const ago = (d: Date) => `${Math.max(0, Math.round((Date.now() - new Date(d).getTime()) / 1000))}s ago`;
+  const gb = (b: number | null) => (b == null ? '-' : `${(b / 1e9).toFixed(1)} GB`);
+  const rows = [['ID', 'NAME', 'STATE', 'RUNNING', 'FREE DISK', 'LAST SEEN', 'TASK TYPES', 'CAPABILITIES']];
+  for (const a of agents) {
+    rows.push([a.id, a.name, a.state, `${a.runningTasks}/${a.slots}`, gb(a.freeDiskBytes), ago(a.lastSeenAt), a.taskTypes.join(','), a.capabilities.join(',')]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+}
+
+async function userArg(db: Db, userId: string | undefined, email: string | undefined): Promise<string> {
+  if (userId) return userId;
+  if (!email) throw new AppError(400, 'Bad Request', '--user or --email is required');
+  const found = await findUserIdByEmail(db, email);
+  if (!found) throw new AppError(404, 'Not Found', `No user with e-mail ${email}`);
+  return found;
+}
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) throw new AppError(400, 'Bad Request', '--password is required (or pipe the password on stdin)');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function strip<T extends { webhookSecret?: string }>(org: T): Omit<T, 'webhookSecret'> {

@@ -1,12 +1,14 @@
 import * as grpc from '@grpc/grpc-js';
 import { readFileSync } from 'node:fs';
 import { timingSafeEqual } from 'node:crypto';
-import type { Db } from '../db/db.js';
+import { isTransientDbError, type Db } from '../db/db.js';
 import { AppError } from '../../../common/src/errors.js';
 import { newId } from '../../../common/src/ids.js';
 import type { Logger } from '../../../common/src/logger.js';
-import { loadAgentProto } from '../../../common/src/proto.js';
-import { TASK_TYPES } from '../../../common/src/tasks.js';
+import { loadAgentProto, type AgentRpc } from '../../../common/src/proto.js';
+import type { AgentServiceHandlers } from '../../../common/src/generated/shorts/v1/AgentService.js';
+import { isTaskType, TASK_STATES } from '../../../common/src/tasks.js';
+import { capabilityTags } from '../../../common/src/placement.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { LEASE_LOST, taskObjectKey, type TaskQueue } from '../tasks/task-queue.js';
 import type { ObjectUrls } from '../storage/urls.js';
@@ -55,7 +57,12 @@ function toGrpcError(err: unknown): grpc.ServiceError {
     e.code = err.error === LEASE_LOST ? grpc.status.FAILED_PRECONDITION
       : err.status === 401 ? grpc.status.UNAUTHENTICATED
       : err.status === 404 ? grpc.status.NOT_FOUND
+      : err.status === 503 ? grpc.status.UNAVAILABLE
       : err.status < 500 ? grpc.status.INVALID_ARGUMENT : grpc.status.INTERNAL;
+  } else if (isTransientDbError(err)) {
+    // The agent retries UNAVAILABLE with backoff: a database hiccup costs it a moment, not its work.
+    e.code = grpc.status.UNAVAILABLE;
+    e.message = 'coordinator database unavailable; retry';
   } else {
     e.code = grpc.status.INTERNAL;
     e.message = 'internal error';
@@ -70,12 +77,12 @@ function tokenMatches(expected: string, metadata: grpc.Metadata): boolean {
   return given.length === want.length && timingSafeEqual(given, want);
 }
 
-export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: AgentRegistry): grpc.UntypedServiceImplementation {
+export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: AgentRegistry): AgentServiceHandlers {
   const { queue, log, db } = deps;
 
   // Every RPC: authenticate, run, map errors to gRPC statuses in one place.
-  const unary = <Req, Res>(name: string, fn: (req: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>) =>
-    (call: grpc.ServerUnaryCall<Req, Res>, callback: grpc.sendUnaryData<Res>) => {
+  const unary = <K extends AgentRpc, Req, Res>(name: K, fn: (req: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>): grpc.handleUnaryCall<Req, Res> =>
+    (call, callback) => {
       if (!tokenMatches(deps.clusterToken, call.metadata)) {
         callback({ code: grpc.status.UNAUTHENTICATED, message: 'invalid cluster token' } as grpc.ServiceError);
         return;
@@ -89,6 +96,20 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
       );
     };
 
+  /** Every call from an agent counts as a sign of life; one marked offline comes back (draining
+   *  still, if it was asked to drain). Answers the agent's state, so it learns of a drain. */
+  const markSeen = async (agentId: string, heartbeat?: { runningTasks: number; freeDiskBytes: number }) => {
+    const row = await db.one<{ state: string }>(
+      `UPDATE agents SET last_seen_at = now(), offline_at = NULL,
+         state = CASE WHEN drain_requested_at IS NOT NULL THEN 'draining' ELSE 'online' END,
+         running_tasks = COALESCE($2, running_tasks), free_disk_bytes = COALESCE($3, free_disk_bytes)
+       WHERE id = $1 RETURNING state`,
+      [agentId, heartbeat?.runningTasks ?? null, heartbeat?.freeDiskBytes || null],
+    );
+    if (!row) throw new AppError(404, 'unknown_agent', `agent ${agentId} is not registered`);
+    return row.state as 'online' | 'draining';
+  };
+
   // Another coordinator behind the same load balancer may have registered the agent: Postgres knows.
   const sessionOf = async (agentId: string) => {
     const known = registry.touch(agentId);
@@ -100,88 +121,106 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
     return session;
   };
 
+  const reportJson = async (taskId: string, token: string, field: string, text: string): Promise<unknown> => {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return queue.refuse(taskId, token, `${field} is not valid JSON`);
+    }
+  };
+
   return {
-    RegisterAgent: unary<any, any>('RegisterAgent', async (req) => {
-      const caps = req.capabilities ?? {};
-      const taskTypes = (caps.task_types as string[]).filter((t) => (TASK_TYPES as readonly string[]).includes(t));
+    RegisterAgent: unary('RegisterAgent', async (req) => {
+      const caps = req.capabilities;
+      if (!caps) throw new AppError(400, 'bad_capabilities', 'RegisterAgent needs the host\'s capabilities');
+      const taskTypes = caps.task_types.filter(isTaskType);
       const id = newId();
-      await db.query('INSERT INTO agents (id, name, capabilities) VALUES ($1, $2, $3)', [id, req.name || 'agent', { ...caps, task_types: taskTypes }]);
+      const tags = capabilityTags(caps);
+      await db.query(
+        `INSERT INTO agents (id, name, capabilities, task_types, capability_tags, max_slots, free_disk_bytes) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [id, req.name || 'agent', { ...caps, task_types: taskTypes }, taskTypes, tags, Math.max(1, Number(caps.max_concurrent_tasks) || 1), Number(caps.free_disk_bytes) || null],
+      );
       registry.sessions.set(id, { id, name: req.name, taskTypes, lastSeen: Date.now() });
-      log.info('agent registered', { agentId: id, name: req.name, taskTypes, nvenc: caps.nvenc_available, cores: caps.cpu_cores });
+      log.info('agent registered', { agentId: id, name: req.name, taskTypes, tags, cores: caps.cpu_cores, slots: caps.max_concurrent_tasks });
       return { agent_id: id, lease_ttl_ms: deps.leaseTtlMs, heartbeat_interval_ms: Math.floor(deps.leaseTtlMs / 3) };
     }),
 
-    LeaseTask: unary<any, any>('LeaseTask', async (req, call) => {
+    LeaseTask: unary('LeaseTask', async (req, call) => {
       const session = await sessionOf(req.agent_id);
-      const types = (req.task_types as string[]).length ? (req.task_types as string[]).filter((t) => session.taskTypes.includes(t)) : session.taskTypes;
+      // A draining agent finishes what it has and takes nothing new; it learns so here.
+      if ((await markSeen(session.id)) === 'draining') return { draining: true };
+      const types = req.task_types.length ? req.task_types.filter((t) => session.taskTypes.includes(t)) : session.taskTypes;
       const abort = new AbortController();
       call.on('cancelled', () => abort.abort());
       const waitMs = Math.min(req.wait_ms || deps.leaseWaitMs, deps.leaseWaitMs);
       const task = await queue.lease(session.id, types, waitMs, abort.signal);
       registry.touch(session.id);
       if (!task) return {};
+      // From here the lease is committed: if the agent cannot receive it, hand it back at once
+      // rather than let it expire and cost the task an attempt.
+      let payload: Record<string, unknown>;
+      try {
+        payload = await queue.leasePayload(task);
+      } catch (err) {
+        await queue.handBack(task, `could not prepare the lease: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300), { prepareFailed: true })
+          .catch((handBackErr) => log.error('could not hand back a lease', { taskId: task.id, err: handBackErr }));
+        throw err;
+      }
+      if (abort.signal.aborted || call.cancelled) {
+        await queue.handBack(task, 'the agent left before it received the lease');
+        return {};
+      }
       return {
         task: {
           task_id: task.id,
           type: task.type,
-          lease_token: task.leaseToken,
+          lease_token: task.leaseToken ?? '',
           attempt: task.attempts,
           lease_expires_at_ms: task.leaseExpiresAt ? new Date(task.leaseExpiresAt).getTime() : 0,
-          payload_json: JSON.stringify(await queue.leasePayload(task)),
+          payload_json: JSON.stringify(payload),
         },
       };
     }),
 
-    ReportProgress: unary<any, any>('ReportProgress', async (req) => {
-      let facts: Record<string, unknown> | undefined;
-      if (req.facts_json) {
-        try {
-          facts = JSON.parse(req.facts_json);
-        } catch {
-          throw new AppError(400, 'bad_facts', 'facts_json is not valid JSON');
-        }
-      }
+    // Facts and results are read with the task type's contract (common/src/tasks/<type>.ts) by the
+    // domain; what is not even JSON is refused here the same way.
+    ReportProgress: unary('ReportProgress', async (req) => {
+      const facts = req.facts_json ? await reportJson(req.task_id, req.lease_token, 'facts_json', req.facts_json) : undefined;
       const res = await queue.progress(req.task_id, req.lease_token, req.progress, req.stage || null, req.message, facts);
       return { cancel_requested: res.cancelRequested };
     }),
 
-    CompleteTask: unary<any, any>('CompleteTask', async (req) => {
-      let result: Record<string, unknown>;
-      try {
-        result = req.result_json ? JSON.parse(req.result_json) : {};
-      } catch {
-        throw new AppError(400, 'bad_result', 'result_json is not valid JSON');
-      }
-      await queue.complete(req.task_id, req.lease_token, result);
+    CompleteTask: unary('CompleteTask', async (req) => {
+      await queue.complete(req.task_id, req.lease_token, await reportJson(req.task_id, req.lease_token, 'result_json', req.result_json || '{}'));
       return {};
     }),
 
-    FailTask: unary<any, any>('FailTask', async (req) => {
+    FailTask: unary('FailTask', async (req) => {
       const res = await queue.fail(req.task_id, req.lease_token, req.message || 'task failed', req.retryable, req.code || 'TASK_FAILED');
       return { will_retry: res.willRetry };
     }),
 
-    ReleaseTask: unary<any, any>('ReleaseTask', async (req) => {
+    ReleaseTask: unary('ReleaseTask', async (req) => {
       await queue.release(req.task_id, req.lease_token, req.reason || 'released by agent');
       return {};
     }),
 
-    CreateUploadUrl: unary<any, any>('CreateUploadUrl', async (req) => {
+    CreateUploadUrl: unary('CreateUploadUrl', async (req) => {
       const task = await queue.get(req.task_id);
-      if (!task || task.state !== 'leased' || task.leaseToken !== req.lease_token) {
+      if (!task || task.state !== TASK_STATES.leased || task.leaseToken !== req.lease_token) {
         throw new AppError(409, LEASE_LOST, `Task ${req.task_id} is no longer leased with this token`);
       }
-      if (!/^[A-Za-z0-9._-]{1,100}$/.test(req.name)) throw new AppError(400, 'bad_name', 'upload name must be a plain file name');
+      if (!/^(?!\.)[A-Za-z0-9._-]{1,100}$/.test(req.name)) throw new AppError(400, 'bad_name', 'upload name must be a plain file name');
       const key = taskObjectKey(task, req.name);
       const { url, expiresAt } = await deps.urls.sign(key, 'PUT');
       return { url, object_key: key, expires_at_ms: expiresAt.getTime() };
     }),
 
-    Heartbeat: unary<any, any>('Heartbeat', async (req) => {
+    Heartbeat: unary('Heartbeat', async (req) => {
       const s = await sessionOf(req.agent_id).catch(() => undefined);
       if (!s) return { reregister: true };
-      await db.query('UPDATE agents SET last_seen_at = now() WHERE id = $1', [req.agent_id]);
-      return { reregister: false };
+      const state = await markSeen(s.id, { runningTasks: Number(req.running_tasks) || 0, freeDiskBytes: Number(req.free_disk_bytes) || 0 });
+      return { reregister: false, draining: state === 'draining' };
     }),
   };
 }
@@ -192,7 +231,9 @@ export async function startGrpcServer(
   bind: { host: string; port: number; tlsCertPath?: string; tlsKeyPath?: string },
 ): Promise<{ server: grpc.Server; port: number }> {
   const { AgentService } = loadAgentProto();
-  const server = new grpc.Server({ 'grpc.keepalive_permit_without_calls': 1 });
+  // An analysis result carries each short's face tracks (for renders that re-plan the camera path):
+  // a crowded 90 s short can pass gRPC's 4 MB default on its own.
+  const server = new grpc.Server({ 'grpc.keepalive_permit_without_calls': 1, 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
   server.addService(AgentService.service, createAgentServiceHandlers(deps, registry));
   const credentials = bind.tlsCertPath && bind.tlsKeyPath
     ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: readFileSync(bind.tlsCertPath), private_key: readFileSync(bind.tlsKeyPath) }], false)

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 // pg returns NUMERIC and BIGINT as strings by default; our amounts fit a double.
@@ -5,6 +6,33 @@ pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
 export type Queryable = Pick<pg.PoolClient, 'query'>;
+
+const statementNames = new Map<string, string>();
+
+/**
+ * The query as a named (prepared) statement: each pooled connection parses and plans it once, later
+ * calls send only the parameters. Names come from the SQL text, so equal text is one statement.
+ * Only for parameterised SQL: a parameter-less call may hold several statements (migrations).
+ */
+export function prepared(text: string, values: unknown[]): pg.QueryConfig {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = 's' + createHash('sha1').update(text).digest('hex').slice(0, 20);
+    if (statementNames.size < 5000) statementNames.set(text, name);
+  }
+  return { name, text, values };
+}
+
+/** Errors worth one more try: serialization failures, deadlocks, a dropped or refused connection,
+ *  a server shutting down or restarting. Anything else is a bug or bad data and is not retried. */
+export function isTransientDbError(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (code === '40001' || code === '40P01' || code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return true;
+  if (code === 'ECONNRESET' || code === 'ECONNREFUSED' || code === 'EPIPE' || code === 'ETIMEDOUT') return true;
+  const message = typeof e?.message === 'string' ? e.message : '';
+  return /Connection terminated|connection (is )?closed|Client has encountered a connection error|terminating connection/i.test(message);
+}
 
 /** The one database access layer: a pool, plain SQL, and transactions. */
 export class Db {
@@ -16,7 +44,7 @@ export class Db {
   }
 
   async query<T extends pg.QueryResultRow = any>(sql: string, params: unknown[] = []): Promise<T[]> {
-    const res = await this.pool.query<T>(sql, params);
+    const res = params.length ? await this.pool.query<T>(prepared(sql, params)) : await this.pool.query<T>(sql);
     return res.rows;
   }
 
@@ -27,16 +55,21 @@ export class Db {
 
   async tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // A connection that dies mid-transaction must not go back to the pool for the next caller.
+    let broken: Error | undefined;
+    const onError = (err: Error) => { broken = err; };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const out = await fn(client);
       await client.query('COMMIT');
       return out;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      await client.query('ROLLBACK').catch((rollbackErr: Error) => { broken ??= rollbackErr; });
       throw err;
     } finally {
-      client.release();
+      client.off('error', onError);
+      client.release(broken);
     }
   }
 

@@ -7,32 +7,22 @@ import { deleteFileRows } from './files.js';
 export type DeleteOutcome = { id: string; deleted: true } | { id: string; deleted: false; error: string; message: string };
 
 /**
- * The objects go first, inside the transaction that deletes the row: if the store fails the row
- * (and the usage it counts) stays, so the file is neither lost nor orphaned and a retry can finish.
- * A store answering "already gone" is success, which is what makes that retry work.
+ * The row (and the usage it counts) goes first; the objects only once that has committed. A commit
+ * that fails leaves row and objects as they were. A store that fails after the commit leaves objects
+ * no row knows, which the daily orphan sweep removes; the file itself is gone either way.
  */
 export async function deleteFile(app: Pick<Coordinator, 'db' | 'store' | 'log'>, organizationId: string, fileId: string): Promise<DeleteOutcome> {
   if (!isId(fileId)) throw notFound('File not found');
-  let storeError: unknown;
-  const found = await app.db.tx(async (c) => {
+  const keys = await app.db.tx(async (c) => {
     const row = (await c.query(`SELECT id FROM files WHERE organization_id = $1 AND id = $2 FOR UPDATE`, [organizationId, fileId])).rows[0];
-    if (!row) return false;
-    const keys = await deleteFileRows(c, organizationId, { ids: [fileId] });
-    try {
-      for (const key of keys) await app.store.delete(key);
-    } catch (err) {
-      storeError = err;
-      throw err; // rolls the row back
-    }
-    return true;
-  }).catch((err) => {
-    if (storeError === undefined) throw err;
-    return 'store failed' as const;
+    if (!row) return undefined;
+    return deleteFileRows(c, organizationId, { ids: [fileId] });
   });
-  if (found === 'store failed') {
-    app.log.error('file delete: object store failed, row kept', { fileId, organizationId, err: storeError });
-    return { id: fileId, deleted: false, error: 'Storage deletion failed', message: 'The file could not be deleted from storage; it was kept and can be deleted again' };
+  if (!keys) throw notFound('File not found');
+  for (const key of keys) {
+    await app.store.delete(key).catch((err) => {
+      app.log.error('file delete: object left for the orphan sweep', { fileId, organizationId, key, err });
+    });
   }
-  if (!found) throw notFound('File not found');
   return { id: fileId, deleted: true };
 }

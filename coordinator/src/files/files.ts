@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/db.js';
+import { prepared, type Queryable } from '../db/db.js';
 import { AppError } from '../../../common/src/errors.js';
 import { isId, newId } from '../../../common/src/ids.js';
 import { PLAN_LIMITS, toMB, type Plan } from '../tenancy/plans.js';
@@ -114,12 +114,14 @@ export async function listFiles(c: Queryable, organizationId: string, f: FileFil
     where.push(`tags && $${params.length}::text[]`);
   }
   const sqlWhere = where.join(' AND ');
-  const total = Number((await c.query(`SELECT count(*) AS n FROM files WHERE ${sqlWhere}`, params)).rows[0].n);
-  const rows = (await c.query(
-    `SELECT ${FILE_COLUMNS} FROM files WHERE ${sqlWhere} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+  // The page and the total in one round trip; a page past the end has no row to carry the total.
+  const page = (await c.query(prepared(
+    `SELECT ${FILE_COLUMNS}, count(*) OVER () AS "totalCount" FROM files WHERE ${sqlWhere} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, f.limit, f.offset],
-  )).rows as FileRow[];
-  return { rows, total };
+  ))).rows as Array<FileRow & { totalCount: number }>;
+  const total = page.length ? Number(page[0]!.totalCount)
+    : f.offset > 0 ? Number((await c.query(`SELECT count(*) AS n FROM files WHERE ${sqlWhere}`, params)).rows[0].n) : 0;
+  return { rows: page.map(({ totalCount: _, ...row }) => row), total };
 }
 
 /** Usage against the plan, in MB of 1,000,000 bytes (DECISIONS.md). */

@@ -2,9 +2,9 @@
 // imports): the agents report these for what they produce, so only local files come through here.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
-import ffprobeInstaller from '@ffprobe-installer/ffprobe';
 import { inputGuard } from '../../../common/src/media/input-guard.js';
+import { probeFile } from '../../../common/src/media/ffprobe.js';
+import { processMediaTools, toolEnv } from '../../../common/src/media/tools.js';
 
 const run = promisify(execFile);
 const THUMB_WIDTH = 320;
@@ -12,8 +12,9 @@ const THUMB_WIDTH = 320;
 /** Duration in seconds from the container, 0 when ffprobe cannot tell (a still image, say). */
 export async function probeLength(path: string): Promise<number> {
   try {
-    const { stdout } = await run(ffprobeInstaller.path, ['-v', 'error', ...inputGuard('media-or-image'), '-show_entries', 'format=duration', '-of', 'default=nw=1:nk=1', path], { timeout: 30_000 });
-    const sec = Number(stdout.trim());
+    // A user's upload: a current ffprobe when the host has one, and none of the coordinator's secrets in its environment.
+    const info = await probeFile(path, { inputs: 'media-or-image', timeoutMs: 30_000 });
+    const sec = Number(info.format?.duration);
     return Number.isFinite(sec) && sec > 0 ? Math.round(sec * 1000) / 1000 : 0;
   } catch {
     return 0;
@@ -25,10 +26,10 @@ export async function probeLength(path: string): Promise<number> {
 export async function grabFrame(path: string, lengthSec: number, out: string): Promise<string | undefined> {
   const at = lengthSec > 0 ? Math.min(1, lengthSec / 2) : 0;
   try {
-    await run(ffmpegInstaller.path, [
+    await run(processMediaTools().ffmpegPath, [
       '-y', '-hide_banner', '-loglevel', 'error', ...inputGuard('media-or-image'), '-ss', at.toFixed(3), '-i', path,
       '-frames:v', '1', '-vf', `scale=${THUMB_WIDTH}:-2`, '-q:v', '4', out,
-    ], { timeout: 60_000 });
+    ], { timeout: 60_000, env: toolEnv() });
     return out;
   } catch {
     return undefined;

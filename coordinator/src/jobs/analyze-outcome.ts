@@ -1,14 +1,18 @@
 import type { Coordinator } from '../coordinator.js';
 import type { Queryable } from '../db/db.js';
 import { AppError, badRequest } from '../../../common/src/errors.js';
-import type { AnalyzeResult } from '../../../common/src/analyze-result.js';
+import { ANALYZE_STAGES, isAnalyzeStage, type AnalyzeVideoResult } from '../../../common/src/tasks/analyze-video.js';
+import { parseStoredPayload } from '../../../common/src/tasks/contracts.js';
 import { chargeCredits, releaseCredits, reserveEstimate } from '../credits/credits.js';
-import { insertFiles, type NewFile } from '../files/files.js';
-import { taskObjectPrefix, type TaskOutcomeHandler, type TaskRow } from '../tasks/task-queue.js';
+import { deleteFileRows, insertFiles, type NewFile } from '../files/files.js';
+import { verifyTaskObjects } from '../files/task-objects.js';
+import { deletePrefix } from '../storage/object-store.js';
+import { taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
+import type { TypedOutcomeHandler } from '../tasks/typed-outcome.js';
 import type { Plan } from '../tenancy/plans.js';
 import { enqueueWebhook } from '../webhooks/webhooks.js';
 import { bearerView, type StoredShort } from './job-views.js';
-import { JOB_COLUMNS, STAGE_PROGRESS, type JobRow } from './jobs.js';
+import { JOB_COLUMNS, JOB_STATUS, type JobRow } from './jobs.js';
 import { priceJob } from './pricing.js';
 
 async function lockJob(c: Queryable, id: string): Promise<JobRow | undefined> {
@@ -16,7 +20,7 @@ async function lockJob(c: Queryable, id: string): Promise<JobRow | undefined> {
 }
 
 /** Checks what the agent produced against what the client asked, now that the duration is known. */
-function checkShorts(job: JobRow, result: AnalyzeResult): void {
+function checkShorts(job: JobRow, result: AnalyzeVideoResult): void {
   const asked = job.options?.predefinedShorts as Array<{ title: string; start: number; end: number }> | undefined;
   for (const s of asked ?? []) {
     if (s.end > result.durationSec + 0.05) {
@@ -29,7 +33,7 @@ function checkShorts(job: JobRow, result: AnalyzeResult): void {
   }
 }
 
-export function createAnalyzeOutcomeHandler(app: Coordinator): TaskOutcomeHandler {
+export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 'store' | 'urls' | 'boss' | 'metrics'>): TypedOutcomeHandler<'analyze-video'> {
   /**
    * As soon as the agent knows the video's length the job's reservation grows to its price, so a
    * job the credits cannot pay for fails now, before transcription, and jobs running side by side
@@ -37,7 +41,7 @@ export function createAnalyzeOutcomeHandler(app: Coordinator): TaskOutcomeHandle
    */
   async function reserveForVideo(c: Queryable, jobId: string, durationSec: number, downloadBytes: number): Promise<void> {
     const job = await lockJob(c, jobId);
-    if (!job || job.status !== 'PROCESSING') return;
+    if (!job || job.status !== JOB_STATUS.processing) return;
     const org = (await c.query(`SELECT plan, credits, reserved_credits AS "reservedCredits" FROM organizations WHERE id = $1 FOR UPDATE`, [job.organizationId])).rows[0] as { plan: Plan; credits: string; reservedCredits: string };
     const price = priceJob({ plan: org.plan, durationSec, fromYoutube: !!job.youtubeVideoId, downloadBytes }, app.config.creditsPerDollar);
     if (!(await reserveEstimate(c, job.organizationId, job.id, Number(job.reservedCredits), price.cost))) {
@@ -47,35 +51,53 @@ export function createAnalyzeOutcomeHandler(app: Coordinator): TaskOutcomeHandle
     }
   }
 
+  const storedSource = (task: TaskRow) => {
+    const { source } = parseStoredPayload('analyze-video', task.payload);
+    return source.kind === 'object' ? source : undefined;
+  };
+
   return {
+    /** A video in the organization's storage reaches the agent by a signed URL made at lease time. */
+    async prepareLease(_task, payload) {
+      const { source } = payload;
+      if (source.kind !== 'object') return { ...payload, source };
+      return { ...payload, source: { ...source, url: (await app.urls.sign(source.objectKey, 'GET', 6 * 3600)).url } };
+    },
+
     async onProgress(c, task, _progress, stage, facts) {
-      if (typeof facts?.durationSec === 'number') await reserveForVideo(c, task.subjectId!, facts.durationSec, Number(facts.downloadBytes) || 0);
-      const value = stage ? STAGE_PROGRESS[stage] : undefined;
-      if (value === undefined) return;
+      if (facts) await reserveForVideo(c, task.subjectId!, facts.durationSec, facts.downloadBytes);
+      if (!stage || !isAnalyzeStage(stage)) return;
+      const value = ANALYZE_STAGES[stage].jobProgress;
       await c.query(`UPDATE jobs SET progress = GREATEST(progress, $2), updated_at = now() WHERE id = $1 AND status = 'PROCESSING'`, [task.subjectId, value]);
     },
 
-    async onComplete(c, task, raw) {
-      const result = raw as unknown as AnalyzeResult;
+    async onComplete(c, task, result) {
       const job = await lockJob(c, task.subjectId!);
-      if (!job || job.status !== 'PROCESSING') return; // archived or already settled: keep nothing twice
+      if (!job || job.status !== JOB_STATUS.processing) return; // archived or already settled: keep nothing twice
       checkShorts(job, result);
+      const stored = await verifyTaskObjects(app.store, task, [
+        result.source.objectKey, result.source.thumbnailKey,
+        ...result.shorts.flatMap((s) => (s.crop ? [s.crop.objectKey, s.crop.thumbnailKey] : [])),
+      ]);
       const org = (await c.query(`SELECT plan FROM organizations WHERE id = $1`, [job.organizationId])).rows[0] as { plan: Plan };
 
       const files: NewFile[] = [{
         organizationId: job.organizationId, jobId: job.id, name: result.source.name, type: 'video',
-        contentType: result.source.contentType, sizeBytes: result.source.sizeBytes, lengthSec: result.durationSec,
+        contentType: result.source.contentType, sizeBytes: stored.get(result.source.objectKey)!, lengthSec: result.durationSec,
         objectKey: result.source.objectKey, thumbnailKey: result.source.thumbnailKey ?? null, tags: ['source'],
       }];
       result.shorts.forEach((s, i) => {
         if (s.crop) {
           files.push({
             organizationId: job.organizationId, jobId: job.id, name: `short-${i}.mp4`, type: 'video', contentType: s.crop.contentType,
-            sizeBytes: s.crop.sizeBytes, lengthSec: s.endTime - s.startTime, objectKey: s.crop.objectKey,
+            sizeBytes: stored.get(s.crop.objectKey)!, lengthSec: s.endTime - s.startTime, objectKey: s.crop.objectKey,
             thumbnailKey: s.crop.thumbnailKey ?? null, tags: ['short'], description: s.title,
           });
         }
       });
+      // A studio upload was only the way in: the job now keeps its own copy of the source.
+      const upload = storedSource(task);
+      if (upload?.consume && upload.fileId) await deleteFileRows(c, job.organizationId, { ids: [upload.fileId] });
       await insertFiles(c, files);
 
       const price = priceJob({ plan: org.plan, durationSec: result.durationSec, fromYoutube: !!job.youtubeVideoId, downloadBytes: result.downloadBytes }, app.config.creditsPerDollar);
@@ -86,45 +108,51 @@ export function createAnalyzeOutcomeHandler(app: Coordinator): TaskOutcomeHandle
       const shorts: StoredShort[] = result.shorts.map((s, i) => ({
         id: i, title: s.title, reason: s.reason, startId: s.startId, endId: s.endId,
         startTime: round3(s.startTime), endTime: round3(s.endTime), text: s.text,
-        cropObjectKey: s.crop?.objectKey ?? null, reframe: s.reframe,
+        cropObjectKey: s.crop?.objectKey ?? null, reframe: s.reframe ?? null,
       }));
-      const data = { transcription: { ...result.transcript, durationSec: result.durationSec }, shorts, source: { objectKey: result.source.objectKey, width: result.source.width, height: result.source.height } };
+      const data = {
+        transcription: { ...result.transcript, durationSec: result.durationSec }, shorts,
+        source: { objectKey: result.source.objectKey, width: result.source.width, height: result.source.height },
+        ...(result.reframePlan ? { reframePlan: result.reframePlan } : {}),
+      };
+      // The detections go to their own column: served never, read only by a render that re-plans.
+      const detections = result.shorts.some((s) => s.detections) ? JSON.stringify(result.shorts.map((s) => s.detections ?? null)) : null;
       const updated = (await c.query(
         `UPDATE jobs SET status = 'COMPLETED', progress = 100, cost = $2, cost_breakdown = $3, data = $4, shorts_count = $5,
-           credit_usage_status = 'ACTIVE', duration_sec = $6, download_bytes = $7, completed_at = now(), updated_at = now()
+           credit_usage_status = 'ACTIVE', duration_sec = $6, download_bytes = $7, reframe_detections = $8::jsonb,
+           completed_at = now(), updated_at = now()
          WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
-        [job.id, price.cost, price.costBreakDown, data, shorts.length, result.durationSec, result.downloadBytes],
+        [job.id, price.cost, price.costBreakDown, data, shorts.length, result.durationSec, result.downloadBytes, detections],
       )).rows[0] as JobRow;
       if (job.webhook) {
-        const body = JSON.stringify({ event: 'job.completed', jobId: job.id, status: 'COMPLETED', data: await bearerView(updated, app.urls) });
+        const body = JSON.stringify({ event: 'job.completed', jobId: job.id, status: JOB_STATUS.completed, data: await bearerView(updated, app.urls) });
         await enqueueWebhook(app.boss, c, { organizationId: job.organizationId, jobId: job.id, url: job.webhook, event: 'job.completed', body }, app.config.webhookRetryDelaySec);
       }
     },
 
     async onFailed(c, task, reason) {
       const job = await lockJob(c, task.subjectId!);
-      if (!job || job.status !== 'PROCESSING') return;
+      if (!job || job.status !== JOB_STATUS.processing) return;
       await releaseCredits(c, job.organizationId, job.id, job.reservedCredits);
       const updated = (await c.query(
         `UPDATE jobs SET status = 'FAILED', error_message = $2, credit_usage_status = 'RELEASED', updated_at = now() WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
         [job.id, reason],
       )).rows[0] as JobRow;
       if (job.webhook) {
-        const body = JSON.stringify({ event: 'job.failed', jobId: job.id, status: 'FAILED', data: { ...(await bearerView(updated, app.urls)), message: reason } });
+        const body = JSON.stringify({ event: 'job.failed', jobId: job.id, status: JOB_STATUS.failed, data: { ...(await bearerView(updated, app.urls)), message: reason } });
         await enqueueWebhook(app.boss, c, { organizationId: job.organizationId, jobId: job.id, url: job.webhook, event: 'job.failed', body }, app.config.webhookRetryDelaySec);
       }
     },
 
     async afterFinish(task: TaskRow, outcome) {
-      app.metrics.jobsFinished.labels(outcome === 'completed' ? 'COMPLETED' : 'FAILED').inc();
+      app.metrics.jobsFinished.labels(outcome === 'completed' ? JOB_STATUS.completed : JOB_STATUS.failed).inc();
       // Nothing half-written stays behind a failed job.
-      if (outcome === 'failed') await deletePrefix(app, taskObjectPrefix(task));
+      if (outcome === 'failed') await deletePrefix(app.store, taskObjectPrefix(task));
+      const stored = storedSource(task);
+      // The staging upload's row went with the completion; its objects (original and thumbnail) go now.
+      if (outcome === 'completed' && stored?.consume && stored.fileId) await deletePrefix(app.store, stored.objectKey.replace(/original\/[^/]+$/, ''));
     },
   };
 }
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
-
-export async function deletePrefix(app: Coordinator, prefix: string): Promise<void> {
-  for await (const obj of app.store.list(prefix)) await app.store.delete(obj.key);
-}

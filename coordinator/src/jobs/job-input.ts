@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { badRequest } from '../../../common/src/errors.js';
-import { checkFetchableUrl } from '../api/url-rules.js';
+import { checkFetchableUrl } from '../../../common/src/net/url-rules.js';
 import type { AllowEntry } from '../../../common/src/net/address-policy.js';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
 
@@ -18,6 +18,7 @@ export const createJobSchema = z.object({
   fileUrl: z.string().nullish(),
   organizationId: z.string().nullish(),
   webhook: z.string().nullish(),
+  sourceJobId: z.string().nullish(),
   options: z.object({
     predefinedShorts: z.array(predefinedShortSchema).max(100).nullish(),
   }).passthrough().nullish(),
@@ -62,8 +63,10 @@ export function validateJob(body: CreateJobBody, plan: Plan, allowlist: readonly
   if (body.functionName !== 'VideoShorts') throw badRequest(`functionName must be "VideoShorts" (got "${body.functionName}")`);
   const hasYoutube = body.youtubeVideoId != null && body.youtubeVideoId !== '';
   const hasFile = body.fileUrl != null && body.fileUrl !== '';
+  const hasSourceJob = body.sourceJobId != null && body.sourceJobId !== '';
   if (hasYoutube && hasFile) throw badRequest('Send either youtubeVideoId or fileUrl, not both');
-  if (!hasYoutube && !hasFile) throw badRequest('One of youtubeVideoId or fileUrl is required');
+  if (hasSourceJob && (hasYoutube || hasFile)) throw badRequest('Send sourceJobId alone, not with youtubeVideoId or fileUrl');
+  if (!hasYoutube && !hasFile && !hasSourceJob) throw badRequest('One of youtubeVideoId or fileUrl is required');
   let youtubeVideoId: string | null = null;
   if (hasYoutube) {
     youtubeVideoId = parseYoutubeVideoId(body.youtubeVideoId!) ?? null;

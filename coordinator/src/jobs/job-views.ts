@@ -1,5 +1,7 @@
 import type { ObjectUrls } from '../storage/urls.js';
-import type { JobRow } from './jobs.js';
+import { JOB_STATUS, type JobListRow, type JobRow } from './jobs.js';
+import type { Reframe } from '../../../common/src/reframe/types.js';
+import type { AnalyzeVideoResult, ReframePlan } from '../../../common/src/tasks/analyze-video.js';
 
 // The contract's three shapes of a job: API-key retrieve (2.3), bearer retrieve (2.4), list item (2.5).
 
@@ -13,10 +15,20 @@ export interface StoredShort {
   endTime: number;
   text: string;
   cropObjectKey?: string | null;
-  reframe?: unknown;
+  /** The crop path; null for shorts analysed before reframing (or without detection). */
+  reframe?: Reframe | null;
 }
 
-const completed = (job: JobRow) => job.status === 'COMPLETED';
+/** What a completed job keeps of its analysis (jobs.data). */
+export interface JobData {
+  transcription: AnalyzeVideoResult['transcript'] & { durationSec: number };
+  shorts: StoredShort[];
+  source: { objectKey: string; width: number; height: number };
+  /** What the shorts' paths were planned for; absent when none has one. */
+  reframePlan?: ReframePlan;
+}
+
+const completed = (job: Pick<JobRow, 'status'>) => job.status === JOB_STATUS.completed;
 
 export function apiKeyView(job: JobRow): Record<string, unknown> {
   const view: Record<string, unknown> = {
@@ -28,15 +40,16 @@ export function apiKeyView(job: JobRow): Record<string, unknown> {
     source: job.source,
     progress: job.progress,
   };
-  if (job.status === 'FAILED') view.message = job.errorMessage;
+  if (job.status === JOB_STATUS.failed) view.message = job.errorMessage;
   if (completed(job)) {
     view.data = {
-      shorts: (job.data?.shorts ?? []).map((s: StoredShort) => ({
+      shorts: (job.data?.shorts ?? []).map((s) => ({
         id: String(s.id),
         content: s.title,
         text: s.text,
         startTime: s.startTime,
         endTime: s.endTime,
+        reframe: s.reframe ?? null,
       })),
     };
   }
@@ -51,13 +64,13 @@ export async function bearerView(job: JobRow, urls: ObjectUrls): Promise<Record<
     progress: job.progress,
     createdAt: new Date(job.createdAt).toISOString(),
   };
-  if (job.status === 'FAILED') view.message = job.errorMessage;
+  if (job.status === JOB_STATUS.failed) view.message = job.errorMessage;
   if (completed(job)) {
     view.cost = job.cost;
     view.costBreakDown = job.costBreakdown;
     view.data = {
       transcription: job.data?.transcription ?? null,
-      shorts: await Promise.all((job.data?.shorts ?? []).map(async (s: StoredShort) => ({
+      shorts: await Promise.all((job.data?.shorts ?? []).map(async (s) => ({
         id: s.id,
         title: s.title,
         ...(s.reason ? { reason: s.reason } : {}),
@@ -67,13 +80,18 @@ export async function bearerView(job: JobRow, urls: ObjectUrls): Promise<Record<
         endTime: s.endTime,
         text: s.text,
         cropFileUrl: s.cropObjectKey ? (await urls.sign(s.cropObjectKey, 'GET')).url : null,
+        reframe: s.reframe ?? null,
       }))),
+      // Beyond the contract: the analysed video itself, for players such as the web studio's.
+      ...(job.data?.source?.objectKey ? {
+        source: { url: (await urls.sign(job.data.source.objectKey, 'GET')).url, width: job.data.source.width ?? null, height: job.data.source.height ?? null },
+      } : {}),
     };
   }
   return view;
 }
 
-export function listItemView(job: JobRow): Record<string, unknown> {
+export function listItemView(job: JobListRow): Record<string, unknown> {
   return {
     id: job.id,
     title: job.title,

@@ -1,5 +1,5 @@
-import type { Db, Queryable } from '../db/db.js';
-import { AppError, forbidden } from '../../../common/src/errors.js';
+import { prepared, type Db, type Queryable } from '../db/db.js';
+import { AppError, badRequest, forbidden, notFound } from '../../../common/src/errors.js';
 import { isId, newId } from '../../../common/src/ids.js';
 import type { TaskQueue } from '../tasks/task-queue.js';
 import type { Organization, User } from '../tenancy/tenancy.js';
@@ -7,17 +7,11 @@ import { PLAN_LIMITS, toMB } from '../tenancy/plans.js';
 import { reserveCredits } from '../credits/credits.js';
 import { MINIMUM_JOB_COST } from './pricing.js';
 import type { ValidatedJob } from './job-input.js';
+import type { JobData } from './job-views.js';
+import type { AnalyzeVideoPayload, StoredSource as AnalyzeStoredSource } from '../../../common/src/tasks/analyze-video.js';
 
 export const JOB_STATUS = { processing: 'PROCESSING', completed: 'COMPLETED', failed: 'FAILED' } as const;
-
-/** Stages the agent reports, and the contract's progress value for each (section 2.3). */
-export const STAGE_PROGRESS: Record<string, number> = {
-  initiating: 5,
-  downloading: 15,
-  transcribing: 30,
-  generating_shorts: 60,
-  detecting_speakers: 80,
-};
+export type JobStatus = (typeof JOB_STATUS)[keyof typeof JOB_STATUS];
 
 export interface JobRow {
   id: string;
@@ -26,7 +20,7 @@ export interface JobRow {
   functionName: string;
   title: string | null;
   description: string | null;
-  status: string;
+  status: JobStatus;
   progress: number;
   source: string;
   youtubeVideoId: string | null;
@@ -38,7 +32,8 @@ export interface JobRow {
   cost: number | null;
   costBreakdown: { shortGen: number; youtubeProcessing: number } | null;
   shortsCount: number;
-  data: any;
+  /** Set when the job completed. */
+  data: JobData | null;
   errorMessage: string | null;
   createdAt: Date;
   completedAt: Date | null;
@@ -48,6 +43,11 @@ export const JOB_COLUMNS = `id, organization_id AS "organizationId", user_id AS 
   description, status, progress, source, youtube_video_id AS "youtubeVideoId", file_url AS "fileUrl", options, webhook,
   reserved_credits AS "reservedCredits", credit_usage_status AS "creditUsageStatus", cost, cost_breakdown AS "costBreakdown",
   shorts_count AS "shortsCount", data, error_message AS "errorMessage", created_at AS "createdAt", completed_at AS "completedAt"`;
+
+/** What a list item shows (job-views listItemView). */
+export type JobListRow = Pick<JobRow, 'id' | 'title' | 'description' | 'status' | 'progress' | 'source' | 'functionName' | 'creditUsageStatus' | 'cost' | 'costBreakdown' | 'shortsCount' | 'createdAt'>;
+const JOB_LIST_COLUMNS = `id, title, description, status, progress, source, function_name AS "functionName",
+  credit_usage_status AS "creditUsageStatus", cost, cost_breakdown AS "costBreakdown", shorts_count AS "shortsCount", created_at AS "createdAt"`;
 
 /** The three preconditions of job creation, in the contract's order. */
 export function checkPreconditions(org: Organization, user: User | undefined, creditsNeeded: number): void {
@@ -67,12 +67,27 @@ export function checkPreconditions(org: Organization, user: User | undefined, cr
   }
 }
 
+/** A video already in the organization's storage, analysed instead of a download (the
+ *  analyze-video contract's `object` source). */
+export type StoredSource = Omit<AnalyzeStoredSource, 'kind'>;
+
+/** What the agent starts from: a stored video, a YouTube id or a URL (validateJob admits one). */
+function analyzeSource(job: ValidatedJob, stored: StoredSource | undefined): AnalyzeVideoPayload['source'] {
+  if (stored) return { kind: 'object', objectKey: stored.objectKey, fileId: stored.fileId, consume: stored.consume };
+  if (job.youtubeVideoId) return { kind: 'youtube', videoId: job.youtubeVideoId };
+  if (job.fileUrl) return { kind: 'url', url: job.fileUrl };
+  throw badRequest('One of youtubeVideoId or fileUrl is required');
+}
+
+export type JobSource = 'API' | 'WEB_APP';
+
 export async function createJob(
   db: Db,
   queue: TaskQueue,
-  input: { org: Organization; user?: User; job: ValidatedJob; creditsPerDollar: number },
+  input: { org: Organization; user?: User; job: ValidatedJob; creditsPerDollar: number; source?: JobSource; stored?: StoredSource },
 ): Promise<string> {
-  const { org, job } = input;
+  const { org, job, stored } = input;
+  const videoSource = analyzeSource(job, stored);
   const reserve = Math.round(MINIMUM_JOB_COST * input.creditsPerDollar * 100) / 100;
   checkPreconditions(org, input.user, reserve);
   const id = newId();
@@ -81,8 +96,8 @@ export async function createJob(
     // An accepted job is at the contract's first stage: 5, initiating services.
     await c.query(
       `INSERT INTO jobs (id, organization_id, user_id, function_name, title, status, progress, source, youtube_video_id, file_url, options, webhook, reserved_credits)
-       VALUES ($1, $2, $3, 'VideoShorts', $4, 'PROCESSING', 5, 'API', $5, $6, $7, $8, $9)`,
-      [id, org.id, input.user?.id ?? null, job.title, job.youtubeVideoId, job.fileUrl, job.options, job.webhook, reserve],
+       VALUES ($1, $2, $3, 'VideoShorts', $4, 'PROCESSING', 5, $10, $5, $6, $7, $8, $9)`,
+      [id, org.id, input.user?.id ?? null, job.title, job.youtubeVideoId, job.fileUrl, job.options, job.webhook, reserve, input.source ?? 'API'],
     );
     await reserveCredits(c, org.id, id, reserve);
     await queue.enqueue(c, {
@@ -91,7 +106,7 @@ export async function createJob(
       subjectId: id,
       payload: {
         jobId: id,
-        source: job.youtubeVideoId ? { kind: 'youtube', videoId: job.youtubeVideoId } : { kind: 'url', url: job.fileUrl },
+        source: videoSource,
         predefinedShorts: job.predefinedShorts,
         maxDownloadBytes: limits.maxDownloadBytes,
         maxAutoShortSec: 90,
@@ -101,9 +116,20 @@ export async function createJob(
   return id;
 }
 
+/** The stored source video of a completed job, to analyse again (the studio's "run this short again"). */
+export async function sourceOfJob(db: Queryable, organizationId: string, jobId: string): Promise<StoredSource> {
+  const job = await findJob(db, organizationId, jobId);
+  if (!job) throw notFound('Job not found');
+  const objectKey = job.data?.source.objectKey;
+  if (job.status !== JOB_STATUS.completed || !objectKey) throw badRequest('Only a completed job can be run again from its source');
+  const file = (await db.query(`SELECT id FROM files WHERE organization_id = $1 AND object_key = $2`, [organizationId, objectKey])).rows[0];
+  if (!file) throw badRequest("This job's source video was deleted; start a new job from the video");
+  return { objectKey, fileId: file.id, consume: false };
+}
+
 export async function findJob(db: Queryable, organizationId: string, id: string): Promise<JobRow | undefined> {
   if (!isId(id)) return undefined;
-  const res = await db.query(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL`, [id, organizationId]);
+  const res = await db.query(prepared(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL`, [id, organizationId]));
   return res.rows[0];
 }
 
@@ -111,7 +137,7 @@ export async function listJobs(
   db: Db,
   organizationId: string,
   filter: { query?: string; status?: string; limit: number; offset: number },
-): Promise<{ rows: JobRow[]; total: number }> {
+): Promise<{ rows: JobListRow[]; total: number }> {
   const where = ['organization_id = $1', 'archived_at IS NULL'];
   const params: unknown[] = [organizationId];
   if (filter.query) {
@@ -122,10 +148,15 @@ export async function listJobs(
     params.push(filter.status.toUpperCase());
     where.push(`status = $${params.length}`);
   }
-  const total = (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE ${where.join(' AND ')}`, params))!.n;
-  const rows = await db.query<JobRow>(
-    `SELECT ${JOB_COLUMNS} FROM jobs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+  // One round trip for the page and the total; a list item never needs `data` (the transcript,
+  // hundreds of kB for a long video) or the options, so they are not read.
+  const rows = await db.query<JobListRow & { total: number }>(
+    `SELECT ${JOB_LIST_COLUMNS}, count(*) OVER ()::int AS total FROM jobs WHERE ${where.join(' AND ')}
+      ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, filter.limit, filter.offset],
   );
-  return { rows, total };
+  // A page past the end has no row to carry the total.
+  const total = rows.length ? rows[0]!.total
+    : filter.offset > 0 ? (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE ${where.join(' AND ')}`, params))!.n : 0;
+  return { rows: rows.map(({ total: _, ...row }) => row), total };
 }

@@ -1,34 +1,109 @@
 import client from 'prom-client';
+import { TASK_TYPES } from '../../../common/src/tasks.js';
+import type { FarmState } from './farm-state.js';
 
-/** The coordinator's Prometheus registry: default process metrics plus the cluster's own. */
-export function createMetrics() {
+// Prometheus naming: `shorts_` prefix, base units (seconds, bytes, ratios), `_total` for counters.
+// Labels are bounded sets only (task type, outcome, route template, agent name): never a task, job
+// or organization id, which would make a new series per request.
+
+/** Queue waits run from milliseconds (an idle farm) to an hour (a backlog); renders and analyses take minutes. */
+export const QUEUE_WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600];
+export const RUN_TIME_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 180, 300, 450, 600, 900, 1200, 1800, 3600, 7200];
+const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * The coordinator's Prometheus registry. Counters and histograms count what this process did (sum
+ * them over coordinators); gauges that describe the farm (queue depth, agents, stored bytes) are read
+ * from Postgres at scrape time, so every coordinator reports the same truth (take max, not sum).
+ */
+export function createMetrics(readFarmState?: () => Promise<FarmState>) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  // One read of Postgres per scrape: the registry calls every collect() at once, and they share the
+  // read in flight; the next scrape reads afresh.
+  let inFlight: Promise<FarmState | undefined> | undefined;
+  const farm = (): Promise<FarmState | undefined> => {
+    if (!readFarmState) return Promise.resolve(undefined);
+    inFlight ??= readFarmState().catch(() => undefined).finally(() => { inFlight = undefined; });
+    return inFlight;
+  };
+  const farmGauge = <L extends string>(name: string, help: string, labelNames: L[], fill: (g: client.Gauge<L>, s: FarmState) => void) =>
+    new client.Gauge<L>({
+      name, help, labelNames, registers,
+      async collect() {
+        const s = await farm();
+        this.reset();
+        if (s) fill(this, s);
+      },
+    });
+
   const m = {
     registry,
-    agentsConnected: new client.Gauge({ name: 'shorts_agents_connected', help: 'Agents with a live session to this coordinator', registers: [registry] }),
-    tasksQueued: new client.Gauge({ name: 'shorts_tasks_queued', help: 'Tasks waiting for an agent, by type', labelNames: ['type'], registers: [registry] }),
-    tasksRunning: new client.Gauge({ name: 'shorts_tasks_running', help: 'Tasks leased to an agent, by type', labelNames: ['type'], registers: [registry] }),
-    taskProgress: new client.Gauge({ name: 'shorts_task_progress_ratio', help: 'Progress (0-1) of each running task', labelNames: ['type', 'task_id'], registers: [registry] }),
-    tasksFinished: new client.Counter({ name: 'shorts_tasks_finished_total', help: 'Tasks finished, by type and outcome', labelNames: ['type', 'outcome'], registers: [registry] }),
-    leasesExpired: new client.Counter({ name: 'shorts_leases_expired_total', help: 'Leases taken back from silent agents', labelNames: ['type'], registers: [registry] }),
-    leaseWait: new client.Histogram({
-      name: 'shorts_task_queue_wait_seconds', help: 'Time from enqueue to lease', labelNames: ['type'], registers: [registry],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 120, 600],
-    }),
-    taskDuration: new client.Histogram({
-      name: 'shorts_task_duration_seconds', help: 'Time from lease to completion', labelNames: ['type'], registers: [registry],
-      buckets: [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800],
-    }),
-    jobsCreated: new client.Counter({ name: 'shorts_jobs_created_total', help: 'Jobs accepted', registers: [registry] }),
-    jobsFinished: new client.Counter({ name: 'shorts_jobs_finished_total', help: 'Jobs finished, by status', labelNames: ['status'], registers: [registry] }),
-    rendersFinished: new client.Counter({ name: 'shorts_renders_finished_total', help: 'Renders finished, by outcome', labelNames: ['outcome'], registers: [registry] }),
-    webhookAttempts: new client.Counter({ name: 'shorts_webhook_attempts_total', help: 'Webhook deliveries tried, by outcome', labelNames: ['outcome'], registers: [registry] }),
+    tasksEnqueued: new client.Counter({ name: 'shorts_tasks_enqueued_total', help: 'Tasks put in the queue, by type', labelNames: ['type'], registers }),
+    tasksLeased: new client.Counter({ name: 'shorts_tasks_leased_total', help: 'Leases granted to agents, by type', labelNames: ['type'], registers }),
+    reLeases: new client.Counter({ name: 'shorts_task_re_leases_total', help: 'Leases granted for a task that had been leased before (after a lost lease or a retryable failure), by type', labelNames: ['type'], registers }),
+    tasksFinished: new client.Counter({ name: 'shorts_tasks_finished_total', help: 'Tasks finished for good, by type and outcome (completed, failed)', labelNames: ['type', 'outcome'], registers }),
+    leasesExpired: new client.Counter({ name: 'shorts_task_lease_expiries_total', help: 'Leases taken back from agents that went silent, by type', labelNames: ['type'], registers }),
+    tasksRequeued: new client.Counter({ name: 'shorts_task_requeues_total', help: 'Leased tasks put back in the queue, by type and why (lease_expired, retry, released, handed_back)', labelNames: ['type', 'reason'], registers }),
+    leaseWait: new client.Histogram({ name: 'shorts_task_queue_wait_seconds', help: 'Time from enqueue (or requeue) to lease, by type', labelNames: ['type'], registers, buckets: QUEUE_WAIT_BUCKETS }),
+    taskDuration: new client.Histogram({ name: 'shorts_task_run_seconds', help: 'Time from lease to the task finishing for good, by type and outcome', labelNames: ['type', 'outcome'], registers, buckets: RUN_TIME_BUCKETS }),
+    jobsCreated: new client.Counter({ name: 'shorts_jobs_created_total', help: 'Jobs accepted', registers }),
+    jobsFinished: new client.Counter({ name: 'shorts_jobs_finished_total', help: 'Jobs finished, by status', labelNames: ['status'], registers }),
+    rendersFinished: new client.Counter({ name: 'shorts_renders_finished_total', help: 'Renders finished, by outcome', labelNames: ['outcome'], registers }),
+    webhookDeliveries: new client.Counter({ name: 'shorts_webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (delivered, failed)', labelNames: ['outcome'], registers }),
     httpRequests: new client.Histogram({
-      name: 'shorts_http_request_duration_seconds', help: 'API request duration', labelNames: ['method', 'route', 'status'], registers: [registry],
-      buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      name: 'shorts_http_request_duration_seconds', help: 'API requests by method, route template and status, with their latency',
+      labelNames: ['method', 'route', 'status'], registers, buckets: HTTP_BUCKETS,
+    }),
+
+    tasksQueued: farmGauge('shorts_tasks_queued', 'Tasks waiting for an agent, by type', ['type'], (g, s) => {
+      for (const t of s.tasks) g.labels(t.type).set(t.queued);
+    }),
+    tasksRunning: farmGauge('shorts_tasks_leased', 'Tasks leased to an agent now, by type', ['type'], (g, s) => {
+      for (const t of s.tasks) g.labels(t.type).set(t.leased);
+    }),
+    oldestQueued: farmGauge('shorts_task_oldest_queued_age_seconds', 'Age of the oldest task still waiting for an agent, by type (0 when none waits)', ['type'], (g, s) => {
+      for (const t of s.tasks) g.labels(t.type).set(t.oldestQueuedSec);
+    }),
+    agentsConnected: farmGauge('shorts_agents_connected', 'Agents heard from within their heartbeat window', [], (g, s) => {
+      g.set(s.agents.length);
+    }),
+    agentsByState: farmGauge('shorts_agents', 'Agents by state (online, draining, offline within the last day)', ['state'], (g, s) => {
+      for (const a of s.agentStates) g.labels(a.state).set(a.count);
+    }),
+    agentSlots: farmGauge('shorts_agent_slots', 'Task slots of each connected agent, by state (busy, free)', ['agent', 'state'], (g, s) => {
+      for (const a of s.agents) {
+        g.labels(a.name, 'busy').set(a.slotsBusy);
+        g.labels(a.name, 'free').set(Math.max(0, a.slots - a.slotsBusy));
+      }
+    }),
+    agentInfo: farmGauge('shorts_agent_info', 'Always 1 for each connected agent; labels say its video encoder, best ONNX execution provider, and where its reframing face detector runs (none: it does not analyse)', ['agent', 'encoder', 'onnx_provider', 'face_detector_provider'], (g, s) => {
+      for (const a of s.agents) g.labels(a.name, a.encoder, a.onnxProvider, a.faceDetectorProvider).set(1);
+    }),
+    storedBytes: farmGauge('shorts_stored_bytes', 'Bytes of files kept for all organizations (what quotas count)', [], (g, s) => {
+      g.set(s.storedBytes);
+    }),
+    storageVolume: farmGauge('shorts_storage_volume_bytes', 'Size and free space of the local object store\'s volume (absent with S3), by state (size, free)', ['state'], (g, s) => {
+      if (!s.volume) return;
+      g.labels('size').set(s.volume.sizeBytes);
+      g.labels('free').set(s.volume.freeBytes);
     }),
   };
+
+  // Series exist from the start at zero, so rate() and increase() see the first event of each kind.
+  for (const type of TASK_TYPES) {
+    m.tasksEnqueued.labels(type).inc(0);
+    m.tasksLeased.labels(type).inc(0);
+    m.reLeases.labels(type).inc(0);
+    m.leasesExpired.labels(type).inc(0);
+    for (const reason of ['lease_expired', 'retry', 'released', 'handed_back']) m.tasksRequeued.labels(type, reason).inc(0);
+    for (const outcome of ['completed', 'failed']) m.tasksFinished.labels(type, outcome).inc(0);
+  }
+  for (const outcome of ['delivered', 'failed']) m.webhookDeliveries.labels(outcome).inc(0);
+  for (const status of ['COMPLETED', 'FAILED']) m.jobsFinished.labels(status).inc(0);
+  for (const outcome of ['completed', 'failed']) m.rendersFinished.labels(outcome).inc(0);
   return m;
 }
 

@@ -1,20 +1,15 @@
 import type { Queryable } from '../db/db.js';
-import type { TaskOutcomeHandler, TaskQueue } from '../tasks/task-queue.js';
+import type { TaskQueue } from '../tasks/task-queue.js';
+import type { TypedOutcomeHandler } from '../tasks/typed-outcome.js';
 
-// probe-media: the smallest real task, an agent ffprobes a URL. It proves the lease path end to end
-// and lets an operator check that an agent can reach a media source.
+// probe-media (contract: common/src/tasks/probe-media.ts): the task row itself keeps the result.
 
-export interface ProbeResult {
-  formatName: string;
-  durationSec: number;
-  streams: Array<{ index: number; codecType: string; codecName: string; width?: number; height?: number }>;
-}
 
 export async function enqueueProbe(c: Queryable, queue: TaskQueue, organizationId: string, url: string): Promise<string> {
   return queue.enqueue(c, { type: 'probe-media', organizationId, subjectId: null, payload: { url } });
 }
 
-export const probeTaskHandler: TaskOutcomeHandler = {
+export const probeTaskHandler: TypedOutcomeHandler<'probe-media'> = {
   // The task row itself keeps the result; nothing else to update.
   async onComplete() {},
   async onFailed() {},

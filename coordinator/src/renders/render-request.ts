@@ -49,7 +49,7 @@ export function parseTarget(target: string | number, shortsCount: number): numbe
 }
 
 function checkSize(size: { width: number; height: number }, plan: Plan): void {
-  const max = PLAN_LIMITS[plan].maxRenderSide;
+  const max = PLAN_LIMITS[plan].renderSides;
   // The default format is every plan's, whatever the plan's own limits.
   if (size.width === DEFAULT_SIZE.width && size.height === DEFAULT_SIZE.height) return;
   if (max === null) throw forbidden('Free plans only get the default 720x1280 portrait format; upgrade to Pro for other sizes');
@@ -58,8 +58,9 @@ function checkSize(size: { width: number; height: number }, plan: Plan): void {
     if (!Number.isInteger(v) || v < 64 || v % 2 !== 0) throw badRequest(`size.${side} must be an even integer of at least 64 pixels`);
   }
   // A well-formed size beyond the plan is the contract's "size not allowed on the plan": 403.
-  if (size.width > max || size.height > max) {
-    throw forbidden(`The ${plan} plan renders sizes up to ${max}x${max} pixels (each side); ${size.width}x${size.height} needs a higher plan`);
+  // Portrait, landscape or square alike: the short side and the long side each have a ceiling.
+  if (Math.min(size.width, size.height) > max.short || Math.max(size.width, size.height) > max.long) {
+    throw forbidden(`The ${plan} plan renders sizes up to ${max.short}x${max.long} or ${max.long}x${max.short} pixels (short side ≤ ${max.short}, long side ≤ ${max.long}); ${size.width}x${size.height} needs a higher plan`);
   }
 }
 
@@ -97,7 +98,7 @@ export function resolveRender(input: {
   if (body.size) {
     checkSize(body.size, plan);
     size = body.size;
-  } else if (base?.size && PLAN_LIMITS[plan].maxRenderSide !== null) {
+  } else if (base?.size && PLAN_LIMITS[plan].renderSides !== null) {
     // A preset's size is honoured only on plans that may change it.
     checkSize(base.size, plan);
     size = base.size;

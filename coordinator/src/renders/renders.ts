@@ -1,33 +1,25 @@
 import type { Coordinator } from '../coordinator.js';
 import type { Queryable } from '../db/db.js';
-import { badRequest, notFound } from '../../../common/src/errors.js';
+import { TooManyRequestsError, badRequest, notFound } from '../../../common/src/errors.js';
 import { isId, newId } from '../../../common/src/ids.js';
-import type { TimedWord } from '../../../common/src/analyze-result.js';
-import { findJob } from '../jobs/jobs.js';
-import type { StoredShort } from '../jobs/job-views.js';
+import type { RenderShortPayload } from '../../../common/src/tasks/render-short.js';
+import { directorSettings, sameDirector } from '../../../common/src/reframe/director.js';
+import type { ShortDetections } from '../../../common/src/reframe/types.js';
+import { findJob, JOB_STATUS } from '../jobs/jobs.js';
+import type { JobData } from '../jobs/job-views.js';
 import { insertFiles } from '../files/files.js';
+import { verifyTaskObjects } from '../files/task-objects.js';
 import { requireOrganization } from '../tenancy/tenancy.js';
-import { taskObjectPrefix, type TaskOutcomeHandler } from '../tasks/task-queue.js';
-import { deletePrefix } from '../jobs/analyze-outcome.js';
-import { checkFetchableUrl } from '../api/url-rules.js';
+import { taskObjectPrefix } from '../tasks/task-queue.js';
+import type { TypedOutcomeHandler } from '../tasks/typed-outcome.js';
+import { deletePrefix } from '../storage/object-store.js';
+import { checkFetchableUrl } from '../../../common/src/net/url-rules.js';
 import { parseAllowlist } from '../../../common/src/net/address-policy.js';
 import { parseTarget, resolveRender, type BrandPresetRow, type RenderBody } from './render-request.js';
 
-/** What the render-short task receives (plus fresh signed URLs added at lease time). */
-export interface RenderTaskSpec {
-  renderId: string;
-  jobId: string;
-  shortId: number;
-  startTime: number;
-  endTime: number;
-  words: TimedWord[];
-  sourceObjectKey: string;
-  output: { width: number; height: number };
-  captionPreset: string;
-  options: Record<string, any>;
-  reframe: unknown;
-  watermark: { objectKey?: string; url?: string } | null;
-}
+
+/** A render takes tens of seconds; asking again sooner than this finds the line as it was. */
+const RENDER_LIMIT_RETRY_SEC = 30;
 
 const PRESET_COLUMNS = `id, preset, size, options, is_active AS "isActive"`;
 
@@ -38,13 +30,14 @@ async function findPreset(c: Queryable, organizationId: string, where: { id?: st
   return (await c.query(`SELECT ${PRESET_COLUMNS} FROM brand_presets WHERE organization_id = $1 AND is_default AND is_active`, [organizationId])).rows[0];
 }
 
-export async function createRender(app: Coordinator, organizationId: string, body: RenderBody): Promise<string> {
+export async function createRender(app: Pick<Coordinator, 'db' | 'queue' | 'config'>, organizationId: string, body: RenderBody): Promise<string> {
   const org = await requireOrganization(app.db.pool, organizationId);
   const job = await findJob(app.db.pool, organizationId, body.id);
   if (!job) throw notFound('Job not found');
   if (job.functionName !== 'VideoShorts') throw badRequest('Only VideoShorts jobs can be rendered');
-  if (job.status !== 'COMPLETED') throw badRequest(`The job is ${job.status}; only a completed job can be rendered`);
-  const shorts: StoredShort[] = job.data?.shorts ?? [];
+  if (job.status !== JOB_STATUS.completed || !job.data) throw badRequest(`The job is ${job.status}; only a completed job can be rendered`);
+  const data = job.data;
+  const shorts = data.shorts;
   const shortId = parseTarget(body.target, shorts.length);
   const short = shorts[shortId]!;
 
@@ -55,7 +48,7 @@ export async function createRender(app: Coordinator, organizationId: string, bod
     defaultPreset: await findPreset(app.db.pool, organizationId, { isDefault: true }),
   });
 
-  let watermark: RenderTaskSpec['watermark'] = null;
+  let watermark: RenderShortPayload['watermark'] = null;
   const wm = resolved.options.waterMark;
   if (wm?.fileAppId) {
     const file = await app.db.one<{ objectKey: string }>(
@@ -68,30 +61,58 @@ export async function createRender(app: Coordinator, organizationId: string, bod
     watermark = { url: checkFetchableUrl(wm.waterMarkUrl, 'options.waterMark.waterMarkUrl', parseAllowlist(app.config.fetchAllowlist)).toString() };
   }
 
-  const words = ((job.data?.transcription?.words ?? []) as TimedWord[]).filter((w) => w.end > short.startTime && w.start < short.endTime);
+  const words = data.transcription.words.filter((w) => w.end > short.startTime && w.start < short.endTime);
   const id = newId();
-  const spec: RenderTaskSpec = {
+  const spec: RenderShortPayload = {
     renderId: id,
     jobId: job.id,
     shortId,
     startTime: short.startTime,
     endTime: short.endTime,
     words,
-    sourceObjectKey: job.data.source.objectKey,
+    sourceObjectKey: data.source.objectKey,
     output: { width: resolved.size.width, height: resolved.size.height },
     captionPreset: resolved.captionPreset,
     options: resolved.options,
     reframe: short.reframe ?? null,
+    recompute: await recomputeFor(app.db.pool, { id: job.id, data }, shortId, resolved.options.director, resolved.size),
     watermark,
   };
   await app.db.tx(async (c) => {
+    // The organization row serialises this organization's creates, so the count cannot be raced.
+    await c.query(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId]);
+    const active = (await c.query(`SELECT count(*)::int AS n FROM renders WHERE organization_id = $1 AND status IN ('queued', 'progress')`, [organizationId])).rows[0].n as number;
+    if (active >= app.config.renderActiveLimit) {
+      throw new TooManyRequestsError(
+        `This organization already has ${active} renders queued or running (the limit is ${app.config.renderActiveLimit}); retry when one has finished`,
+        RENDER_LIMIT_RETRY_SEC,
+      );
+    }
     await c.query(
       `INSERT INTO renders (id, organization_id, job_id, short_id, status, spec) VALUES ($1, $2, $3, $4, 'queued', $5)`,
       [id, organizationId, job.id, shortId, { ...spec, brandPresetId: resolved.brandPresetId, size: resolved.size }],
     );
-    await app.queue.enqueue(c, { type: 'render-short', organizationId, subjectId: id, payload: spec as unknown as Record<string, unknown> });
+    await app.queue.enqueue(c, { type: 'render-short', organizationId, subjectId: id, payload: spec });
   });
   return id;
+}
+
+/**
+ * A render reuses the stored path unless its director settings (preset and options, completed with
+ * the defaults) or its output's shape differ from those the path was planned with; then the agent
+ * plans again from the stored detections. A job analysed without detections keeps its stored path.
+ */
+async function recomputeFor(
+  db: Queryable, job: { id: string; data: Pick<JobData, 'reframePlan'> }, shortId: number, director: unknown, size: { width: number; height: number },
+): Promise<RenderShortPayload['recompute']> {
+  const plan = job.data.reframePlan;
+  if (!plan) return null;
+  const wanted = directorSettings(director);
+  const sameShape = Math.abs(size.width / size.height - plan.output.width / plan.output.height) < 0.01;
+  if (sameDirector(wanted, plan.director) && sameShape) return null;
+  const row = await db.query(`SELECT reframe_detections -> $2::int AS detections FROM jobs WHERE id = $1`, [job.id, shortId]);
+  const detections = row.rows[0]?.detections as ShortDetections | null | undefined;
+  return detections ? { director: wanted, detections } : null;
 }
 
 interface RenderRow {
@@ -106,7 +127,7 @@ interface RenderRow {
 }
 
 /** Section 2.6: queued (with its place in line), progress, done (url, size) or error. */
-export async function renderStatus(app: Coordinator, organizationId: string, id: string): Promise<Record<string, unknown>> {
+export async function renderStatus(app: Pick<Coordinator, 'db' | 'urls' | 'queue'>, organizationId: string, id: string): Promise<Record<string, unknown>> {
   if (!isId(id)) throw notFound('Render not found');
   const r = await app.db.one<RenderRow>(
     `SELECT r.id, r.status, r.progress, r.file_id AS "fileId", r.size_bytes AS "sizeBytes", r.error_message AS "errorMessage",
@@ -118,41 +139,33 @@ export async function renderStatus(app: Coordinator, organizationId: string, id:
   if (!r) throw notFound('Render not found');
   switch (r.status) {
     case 'queued': {
-      const ahead = await app.db.one<{ n: number }>(
-        `SELECT count(*)::int AS n FROM tasks t, tasks mine
-         WHERE mine.subject_id = $1 AND mine.type = 'render-short' AND t.type = 'render-short' AND t.state = 'queued'
-           AND (t.priority > mine.priority OR (t.priority = mine.priority AND (t.queued_at, t.id) < (mine.queued_at, mine.id)))`,
-        [id],
-      );
-      return { type: 'queued', status: 'QUEUED', queuePosition: (ahead?.n ?? 0) + 1, progress: 0 };
+      // Renders of every organization that start before this one, in the lease query's fair order.
+      const ahead = await app.queue.tasksAhead(id, 'render-short');
+      return withStage({ type: 'queued', status: 'QUEUED', queuePosition: (ahead ?? 0) + 1, progress: 0 }, await app.queue.waitingReason(id));
     }
     case 'progress':
-      return { type: 'progress', progress: round3(r.progress) };
+      // A render whose agent was lost goes back to the queue and may wait there too.
+      return withStage({ type: 'progress', progress: round3(r.progress) }, await app.queue.waitingReason(id));
     case 'done':
       if (!r.objectKey) return { type: 'error', message: 'The rendered file was deleted', code: 'FILE_DELETED' };
-      return { type: 'done', progress: 1, url: (await app.urls.sign(r.objectKey, 'GET')).url, size: Number(r.sizeBytes) };
+      // fileId (beyond the contract): the render as a file of the organization, e.g. to post it by fileId.
+      return { type: 'done', progress: 1, url: (await app.urls.sign(r.objectKey, 'GET')).url, size: Number(r.sizeBytes), fileId: r.fileId };
     case 'error':
       return { type: 'error', message: r.errorMessage ?? 'Rendering failed', code: r.errorCode ?? 'RENDERING_ERROR' };
   }
 }
 
+/** `stage` says why a render waits when no connected agent can take it; `message` stays for failures (contract 2.6). */
+const withStage = (status: Record<string, unknown>, waiting: string | undefined) => (waiting ? { ...status, stage: waiting } : status);
+
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
-export interface RenderResult {
-  objectKey: string;
-  sizeBytes: number;
-  contentType: string;
-  durationSec: number;
-  thumbnailKey?: string | null;
-}
-
-export function createRenderOutcomeHandler(app: Coordinator): TaskOutcomeHandler {
+export function createRenderOutcomeHandler(app: Pick<Coordinator, 'urls' | 'store' | 'metrics'>): TypedOutcomeHandler<'render-short'> {
   return {
-    async prepareLease(task) {
-      const spec = task.payload as unknown as RenderTaskSpec;
+    async prepareLease(_task, spec) {
       const sourceUrl = (await app.urls.sign(spec.sourceObjectKey, 'GET', 6 * 3600)).url;
       const watermarkObjectUrl = spec.watermark?.objectKey ? (await app.urls.sign(spec.watermark.objectKey, 'GET', 6 * 3600)).url : null;
-      return { sourceUrl, watermarkObjectUrl };
+      return { ...spec, sourceUrl, watermarkObjectUrl };
     },
 
     async onProgress(c, task, progress) {
@@ -162,18 +175,19 @@ export function createRenderOutcomeHandler(app: Coordinator): TaskOutcomeHandler
       );
     },
 
-    async onComplete(c, task, raw) {
-      const result = raw as unknown as RenderResult;
+    async onComplete(c, task, result) {
       const render = (await c.query(`SELECT id, organization_id AS "organizationId", job_id AS "jobId", status FROM renders WHERE id = $1 FOR UPDATE`, [task.subjectId])).rows[0];
       if (!render || render.status === 'done' || render.status === 'error') return;
+      const stored = await verifyTaskObjects(app.store, task, [result.objectKey, result.thumbnailKey]);
+      const sizeBytes = stored.get(result.objectKey)!;
       const [fileId] = await insertFiles(c, [{
         organizationId: render.organizationId, jobId: render.jobId, name: `render-${render.id}.mp4`, type: 'video',
-        contentType: result.contentType, sizeBytes: result.sizeBytes, lengthSec: result.durationSec, objectKey: result.objectKey,
+        contentType: result.contentType, sizeBytes, lengthSec: result.durationSec, objectKey: result.objectKey,
         thumbnailKey: result.thumbnailKey ?? null, tags: ['render'],
       }]);
       await c.query(
         `UPDATE renders SET status = 'done', progress = 1, file_id = $2, size_bytes = $3, updated_at = now() WHERE id = $1`,
-        [render.id, fileId, result.sizeBytes],
+        [render.id, fileId, sizeBytes],
       );
     },
 
@@ -186,7 +200,7 @@ export function createRenderOutcomeHandler(app: Coordinator): TaskOutcomeHandler
 
     async afterFinish(task, outcome) {
       app.metrics.rendersFinished.labels(outcome).inc();
-      if (outcome === 'failed') await deletePrefix(app, taskObjectPrefix(task));
+      if (outcome === 'failed') await deletePrefix(app.store, taskObjectPrefix(task));
     },
   };
 }

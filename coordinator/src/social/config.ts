@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../../common/src/errors.js';
 
-// Social posting reads its own environment variables so the shared config stays untouched:
+// Social posting's part of the coordinator's configuration (config.ts reads it with the rest, once):
 //   SOCIAL_PROVIDER            local (default) | ayrshare
 //   SOCIAL_API_URL             provider API base, default https://api.ayrshare.com/api
 //   SOCIAL_API_KEY             provider API key (ayrshare: the Primary Profile's API key)
@@ -27,7 +27,7 @@ const schema = z.discriminatedUnion('provider', [
 
 export type SocialConfig = z.infer<typeof schema>;
 
-export function loadSocialConfig(env: NodeJS.ProcessEnv = process.env): SocialConfig {
+export function loadSocialConfig(env: NodeJS.ProcessEnv): SocialConfig {
   const timeoutMs = Number(env.SOCIAL_TIMEOUT_MS || 15_000);
   const parsed = schema.safeParse({
     provider: env.SOCIAL_PROVIDER || 'local',

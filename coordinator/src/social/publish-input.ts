@@ -29,6 +29,8 @@ export const publishSchema = z.object({
   scheduledAt: optionalString('scheduledAt'),
   timezone: optionalString('timezone'),
   videoUrl: optionalString('videoUrl'),
+  /** Beyond the contract: a video in the organization's storage (a render), posted by its own signed URL. */
+  fileId: optionalString('fileId'),
   photoUrls: z.array(z.string({ error: 'photoUrls must be an array of URL strings' }), { error: 'photoUrls must be an array of URL strings' }).nullish(),
   documentUrl: optionalString('documentUrl'),
   platformFields: z.record(z.string(), z.string({ error: 'platformFields values must be strings (booleans as "true" or "false")' }), {
@@ -51,7 +53,7 @@ export interface PublishRequest {
 }
 
 /** Contract 4.5 publish rules; each failure is a 400 naming the field and the fix. */
-export function validatePublish(body: PublishBody, settings: SocialSettings, now: number): PublishRequest {
+export function validatePublish(body: PublishBody, settings: SocialSettings, now: number, ownVideoUrl?: string): PublishRequest {
   const postType = body.postType;
   const caption = body.caption;
   if (postType === 'text' && caption.trim() === '') throw badRequest('caption must not be empty for a text post');
@@ -60,7 +62,7 @@ export function validatePublish(body: PublishBody, settings: SocialSettings, now
   if (!timeZone) throw badRequest(`timezone "${body.timezone}" is not an IANA time zone (for example America/New_York)`);
 
   const platforms = resolvePlatforms(body.platforms, settings.defaultPlatforms);
-  const media = checkMedia(body, postType);
+  const media = ownVideoUrl !== undefined ? ownMedia(body, postType, ownVideoUrl) : checkMedia(body, postType);
   for (const network of platforms) {
     if (!NETWORK_POST_TYPES[network].includes(postType)) {
       throw badRequest(`${network} does not accept ${postType} posts (it takes ${NETWORK_POST_TYPES[network].join(', ')})`);
@@ -110,6 +112,13 @@ function checkUrl(name: string, value: string, httpsOnly: boolean): string {
   if (!allowed.includes(url.protocol)) throw badRequest(`${name} must be an ${httpsOnly ? 'HTTPS' : 'http or https'} URL`);
   if (url.username || url.password) throw badRequest(`${name} must not carry credentials`);
   return url.toString();
+}
+
+/** A stored file stands in for videoUrl: its URL is the coordinator's own, so no scheme or host rule applies. */
+function ownMedia(body: PublishBody, postType: PostType, url: string): PublishRequest['media'] {
+  if (postType !== 'video') throw badRequest(`fileId applies to a video post, not a ${postType} post`);
+  if (body.videoUrl || body.photoUrls || body.documentUrl) throw badRequest('Send fileId or videoUrl, not both');
+  return { videoUrl: url };
 }
 
 /** Exactly the media field the post type names, and none of the others. */

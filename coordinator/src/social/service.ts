@@ -122,10 +122,11 @@ export function createSocialService(deps: SocialServiceDeps) {
       return listPosts(db.pool, organizationId, limit, offset);
     },
 
-    async publish(org: Organization, body: PublishBody, viaApiKey: boolean) {
+    /** `ownVideoUrl`: the signed URL of the organization's own file named by `fileId`, reachable by construction. */
+    async publish(org: Organization, body: PublishBody, viaApiKey: boolean, ownVideoUrl?: string) {
       const settings = await getSettings(db.pool, org.id);
       assertPostingEnabled(settings);
-      const request = validatePublish(body, settings, now());
+      const request = validatePublish(body, settings, now(), ownVideoUrl);
       let { profile, accounts } = await requireProfileAccounts(org.id);
       if (isLocalProvider(provider) && request.platforms.some((p) => !accounts.some((a) => a.platform === p))) {
         // The built-in provider simulates the networks: a post naming one that is not linked yet
@@ -144,7 +145,7 @@ export function createSocialService(deps: SocialServiceDeps) {
       } catch (err) {
         providerFailure(err, 'The social provider cannot take this post');
       }
-      await deps.checkMedia(mediaUrls(request));
+      await deps.checkMedia(mediaUrls(request).filter((u) => u !== ownVideoUrl));
 
       const post = await reserve(org.id, request, hold ? heldAs : request.mode === 'publish_now' ? 'published' : 'scheduled', viaApiKey);
       let result: SubmitResult;

@@ -21,12 +21,28 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
 /** The canonical name of a valid IANA zone, or undefined. Offsets like "+01:00" are not zones. */
 export function canonicalTimeZone(name: string): string | undefined {
   if (!/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(name)) return undefined;
+  let resolved: string;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
   } catch {
     return undefined;
   }
+  return CURRENT_NAME[resolved] ?? resolved;
 }
+
+// ICU (Node's time-zone data) still resolves these zones to names IANA has since renamed, so a
+// client that sends Asia/Kolkata would otherwise be answered Asia/Calcutta.
+const CURRENT_NAME: Record<string, string> = {
+  'Asia/Calcutta': 'Asia/Kolkata', 'Asia/Katmandu': 'Asia/Kathmandu', 'Asia/Saigon': 'Asia/Ho_Chi_Minh',
+  'Asia/Rangoon': 'Asia/Yangon', 'Europe/Kiev': 'Europe/Kyiv', 'Atlantic/Faeroe': 'Atlantic/Faroe',
+  'America/Godthab': 'America/Nuuk', 'Pacific/Truk': 'Pacific/Chuuk', 'Pacific/Ponape': 'Pacific/Pohnpei',
+  'Pacific/Enderbury': 'Pacific/Kanton', 'Africa/Asmera': 'Africa/Asmara', 'Asia/Dacca': 'Asia/Dhaka',
+  'Asia/Thimbu': 'Asia/Thimphu', 'Asia/Ulan_Bator': 'Asia/Ulaanbaatar', 'Asia/Macao': 'Asia/Macau',
+  'America/Buenos_Aires': 'America/Argentina/Buenos_Aires', 'America/Catamarca': 'America/Argentina/Catamarca',
+  'America/Cordoba': 'America/Argentina/Cordoba', 'America/Jujuy': 'America/Argentina/Jujuy',
+  'America/Mendoza': 'America/Argentina/Mendoza', 'America/Indianapolis': 'America/Indiana/Indianapolis',
+  'America/Louisville': 'America/Kentucky/Louisville',
+};
 
 /** The wall-clock fields of an instant in a zone. */
 export function wallTimeAt(epochMs: number, timeZone: string): WallTime & { second: number } {

@@ -38,7 +38,12 @@ function parseRange(header: string | undefined, size: number): { start: number; 
 export function createObjectRoutes(opts: { store: ObjectStore; secret: string; maxUploadBytes: number }): Koa.Middleware {
   return async (ctx, next) => {
     if (!ctx.path.startsWith('/objects/')) return next();
-    const key = ctx.path.slice('/objects/'.length).split('/').map(decodeURIComponent).join('/');
+    let key: string;
+    try {
+      key = ctx.path.slice('/objects/'.length).split('/').map(decodeURIComponent).join('/');
+    } catch {
+      throw new AppError(400, 'Bad Request', 'The object path holds a malformed %-escape');
+    }
     if (!['GET', 'HEAD', 'PUT'].includes(ctx.method)) throw new AppError(405, 'Method Not Allowed', 'Objects accept GET, HEAD and PUT');
     const check = verifyObjectSignature(key, ctx.method, ctx.query.exp as string | undefined, ctx.query.sig as string | undefined, opts.secret);
     if (check === 'expired') throw new AppError(403, 'Forbidden', 'This link has expired; fetch the resource again for a fresh URL');

@@ -28,6 +28,11 @@ export function createObjectStore(config: ObjectStoreConfig): ObjectStore {
   return config.kind === 'local' ? new LocalObjectStore(config.root) : new S3ObjectStore(config);
 }
 
+/** Removes every object under a prefix (a failed task's uploads, a consumed staging upload). */
+export async function deletePrefix(store: Pick<ObjectStore, 'list' | 'delete'>, prefix: string): Promise<void> {
+  for await (const obj of store.list(prefix)) await store.delete(obj.key);
+}
+
 /** Keys are relative, slash-separated, without `..` or empty parts. */
 export function checkKey(key: string): string {
   if (!key || key.startsWith('/') || key.includes('\\') || key.split('/').some((p) => p === '' || p === '.' || p === '..') || /[\0-\x1f]/.test(key)) {

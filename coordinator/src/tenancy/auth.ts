@@ -2,12 +2,18 @@ import { SignJWT, jwtVerify } from 'jose';
 import type { Db } from '../db/db.js';
 import { AppError, unauthorized } from '../../../common/src/errors.js';
 import { findActiveApiKey, getUser, isMember, type User } from './tenancy.js';
+import { csrfMatches, findSession } from './sessions.js';
 
 export const JWT_ISSUER = 'shorts-coordinator';
 
 export type Principal =
   | { kind: 'apiKey'; keyId: string; organizationId: string }
-  | { kind: 'user'; userId: string };
+  /** A bearer token, or the web studio's session cookie: both act as the user, in an organization they belong to. */
+  | { kind: 'user'; userId: string; via: 'token' | 'session' };
+
+export const SESSION_COOKIE = 'shorts_session';
+export const CSRF_HEADER = 'x-csrf-token';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export interface TokenSigner {
   issue(userId: string, ttlSec?: number): Promise<string>;
@@ -35,19 +41,41 @@ export function createTokenSigner(secret: string): TokenSigner {
 // A JWT is three base64url parts; an API key never is. Told apart by shape, never by a lookup.
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
-/** Reads `Authorization: Bearer …` or `X-API-Key`; 401 when missing or invalid. */
-export async function authenticate(db: Db, signer: TokenSigner, headers: Record<string, string | string[] | undefined>): Promise<Principal> {
+/** The value of one cookie in a `Cookie` header. */
+export function readCookie(header: string | string[] | undefined, name: string): string | undefined {
+  for (const part of String(header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+/**
+ * Reads `Authorization: Bearer …`, `X-API-Key`, or else the studio's session cookie; 401 when
+ * missing or invalid. A cookie rides along on any request the browser makes, so with the cookie a
+ * state-changing method must also carry the session's CSRF token in `X-CSRF-Token`, which a page
+ * of another origin cannot read.
+ */
+export async function authenticate(db: Db, signer: TokenSigner, headers: Record<string, string | string[] | undefined>, method = 'GET'): Promise<Principal> {
   const header = headers['authorization'];
   const apiKeyHeader = headers['x-api-key'];
   let credential: string | undefined;
   if (typeof header === 'string' && /^bearer\s+/i.test(header)) credential = header.replace(/^bearer\s+/i, '').trim();
   else if (typeof apiKeyHeader === 'string') credential = apiKeyHeader.trim();
-  if (!credential) throw unauthorized();
+  if (!credential) {
+    const cookie = readCookie(headers['cookie'], SESSION_COOKIE);
+    const session = cookie ? await findSession(db.pool, cookie) : undefined;
+    if (!session) throw unauthorized();
+    if (!SAFE_METHODS.has(method.toUpperCase()) && !csrfMatches(session.csrfToken, headers[CSRF_HEADER])) {
+      throw new AppError(403, 'Forbidden', 'Missing or wrong X-CSRF-Token header for this session');
+    }
+    return { kind: 'user', userId: session.userId, via: 'session' };
+  }
 
   if (JWT_SHAPE.test(credential)) {
     const userId = await signer.verify(credential);
     if (!userId) throw unauthorized();
-    return { kind: 'user', userId };
+    return { kind: 'user', userId, via: 'token' };
   }
   const key = await findActiveApiKey(db, credential);
   if (!key) throw unauthorized();

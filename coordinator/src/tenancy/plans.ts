@@ -9,12 +9,13 @@ export const PLAN_LIMITS: Record<Plan, {
   maxPredefinedShortSec: number;
   pricePerMinute: number;
   maxDownloadBytes: number;
-  maxRenderSide: number | null;
+  /** Largest render: short and long side in pixels, any orientation; null = the default 720x1280 only. */
+  renderSides: { short: number; long: number } | null;
 }> = {
-  free: { storageBytes: 100 * MB, maxPredefinedShortSec: 90, pricePerMinute: 0.03, maxDownloadBytes: 500 * MB, maxRenderSide: null },
-  starter: { storageBytes: 100 * MB, maxPredefinedShortSec: 90, pricePerMinute: 0.03, maxDownloadBytes: 1000 * MB, maxRenderSide: null },
-  pro: { storageBytes: 1000 * MB, maxPredefinedShortSec: 300, pricePerMinute: 0.026, maxDownloadBytes: 4000 * MB, maxRenderSide: 1080 },
-  business: { storageBytes: 10_000 * MB, maxPredefinedShortSec: 300, pricePerMinute: 0.023, maxDownloadBytes: 10_000 * MB, maxRenderSide: 2160 },
+  free: { storageBytes: 100 * MB, maxPredefinedShortSec: 90, pricePerMinute: 0.03, maxDownloadBytes: 500 * MB, renderSides: null },
+  starter: { storageBytes: 100 * MB, maxPredefinedShortSec: 90, pricePerMinute: 0.03, maxDownloadBytes: 1000 * MB, renderSides: null },
+  pro: { storageBytes: 1000 * MB, maxPredefinedShortSec: 300, pricePerMinute: 0.026, maxDownloadBytes: 4000 * MB, renderSides: { short: 1080, long: 1920 } },
+  business: { storageBytes: 10_000 * MB, maxPredefinedShortSec: 300, pricePerMinute: 0.023, maxDownloadBytes: 10_000 * MB, renderSides: { short: 2160, long: 3840 } },
 };
 
 export const toMB = (bytes: number) => Math.round((bytes / MB) * 100) / 100;

@@ -1,10 +1,11 @@
-import { AppError } from '../../../common/src/errors.js';
+import { TooManyRequestsError } from '../../../common/src/errors.js';
 import { PLANS, type Plan } from './plans.js';
+import type { Db } from '../db/db.js';
 
 // Contract section 8: file routes are limited by plan, social routes for API-key calls. Token
 // buckets per (group, organization, credential): `limit` requests a minute with bursts up to
-// `limit`, refilled continuously. Kept in this coordinator's memory: with several coordinators
-// behind a balancer each enforces its own share (documented in docs/api.md).
+// `limit`, refilled continuously. The buckets live in Postgres (rate_buckets), so the limit holds
+// across every coordinator sharing the database, measured by the database's one clock.
 export type RateGroup = 'files' | 'social';
 
 export interface RateLimits {
@@ -23,16 +24,25 @@ export interface RateDecision {
   retryAfterSec: number;
 }
 
-interface Bucket {
-  tokens: number;
-  updatedMs: number;
-}
+// One statement: the row lock of INSERT … ON CONFLICT serialises concurrent takes of one bucket on
+// any coordinator. The refill is computed from the row as it was; `admitted` records whether a whole
+// token was there to take.
+const TAKE = `
+INSERT INTO rate_buckets AS b (key, tokens, admitted, updated_at) VALUES ($1, $2::float8 - 1, true, now())
+ON CONFLICT (key) DO UPDATE SET
+  tokens = LEAST($2::float8, b.tokens + EXTRACT(EPOCH FROM now() - b.updated_at) * $2::float8 / 60)
+           - CASE WHEN LEAST($2::float8, b.tokens + EXTRACT(EPOCH FROM now() - b.updated_at) * $2::float8 / 60) >= 1 THEN 1 ELSE 0 END,
+  admitted = LEAST($2::float8, b.tokens + EXTRACT(EPOCH FROM now() - b.updated_at) * $2::float8 / 60) >= 1,
+  updated_at = now()
+RETURNING tokens, admitted`;
+
+/** A bucket untouched this long is full again: its row carries nothing. */
+const FORGET_AFTER = '2 minutes';
 
 export class RateLimiter {
-  private readonly buckets = new Map<string, Bucket>();
   private lastSweepMs = 0;
 
-  constructor(readonly limits: RateLimits, private readonly now: () => number = Date.now) {}
+  constructor(readonly limits: RateLimits, private readonly db: Pick<Db, 'query'>) {}
 
   /** The per-minute limit that applies, or 0 when this call is not limited. */
   limitFor(group: RateGroup, plan: Plan, viaApiKey: boolean): number {
@@ -41,30 +51,25 @@ export class RateLimiter {
   }
 
   /** Takes one token from the bucket named by `key`; `retryAfterSec` > 0 means refused. */
-  take(key: string, limit: number): RateDecision {
-    const now = this.now();
-    this.sweep(now);
-    const perMs = limit / 60_000;
-    const bucket = this.buckets.get(key) ?? { tokens: limit, updatedMs: now };
-    bucket.tokens = Math.min(limit, bucket.tokens + (now - bucket.updatedMs) * perMs);
-    bucket.updatedMs = now;
-    let retryAfterSec = 0;
-    if (bucket.tokens >= 1) bucket.tokens -= 1;
-    else retryAfterSec = Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000));
-    this.buckets.set(key, bucket);
+  async take(key: string, limit: number): Promise<RateDecision> {
+    this.sweep();
+    const [row] = (await this.db.query(TAKE, [key, limit])) as Array<{ tokens: number; admitted: boolean }>;
+    const tokens = Number(row.tokens);
+    const perSec = limit / 60;
     return {
       limit,
-      remaining: Math.floor(bucket.tokens),
-      resetSec: Math.ceil((limit - bucket.tokens) / perMs / 1000),
-      retryAfterSec,
+      remaining: Math.max(0, Math.floor(tokens)),
+      resetSec: Math.ceil((limit - tokens) / perSec),
+      retryAfterSec: row.admitted ? 0 : Math.max(1, Math.ceil((1 - tokens) / perSec)),
     };
   }
 
-  /** Full buckets carry no information: forget them so memory follows active callers only. */
-  private sweep(now: number): void {
+  /** Full buckets carry no information: forget them now and then, so the table follows active callers. */
+  private sweep(): void {
+    const now = Date.now();
     if (now - this.lastSweepMs < 60_000) return;
     this.lastSweepMs = now;
-    for (const [key, bucket] of this.buckets) if (now - bucket.updatedMs > 60_000) this.buckets.delete(key);
+    this.db.query(`DELETE FROM rate_buckets WHERE updated_at < now() - interval '${FORGET_AFTER}'`).catch(() => undefined);
   }
 }
 
@@ -77,6 +82,6 @@ export function parsePlanLimits(text: string): Record<Plan, number> {
   return Object.fromEntries(PLANS.map((plan, i) => [plan, figures[i]!])) as Record<Plan, number>;
 }
 
-export function tooManyRequests(decision: RateDecision): AppError {
-  return new AppError(429, 'Too Many Requests', `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.retryAfterSec} s`);
+export function tooManyRequests(decision: RateDecision): TooManyRequestsError {
+  return new TooManyRequestsError(`Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.retryAfterSec} s`, decision.retryAfterSec);
 }

@@ -175,12 +175,36 @@ export async function listApiKeys(db: Db, organizationId: string): Promise<ApiKe
 export async function revokeApiKey(db: Db, keyId: string): Promise<ApiKeyInfo> {
   const row = await db.one(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [keyId]);
   if (!row) throw notFound('API key not found');
+  const cache = activeKeyCaches.get(db);
+  if (cache) for (const [hash, k] of cache) if (k.id === keyId) cache.delete(hash);
   return row;
 }
 
+/**
+ * How long an active key, once looked up, is trusted without asking Postgres again. Every API request
+ * authenticates, and a key row only ever changes by being revoked: a revocation in this process
+ * clears the entry at once, one made elsewhere (the admin CLI, another coordinator) takes effect
+ * within this time. Unknown and revoked keys are never cached, so a new key works at once.
+ */
+export const API_KEY_CACHE_MS = 5_000;
+const API_KEY_CACHE_MAX = 10_000;
+const activeKeyCaches = new WeakMap<Db, Map<string, { id: string; organizationId: string; until: number }>>();
+
 export async function findActiveApiKey(db: Db, key: string): Promise<{ id: string; organizationId: string } | undefined> {
-  return db.one(
+  const hash = hashApiKey(key);
+  let cache = activeKeyCaches.get(db);
+  if (!cache) activeKeyCaches.set(db, (cache = new Map()));
+  const hit = cache.get(hash);
+  if (hit && hit.until > Date.now()) return { id: hit.id, organizationId: hit.organizationId };
+  const row = await db.one<{ id: string; organizationId: string }>(
     `SELECT id, organization_id AS "organizationId" FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
-    [hashApiKey(key)],
+    [hash],
   );
+  cache.delete(hash);
+  if (row) {
+    // Oldest first in a Map: dropping the first entry bounds memory under many distinct keys.
+    if (cache.size >= API_KEY_CACHE_MAX) cache.delete(cache.keys().next().value!);
+    cache.set(hash, { ...row, until: Date.now() + API_KEY_CACHE_MS });
+  }
+  return row;
 }

@@ -67,7 +67,7 @@ export async function startWebhookWorker(deps: { boss: PgBoss; db: { query: Quer
       `INSERT INTO webhook_deliveries (organization_id, job_id, event, url, attempt, status_code, error, delivered) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [d.organizationId, d.jobId, d.event, d.url, attempt, statusCode, error, error === null],
     );
-    deps.metrics.webhookAttempts.labels(error ? 'failed' : 'delivered').inc();
+    deps.metrics.webhookDeliveries.labels(error ? 'failed' : 'delivered').inc();
     if (error) {
       log.warn('webhook attempt failed', { jobId: d.jobId, attempt, error });
       // A private address will not become public on retry.

@@ -150,10 +150,16 @@ export function validateAnswer(answer: unknown, transcript: Transcript, opts: Se
   return numberShorts(kept);
 }
 
-/** The chat model when `HIGHLIGHT_API_URL` and a model are configured, else the local selector. */
-export function createHighlightModel(env: NodeJS.ProcessEnv = process.env, log?: Logger): HighlightModel {
+export type HighlightApiConfig = Pick<ChatHighlightOptions, 'url' | 'model' | 'apiKey'>;
+
+/** The chat model's settings when `HIGHLIGHT_API_URL` and a model are set (read with the agent's config). */
+export function highlightApiFromEnv(env: NodeJS.ProcessEnv): HighlightApiConfig | null {
   const url = env.HIGHLIGHT_API_URL;
   const model = env.HIGHLIGHT_API_MODEL;
-  if (url && model) return new ChatHighlightModel({ url, model, apiKey: env.HIGHLIGHT_API_KEY || undefined, log });
-  return new LocalHighlightModel();
+  return url && model ? { url, model, apiKey: env.HIGHLIGHT_API_KEY || undefined } : null;
+}
+
+/** The chat model when one is configured, else the local selector. */
+export function createHighlightModel(api: HighlightApiConfig | null, log?: Logger): HighlightModel {
+  return api ? new ChatHighlightModel({ ...api, log }) : new LocalHighlightModel();
 }

@@ -1,7 +1,6 @@
 // The local automatic short picker: candidate windows that start and end on sentence boundaries,
 // scored on features a person would name, best non-overlapping ones kept.
 import { joinWords, type Transcript, type Word } from '../../../common/src/text/transcript.js';
-import { readWavPcm, rmsDbBetween, toMonoFloat32 } from '../media/audio.js';
 import { capitalise, describeReason, isNumberToken, scoreWindow, type WindowFeatures } from './features.js';
 import { bareWord, segmentSentences, type Sentence } from './segments.js';
 import { MAX_SHORT_SEC, numberShorts, type Short } from './types.js';
@@ -91,13 +90,6 @@ export function selectShorts(transcript: Transcript, opts: SelectorOptions = {})
       };
     }),
   );
-}
-
-/** Reads the analysis WAV once and answers loudness queries for the energy feature. */
-export async function energyFromWav(wavPath: string): Promise<(startSec: number, endSec: number) => number> {
-  const pcm = await readWavPcm(wavPath);
-  const mono = toMonoFloat32(pcm);
-  return (a, b) => rmsDbBetween(mono, pcm.sampleRate, a, b);
 }
 
 const TITLE_MAX = 60;

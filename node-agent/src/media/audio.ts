@@ -1,8 +1,10 @@
 // Audio for analysis: one canonical format (16 kHz mono signed 16-bit WAV) that every transcription
 // backend and the VAD accept, plus the few PCM helpers the analysis needs.
 import { spawn } from 'node:child_process';
+import { createReadStream } from 'node:fs';
 import { open, readFile, writeFile } from 'node:fs/promises';
 import { inputGuard } from '../../../common/src/media/input-guard.js';
+import { toolEnv } from '../../../common/src/media/tools.js';
 
 export const ANALYSIS_SAMPLE_RATE = 16_000;
 
@@ -39,7 +41,7 @@ export async function extractAudio(ffmpegPath: string, inputPath: string, outWav
   args.push('-i', inputPath);
   if (opts.durationSec !== undefined) args.push('-t', String(opts.durationSec));
   args.push('-map', '0:a:0', '-vn', '-sn', '-dn', '-ac', '1', '-ar', String(ANALYSIS_SAMPLE_RATE), '-c:a', 'pcm_s16le', '-f', 'wav', '-y', outWav);
-  const { code, stderr } = await runProcess(ffmpegPath, args, opts.signal);
+  const { code, stderr } = await runProcess(ffmpegPath, args, opts.signal, { env: toolEnv() });
   if (code === 0) return;
   if (/matches no streams|does not contain any stream/i.test(stderr)) throw new NoAudioTrackError(inputPath);
   throw new Error(`ffmpeg could not extract audio (exit ${code}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
@@ -175,12 +177,94 @@ export function isSilent(levels: AudioLevels, thresholdDb = SILENCE_THRESHOLD_DB
   return !(levels.loudestWindowDb > thresholdDb);
 }
 
-/** Throws SilentAudioError for a silent WAV; returns its levels otherwise. */
+/** Throws SilentAudioError for a silent WAV; returns its levels otherwise. Reads the file streaming. */
 export async function assertAudible(wavPath: string, thresholdDb = SILENCE_THRESHOLD_DB): Promise<AudioLevels> {
-  const pcm = await readWavPcm(wavPath);
-  const levels = measureLevels(toMonoFloat32(pcm), pcm.sampleRate);
+  const { levels } = await scanWav(wavPath);
   if (isSilent(levels, thresholdDb)) throw new SilentAudioError(levels);
   return levels;
+}
+
+/** Resolution of the loudness lookups: fine enough for word-level windows, small for long audio. */
+const ENERGY_WINDOW_SEC = 0.01;
+/** measureLevels' window for "the loudest 50 ms", in energy windows. */
+const LOUDEST_SPAN = 5;
+
+export interface WavScan {
+  levels: AudioLevels;
+  /** RMS level in dBFS between two times, for the highlight selector's energy feature. */
+  loudness: (startSec: number, endSec: number) => number;
+}
+
+/**
+ * One streaming pass over a PCM s16 WAV: its levels, and the energy of every 10 ms of it, so any
+ * stretch's loudness is answered from prefix sums. Memory follows the window count (an hour is
+ * 3 MB), never the sample count (an hour of 16 kHz audio is 115 MB).
+ */
+export async function scanWav(wavPath: string): Promise<WavScan> {
+  const info = await readWavInfo(wavPath);
+  if (info.bitsPerSample !== 16) throw new Error(`${wavPath}: expected PCM s16, got ${info.bitsPerSample} bits`);
+  const { sampleRate, channels } = info;
+  const frameBytes = 2 * channels;
+  const frames = Math.floor(info.dataBytes / frameBytes);
+  const win = Math.max(1, Math.round(sampleRate * ENERGY_WINDOW_SEC));
+  const prefix = new Float64Array(Math.ceil(frames / win) + 1); // prefix[i]: energy of windows before i
+  let frame = 0;
+  let windowSum = 0;
+  let peak = 0;
+  let loudest = 0;
+  let spanSum = 0;
+  let spanFrames = 0;
+  let carry: Buffer = Buffer.alloc(0);
+  const stream = createReadStream(wavPath, { start: info.dataOffset, end: info.dataOffset + frames * frameBytes - 1, highWaterMark: 1 << 20 });
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    const buf = carry.length ? Buffer.concat([carry, chunk]) : chunk;
+    const whole = buf.length - (buf.length % frameBytes);
+    for (let off = 0; off < whole; off += frameBytes) {
+      let sum = 0;
+      for (let c = 0; c < channels; c++) sum += buf.readInt16LE(off + 2 * c);
+      const v = sum / channels / 32768;
+      const sq = v * v;
+      windowSum += sq;
+      spanSum += sq;
+      spanFrames++;
+      const a = Math.abs(v);
+      if (a > peak) peak = a;
+      frame++;
+      if (frame % win === 0) {
+        prefix[frame / win] = prefix[frame / win - 1]! + windowSum;
+        windowSum = 0;
+        if (spanFrames >= win * LOUDEST_SPAN) {
+          loudest = Math.max(loudest, spanSum / spanFrames);
+          spanSum = 0;
+          spanFrames = 0;
+        }
+      }
+    }
+    carry = buf.subarray(whole);
+  }
+  const windows = Math.ceil(frame / win);
+  if (frame % win !== 0) prefix[windows] = prefix[windows - 1]! + windowSum;
+  if (spanFrames) loudest = Math.max(loudest, spanSum / spanFrames);
+  const total = prefix[windows] ?? 0;
+  const levels: AudioLevels = {
+    durationSec: frame / sampleRate,
+    rmsDb: toDb(Math.sqrt(total / Math.max(1, frame))),
+    peakDb: toDb(peak),
+    loudestWindowDb: toDb(Math.sqrt(loudest)),
+  };
+  const loudness = (startSec: number, endSec: number) => {
+    const a = Math.max(0, Math.min(windows, Math.floor((startSec * sampleRate) / win)));
+    const b = Math.max(0, Math.min(windows, Math.ceil((endSec * sampleRate) / win)));
+    if (b <= a) return -Infinity;
+    const n = Math.min(frame, b * win) - a * win;
+    return toDb(Math.sqrt((prefix[b]! - prefix[a]!) / Math.max(1, n)));
+  };
+  return { levels, loudness };
+}
+
+/** Loudness of any stretch of a WAV, read streaming; the highlight selector's energy feature. */
+export async function loudnessOfWav(wavPath: string): Promise<(startSec: number, endSec: number) => number> {
+  return (await scanWav(wavPath)).loudness;
 }
 
 /** RMS level in dBFS of mono samples between two times, for per-window energy features. */
@@ -198,6 +282,9 @@ export interface WavInfo {
   channels: number;
   bitsPerSample: number;
   durationSec: number;
+  /** Where the samples start in the file, and how many bytes of them there are. */
+  dataOffset: number;
+  dataBytes: number;
 }
 
 /** Format and duration of a PCM WAV from its header alone, without reading the samples. */
@@ -211,7 +298,7 @@ export async function readWavInfo(path: string): Promise<WavInfo> {
       throw new Error(`${path}: not a RIFF/WAVE file`);
     }
     let off = 12;
-    let fmt: Omit<WavInfo, 'durationSec'> & { byteRate: number } | undefined;
+    let fmt: Omit<WavInfo, 'durationSec' | 'dataOffset' | 'dataBytes'> & { byteRate: number } | undefined;
     while (off + 8 <= head.length) {
       const id = head.toString('ascii', off, off + 4);
       const chunk = head.readUInt32LE(off + 4);
@@ -220,8 +307,12 @@ export async function readWavInfo(path: string): Promise<WavInfo> {
       }
       if (id === 'data') {
         if (!fmt) throw new Error(`${path}: data chunk before fmt chunk`);
-        const bytes = Math.min(chunk, size - off - 8);
-        return { sampleRate: fmt.sampleRate, channels: fmt.channels, bitsPerSample: fmt.bitsPerSample, durationSec: fmt.byteRate ? bytes / fmt.byteRate : 0 };
+        // A streamed WAV may carry a placeholder size; the file length bounds it.
+        const bytes = Math.max(0, Math.min(chunk, size - off - 8));
+        return {
+          sampleRate: fmt.sampleRate, channels: fmt.channels, bitsPerSample: fmt.bitsPerSample,
+          durationSec: fmt.byteRate ? bytes / fmt.byteRate : 0, dataOffset: off + 8, dataBytes: bytes,
+        };
       }
       off += 8 + chunk + (chunk & 1);
     }
@@ -238,11 +329,11 @@ interface ProcessResult {
 }
 
 /** Runs a binary to completion, keeping output; an abort kills it and rejects with the abort reason. */
-export function runProcess(bin: string, args: string[], signal?: AbortSignal, opts: { maxOutput?: number } = {}): Promise<ProcessResult> {
+export function runProcess(bin: string, args: string[], signal?: AbortSignal, opts: { maxOutput?: number; env?: NodeJS.ProcessEnv } = {}): Promise<ProcessResult> {
   const max = opts.maxOutput ?? 64 * 1024 * 1024;
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
-    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.env ? { env: opts.env } : {}) });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {

@@ -1,38 +1,50 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { inputGuard } from '../../../common/src/media/input-guard.js';
+import { toolEnv } from '../../../common/src/media/tools.js';
+import type { Reframe } from '../../../common/src/reframe/types.js';
+import { largestWindow } from '../reframe/camera.js';
+import { runFfmpeg } from './ffmpeg.js';
+import { prepareRender, type RenderSpec } from './render-args.js';
 
 const run = promisify(execFile);
 
-/** A centred 9:16 window of the source, in source pixels (even sizes for yuv420p). */
-export function centredPortraitCrop(srcW: number, srcH: number): { x: number; y: number; w: number; h: number } {
-  let h = srcH;
-  let w = Math.floor((h * 9) / 16);
-  if (w > srcW) {
-    w = srcW;
-    h = Math.floor((w * 16) / 9);
-  }
-  w -= w % 2;
-  h -= h % 2;
-  return { x: Math.floor((srcW - w) / 2), y: Math.floor((srcH - h) / 2), w, h };
+/**
+ * The crop clip's size: 9:16 at the render default (720x1280), or the source's own largest 9:16
+ * window when that is smaller (upscaling a small source only makes a bigger file).
+ */
+export function cropClipSize(sourceWidth: number, sourceHeight: number): { width: number; height: number } {
+  const window = largestWindow(sourceWidth, sourceHeight, CROP_CLIP.width / CROP_CLIP.height);
+  if (window.height >= CROP_CLIP.height) return { ...CROP_CLIP };
+  return { width: window.width, height: window.height };
 }
 
-/** The cropped vertical cut of one short (no captions): what `cropFileUrl` serves. */
-export function buildCropClipArgs(src: string, out: string, o: { start: number; end: number; srcW: number; srcH: number; maxHeight?: number }): string[] {
-  const c = centredPortraitCrop(o.srcW, o.srcH);
-  const outH = Math.min(c.h, o.maxHeight ?? 1280);
-  const outW = Math.round((outH * 9) / 16 / 2) * 2;
-  return [
-    '-nostdin', '-hide_banner', '-loglevel', 'error', ...inputGuard(), '-y',
-    '-ss', o.start.toFixed(3), '-to', o.end.toFixed(3), '-i', src,
-    '-vf', `crop=${c.w}:${c.h}:${c.x}:${c.y},scale=${outW}:${outH}`,
-    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', out,
-  ];
+const CROP_CLIP = { width: 720, height: 1280 };
+
+export interface CropClipSpec {
+  sourcePath: string;
+  out: string;
+  start: number;
+  end: number;
+  sourceWidth: number;
+  sourceHeight: number;
+  reframe: Reframe | null;
+  encoder: RenderSpec['encoder'];
+  workDir: string;
 }
 
-export async function cutCropClip(ffmpegPath: string, src: string, out: string, o: Parameters<typeof buildCropClipArgs>[2], signal?: AbortSignal): Promise<void> {
-  await run(ffmpegPath, buildCropClipArgs(src, out, o), { signal, maxBuffer: 4 * 1024 * 1024 });
+/**
+ * The reframed vertical cut of one short, without captions: what `cropFileUrl` serves. The same
+ * graph and encoder choice as a render (one crop path), so the clip shows what a render will show.
+ */
+export async function cutCropClip(ffmpegPath: string, spec: CropClipSpec, opts: { signal?: AbortSignal; onProgress?: (f: number) => void } = {}): Promise<void> {
+  const args = await prepareRender({
+    sourcePath: spec.sourcePath, startTime: spec.start, endTime: spec.end, words: [],
+    output: { ...cropClipSize(spec.sourceWidth, spec.sourceHeight), path: spec.out },
+    reframe: spec.reframe, caption: null, encoder: spec.encoder, workDir: spec.workDir,
+    sourceWidth: spec.sourceWidth, sourceHeight: spec.sourceHeight,
+  });
+  await runFfmpeg(ffmpegPath, args, { durationSec: spec.end - spec.start, signal: opts.signal, onProgress: opts.onProgress });
 }
 
 /** One JPEG frame, at most 480 px high, for thumbnails. */
@@ -40,5 +52,5 @@ export async function grabThumbnail(ffmpegPath: string, src: string, out: string
   await run(ffmpegPath, [
     '-nostdin', '-hide_banner', '-loglevel', 'error', ...inputGuard(), '-y',
     '-ss', Math.max(0, atSec).toFixed(3), '-i', src, '-frames:v', '1', '-vf', "scale=-2:'min(480,ih)'", '-q:v', '4', out,
-  ], { signal });
+  ], { signal, env: toolEnv() });
 }

@@ -1,8 +1,9 @@
 // Running ffmpeg and ffprobe: progress from `-progress pipe:1`, errors with ffmpeg's own last words.
+import { probeFile } from '../../../common/src/media/ffprobe.js';
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import ffprobeInstaller from '@ffprobe-installer/ffprobe';
 import { inputGuard } from '../../../common/src/media/input-guard.js';
+import { toolEnv } from '../../../common/src/media/tools.js';
 
 const STDERR_LINES = 20;
 
@@ -23,7 +24,7 @@ export interface RunFfmpegOptions {
 export function runFfmpeg(ffmpegPath: string, args: string[], opts: RunFfmpegOptions): Promise<void> {
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) return reject(opts.signal.reason ?? new Error('aborted'));
-    const child = spawn(ffmpegPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(ffmpegPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: toolEnv() });
     const tail: string[] = [];
     let best = 0;
     const report = (f: number) => {
@@ -105,10 +106,7 @@ const run = promisify(execFile);
 
 /** Probes a local file (only the file and pipe protocols are allowed, so a crafted file cannot make it fetch). */
 export async function ffprobe(file: string, opts: { ffprobePath?: string; signal?: AbortSignal } = {}): Promise<ProbeResult> {
-  const { stdout } = await run(opts.ffprobePath ?? ffprobeInstaller.path, [
-    '-v', 'error', ...inputGuard(), '-print_format', 'json', '-show_format', '-show_streams', file,
-  ], { signal: opts.signal, maxBuffer: 16 * 1024 * 1024 });
-  const info = JSON.parse(stdout) as { format?: Record<string, string>; streams?: Array<Record<string, any>> };
+  const info = await probeFile(file, opts);
   const streams = info.streams ?? [];
   const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
   const audio = streams.find((s) => s.codec_type === 'audio');
@@ -130,6 +128,21 @@ export async function ffprobe(file: string, opts: { ffprobePath?: string; signal
     sizeBytes: num(info.format?.size) ?? 0,
     bitRate: num(info.format?.bit_rate),
   };
+}
+
+/**
+ * How long the media really is: every packet of every stream is read (copied to the null muxer,
+ * nothing decoded) and the furthest timestamp reached is the length. A container's declared
+ * duration is the writer's claim; this is what a decoder will go through. 0 when nothing could be read.
+ */
+export async function measureMediaDuration(ffmpegPath: string, file: string, signal?: AbortSignal): Promise<number> {
+  const { stdout } = await run(ffmpegPath, [
+    '-nostdin', '-hide_banner', '-loglevel', 'error', ...inputGuard(), '-i', file,
+    '-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-f', 'null', '-progress', 'pipe:1', '-nostats', '-',
+  ], { signal, maxBuffer: 64 * 1024 * 1024, env: toolEnv() });
+  let us = 0;
+  for (const m of stdout.matchAll(/^out_time_us=(\d+)$/gm)) us = Math.max(us, Number(m[1]));
+  return us / 1e6;
 }
 
 /** Degrees a player turns the stream: display-matrix side data (newer ffprobe) or the old `rotate` tag. */

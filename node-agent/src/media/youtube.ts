@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { toolEnv } from '../../../common/src/media/tools.js';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -33,7 +34,7 @@ export async function downloadYoutube(
   const args = buildYtDlpArgs(videoId, outDir, opts);
   const stderr: string[] = [];
   const code = await new Promise<number>((resolve, reject) => {
-    const child = spawn(ytDlpPath, args, { signal: opts.signal, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(ytDlpPath, args, { signal: opts.signal, stdio: ['ignore', 'pipe', 'pipe'], env: toolEnv() });
     child.on('error', (err: NodeJS.ErrnoException) =>
       reject(err.code === 'ENOENT' ? new YoutubeDownloadError(`yt-dlp is not installed on this agent (${ytDlpPath})`, true) : err));
     child.stdout.on('data', (buf: Buffer) => {

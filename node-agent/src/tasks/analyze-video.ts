@@ -1,30 +1,25 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { AnalyzeResult, AnalyzedShort } from '../../../common/src/analyze-result.js';
+import { stageProgress } from '../../../common/src/tasks/contract.js';
+import { ANALYZE_STAGES, type AnalyzedShort, type AnalyzeVideoLease, type AnalyzeVideoResult, type ReframePlan } from '../../../common/src/tasks/analyze-video.js';
+import { DEFAULT_DIRECTOR } from '../../../common/src/reframe/director.js';
+import type { ShortDetections } from '../../../common/src/reframe/types.js';
+import { planReframe } from '../reframe/camera.js';
+import { detectShorts } from '../reframe/detect-shorts.js';
+import { sharedFaceDetector } from '../reframe/detector-factory.js';
 import type { AgentConfig } from '../config.js';
-import { extractAudio, assertAudible, NoAudioTrackError, SilentAudioError, readWavPcm, toMonoFloat32, measureLevels } from '../media/audio.js';
-import { containerType, ffprobe } from '../media/ffmpeg.js';
-import { cutCropClip, grabThumbnail } from '../media/clips.js';
+import { extractAudio, NoAudioTrackError, SilentAudioError, isSilent, readWavInfo, scanWav } from '../media/audio.js';
+import { containerType, ffprobe, measureMediaDuration } from '../media/ffmpeg.js';
+import { cropClipSize, cutCropClip, grabThumbnail } from '../media/clips.js';
 import { downloadYoutube, YoutubeDownloadError } from '../media/youtube.js';
-import { createTranscriber, checkTranscriberAvailable, transcriberConfigFromEnv, type TranscriberConfig } from '../transcribe/transcriber.js';
+import { createTranscriber, checkTranscriberAvailable, type TranscriberConfig } from '../transcribe/transcriber.js';
 import { createHighlightModel } from '../highlights/highlight-model.js';
 import { predefinedShorts } from '../highlights/predefined.js';
-import { downloadSource } from './download.js';
+import { downloadObject, downloadSource } from './download.js';
 import { TaskError, type TaskContext, type TaskHandler } from './task-context.js';
 
-interface AnalyzePayload {
-  jobId: string;
-  source: { kind: 'url'; url: string } | { kind: 'youtube'; videoId: string };
-  predefinedShorts: Array<{ title: string; start: number; end: number }> | null;
-  maxDownloadBytes: number;
-  maxAutoShortSec: number;
-}
-
-/** Share of the task's progress each stage ends at (for the agent's own fraction). */
-const STAGE_END = { initiating: 0.02, downloading: 0.2, transcribing: 0.7, generating_shorts: 0.75, detecting_speakers: 1 } as const;
-
 function transcriberConfig(config: AgentConfig, workDir?: string): TranscriberConfig {
-  return transcriberConfigFromEnv(process.env, { concurrency: config.transcribeConcurrency, ...(workDir ? { workDir } : {}) });
+  return { ...config.transcriber, ...(workDir ? { workDir } : {}) };
 }
 
 export async function analyzePrerequisites(config: AgentConfig): Promise<string | undefined> {
@@ -46,8 +41,8 @@ export function fileNameOf(url: string): string {
   return (name || 'video').slice(0, 200);
 }
 
-async function fetchSource(ctx: TaskContext, p: AnalyzePayload, dir: string): Promise<{ file: string; name: string; bytes: number }> {
-  const report = (f: number) => ctx.progress(STAGE_END.initiating + f * (STAGE_END.downloading - STAGE_END.initiating), 'downloading');
+async function fetchSource(ctx: TaskContext<'analyze-video'>, p: AnalyzeVideoLease, dir: string): Promise<{ file: string; name: string; bytes: number }> {
+  const report = (f: number) => ctx.progress(stageProgress(ANALYZE_STAGES, 'downloading', f), 'downloading');
   report(0);
   if (p.source.kind === 'youtube') {
     try {
@@ -62,33 +57,101 @@ async function fetchSource(ctx: TaskContext, p: AnalyzePayload, dir: string): Pr
     }
   }
   const file = path.join(dir, 'source');
+  if (p.source.kind === 'object') {
+    // Already in the organization's storage (a studio upload): the coordinator signed the URL.
+    const { bytes } = await downloadObject(p.source.url, file, ctx.signal);
+    return { file, name: path.posix.basename(p.source.objectKey), bytes };
+  }
   const { bytes } = await downloadSource(ctx, p.source.url, file, p.maxDownloadBytes);
   return { file, name: fileNameOf(p.source.url), bytes };
 }
 
-/** Loudness (dBFS) of any stretch of the audio, for the selector's speech-energy feature. */
-async function loudnessOf(wavPath: string): Promise<(startSec: number, endSec: number) => number> {
-  const pcm = await readWavPcm(wavPath);
-  const mono = toMonoFloat32(pcm);
-  return (start, end) => {
-    const slice = mono.subarray(Math.max(0, Math.floor(start * pcm.sampleRate)), Math.min(mono.length, Math.ceil(end * pcm.sampleRate)));
-    return slice.length ? measureLevels(slice, pcm.sampleRate).rmsDb : -Infinity;
+/** Decoded audio may run this far past the billed length (codec priming, last-frame padding). */
+const LENGTH_TOLERANCE_SEC = 0.5;
+
+/** Refuses a source whose frames are too large or too many to decode within reason. */
+export function checkSourceLimits(info: { width: number; height: number; fps: number | null }, limits: { maxSourcePixels: number; maxSourceFps: number }): void {
+  if (info.width * info.height > limits.maxSourcePixels) {
+    throw new TaskError(`The video is ${info.width}x${info.height}; sources are limited to ${limits.maxSourcePixels.toLocaleString('en-US')} pixels a frame (8K)`, 'SOURCE_TOO_LARGE');
+  }
+  if (info.fps !== null && info.fps > limits.maxSourceFps) {
+    throw new TaskError(`The video runs at ${Math.round(info.fps)} frames a second; sources are limited to ${limits.maxSourceFps}`, 'SOURCE_TOO_LARGE');
+  }
+}
+
+/**
+ * Faces, tracks and speaker turns of each short (reframe/detect-shorts.ts). A detection that fails
+ * for another reason than the task's end leaves the shorts without a path (centred crop clips)
+ * rather than failing the job: the shorts and their transcript are still what the user asked for.
+ */
+async function detectSpeakers(
+  ctx: TaskContext<'analyze-video'>,
+  source: { sourceFile: string; sourceWidth: number; sourceHeight: number; wavPath: string },
+  shorts: Array<{ startTime: number; endTime: number }>,
+  onProgress: (f: number) => void,
+): Promise<ShortDetections[] | null> {
+  try {
+    const detector = await sharedFaceDetector(ctx.config, ctx.log);
+    const started = Date.now();
+    const found = await detectShorts(
+      { ...source, shorts: shorts.map((s) => ({ start: s.startTime, end: s.endTime })), signal: ctx.signal, onProgress },
+      { ffmpegPath: ctx.config.ffmpegPath, detector, log: ctx.log },
+    );
+    ctx.log.info('speakers detected', {
+      shorts: found.length, tracks: found.map((d) => d.tracks.length), turns: found.map((d) => d.turns.length), ms: Date.now() - started,
+    });
+    return found.map(compactDetections);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    ctx.log.error('speaker detection failed; the shorts get centred crops', { err });
+    return null;
+  }
+}
+
+/** Detections travel in the task result and are stored with the job: sub-pixel digits and score
+ *  decimals beyond what the camera can use only make them bigger. */
+function compactDetections(d: ShortDetections): ShortDetections {
+  const r = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
+  return {
+    ...d,
+    tracks: d.tracks.map((tr) => ({
+      id: tr.id,
+      samples: tr.samples.map((s) => ({
+        time: r(s.time, 3),
+        box: { x: r(s.box.x, 1), y: r(s.box.y, 1), width: r(s.box.width, 1), height: r(s.box.height, 1) },
+        score: r(s.score, 3),
+        mouthActivity: r(s.mouthActivity, 4),
+      })),
+    })),
   };
 }
 
-export const analyzeVideo: TaskHandler = {
+export const analyzeVideo: TaskHandler<'analyze-video'> = {
   async run(ctx) {
-    const p = ctx.payload as unknown as AnalyzePayload;
+    const p = ctx.payload;
     const dir = path.join(ctx.workDir, 'analyze');
     await mkdir(dir, { recursive: true });
-    ctx.progress(0.01, 'initiating');
+    ctx.progress(stageProgress(ANALYZE_STAGES, 'initiating'), 'initiating');
 
     const source = await fetchSource(ctx, p, dir);
     // The content decides, not the extension or the server's content type.
-    const info = await ffprobe(source.file).catch(() => undefined);
-    if (!info || !info.width || !info.height || !(info.durationSec > 0)) {
+    const probed = await ffprobe(source.file, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal }).catch(() => undefined);
+    if (!probed || !probed.width || !probed.height) {
       throw new TaskError('The URL did not return a video file that can be read (no video stream found)', 'NOT_VIDEO');
     }
+    checkSourceLimits(probed, ctx.config);
+    // The price is for what will be decoded, not for what the container's header declares: a file
+    // that says 1 s but holds an hour of audio is an hour (the longest stream, read packet by packet).
+    const measured = await measureMediaDuration(ctx.config.ffmpegPath, source.file, ctx.signal).catch((err) => {
+      ctx.signal.throwIfAborted();
+      ctx.log.warn('could not measure the media length', { err: (err as Error).message });
+      return 0;
+    });
+    if (!(measured > 0)) throw new TaskError('The video could not be read to its end (no stream has any packets)', 'NOT_VIDEO');
+    if (Math.abs(measured - probed.durationSec) > Math.max(1, measured * 0.02)) {
+      ctx.log.warn('declared length differs from the measured one; billing the measured', { declaredSec: probed.durationSec, measuredSec: measured });
+    }
+    const info = { ...probed, durationSec: measured };
     // The price follows from these; the coordinator checks the credits now, not after the work.
     await ctx.facts({ durationSec: info.durationSec, downloadBytes: source.bytes });
     ctx.signal.throwIfAborted();
@@ -105,11 +168,21 @@ export const analyzeVideo: TaskHandler = {
       ctx.upload(thumbPath, 'source-thumb.jpg', 'image/jpeg'),
     ]);
 
-    ctx.progress(STAGE_END.downloading, 'transcribing');
+    ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing'), 'transcribing');
     const wav = path.join(dir, 'audio.wav');
+    let audio: Awaited<ReturnType<typeof scanWav>>;
     try {
-      await extractAudio(ctx.config.ffmpegPath, source.file, wav, { signal: ctx.signal });
-      await assertAudible(wav);
+      // Never more audio than was billed.
+      await extractAudio(ctx.config.ffmpegPath, source.file, wav, { signal: ctx.signal, durationSec: info.durationSec });
+      const decodedSec = (await readWavInfo(wav)).durationSec;
+      if (decodedSec > info.durationSec + LENGTH_TOLERANCE_SEC) {
+        throw new TaskError(
+          `The audio decodes to ${decodedSec.toFixed(1)} s but the file's streams end at ${info.durationSec.toFixed(1)} s; a file whose length cannot be told is refused`,
+          'LENGTH_MISMATCH',
+        );
+      }
+      audio = await scanWav(wav);
+      if (isSilent(audio.levels)) throw new SilentAudioError(audio.levels);
     } catch (err) {
       if (err instanceof NoAudioTrackError || err instanceof SilentAudioError) {
         throw new TaskError(`Nothing to transcribe: ${err.message}`, 'NO_SPEECH');
@@ -119,34 +192,45 @@ export const analyzeVideo: TaskHandler = {
     const transcriber = createTranscriber(transcriberConfig(ctx.config, dir), ctx.log);
     const transcript = await transcriber.transcribe(wav, {
       signal: ctx.signal,
-      onProgress: (f: number) => ctx.progress(STAGE_END.downloading + f * (STAGE_END.transcribing - STAGE_END.downloading), 'transcribing'),
+      onProgress: (f: number) => ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing', f), 'transcribing'),
     });
     ctx.log.info('transcribed', { backend: transcript.backend, words: transcript.words.length, durationSec: info.durationSec });
 
-    ctx.progress(STAGE_END.transcribing, 'generating_shorts');
+    ctx.progress(stageProgress(ANALYZE_STAGES, 'generating_shorts'), 'generating_shorts');
     const picked = p.predefinedShorts?.length
       ? predefinedShorts(transcript, p.predefinedShorts)
-      : await createHighlightModel(process.env, ctx.log).pick(transcript, { signal: ctx.signal, energy: await loudnessOf(wav) });
+      : await createHighlightModel(ctx.config.highlightApi, ctx.log).pick(transcript, { signal: ctx.signal, energy: audio.loudness });
     if (!picked.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
 
-    // Speaker-aware reframing arrives with its own issue; until then each short is a centred crop.
-    ctx.progress(STAGE_END.generating_shorts, 'detecting_speakers');
+    // Stage 80: who is on screen and who speaks in each short, the camera path planned from it,
+    // and the crop clip rendered along that path.
+    ctx.progress(stageProgress(ANALYZE_STAGES, 'detecting_speakers'), 'detecting_speakers');
+    const stage = (from: number, to: number) => (f: number) =>
+      ctx.progress(stageProgress(ANALYZE_STAGES, 'detecting_speakers', from + f * (to - from)), 'detecting_speakers');
+    const reframePlan: ReframePlan = { director: { ...DEFAULT_DIRECTOR }, output: cropClipSize(info.width, info.height) };
+    const detections = await detectSpeakers(ctx, { sourceFile: source.file, sourceWidth: info.width, sourceHeight: info.height, wavPath: wav }, picked, stage(0, 0.6));
+    const encoder = ctx.host.nvencAvailable ? 'h264_nvenc' as const : 'libx264' as const;
     const shorts: AnalyzedShort[] = [];
     for (const [i, s] of picked.entries()) {
+      const found = detections?.[i] ?? null;
+      const reframe = found ? planReframe(found, reframePlan.director, reframePlan.output) : null;
       const clip = path.join(dir, `short-${i}.mp4`);
       const thumb = path.join(dir, `short-${i}.jpg`);
-      await cutCropClip(ctx.config.ffmpegPath, source.file, clip, { start: s.startTime, end: s.endTime, srcW: info.width, srcH: info.height }, ctx.signal);
+      const progress = stage(0.6 + (0.4 * i) / picked.length, 0.6 + (0.4 * (i + 1)) / picked.length);
+      await cutCropClip(ctx.config.ffmpegPath, {
+        sourcePath: source.file, out: clip, start: s.startTime, end: s.endTime, sourceWidth: info.width, sourceHeight: info.height,
+        reframe, encoder, workDir: path.join(dir, `short-${i}-work`),
+      }, { signal: ctx.signal, onProgress: progress });
       await grabThumbnail(ctx.config.ffmpegPath, clip, thumb, 0.5, ctx.signal);
       const [crop, cropThumb] = await Promise.all([ctx.upload(clip, `short-${i}.mp4`, 'video/mp4'), ctx.upload(thumb, `short-${i}.jpg`, 'image/jpeg')]);
       shorts.push({
         title: s.title, reason: s.reason ?? null, startTime: s.startTime, endTime: s.endTime, startId: s.startId, endId: s.endId, text: s.text,
         crop: { objectKey: crop.objectKey, sizeBytes: crop.sizeBytes, contentType: 'video/mp4', thumbnailKey: cropThumb.objectKey },
-        reframe: null,
+        reframe, detections: found,
       });
-      ctx.progress(STAGE_END.generating_shorts + ((i + 1) / picked.length) * (STAGE_END.detecting_speakers - STAGE_END.generating_shorts), 'detecting_speakers');
     }
 
-    const result: AnalyzeResult = {
+    const result: AnalyzeVideoResult = {
       durationSec: info.durationSec,
       downloadBytes: source.bytes,
       source: {
@@ -155,7 +239,8 @@ export const analyzeVideo: TaskHandler = {
       },
       transcript: { language: transcript.language, text: transcript.text, words: transcript.words, backend: transcript.backend },
       shorts,
+      ...(detections ? { reframePlan } : {}),
     };
-    return result as unknown as Record<string, unknown>;
+    return result;
   },
 };

@@ -7,7 +7,7 @@ import { parseAllowlist } from '../../../common/src/net/address-policy.js';
 import { TaskError, type TaskContext } from './task-context.js';
 
 /** A URL a user gave: fetched under the SSRF guard (checked address, redirects re-checked, size cap). */
-export async function downloadSource(ctx: TaskContext, url: string, dest: string, maxBytes: number): Promise<{ bytes: number }> {
+export async function downloadSource(ctx: Pick<TaskContext, 'config' | 'signal'>, url: string, dest: string, maxBytes: number): Promise<{ bytes: number }> {
   try {
     const res = await safeDownload(url, dest, {
       maxBytes,
@@ -27,30 +27,58 @@ export async function downloadSource(ctx: TaskContext, url: string, dest: string
 
 /** A signed URL the coordinator issued for its own object store: trusted, no address policy. */
 export async function downloadObject(url: string, dest: string, signal?: AbortSignal): Promise<{ bytes: number }> {
-  const res = await fetch(url, { signal });
-  if (!res.ok || !res.body) throw new TaskError(`Could not read a stored file (HTTP ${res.status})`, 'SOURCE_MISSING', res.status >= 500);
-  const tmp = `${dest}.part`;
-  try {
-    await pipeline(Readable.fromWeb(res.body as any), createWriteStream(tmp), { signal });
-    await rename(tmp, dest);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-  return { bytes: (await stat(dest)).size };
+  return storeTransfer('a stored file', signal, async () => {
+    const res = await fetch(url, { signal });
+    if (!res.ok || !res.body) throw new TaskError(`Could not read a stored file (HTTP ${res.status})`, 'SOURCE_MISSING', res.status >= 500);
+    const tmp = `${dest}.part`;
+    try {
+      await pipeline(Readable.fromWeb(res.body as any), createWriteStream(tmp), { signal });
+      await rename(tmp, dest);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+    return { bytes: (await stat(dest)).size };
+  });
 }
 
 /** Uploads a file to a signed PUT URL. */
 export async function uploadObject(url: string, localPath: string, contentType: string, signal?: AbortSignal): Promise<number> {
   const { size } = await stat(localPath);
   const { createReadStream } = await import('node:fs');
-  const res = await fetch(url, {
-    method: 'PUT',
-    body: Readable.toWeb(createReadStream(localPath)) as any,
-    headers: { 'content-type': contentType, 'content-length': String(size) },
-    duplex: 'half',
-    signal,
-  } as RequestInit);
-  if (!res.ok) throw new Error(`upload failed with HTTP ${res.status}: ${await res.text().catch(() => '')}`);
-  return size;
+  return storeTransfer('a result', signal, async () => {
+    const res = await fetch(url, {
+      method: 'PUT',
+      body: Readable.toWeb(createReadStream(localPath)) as any,
+      headers: { 'content-type': contentType, 'content-length': String(size) },
+      duplex: 'half',
+      signal,
+    } as RequestInit);
+    if (!res.ok) {
+      throw new TaskError(`Could not store a result (HTTP ${res.status}): ${(await res.text().catch(() => '')).slice(0, 200)}`, 'STORE_FAILED', res.status >= 500);
+    }
+    return size;
+  });
+}
+
+// Errors of the connection itself (fetch's own TypeErrors, socket codes), as opposed to the disk's or
+// the request's.
+const CONNECTION_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT']);
+function brokenConnection(err: unknown): boolean {
+  const e = err as { name?: string; message?: string; code?: string; cause?: { code?: string } } | undefined;
+  if (!e) return false;
+  if (CONNECTION_CODES.has(e.code ?? '') || CONNECTION_CODES.has(e.cause?.code ?? '')) return true;
+  return e.name === 'TypeError' && /^(fetch failed|terminated)$/.test(e.message ?? '');
+}
+
+/** A transfer with the coordinator's object store that broke off (the coordinator restarted, the
+ *  network dropped) is worth another attempt: a retryable failure, not a crash of the task. */
+async function storeTransfer<T>(what: string, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (signal?.aborted || !brokenConnection(err)) throw err;
+    const detail = (err as Error).message;
+    throw new TaskError(`The transfer of ${what} with the coordinator broke off (${detail}); the task will be tried again`, 'TRANSFER_FAILED', true);
+  }
 }

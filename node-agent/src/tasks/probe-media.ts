@@ -1,31 +1,28 @@
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { TaskError, type TaskContext, type TaskHandler } from './task-context.js';
+import { TaskError, type TaskHandler } from './task-context.js';
+import { stageProgress } from '../../../common/src/tasks/contract.js';
+import { PROBE_MEDIA_STAGES } from '../../../common/src/tasks/probe-media.js';
 import { downloadSource } from './download.js';
-import { inputGuard } from '../../../common/src/media/input-guard.js';
-
-const run = promisify(execFile);
+import { probeFile, type FfprobeJson } from '../../../common/src/media/ffprobe.js';
 
 /** ffprobe a URL: downloads it under the fetch guard, then probes the local file only. */
-export const probeMedia: TaskHandler = {
-  async run(ctx: TaskContext) {
-    const url = String(ctx.payload.url ?? '');
-    ctx.progress(0.1, 'downloading');
+export const probeMedia: TaskHandler<'probe-media'> = {
+  async run(ctx) {
+    const { url } = ctx.payload;
+    ctx.progress(stageProgress(PROBE_MEDIA_STAGES, 'downloading'), 'downloading');
     const local = path.join(ctx.workDir, 'input');
     await downloadSource(ctx, url, local, 2_000_000_000);
-    ctx.progress(0.8, 'probing');
-    let out: string;
+    ctx.progress(stageProgress(PROBE_MEDIA_STAGES, 'probing'), 'probing');
+    let info: FfprobeJson;
     try {
-      ({ stdout: out } = await run(ctx.config.ffprobePath, ['-v', 'error', ...inputGuard(), '-print_format', 'json', '-show_format', '-show_streams', local], { signal: ctx.signal }));
+      info = await probeFile(local, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
     } catch {
       throw new TaskError('The file is not a media file ffprobe can read', 'NOT_MEDIA');
     }
-    const info = JSON.parse(out);
     return {
       formatName: info.format?.format_name ?? 'unknown',
       durationSec: Number(info.format?.duration ?? 0),
-      streams: (info.streams ?? []).map((s: any) => ({
+      streams: (info.streams ?? []).map((s) => ({
         index: s.index, codecType: s.codec_type, codecName: s.codec_name,
         ...(s.width ? { width: s.width, height: s.height } : {}),
       })),

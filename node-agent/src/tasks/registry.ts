@@ -1,7 +1,10 @@
 import { access } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
+import { toolEnv } from '../../../common/src/media/tools.js';
 import { promisify } from 'node:util';
 import type { TaskType } from '../../../common/src/tasks.js';
+import type { HostNeed } from '../../../common/src/tasks/contract.js';
+import { TASK_CONTRACTS } from '../../../common/src/tasks/contracts.js';
 import type { AgentConfig } from '../config.js';
 import type { TaskHandler } from './task-context.js';
 import { probeMedia } from './probe-media.js';
@@ -9,7 +12,7 @@ import { analyzeVideo, analyzePrerequisites } from './analyze-video.js';
 import { renderShort } from './render-short.js';
 
 /** One handler per task type; the compiler checks none is missing. */
-export const TASK_HANDLERS: Record<TaskType, TaskHandler> = {
+export const TASK_HANDLERS: { [T in TaskType]: TaskHandler<T> } = {
   'probe-media': probeMedia,
   'analyze-video': analyzeVideo,
   'render-short': renderShort,
@@ -17,14 +20,25 @@ export const TASK_HANDLERS: Record<TaskType, TaskHandler> = {
 
 const run = promisify(execFile);
 
+/** How this host checks each need a task type's contract names; a message when it is missing. */
+const NEED_CHECKS: Record<HostNeed, (config: AgentConfig) => Promise<string | undefined>> = {
+  async ffmpeg(config) {
+    try {
+      await access(config.ffmpegPath);
+      await run(config.ffprobePath, ['-version'], { env: toolEnv() });
+      return undefined;
+    } catch {
+      return `ffmpeg/ffprobe not runnable (${config.ffmpegPath}, ${config.ffprobePath})`;
+    }
+  },
+  'speech-recognition': analyzePrerequisites,
+};
+
 /** What a task type needs on this host; a message when something is missing, else undefined. */
 export async function checkTaskPrerequisites(type: TaskType, config: AgentConfig): Promise<string | undefined> {
-  try {
-    await access(config.ffmpegPath);
-    await run(config.ffprobePath, ['-version']);
-  } catch {
-    return `ffmpeg/ffprobe not runnable (${config.ffmpegPath}, ${config.ffprobePath})`;
+  for (const need of TASK_CONTRACTS[type].needs) {
+    const missing = await NEED_CHECKS[need](config);
+    if (missing) return missing;
   }
-  if (type === 'analyze-video') return analyzePrerequisites(config);
   return undefined;
 }

@@ -2,38 +2,28 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { decodes, rasteriseSvg, sniffImage, stillPng } from '../../../common/src/media/image.js';
 import path from 'node:path';
 import { resolveCaptionStyle } from '../../../common/src/render/presets.js';
-import type { RenderOptions } from '../../../common/src/render/options.js';
-import type { CropKeyframe, TimedWord } from '../../../common/src/analyze-result.js';
+import { stageProgress } from '../../../common/src/tasks/contract.js';
+import { RENDER_STAGES } from '../../../common/src/tasks/render-short.js';
+import { planReframe } from '../reframe/camera.js';
 import { ffprobe, runFfmpeg } from '../media/ffmpeg.js';
 import { prepareRender, type RenderSpec } from '../media/render-args.js';
+import { isBundledFfmpeg } from '../../../common/src/media/tools.js';
 import { grabThumbnail } from '../media/clips.js';
 import { downloadObject, downloadSource } from './download.js';
 import { TaskError, type TaskHandler } from './task-context.js';
-
-interface RenderPayload {
-  renderId: string;
-  startTime: number;
-  endTime: number;
-  words: TimedWord[];
-  output: { width: number; height: number };
-  captionPreset: string;
-  options: RenderOptions;
-  reframe: CropKeyframe[] | null;
-  watermark: { objectKey?: string; url?: string } | null;
-  sourceUrl: string;
-  watermarkObjectUrl: string | null;
-}
+import { checkSourceLimits } from './analyze-video.js';
 
 const WATERMARK_MAX_BYTES = 10_000_000;
 
-export const renderShort: TaskHandler = {
+export const renderShort: TaskHandler<'render-short'> = {
   async run(ctx) {
-    const p = ctx.payload as unknown as RenderPayload;
-    ctx.progress(0.01, 'downloading');
+    const p = ctx.payload;
+    ctx.progress(stageProgress(RENDER_STAGES, 'downloading'), 'downloading');
     const source = path.join(ctx.workDir, 'source.mp4');
     await downloadObject(p.sourceUrl, source, ctx.signal);
-    const info = await ffprobe(source).catch(() => undefined);
+    const info = await ffprobe(source, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal }).catch(() => undefined);
     if (!info?.width || !info.height) throw new TaskError('The job\'s source video could not be read', 'SOURCE_MISSING');
+    checkSourceLimits(info, ctx.config);
 
     let watermark: RenderSpec['watermark'];
     const wm = p.options.waterMark;
@@ -55,6 +45,12 @@ export const renderShort: TaskHandler = {
       };
     }
 
+    let reframe = p.reframe;
+    if (p.recompute) {
+      reframe = planReframe(p.recompute.detections, p.recompute.director, p.output);
+      ctx.log.info('camera path recomputed', { renderId: p.renderId, director: p.recompute.director, keyframes: reframe.keyframes.length });
+    }
+
     const out = path.join(ctx.workDir, 'render.mp4');
     const spec: RenderSpec = {
       sourcePath: source,
@@ -62,31 +58,35 @@ export const renderShort: TaskHandler = {
       endTime: p.endTime,
       words: p.words,
       output: { ...p.output, path: out },
-      crop: p.reframe ?? undefined,
+      reframe,
       caption: { style: resolveCaptionStyle(p.captionPreset, p.options.style), maxWordsInPage: p.options.maxWordsInPage ?? 4 },
       watermark,
       encoder: ctx.host.nvencAvailable ? 'h264_nvenc' : 'libx264',
+      legacyFfmpeg: isBundledFfmpeg(ctx.config.ffmpegPath),
       workDir: ctx.workDir,
       sourceWidth: info.width,
       sourceHeight: info.height,
     };
     const args = await prepareRender(spec);
-    ctx.progress(0.05, 'rendering');
+    ctx.progress(stageProgress(RENDER_STAGES, 'rendering'), 'rendering');
+    const encodeStarted = performance.now();
     try {
       await runFfmpeg(ctx.config.ffmpegPath, args, {
         durationSec: p.endTime - p.startTime,
         signal: ctx.signal,
-        onProgress: (f) => ctx.progress(0.05 + f * 0.9, 'rendering'),
+        onProgress: (f) => ctx.progress(stageProgress(RENDER_STAGES, 'rendering', f), 'rendering'),
       });
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       ctx.log.error('ffmpeg failed', { err });
       throw new TaskError('Rendering failed: ' + String((err as Error).message).split('\n').slice(-1)[0], 'RENDERING_ERROR', true);
     }
-    const rendered = await ffprobe(out);
+    const encodeSeconds = (performance.now() - encodeStarted) / 1000;
+    const rendered = await ffprobe(out, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
+    ctx.metrics.renderEncoded(spec.encoder === 'h264_nvenc' ? 'nvenc' : 'x264', Math.round(rendered.durationSec * (rendered.fps ?? 0)), encodeSeconds);
     const thumb = path.join(ctx.workDir, 'render.jpg');
     await grabThumbnail(ctx.config.ffmpegPath, out, thumb, 0.5, ctx.signal);
-    ctx.progress(0.97, 'uploading');
+    ctx.progress(stageProgress(RENDER_STAGES, 'uploading'), 'uploading');
     const [file, thumbnail] = await Promise.all([
       ctx.upload(out, `render-${p.renderId}.mp4`, 'video/mp4'),
       ctx.upload(thumb, `render-${p.renderId}.jpg`, 'image/jpeg'),

@@ -1,22 +1,28 @@
 import type { Logger } from '../../../common/src/logger.js';
+import type { TaskType } from '../../../common/src/tasks.js';
+import type { TaskFacts, TaskLeasePayload, TaskResult, TaskStage } from '../../../common/src/tasks/contracts.js';
 import type { AgentConfig } from '../config.js';
 import type { HostCapabilities } from '../host/probe-host.js';
+import type { AgentMetrics } from '../metrics/agent-metrics.js';
 
 /** What a task handler gets: its input, a private work folder, and ways to report and store. */
-export interface TaskContext {
+export interface TaskContext<T extends TaskType = TaskType> {
   taskId: string;
   attempt: number;
-  payload: Record<string, unknown>;
+  /** Parsed with the task type's contract (common/src/tasks/<type>.ts) before the handler runs. */
+  payload: TaskLeasePayload<T>;
   workDir: string;
   signal: AbortSignal;
   log: Logger;
   config: AgentConfig;
   host: HostCapabilities;
+  /** Speed figures only the task can measure (the agent's /metrics). */
+  metrics: Pick<AgentMetrics, 'renderEncoded'>;
   /** fraction 0..1 of the whole task; stage names a step the coordinator maps to user-facing progress. */
-  progress(fraction: number, stage?: string, message?: string): void;
+  progress(fraction: number, stage?: TaskStage<T>, message?: string): void;
   /** Tells the coordinator something it may act on before the task ends; resolves once it answered
    *  (if it refused the task, `signal` is aborted by then). */
-  facts(facts: Record<string, unknown>): Promise<void>;
+  facts(facts: TaskFacts<T>): Promise<void>;
   /** Uploads a local file as one output of this task; returns the object key to put in the result. */
   upload(localPath: string, name: string, contentType: string): Promise<{ objectKey: string; sizeBytes: number }>;
 }
@@ -28,6 +34,6 @@ export class TaskError extends Error {
   }
 }
 
-export interface TaskHandler {
-  run(ctx: TaskContext): Promise<Record<string, unknown>>;
+export interface TaskHandler<T extends TaskType> {
+  run(ctx: TaskContext<T>): Promise<TaskResult<T>>;
 }

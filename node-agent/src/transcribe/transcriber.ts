@@ -36,7 +36,7 @@ export interface TranscriberConfig {
   workDir?: string;
 }
 
-export function transcriberConfigFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: Partial<TranscriberConfig> = {}): TranscriberConfig {
+export function transcriberConfigFromEnv(env: NodeJS.ProcessEnv, overrides: Partial<TranscriberConfig> = {}): TranscriberConfig {
   const val = (k: string) => (env[k] ? env[k] : undefined);
   const num = (k: string, d: number) => {
     const n = Number(val(k));

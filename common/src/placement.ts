@@ -1,0 +1,81 @@
+import type { TaskType } from './tasks.js';
+import { TASK_CONTRACTS } from './tasks/contracts.js';
+
+// Placement by capability. An agent's registered capabilities become plain tags; a task REQUIRES some
+// tags (only an agent having all of them may take it) and PREFERS others (offered to an agent without
+// them only when no connected agent with them has a free slot, or after a short grace).
+//
+// Tags:  nvenc                  a real h264_nvenc encode worked on the host
+//        encoder:<name>         an ffmpeg video encoder, e.g. encoder:libx264
+//        onnx:<provider>        an ONNX execution provider, e.g. onnx:cuda
+//        model:<name>           a model file the agent has, e.g. model:whisper-base
+//        transcriber:<name>     the speech recogniser it runs, e.g. transcriber:pocketsphinx
+// Each task type's own placement is in its contract (common/src/tasks/<type>.ts).
+export type CapabilityTag = 'nvenc' | `encoder:${string}` | `onnx:${string}` | `model:${string}` | `transcriber:${string}`;
+
+export interface TaskPlacement {
+  requires: readonly CapabilityTag[];
+  prefers: readonly CapabilityTag[];
+}
+
+/** The wire's Capabilities message, as far as placement reads it. */
+export interface AdvertisedCapabilities {
+  nvenc_available?: boolean;
+  video_encoders?: readonly string[];
+  onnx_providers?: readonly string[];
+  models?: readonly string[];
+  transcriber?: string;
+}
+
+const TAG_PART = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/** The tags an agent's advertised capabilities give it (lower case, deduplicated, sorted). */
+export function capabilityTags(caps: AdvertisedCapabilities): CapabilityTag[] {
+  const tags = new Set<CapabilityTag>();
+  const add = (prefix: 'encoder' | 'onnx' | 'model' | 'transcriber', value: string) => {
+    const v = value.trim().toLowerCase();
+    if (TAG_PART.test(v)) tags.add(`${prefix}:${v}`);
+  };
+  if (caps.nvenc_available) tags.add('nvenc');
+  for (const e of caps.video_encoders ?? []) add('encoder', e);
+  for (const p of caps.onnx_providers ?? []) add('onnx', p.replace(/^EXECUTION_PROVIDER_/, ''));
+  for (const m of caps.models ?? []) add('model', m);
+  if (caps.transcriber) add('transcriber', caps.transcriber);
+  tags.delete('onnx:unspecified');
+  return [...tags].sort();
+}
+
+export const isCapabilityTag = (v: string): v is CapabilityTag =>
+  v === 'nvenc' || /^(encoder|onnx|model|transcriber):[a-z0-9][a-z0-9._-]{0,63}$/.test(v);
+
+/** A task's placement: its type's (from its contract) plus what the enqueue adds. */
+export function placementOf(type: TaskType, extra: Partial<TaskPlacement> = {}): { requires: CapabilityTag[]; prefers: CapabilityTag[] } {
+  const base: TaskPlacement = TASK_CONTRACTS[type].placement;
+  const requires = [...new Set([...base.requires, ...(extra.requires ?? [])])].sort();
+  // What is required need not also be preferred.
+  const prefers = [...new Set([...base.prefers, ...(extra.prefers ?? [])])].filter((t) => !requires.includes(t)).sort();
+  return { requires, prefers };
+}
+
+const TYPE_NOUN: Record<TaskType, string> = {
+  'probe-media': 'a media probe agent',
+  'analyze-video': 'an analysis agent',
+  'render-short': 'a render agent',
+};
+
+/** Words for a tag, for messages a user or operator reads. */
+export function describeTag(tag: string): string {
+  if (tag === 'nvenc') return 'NVENC';
+  const [kind, value] = tag.split(':', 2) as [string, string];
+  if (kind === 'encoder') return `the ${value} encoder`;
+  if (kind === 'onnx') return `the ONNX ${value === 'cuda' ? 'CUDA' : value} execution provider`;
+  if (kind === 'model') return `the model ${value}`;
+  if (kind === 'transcriber') return `the ${value} transcriber`;
+  return tag;
+}
+
+/** "waiting for a render agent" or "waiting for a render agent with NVENC". */
+export function waitingMessage(type: TaskType, missing: readonly string[] = []): string {
+  const with_ = missing.length ? ` with ${missing.map(describeTag).join(' and ')}` : '';
+  return `waiting for ${TYPE_NOUN[type]}${with_}`;
+}

@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { directorSettingsSchema, reframeSchema, shortDetectionsSchema } from '../reframe/schema.js';
+import { storedObjectSchema, wordSchema, type TaskContract } from './contract.js';
+
+// analyze-video: download a job's source, transcribe it, pick the shorts, cut a preview crop of each.
+
+const urlSource = z.object({ kind: z.literal('url'), url: z.string().min(1) });
+const youtubeSource = z.object({ kind: z.literal('youtube'), videoId: z.string().min(1) });
+/** A video already in the organization's storage: a studio upload (`consume`: its staging file goes
+ *  once the job has its own copy) or the source of an earlier job run again. */
+const storedSource = z.object({ kind: z.literal('object'), objectKey: z.string().min(1), fileId: z.string().nullable(), consume: z.boolean() });
+
+export const analyzeVideoPayloadSchema = z.object({
+  jobId: z.string(),
+  source: z.discriminatedUnion('kind', [urlSource, youtubeSource, storedSource]),
+  /** The client's own start/end times; null lets the agent pick the shorts. */
+  predefinedShorts: z.array(z.object({ title: z.string(), start: z.number().finite(), end: z.number().finite() })).nullable(),
+  maxDownloadBytes: z.number().int().positive(),
+  maxAutoShortSec: z.number().positive(),
+});
+
+/** What the agent receives: a stored source comes with a URL signed at lease time. */
+export const analyzeVideoLeaseSchema = analyzeVideoPayloadSchema.extend({
+  source: z.discriminatedUnion('kind', [urlSource, youtubeSource, storedSource.extend({ url: z.string().min(1) })]),
+});
+
+/** Known as soon as the source is probed; the coordinator prices the job on them before transcribing. */
+export const analyzeVideoFactsSchema = z.object({
+  durationSec: z.number().finite().positive(),
+  downloadBytes: z.number().int().nonnegative(),
+});
+
+export const analyzedShortSchema = z.object({
+  title: z.string(),
+  reason: z.string().nullable(),
+  startTime: z.number().finite(),
+  endTime: z.number().finite(),
+  startId: z.number().int().nullable(),
+  endId: z.number().int().nullable(),
+  text: z.string(),
+  crop: storedObjectSchema.nullable(),
+  /** The camera path the crop clip follows and renders reuse (common/src/reframe/types.ts `Reframe`);
+   *  null for a centred crop. */
+  reframe: reframeSchema.nullable(),
+  /** What the path was planned from; stored, not served, for renders with other director settings. */
+  detections: shortDetectionsSchema.nullable(),
+});
+
+/** The settings and output size the shorts' paths were planned for. */
+export const reframePlanSchema = z.object({
+  director: directorSettingsSchema,
+  output: z.object({ width: z.number().int().positive(), height: z.number().int().positive() }),
+});
+
+export const analyzeVideoResultSchema = z.object({
+  durationSec: z.number().finite().positive(),
+  downloadBytes: z.number().int().nonnegative(),
+  source: storedObjectSchema.extend({ name: z.string().min(1), width: z.number().int().positive(), height: z.number().int().positive() }),
+  transcript: z.object({ language: z.string(), text: z.string(), words: z.array(wordSchema), backend: z.string() }),
+  shorts: z.array(analyzedShortSchema),
+  /** Absent when no short has a path. */
+  reframePlan: reframePlanSchema.optional(),
+});
+
+/** Stages in order: the span of the task's own progress each covers, and the progress the contract
+ *  (section 2.3) shows on the job while the agent is in it. */
+export const ANALYZE_STAGES = {
+  initiating: { start: 0.01, end: 0.02, jobProgress: 5 },
+  downloading: { start: 0.02, end: 0.2, jobProgress: 15 },
+  transcribing: { start: 0.2, end: 0.7, jobProgress: 30 },
+  generating_shorts: { start: 0.7, end: 0.75, jobProgress: 60 },
+  detecting_speakers: { start: 0.75, end: 1, jobProgress: 80 },
+};
+export type AnalyzeStage = keyof typeof ANALYZE_STAGES;
+
+export const isAnalyzeStage = (s: string): s is AnalyzeStage => Object.hasOwn(ANALYZE_STAGES, s);
+
+export const analyzeVideoContract = {
+  payload: analyzeVideoPayloadSchema,
+  leasePayload: analyzeVideoLeaseSchema,
+  facts: analyzeVideoFactsSchema,
+  result: analyzeVideoResultSchema,
+  stages: ANALYZE_STAGES,
+  needs: ['ffmpeg', 'speech-recognition'],
+  // Transcription and ONNX inference (VAD, highlights, face detection) run several times faster on CUDA.
+  placement: { requires: [], prefers: ['onnx:cuda'] },
+} as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, AnalyzeStage>;
+
+export type AnalyzeVideoPayload = z.output<typeof analyzeVideoPayloadSchema>;
+export type AnalyzeVideoLease = z.output<typeof analyzeVideoLeaseSchema>;
+export type StoredSource = z.output<typeof storedSource>;
+export type AnalyzeVideoFacts = z.output<typeof analyzeVideoFactsSchema>;
+export type AnalyzedShort = z.output<typeof analyzedShortSchema>;
+export type AnalyzeVideoResult = z.output<typeof analyzeVideoResultSchema>;
+export type ReframePlan = z.output<typeof reframePlanSchema>;

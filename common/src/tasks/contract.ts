@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import type { Word } from '../text/transcript.js';
+import type { TaskPlacement } from '../placement.js';
+
+// The shape every task type's contract takes (one file per type next to this one). Both sides import
+// the contract: the coordinator builds payloads of its type and refuses facts and results that do not
+// parse; the agent parses the payload it leased and returns results of its type.
+
+/** What a host must have to run a task type; the agent checks each at start. */
+export type HostNeed = 'ffmpeg' | 'speech-recognition';
+
+/** Where a stage sits in the task's own 0..1 progress: it starts at `start` and ends at `end`. */
+export interface StageSpan {
+  start: number;
+  end: number;
+}
+
+export interface TaskContract<
+  Payload extends z.ZodType,
+  Lease extends z.ZodType,
+  Facts extends z.ZodType,
+  Result extends z.ZodType,
+  Stage extends string,
+> {
+  /** What the coordinator stores with the task. */
+  payload: Payload;
+  /** What the agent receives: the payload plus what must be fresh at lease time (signed URLs). */
+  leasePayload: Lease;
+  /** What the agent may tell the coordinator before the task ends (ReportProgress facts_json). */
+  facts: Facts;
+  /** What CompleteTask carries (result_json). */
+  result: Result;
+  stages: Record<Stage, StageSpan>;
+  /** What the agent's host must have; it checks at start and does not take the type without. */
+  needs: readonly HostNeed[];
+  /** Which agents the lease query offers the task to (common/src/placement.ts): tags an agent must
+   *  have, and tags that make it the better choice. */
+  placement: TaskPlacement;
+}
+
+/** The task fraction at `fraction` (0..1) of the way through `stage`. */
+export function stageProgress<S extends string>(stages: Record<S, StageSpan>, stage: S, fraction = 0): number {
+  const { start, end } = stages[stage];
+  return start + Math.max(0, Math.min(1, fraction)) * (end - start);
+}
+
+/** A stored object an agent uploaded and names in its result. */
+export const storedObjectSchema = z.object({
+  objectKey: z.string().min(1),
+  sizeBytes: z.number().int().nonnegative(),
+  contentType: z.string().min(1),
+  thumbnailKey: z.string().min(1).nullish(),
+});
+export type StoredObject = z.output<typeof storedObjectSchema>;
+
+/** No facts: this task type reports none. */
+export const noFactsSchema = z.object({}).strict();
+
+/** A transcript word with its timing (the shape of `Word` in text/transcript.ts, pinned below). */
+export const wordSchema = z.object({
+  text: z.string(),
+  start: z.number().finite(),
+  end: z.number().finite(),
+  confidence: z.number().finite().optional(),
+});
+const wordSchemaMatchesWord: [Same<z.output<typeof wordSchema>, Word>] = [true];
+void wordSchemaMatchesWord;
+
+/** True when A and B are the same type; a schema pinned to an interface with it cannot drift from it. */
+export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

@@ -1,0 +1,51 @@
+import type { z } from 'zod';
+import type { TaskType } from '../tasks.js';
+import { analyzeVideoContract } from './analyze-video.js';
+import { probeMediaContract } from './probe-media.js';
+import { renderShortContract } from './render-short.js';
+
+/** Every task type's contract; the compiler checks none is missing. */
+export const TASK_CONTRACTS = {
+  'probe-media': probeMediaContract,
+  'analyze-video': analyzeVideoContract,
+  'render-short': renderShortContract,
+} as const satisfies Record<TaskType, unknown>;
+
+type Contracts = typeof TASK_CONTRACTS;
+export type TaskPayload<T extends TaskType> = z.output<Contracts[T]['payload']>;
+export type TaskLeasePayload<T extends TaskType> = z.output<Contracts[T]['leasePayload']>;
+export type TaskFacts<T extends TaskType> = z.output<Contracts[T]['facts']>;
+export type TaskResult<T extends TaskType> = z.output<Contracts[T]['result']>;
+export type TaskStage<T extends TaskType> = keyof Contracts[T]['stages'] & string;
+
+/** The schemas by type, typed so that indexing with a generic type keeps each one's own output. */
+const SCHEMAS: { [T in TaskType]: { payload: z.ZodType<TaskPayload<T>>; leasePayload: z.ZodType<TaskLeasePayload<T>>; facts: z.ZodType<TaskFacts<T>>; result: z.ZodType<TaskResult<T>> } } = TASK_CONTRACTS;
+
+/** A report from an agent that does not match its task type's contract. */
+export class ContractViolation extends Error {
+  constructor(readonly type: TaskType, readonly part: 'payload' | 'facts' | 'result', detail: string) {
+    super(`${part} does not match the ${type} contract: ${detail}`);
+  }
+}
+
+function parse<Out>(type: TaskType, part: ContractViolation['part'], schema: z.ZodType<Out>, raw: unknown): Out {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    throw new ContractViolation(type, part, parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '));
+  }
+  return parsed.data;
+}
+
+/** The payload as stored by the coordinator. */
+export const parseStoredPayload = <T extends TaskType>(type: T, raw: unknown): TaskPayload<T> =>
+  parse(type, 'payload', SCHEMAS[type].payload, raw);
+/** The payload as an agent receives it. */
+/** The payload as an agent receives it (LeaseTask payload_json). */
+export const parseTaskPayload = <T extends TaskType>(type: T, raw: unknown): TaskLeasePayload<T> =>
+  parse(type, 'payload', SCHEMAS[type].leasePayload, raw);
+/** ReportProgress facts_json. */
+export const parseTaskFacts = <T extends TaskType>(type: T, raw: unknown): TaskFacts<T> =>
+  parse(type, 'facts', SCHEMAS[type].facts, raw);
+/** CompleteTask result_json. */
+export const parseTaskResult = <T extends TaskType>(type: T, raw: unknown): TaskResult<T> =>
+  parse(type, 'result', SCHEMAS[type].result, raw);

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { renderOptionsSchema } from '../render/options.js';
+import { directorSettingsSchema, reframeSchema, shortDetectionsSchema } from '../reframe/schema.js';
+import { noFactsSchema, wordSchema, type TaskContract } from './contract.js';
+
+// render-short: one short of a completed job, rendered at the asked size with captions and watermark.
+
+export const renderShortPayloadSchema = z.object({
+  renderId: z.string(),
+  jobId: z.string(),
+  shortId: z.number().int().nonnegative(),
+  startTime: z.number().finite().min(0),
+  endTime: z.number().finite().positive(),
+  /** The transcript words that overlap the short, on the source's clock. */
+  words: z.array(wordSchema),
+  sourceObjectKey: z.string().min(1),
+  output: z.object({ width: z.number().int().positive(), height: z.number().int().positive() }),
+  captionPreset: z.string(),
+  options: renderOptionsSchema,
+  /** The crop path stored with the job's short; null for a job analysed before reframing. */
+  reframe: reframeSchema.nullable(),
+  /** Set when the render's director settings or output shape differ from the stored path's: the
+   *  agent plans the path again from the stored detections (no new detection pass). */
+  recompute: z.object({ director: directorSettingsSchema, detections: shortDetectionsSchema }).nullable(),
+  /** An image of the organization's files, or a URL the agent fetches under the fetch guard. */
+  watermark: z.object({ objectKey: z.string().min(1).optional(), url: z.string().min(1).optional() }).nullable(),
+});
+
+/** Added when an agent takes the task: signed URLs must be fresh. */
+export const renderShortLeaseSchema = z.object({
+  sourceUrl: z.string().min(1),
+  watermarkObjectUrl: z.string().min(1).nullable(),
+});
+
+export const renderShortResultSchema = z.object({
+  objectKey: z.string().min(1),
+  sizeBytes: z.number().int().nonnegative(),
+  contentType: z.string().min(1),
+  durationSec: z.number().finite().positive(),
+  thumbnailKey: z.string().min(1).nullish(),
+  // What the agent made, kept with the task for operators; the coordinator needs none of it.
+  width: z.number().int().positive().optional(),
+  height: z.number().int().positive().optional(),
+  encoder: z.string().optional(),
+});
+
+export const RENDER_STAGES = {
+  downloading: { start: 0.01, end: 0.05 },
+  rendering: { start: 0.05, end: 0.95 },
+  uploading: { start: 0.97, end: 1 },
+};
+
+export const renderShortContract = {
+  payload: renderShortPayloadSchema,
+  leasePayload: renderShortPayloadSchema.extend(renderShortLeaseSchema.shape),
+  facts: noFactsSchema,
+  result: renderShortResultSchema,
+  stages: RENDER_STAGES,
+  needs: ['ffmpeg'],
+  // Every agent encodes with libx264; an NVENC host renders several times faster.
+  placement: { requires: [], prefers: ['nvenc'] },
+} as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof RENDER_STAGES>;
+
+export type RenderShortPayload = z.output<typeof renderShortPayloadSchema>;
+export type RenderShortLease = z.output<typeof renderShortLeaseSchema>;
+export type RenderShortResult = z.output<typeof renderShortResultSchema>;

@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import type { Api, ApiContext } from './http.js';
+import type { Coordinator } from '../coordinator.js';
+import { AppError, badRequest, forbidden, TooManyRequestsError } from '../../../common/src/errors.js';
+import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
+import { readCookie, SESSION_COOKIE } from '../tenancy/auth.js';
+import { getUser, requireOrganization, updateOrganization } from '../tenancy/tenancy.js';
+import { checkPassword, consumeLoginLink, createSession, deleteSession, findSession, SESSION_TTL_SEC, userOrganizations } from '../tenancy/sessions.js';
+
+const signInSchema = z.object({
+  email: z.string().max(320).optional(),
+  password: z.string().max(1000).optional(),
+  token: z.string().max(200).optional(),
+});
+
+const sessionView = z.object({
+  user: z.object({ id: z.string(), email: z.string(), name: z.string().nullable() }),
+  organizations: z.array(z.object({ id: z.string(), name: z.string(), plan: z.string(), role: z.string(), retentionDays: z.number() })),
+  csrfToken: z.string(),
+});
+
+function setSessionCookie(ctx: ApiContext, value: string | null): void {
+  ctx.cookies.set(SESSION_COOKIE, value, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: ctx.protocol === 'https',
+    path: '/',
+    maxAge: value ? SESSION_TTL_SEC * 1000 : 0,
+    overwrite: true,
+  });
+}
+
+async function describe(app: Coordinator, userId: string, csrfToken: string) {
+  const user = await getUser(app.db.pool, userId);
+  if (!user) throw new AppError(401, 'Unauthorized', 'Unauthorized');
+  return { user: { id: user.id, email: user.email, name: user.name }, organizations: await userOrganizations(app.db, userId), csrfToken };
+}
+
+// Guessing is slowed twice over: scrypt makes each try cost, and these buckets (shared by all
+// coordinators, per minute) cap the tries per address and per e-mail.
+const SIGN_INS_PER_MINUTE_PER_IP = 60;
+const SIGN_INS_PER_MINUTE_PER_EMAIL = 10;
+
+async function throttleSignIn(app: Coordinator, ctx: ApiContext, email: string | undefined): Promise<void> {
+  const buckets: Array<[string, number]> = [[`signin:ip:${ctx.ip}`, SIGN_INS_PER_MINUTE_PER_IP]];
+  if (email) buckets.push([`signin:email:${email.trim().toLowerCase()}`, SIGN_INS_PER_MINUTE_PER_EMAIL]);
+  for (const [key, limit] of buckets) {
+    const decision = await app.rateLimiter.take(key, limit);
+    if (decision.retryAfterSec > 0) {
+      ctx.set('Retry-After', String(decision.retryAfterSec));
+      throw new TooManyRequestsError(`Too many sign-in attempts; retry in ${decision.retryAfterSec} s`, decision.retryAfterSec);
+    }
+  }
+}
+
+/** The web studio's sign-in. The REST API's keys and bearer tokens are untouched by it. */
+export function registerSessionRoutes(api: Api, app: Coordinator): void {
+  api.route({
+    method: 'post', path: '/api/session', tag: 'Studio sessions', auth: false,
+    summary: 'Sign in to the web studio with an e-mail and password, or a one-time link token from the admin CLI',
+    description: 'Sets an HttpOnly, SameSite=Lax session cookie. Requests made with the cookie that change state must send the returned `csrfToken` in `X-CSRF-Token`.',
+    body: signInSchema,
+    response: sessionView,
+  }, async (ctx, { body }) => {
+    await throttleSignIn(app, ctx, body.token ? undefined : body.email);
+    let userId: string;
+    if (body.token) userId = await consumeLoginLink(app.db, body.token);
+    else if (body.email && body.password) userId = await checkPassword(app.db, body.email, body.password);
+    else throw badRequest('Send email and password, or the token of a sign-in link');
+    const session = await createSession(app.db, userId);
+    setSessionCookie(ctx, session.token);
+    app.log.info('studio sign-in', { userId, with: body.token ? 'link' : 'password' });
+    return describe(app, userId, session.csrfToken);
+  });
+
+  api.route({
+    method: 'get', path: '/api/session', tag: 'Studio sessions', auth: false,
+    summary: 'The signed-in user, their organizations and the CSRF token of this session',
+    response: sessionView,
+  }, async (ctx) => {
+    const token = readCookie(ctx.headers.cookie, SESSION_COOKIE);
+    const session = token ? await findSession(app.db.pool, token) : undefined;
+    if (!session) throw new AppError(401, 'Unauthorized', 'Unauthorized');
+    return describe(app, session.userId, session.csrfToken);
+  });
+
+  api.route({
+    method: 'delete', path: '/api/session', tag: 'Studio sessions',
+    summary: 'Sign out: ends this session',
+    response: z.object({ ok: z.boolean() }),
+  }, async (ctx) => {
+    const principal = await principalOf(app, ctx);
+    const token = readCookie(ctx.headers.cookie, SESSION_COOKIE);
+    if (principal.kind === 'user' && principal.via === 'session' && token) await deleteSession(app.db, token);
+    setSessionCookie(ctx, null);
+    return { ok: true };
+  });
+
+  const settingsView = z.object({ id: z.string(), name: z.string(), plan: z.string(), retentionDays: z.number() });
+  const view = (o: { id: string; name: string; plan: string; retentionDays: number }) => ({ id: o.id, name: o.name, plan: o.plan, retentionDays: o.retentionDays });
+
+  api.route({
+    method: 'get', path: '/api/organizations/settings', tag: 'Studio sessions',
+    summary: "The organization's name, plan and auto-archive days",
+    query: z.object({ organizationId: z.string().optional() }),
+    response: settingsView,
+  }, async (ctx, { query }) => view(await requireOrganization(app.db.pool, await requireOrg(app, ctx, query.organizationId))));
+
+  api.route({
+    method: 'put', path: '/api/organizations/settings', tag: 'Studio sessions',
+    summary: 'Set the auto-archive days (1-180) from the web studio',
+    description: 'The contract keeps auto-archive days in the web application, not the API: only a studio session of an owner or admin may change them.',
+    body: z.object({ organizationId: z.string().optional(), retentionDays: z.number().int('retentionDays must be a whole number of days').min(1, 'retentionDays must be from 1 to 180').max(180, 'retentionDays must be from 1 to 180') }),
+    response: settingsView,
+  }, async (ctx, { body }) => {
+    const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
+    const principal = await principalOf(app, ctx);
+    if (principal.kind !== 'user' || principal.via !== 'session') throw forbidden('Auto-archive days are set in the web studio, not through the API');
+    const role = (await userOrganizations(app.db, principal.userId)).find((o) => o.id === orgId)?.role;
+    if (role !== 'owner' && role !== 'admin') throw forbidden('Only an owner or admin of the organization may change auto-archive days', 'Not allowed');
+    return view(await updateOrganization(app.db, orgId, { retentionDays: body.retentionDays }));
+  });
+}

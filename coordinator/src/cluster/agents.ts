@@ -1,0 +1,81 @@
+import type { Db } from '../db/db.js';
+import { AppError, notFound } from '../../../common/src/errors.js';
+import { isId } from '../../../common/src/ids.js';
+
+// The agents table as operators see it: who is online, draining or offline, and what each does.
+
+export interface AgentView {
+  id: string;
+  name: string;
+  state: 'online' | 'draining' | 'offline';
+  taskTypes: string[];
+  capabilities: string[];
+  slots: number;
+  runningTasks: number;
+  freeDiskBytes: number | null;
+  lastSeenAt: Date;
+  registeredAt: Date;
+  drainRequestedAt: Date | null;
+}
+
+const AGENT_COLUMNS = `a.id, a.name, a.state, a.task_types AS "taskTypes", a.capability_tags AS capabilities, a.max_slots AS slots,
+  (SELECT count(*)::int FROM tasks t WHERE t.state = 'leased' AND t.leased_by = a.id) AS "runningTasks",
+  a.free_disk_bytes AS "freeDiskBytes", a.last_seen_at AS "lastSeenAt", a.registered_at AS "registeredAt",
+  a.drain_requested_at AS "drainRequestedAt"`;
+
+/** Online and draining agents, and those gone offline in the last day (all of them with `all`). */
+export async function listAgents(db: Db, opts: { all?: boolean } = {}): Promise<AgentView[]> {
+  return db.query<AgentView>(
+    `SELECT ${AGENT_COLUMNS} FROM agents a
+     WHERE $1 OR a.state <> 'offline' OR a.last_seen_at > now() - interval '1 day'
+     ORDER BY a.state = 'offline', a.name, a.registered_at DESC`,
+    [opts.all ?? false],
+  );
+}
+
+/** Draining: the agent finishes what it runs and leases nothing new; it learns so on its next
+ *  heartbeat or lease call. `resume` lifts the drain. */
+export async function setDraining(db: Db, id: string, draining: boolean): Promise<AgentView> {
+  if (!isId(id)) throw notFound(`Agent ${id} not found`);
+  const row = await db.one<{ state: string }>(
+    `UPDATE agents SET
+       drain_requested_at = CASE WHEN $2 THEN COALESCE(drain_requested_at, now()) ELSE NULL END,
+       state = CASE WHEN state = 'offline' THEN 'offline' WHEN $2 THEN 'draining' ELSE 'online' END
+     WHERE id = $1 RETURNING state`,
+    [id, draining],
+  );
+  if (!row) throw notFound(`Agent ${id} not found`);
+  const [view] = await db.query<AgentView>(`SELECT ${AGENT_COLUMNS} FROM agents a WHERE a.id = $1`, [id]);
+  return view!;
+}
+
+export interface CancelRequest {
+  taskId: string;
+  type: string;
+  state: string;
+  outcome: 'cancel requested' | 'already finished';
+}
+
+/**
+ * Asks for a task to be cancelled, by task id or by the job or render it works for. The coordinator
+ * carries it out: a queued task is finished as cancelled on its next watchdog tick (its job or render
+ * fails with "Cancelled"), a running one's agent stops on its next progress report.
+ */
+export async function requestTaskCancel(db: Db, id: string): Promise<CancelRequest[]> {
+  if (!isId(id)) throw notFound(`No task, job or render ${id}`);
+  const tasks = await db.query<{ taskId: string; type: string; state: string }>(
+    `SELECT id AS "taskId", type, state FROM tasks WHERE id = $1 OR subject_id = $1 ORDER BY created_at`, [id],
+  );
+  if (!tasks.length) throw notFound(`No task, job or render ${id}`);
+  const out: CancelRequest[] = [];
+  for (const t of tasks) {
+    const updated = await db.one<{ state: string }>(
+      `UPDATE tasks SET cancel_requested = true WHERE id = $1 AND state IN ('queued', 'leased') RETURNING state`, [t.taskId],
+    );
+    out.push({ ...t, state: updated?.state ?? t.state, outcome: updated ? 'cancel requested' : 'already finished' });
+  }
+  if (out.every((t) => t.outcome === 'already finished')) {
+    throw new AppError(409, 'Conflict', `Nothing to cancel: ${out.map((t) => `task ${t.taskId} is ${t.state}`).join(', ')}`);
+  }
+  return out;
+}

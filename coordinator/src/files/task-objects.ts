@@ -1,0 +1,32 @@
+// An agent is trusted with its own task and nothing more: the object keys it reports must lie under
+// that task's prefix (where its signed upload URLs point), each may name one thing only, and every
+// size is read from the store, never taken from the agent's word.
+import { AppError } from '../../../common/src/errors.js';
+import type { ObjectStore } from '../storage/object-store.js';
+import { taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
+
+const refused = (message: string) => new AppError(422, 'bad_result', message);
+
+/**
+ * Checks every reported key (nulls skipped) and returns the stored size of each, by key. Throws an
+ * AppError (which fails the task with its message) for a foreign, repeated or missing object.
+ */
+export async function verifyTaskObjects(
+  store: Pick<ObjectStore, 'stat'>,
+  task: Pick<TaskRow, 'id' | 'organizationId'>,
+  keys: Array<string | null | undefined>,
+): Promise<Map<string, number>> {
+  const prefix = taskObjectPrefix(task);
+  const sizes = new Map<string, number>();
+  for (const key of keys) {
+    if (key === null || key === undefined) continue;
+    if (typeof key !== 'string' || !key.startsWith(prefix) || key.slice(prefix.length).includes('/') || key.includes('..')) {
+      throw refused(`the agent reported an object outside its task (${String(key).slice(0, 200)})`);
+    }
+    if (sizes.has(key)) throw refused(`the agent reported the object ${key} twice`);
+    const info = await store.stat(key);
+    if (!info) throw refused(`the agent reported an object it never uploaded (${key})`);
+    sizes.set(key, info.size);
+  }
+  return sizes;
+}

@@ -1,0 +1,35 @@
+import type { Queryable } from '../db/db.js';
+import type { TaskType } from '../../../common/src/tasks.js';
+import {
+  parseStoredPayload, parseTaskFacts, parseTaskResult,
+  type TaskFacts, type TaskLeasePayload, type TaskPayload, type TaskResult,
+} from '../../../common/src/tasks/contracts.js';
+import type { TaskOutcomeHandler, TaskRow } from './task-queue.js';
+
+/** A domain's side of one task type, in that type's own terms (common/src/tasks/<type>.ts). */
+export interface TypedOutcomeHandler<T extends TaskType> {
+  /** Throwing an AppError refuses the task for good with its message (the agent is told to cancel). */
+  onProgress?(c: Queryable, task: TaskRow, progress: number, stage: string | null, facts?: TaskFacts<T>): Promise<void>;
+  onComplete(c: Queryable, task: TaskRow, result: TaskResult<T>): Promise<void>;
+  onFailed: TaskOutcomeHandler['onFailed'];
+  /** The payload an agent receives: the stored one with what must be fresh when an agent takes the
+   *  task (signed URLs). Without it the agent gets the stored payload. */
+  prepareLease?(task: TaskRow, payload: TaskPayload<T>): Promise<TaskLeasePayload<T>>;
+  afterFinish?: TaskOutcomeHandler['afterFinish'];
+}
+
+/** The queue's handler for a task type: reads what the agent reported through the type's contract
+ *  (a report that does not parse throws ContractViolation, which the queue refuses) and hands the
+ *  domain typed values. */
+export function withContract<T extends TaskType>(type: T, domain: TypedOutcomeHandler<T>): TaskOutcomeHandler {
+  const { onProgress, prepareLease } = domain;
+  return {
+    onProgress: onProgress
+      ? (c, task, progress, stage, facts) => onProgress(c, task, progress, stage, facts === undefined ? undefined : parseTaskFacts(type, facts))
+      : undefined,
+    onComplete: (c, task, result) => domain.onComplete(c, task, parseTaskResult(type, result)),
+    onFailed: (c, task, reason, code) => domain.onFailed(c, task, reason, code),
+    prepareLease: prepareLease ? async (task) => prepareLease(task, parseStoredPayload(type, task.payload)) : undefined,
+    afterFinish: domain.afterFinish,
+  };
+}

@@ -1,0 +1,91 @@
+// The studio talks to the same REST routes as any client, with the session cookie. Requests that
+// change state carry the session's CSRF token; every request names the organization it acts for.
+
+export interface Organization { id: string; name: string; plan: string; role: string; retentionDays: number }
+export interface SessionInfo {
+  user: { id: string; email: string; name: string | null };
+  organizations: Organization[];
+  csrfToken: string;
+}
+
+/** An error as the API worded it: `message` is shown to the person as is. */
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly error: string, message: string, readonly body: Record<string, unknown> = {}) {
+    super(message);
+  }
+}
+
+let csrfToken = '';
+let organizationId = '';
+
+export function useSession(session: SessionInfo, orgId: string): void {
+  csrfToken = session.csrfToken;
+  organizationId = orgId;
+}
+export const currentOrgId = () => organizationId;
+export const csrf = () => csrfToken;
+
+async function parse(res: Response): Promise<any> {
+  const text = await res.text();
+  let body: any = undefined;
+  try { body = text ? JSON.parse(text) : undefined; } catch { body = undefined; }
+  if (!res.ok) {
+    const message = body?.message ?? body?.error ?? `${res.status} ${res.statusText}`;
+    throw new ApiError(res.status, body?.error ?? String(res.status), message, body ?? {});
+  }
+  return body;
+}
+
+type Query = Record<string, string | number | undefined | null>;
+
+export async function api<T = any>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, opts: { query?: Query; body?: Record<string, unknown>; org?: boolean } = {}): Promise<T> {
+  const withOrg = opts.org !== false && organizationId;
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== null && v !== '') query.set(k, String(v));
+  if (withOrg && (method === 'GET' || method === 'DELETE')) query.set('organizationId', organizationId);
+  const headers: Record<string, string> = {};
+  let body: string | undefined;
+  if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
+  if (method === 'POST' || method === 'PUT') {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(withOrg ? { ...opts.body, organizationId } : opts.body ?? {});
+  }
+  const qs = query.toString();
+  const res = await fetch(path + (qs ? `?${qs}` : ''), { method, headers, body, credentials: 'same-origin' });
+  return parse(res);
+}
+
+export async function loadSession(): Promise<SessionInfo | null> {
+  const res = await fetch('/api/session', { credentials: 'same-origin' });
+  if (res.status === 401) return null;
+  return parse(res);
+}
+
+export async function signIn(body: { email: string; password: string } | { token: string }): Promise<SessionInfo> {
+  return parse(await fetch('/api/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), credentials: 'same-origin' }));
+}
+
+export async function signOut(): Promise<void> {
+  await fetch('/api/session', { method: 'DELETE', headers: { 'x-csrf-token': csrfToken }, credentials: 'same-origin' });
+}
+
+/** The contract's progress values and the stage each one names (section 2.3). */
+export const STAGES: Array<[number, string]> = [
+  [0, 'queued'], [5, 'initiating services'], [15, 'downloading video'], [30, 'transcribing'],
+  [60, 'generating shorts'], [80, 'active speaker detection'], [100, 'completed'],
+];
+
+export function stageName(status: string | null, progress: number): string {
+  if (status === 'FAILED') return 'failed';
+  if (status === 'COMPLETED') return 'completed';
+  let name = STAGES[0]![1];
+  for (const [value, label] of STAGES) if (progress >= value) name = label;
+  return name;
+}
+
+export const mb = (bytes: number) => (bytes < 100_000 ? `${(bytes / 1000).toFixed(1)} kB` : `${(bytes / 1_000_000).toFixed(bytes < 10_000_000 ? 2 : 1)} MB`);
+export const seconds = (s: number) => {
+  const m = Math.floor(s / 60);
+  const rest = s - m * 60;
+  return `${m}:${rest.toFixed(1).padStart(4, '0')}`;
+};

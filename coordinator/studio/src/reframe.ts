@@ -1,0 +1,63 @@
+import type { Box, Reframe, ReframeLayout } from '../../../common/src/reframe/types.js';
+
+export type { Reframe };
+
+/** The reframe of a short as served, or null; the older keyframe-list form ({t, x, y, w, h}) is read too. */
+export function readReframe(raw: unknown, sourceWidth: number, sourceHeight: number): Reframe | null {
+  if (Array.isArray(raw)) {
+    if (!raw.length) return null;
+    return {
+      sourceWidth, sourceHeight, segments: [],
+      keyframes: raw.map((k: { t: number; x: number; y: number; w: number; h: number }) => ({ time: k.t, x: k.x, y: k.y, width: k.w, height: k.h })),
+    };
+  }
+  const r = raw as Reframe | null | undefined;
+  return r?.keyframes?.length ? r : null;
+}
+
+export interface Crop extends Box { panels?: Box[] }
+
+/** How the segment at time t is framed: one window, stacked panels, or the whole frame fitted. */
+export function layoutAt(reframe: Reframe | null, t: number): ReframeLayout {
+  return reframe?.segments?.find((s) => t >= s.start && t < s.end)?.layout ?? reframe?.segments?.at(-1)?.layout ?? 'single';
+}
+
+/** The crop window at source time `t`: linear between the keyframes around it, held before the first and after the last. */
+export function cropAt(reframe: Reframe, t: number): Crop | null {
+  const k = reframe.keyframes;
+  if (!k?.length) return null;
+  if (t <= k[0]!.time) return k[0]!;
+  const last = k[k.length - 1]!;
+  if (t >= last.time) return last;
+  let i = 0;
+  while (i < k.length - 2 && k[i + 1]!.time <= t) i++;
+  const a = k[i]!;
+  const b = k[i + 1]!;
+  const f = b.time > a.time ? (t - a.time) / (b.time - a.time) : 0;
+  const mix = (x: number, y: number) => x + (y - x) * f;
+  return { x: mix(a.x, b.x), y: mix(a.y, b.y), width: mix(a.width, b.width), height: mix(a.height, b.height), ...(a.panels ? { panels: a.panels } : {}) };
+}
+
+/** Draws the output frame: the window filling it, the panels stacked (split), or the window fitted with bars (fit). */
+export function drawCrop(ctx: CanvasRenderingContext2D, video: HTMLVideoElement, crop: Crop, layout: ReframeLayout, width: number, height: number): void {
+  ctx.fillStyle = '#000';
+  ctx.fillRect(0, 0, width, height);
+  if (layout === 'split' && crop.panels?.length) {
+    const slot = height / crop.panels.length;
+    crop.panels.forEach((p, i) => ctx.drawImage(video, p.x, p.y, p.width, p.height, 0, i * slot, width, slot));
+  } else if (layout === 'fit') {
+    const scale = Math.min(width / crop.width, height / crop.height);
+    const w = crop.width * scale;
+    const h = crop.height * scale;
+    ctx.drawImage(video, crop.x, crop.y, crop.width, crop.height, (width - w) / 2, (height - h) / 2, w, h);
+  } else {
+    ctx.drawImage(video, crop.x, crop.y, crop.width, crop.height, 0, 0, width, height);
+  }
+}
+
+/** Without a reframe path: the centred window of the output's aspect, as a plain crop would take. */
+export function centredCrop(sourceWidth: number, sourceHeight: number, aspect = 9 / 16): Box {
+  const width = Math.min(sourceWidth, sourceHeight * aspect);
+  const height = width / aspect;
+  return { x: (sourceWidth - width) / 2, y: (sourceHeight - height) / 2, width, height };
+}

@@ -1,0 +1,484 @@
+// The virtual camera: from what detection found in a short (face tracks, who speaks when) to the
+// crop path the render follows. Pure: the same detections and settings give the same path, so a
+// render with other director settings recomputes it without a new detection pass.
+//
+// The whole short is known in advance, so the camera never chases: a change of speaker is a cut
+// placed on the turn itself, a drift of the same person is either ignored (dead zone) or an eased
+// pan, and every window is chosen so that no detected face is sliced by its edge.
+import type {
+  Box, DirectorSettings, FaceTrack, Reframe, ReframeKeyframe, ReframeSegment, ShortDetections, SpeakerTurn, TrackSample,
+} from '../../../common/src/reframe/types.js';
+
+/** The farthest a cut moves before the turn that voice activity found (see leadIn). */
+const LEAD_IN_MAX_SEC = 1.0;
+/** Shots shorter than this are not taken: a "yeah" from the listener does not move the camera. */
+export const MIN_HOLD_SEC = 1.2;
+/** Faces below this share of the source height are too small to frame (a crowd, a poster). */
+export const MIN_FACE_HEIGHT_FRACTION = 0.05;
+/** The window never zooms in past this share of the largest window (keeps the picture sharp). */
+const MIN_ZOOM_FRACTION = 0.5;
+/** The face's centre sits this far down the window (eyes on the upper third). */
+const FACE_CENTRE_Y = 0.4;
+/** A track's box is interpolated across gaps up to this long (a blink of the detector, a head turn). */
+const MAX_GAP_SEC = 1.0;
+/** Pans move at most this many window widths a second, and take this long at least and at most. */
+const PAN_SPEED = 0.75;
+const PAN_MIN_SEC = 0.4;
+const PAN_MAX_SEC = 1.2;
+/** The eased pan as linear pieces: smoothstep sampled at these fractions of its duration. */
+const EASE_STEPS = [0, 0.25, 0.5, 0.75, 1];
+/** Faces are kept this share of their width clear of the window's edge when placing it. */
+const FACE_MARGIN = 0.06;
+
+export interface OutputSize {
+  width: number;
+  height: number;
+}
+
+interface Shot {
+  start: number;
+  end: number;
+  /** The framed track; null for a fallback shot. */
+  trackId: number | null;
+}
+
+export function planReframe(detections: ShortDetections, director: DirectorSettings, output: OutputSize): Reframe {
+  const { sourceWidth: W, sourceHeight: H, start, end } = detections;
+  if (!(W > 0 && H > 0 && output.width > 0 && output.height > 0 && end > start)) throw new Error('planReframe: bad sizes or range');
+  const faces = new FaceIndex(detections);
+  const framed = faces.tracks.filter((t) => t.medianHeight >= MIN_FACE_HEIGHT_FRACTION * H);
+  const aspect = output.width / output.height;
+  const reframe: Reframe = { sourceWidth: W, sourceHeight: H, keyframes: [], segments: [] };
+
+  if (framed.length === 0) {
+    // Nothing to follow: the whole picture over a blurred copy of itself, still. A source already
+    // near the output's shape needs no bars: its largest window is nearly all of it.
+    const full = largestWindow(W, H, aspect);
+    const nearlyAll = full.width * full.height >= 0.9 * W * H;
+    const box = nearlyAll ? centred(full, W, H) : { x: 0, y: 0, width: W, height: H };
+    reframe.segments.push({ start: r3(start), end: r3(end), layout: nearlyAll ? 'single' : 'fit', tracks: [] });
+    reframe.keyframes.push({ time: r3(start), ...box });
+    return reframe;
+  }
+
+  const shots = planShots(detections, framed.map((t) => t.id), faces);
+  const camera = new Camera(faces, W, H, director.facePaddingFactor);
+  shots.forEach((shot, i) => {
+    const partner = director.maxSpeakersToFocus >= 2 ? splitPartner(shots, i, faces) : undefined;
+    const segment: ReframeSegment = {
+      start: r3(shot.start), end: r3(shot.end), layout: partner === undefined ? 'single' : 'split',
+      tracks: partner === undefined ? [shot.trackId!] : [shot.trackId!, partner],
+    };
+    const keys = partner === undefined
+      ? camera.follow(shot.trackId!, shot.start, shot.end, aspect)
+      : camera.split([shot.trackId!, partner], shot.start, shot.end, { width: output.width, height: output.height / 2 });
+    const last = reframe.keyframes[reframe.keyframes.length - 1];
+    // Two keyframes at one time are a cut: the earlier window holds up to it, the later from it on.
+    if (last && last.time < keys[0]!.time) reframe.keyframes.push({ ...last, time: keys[0]!.time });
+    reframe.keyframes.push(...keys);
+    reframe.segments.push(segment);
+  });
+  return reframe;
+}
+
+// ---- who is on screen when --------------------------------------------------------------------------
+
+/**
+ * Shots from the turns: each starts on its speaker's turn and lasts until another speaker's turn,
+ * silences and unattributed speech included. Shots under MIN_HOLD_SEC give their time to the shot
+ * before (the camera stays), or to the next one at the very start.
+ */
+function planShots(d: ShortDetections, framed: number[], faces: FaceIndex): Shot[] {
+  const turns = d.turns
+    .filter((t) => t.trackId !== null && framed.includes(t.trackId) && t.end > d.start && t.start < d.end)
+    .sort((a, b) => a.start - b.start);
+  const raw: Shot[] = [];
+  for (const turn of turns) {
+    const last = raw[raw.length - 1];
+    if (last && last.trackId === turn.trackId) continue;
+    const at = Math.max(d.start, turn.start);
+    if (last) last.end = at;
+    raw.push({ start: at, end: d.end, trackId: turn.trackId });
+  }
+  if (raw.length === 0) raw.push({ start: d.start, end: d.end, trackId: faces.mostProminent(framed) });
+  raw[0]!.start = d.start;
+  for (let i = 1; i < raw.length; i++) {
+    const at = leadIn(raw[i]!, raw[i - 1]!, turns, faces);
+    raw[i - 1]!.end = at;
+    raw[i]!.start = at;
+  }
+
+  // Drop the shortest too-short shot until none is left, so a run of quick exchanges resolves to the
+  // longer turns around it.
+  const shots = raw.slice();
+  for (;;) {
+    let shortest = -1;
+    for (let i = 0; i < shots.length; i++) {
+      const len = shots[i]!.end - shots[i]!.start;
+      if (shots.length > 1 && len < MIN_HOLD_SEC && (shortest < 0 || len < shots[shortest]!.end - shots[shortest]!.start)) shortest = i;
+    }
+    if (shortest < 0) break;
+    const gone = shots[shortest]!;
+    if (shortest > 0) shots[shortest - 1]!.end = gone.end;
+    else shots[1]!.start = gone.start;
+    shots.splice(shortest, 1);
+    // Neighbours now adjacent with the same speaker are one shot.
+    for (let i = shots.length - 1; i > 0; i--) {
+      if (shots[i]!.trackId === shots[i - 1]!.trackId) {
+        shots[i - 1]!.end = shots[i]!.end;
+        shots.splice(i, 1);
+      }
+    }
+  }
+  return shots;
+}
+
+/**
+ * Voice activity hears a new speaker's first syllable late (a soft onset); the mouth shows it
+ * sooner. The cut moves back, up to LEAD_IN_MAX_SEC and never before the previous speech ends,
+ * over the samples where the new speaker's mouth already moves (a quarter of its median in the
+ * shot's turns) and moves more than the previous speaker's.
+ */
+function leadIn(shot: Shot, before: Shot, turns: SpeakerTurn[], faces: FaceIndex): number {
+  const own = turns.filter((t) => t.trackId === shot.trackId && t.start >= shot.start && t.start < shot.end);
+  const activity = own.flatMap((t) => faces.samplesIn(shot.trackId!, t.start, t.end).map((s) => s.mouthActivity));
+  if (!activity.length) return shot.start;
+  const threshold = 0.25 * median(activity);
+  const previousSpeech = Math.max(before.start, ...turns.filter((t) => t.trackId !== shot.trackId && t.end <= shot.start + 1e-9).map((t) => t.end));
+  const floor = Math.max(previousSpeech, shot.start - LEAD_IN_MAX_SEC, before.start + MIN_HOLD_SEC);
+  const samples = faces.samplesIn(shot.trackId!, floor, shot.start).reverse();
+  let at = shot.start;
+  for (const s of samples) {
+    const other = faces.sampleNear(before.trackId!, s.time)?.mouthActivity ?? 0;
+    if (!(s.mouthActivity >= threshold && s.mouthActivity > other)) break;
+    at = s.time;
+  }
+  return at;
+}
+
+/** With split screen allowed: the other person of a back-and-forth, when both are visible now. */
+function splitPartner(shots: Shot[], i: number, faces: FaceIndex): number | undefined {
+  const self = shots[i]!;
+  for (const other of [shots[i - 1], shots[i + 1]]) {
+    if (!other || other.trackId === null || other.trackId === self.trackId) continue;
+    if (faces.presence(other.trackId, self.start, self.end) >= 0.8 && faces.presence(self.trackId!, self.start, self.end) >= 0.8) return other.trackId;
+  }
+  return undefined;
+}
+
+// ---- faces over time ---------------------------------------------------------------------------------
+
+interface IndexedTrack {
+  id: number;
+  track: FaceTrack;
+  medianHeight: number;
+}
+
+class FaceIndex {
+  readonly tracks: IndexedTrack[];
+  readonly times: number[];
+
+  constructor(readonly d: ShortDetections) {
+    this.tracks = d.tracks
+      .filter((t) => t.samples.length > 0)
+      .map((t) => ({ id: t.id, track: { id: t.id, samples: t.samples.slice().sort((a, b) => a.time - b.time) }, medianHeight: median(t.samples.map((s) => s.box.height)) }));
+    const step = 1 / (d.sampleFps > 0 ? d.sampleFps : 5);
+    this.times = [];
+    for (let t = d.start; t < d.end + 1e-9; t += step) this.times.push(t);
+  }
+
+  /** The track's box at `t`: interpolated between samples up to MAX_GAP_SEC apart, else the nearest
+   *  sample within half a sampling step, else none. */
+  boxAt(id: number, t: number): Box | undefined {
+    const s = this.tracks.find((x) => x.id === id)?.track.samples;
+    if (!s?.length) return undefined;
+    let hi = s.findIndex((x) => x.time >= t);
+    if (hi === 0 || (hi > 0 && s[hi]!.time === t)) return Math.abs(s[hi]!.time - t) <= this.halfStep() ? s[hi]!.box : undefined;
+    if (hi < 0) return t - s[s.length - 1]!.time <= this.halfStep() ? s[s.length - 1]!.box : undefined;
+    const a = s[hi - 1]!;
+    const b = s[hi]!;
+    if (b.time - a.time > MAX_GAP_SEC) {
+      const near = t - a.time < b.time - t ? a : b;
+      return Math.abs(near.time - t) <= this.halfStep() ? near.box : undefined;
+    }
+    const f = (t - a.time) / (b.time - a.time);
+    return {
+      x: lerp(a.box.x, b.box.x, f), y: lerp(a.box.y, b.box.y, f),
+      width: lerp(a.box.width, b.box.width, f), height: lerp(a.box.height, b.box.height, f),
+    };
+  }
+
+  samplesIn(id: number, start: number, end: number): TrackSample[] {
+    return (this.tracks.find((x) => x.id === id)?.track.samples ?? []).filter((s) => s.time >= start && s.time < end);
+  }
+
+  sampleNear(id: number, t: number): TrackSample | undefined {
+    const s = this.tracks.find((x) => x.id === id)?.track.samples ?? [];
+    let best: TrackSample | undefined;
+    for (const x of s) if (Math.abs(x.time - t) <= this.halfStep() && (!best || Math.abs(x.time - t) < Math.abs(best.time - t))) best = x;
+    return best;
+  }
+
+  /** Every face visible at `t`, by track. */
+  facesAt(t: number): Array<{ id: number; box: Box }> {
+    const out: Array<{ id: number; box: Box }> = [];
+    for (const tr of this.tracks) {
+      const box = this.boxAt(tr.id, t);
+      if (box) out.push({ id: tr.id, box });
+    }
+    return out;
+  }
+
+  get fps(): number {
+    return this.d.sampleFps > 0 ? this.d.sampleFps : 5;
+  }
+
+  timesIn(start: number, end: number): number[] {
+    const ts = this.times.filter((t) => t >= start - 1e-9 && t < end - 1e-9);
+    return ts.length ? ts : [start];
+  }
+
+  /** Share of the sample times in [start, end) at which the track is visible. */
+  presence(id: number, start: number, end: number): number {
+    const ts = this.timesIn(start, end);
+    return ts.filter((t) => this.boxAt(id, t)).length / ts.length;
+  }
+
+  /** With nobody speaking on screen: the face seen largest for longest. */
+  mostProminent(ids: number[]): number {
+    let best = ids[0]!;
+    let bestScore = -1;
+    for (const tr of this.tracks.filter((x) => ids.includes(x.id))) {
+      const score = tr.track.samples.reduce((sum, s) => sum + s.box.width * s.box.height, 0);
+      if (score > bestScore) [best, bestScore] = [tr.id, score];
+    }
+    return best;
+  }
+
+  private halfStep(): number {
+    return 0.5 / (this.d.sampleFps > 0 ? this.d.sampleFps : 5) + 1e-6;
+  }
+}
+
+// ---- the camera ----------------------------------------------------------------------------------------
+
+class Camera {
+  constructor(private readonly faces: FaceIndex, private readonly W: number, private readonly H: number, private readonly padding: number) {}
+
+  /** Keyframes that keep one track framed from `start` to `end` (the first at `start`). */
+  follow(id: number, start: number, end: number, aspect: number): ReframeKeyframe[] {
+    const times = this.faces.timesIn(start, end);
+    const size = this.windowSize(id, times, aspect);
+    const desired = this.desiredPath(id, times, size);
+    const keys: ReframeKeyframe[] = [];
+    let at = this.place(id, times, 0, size, desired[0]!);
+    keys.push({ time: r3(start), ...at });
+    for (let i = 1; i < times.length; i++) {
+      const t = times[i]!;
+      const face = this.faces.boxAt(id, t);
+      if (!face) continue; // no sight of the face: hold
+      const deadX = Math.max(0.06 * size.width, 0.25 * face.width);
+      const deadY = Math.max(0.06 * size.height, 0.25 * face.height);
+      const want = this.clamp(desired[i]!, size);
+      const drifted = Math.abs(want.x - at.x) > deadX || Math.abs(want.y - at.y) > deadY;
+      const cutting = this.cutsAnyFace(at, t, id);
+      if (!drifted && !cutting) continue;
+      // The whole short is known: aim where the face will be when the pan ends, not where it is now.
+      let to = this.place(id, times, i, size, desired[i]!);
+      let duration = this.panDuration(at, to, size, end - t);
+      const j = Math.min(times.length - 1, i + Math.round(duration * this.faces.fps));
+      if (j > i) {
+        to = this.place(id, times, j, size, desired[j]!);
+        duration = this.panDuration(at, to, size, end - t);
+      }
+      if (!cutting && Math.abs(to.x - at.x) <= deadX && Math.abs(to.y - at.y) <= deadY) continue;
+      if (to.x === at.x && to.y === at.y) continue;
+      const pan = EASE_STEPS.map((f) => {
+        const e = f * f * (3 - 2 * f);
+        return { time: r3(t + f * duration), ...at, x: Math.round(lerp(at.x, to.x, e)), y: Math.round(lerp(at.y, to.y, e)) };
+      });
+      // A pan that would slice a face on its way (the listener it sweeps over, or the framed face it
+      // cannot keep up with) is a cut instead.
+      const clean = duration >= PAN_MIN_SEC - 1e-9 && this.faces.timesIn(t, t + duration).every((s) => !this.cutsAnyFace(interpolate(pan, s), s, id));
+      const last = keys[keys.length - 1]!;
+      if (last.time < r3(t)) keys.push({ ...at, time: r3(t) });
+      if (clean) keys.push(...pan.slice(1));
+      else keys.push({ ...to, time: r3(t) });
+      at = to;
+      while (i + 1 < times.length && times[i + 1]! < t + (clean ? duration : 0)) i++;
+    }
+    return keys;
+  }
+
+  /** One still keyframe whose panels frame each track (speaker first), stacked top to bottom. */
+  split(ids: number[], start: number, end: number, panel: OutputSize): ReframeKeyframe[] {
+    const times = this.faces.timesIn(start, end);
+    const aspect = panel.width / panel.height;
+    const panels = ids.map((id) => {
+      const size = this.windowSize(id, times, aspect);
+      const desired = this.desiredPath(id, times, size);
+      return { ...this.place(id, times, 0, size, { x: median(desired.map((p) => p.x)), y: median(desired.map((p) => p.y)) }, true) };
+    });
+    return [{ time: r3(start), ...panels[0]!, panels }];
+  }
+
+  /** The window for a track: its padded face at the output's aspect, within the zoom limits, and
+   *  never smaller than the largest box the face takes in the shot. */
+  private windowSize(id: number, times: number[], aspect: number): { width: number; height: number } {
+    const boxes = times.map((t) => this.faces.boxAt(id, t)).filter((b): b is Box => !!b);
+    const largest = largestWindow(this.W, this.H, aspect);
+    if (!boxes.length) return largest;
+    const fw = median(boxes.map((b) => b.width));
+    const fh = median(boxes.map((b) => b.height));
+    const grow = 1 + 2 * this.padding;
+    let h = Math.max(fh * grow, (fw * grow) / aspect, Math.max(...boxes.map((b) => b.height)) * (1 + 2 * FACE_MARGIN), (Math.max(...boxes.map((b) => b.width)) * (1 + 2 * FACE_MARGIN)) / aspect);
+    h = Math.min(largest.height, Math.max(h, MIN_ZOOM_FRACTION * largest.height));
+    return evenWindow(h, aspect, this.W, this.H);
+  }
+
+  private panDuration(from: Box, to: Box, size: { width: number }, left: number): number {
+    const distance = Math.hypot(to.x - from.x, to.y - from.y);
+    return Math.min(PAN_MAX_SEC, Math.max(PAN_MIN_SEC, distance / (PAN_SPEED * size.width)), left);
+  }
+
+  private clamp(p: { x: number; y: number }, size: { width: number; height: number }): { x: number; y: number } {
+    return { x: clampInt(p.x, 0, this.W - size.width), y: clampInt(p.y, 0, this.H - size.height) };
+  }
+
+  /** Where the window would sit to centre the face, smoothed over ±0.25 s against detector noise. */
+  private desiredPath(id: number, times: number[], size: { width: number; height: number }): Array<{ x: number; y: number }> {
+    const centres = times.map((t) => {
+      const b = this.faces.boxAt(id, t);
+      return b ? { t, x: b.x + b.width / 2 - size.width / 2, y: b.y + b.height / 2 - FACE_CENTRE_Y * size.height } : undefined;
+    });
+    let lastKnown = centres.find((c) => c);
+    return centres.map((c, i) => {
+      if (c) lastKnown = c;
+      const near = centres.filter((o, j) => o && Math.abs(times[j]! - times[i]!) <= 0.25) as Array<{ x: number; y: number }>;
+      if (!near.length) return { x: lastKnown?.x ?? (this.W - size.width) / 2, y: lastKnown?.y ?? (this.H - size.height) / 2 };
+      return { x: median(near.map((o) => o.x)), y: median(near.map((o) => o.y)) };
+    });
+  }
+
+  /**
+   * The window of `size` nearest `desired` that holds the framed face wholly, and every other face
+   * wholly in or wholly out, at the sample times from index `from` over the next MIN_HOLD_SEC (all of
+   * them when `wholeSpan`). A face whose constraint cannot be met with the others is left out of it.
+   */
+  private place(id: number, times: number[], from: number, size: { width: number; height: number }, desired: { x: number; y: number }, wholeSpan = false): Box {
+    const span = times.filter((t, j) => j >= from && (wholeSpan || t < times[from]! + MIN_HOLD_SEC));
+    const own = span.map((t) => this.faces.boxAt(id, t)).filter((b): b is Box => !!b);
+    const y = clampInt(Math.round(desired.y), 0, this.H - size.height);
+    // Vertically: keep the face inside when the desired spot would cut it (a zoomed window).
+    let top = y;
+    for (const b of own) {
+      if (b.y < top) top = Math.max(0, Math.floor(b.y));
+      if (b.y + b.height > top + size.height) top = Math.min(this.H - size.height, Math.ceil(b.y + b.height - size.height));
+    }
+    let allowed: Interval[] = [[0, this.W - size.width]];
+    for (const b of own) {
+      const m = FACE_MARGIN * b.width;
+      const next = intersect(allowed, [[b.x + b.width + m - size.width, b.x - m]]);
+      allowed = next.length ? next : intersect(allowed, [[b.x + b.width - size.width, b.x]]);
+    }
+    if (!allowed.length) allowed = [[0, this.W - size.width]];
+    for (const t of span) {
+      for (const f of this.faces.facesAt(t)) {
+        if (f.id === id) continue;
+        const b = f.box;
+        const vOverlap = b.y < top + size.height && b.y + b.height > top;
+        if (!vOverlap) continue;
+        const vInside = b.y >= top && b.y + b.height <= top + size.height;
+        const m = FACE_MARGIN * b.width;
+        const out: Interval[] = [[-Infinity, b.x - m - size.width], [b.x + b.width + m, Infinity]];
+        const options = vInside ? [...out, [b.x + b.width + m - size.width, b.x - m] as Interval] : out;
+        const next = intersect(allowed, options);
+        if (next.length) allowed = next;
+      }
+    }
+    return { x: nearestInt(allowed, desired.x), y: top, width: size.width, height: size.height };
+  }
+
+  /** Whether the window slices any face at `t` (the framed one: whether it is not wholly inside). */
+  private cutsAnyFace(w: Box, t: number, framed?: number, ignore?: number): boolean {
+    return this.faces.facesAt(t).some((f) => f.id !== ignore && (f.id === framed ? !contains(w, f.box) : slices(w, f.box)));
+  }
+}
+
+// ---- geometry ------------------------------------------------------------------------------------------
+
+type Interval = [number, number];
+
+function intersect(a: Interval[], b: Interval[]): Interval[] {
+  const out: Interval[] = [];
+  for (const [a0, a1] of a) {
+    for (const [b0, b1] of b) {
+      const lo = Math.max(a0, b0);
+      const hi = Math.min(a1, b1);
+      if (Math.ceil(lo) <= Math.floor(hi)) out.push([lo, hi]);
+    }
+  }
+  return out.sort((p, q) => p[0] - q[0]);
+}
+
+function nearestInt(allowed: Interval[], v: number): number {
+  let best = Math.round(v);
+  let bestDist = Infinity;
+  for (const [lo, hi] of allowed) {
+    const c = clampInt(Math.round(v), Math.ceil(lo), Math.floor(hi));
+    if (Math.abs(c - v) < bestDist) [best, bestDist] = [c, Math.abs(c - v)];
+  }
+  return best;
+}
+
+/** The largest window of `aspect` inside W x H, even-sized. */
+export function largestWindow(W: number, H: number, aspect: number): { width: number; height: number } {
+  return evenWindow(Math.min(H, W / aspect), aspect, W, H);
+}
+
+function evenWindow(height: number, aspect: number, W: number, H: number): { width: number; height: number } {
+  let h = Math.max(2, Math.floor(Math.min(height, H) / 2) * 2);
+  let w = Math.max(2, Math.round((h * aspect) / 2) * 2);
+  if (w > W) {
+    w = Math.floor(W / 2) * 2;
+    h = Math.max(2, Math.min(Math.floor(H / 2) * 2, Math.round(w / aspect / 2) * 2));
+  }
+  return { width: w, height: h };
+}
+
+function centred(size: { width: number; height: number }, W: number, H: number): Box {
+  return { x: Math.floor((W - size.width) / 2), y: Math.floor((H - size.height) / 2), ...size };
+}
+
+export function contains(w: Box, b: Box): boolean {
+  const e = 0.5; // sub-pixel detector boxes against integer windows
+  return b.x >= w.x - e && b.y >= w.y - e && b.x + b.width <= w.x + w.width + e && b.y + b.height <= w.y + w.height + e;
+}
+
+/** A face that the window's edge cuts: overlapping it without being wholly inside. */
+export function slices(w: Box, b: Box): boolean {
+  const overlaps = b.x < w.x + w.width && b.x + b.width > w.x && b.y < w.y + w.height && b.y + b.height > w.y;
+  return overlaps && !contains(w, b);
+}
+
+/** The window at `time` on a keyframe path (linear between keyframes; the later of two at one time). */
+export function interpolate(keys: ReframeKeyframe[], time: number): Box {
+  let i = 0;
+  while (i + 1 < keys.length && keys[i + 1]!.time <= time) i++;
+  const a = keys[i]!;
+  const b = keys[i + 1];
+  if (!b || time <= a.time) return { x: a.x, y: a.y, width: a.width, height: a.height };
+  const f = (time - a.time) / (b.time - a.time);
+  return { x: lerp(a.x, b.x, f), y: lerp(a.y, b.y, f), width: lerp(a.width, b.width, f), height: lerp(a.height, b.height, f) };
+}
+
+const lerp = (a: number, b: number, f: number) => a + (b - a) * f;
+const clampInt = (v: number, lo: number, hi: number) => Math.min(Math.max(v, lo), Math.max(lo, hi));
+const r3 = (n: number) => Math.round(n * 1000) / 1000;
+
+function median(xs: number[]): number {
+  if (!xs.length) return 0;
+  const s = xs.slice().sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}

@@ -1,0 +1,134 @@
+// Stage 80 of analysis, the detection half: for each short, the faces in its stretch of the source
+// (sampled frames, tracked), how much each face's mouth moves, when speech is heard, and who speaks.
+// The camera path is planned from this elsewhere (and again on a render with other director
+// settings, without a new detection pass).
+import type { FaceTrack, ShortDetections } from '../../../common/src/reframe/types.js';
+import type { Logger } from '../../../common/src/logger.js';
+import type { FaceDetector } from './face-detector.js';
+import { analysisSize, sampleFrames } from './frames.js';
+import { cutFacePatches, mouthActivity, type FacePatches } from './mouth.js';
+import { attributeSpeakers } from './speakers.js';
+import { speechIn, type Interval } from './speech.js';
+import { detectStrided } from './strided-detection.js';
+import { linkTracks, type FrameFaces } from './tracks.js';
+
+/** Frames analysed per second of a short: enough to see syllables move the mouth (4-5 a second). */
+export const SAMPLE_FPS = 8;
+/** The detector sees every second sampled frame; the frames between get interpolated faces. */
+export const DETECT_STRIDE = 2;
+
+export interface DetectShortsInput {
+  sourceFile: string;
+  sourceWidth: number;
+  sourceHeight: number;
+  shorts: Array<{ start: number; end: number }>;
+  /** 16 kHz mono WAV of the whole source, already extracted by analyze-video. */
+  wavPath: string;
+  signal: AbortSignal;
+  onProgress?: (fraction: number) => void;
+}
+
+export interface DetectShortsDeps {
+  ffmpegPath: string;
+  detector: FaceDetector;
+  log: Logger;
+}
+
+/** Time spent in each step, for the log and the benchmark. */
+export interface DetectTimings {
+  frames: number;
+  /** Frames the detector ran on (the others got interpolated faces). */
+  detections: number;
+  /** Sampling, detection and patch cutting together (ffmpeg decodes while the detector runs). */
+  decodeAndDetectMs: number;
+  detectMs: number;
+  /** Cutting mouth patches, then linking tracks, mouth activity and speaker turns. */
+  trackMs: number;
+  vadMs: number;
+}
+
+export async function detectShorts(input: DetectShortsInput, deps: DetectShortsDeps, timings?: DetectTimings): Promise<ShortDetections[]> {
+  const total = input.shorts.reduce((sum, s) => sum + Math.max(0, s.end - s.start), 0) || 1;
+  let done = 0;
+  const results: ShortDetections[] = [];
+  for (const short of input.shorts) {
+    input.signal.throwIfAborted();
+    const length = Math.max(0, short.end - short.start);
+    const result = await detectShort(input, deps, short, (f) => input.onProgress?.((done + f * length) / total), timings);
+    done += length;
+    input.onProgress?.(done / total);
+    results.push(result);
+  }
+  return results;
+}
+
+async function detectShort(
+  input: DetectShortsInput,
+  deps: DetectShortsDeps,
+  range: Interval,
+  onProgress: (fraction: number) => void,
+  timings?: DetectTimings,
+): Promise<ShortDetections> {
+  const t0 = performance.now();
+  if (!(range.end > range.start)) throw new Error(`a short must end after it starts (${range.start}-${range.end})`);
+  const speech = await speechIn(input.wavPath, range, input.signal);
+  const t1 = performance.now();
+
+  const size = analysisSize(input.sourceWidth, input.sourceHeight);
+  const toSource = { x: input.sourceWidth / size.width, y: input.sourceHeight / size.height };
+  const frames: Array<FrameFaces<FacePatches>> = [];
+  let detectMs = 0;
+  let detections = 0;
+  let patchMs = 0;
+  const sampled = sampleFrames(deps.ffmpegPath, input.sourceFile, range, { fps: SAMPLE_FPS, size, signal: input.signal });
+  for await (const { frame, faces } of detectStrided(sampled, deps.detector, DETECT_STRIDE, input.signal, (ms) => { detectMs += ms; detections++; })) {
+    const p0 = performance.now();
+    frames.push({ time: frame.time, faces: faces.map((face) => ({ face, data: cutFacePatches(frame.image, face) })) });
+    patchMs += performance.now() - p0;
+    onProgress(Math.min(1, (frame.time - range.start) / Math.max(1e-6, range.end - range.start)));
+  }
+  const t2 = performance.now();
+
+  const linked = linkTracks(frames);
+  const maxStep = 1.5 / SAMPLE_FPS;
+  const tracks: FaceTrack[] = linked.map((track) => ({
+    id: track.id,
+    samples: track.samples.map((s, i) => {
+      const prev = track.samples[i - 1];
+      // Across a miss the mouth may have moved for other reasons; only consecutive samples compare.
+      const activity = prev && s.time - prev.time <= maxStep ? mouthActivity(prev.data, s.data) : 0;
+      const f = s.face;
+      return {
+        time: round(s.time, 3),
+        // Whole source pixels and three digits: a minute of two faces is about 95 kB of JSON.
+        box: { x: Math.round(f.x * toSource.x), y: Math.round(f.y * toSource.y), width: Math.round(f.width * toSource.x), height: Math.round(f.height * toSource.y) },
+        score: round(f.score, 3),
+        mouthActivity: round(activity, 3),
+      };
+    }),
+  }));
+  const turns = attributeSpeakers(tracks, speech, range, SAMPLE_FPS);
+  const t3 = performance.now();
+  if (timings) {
+    timings.frames += frames.length;
+    timings.detections += detections;
+    timings.decodeAndDetectMs += t2 - t1;
+    timings.detectMs += detectMs;
+    timings.vadMs += t1 - t0;
+    timings.trackMs += t3 - t2 + patchMs;
+  }
+  deps.log.debug('short analysed', { start: range.start, end: range.end, frames: frames.length, tracks: tracks.length, turns: turns.length, ms: Math.round(t3 - t0) });
+  return {
+    version: 1,
+    sourceWidth: input.sourceWidth,
+    sourceHeight: input.sourceHeight,
+    start: range.start,
+    end: range.end,
+    sampleFps: SAMPLE_FPS,
+    speech: speech.map((s) => ({ start: round(s.start, 3), end: round(s.end, 3) })),
+    tracks,
+    turns: turns.map((t) => ({ start: round(t.start, 3), end: round(t.end, 3), trackId: t.trackId })),
+  };
+}
+
+const round = (v: number, digits: number) => Number(v.toFixed(digits));

@@ -1,0 +1,94 @@
+// Frames of a stretch of the source, decoded by ffmpeg at a few per second straight into memory
+// through a pipe (raw RGB24, scaled for analysis): no temporary image files.
+import { toolEnv } from '../../../common/src/media/tools.js';
+import { spawn } from 'node:child_process';
+import { inputGuard } from '../../../common/src/media/input-guard.js';
+import { FfmpegError } from '../media/ffmpeg.js';
+import type { RgbImage } from './image.js';
+
+export interface SampleRange {
+  start: number;
+  end: number;
+}
+
+export interface SampledFrame {
+  /** Seconds on the source's clock. */
+  time: number;
+  image: RgbImage;
+}
+
+/**
+ * The analysis size: the short side brought down to `shortSide` (never up), the aspect kept, both even.
+ * At 360 a face of a 1280x720 two-person shot keeps about 80-100 px, enough for the detector's tiles
+ * and for a mouth region of some 40x25 px, while decoding output and detector input stay small.
+ */
+export function analysisSize(sourceWidth: number, sourceHeight: number, shortSide = 360): { width: number; height: number } {
+  const scale = Math.min(1, shortSide / Math.min(sourceWidth, sourceHeight));
+  const even = (v: number) => Math.max(2, 2 * Math.round((v * scale) / 2));
+  return { width: even(sourceWidth), height: even(sourceHeight) };
+}
+
+/** ffmpeg arguments that write `fps` frames a second of [start, end) as raw RGB24 to stdout. */
+export function frameSamplerArgs(sourceFile: string, range: SampleRange, fps: number, size: { width: number; height: number }): string[] {
+  return [
+    '-hide_banner', '-loglevel', 'error', '-nostdin',
+    // Input seeking lands on the keyframe before `start` and decodes (and drops) up to it, so frame 0
+    // is at `start` exactly; timestamps then count from 0.
+    ...inputGuard(), '-ss', range.start.toFixed(3), '-t', (range.end - range.start).toFixed(3), '-i', sourceFile,
+    '-map', '0:v:0', '-an', '-sn', '-dn',
+    '-vf', `fps=${fps},scale=${size.width}:${size.height}:flags=area`,
+    '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1',
+  ];
+}
+
+/**
+ * Frames of `range` at `fps`, in order. The consumer pulls: while it works on a frame, the pipe fills
+ * and ffmpeg waits, so memory stays at a few frames whatever the range's length.
+ */
+export async function* sampleFrames(ffmpegPath: string, sourceFile: string, range: SampleRange, opts: { fps: number; size: { width: number; height: number }; signal?: AbortSignal }): AsyncGenerator<SampledFrame> {
+  opts.signal?.throwIfAborted();
+  const { width, height } = opts.size;
+  const frameBytes = width * height * 3;
+  const child = spawn(ffmpegPath, frameSamplerArgs(sourceFile, range, opts.fps, opts.size), { stdio: ['ignore', 'pipe', 'pipe'], env: toolEnv() });
+  const stderr: string[] = [];
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (s: string) => {
+    stderr.push(...s.split('\n').filter(Boolean));
+    if (stderr.length > 20) stderr.splice(0, stderr.length - 20);
+  });
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.on('error', (err) => reject(new FfmpegError(`could not start ffmpeg (${err.message})`, null, [])));
+    child.on('close', (code) => resolve(code));
+  });
+  exited.catch(() => undefined);
+  const onAbort = () => child.kill('SIGKILL');
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  let index = 0;
+  let frame = new Uint8Array(frameBytes);
+  let filled = 0;
+  try {
+    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+      let offset = 0;
+      while (offset < chunk.length) {
+        const n = Math.min(frameBytes - filled, chunk.length - offset);
+        frame.set(chunk.subarray(offset, offset + n), filled);
+        filled += n;
+        offset += n;
+        if (filled === frameBytes) {
+          opts.signal?.throwIfAborted();
+          yield { time: range.start + index / opts.fps, image: { width, height, data: frame } };
+          index++;
+          frame = new Uint8Array(frameBytes);
+          filled = 0;
+        }
+      }
+    }
+    const code = await exited;
+    opts.signal?.throwIfAborted();
+    if (code !== 0) throw new FfmpegError(`ffmpeg exited with ${code} while sampling frames`, code, stderr);
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+    // The consumer may stop early (an error, an abort): do not leave ffmpeg blocked on a full pipe.
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+}

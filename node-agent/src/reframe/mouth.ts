@@ -1,0 +1,89 @@
+// Mouth activity: how much the mouth region changes between two samples of the same face, beyond
+// what the rest of the face does. Patches are cut relative to the face's own box and keypoints (so a
+// face that moves, turns a little or is zoomed keeps the same patch), normalised for brightness and
+// contrast, and compared at the best small shift (so detector jitter of a pixel or two is not
+// motion). The same measure over a rigid part of the face (the nose bridge, between the eyes and the
+// nose tip, below the blinking eyes) is subtracted: a nod or a sway changes both, speech only the mouth.
+import type { FaceDetection } from '../../../common/src/reframe/types.js';
+import { greyPatch, type RgbImage } from './image.js';
+
+/** Patch grid: an inner area compared, plus a margin of pixels for the shift search. */
+const MOUTH = { w: 24, h: 16, margin: 3 };
+const RIGID = { w: 24, h: 10, margin: 3 };
+/** Talking faces measure up to about 0.4 between samples, their rigid part up to about 0.3. */
+const RIGID_CHANGED = 1;
+const MAX_ACTIVITY = 0.6;
+
+export interface FacePatches {
+  mouth: Float32Array;
+  rigid: Float32Array;
+}
+
+/** Keypoints, BlazeFace order: right eye, left eye, nose tip, mouth centre, right ear, left ear. */
+function faceGeometry(face: FaceDetection): { size: number; mouth: [number, number]; bridge: [number, number] } {
+  const [re, le, nose, mouth] = face.keypoints;
+  const size = face.width;
+  const m: [number, number] = mouth ?? [face.x + face.width / 2, face.y + face.height * 0.78];
+  const n: [number, number] = nose ?? [face.x + face.width / 2, face.y + face.height * 0.55];
+  const eyesY = re && le ? (re[1] + le[1]) / 2 : face.y + face.height * 0.35;
+  // Between the eye line and the nose tip, nearer the nose: no eyelids in it.
+  return { size, mouth: m, bridge: [n[0], eyesY + (n[1] - eyesY) * 0.6] };
+}
+
+/** Cuts the mouth and rigid patches of one detected face from the frame it was found in. */
+export function cutFacePatches(img: RgbImage, face: FaceDetection): FacePatches {
+  const g = faceGeometry(face);
+  const cut = (centre: [number, number], wFrac: number, grid: { w: number; h: number; margin: number }) => {
+    const w = wFrac * g.size;
+    const px = w / grid.w; // source pixels per patch pixel
+    const fullW = (grid.w + 2 * grid.margin) * px;
+    const fullH = (grid.h + 2 * grid.margin) * px;
+    return normalise(greyPatch(img, { x: centre[0] - fullW / 2, y: centre[1] - fullH / 2, width: fullW, height: fullH }, grid.w + 2 * grid.margin, grid.h + 2 * grid.margin));
+  };
+  // The mouth region takes in the lips and the chin's movement; the rigid one spans both cheeks.
+  return { mouth: cut([g.mouth[0], g.mouth[1] + 0.04 * g.size], 0.55, MOUTH), rigid: cut(g.bridge, 0.55, RIGID) };
+}
+
+/** Zero mean, unit spread: lighting and exposure changes are not motion. */
+function normalise(p: Float32Array): Float32Array {
+  let mean = 0;
+  for (const v of p) mean += v;
+  mean /= p.length;
+  let variance = 0;
+  for (const v of p) variance += (v - mean) ** 2;
+  // A floor on the spread so a flat patch (a blank wall misread as a face) does not amplify noise.
+  const sd = Math.max(8, Math.sqrt(variance / p.length));
+  for (let i = 0; i < p.length; i++) p[i] = (p[i]! - mean) / sd;
+  return p;
+}
+
+/** Mean absolute difference of the inner areas at the best shift within the margin. */
+function shiftedDifference(prev: Float32Array, cur: Float32Array, grid: { w: number; h: number; margin: number }): number {
+  const stride = grid.w + 2 * grid.margin;
+  let best = Infinity;
+  for (let dy = -grid.margin; dy <= grid.margin; dy++) {
+    for (let dx = -grid.margin; dx <= grid.margin; dx++) {
+      let sum = 0;
+      for (let y = 0; y < grid.h; y++) {
+        const rc = (y + grid.margin) * stride + grid.margin;
+        const rp = (y + grid.margin + dy) * stride + grid.margin + dx;
+        for (let x = 0; x < grid.w; x++) sum += Math.abs(cur[rc + x]! - prev[rp + x]!);
+        if (sum >= best * grid.w * grid.h) break;
+      }
+      best = Math.min(best, sum / (grid.w * grid.h));
+    }
+  }
+  return best;
+}
+
+/** Mouth motion beyond the face's rigid motion between two samples (0 when the mouth is still). */
+export function mouthActivity(prev: FacePatches, cur: FacePatches): number {
+  const mouth = shiftedDifference(prev.mouth, cur.mouth, MOUTH);
+  const rigid = shiftedDifference(prev.rigid, cur.rigid, RIGID);
+  // When the rigid part itself changed beyond recognition (a cut to another shot that happens to put a
+  // face in the same place, a hand over the face), the two samples do not show the same mouth.
+  if (rigid > RIGID_CHANGED) return 0;
+  // Speech moves the cheeks and the whole face a little too, so only half the rigid change is taken
+  // off: enough to cancel a nod or a sway, not so much that a talking face cancels itself.
+  return Math.min(MAX_ACTIVITY, Math.max(0, mouth - 0.5 * rigid));
+}

@@ -1,0 +1,74 @@
+// Transfers between an agent and the coordinator's object store that break off (the coordinator was
+// killed or restarted, the network dropped) fail the attempt as retryable, never as a crash of the
+// task: the fault suite saw "task crashed: terminated" when the coordinator died mid-download.
+import test from 'ava';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm, writeFile, readdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { downloadObject, uploadObject } from '../node-agent/src/tasks/download.js';
+import { TaskError } from '../node-agent/src/tasks/task-context.js';
+
+async function serve(handler: http.RequestListener): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/objects/x`, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+}
+
+let dir: string;
+test.before(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'agent-transfers-'));
+});
+test.after.always(() => rm(dir, { recursive: true, force: true }));
+
+test('a download cut off mid-body is a retryable TRANSFER_FAILED, and leaves no partial file', async (t) => {
+  const s = await serve((_req, res) => {
+    res.writeHead(200, { 'content-length': '1000000' });
+    res.write(Buffer.alloc(64 * 1024));
+    setTimeout(() => res.socket?.destroy(), 50);
+  });
+  t.teardown(s.close);
+  const dest = path.join(dir, 'cut.bin');
+  const err = await t.throwsAsync(downloadObject(s.url, dest), { instanceOf: TaskError });
+  t.is(err!.code, 'TRANSFER_FAILED');
+  t.true(err!.retryable);
+  t.regex(err!.message, /broke off/);
+  t.deepEqual((await readdir(dir)).filter((f) => f.startsWith('cut')), []);
+});
+
+test('a coordinator that is gone (connection refused) is a retryable TRANSFER_FAILED', async (t) => {
+  const s = await serve((_req, res) => res.end('x'));
+  const url = s.url;
+  await s.close();
+  const err = await t.throwsAsync(downloadObject(url, path.join(dir, 'gone.bin')), { instanceOf: TaskError });
+  t.is(err!.code, 'TRANSFER_FAILED');
+  t.true(err!.retryable);
+});
+
+test('an upload whose connection drops is retryable; one the store refuses (4xx) is not', async (t) => {
+  const file = path.join(dir, 'result.mp4');
+  await writeFile(file, Buffer.alloc(256 * 1024));
+  const dropping = await serve((req) => req.once('data', () => req.socket.destroy()));
+  t.teardown(dropping.close);
+  const dropped = await t.throwsAsync(uploadObject(dropping.url, file, 'video/mp4'), { instanceOf: TaskError });
+  t.is(dropped!.code, 'TRANSFER_FAILED');
+  t.true(dropped!.retryable);
+
+  const refusing = await serve((req, res) => { req.resume(); req.on('end', () => { res.writeHead(403); res.end('bad signature'); }); });
+  t.teardown(refusing.close);
+  const refused = await t.throwsAsync(uploadObject(refusing.url, file, 'video/mp4'), { instanceOf: TaskError });
+  t.is(refused!.code, 'STORE_FAILED');
+  t.false(refused!.retryable);
+  t.regex(refused!.message, /HTTP 403.*bad signature/);
+});
+
+test('a transfer stopped by the task itself (lease lost, cancelled) is an abort, not a failure to retry', async (t) => {
+  const s = await serve((_req, res) => { res.writeHead(200, { 'content-length': '1000000' }); res.write(Buffer.alloc(1024)); });
+  t.teardown(s.close);
+  const abort = new AbortController();
+  setTimeout(() => abort.abort(), 100);
+  const err = await t.throwsAsync(downloadObject(s.url, path.join(dir, 'aborted.bin'), abort.signal));
+  t.false(err instanceof TaskError);
+});

@@ -1,0 +1,40 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { repoRoot } from '../../common/src/paths.js';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+
+/** Debian's chromium, headless, with everything that would phone out switched off (the network is closed). */
+export async function launchChromium(): Promise<{ browser: BrowserContext; close(): Promise<void> }> {
+  const userDataDir = await mkdtemp(path.join(os.tmpdir(), 'studio-chromium-'));
+  const browser = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--autoplay-policy=no-user-gesture-required'],
+    viewport: { width: 1280, height: 900 },
+    acceptDownloads: true,
+  });
+  return {
+    browser,
+    async close() {
+      await browser.close().catch(() => undefined);
+      await rm(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Screenshots go to test/.out/<run>/ (git-ignored) so a person can look at every screen. */
+export async function screenshotter(run: string): Promise<(page: Page, name: string) => Promise<string>> {
+  const dir = path.join(repoRoot(), 'test', '.out', run);
+  await mkdir(dir, { recursive: true });
+  return async (page, name) => {
+    const file = path.join(dir, `${name}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    return file;
+  };
+}
+
+export type { Browser, Page };

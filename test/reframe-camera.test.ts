@@ -1,0 +1,211 @@
+import test from 'ava';
+import type { Box, ShortDetections, SpeakerTurn } from '../common/src/reframe/types.js';
+import { DEFAULT_DIRECTOR, directorSettings } from '../common/src/reframe/director.js';
+import { interpolate, planReframe, slices, contains, MIN_HOLD_SEC } from '../node-agent/src/reframe/camera.js';
+
+const OUT = { width: 1080, height: 1920 };
+const FPS = 10;
+
+/** Detections as the detector would give them: boxes sampled at FPS, with a deterministic jitter. */
+function detections(o: {
+  width?: number; height?: number; start?: number; end: number;
+  faces: Array<{ id: number; at: (t: number) => Box | undefined }>;
+  turns?: SpeakerTurn[];
+}): ShortDetections {
+  const start = o.start ?? 0;
+  const times: number[] = [];
+  for (let t = start; t < o.end; t += 1 / FPS) times.push(Math.round(t * 1000) / 1000);
+  return {
+    version: 1, sourceWidth: o.width ?? 1280, sourceHeight: o.height ?? 720, start, end: o.end, sampleFps: FPS,
+    speech: (o.turns ?? []).map((t) => ({ start: t.start, end: t.end })),
+    tracks: o.faces.map((f) => ({
+      id: f.id,
+      samples: times.flatMap((time) => {
+        const box = f.at(time);
+        return box ? [{ time, box, score: 0.9, mouthActivity: 0 }] : [];
+      }),
+    })),
+    turns: o.turns ?? [],
+  };
+}
+
+/** A still face with detector noise of up to ±`noise` px on every edge. */
+const still = (x: number, y: number, w: number, h: number, noise = 3) => (t: number): Box => {
+  const n = (k: number) => noise * Math.sin(t * 7.3 + k * 1.7) * Math.cos(t * 3.1 + k);
+  return { x: x + n(1), y: y + n(2), width: w + n(3), height: h + n(4) };
+};
+
+const timesOf = (d: ShortDetections) => d.tracks.flatMap((t) => t.samples.map((s) => s.time)).filter((t, i, a) => a.indexOf(t) === i).sort((a, b) => a - b);
+
+function faceAt(d: ShortDetections, id: number, time: number): Box | undefined {
+  return d.tracks.find((t) => t.id === id)?.samples.find((s) => Math.abs(s.time - time) < 1e-6)?.box;
+}
+
+function assertSane(t: import('ava').ExecutionContext, d: ShortDetections, r: ReturnType<typeof planReframe>) {
+  for (const k of r.keyframes) {
+    t.true(Number.isInteger(k.x) && Number.isInteger(k.y) && k.width % 2 === 0 && k.height % 2 === 0, `integers, even sizes: ${JSON.stringify(k)}`);
+    t.true(k.x >= 0 && k.y >= 0 && k.x + k.width <= d.sourceWidth && k.y + k.height <= d.sourceHeight, `inside the frame: ${JSON.stringify(k)}`);
+    t.true(k.time >= d.start && k.time <= d.end);
+  }
+  for (let i = 1; i < r.keyframes.length; i++) t.true(r.keyframes[i]!.time >= r.keyframes[i - 1]!.time, 'keyframes in time order');
+  t.is(r.segments[0]!.start, d.start);
+  t.is(r.segments[r.segments.length - 1]!.end, d.end);
+  for (let i = 1; i < r.segments.length; i++) t.is(r.segments[i]!.start, r.segments[i - 1]!.end, 'segments end to end');
+}
+
+/** At every sample time: no face is sliced by the window's edge. */
+function assertNoFaceCut(t: import('ava').ExecutionContext, d: ShortDetections, r: ReturnType<typeof planReframe>) {
+  for (const time of timesOf(d)) {
+    const w = interpolate(r.keyframes, time);
+    for (const tr of d.tracks) {
+      const box = faceAt(d, tr.id, time);
+      if (box) t.false(slices(w, box), `face ${tr.id} cut at ${time}: window ${JSON.stringify(w)} face ${JSON.stringify(box)}`);
+    }
+  }
+}
+
+const centreX = (b: Box) => b.x + b.width / 2;
+
+test('defaults: padding 1, one speaker; partial director options keep the rest', (t) => {
+  t.deepEqual(directorSettings(undefined), DEFAULT_DIRECTOR);
+  t.deepEqual(directorSettings({ camera: { facePaddingFactor: 0.5 } }), { facePaddingFactor: 0.5, maxSpeakersToFocus: 1 });
+  t.deepEqual(directorSettings({ intelligence: { maxSpeakersToFocus: 2 }, camera: { facePaddingFactor: 'x' } }), { facePaddingFactor: 1, maxSpeakersToFocus: 2 });
+});
+
+test('dead zone: a still face with detector noise gives one keyframe and 0 px of movement', (t) => {
+  const d = detections({ end: 12, faces: [{ id: 1, at: still(900, 250, 130, 160) }], turns: [{ start: 0.5, end: 11, trackId: 1 }] });
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  assertSane(t, d, r);
+  t.is(r.keyframes.length, 1);
+  t.deepEqual(r.segments, [{ start: 0, end: 12, layout: 'single', tracks: [1] }]);
+  const w = r.keyframes[0]!;
+  t.true(Math.abs(w.width / w.height - 9 / 16) < 0.01, 'the output aspect');
+  t.true(Math.abs(centreX(w) - 965) <= 8, `centred on the face: ${centreX(w)}`);
+  t.true(contains(w, still(900, 250, 130, 160, 0)(0)));
+  assertNoFaceCut(t, d, r);
+});
+
+test('an off-centre face near the frame edge: the window stays in the frame and holds still', (t) => {
+  const d = detections({ end: 6, faces: [{ id: 1, at: still(1160, 300, 110, 140) }], turns: [{ start: 0, end: 6, trackId: 1 }] });
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  assertSane(t, d, r);
+  t.is(r.keyframes.length, 1);
+  const w = r.keyframes[0]!;
+  t.is(w.x + w.width, 1280, 'pushed against the right edge, never past it');
+  assertNoFaceCut(t, d, r);
+});
+
+test('a large drift is an eased pan, sparse keyframes, the face never leaves the window', (t) => {
+  // Walks 500 px to the right between 3 s and 5 s.
+  const walk = (time: number): Box => ({ x: 200 + 500 * Math.min(1, Math.max(0, (time - 3) / 2)), y: 260, width: 120, height: 150 });
+  const d = detections({ end: 9, faces: [{ id: 1, at: walk }], turns: [{ start: 0, end: 9, trackId: 1 }] });
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  assertSane(t, d, r);
+  t.true(r.keyframes.length > 2 && r.keyframes.length < 40, `sparse: ${r.keyframes.length}`);
+  t.true(Math.abs(centreX(interpolate(r.keyframes, 8.5)) - 760) < 60, 'ends on the face');
+  assertNoFaceCut(t, d, r);
+  // Eased: no step bigger than a pan at full speed would make between two frames at 25 fps.
+  let biggest = 0;
+  for (let time = 0.04; time < 9; time += 0.04) biggest = Math.max(biggest, Math.abs(interpolate(r.keyframes, time).x - interpolate(r.keyframes, time - 0.04).x));
+  t.true(biggest < 40, `largest frame-to-frame move ${biggest}px`);
+});
+
+const twoPeople = (turns: SpeakerTurn[], end = 12) => detections({
+  end, turns, faces: [{ id: 1, at: still(220, 240, 130, 160) }, { id: 2, at: still(900, 250, 130, 160) }],
+});
+
+test('a turn puts the window on the new speaker within 1 s, cut on the turn, and never cuts a face', (t) => {
+  const turns = [{ start: 0.3, end: 3.8, trackId: 1 }, { start: 4.4, end: 7.9, trackId: 2 }, { start: 8.2, end: 11.5, trackId: 1 }];
+  const d = twoPeople(turns);
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  assertSane(t, d, r);
+  assertNoFaceCut(t, d, r);
+  t.deepEqual(r.segments.map((s) => [s.start, s.layout, s.tracks]), [[0, 'single', [1]], [4.4, 'single', [2]], [8.2, 'single', [1]]]);
+  for (const turn of turns) {
+    const face = faceAt(d, turn.trackId, Math.round((turn.start + 1) * 10) / 10)!;
+    t.true(contains(interpolate(r.keyframes, turn.start + 1), face), `on track ${turn.trackId} 1 s into its turn`);
+    t.true(contains(interpolate(r.keyframes, turn.start + 0.001), face), 'already there as the turn starts');
+  }
+  // The change of speaker is a cut (two keyframes at one time), not a pan.
+  const cut = r.keyframes.filter((k) => k.time === 4.4);
+  t.is(cut.length, 2);
+  t.true(centreX(cut[0]!) < 640 && centreX(cut[1]!) > 640);
+});
+
+test('a soft onset: the cut moves back to where the new speaker\'s mouth starts moving, not before the previous speech ends', (t) => {
+  const d = twoPeople([{ start: 0.3, end: 3.0, trackId: 1 }, { start: 4.4, end: 7.9, trackId: 2 }], 8);
+  // Person 2's mouth moves from 3.9 s, half a second before voice activity heard them.
+  for (const s of d.tracks[1]!.samples) s.mouthActivity = s.time >= 3.9 && s.time < 7.9 ? 0.12 : 0.005;
+  for (const s of d.tracks[0]!.samples) s.mouthActivity = s.time < 3.0 ? 0.1 : 0.005;
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  t.deepEqual(r.segments.map((s) => s.start), [0, 3.9]);
+  // Never back into the previous speaker's words: with person 1 talking to 4.2 the cut stays at 4.4
+  // minus nothing earlier than 4.2.
+  const overlap = twoPeople([{ start: 0.3, end: 4.2, trackId: 1 }, { start: 4.4, end: 7.9, trackId: 2 }], 8);
+  for (const s of overlap.tracks[1]!.samples) s.mouthActivity = s.time >= 3.5 ? 0.12 : 0.005;
+  t.true(planReframe(overlap, DEFAULT_DIRECTOR, OUT).segments[1]!.start >= 4.2);
+});
+
+test('minimum hold: an interjection shorter than the hold does not move the camera', (t) => {
+  const turns = [{ start: 0, end: 4, trackId: 1 }, { start: 4.1, end: 4.1 + MIN_HOLD_SEC * 0.6, trackId: 2 }, { start: 5.2, end: 10, trackId: 1 }];
+  const d = twoPeople(turns, 10);
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  assertSane(t, d, r);
+  t.is(r.segments.length, 1);
+  t.is(r.keyframes.length, 1);
+  t.true(centreX(r.keyframes[0]!) < 640);
+});
+
+test('a window that would slice a neighbour is moved so the neighbour is wholly in or out', (t) => {
+  // Two faces close together: a window centred on the speaker would cut the listener's face.
+  const d = detections({
+    end: 5, turns: [{ start: 0, end: 5, trackId: 1 }],
+    faces: [{ id: 1, at: still(500, 250, 120, 150) }, { id: 2, at: still(700, 260, 120, 150) }],
+  });
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  assertSane(t, d, r);
+  assertNoFaceCut(t, d, r);
+  t.true(contains(r.keyframes[0]!, still(500, 250, 120, 150, 0)(0)), 'the speaker is in');
+});
+
+test('no face: the whole frame fitted over a blurred background, one still keyframe', (t) => {
+  const d = detections({ end: 8, faces: [], turns: [{ start: 1, end: 7, trackId: null }] });
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  t.deepEqual(r.segments, [{ start: 0, end: 8, layout: 'fit', tracks: [] }]);
+  t.deepEqual(r.keyframes, [{ time: 0, x: 0, y: 0, width: 1280, height: 720 }]);
+});
+
+test('a face too small to matter is the same as none', (t) => {
+  const d = detections({ end: 5, faces: [{ id: 1, at: still(600, 300, 20, 24, 1) }], turns: [{ start: 0, end: 5, trackId: 1 }] });
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  t.is(r.segments[0]!.layout, 'fit');
+  t.is(r.keyframes.length, 1);
+});
+
+test('split screen: with two speakers allowed and two people taking turns, both stacked, the speaker on top', (t) => {
+  const turns = [{ start: 0.3, end: 3.8, trackId: 1 }, { start: 4.4, end: 7.9, trackId: 2 }, { start: 8.2, end: 11.5, trackId: 1 }];
+  const d = twoPeople(turns);
+  const r = planReframe(d, { facePaddingFactor: 1, maxSpeakersToFocus: 2 }, OUT);
+  assertSane(t, d, r);
+  t.deepEqual(r.segments.map((s) => [s.start, s.layout, s.tracks]), [[0, 'split', [1, 2]], [4.4, 'split', [2, 1]], [8.2, 'split', [1, 2]]]);
+  for (const k of r.keyframes) {
+    t.is(k.panels?.length, 2);
+    for (const p of k.panels!) {
+      t.true(Math.abs(p.width / p.height - 1080 / 960) < 0.01, 'the panel aspect');
+      t.true(p.x >= 0 && p.y >= 0 && p.x + p.width <= 1280 && p.y + p.height <= 720);
+    }
+  }
+  const at = (time: number) => r.keyframes.filter((k) => k.time <= time).pop()!;
+  t.true(contains(at(2).panels![0]!, still(220, 240, 130, 160, 0)(0)) && contains(at(2).panels![1]!, still(900, 250, 130, 160, 0)(0)));
+  t.true(contains(at(6).panels![0]!, still(900, 250, 130, 160, 0)(0)), 'the second speaker on top in their turn');
+  // With one speaker (the default) the same detections follow one person.
+  t.true(planReframe(d, DEFAULT_DIRECTOR, OUT).segments.every((s) => s.layout === 'single'));
+});
+
+test('padding: a larger factor gives a wider window around the same face', (t) => {
+  const d = detections({ end: 3, faces: [{ id: 1, at: still(600, 300, 60, 75, 0) }], turns: [{ start: 0, end: 3, trackId: 1 }] });
+  const tight = planReframe(d, { facePaddingFactor: 0.5, maxSpeakersToFocus: 1 }, OUT).keyframes[0]!;
+  const loose = planReframe(d, { facePaddingFactor: 2, maxSpeakersToFocus: 1 }, OUT).keyframes[0]!;
+  t.true(tight.width < loose.width, `${tight.width} < ${loose.width}`);
+  t.true(contains(tight, still(600, 300, 60, 75, 0)(0)));
+});

@@ -1,0 +1,204 @@
+import test from 'ava';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createLogger } from '../common/src/logger.js';
+import type { FaceDetection, FaceTrack, ShortDetections } from '../common/src/reframe/types.js';
+import { detectShorts } from '../node-agent/src/reframe/detect-shorts.js';
+import { sharedFaceDetector } from '../node-agent/src/reframe/detector-factory.js';
+import { attributeSpeakers } from '../node-agent/src/reframe/speakers.js';
+import { linkTracks } from '../node-agent/src/reframe/tracks.js';
+import { readWavRange, speechIn } from '../node-agent/src/reframe/speech.js';
+import { writeWavPcm } from '../node-agent/src/media/audio.js';
+import { composeConversation, composeNoFaceVideo, gridClips, sharedMediaDir, type ComposedVideo, type ListenerStyle } from './helpers/grid.js';
+import { FFMPEG } from './helpers/media.js';
+
+const log = createLogger({}, 'silent');
+const haveMedia = Boolean(gridClips());
+
+function face(x: number, y = 100, width = 100): FaceDetection {
+  return { x, y, width, height: width, score: 0.9, keypoints: [] };
+}
+
+test('a stretch of a WAV is read alone, channels averaged; speech in it is on the source clock', async (t) => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'reframe-wav-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const stereo = new Int16Array(16_000 * 2 * 2);
+  for (let i = 0; i < 32_000; i++) {
+    stereo[2 * i] = i % 1000;
+    stereo[2 * i + 1] = (i % 1000) + 2;
+  }
+  await writeWavPcm(path.join(dir, 's.wav'), stereo, 16_000, 2);
+  const part = await readWavRange(path.join(dir, 's.wav'), { start: 0.5, end: 0.75 });
+  t.is(part.startSec, 0.5);
+  t.is(part.samples.length, 4000);
+  t.is(part.samples[0], (8000 % 1000) + 1);
+  t.is(part.samples[3999], (11_999 % 1000) + 1);
+  t.is((await readWavRange(path.join(dir, 's.wav'), { start: 1.9, end: 5 })).samples.length, 1600);
+
+  const media = sharedMediaDir();
+  if (!media) return t.log('skipped the speech half: ../shared/media absent');
+  // jfk.wav: continuous speech from about 0.3 s to 10.5 s.
+  const speech = await speechIn(path.join(media, 'jfk.wav'), { start: 2, end: 6 });
+  t.true(speech.length > 0);
+  t.true(speech.every((s) => s.start >= 2 && s.end <= 6));
+  t.true(speech.reduce((sum, s) => sum + s.end - s.start, 0) > 2.5);
+});
+
+test('tracks keep each face through a one-second miss and do not swap two faces', (t) => {
+  const frames = [];
+  for (let i = 0; i < 40; i++) {
+    const time = i / 8;
+    // Face A drifts right; face B is missing for 1 s (turned away) in the middle.
+    const faces = [{ face: face(100 + i * 3), data: 'A' }];
+    if (i < 15 || i > 22) faces.push({ face: face(700 - i * 2), data: 'B' });
+    frames.push({ time, faces: i % 2 ? faces.reverse() : faces });
+  }
+  // A stray false detection in one frame does not become a track.
+  frames[5]!.faces.push({ face: face(400, 500, 40), data: 'stray' });
+  const tracks = linkTracks(frames);
+  t.is(tracks.length, 2);
+  for (const track of tracks) t.true(track.samples.every((s) => s.data === track.samples[0]!.data));
+  t.deepEqual(tracks.map((tr) => tr.samples.length).sort(), [32, 40]);
+});
+
+test('a face that comes back after a long absence starts a new track', (t) => {
+  const frames = [];
+  for (let i = 0; i < 40; i++) frames.push({ time: i / 8, faces: i < 10 || i >= 30 ? [{ face: face(300), data: i }] : [] });
+  t.is(linkTracks(frames).length, 2);
+});
+
+function syntheticTrack(id: number, fps: number, seconds: number, activity: (t: number) => number): FaceTrack {
+  return { id, samples: Array.from({ length: seconds * fps }, (_, i) => ({ time: i / fps, box: { x: id * 500, y: 100, width: 100, height: 100 }, score: 0.9, mouthActivity: activity(i / fps) })) };
+}
+
+test('who speaks: the moving mouth during speech, no flicker on a listener\'s short burst, null when no mouth moves', (t) => {
+  const fps = 8;
+  // Track 0 talks 0-5 s, track 1 talks 5-10 s; track 1 smiles (0.3 s of mouth movement) at 2 s.
+  const a = syntheticTrack(0, fps, 10, (s) => (s < 5 ? 0.12 + 0.05 * Math.sin(s * 20) : 0.01));
+  const b = syntheticTrack(1, fps, 10, (s) => (s >= 5 ? 0.12 + 0.05 * Math.sin(s * 20) : s >= 2 && s < 2.3 ? 0.3 : 0.01));
+  const speech = [{ start: 0.5, end: 4.8 }, { start: 5.3, end: 9.5 }];
+  const turns = attributeSpeakers([a, b], speech, { start: 0, end: 10 }, fps);
+  t.deepEqual(turns.map((x) => x.trackId), [0, 1]);
+  t.is(turns[0]!.start, 0.5);
+  t.is(turns[1]!.end, 9.5);
+  // Speech over two faces whose mouths stay still (a voice-over): nobody visible speaks.
+  const still = [syntheticTrack(0, fps, 10, () => 0.01), syntheticTrack(1, fps, 10, () => 0.02)];
+  t.deepEqual(attributeSpeakers(still, speech, { start: 0, end: 10 }, fps).map((x) => x.trackId), [null]);
+  t.deepEqual(attributeSpeakers([a, b], [], { start: 0, end: 10 }, fps), []);
+  // One answer right after the other, inside one stretch of speech: the change lands on the turn.
+  const joined = attributeSpeakers([a, b], [{ start: 0.5, end: 9.5 }], { start: 0, end: 10 }, fps);
+  t.deepEqual(joined.map((x) => x.trackId), [0, 1]);
+  t.true(Math.abs(joined[1]!.start - 5) <= 0.25, `switch at ${joined[1]!.start}`);
+  t.is(joined[0]!.end, joined[1]!.start);
+  // The speaker looks away for 0.75 s (no face detected): the turn stays theirs.
+  const away = { ...a, samples: a.samples.filter((x) => x.time < 2 || x.time >= 2.75) };
+  t.deepEqual(attributeSpeakers([away, b], speech, { start: 0, end: 10 }, fps).map((x) => x.trackId), [0, 1]);
+});
+
+/** The track whose boxes sit in the panel of GRID person `person`. */
+function trackOf(d: ShortDetections, video: ComposedVideo, person: 0 | 1): number | undefined {
+  const panel = video.panels[person];
+  return d.tracks.find((tr) => tr.samples.every((s) => {
+    const cx = s.box.x + s.box.width / 2;
+    const cy = s.box.y + s.box.height / 2;
+    return cx > panel.x && cx < panel.x + panel.width && cy > panel.y && cy < panel.y + panel.height;
+  }))?.id;
+}
+
+function overlap(a: { start: number; end: number }, b: { start: number; end: number }): number {
+  return Math.max(0, Math.min(a.end, b.end) - Math.max(a.start, b.start));
+}
+
+async function checkConversation(t: import('ava').ExecutionContext, turns: Array<0 | 1>, listener: ListenerStyle, tight?: number) {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'reframe-speakers-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const video = await composeConversation(dir, { turns, listener, ...(tight !== undefined ? { tight } : {}) });
+  const detector = await sharedFaceDetector({ faceDetector: 'blazeface', faceDetectorModel: undefined }, log);
+  const progress: number[] = [];
+  const [d] = await detectShorts({
+    sourceFile: video.videoPath, sourceWidth: video.width, sourceHeight: video.height,
+    shorts: [{ start: 0, end: video.durationSec }], wavPath: video.wavPath, signal: new AbortController().signal, onProgress: (f) => progress.push(f),
+  }, { ffmpegPath: FFMPEG, detector, log });
+  t.log('speech', JSON.stringify(d!.speech));
+  t.log('turns', JSON.stringify(d!.turns));
+  t.is(progress.at(-1), 1);
+  t.is(d!.tracks.length, 2, 'one track per person');
+  const ids = [trackOf(d!, video, 0), trackOf(d!, video, 1)];
+  t.true(ids[0] !== undefined && ids[1] !== undefined && ids[0] !== ids[1], 'each track stays on its person');
+  // Every sampled frame has both faces.
+  for (const tr of d!.tracks) t.true(tr.samples.length >= Math.floor(video.durationSec * d!.sampleFps) - 1);
+
+  let heard = 0;
+  let right = 0;
+  for (const seg of video.turns) {
+    const talker = ids[seg.speaker!]!;
+    const heardHere = d!.speech.reduce((sum, s) => sum + overlap(s, seg), 0);
+    t.true(heardHere > 0.8, `speech heard while person ${seg.speaker} talks`);
+    heard += heardHere;
+    for (const s of d!.speech) {
+      const span = { start: Math.max(s.start, seg.start), end: Math.min(s.end, seg.end) };
+      if (span.end <= span.start) continue;
+      right += d!.turns.filter((turn) => turn.trackId === talker).reduce((sum, turn) => sum + overlap(turn, span), 0);
+    }
+  }
+  t.log(`the talking person's track named for ${((100 * right) / heard).toFixed(1)}% of the speech time`);
+  t.true(right / heard >= 0.9);
+  // Each change of speaker: the new speaker's turn begins within 1 s of their first word.
+  for (const [i, seg] of video.turns.entries()) {
+    if (i === 0 || video.turns[i - 1]!.speaker === seg.speaker) continue;
+    const first = d!.turns.find((turn) => turn.trackId === ids[seg.speaker!] && turn.end > seg.start);
+    t.truthy(first);
+    t.true(first!.start <= seg.speech!.start + 1, `turn to person ${seg.speaker} at ${first!.start}, first word at ${seg.speech!.start}`);
+  }
+}
+
+test.serial('two people taking turns side by side: the turns name the one talking, the still one is not picked', async (t) => {
+  if (!haveMedia) return t.log('skipped: ../shared/media absent'), t.pass();
+  await checkConversation(t, [0, 1, 0, 1], 'still');
+});
+
+test.serial('a listener who sways and zooms a little is not picked', async (t) => {
+  if (!haveMedia) return t.log('skipped: ../shared/media absent'), t.pass();
+  await checkConversation(t, [1, 0, 1], 'drift');
+});
+
+test.serial('a real person not speaking (blinks, breath, small movements) is not picked, with answers 0.3 s after the question', async (t) => {
+  if (!haveMedia) return t.log('skipped: ../shared/media absent'), t.pass();
+  await checkConversation(t, [0, 1, 0, 1], 'idle', 0.15);
+});
+
+test.serial('a listener who nods is not picked', async (t) => {
+  if (!haveMedia) return t.log('skipped: ../shared/media absent'), t.pass();
+  await checkConversation(t, [1, 0], 'nod');
+});
+
+test.serial('a video with no face gives no tracks, and its speech no visible speaker', async (t) => {
+  if (!haveMedia) return t.log('skipped: ../shared/media absent'), t.pass();
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'reframe-noface-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const video = await composeNoFaceVideo(dir);
+  const detector = await sharedFaceDetector({ faceDetector: 'blazeface', faceDetectorModel: undefined }, log);
+  const [d] = await detectShorts({
+    sourceFile: video.videoPath, sourceWidth: video.width, sourceHeight: video.height,
+    shorts: [{ start: 0.2, end: 2.8 }], wavPath: video.wavPath, signal: new AbortController().signal,
+  }, { ffmpegPath: FFMPEG, detector, log });
+  t.deepEqual(d!.tracks, []);
+  t.true(d!.speech.length > 0);
+  t.true(d!.turns.length > 0 && d!.turns.every((turn) => turn.trackId === null));
+  t.is(d!.start, 0.2);
+  t.is(d!.end, 2.8);
+});
+
+test.serial('an aborted detection stops', async (t) => {
+  if (!haveMedia) return t.log('skipped: ../shared/media absent'), t.pass();
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'reframe-abort-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const video = await composeNoFaceVideo(dir);
+  const detector = await sharedFaceDetector({ faceDetector: 'blazeface', faceDetectorModel: undefined }, log);
+  const abort = new AbortController();
+  await t.throwsAsync(detectShorts({
+    sourceFile: video.videoPath, sourceWidth: video.width, sourceHeight: video.height,
+    shorts: [{ start: 0, end: 3 }], wavPath: video.wavPath, signal: abort.signal, onProgress: (f) => f > 0.2 && abort.abort(new Error('cancelled')),
+  }, { ffmpegPath: FFMPEG, detector, log }), { message: 'cancelled' });
+});

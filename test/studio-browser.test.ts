@@ -1,0 +1,321 @@
+import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
+import { makeTalkVideo } from './helpers/talk-video.js';
+import { CHROMIUM_PATH, launchChromium, screenshotter, type Page } from './helpers/browser.js';
+import { fliteAvailable } from './transcribe-synth.js';
+import { repoRoot } from '../common/src/paths.js';
+import { createUser } from '../coordinator/src/tenancy/tenancy.js';
+import { setPassword } from '../coordinator/src/tenancy/sessions.js';
+import type { Reframe } from '../common/src/reframe/types.js';
+
+// The whole studio in a real browser (Debian's chromium through playwright-core) against a real
+// coordinator, Postgres and agent: sign in, upload a made video, watch it complete, review a short
+// (transcript, crop rectangle), render and play it, post it, make a brand preset. Every screen is
+// saved under test/.out/studio/ for a person to look at.
+
+let cluster: TestCluster;
+let chromium: Awaited<ReturnType<typeof launchChromium>>;
+let shot: Awaited<ReturnType<typeof screenshotter>>;
+let videoPath: string;
+const EMAIL = 'ana@studio.test';
+const PASSWORD = 'a long studio password';
+
+test.before(async () => {
+  if (!existsSync(CHROMIUM_PATH)) throw new Error(`chromium is required at ${CHROMIUM_PATH} (apt-get install chromium)`);
+  if (!fliteAvailable()) throw new Error('flite is required (apt-get install flite)');
+  const build = spawnSync(process.execPath, [path.join(repoRoot(), 'scripts/build-studio.mjs')], { stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('the studio build failed');
+  cluster = await startCluster('studio_browser');
+  videoPath = (await makeTalkVideo(cluster.dataDir)).videoPath;
+  await cluster.startAgent();
+  chromium = await launchChromium();
+  shot = await screenshotter('studio');
+});
+
+test.after.always(async () => {
+  await chromium?.close();
+  await cluster?.close();
+});
+
+/** The crop window the page must draw at time t (the same linear interpolation the render follows). */
+function expectedCrop(r: Reframe, t: number) {
+  const k = r.keyframes;
+  if (t <= k[0]!.time) return k[0]!;
+  if (t >= k[k.length - 1]!.time) return k[k.length - 1]!;
+  const i = k.findIndex((f, j) => f.time <= t && k[j + 1]!.time > t);
+  const a = k[i]!, b = k[i + 1]!;
+  const f = (t - a.time) / (b.time - a.time);
+  return { x: a.x + (b.x - a.x) * f, y: a.y + (b.y - a.y) * f, width: a.width + (b.width - a.width) * f, height: a.height + (b.height - a.height) * f };
+}
+
+async function seek(page: Page, t: number) {
+  await page.evaluate(async (time) => {
+    const v = document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement;
+    v.pause();
+    await new Promise<void>((resolve) => { v.addEventListener('seeked', () => resolve(), { once: true }); v.currentTime = time; });
+  }, t);
+  // The overlay follows on the next animation frames.
+  await page.waitForTimeout(150);
+}
+
+/** Where the rectangle is drawn, as fractions of the player. */
+async function rectFractions(page: Page) {
+  return page.evaluate(() => {
+    const rect = document.querySelector('[data-testid="crop-rect"]') as HTMLElement | null;
+    const player = document.querySelector('.player video') as HTMLElement;
+    if (!rect) return null;
+    const r = rect.getBoundingClientRect();
+    const p = player.getBoundingClientRect();
+    return { x: (r.left - p.left) / p.width, y: (r.top - p.top) / p.height, w: r.width / p.width, h: r.height / p.height };
+  });
+}
+
+test.serial('sign in, upload, watch the job complete, review a short, render, play, post, make a brand preset', async (t) => {
+  // No t.timeout() here: ava then stops watching the whole run for that long, so a worker that never
+  // exits later in the run would hang CI instead of failing it (ava 7's TimeoutTrigger drops a
+  // timeout that fires inside such a window and never re-arms it). The run-wide 5m applies.
+  const { org, key } = await cluster.org({ plan: 'pro', credits: 100, name: 'Studio Test Org' });
+  const user = await createUser(cluster.app.db, { email: EMAIL, organizationId: org.id, role: 'owner' });
+  await setPassword(cluster.app.db, user.id, PASSWORD);
+  const page = await chromium.browser.newPage();
+  const consoleErrors: string[] = [];
+  page.on('pageerror', (err) => consoleErrors.push(err.message));
+  const base = cluster.app.httpUrl;
+
+  // --- Sign in (a wrong password first: the API's words are shown).
+  await page.goto(`${base}/`);
+  await page.waitForSelector('text=Sign in to Shorts Studio');
+  await page.fill('#email', EMAIL);
+  await page.fill('#password', 'wrong password!');
+  await page.press('#password', 'Enter');
+  await page.waitForSelector('.error >> text=Wrong e-mail or password');
+  await shot(page, '01-sign-in-error');
+  await page.fill('#password', PASSWORD);
+  await page.press('#password', 'Enter');
+  await page.waitForSelector('h1 >> text=Jobs');
+  const cookies = await chromium.browser.cookies(base);
+  const session = cookies.find((c) => c.name === 'shorts_session')!;
+  t.true(session.httpOnly);
+  t.is(session.sameSite, 'Lax');
+
+  // --- Upload a test-made talking video; the list shows it with a stage name.
+  await page.setInputFiles('#upload-file', videoPath);
+  await page.fill('#upload-title-input', 'Language talk');
+  await page.click('button:has-text("Upload")');
+  await page.waitForSelector('.notice >> text=Uploaded');
+  const row = page.locator('tr', { hasText: 'Language talk' });
+  await row.waitFor();
+  t.is(await row.locator('td[data-label="Source"]').innerText(), 'Studio');
+  const stagesSeen = new Set<string>();
+  await shot(page, '02-jobs-uploaded');
+  await waitFor(async () => {
+    const stage = (await row.locator('td.stage').innerText()).trim();
+    stagesSeen.add(stage);
+    return stage === 'completed' || stage === 'failed';
+  }, 300_000, 'the uploaded job to finish');
+  t.is(await row.locator('.status').innerText(), 'COMPLETED');
+  t.true([...stagesSeen].every((s) => /^[a-z ]+$/.test(s)), [...stagesSeen].join(', '));
+  t.true(stagesSeen.size >= 2, `stages seen: ${[...stagesSeen].join(', ')}`);
+  await shot(page, '03-jobs-completed');
+  // The job's source is the web application's, for any client.
+  const jobId = await row.getAttribute('data-job-id');
+  const apiView = await cluster.api('GET', `/api/jobs/${jobId}`, { key });
+  t.is(apiView.body.source, 'WEB_APP');
+  t.true(apiView.body.data.shorts.length >= 1);
+
+  // Reframing data: the agent's when it gives one, else a moving path this test puts on short 0.
+  const stored = await cluster.app.db.one(`SELECT data FROM jobs WHERE id = $1`, [jobId]);
+  const short0 = stored.data.shorts[0];
+  const width = stored.data.source.width as number;
+  const height = stored.data.source.height as number;
+  let reframe: Reframe = short0.reframe;
+  const inserted = !reframe?.keyframes?.length;
+  if (inserted) {
+    const w = Math.round((height * 9) / 16);
+    reframe = {
+      sourceWidth: width, sourceHeight: height,
+      keyframes: [{ time: short0.startTime, x: 0, y: 0, width: w, height }, { time: short0.endTime, x: width - w, y: 0, width: w, height }],
+      segments: [{ start: short0.startTime, end: short0.endTime, layout: 'single', tracks: [] }],
+    };
+    await cluster.app.db.query(`UPDATE jobs SET data = jsonb_set(data, '{shorts,0,reframe}', $2::jsonb) WHERE id = $1`, [jobId, JSON.stringify(reframe)]);
+  }
+
+  // --- The job page: player, shorts on the timeline, transcript, crop rectangle.
+  await row.locator('a').click();
+  await page.waitForSelector('h2 >> text=Shorts');
+  await page.waitForFunction(() => (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement)?.readyState >= 2, undefined, { timeout: 30_000 });
+  const marks = await page.locator('.timeline .mark').count();
+  t.is(marks, apiView.body.data.shorts.length);
+  await page.locator('.shorts-list button').first().click();
+  const transcript = page.locator('[data-testid="transcript"]');
+  const words = (await transcript.innerText()).trim().split(/\s+/);
+  t.true(words.length >= 3, `transcript: ${words.join(' ')}`);
+  t.true(apiView.body.data.shorts[0].text.toLowerCase().includes(words[1]!.toLowerCase().replace(/[^a-z']/g, '')), `${words[1]} in ${apiView.body.data.shorts[0].text}`);
+
+  const { startTime, endTime } = apiView.body.data.shorts[0];
+  const rectAt: Array<{ x: number; w: number }> = [];
+  for (const f of [0.25, 0.75]) {
+    const time = startTime + (endTime - startTime) * f;
+    await seek(page, time);
+    const drawn = (await rectFractions(page))!;
+    t.truthy(drawn, 'the crop rectangle is drawn during the short');
+    const want = expectedCrop(reframe, time);
+    t.true(Math.abs(drawn.x - want.x / width) < 0.02, `x at ${time}: drawn ${drawn.x}, path ${want.x / width}`);
+    t.true(Math.abs(drawn.w - want.width / width) < 0.02, `width at ${time}: drawn ${drawn.w}, path ${want.width / width}`);
+    rectAt.push(drawn);
+    // The active word follows playback: the highlighted word is the one spoken at this time.
+    const active = await page.locator('.transcript .w.active').allInnerTexts();
+    const spoken = stored.data.transcription.words.filter((w: { start: number; end: number }) => w.start <= time + 0.01).pop();
+    if (active.length) t.is(active[0]!.trim(), spoken.text);
+    await shot(page, `04-job-short-at-${Math.round(f * 100)}pct`);
+  }
+  if (reframe.keyframes.length > 1 && reframe.keyframes[0]!.x !== reframe.keyframes[reframe.keyframes.length - 1]!.x) {
+    t.not(rectAt[0]!.x.toFixed(3), rectAt[1]!.x.toFixed(3), 'the rectangle moves along the path');
+  }
+
+  if (inserted) {
+    // The render follows the data this test made up only once the renderer reads that shape; render from the job as the agent left it.
+    await cluster.app.db.query(`UPDATE jobs SET data = $2 WHERE id = $1`, [jobId, stored.data]);
+  }
+
+  // --- An API error is shown in the API's words: run again with end before start.
+  await page.fill('#adj-start', '5');
+  await page.fill('#adj-end', '2');
+  await page.click('button:has-text("Run again as a predefined short")');
+  await page.waitForSelector('.error >> text=end must be greater than start');
+
+  // --- Render with a built-in style, with the live preview on the cropped frame.
+  await page.selectOption('#render-style', 'style:VIRAL');
+  await seek(page, startTime + (endTime - startTime) * 0.5);
+  await page.waitForSelector('[data-testid="caption-preview"] .caption span');
+  // The preview shows the playhead's frame through the crop window, not a stale frame: it matches a
+  // fresh draw of the player's current frame cut to the expected window.
+  const previewAt = startTime + (endTime - startTime) * 0.5;
+  const previewCrop = expectedCrop(reframe, previewAt);
+  // A `fit` segment shows the whole window letterboxed; `single` fills the frame with it.
+  const previewLayout = reframe.segments.find((g) => previewAt >= g.start && previewAt < g.end)?.layout ?? 'single';
+  await page.waitForTimeout(300);
+  const difference = await page.evaluate(({ box, layout }) => {
+    const preview = document.querySelector('[data-testid="caption-preview"] canvas') as HTMLCanvasElement;
+    const video = document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement;
+    const fresh = document.createElement('canvas');
+    fresh.width = preview.width;
+    fresh.height = preview.height;
+    const ctx = fresh.getContext('2d')!;
+    ctx.fillStyle = '#000';
+    ctx.fillRect(0, 0, fresh.width, fresh.height);
+    if (layout === 'fit') {
+      const scale = Math.min(fresh.width / box.width, fresh.height / box.height);
+      ctx.drawImage(video, box.x, box.y, box.width, box.height, (fresh.width - box.width * scale) / 2, (fresh.height - box.height * scale) / 2, box.width * scale, box.height * scale);
+    } else {
+      ctx.drawImage(video, box.x, box.y, box.width, box.height, 0, 0, fresh.width, fresh.height);
+    }
+    const a = preview.getContext('2d')!.getImageData(0, 0, preview.width, preview.height).data;
+    const b = fresh.getContext('2d')!.getImageData(0, 0, fresh.width, fresh.height).data;
+    let diff = 0;
+    let lit = 0;
+    for (let i = 0; i < a.length; i += 4) {
+      diff += Math.abs(a[i]! - b[i]!) + Math.abs(a[i + 1]! - b[i + 1]!) + Math.abs(a[i + 2]! - b[i + 2]!);
+      lit += a[i]! + a[i + 1]! + a[i + 2]!;
+    }
+    return { meanDiff: diff / (a.length / 4) / 3, meanLevel: lit / (a.length / 4) / 3 };
+  }, { box: previewCrop, layout: previewLayout });
+  t.not(previewLayout, 'split', 'this test video has no faces, so no split screen is expected');
+  t.log(`preview against a fresh draw of the playhead's frame: mean difference ${difference.meanDiff.toFixed(2)} levels (limit 4)`);
+  t.true(difference.meanLevel > 10, `the preview is drawn: ${JSON.stringify(difference)}`);
+  t.true(difference.meanDiff < 4, `the preview shows the current frame: ${JSON.stringify(difference)}`);
+  await shot(page, '05-render-preview');
+  await page.click('button:has-text("Render")');
+  await page.waitForSelector('[data-testid="render-status"]');
+  await page.waitForSelector('[data-testid="render-video"], [data-testid="render-status"] .error', { timeout: 300_000 });
+  const renderError = await page.locator('[data-testid="render-status"] .error').allInnerTexts();
+  t.deepEqual(renderError, [], 'the render failed');
+  // Play the result in the page: it decodes and its clock moves.
+  const played = await page.evaluate(async () => {
+    const v = document.querySelector('[data-testid="render-video"]') as HTMLVideoElement;
+    v.muted = true;
+    await v.play();
+    await new Promise((r) => setTimeout(r, 1500));
+    return { time: v.currentTime, duration: v.duration, width: v.videoWidth, height: v.videoHeight };
+  });
+  t.true(played.time > 0.2, JSON.stringify(played));
+  t.is(played.width, 720);
+  t.is(played.height, 1280);
+  t.true(Math.abs(played.duration - (endTime - startTime)) < 0.5, JSON.stringify(played));
+  const download = await page.locator('a:has-text("Download MP4")').getAttribute('href');
+  t.truthy(download);
+  const downloaded = await fetch(new URL(download!, base));
+  t.is(downloaded.status, 200);
+  t.is(downloaded.headers.get('content-type'), 'video/mp4');
+  await shot(page, '06-render-done');
+
+  // --- Post the render with the local social provider.
+  await page.fill('#post-caption', 'Practice every day');
+  await page.click('form[aria-label="Post this short"] button:has-text("Post")');
+  await page.waitForSelector('.notice >> text=Post published');
+  await shot(page, '07-posted');
+  await page.click('nav.main >> text=Social');
+  await page.waitForSelector('td[data-label="Caption"] >> text=Practice every day');
+  await shot(page, '08-social');
+
+  // --- Brand preset: create it with an uploaded watermark, as the default.
+  await page.click('nav.main >> text=Brand presets');
+  await page.click('button:has-text("New brand preset")');
+  await page.fill('#preset-name', 'Bold brand');
+  await page.selectOption('#preset-style', 'BEAST');
+  const logo = path.join(cluster.dataDir, 'logo.png');
+  await sharp({ create: { width: 120, height: 60, channels: 4, background: { r: 20, g: 120, b: 255, alpha: 0.8 } } }).png().toFile(logo);
+  await page.setInputFiles('#wm-file', logo);
+  await page.waitForSelector('text=Watermark file');
+  await page.check('text=Default for renders');
+  await shot(page, '09-preset-editor');
+  await page.click('button:has-text("Save preset")');
+  const presetRow = page.locator('tr', { hasText: 'Bold brand' });
+  await presetRow.waitFor();
+  t.is((await presetRow.locator('td[data-label="Watermark"]').innerText()).trim(), 'yes');
+  t.regex(await presetRow.locator('td[data-label="State"]').innerText(), /default/);
+  const presets = await cluster.api('GET', '/api/organizations/brandings', { key });
+  t.like(presets.body[0], { name: 'Bold brand', preset: 'BEAST', isDefault: true });
+  t.truthy(presets.body[0].options.waterMark.fileAppId);
+  await shot(page, '10-presets');
+
+  // --- Files with the storage meter; settings.
+  await page.click('nav.main >> text=Files');
+  await page.waitForSelector('text=MB used');
+  t.true(await page.locator('td[data-label="Tags"]', { hasText: 'render' }).count() >= 1);
+  await shot(page, '11-files');
+  await page.click('nav.main >> text=Settings');
+  await page.fill('#retention', '30');
+  await page.click('button:has-text("Save")');
+  await page.waitForSelector('.notice >> text=archived after 30 days');
+  t.is((await cluster.app.db.one('SELECT retention_days AS d FROM organizations WHERE id = $1', [org.id])).d, 30);
+  await shot(page, '12-settings');
+
+  // --- A phone-sized window: every screen fits its width; the nav is reachable from the keyboard.
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const [name, hash] of [['jobs', '#/jobs'], ['job', `#/jobs/${jobId}`], ['presets', '#/presets'], ['files', '#/files'], ['social', '#/social']] as const) {
+    await page.goto(`${base}/studio/${hash}`);
+    await page.waitForSelector('h1');
+    await page.waitForTimeout(300);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    t.true(overflow <= 1, `${name} is ${overflow}px wider than a phone screen`);
+    await shot(page, `13-phone-${name}`);
+  }
+  // From the keyboard: a fresh page, Tab reaches the skip link, then the sections; Enter follows one.
+  const keys = await chromium.browser.newPage();
+  await keys.setViewportSize({ width: 390, height: 844 });
+  await keys.goto(`${base}/studio/#/jobs`);
+  await keys.waitForSelector('h1');
+  await keys.keyboard.press('Tab');
+  t.is(await keys.evaluate(() => document.activeElement?.textContent), 'Skip to content');
+  await keys.keyboard.press('Tab');
+  await keys.keyboard.press('Tab');
+  t.is(await keys.evaluate(() => document.activeElement?.textContent), 'Brand presets');
+  await keys.keyboard.press('Enter');
+  await keys.waitForSelector('h1 >> text=Brand presets');
+  t.deepEqual(consoleErrors, []);
+});
