@@ -1,5 +1,6 @@
 import test from 'ava';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
+import { expectedOnnxProvider } from './helpers/onnx-provider.js';
 
 let cluster: TestCluster;
 test.before(async () => {
@@ -25,12 +26,14 @@ test('an agent that analyses videos loads its face detector at start and reports
   const agent = await cluster.startAgent();
   const loaded = JSON.parse(await agent.waitForLog(/"face detector ready"/));
   t.is(loaded.detector, 'blazeface-back-256');
-  t.is(loaded.provider, 'CPU');
+  // CUDA where the host has an NVIDIA GPU and onnxruntime's CUDA provider loads, else CPU.
+  const provider = await expectedOnnxProvider();
+  t.is(loaded.provider, provider);
   const ready = JSON.parse(await agent.waitForLog(/"agent ready"/));
   t.true(ready.taskTypes.includes('analyze-video'));
   const row = await cluster.app.db.one(`SELECT capabilities FROM agents WHERE id = $1`, [ready.agentId]);
   t.is(row!.capabilities.face_detector, 'blazeface-back-256');
-  t.is(row!.capabilities.face_detector_provider, 'EXECUTION_PROVIDER_CPU');
+  t.is(row!.capabilities.face_detector_provider, `EXECUTION_PROVIDER_${provider}`);
 });
 
 test('an agent configured with a face detector model that is absent takes no analysis work and says why', async (t) => {
@@ -48,5 +51,6 @@ test('the metrics show connected agents and queue depth', async (t) => {
   t.regex(metrics, /shorts_agents_connected [1-9]/);
   t.regex(metrics, /shorts_task_queue_wait_seconds/);
   // Where each agent's face detection runs comes from its reported capabilities.
-  t.regex(metrics, /shorts_agent_info\{[^}]*face_detector_provider="cpu"[^}]*\} 1/);
+  const provider = (await expectedOnnxProvider()).toLowerCase();
+  t.regex(metrics, new RegExp(`shorts_agent_info\\{[^}]*face_detector_provider="${provider}"[^}]*\\} 1`));
 });

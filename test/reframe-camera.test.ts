@@ -2,6 +2,7 @@ import test from 'ava';
 import type { Box, ShortDetections, SpeakerTurn } from '../common/src/reframe/types.js';
 import { DEFAULT_DIRECTOR, directorSettings } from '../common/src/reframe/director.js';
 import { interpolate, planReframe, slices, contains, MIN_HOLD_SEC } from '../node-agent/src/reframe/camera.js';
+import { boxesShownAt } from './helpers/reframe.js';
 
 const OUT = { width: 1080, height: 1920 };
 const FPS = 10;
@@ -53,13 +54,14 @@ function assertSane(t: import('ava').ExecutionContext, d: ShortDetections, r: Re
   for (let i = 1; i < r.segments.length; i++) t.is(r.segments[i]!.start, r.segments[i - 1]!.end, 'segments end to end');
 }
 
-/** At every sample time: no face is sliced by the window's edge. */
+/** At every sample time: no face is sliced by the window's edge, nor by a split's panel. */
 function assertNoFaceCut(t: import('ava').ExecutionContext, d: ShortDetections, r: ReturnType<typeof planReframe>) {
   for (const time of timesOf(d)) {
-    const w = interpolate(r.keyframes, time);
-    for (const tr of d.tracks) {
-      const box = faceAt(d, tr.id, time);
-      if (box) t.false(slices(w, box), `face ${tr.id} cut at ${time}: window ${JSON.stringify(w)} face ${JSON.stringify(box)}`);
+    for (const w of boxesShownAt(r, time)) {
+      for (const tr of d.tracks) {
+        const box = faceAt(d, tr.id, time);
+        if (box) t.false(slices(w, box), `face ${tr.id} cut at ${time}: window ${JSON.stringify(w)} face ${JSON.stringify(box)}`);
+      }
     }
   }
 }
@@ -188,6 +190,7 @@ test('split screen: with two speakers allowed and two people taking turns, both 
   const r = planReframe(d, { facePaddingFactor: 1, maxSpeakersToFocus: 2 }, OUT);
   assertSane(t, d, r);
   t.deepEqual(r.segments.map((s) => [s.start, s.layout, s.tracks]), [[0, 'split', [1, 2]], [4.4, 'split', [2, 1]], [8.2, 'split', [1, 2]]]);
+  assertNoFaceCut(t, d, r);
   for (const k of r.keyframes) {
     t.is(k.panels?.length, 2);
     for (const p of k.panels!) {
