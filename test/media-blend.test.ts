@@ -142,7 +142,7 @@ async function renderFrame(
   });
   const args = [
     '-hide_banner', '-loglevel', 'error',
-    '-loop', '1', '-t', '0.2', '-i', bgPng, '-loop', '1', '-framerate', '1', '-i', wmPng,
+    '-loop', '1', '-t', '0.2', '-i', bgPng, '-i', wmPng,
     '-filter_complex', `[0:v]format=gbrp[bg];${f.filter}`, '-map', '[out]', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1',
   ];
   const { stdout } = await run(ffmpeg, args, { encoding: 'buffer', maxBuffer: 1 << 20 });
@@ -233,7 +233,7 @@ test('on a 4:2:0 frame (the render path) the blend lands in place, close to the 
     });
     const { stdout: frame } = await run(AGENT_FFMPEG, [
       '-hide_banner', '-loglevel', 'error',
-      '-loop', '1', '-t', '0.2', '-i', flatPng, '-loop', '1', '-framerate', '1', '-i', wmFlatPng,
+      '-loop', '1', '-t', '0.2', '-i', flatPng, '-i', wmFlatPng,
       '-filter_complex', `[0:v]format=yuv420p[bg];${f.filter}`, '-map', '[out]', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1',
     ], { encoding: 'buffer', maxBuffer: 1 << 20 });
     const at = (x: number, y: number): RGB => [frame[(y * 96 + x) * 3]!, frame[(y * 96 + x) * 3 + 1]!, frame[(y * 96 + x) * 3 + 2]!];
@@ -289,7 +289,7 @@ test('non-separable modes against the W3C formulas on 40,000 random pixel pairs'
       imageWidth: N, imageHeight: N, opacity: 1, blendMode: mode, frameFormat: 'gbrp',
     });
     const { stdout: out } = await run(AGENT_FFMPEG, [
-      '-hide_banner', '-loglevel', 'error', '-loop', '1', '-t', '0.2', '-i', bgFile, '-loop', '1', '-framerate', '1', '-i', wmFile,
+      '-hide_banner', '-loglevel', 'error', '-loop', '1', '-t', '0.2', '-i', bgFile, '-i', wmFile,
       '-filter_complex', `[0:v]format=gbrp[bg];${f.filter}`, '-map', '[out]', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1',
     ], { encoding: 'buffer', maxBuffer: 1 << 24 });
     t.is(out.length, N * N * 3);
@@ -356,7 +356,7 @@ test('a 5 s 1080x1920 render graph reaches its end in every non-separable mode',
       });
       const { stderr } = await run(ffmpeg, [
         '-hide_banner', '-loglevel', 'error', '-nostats', '-progress', 'pipe:2',
-        '-f', 'lavfi', '-i', 'testsrc2=size=1080x1920:rate=30:duration=5', '-loop', '1', '-framerate', '1', '-i', logo,
+        '-f', 'lavfi', '-i', 'testsrc2=size=1080x1920:rate=30:duration=5', '-i', logo,
         '-filter_complex', `[0:v]format=yuv420p[v];${f.filter}`, '-map', '[out]', '-f', 'null', '-',
       ], { timeout: 90_000, killSignal: 'SIGKILL', maxBuffer: 1 << 22 });
       const frames = [...stderr.matchAll(/^frame=(\d+)/gm)].map((m) => Number(m[1])).pop();

@@ -106,7 +106,7 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
     // Source-over is affine in the colour values, so it gives the same result in the frame's own
     // YUV as in RGB (up to rounding, and the watermark's chroma at 4:2:0 on its edges). overlay then
     // blends in place on the box: no split, cut, conversion and paste-back of the frame.
-    const over = `overlay=x=${px}:y=${py}:format=${yuv ? 'yuv420' : 'gbrp'}:shortest=1`;
+    const over = `overlay=x=${px}:y=${py}:format=${yuv ? 'yuv420' : 'gbrp'}`;
     return { filter: `${src};[${o.videoLabel}]${L('src')}${over}[${o.outLabel}]`, inputs: [o.videoLabel, o.imageLabel], box: { x: bx, y: by, w: bw, h: bh } };
   }
 
@@ -114,12 +114,12 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
   // source-over is affine, so doing it in the frame's own format is exact as for `normal`, and one
   // full-frame overlay is the whole cost of pasting (it copies the frame once).
   const cut = `[${o.videoLabel}]split=2${L('frame')}${L('bg')};${L('bg')}crop=${pw}:${ph}:${px}:${py}`;
-  const paste = (mix: string) => `${L('frame')}${mix}overlay=x=${px}:y=${py}:format=${yuv ? 'yuv420' : 'gbrp'}:shortest=1[${o.outLabel}]`;
+  const paste = (mix: string) => `${L('frame')}${mix}overlay=x=${px}:y=${py}:format=${yuv ? 'yuv420' : 'gbrp'}[${o.outLabel}]`;
   const result = (parts: string[]): WatermarkFilter => ({ filter: parts.join(';'), inputs: [o.videoLabel, o.imageLabel], box: { x: bx, y: by, w: bw, h: bh } });
 
   if (isNonSeparable(o.blendMode) && !o.legacyFfmpeg) {
     // In YUV (non-separable.ts says why): video frames in their own 4:2:0 and limited range, RGB
-    // frames in full-range BT.601 4:4:4. The still watermark (1 fps) is first paired with every
+    // frames in full-range BT.601 4:4:4. The still watermark (one frame) is first paired with every
     // video frame by one lut2 that passes it through, so each step of the program joins frames of
     // one timestamp.
     const fmt = yuv ? 'yuva420p' : 'yuva444p';
@@ -129,7 +129,7 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
       `${watermark},${toYuv}${fmt}${L('src1')}`,
       `${cut}${yuv ? '' : `,${toYuv}yuv444p`},split=2${L('b')}${L('clock')}`,
       `${L('clock')}format=${fmt}${L('clock4')}`,
-      `${L('clock4')}${L('src1')}lut2=c0=y:c1=y:c2=y:c3=y:shortest=1${L('src')}`,
+      `${L('clock4')}${L('src1')}lut2=c0=y:c1=y:c2=y:c3=y${L('src')}`,
       ...nonSeparableBlend(o.blendMode, layout, `wm_b_${id}`, `wm_src_${id}`, `wm_mix_${id}`, id),
       // overlay would read the merged planes as limited range: say what they are.
       ...(yuv ? [] : [`${L('mix')}scale=in_color_matrix=bt601:in_range=pc,format=gbrap${L('mixrgb')}`]),
@@ -149,7 +149,7 @@ function separableLut2(mode: BlendMode): string {
   const expr = SEPARABLE_EXPR[mode];
   if (!expr) throw new Error(`blend mode ${mode} has no implementation`);
   const c = `'clip(round(${expr}),0,255)'`;
-  return `lut2=c0=${c}:c1=${c}:c2=${c}:c3=y:shortest=1`;
+  return `lut2=c0=${c}:c1=${c}:c2=${c}:c3=y`;
 }
 
 const round4 = (n: number) => Math.round(n * 10000) / 10000;

@@ -16,7 +16,7 @@ export function geqBlend(mode: NonSeparableMode, w: number, labels: { backdrop: 
     `[${source}]split=2${tmp('cs')}${tmp('cs2')}`,
     `${tmp('cb2')}${backdropScalars()}${tmp('bscal')}`,
     `${tmp('cs2')}${sourceScalars(mode)}${tmp('sscal')}`,
-    `${tmp('cb')}${tmp('bscal')}${tmp('cs')}${tmp('sscal')}hstack=inputs=4:shortest=1,` +
+    `${tmp('cb')}${tmp('bscal')}${tmp('cs')}${tmp('sscal')}hstack=inputs=4,` +
       `geq=r='${e.r}':g='${e.g}':b='${e.b}':a='${e.a}',crop=${w}:ih:0:0[${out}]`,
   ];
 }
@@ -31,7 +31,7 @@ export function geqBlend(mode: NonSeparableMode, w: number, labels: { backdrop: 
 //   hue         C = Sat(Cb) * u(Cs),   l = Lum(Cb)   u = SetSat(Cs, 1): min 0, max 1 unless grey
 //   saturation  C = Sat(Cs) * u(Cb),   l = Lum(Cb)
 // geq interprets expressions per pixel, so the scalars are computed once per pixel into planes of
-// their own: backdrop ones (Lum, min, max) per frame, source ones once per watermark frame (1 fps).
+// their own: backdrop ones (Lum, min, max) per frame, source ones once (the watermark is one frame).
 // The final geq reads [backdrop | backdrop scalars | source | source scalars] side by side.
 // No st()/ld() temporaries: they are shared between geq's slice threads in older ffmpeg.
 // Cost: the expression interpreter runs for every opaque watermark pixel of every frame, roughly

@@ -69,10 +69,12 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
       legacyFfmpeg: spec.legacyFfmpeg,
     });
     graph.push(f.filter);
-    // A still image looped at 1 fps: the graph reuses the latest frame, so more would be wasted work.
+    // The still image as a single frame: overlay and lut2 repeat an input's last frame once it ends
+    // (eof_action=repeat), so every video frame gets it. Looping the image instead cost more than
+    // the blend itself (a frame pushed through the watermark's chain and the graph's sync each second).
     // No pattern: a '%' in the path is part of the name, not an image-sequence placeholder.
     // image2 named: ffmpeg 5+ probes a .png as png_pipe, which has no -pattern_type and refuses it.
-    if (f.box) inputs.push(...inputGuard('image'), '-f', 'image2', '-loop', '1', '-framerate', '1', '-pattern_type', 'none', '-i', fileUrl(wm.imagePath));
+    if (f.box) inputs.push(...inputGuard('image'), '-f', 'image2', '-pattern_type', 'none', '-i', fileUrl(wm.imagePath));
   } else {
     graph.push(`${chain}[vout]`);
   }
