@@ -10,7 +10,8 @@ import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { FFMPEG, makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
 import { ffprobe, measureMediaDuration, runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { extractAudio, measureLevels, readWavInfo, readWavPcm, rmsDbBetween, scanWav, toMonoFloat32 } from '../node-agent/src/media/audio.js';
-import { chooseMediaTools, toolEnv } from '../common/src/media/tools.js';
+import { chooseMediaTools, isBundledFfprobe, mediaToolWarnings, toolEnv } from '../common/src/media/tools.js';
+import { analysisWavByteCap } from '../node-agent/src/tasks/analyze-video.js';
 
 const run = promisify(execFile);
 
@@ -111,7 +112,24 @@ test.serial('a file whose audio decodes far past its measured length fails clear
     return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
   }, 120_000, 'job to settle');
   t.is(job.status, 'FAILED');
-  t.regex(JSON.stringify(job), /audio decodes to 3\d\.\d s but the file's streams end at/);
+  // Stopped by the output cap a little past the billed second, not after all 30 s were decoded.
+  const decoded = /audio decodes to at least (\d+\.\d) s but the file's streams end at (\d+\.\d) s/.exec(JSON.stringify(job));
+  t.truthy(decoded, JSON.stringify(job));
+  t.true(Number(decoded![1]) < Number(decoded![2]) + 3, `decoded ${decoded![1]} s of a file billed for ${decoded![2]} s`);
+});
+
+test('audio extraction is capped by output size where lying timestamps defeat -t', async (t) => {
+  if (!requireTools(t, { 'a system ffmpeg 5+ with the setts filter (to craft the file)': Boolean(zeroTs) })) return;
+  const billed = await measureMediaDuration(FFMPEG, zeroTs!);
+  t.true(billed < 1.5, `read packet by packet the file ends at ${billed} s`);
+  const uncapped = path.join(cluster.dataDir, 'zero-uncapped.wav');
+  await extractAudio(FFMPEG, zeroTs!, uncapped, { durationSec: billed });
+  t.true((await readWavInfo(uncapped)).durationSec > 25, '-t alone lets the whole 30 s through');
+  const capped = path.join(cluster.dataDir, 'zero-capped.wav');
+  await extractAudio(FFMPEG, zeroTs!, capped, { durationSec: billed, maxBytes: analysisWavByteCap(billed) });
+  const sec = (await readWavInfo(capped)).durationSec;
+  // Past the length check's tolerance (so the mismatch is reported), far short of the 30 s.
+  t.true(sec > billed + 0.5 && sec < billed + 2, `capped decode: ${sec} s`);
 });
 
 test('WAV levels and loudness are read streaming and agree with the whole-file reading', async (t) => {
@@ -176,6 +194,37 @@ test.serial('an agent with only the bundled ffmpeg warns at start', async (t) =>
   const agent = await cluster.startAgent({ PATH: path.join(cluster.dataDir, 'old-ffmpeg'), AGENT_TASK_TYPES: 'probe-media' });
   const line = await agent.waitForLog(/bundled 2018 ffmpeg/, 5000);
   t.regex(line, /"level":"warn"/);
+});
+
+/** A folder whose only tool is a link to the system ffmpeg: a current ffmpeg with no ffprobe beside it. */
+async function ffmpegWithoutFfprobe(): Promise<string | undefined> {
+  const system = chooseMediaTools({ PATH: process.env.PATH });
+  if (system.source !== 'system') return undefined;
+  const dir = path.join(cluster.dataDir, 'ffmpeg-alone');
+  await mkdir(dir, { recursive: true });
+  if (!existsSync(path.join(dir, 'ffmpeg'))) await symlink(system.ffmpegPath, path.join(dir, 'ffmpeg'));
+  return dir;
+}
+
+test('a current ffmpeg without an ffprobe beside it: the bundled ffprobe is used, and said so', async (t) => {
+  const dir = await ffmpegWithoutFfprobe();
+  if (!requireTools(t, { 'a system ffmpeg 5+': Boolean(dir) })) return;
+  const tools = chooseMediaTools({ PATH: dir });
+  t.is(tools.source, 'system');
+  t.true(isBundledFfprobe(tools.ffprobePath));
+  t.deepEqual(mediaToolWarnings(tools).map((w) => w.message), [
+    `probing untrusted media with the bundled 2018 ffprobe build: no ffprobe 5 or later next to ${path.join(dir!, 'ffmpeg')}; install the one of the same ffmpeg or set FFPROBE_PATH`,
+  ]);
+  t.deepEqual(mediaToolWarnings(chooseMediaTools({ PATH: dir, FFPROBE_PATH: '/usr/bin/ffprobe' })), [], 'FFPROBE_PATH set: nothing to warn about');
+});
+
+test.serial('an agent whose ffmpeg has no ffprobe beside it warns at start', async (t) => {
+  const dir = await ffmpegWithoutFfprobe();
+  if (!requireTools(t, { 'a system ffmpeg 5+': Boolean(dir) })) return;
+  const agent = await cluster.startAgent({ PATH: dir!, AGENT_TASK_TYPES: 'probe-media' });
+  const line = await agent.waitForLog(/bundled 2018 ffprobe/, 5000);
+  t.regex(line, /"level":"warn"/);
+  t.false(agent.logs.some((l) => /bundled 2018 ffmpeg/.test(l)), 'the ffmpeg itself is current');
 });
 
 test.serial('a task past its wall-clock limit fails with a clear message and its work is stopped', async (t) => {

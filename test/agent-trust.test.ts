@@ -77,7 +77,7 @@ test.serial('a render result reusing one object as video and thumbnail, or namin
   {
     const { org, renderId, task } = await leaseRender();
     await agent.complete(task.task_id, task.lease_token, {
-      objectKey: `orgs/${org.id}/tasks/${task.task_id}/never.mp4`, sizeBytes: 500, contentType: 'video/mp4', durationSec: 2,
+      objectKey: `orgs/${org.id}/tasks/${task.task_id}/render-never.mp4`, sizeBytes: 500, contentType: 'video/mp4', durationSec: 2,
     });
     const row = await renderRow(renderId);
     t.is(row!.status, 'error');
@@ -103,6 +103,40 @@ test.serial('an analyze result naming another organization\'s object fails the j
   t.is(job.body.status, 'FAILED');
   t.is((await cluster.app.db.one('SELECT count(*)::int AS n FROM files WHERE organization_id = $1', [org.id]))!.n, 0);
   t.truthy(await cluster.app.store.stat(theirs.objectKey));
+});
+
+test.serial('a render result naming a file a render does not write (an SVG, a page) is refused', async (t) => {
+  for (const name of ['evil.svg', 'render.html']) {
+    const { org, renderId, task } = await leaseRender();
+    const video = await upload(task, 'render.mp4', Buffer.alloc(500, 1));
+    const evil = await upload(task, name, Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'));
+    await agent.complete(task.task_id, task.lease_token, { objectKey: video, sizeBytes: 500, contentType: 'video/mp4', durationSec: 2, thumbnailKey: evil });
+    const row = await renderRow(renderId);
+    t.is(row!.status, 'error', name);
+    t.regex(row!.error_message!, new RegExp(`that render-short does not write \\(${name.replace('.', '\\.')}\\)`), name);
+    t.is((await cluster.app.db.one('SELECT count(*)::int AS n FROM files WHERE organization_id = $1 AND object_key = ANY($2)', [org.id, [video, evil]]))!.n, 0, name);
+  }
+});
+
+test.serial('an analyze result naming a file analysis does not write fails the job and charges nothing', async (t) => {
+  const { org, key } = await cluster.org({ plan: 'pro', credits: 10 });
+  const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: 'https://example.com/talk.mp4' } });
+  t.is(created.status, 201);
+  const task = (await agent.lease(3000))!;
+  t.is(task.type, 'analyze-video');
+  const source = await upload(task, 'source.mp4', Buffer.alloc(4000, 3));
+  const thumb = await upload(task, 'source-thumb.svg', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>'));
+  await agent.complete(task.task_id, task.lease_token, {
+    durationSec: 10, downloadBytes: 4000,
+    source: { name: 'talk.mp4', objectKey: source, sizeBytes: 4000, contentType: 'video/mp4', thumbnailKey: thumb, width: 320, height: 180 },
+    transcript: { language: 'en', text: '', words: [], backend: 'test' },
+    shorts: [],
+  });
+  const job = await cluster.api('GET', `/api/jobs/${created.body.id}`, { key });
+  t.is(job.body.status, 'FAILED');
+  t.regex(JSON.stringify(job.body), /that analyze-video does not write \(source-thumb\.svg\)/);
+  t.is((await cluster.app.db.one('SELECT count(*)::int AS n FROM files WHERE organization_id = $1', [org.id]))!.n, 0);
+  t.is(Number((await cluster.app.db.one<{ n: string }>('SELECT credits AS n FROM organizations WHERE id = $1', [org.id]))!.n), 10);
 });
 
 test.serial('upload names are plain file names: no path steps, no dot names', async (t) => {

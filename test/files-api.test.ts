@@ -312,6 +312,22 @@ test.serial('the orphan sweeper removes old objects no row knows, and nothing el
   t.truthy(await cluster.app.store.stat(inFlight));
 });
 
+test('stored objects are served so that none can run as a page of this origin', async (t) => {
+  const { org, key } = await cluster.org();
+  const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.cookie)</script></svg>');
+  const stored = await storeFile(cluster.app, { organizationId: org.id, name: 'logo.svg', source: svg, type: 'image' });
+  const r = await cluster.api('GET', `/api/uploads/files/${stored.id}`, { key });
+  for (const [method, range] of [['GET', undefined], ['HEAD', undefined], ['GET', 'bytes=0-9']] as const) {
+    const res = await fetch(r.body.url, { method, headers: range ? { range } : {} });
+    t.true(res.ok, `${method} ${range ?? ''}`);
+    t.is(res.headers.get('x-content-type-options'), 'nosniff');
+    const csp = res.headers.get('content-security-policy') ?? '';
+    t.regex(csp, /(^|;)\s*sandbox\s*(;|$)/, `${method}: scripts never run, the origin is opaque`);
+    t.regex(csp, /default-src 'none'/);
+    await res.arrayBuffer();
+  }
+});
+
 test('a malformed %-escape in an /objects/ path is a 400 JSON error, not a 500', async (t) => {
   for (const p of ['/objects/orgs/%E0%A4%A/x.mp4?exp=1&sig=x', '/objects/%/x', '/objects/a%zz']) {
     const r = await cluster.api('GET', p);

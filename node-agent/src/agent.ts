@@ -1,4 +1,4 @@
-import { isBundledFfmpeg } from '../../common/src/media/tools.js';
+import { mediaToolWarnings } from '../../common/src/media/tools.js';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -51,11 +51,8 @@ export class Agent {
   }
 
   async start(): Promise<void> {
-    if (this.config.mediaToolsSource === 'bundled' && isBundledFfmpeg(this.config.ffmpegPath)) {
-      this.log.warn('decoding untrusted media with the bundled 2018 ffmpeg build: install ffmpeg 5 or later (apt-get install ffmpeg) or set FFMPEG_PATH/FFPROBE_PATH', {
-        ffmpeg: this.config.ffmpegPath,
-      });
-    }
+    const tools = { ffmpegPath: this.config.ffmpegPath, ffprobePath: this.config.ffprobePath, source: this.config.mediaToolsSource };
+    for (const w of mediaToolWarnings(tools)) this.log.warn(w.message, w.fields);
     this.host = await probeHost({ ffmpegPath: this.config.ffmpegPath, workDir: this.config.workDir }, this.log);
     // Refuse at start, not in the middle of a job, when a tool a task needs is missing.
     this.taskTypes = [];

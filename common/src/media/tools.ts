@@ -73,6 +73,29 @@ export const processMediaTools = (): MediaTools => (chosen ??= chooseMediaTools(
 
 /** True for the @ffmpeg-installer build (a 2018 git snapshot), which start-up warns about. */
 export const isBundledFfmpeg = (ffmpegPath: string) => path.resolve(ffmpegPath) === path.resolve(ffmpegInstaller.path);
+/** True for the @ffprobe-installer build, as old as the bundled ffmpeg. */
+export const isBundledFfprobe = (ffprobePath: string) => path.resolve(ffprobePath) === path.resolve(ffprobeInstaller.path);
+
+/**
+ * What start-up warns about: an old build that reads untrusted media. A current ffmpeg with no
+ * ffprobe beside it (a distribution that packages them apart, FFMPEG_PATH alone) still probes every
+ * file with the bundled one, which is as old as the bundled ffmpeg.
+ */
+export function mediaToolWarnings(tools: Pick<MediaTools, 'ffmpegPath' | 'ffprobePath' | 'source'>): Array<{ message: string; fields: Record<string, string> }> {
+  if (tools.source === 'bundled' && isBundledFfmpeg(tools.ffmpegPath)) {
+    return [{
+      message: 'decoding untrusted media with the bundled 2018 ffmpeg build: install ffmpeg 5 or later (apt-get install ffmpeg) or set FFMPEG_PATH/FFPROBE_PATH',
+      fields: { ffmpeg: tools.ffmpegPath },
+    }];
+  }
+  if (isBundledFfprobe(tools.ffprobePath)) {
+    return [{
+      message: `probing untrusted media with the bundled 2018 ffprobe build: no ffprobe 5 or later next to ${tools.ffmpegPath}; install the one of the same ffmpeg or set FFPROBE_PATH`,
+      fields: { ffmpeg: tools.ffmpegPath, ffprobe: tools.ffprobePath },
+    }];
+  }
+  return [];
+}
 
 // What a media tool may see of the agent's environment: enough to run (locale, temp, fonts, GPU
 // libraries, proxies for yt-dlp), nothing that authenticates (cluster token, API keys, cloud keys).

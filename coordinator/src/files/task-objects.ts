@@ -2,18 +2,31 @@
 // that task's prefix (where its signed upload URLs point), each may name one thing only, and every
 // size is read from the store, never taken from the agent's word.
 import { AppError } from '../../../common/src/errors.js';
+import type { TaskType } from '../../../common/src/tasks.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
 
 const refused = (message: string) => new AppError(422, 'bad_result', message);
 
+// The names each task type writes (node-agent/src/tasks/). `/objects/` serves a key with the content
+// type of its extension, so an agent free to name `x.svg` or `x.html` would have a page of its own
+// served from this origin.
+const THUMBNAIL = '\\.(jpg|png)';
+// A source keeps its container's extension (containerType in node-agent/src/media/ffmpeg.ts).
+const SOURCE = '\\.(mp4|webm|mkv|avi|flv|ts|mpg|ogv|asf|mxf|nut|bin)';
+const EXPECTED_NAMES: Record<TaskType, RegExp> = {
+  'analyze-video': new RegExp(`^(source${SOURCE}|source-thumb${THUMBNAIL}|short-\\d+\\.mp4|short-\\d+${THUMBNAIL})$`),
+  'render-short': new RegExp(`^render[A-Za-z0-9_-]*(\\.mp4|${THUMBNAIL})$`),
+  'probe-media': /^$/,
+};
+
 /**
  * Checks every reported key (nulls skipped) and returns the stored size of each, by key. Throws an
- * AppError (which fails the task with its message) for a foreign, repeated or missing object.
+ * AppError (which fails the task with its message) for a foreign, repeated, unexpected or missing object.
  */
 export async function verifyTaskObjects(
   store: Pick<ObjectStore, 'stat'>,
-  task: Pick<TaskRow, 'id' | 'organizationId'>,
+  task: Pick<TaskRow, 'id' | 'organizationId' | 'type'>,
   keys: Array<string | null | undefined>,
 ): Promise<Map<string, number>> {
   const prefix = taskObjectPrefix(task);
@@ -22,6 +35,10 @@ export async function verifyTaskObjects(
     if (key === null || key === undefined) continue;
     if (typeof key !== 'string' || !key.startsWith(prefix) || key.slice(prefix.length).includes('/') || key.includes('..')) {
       throw refused(`the agent reported an object outside its task (${String(key).slice(0, 200)})`);
+    }
+    const name = key.slice(prefix.length);
+    if (!EXPECTED_NAMES[task.type].test(name)) {
+      throw refused(`the agent reported an object that ${task.type} does not write (${name.slice(0, 100)})`);
     }
     if (sizes.has(key)) throw refused(`the agent reported the object ${key} twice`);
     const info = await store.stat(key);

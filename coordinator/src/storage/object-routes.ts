@@ -60,6 +60,11 @@ export function createObjectRoutes(opts: { store: ObjectStore; secret: string; m
 
     const info = await opts.store.stat(key);
     if (!info) throw new AppError(404, 'Not Found', 'File not found');
+    // Stored files are the tenants' own (an SVG logo, an agent's upload): opened from this origin they
+    // must not run as a page with its cookies, nor be sniffed into one. The inline styles are those a
+    // browser's own image viewer uses (raw.githubusercontent.com serves the same policy).
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
     ctx.set('Accept-Ranges', 'bytes');
     ctx.set('Cache-Control', 'private, max-age=300');
     ctx.type = contentTypeOf(key);

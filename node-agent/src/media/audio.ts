@@ -28,6 +28,8 @@ export interface ExtractOptions {
   signal?: AbortSignal;
   startSec?: number;
   durationSec?: number;
+  /** Output size limit (`-fs`): stops the decode where timestamps cannot be trusted to. */
+  maxBytes?: number;
 }
 
 /**
@@ -40,6 +42,7 @@ export async function extractAudio(ffmpegPath: string, inputPath: string, outWav
   if (opts.startSec !== undefined) args.push('-ss', String(opts.startSec));
   args.push('-i', inputPath);
   if (opts.durationSec !== undefined) args.push('-t', String(opts.durationSec));
+  if (opts.maxBytes !== undefined) args.push('-fs', String(Math.ceil(opts.maxBytes)));
   args.push('-map', '0:a:0', '-vn', '-sn', '-dn', '-ac', '1', '-ar', String(ANALYSIS_SAMPLE_RATE), '-c:a', 'pcm_s16le', '-f', 'wav', '-y', outWav);
   const { code, stderr } = await runProcess(ffmpegPath, args, opts.signal, { env: toolEnv() });
   if (code === 0) return;

@@ -96,7 +96,11 @@ export interface ProbeResult {
   videoCodec: string | null;
   audioCodec: string | null;
   pixelFormat: string | null;
+  /** Average frame rate (frames over duration). */
   fps: number | null;
+  /** The larger of the average and the base (r_frame_rate) rate: a file that alternates bursts of
+   *  frames with long gaps averages low, yet its bursts must be decoded at the base rate. */
+  peakFps: number | null;
   formatName: string;
   sizeBytes: number;
   bitRate: number | null;
@@ -124,6 +128,7 @@ export async function ffprobe(file: string, opts: { ffprobePath?: string; signal
     audioCodec: audio?.codec_name ?? null,
     pixelFormat: video?.pix_fmt ?? null,
     fps: video ? rate(video.avg_frame_rate) ?? rate(video.r_frame_rate) : null,
+    peakFps: video ? peakRate(video) : null,
     formatName: info.format?.format_name ?? 'unknown',
     sizeBytes: num(info.format?.size) ?? 0,
     bitRate: num(info.format?.bit_rate),
@@ -168,6 +173,17 @@ export function containerType(probe: Pick<ProbeResult, 'formatName' | 'videoCode
   };
   const [contentType, extension] = others[format[0]!] ?? ['application/octet-stream', 'bin'];
   return { contentType, extension };
+}
+
+function peakRate(video: Record<string, any>): number | null {
+  const avg = rate(video.avg_frame_rate);
+  let base = rate(video.r_frame_rate);
+  // A base rate equal to the stream's clock (1000/1 in a Matroska/WebM recording with irregular
+  // frame times) says the timestamps are uneven, not that a thousand frames come each second.
+  const tick = rate(video.time_base);
+  if (base !== null && tick !== null && Math.abs(base * tick - 1) < 1e-9) base = null;
+  if (avg === null) return base;
+  return base === null ? avg : Math.max(avg, base);
 }
 
 function rate(r: unknown): number | null {

@@ -5,10 +5,10 @@ import { ANALYZE_STAGES, type AnalyzedShort, type AnalyzeVideoLease, type Analyz
 import { DEFAULT_DIRECTOR } from '../../../common/src/reframe/director.js';
 import type { ShortDetections } from '../../../common/src/reframe/types.js';
 import { planReframe } from '../reframe/camera.js';
-import { detectShorts } from '../reframe/detect-shorts.js';
+import { detectShorts, SAMPLE_FPS } from '../reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../reframe/detector-factory.js';
 import type { AgentConfig } from '../config.js';
-import { extractAudio, NoAudioTrackError, SilentAudioError, isSilent, readWavInfo, scanWav } from '../media/audio.js';
+import { ANALYSIS_SAMPLE_RATE, extractAudio, NoAudioTrackError, SilentAudioError, isSilent, readWavInfo, scanWav } from '../media/audio.js';
 import { containerType, ffprobe, measureMediaDuration } from '../media/ffmpeg.js';
 import { cropClipSize, cutCropClip, grabThumbnail } from '../media/clips.js';
 import { downloadYoutube, YoutubeDownloadError } from '../media/youtube.js';
@@ -69,27 +69,43 @@ async function fetchSource(ctx: TaskContext<'analyze-video'>, p: AnalyzeVideoLea
 /** Decoded audio may run this far past the billed length (codec priming, last-frame padding). */
 const LENGTH_TOLERANCE_SEC = 0.5;
 
+/**
+ * The most bytes the analysis WAV may take for `billedSec`: `-t` stops on timestamps, which a crafted
+ * file can make lie (every packet at 0), while this stops on what was written. It leaves room past
+ * the tolerance so that such a file is caught by the length check instead of passing just under it.
+ */
+export function analysisWavByteCap(billedSec: number): number {
+  const bytesPerSec = ANALYSIS_SAMPLE_RATE * 2 /* s16 */ * 1 /* mono */;
+  const header = 1024; // RIFF, fmt and ffmpeg's LIST/INFO chunk are under 100 bytes
+  return Math.ceil((billedSec + LENGTH_TOLERANCE_SEC + 1) * bytesPerSec) + header;
+}
+
 /** Refuses a source whose frames are too large or too many to decode within reason. */
-export function checkSourceLimits(info: { width: number; height: number; fps: number | null }, limits: { maxSourcePixels: number; maxSourceFps: number }): void {
+export function checkSourceLimits(
+  info: { width: number; height: number; fps: number | null; peakFps: number | null },
+  limits: { maxSourcePixels: number; maxSourceFps: number },
+): void {
   if (info.width * info.height > limits.maxSourcePixels) {
-    throw new TaskError(`The video is ${info.width}x${info.height}; sources are limited to ${limits.maxSourcePixels.toLocaleString('en-US')} pixels a frame (8K)`, 'SOURCE_TOO_LARGE');
+    throw new TaskError(`The video is ${info.width}x${info.height}; sources are limited to ${limits.maxSourcePixels.toLocaleString('en-US')} pixels a frame`, 'SOURCE_TOO_LARGE');
   }
-  if (info.fps !== null && info.fps > limits.maxSourceFps) {
-    throw new TaskError(`The video runs at ${Math.round(info.fps)} frames a second; sources are limited to ${limits.maxSourceFps}`, 'SOURCE_TOO_LARGE');
+  const fps = Math.max(info.fps ?? 0, info.peakFps ?? 0);
+  if (fps > limits.maxSourceFps) {
+    throw new TaskError(`The video runs at ${Math.round(fps)} frames a second; sources are limited to ${limits.maxSourceFps}`, 'SOURCE_TOO_LARGE');
   }
 }
 
 /**
  * Faces, tracks and speaker turns of each short (reframe/detect-shorts.ts). A detection that fails
- * for another reason than the task's end leaves the shorts without a path (centred crop clips)
- * rather than failing the job: the shorts and their transcript are still what the user asked for.
+ * for another reason than the task's end gives every short the camera's no-face fallback (a still
+ * centred window, or the whole picture fitted) rather than failing the job: the shorts and their
+ * transcript are still what the user asked for.
  */
 async function detectSpeakers(
   ctx: TaskContext<'analyze-video'>,
   source: { sourceFile: string; sourceWidth: number; sourceHeight: number; wavPath: string },
   shorts: Array<{ startTime: number; endTime: number }>,
   onProgress: (f: number) => void,
-): Promise<ShortDetections[] | null> {
+): Promise<ShortDetections[]> {
   try {
     const detector = await sharedFaceDetector(ctx.config, ctx.log);
     const started = Date.now();
@@ -103,9 +119,18 @@ async function detectSpeakers(
     return found.map(compactDetections);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
-    ctx.log.error('speaker detection failed; the shorts get centred crops', { err });
-    return null;
+    ctx.log.error('speaker detection failed; the shorts get the still no-face framing', { jobId: ctx.payload.jobId, err });
+    return shorts.map((s) => nothingDetected(source, s));
   }
+}
+
+/** Detections with no face in them. Stored like real ones, so that a render of another shape plans
+ *  its own fallback from them instead of stretching this short's window. */
+function nothingDetected(source: { sourceWidth: number; sourceHeight: number }, short: { startTime: number; endTime: number }): ShortDetections {
+  return {
+    version: 1, sourceWidth: source.sourceWidth, sourceHeight: source.sourceHeight, start: short.startTime, end: short.endTime,
+    sampleFps: SAMPLE_FPS, speech: [], tracks: [], turns: [],
+  };
 }
 
 /** Detections travel in the task result and are stored with the job: sub-pixel digits and score
@@ -172,12 +197,13 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     const wav = path.join(dir, 'audio.wav');
     let audio: Awaited<ReturnType<typeof scanWav>>;
     try {
-      // Never more audio than was billed.
-      await extractAudio(ctx.config.ffmpegPath, source.file, wav, { signal: ctx.signal, durationSec: info.durationSec });
+      // Never more audio than was billed, even when the packets' timestamps lie.
+      await extractAudio(ctx.config.ffmpegPath, source.file, wav, { signal: ctx.signal, durationSec: info.durationSec, maxBytes: analysisWavByteCap(info.durationSec) });
       const decodedSec = (await readWavInfo(wav)).durationSec;
       if (decodedSec > info.durationSec + LENGTH_TOLERANCE_SEC) {
+        // Likely stopped by the byte cap: how long the audio really is stays unknown.
         throw new TaskError(
-          `The audio decodes to ${decodedSec.toFixed(1)} s but the file's streams end at ${info.durationSec.toFixed(1)} s; a file whose length cannot be told is refused`,
+          `The audio decodes to at least ${decodedSec.toFixed(1)} s but the file's streams end at ${info.durationSec.toFixed(1)} s; a file whose length cannot be told is refused`,
           'LENGTH_MISMATCH',
         );
       }
@@ -212,8 +238,8 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     const encoder = ctx.host.nvencAvailable ? 'h264_nvenc' as const : 'libx264' as const;
     const shorts: AnalyzedShort[] = [];
     for (const [i, s] of picked.entries()) {
-      const found = detections?.[i] ?? null;
-      const reframe = found ? planReframe(found, reframePlan.director, reframePlan.output) : null;
+      const found = detections[i]!;
+      const reframe = planReframe(found, reframePlan.director, reframePlan.output);
       const clip = path.join(dir, `short-${i}.mp4`);
       const thumb = path.join(dir, `short-${i}.jpg`);
       const progress = stage(0.6 + (0.4 * i) / picked.length, 0.6 + (0.4 * (i + 1)) / picked.length);
@@ -239,7 +265,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       },
       transcript: { language: transcript.language, text: transcript.text, words: transcript.words, backend: transcript.backend },
       shorts,
-      ...(detections ? { reframePlan } : {}),
+      reframePlan,
     };
     return result;
   },
