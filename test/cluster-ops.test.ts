@@ -12,6 +12,8 @@ import { insertCompletedJob } from './helpers/completed-job.js';
 import { makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
 import { enqueueProbe } from '../coordinator/src/probes/probes.js';
 import { FakeAgent } from './helpers/fake-agent.js';
+import { havePocketsphinx, requireTools } from './helpers/requirements.js';
+import { placementOf } from '../common/src/placement.js';
 
 const run = promisify(execFile);
 const log = recordingLogger();
@@ -91,7 +93,7 @@ test.serial('operators list agents, drain one and cancel its running task from t
   const agent = await cluster.startAgent();
   const listed = (await admin('agent', 'list', '--json')) as any[];
   const me = listed.find((a) => a.name === agent.name);
-  t.like(me, { state: 'online', slots: 1, runningTasks: 0 });
+  t.like(me, { state: 'online', slots: 1, runningTasks: 0, reportedRunningTasks: 0 });
   t.true(me.taskTypes.includes('probe-media'), me.taskTypes.join(','));
   t.true(me.capabilities.includes('encoder:libx264'), me.capabilities.join(','));
 
@@ -140,6 +142,24 @@ test.serial('an agent whose work folder cannot be made fails the task rather tha
   t.regex(done.lastError ?? '', /Internal processing error: .*(ENOTDIR|EEXIST)/);
   const kinds = (await cluster.app.db.query('SELECT kind FROM task_events WHERE task_id = $1 ORDER BY id', [id])).map((e) => e.kind);
   t.deepEqual(kinds, ['leased', 'retry', 'leased', 'retry', 'leased', 'failed']);
+});
+
+test.serial('the agent a laptop runs with no configuration has everything analysis requires, and takes it', async (t) => {
+  if (!requireTools(t, { pocketsphinx: havePocketsphinx })) return;
+  const agent = await cluster.startAgent({ AGENT_TASK_TYPES: 'analyze-video' });
+  await agent.waitForLog(/"agent ready"/, 60_000);
+  const row = (await cluster.app.db.one(`SELECT id, task_types AS "taskTypes", capability_tags AS tags FROM agents WHERE name = $1`, [agent.name]))!;
+  t.deepEqual(row.taskTypes, ['analyze-video']);
+  const requires = placementOf('analyze-video').requires;
+  t.true(requires.length > 0);
+  t.deepEqual(requires.filter((tag) => !row.tags.includes(tag)), [], `agent tags: ${row.tags.join(',')}`);
+  t.true(row.tags.includes('face-detector:cpu'), 'where its face detector runs is a tag of its own');
+  // A job's analysis is leased by it (it then fails to download from nowhere; that is not the point).
+  const job = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: 'http://127.0.0.1:9/nothing.mp4' } });
+  t.is(job.status, 201);
+  const task = (await taskOf(job.body.id))!;
+  await waitFor(async () => (await cluster.app.db.one(`SELECT 1 FROM task_events WHERE task_id = $1 AND kind = 'leased' AND agent_id = $2`, [task.id, row.id])) ? true : undefined, 30_000, 'the analysis to be leased by the default agent');
+  await cluster.app.queue.cancel(task.id);
 });
 
 test.serial('a render made through the API goes to the NVENC host of a mixed farm, and to a CPU host once NVENC is busy', async (t) => {

@@ -43,13 +43,13 @@ test('promtool accepts the scrape configuration and the alert rules', async (t) 
   const config = await run('promtool', ['check', 'config', path.join(deploy, 'prometheus/prometheus.yml')]);
   t.regex(config.stdout + config.stderr, /SUCCESS/);
   const rules = await run('promtool', ['check', 'rules', path.join(deploy, 'prometheus/alerts.yml')]);
-  t.regex(rules.stdout + rules.stderr, /SUCCESS: 7 rules found/);
+  t.regex(rules.stdout + rules.stderr, /SUCCESS: 8 rules found/);
 });
 
 test('the alert rules cover what operators must be woken for', async (t) => {
   const [doc] = await yamlDocs(path.join(deploy, 'prometheus/alerts.yml'));
   const alerts = doc.groups.flatMap((g: any) => g.rules.map((r: any) => r.alert));
-  for (const a of ['ShortsNoAgentsOnline', 'ShortsQueueWaitTooLong', 'ShortsTaskFailureRate', 'ShortsLeaseExpiries', 'ShortsWebhookFailures', 'ShortsStorageNearlyFull']) {
+  for (const a of ['ShortsDatabaseUnreachable', 'ShortsNoAgentsOnline', 'ShortsQueueWaitTooLong', 'ShortsTaskFailureRate', 'ShortsLeaseExpiries', 'ShortsWebhookFailures', 'ShortsStorageNearlyFull']) {
     t.true(alerts.includes(a), a);
   }
   for (const r of doc.groups.flatMap((g: any) => g.rules)) {

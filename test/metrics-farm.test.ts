@@ -6,6 +6,9 @@ import { createLogger } from '../common/src/logger.js';
 import { loadConfig } from '../coordinator/src/config.js';
 import { startCoordinator, type Coordinator } from '../coordinator/src/coordinator.js';
 import { enqueueProbe } from '../coordinator/src/probes/probes.js';
+import { Db } from '../coordinator/src/db/db.js';
+import { readFarmState } from '../coordinator/src/metrics/farm-state.js';
+import { createMetrics } from '../coordinator/src/metrics/metrics.js';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { FakeAgent, probeResult } from './helpers/fake-agent.js';
 
@@ -121,4 +124,39 @@ test.serial('HTTP requests are labelled by route template and status, never by t
   const size = sample(text, 'shorts_storage_volume_bytes', { state: 'size' })!;
   const free = sample(text, 'shorts_storage_volume_bytes', { state: 'free' })!;
   t.true(size > 0 && free >= 0 && free <= size);
+});
+
+test.serial('while the database cannot be read the farm series are absent, not zero, and shorts_farm_state_up says 0', async (t) => {
+  // Nothing listens on port 1: every read is refused, as when Postgres is down.
+  const down = new Db('postgres://shorts@127.0.0.1:1/shorts');
+  const agent = await new FakeAgent(cluster.app.grpcAddress, undefined, 'steady').register();
+  let db = cluster.app.db;
+  const errors: unknown[] = [];
+  const metrics = createMetrics(() => readFarmState(db, { agentSilenceMs: 4000 }), (err) => errors.push(err));
+  try {
+    let text = await metrics.registry.metrics();
+    t.is(sample(text, 'shorts_farm_state_up'), 1);
+    t.true(sample(text, 'shorts_agents_connected')! >= 1);
+
+    db = down;
+    text = await metrics.registry.metrics();
+    t.is(sample(text, 'shorts_farm_state_up'), 0);
+    // A 0 here would fire ShortsNoAgentsOnline although the agent is fine.
+    t.is(sample(text, 'shorts_agents_connected'), undefined);
+    t.is(sample(text, 'shorts_stored_bytes'), undefined);
+    t.is(sample(text, 'shorts_tasks_queued', { type: 'probe-media' }), undefined);
+    t.is(sample(text, 'shorts_agents', { state: 'online' }), undefined);
+    t.regex(text, /^# TYPE shorts_agents_connected gauge$/m, 'still declared, for dashboards and rule checks');
+    t.is(errors.length, 1, 'the failed read is reported once per scrape');
+    // The counters this process keeps do not depend on the database.
+    t.is(sample(text, 'shorts_tasks_leased_total', { type: 'probe-media' }), 0);
+
+    db = cluster.app.db;
+    text = await metrics.registry.metrics();
+    t.is(sample(text, 'shorts_farm_state_up'), 1);
+    t.true(sample(text, 'shorts_agents_connected')! >= 1, 'back once the database answers');
+  } finally {
+    agent.close();
+    await down.close();
+  }
 });

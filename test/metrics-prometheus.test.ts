@@ -205,7 +205,8 @@ test.serial('a job and a render run here show in the dashboard; every dashboard 
   // Prometheus itself evaluated the alert rules without error.
   const rules = (await (await fetch(`${promUrl}/api/v1/rules`)).json()) as any;
   const loaded = rules.data.groups.flatMap((g: any) => g.rules);
-  t.is(loaded.length, 7);
+  t.is(loaded.length, 8);
+  t.true(loaded.some((r: any) => r.name === 'ShortsDatabaseUnreachable'), 'an unreadable database has an alert of its own');
   for (const r of loaded) t.not(r.health, 'err', `${r.name}: ${r.lastError}`);
   // On a healthy farm with an agent online, no alert fires.
   const firing = loaded.filter((r: any) => r.state === 'firing').map((r: any) => r.name);

@@ -2,26 +2,29 @@
 // real protocol). The domain here is a small recording one, so each test can make a domain hook
 // slow, throw, or lose its connection, and see what the queue does with it.
 import test from 'ava';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
 import { createLogger } from '../common/src/logger.js';
+import { repoRoot } from '../common/src/paths.js';
 import { newId } from '../common/src/ids.js';
 import type { TaskType } from '../common/src/tasks.js';
 import type { TaskPayload } from '../common/src/tasks/contracts.js';
-import type { TaskPlacement } from '../common/src/placement.js';
+import { placementOf, type TaskPlacement } from '../common/src/placement.js';
+import { DEFAULT_TASK_TIME_LIMITS_SEC } from '../common/src/tasks/contracts.js';
 import { Db } from '../coordinator/src/db/db.js';
 import { migrate } from '../coordinator/src/db/migrate.js';
-import { createMetrics } from '../coordinator/src/metrics/metrics.js';
+import { createMetrics, type Metrics } from '../coordinator/src/metrics/metrics.js';
 import { TaskQueue, type TaskRow } from '../coordinator/src/tasks/task-queue.js';
 import { AgentRegistry, startGrpcServer } from '../coordinator/src/cluster/agent-service.js';
-import { setDraining } from '../coordinator/src/cluster/agents.js';
+import { listAgents, setDraining } from '../coordinator/src/cluster/agents.js';
 import { createObjectStore } from '../coordinator/src/storage/object-store.js';
 import { createObjectUrls } from '../coordinator/src/storage/urls.js';
 import { createOrganization } from '../coordinator/src/tenancy/tenancy.js';
 import { createTestDatabase, dropTestDatabase } from './helpers/db.js';
 import { FakeAgent } from './helpers/fake-agent.js';
+import { LeaseLostError } from '../node-agent/src/coordinator-client.js';
 import { waitFor } from './helpers/cluster.js';
 
 const TOKEN = 'test-cluster-token-0123456789';
@@ -50,6 +53,7 @@ interface Outcome { completed?: unknown; failed?: { reason: string; code: string
 let db: Db;
 let databaseUrl: string;
 let queue: ObservedQueue;
+let metrics: Metrics;
 let grpcServer: grpc.Server;
 let address: string;
 let storeDir: string;
@@ -92,7 +96,7 @@ test.before(async () => {
   await migrate(db);
   await db.query('CREATE TABLE test_results (task_id text PRIMARY KEY, result jsonb NOT NULL)');
   const log = createLogger({ service: 'test' }, (process.env.TEST_LOG_LEVEL as any) || 'silent');
-  const metrics = createMetrics();
+  metrics = createMetrics();
   queue = new ObservedQueue(db, {
     leaseTtlMs: LEASE_TTL_MS, maxAttempts: 3, preferGraceMs: PREFER_GRACE_MS, waitingNoticeMs: 200, unmetNeedsFailMs: 1500,
   }, log, metrics);
@@ -142,6 +146,11 @@ const task = async (id: string) => (await queue.get(id))!;
 const eventKinds = async (id: string) =>
   (await db.query<{ kind: string }>('SELECT kind FROM task_events WHERE task_id = $1 ORDER BY id', [id])).map((e) => e.kind);
 const expire = (id: string) => db.query(`UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+/** The lease began `sec` seconds ago by the database's clock. */
+const startedAgo = (id: string, sec: number) => db.query(`UPDATE tasks SET started_at = now() - make_interval(secs => $2) WHERE id = $1`, [id, sec]);
+/** shorts_tasks_finished_total for one type and outcome. */
+const finishedCount = async (type: TaskType, outcome: string) =>
+  (await metrics.tasksFinished.get()).values.find((v) => v.labels.type === type && v.labels.outcome === outcome)?.value ?? 0;
 
 // --- wake-ups ---
 
@@ -254,6 +263,65 @@ test.serial('lease expiry follows the database clock, not the coordinator proces
   t.is((await task(id)).state, 'leased');
 });
 
+test.serial('a task its agent keeps heartbeating past its time limit is taken back, and fails for good with TIME_LIMIT on its last attempt', async (t) => {
+  const a = await agent('hung', ['probe-media'], { slots: 2 });
+  const limit = DEFAULT_TASK_TIME_LIMITS_SEC['probe-media'];
+  const id = await enqueue('probe-media', {}, { maxAttempts: 2 });
+  const lease1 = await a.lease();
+  t.is(lease1?.task_id, id);
+  // Within the grace the agent may still be stopping it and reporting so.
+  await startedAgo(id, limit + 30);
+  await a.progress(id, lease1!.lease_token, 0.5);
+  t.is(await queue.tick(), 0);
+  t.is((await task(id)).state, 'leased');
+
+  // Past the limit and the grace: its heartbeats keep the lease fresh, but the watchdog takes it back.
+  await startedAgo(id, limit + 120);
+  await a.progress(id, lease1!.lease_token, 0.6);
+  t.is(await queue.tick(), 1);
+  let row = await task(id);
+  t.is(row.state, 'queued');
+  t.is(row.attempts, 1);
+  t.is(row.lastError, `agent ${a.agentId} kept the task past its time limit of 10 min without stopping it; taken back`);
+  t.true((await eventKinds(id)).includes('time_limit'));
+  await t.throwsAsync(a.progress(id, lease1!.lease_token, 0.7), { instanceOf: LeaseLostError }, 'the agent learns its lease is gone, and stops');
+
+  const lease2 = await a.lease();
+  t.is(lease2?.attempt, 2);
+  await startedAgo(id, limit + 120);
+  t.is(await queue.tick(), 1);
+  row = await task(id);
+  t.is(row.state, 'failed');
+  t.deepEqual(outcomes.get(id)?.failed, {
+    code: 'TIME_LIMIT',
+    reason: 'The probe-media task ran past its time limit of 10 min and its agent did not stop it (2 attempts); giving up',
+  });
+});
+
+test.serial('the time limit is read by the database clock, not the coordinator process clock', async (t) => {
+  const a = await agent('fresh');
+  const id = await enqueue('probe-media', {}, { maxAttempts: 1 });
+  t.truthy(await a.lease());
+  // This coordinator's clock runs a day ahead of the database's: the lease is still young.
+  const RealDate = Date;
+  class AheadDate extends RealDate {
+    constructor(...args: any[]) {
+      if (args.length === 0) super(RealDate.now() + 86_400_000);
+      else super(...(args as [any]));
+    }
+    static override now() { return RealDate.now() + 86_400_000; }
+  }
+  globalThis.Date = AheadDate as DateConstructor;
+  let taken;
+  try {
+    taken = await queue.tick();
+  } finally {
+    globalThis.Date = RealDate;
+  }
+  t.is(taken, 0);
+  t.is((await task(id)).state, 'leased');
+});
+
 // --- completion ---
 
 test.serial('a dropped database connection while storing a result is retried, not a failed task', async (t) => {
@@ -312,6 +380,38 @@ test.serial('a task handed back by its agent goes back without the cancel flag o
   t.is(row.attempts, 0);
 });
 
+test.serial('cancelled tasks count as cancelled in metrics, never as failed', async (t) => {
+  const a = await agent('cancels', ['render-short'], { slots: 3 });
+  const before = { failed: await finishedCount('render-short', 'failed'), cancelled: await finishedCount('render-short', 'cancelled') };
+  // Queued when cancelled.
+  await queue.cancel(await enqueue('render-short'));
+  // Running: the agent stops and says so.
+  const stopped = await enqueue('render-short');
+  const l1 = await a.lease();
+  await queue.cancel(stopped);
+  await a.client.call('FailTask', { task_id: stopped, lease_token: l1!.lease_token, message: 'Cancelled', retryable: false, code: 'CANCELLED' }, { retryForMs: 0 });
+  // Running: the agent goes silent instead.
+  const silent = await enqueue('render-short');
+  const l2 = await a.lease();
+  t.is(l2?.task_id, silent);
+  await queue.cancel(silent);
+  await expire(silent);
+  await queue.tick();
+  // Running: the agent hands it back.
+  const released = await enqueue('render-short');
+  const l3 = await a.lease();
+  await queue.cancel(released);
+  await a.client.call('ReleaseTask', { task_id: released, lease_token: l3!.lease_token, reason: 'shutting down' }, { retryForMs: 0 });
+  for (const id of [stopped, silent, released]) t.is((await task(id)).state, 'cancelled');
+  t.is(await finishedCount('render-short', 'cancelled') - before.cancelled, 4);
+  t.is(await finishedCount('render-short', 'failed') - before.failed, 0);
+  // A real failure still counts as failed.
+  const broken = await enqueue('render-short');
+  const l4 = await a.lease();
+  await a.fail(broken, l4!.lease_token, 'bad input', false);
+  t.is(await finishedCount('render-short', 'failed') - before.failed, 1);
+});
+
 // --- placement by capability ---
 
 test.serial('on a mixed farm renders go to the NVENC host and analysis to the CUDA host', async (t) => {
@@ -353,6 +453,38 @@ test.serial('a task that requires a capability only goes to an agent that has it
   const id = await enqueue('analyze-video', {}, { placement: { requires: ['model:whisper-base.en'] } });
   t.is(await plain.lease(300), undefined);
   t.is((await withModel.lease())?.task_id, id);
+});
+
+test.serial('analysis goes to the host whose face detector runs on CUDA, not to one where only some CUDA provider loaded', async (t) => {
+  const cudaOnly = await agent('cuda-cpu-detector', ['analyze-video'], { cuda: true, detectorOnCuda: false });
+  const detectorOnCuda = await agent('cuda-detector', ['analyze-video'], { cuda: true });
+  const id = await enqueue('analyze-video');
+  t.is(await cudaOnly.lease(300), undefined, 'passed over while the host detecting faces on CUDA has a free slot');
+  t.is((await detectorOnCuda.lease())?.task_id, id);
+});
+
+test.serial('analysis requires a transcriber, a face detector and the VAD model: an agent without them never gets it, and it fails clearly', async (t) => {
+  t.deepEqual(placementOf('analyze-video').requires, ['face-detector', 'model:silero-vad', 'transcriber']);
+  const bare = await agent('no-analysis-tools', ['analyze-video'], { analysis: false });
+  const id = await enqueue('analyze-video');
+  t.is(await bare.lease(300), undefined);
+  await db.query(`UPDATE tasks SET queued_at = now() - interval '1 minute' WHERE id = $1`, [id]);
+  await queue.tick();
+  t.is((await task(id)).state, 'failed');
+  t.is(outcomes.get(id)?.failed?.code, 'NO_CAPABLE_AGENT');
+  t.regex(outcomes.get(id)?.failed?.reason ?? '', /^No connected agent has a face detector and the model silero-vad and a speech recogniser; gave up after waiting \d+ s$/);
+});
+
+test.serial('agents registered before analysis required its tags get them on upgrade, and take analysis', async (t) => {
+  const a = await agent('registered-long-ago', ['analyze-video'], { cuda: true });
+  // What an older coordinator stored: the same capabilities, without the tags derived from them.
+  await db.query(`UPDATE agents SET capability_tags = ARRAY['encoder:libx264', 'model:silero-vad', 'onnx:cpu', 'onnx:cuda', 'transcriber:pocketsphinx'] WHERE id = $1`, [a.agentId]);
+  const id = await enqueue('analyze-video');
+  t.is(await a.lease(300), undefined, 'before the migration it cannot take analysis');
+  await db.query(await readFile(path.join(repoRoot(), 'coordinator/src/db/migrations/010_analysis_capability_tags.sql'), 'utf8'));
+  const { tags } = (await db.one<{ tags: string[] }>(`SELECT capability_tags AS tags FROM agents WHERE id = $1`, [a.agentId]))!;
+  t.deepEqual(tags, ['encoder:libx264', 'face-detector', 'face-detector:cuda', 'model:silero-vad', 'onnx:cpu', 'onnx:cuda', 'transcriber', 'transcriber:pocketsphinx']);
+  t.is((await a.lease())?.task_id, id);
 });
 
 test.serial('nothing waits for a capability no agent has: it says so, then fails clearly', async (t) => {
@@ -451,6 +583,8 @@ test.serial('heartbeats are stored, and a silent agent is marked offline until i
   await a.heartbeat(1, 123_456_789);
   let row = await db.one(`SELECT state, running_tasks AS "running", free_disk_bytes AS "free" FROM agents WHERE id = $1`, [a.agentId]);
   t.deepEqual(row, { state: 'online', running: 1, free: 123_456_789 });
+  // The agent list shows what the agent says it runs next to what it was leased.
+  t.like((await listAgents(db)).find((v) => v.id === a.agentId), { runningTasks: 0, reportedRunningTasks: 1 });
   await db.query(`UPDATE agents SET last_seen_at = now() - interval '1 minute' WHERE id = $1`, [a.agentId]);
   await queue.tick();
   row = await db.one(`SELECT state FROM agents WHERE id = $1`, [a.agentId]);

@@ -9,9 +9,14 @@ import { TASK_CONTRACTS } from './tasks/contracts.js';
 //        encoder:<name>         an ffmpeg video encoder, e.g. encoder:libx264
 //        onnx:<provider>        an ONNX execution provider, e.g. onnx:cuda
 //        model:<name>           a model file the agent has, e.g. model:whisper-base
+//        transcriber            it runs a speech recogniser (any)
 //        transcriber:<name>     the speech recogniser it runs, e.g. transcriber:pocketsphinx
+//        face-detector          it has a reframing face detector loaded (any)
+//        face-detector:<ep>     where that detector's ONNX session runs: face-detector:cuda or :cpu
 // Each task type's own placement is in its contract (common/src/tasks/<type>.ts).
-export type CapabilityTag = 'nvenc' | `encoder:${string}` | `onnx:${string}` | `model:${string}` | `transcriber:${string}`;
+export type CapabilityTag =
+  | 'nvenc' | 'transcriber' | 'face-detector'
+  | `encoder:${string}` | `onnx:${string}` | `model:${string}` | `transcriber:${string}` | `face-detector:${string}`;
 
 export interface TaskPlacement {
   requires: readonly CapabilityTag[];
@@ -25,6 +30,8 @@ export interface AdvertisedCapabilities {
   onnx_providers?: readonly string[];
   models?: readonly string[];
   transcriber?: string;
+  face_detector?: string;
+  face_detector_provider?: string;
 }
 
 const TAG_PART = /^[a-z0-9][a-z0-9._-]{0,63}$/;
@@ -32,7 +39,7 @@ const TAG_PART = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 /** The tags an agent's advertised capabilities give it (lower case, deduplicated, sorted). */
 export function capabilityTags(caps: AdvertisedCapabilities): CapabilityTag[] {
   const tags = new Set<CapabilityTag>();
-  const add = (prefix: 'encoder' | 'onnx' | 'model' | 'transcriber', value: string) => {
+  const add = (prefix: 'encoder' | 'onnx' | 'model' | 'transcriber' | 'face-detector', value: string) => {
     const v = value.trim().toLowerCase();
     if (TAG_PART.test(v)) tags.add(`${prefix}:${v}`);
   };
@@ -40,13 +47,21 @@ export function capabilityTags(caps: AdvertisedCapabilities): CapabilityTag[] {
   for (const e of caps.video_encoders ?? []) add('encoder', e);
   for (const p of caps.onnx_providers ?? []) add('onnx', p.replace(/^EXECUTION_PROVIDER_/, ''));
   for (const m of caps.models ?? []) add('model', m);
-  if (caps.transcriber) add('transcriber', caps.transcriber);
+  if (caps.transcriber?.trim()) {
+    tags.add('transcriber');
+    add('transcriber', caps.transcriber);
+  }
+  if (caps.face_detector?.trim()) {
+    tags.add('face-detector');
+    add('face-detector', (caps.face_detector_provider ?? '').replace(/^EXECUTION_PROVIDER_/, ''));
+  }
   tags.delete('onnx:unspecified');
+  tags.delete('face-detector:unspecified');
   return [...tags].sort();
 }
 
 export const isCapabilityTag = (v: string): v is CapabilityTag =>
-  v === 'nvenc' || /^(encoder|onnx|model|transcriber):[a-z0-9][a-z0-9._-]{0,63}$/.test(v);
+  v === 'nvenc' || v === 'transcriber' || v === 'face-detector' || /^(encoder|onnx|model|transcriber|face-detector):[a-z0-9][a-z0-9._-]{0,63}$/.test(v);
 
 /** A task's placement: its type's (from its contract) plus what the enqueue adds. */
 export function placementOf(type: TaskType, extra: Partial<TaskPlacement> = {}): { requires: CapabilityTag[]; prefers: CapabilityTag[] } {
@@ -66,11 +81,14 @@ const TYPE_NOUN: Record<TaskType, string> = {
 /** Words for a tag, for messages a user or operator reads. */
 export function describeTag(tag: string): string {
   if (tag === 'nvenc') return 'NVENC';
+  if (tag === 'transcriber') return 'a speech recogniser';
+  if (tag === 'face-detector') return 'a face detector';
   const [kind, value] = tag.split(':', 2) as [string, string];
   if (kind === 'encoder') return `the ${value} encoder`;
   if (kind === 'onnx') return `the ONNX ${value === 'cuda' ? 'CUDA' : value} execution provider`;
   if (kind === 'model') return `the model ${value}`;
   if (kind === 'transcriber') return `the ${value} transcriber`;
+  if (kind === 'face-detector') return `face detection on ${value === 'cuda' ? 'CUDA' : value.toUpperCase()}`;
   return tag;
 }
 

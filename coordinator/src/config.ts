@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { AppError } from '../../common/src/errors.js';
 import { loadSocialConfig, type SocialConfig } from './social/config.js';
+import type { TaskType } from '../../common/src/tasks.js';
+import { parseTaskTimeLimits } from '../../common/src/tasks/contracts.js';
 
 // One typed config for the coordinator: defaults, then environment, validated and frozen at start.
 const schema = z.object({
@@ -41,6 +43,16 @@ const schema = z.object({
   waitingNoticeMs: z.coerce.number().int().min(0).default(30_000),
   /** Work whose required capabilities no connected agent of its type has fails after this long. */
   unmetNeedsFailMs: z.coerce.number().int().min(0).default(120_000),
+  /** The agents' wall-clock limits (TASK_TIME_LIMITS, same format): a task leased longer than its
+   *  limit plus a grace is taken back from its agent, which should have stopped it. */
+  taskTimeLimits: z.string().default('').transform((text, ctx): Record<TaskType, number> => {
+    try {
+      return parseTaskTimeLimits(text);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      return z.NEVER;
+    }
+  }),
   /** Credits per US dollar of the price table. */
   creditsPerDollar: z.coerce.number().positive().default(1),
   signedUrlTtlSec: z.coerce.number().int().positive().default(3600),
@@ -86,7 +98,7 @@ const ENV: Record<keyof z.infer<typeof schema>, string> = {
   s3SecretAccessKey: 'S3_SECRET_ACCESS_KEY', s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
   fetchAllowlist: 'FETCH_ALLOWLIST', bodyLimitBytes: 'BODY_LIMIT_BYTES', leaseTtlMs: 'LEASE_TTL_MS',
   leaseWaitMs: 'LEASE_WAIT_MS', taskMaxAttempts: 'TASK_MAX_ATTEMPTS', watchdogIntervalMs: 'WATCHDOG_INTERVAL_MS',
-  placementGraceMs: 'PLACEMENT_GRACE_MS', waitingNoticeMs: 'WAITING_NOTICE_MS', unmetNeedsFailMs: 'UNMET_NEEDS_FAIL_MS',
+  placementGraceMs: 'PLACEMENT_GRACE_MS', waitingNoticeMs: 'WAITING_NOTICE_MS', unmetNeedsFailMs: 'UNMET_NEEDS_FAIL_MS', taskTimeLimits: 'TASK_TIME_LIMITS',
   creditsPerDollar: 'CREDITS_PER_DOLLAR', signedUrlTtlSec: 'SIGNED_URL_TTL_SEC', webhookRetryDelaySec: 'WEBHOOK_RETRY_DELAY_SEC', timers: 'TIMERS',
   rateLimitFilesPerMinute: 'RATE_LIMIT_FILES_PER_MINUTE', rateLimitSocialPerMinute: 'RATE_LIMIT_SOCIAL_PER_MINUTE',
   renderActiveLimit: 'RENDER_ACTIVE_LIMIT', svgRasterTimeoutMs: 'SVG_RASTER_TIMEOUT_MS', logLevel: 'LOG_LEVEL',

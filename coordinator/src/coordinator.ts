@@ -72,10 +72,10 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
   const metrics = createMetrics(() => readFarmState(db, {
     agentSilenceMs: config.leaseTtlMs,
     localStoreRoot: config.storage === 'local' ? config.dataDir : undefined,
-  }));
+  }), (err) => log.warn('metrics: could not read the farm state; farm gauges left out of this scrape', { err }));
   const queue = new TaskQueue(db, {
     leaseTtlMs: config.leaseTtlMs, maxAttempts: config.taskMaxAttempts, preferGraceMs: config.placementGraceMs,
-    waitingNoticeMs: config.waitingNoticeMs, unmetNeedsFailMs: config.unmetNeedsFailMs,
+    waitingNoticeMs: config.waitingNoticeMs, unmetNeedsFailMs: config.unmetNeedsFailMs, timeLimitsSec: config.taskTimeLimits,
   }, log, metrics);
   await queue.start();
   const registry = new AgentRegistry(Math.floor(config.leaseTtlMs / 3));

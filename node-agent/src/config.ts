@@ -5,9 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { TASK_TYPES, type TaskType } from '../../common/src/tasks.js';
 import { chooseMediaTools } from '../../common/src/media/tools.js';
-
-/** Wall-clock limit of one task, by type: past it the task fails and its ffmpeg is killed. */
-export const DEFAULT_TASK_TIME_LIMITS_SEC: Record<TaskType, number> = { 'probe-media': 600, 'analyze-video': 4 * 3600, 'render-short': 3600 };
+import { parseTaskTimeLimits } from '../../common/src/tasks/contracts.js';
 
 // One typed config for the agent: environment variables with defaults, validated and frozen at start.
 const schema = z.object({
@@ -20,18 +18,15 @@ const schema = z.object({
   ffmpegPath: z.string(),
   ffprobePath: z.string(),
   mediaToolsSource: z.enum(['env', 'system', 'bundled']),
-  /** `type=seconds,...` overriding DEFAULT_TASK_TIME_LIMITS_SEC. */
-  taskTimeLimitsSec: z.string().default('').transform((text, ctx) => {
-    const limits: Record<string, number> = { ...DEFAULT_TASK_TIME_LIMITS_SEC };
-    for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
-      const [type, sec] = part.split('=');
-      if (!type || !(TASK_TYPES as readonly string[]).includes(type) || !(Number(sec) > 0)) {
-        ctx.addIssue({ code: 'custom', message: `expected type=seconds with a known task type, got "${part}"` });
-        return z.NEVER;
-      }
-      limits[type] = Number(sec);
+  /** Wall-clock limit of one task, by type (`type=seconds,...` over the contracts' defaults): past
+   *  it the task fails and its ffmpeg is killed. */
+  taskTimeLimitsSec: z.string().default('').transform((text, ctx): Record<TaskType, number> => {
+    try {
+      return parseTaskTimeLimits(text);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      return z.NEVER;
     }
-    return limits as Record<TaskType, number>;
   }),
   /** Sources beyond these are refused before any decoding work: frame size (pixels) and frame rate. */
   maxSourcePixels: z.coerce.number().int().positive().default(7680 * 4320),

@@ -21,8 +21,16 @@ export class FakeAgent {
   }
 
   /** Registers with what a host of that kind would advertise: `nvenc: true` for an NVENC host,
-   *  `cuda: true` for the ONNX CUDA provider, `models` for model files, `slots` for its concurrency. */
-  async register(taskTypes = ['probe-media'], host: { nvenc?: boolean; cuda?: boolean; models?: string[]; slots?: number } = {}): Promise<this> {
+   *  `cuda: true` for the ONNX CUDA provider (its face detector runs there too unless
+   *  `detectorOnCuda: false`), `models` for model files, `slots` for its concurrency. An analysis
+   *  agent also sends, as the real one does, its transcriber, its face detector and the VAD model;
+   *  `analysis: false` leaves them out. */
+  async register(
+    taskTypes = ['probe-media'],
+    host: { nvenc?: boolean; cuda?: boolean; detectorOnCuda?: boolean; models?: string[]; slots?: number; analysis?: boolean } = {},
+  ): Promise<this> {
+    const analyses = taskTypes.includes('analyze-video') && host.analysis !== false;
+    const provider = host.detectorOnCuda ?? host.cuda ? 'EXECUTION_PROVIDER_CUDA' as const : 'EXECUTION_PROVIDER_CPU' as const;
     const res = await this.client.call('RegisterAgent', {
       name: this.name,
       capabilities: {
@@ -30,7 +38,8 @@ export class FakeAgent {
         onnx_providers: ['EXECUTION_PROVIDER_CPU' as const, ...(host.cuda ? ['EXECUTION_PROVIDER_CUDA' as const] : [])],
         nvenc_available: !!host.nvenc,
         video_encoders: ['libx264', ...(host.nvenc ? ['h264_nvenc'] : [])],
-        models: host.models ?? [],
+        models: [...(analyses ? ['silero-vad'] : []), ...(host.models ?? [])],
+        ...(analyses ? { transcriber: 'pocketsphinx', face_detector: 'blazeface-back-256', face_detector_provider: provider } : {}),
       },
     });
     this.agentId = res.agent_id;

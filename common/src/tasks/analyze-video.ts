@@ -82,8 +82,12 @@ export const analyzeVideoContract = {
   result: analyzeVideoResultSchema,
   stages: ANALYZE_STAGES,
   needs: ['ffmpeg', 'speech-recognition'],
-  // Transcription and ONNX inference (VAD, highlights, face detection) run several times faster on CUDA.
-  placement: { requires: [], prefers: ['onnx:cuda'] },
+  // Every transcriber chunks speech with Silero VAD, and reframing needs a face detector: an agent
+  // without one of them cannot run this. Face detection is the one ONNX session that runs on CUDA
+  // when it can (VAD and the transcribers here run on the CPU), so the host where the detector's own
+  // session runs on CUDA is preferred, not any host where some CUDA provider loaded.
+  placement: { requires: ['face-detector', 'model:silero-vad', 'transcriber'], prefers: ['face-detector:cuda'] },
+  timeLimitSec: 4 * 3600,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, AnalyzeStage>;
 
 export type AnalyzeVideoPayload = z.output<typeof analyzeVideoPayloadSchema>;

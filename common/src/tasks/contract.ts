@@ -36,6 +36,9 @@ export interface TaskContract<
   /** Which agents the lease query offers the task to (common/src/placement.ts): tags an agent must
    *  have, and tags that make it the better choice. */
   placement: TaskPlacement;
+  /** Default wall-clock limit of one attempt (TASK_TIME_LIMITS overrides it): the agent stops the
+   *  task past it, and the coordinator takes it back from an agent that does not. */
+  timeLimitSec: number;
 }
 
 /** The task fraction at `fraction` (0..1) of the way through `stage`. */

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { TaskType } from '../tasks.js';
+import { TASK_TYPES, isTaskType, type TaskType } from '../tasks.js';
 import { analyzeVideoContract } from './analyze-video.js';
 import { probeMediaContract } from './probe-media.js';
 import { renderShortContract } from './render-short.js';
@@ -12,6 +12,23 @@ export const TASK_CONTRACTS = {
 } as const satisfies Record<TaskType, unknown>;
 
 type Contracts = typeof TASK_CONTRACTS;
+
+/** Each type's wall-clock limit per attempt, from its contract. */
+export const DEFAULT_TASK_TIME_LIMITS_SEC: Readonly<Record<TaskType, number>> =
+  Object.freeze(Object.fromEntries(TASK_TYPES.map((t) => [t, TASK_CONTRACTS[t].timeLimitSec])) as Record<TaskType, number>);
+
+/** TASK_TIME_LIMITS (`render-short=1800,probe-media=60`) over the contracts' defaults. Agents and
+ *  coordinators read the same variable: the agent stops a task at its limit, the coordinator takes
+ *  it back from an agent that did not (limit plus a grace). */
+export function parseTaskTimeLimits(text: string): Record<TaskType, number> {
+  const limits: Record<TaskType, number> = { ...DEFAULT_TASK_TIME_LIMITS_SEC };
+  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const [type, sec] = part.split('=');
+    if (!type || !isTaskType(type) || !(Number(sec) > 0)) throw new Error(`expected type=seconds with a known task type, got "${part}"`);
+    limits[type] = Number(sec);
+  }
+  return limits;
+}
 export type TaskPayload<T extends TaskType> = z.output<Contracts[T]['payload']>;
 export type TaskLeasePayload<T extends TaskType> = z.output<Contracts[T]['leasePayload']>;
 export type TaskFacts<T extends TaskType> = z.output<Contracts[T]['facts']>;

@@ -31,6 +31,7 @@ export const probeMediaContract = {
   stages: PROBE_MEDIA_STAGES,
   needs: ['ffmpeg'],
   placement: { requires: [], prefers: [] },
+  timeLimitSec: 600,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, string>;
 
 export type ProbeMediaPayload = z.output<typeof probeMediaPayloadSchema>;

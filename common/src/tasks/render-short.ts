@@ -59,6 +59,7 @@ export const renderShortContract = {
   needs: ['ffmpeg'],
   // Every agent encodes with libx264; an NVENC host renders several times faster.
   placement: { requires: [], prefers: ['nvenc'] },
+  timeLimitSec: 3600,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof RENDER_STAGES>;
 
 export type RenderShortPayload = z.output<typeof renderShortPayloadSchema>;

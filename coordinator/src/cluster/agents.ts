@@ -11,7 +11,11 @@ export interface AgentView {
   taskTypes: string[];
   capabilities: string[];
   slots: number;
+  /** Tasks the coordinator has leased to the agent now. */
   runningTasks: number;
+  /** Tasks the agent said it runs in its last heartbeat. More than runningTasks: attempts whose lease
+   *  was taken back still winding down (or an agent that does not stop work it lost). */
+  reportedRunningTasks: number;
   freeDiskBytes: number | null;
   lastSeenAt: Date;
   registeredAt: Date;
@@ -20,6 +24,7 @@ export interface AgentView {
 
 const AGENT_COLUMNS = `a.id, a.name, a.state, a.task_types AS "taskTypes", a.capability_tags AS capabilities, a.max_slots AS slots,
   (SELECT count(*)::int FROM tasks t WHERE t.state = 'leased' AND t.leased_by = a.id) AS "runningTasks",
+  a.running_tasks AS "reportedRunningTasks",
   a.free_disk_bytes AS "freeDiskBytes", a.last_seen_at AS "lastSeenAt", a.registered_at AS "registeredAt",
   a.drain_requested_at AS "drainRequestedAt"`;
 

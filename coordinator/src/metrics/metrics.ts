@@ -1,5 +1,5 @@
 import client from 'prom-client';
-import { TASK_TYPES } from '../../../common/src/tasks.js';
+import { TASK_STATES, TASK_TYPES } from '../../../common/src/tasks.js';
 import type { FarmState } from './farm-state.js';
 
 // Prometheus naming: `shorts_` prefix, base units (seconds, bytes, ratios), `_total` for counters.
@@ -11,31 +11,58 @@ export const QUEUE_WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 
 export const RUN_TIME_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 180, 300, 450, 600, 900, 1200, 1800, 3600, 7200];
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** How a task ended for good. Cancelled is its own outcome: a mass cancel is an operator's or a
+ *  client's choice and must not read as a failure rate. */
+export const TASK_OUTCOMES = [TASK_STATES.completed, TASK_STATES.failed, TASK_STATES.cancelled] as const;
+export type TaskOutcome = (typeof TASK_OUTCOMES)[number];
+/** Why a leased task went back to the queue. */
+export const REQUEUE_REASONS = ['lease_expired', 'time_limit', 'retry', 'released', 'handed_back'] as const;
+export type RequeueReason = (typeof REQUEUE_REASONS)[number];
+
+/** A gauge whose series are absent, not zero, when its value is unknown: prom-client resets an
+ *  unlabelled gauge to 0, and a 0 read while Postgres is down would say "no agents online". */
+class FarmGauge<L extends string> extends client.Gauge<L> {
+  unknown = false;
+  override async get(): Promise<client.MetricObjectWithValues<client.MetricValue<L>>> {
+    const metric = await super.get();
+    return this.unknown ? { ...metric, values: [] } : metric;
+  }
+}
+
 /**
  * The coordinator's Prometheus registry. Counters and histograms count what this process did (sum
  * them over coordinators); gauges that describe the farm (queue depth, agents, stored bytes) are read
  * from Postgres at scrape time, so every coordinator reports the same truth (take max, not sum).
+ * When that read fails (database down) the farm gauges are left out of the scrape and
+ * shorts_farm_state_up says 0.
  */
-export function createMetrics(readFarmState?: () => Promise<FarmState>) {
+export function createMetrics(readFarmState?: () => Promise<FarmState>, onFarmStateError?: (err: unknown) => void) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   const registers = [registry];
 
   // One read of Postgres per scrape: the registry calls every collect() at once, and they share the
-  // read in flight; the next scrape reads afresh.
+  // read in flight; the next scrape reads afresh. Undefined: no reader, or the read failed.
   let inFlight: Promise<FarmState | undefined> | undefined;
   const farm = (): Promise<FarmState | undefined> => {
     if (!readFarmState) return Promise.resolve(undefined);
-    inFlight ??= readFarmState().catch(() => undefined).finally(() => { inFlight = undefined; });
+    inFlight ??= readFarmState()
+      .catch((err: unknown) => {
+        onFarmStateError?.(err);
+        return undefined;
+      })
+      .finally(() => { inFlight = undefined; });
     return inFlight;
   };
   const farmGauge = <L extends string>(name: string, help: string, labelNames: L[], fill: (g: client.Gauge<L>, s: FarmState) => void) =>
-    new client.Gauge<L>({
+    new FarmGauge<L>({
       name, help, labelNames, registers,
       async collect() {
         const s = await farm();
-        this.reset();
-        if (s) fill(this, s);
+        const gauge = this as FarmGauge<L>;
+        gauge.reset();
+        gauge.unknown = !s;
+        if (s) fill(gauge, s);
       },
     });
 
@@ -44,9 +71,9 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>) {
     tasksEnqueued: new client.Counter({ name: 'shorts_tasks_enqueued_total', help: 'Tasks put in the queue, by type', labelNames: ['type'], registers }),
     tasksLeased: new client.Counter({ name: 'shorts_tasks_leased_total', help: 'Leases granted to agents, by type', labelNames: ['type'], registers }),
     reLeases: new client.Counter({ name: 'shorts_task_re_leases_total', help: 'Leases granted for a task that had been leased before (after a lost lease or a retryable failure), by type', labelNames: ['type'], registers }),
-    tasksFinished: new client.Counter({ name: 'shorts_tasks_finished_total', help: 'Tasks finished for good, by type and outcome (completed, failed)', labelNames: ['type', 'outcome'], registers }),
+    tasksFinished: new client.Counter({ name: 'shorts_tasks_finished_total', help: 'Tasks finished for good, by type and outcome (completed, failed, cancelled)', labelNames: ['type', 'outcome'], registers }),
     leasesExpired: new client.Counter({ name: 'shorts_task_lease_expiries_total', help: 'Leases taken back from agents that went silent, by type', labelNames: ['type'], registers }),
-    tasksRequeued: new client.Counter({ name: 'shorts_task_requeues_total', help: 'Leased tasks put back in the queue, by type and why (lease_expired, retry, released, handed_back)', labelNames: ['type', 'reason'], registers }),
+    tasksRequeued: new client.Counter({ name: 'shorts_task_requeues_total', help: 'Leased tasks put back in the queue, by type and why (lease_expired, time_limit, retry, released, handed_back)', labelNames: ['type', 'reason'], registers }),
     leaseWait: new client.Histogram({ name: 'shorts_task_queue_wait_seconds', help: 'Time from enqueue (or requeue) to lease, by type', labelNames: ['type'], registers, buckets: QUEUE_WAIT_BUCKETS }),
     taskDuration: new client.Histogram({ name: 'shorts_task_run_seconds', help: 'Time from lease to the task finishing for good, by type and outcome', labelNames: ['type', 'outcome'], registers, buckets: RUN_TIME_BUCKETS }),
     jobsCreated: new client.Counter({ name: 'shorts_jobs_created_total', help: 'Jobs accepted', registers }),
@@ -58,6 +85,12 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>) {
       labelNames: ['method', 'route', 'status'], registers, buckets: HTTP_BUCKETS,
     }),
 
+    farmStateUp: readFarmState && new client.Gauge({
+      name: 'shorts_farm_state_up', help: '1 when this coordinator could read the farm state (queue, agents, storage) from Postgres at this scrape, else 0 and those series are absent', registers,
+      async collect() {
+        this.set((await farm()) ? 1 : 0);
+      },
+    }),
     tasksQueued: farmGauge('shorts_tasks_queued', 'Tasks waiting for an agent, by type', ['type'], (g, s) => {
       for (const t of s.tasks) g.labels(t.type).set(t.queued);
     }),
@@ -98,8 +131,8 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>) {
     m.tasksLeased.labels(type).inc(0);
     m.reLeases.labels(type).inc(0);
     m.leasesExpired.labels(type).inc(0);
-    for (const reason of ['lease_expired', 'retry', 'released', 'handed_back']) m.tasksRequeued.labels(type, reason).inc(0);
-    for (const outcome of ['completed', 'failed']) m.tasksFinished.labels(type, outcome).inc(0);
+    for (const reason of REQUEUE_REASONS) m.tasksRequeued.labels(type, reason).inc(0);
+    for (const outcome of TASK_OUTCOMES) m.tasksFinished.labels(type, outcome).inc(0);
   }
   for (const outcome of ['delivered', 'failed']) m.webhookDeliveries.labels(outcome).inc(0);
   for (const status of ['COMPLETED', 'FAILED']) m.jobsFinished.labels(status).inc(0);

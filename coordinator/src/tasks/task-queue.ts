@@ -5,9 +5,9 @@ import { AppError } from '../../../common/src/errors.js';
 import { newId, randomToken } from '../../../common/src/ids.js';
 import type { Logger } from '../../../common/src/logger.js';
 import { TASK_STATES, type TaskState, type TaskType } from '../../../common/src/tasks.js';
-import { ContractViolation, type TaskPayload } from '../../../common/src/tasks/contracts.js';
+import { ContractViolation, DEFAULT_TASK_TIME_LIMITS_SEC, type TaskPayload } from '../../../common/src/tasks/contracts.js';
 import { describeTag, placementOf, waitingMessage, type TaskPlacement } from '../../../common/src/placement.js';
-import type { Metrics } from '../metrics/metrics.js';
+import type { Metrics, RequeueReason as Requeue, TaskOutcome as FinishOutcome } from '../metrics/metrics.js';
 
 export interface TaskRow {
   id: string;
@@ -50,7 +50,7 @@ export interface TaskOutcomeHandler {
   onFailed(c: Queryable, task: TaskRow, reason: string, code: string): Promise<void>;
   /** Adds what must be fresh when an agent takes the task (signed URLs) to the stored payload. */
   prepareLease?(task: TaskRow): Promise<Record<string, unknown>>;
-  /** Runs after the transaction committed (webhooks, notifications). */
+  /** Runs after the transaction committed (webhooks, notifications). A cancelled task is 'failed' here. */
   afterFinish?(task: TaskRow, outcome: 'completed' | 'failed'): Promise<void>;
 }
 
@@ -73,6 +73,12 @@ export interface TaskQueueOptions {
   waitingNoticeMs: number;
   /** A task whose requirements no connected agent of its type meets fails after waiting this long. */
   unmetNeedsFailMs: number;
+  /** Wall-clock limit of one attempt by type (default: each contract's). Agents stop their tasks at
+   *  it; the watchdog takes back a task still leased at its limit plus `timeLimitGraceMs`, so an agent
+   *  that hangs but keeps heartbeating cannot hold work for ever. */
+  timeLimitsSec?: Partial<Record<TaskType, number>>;
+  /** Time for the agent to stop at its limit and report it (default: 1 min, or 2 lease TTLs if longer). */
+  timeLimitGraceMs?: number;
 }
 
 export interface EnqueueInput<T extends TaskType> {
@@ -88,7 +94,10 @@ export interface EnqueueInput<T extends TaskType> {
 
 export type CancelOutcome = 'cancelled' | 'cancel_requested' | 'already_finished' | 'not_found';
 
-type Requeue = 'lease_expired' | 'retry' | 'released' | 'handed_back';
+/** Why the watchdog takes a lease back from its agent. */
+type TakeBack = Extract<Requeue, 'lease_expired' | 'time_limit'>;
+
+const formatLimit = (sec: number) => (sec % 3600 === 0 ? `${sec / 3600} h` : sec % 60 === 0 ? `${sec / 60} min` : `${sec} s`);
 
 export class TaskQueue {
   private readonly wakeups = new EventEmitter();
@@ -373,6 +382,7 @@ export class TaskQueue {
    *  prepared again and again fails for good instead of going round forever. */
   async handBack(task: TaskRow, reason: string, opts: { prepareFailed?: boolean } = {}): Promise<void> {
     let failed: TaskRow | undefined;
+    let cancelled: TaskRow | undefined;
     await this.db.tx(async (c) => {
       const locked = await this.lockLeased(c, task.id, task.leaseToken ?? '');
       if (opts.prepareFailed) {
@@ -385,9 +395,10 @@ export class TaskQueue {
           return;
         }
       }
-      await this.requeue(c, locked, reason, 'handed_back');
+      if ((await this.requeue(c, locked, reason, 'handed_back')) === 'cancelled') cancelled = locked;
     });
-    if (failed) this.finished(failed, 'failed');
+    if (failed) this.finished(failed, TASK_STATES.failed);
+    else if (cancelled) this.finished(cancelled, TASK_STATES.cancelled);
     this.log.warn('lease handed back', { taskId: task.id, type: task.type, agentId: task.leasedBy, reason, failedForGood: !!failed });
   }
 
@@ -447,7 +458,7 @@ export class TaskQueue {
           await this.handler(task.type).onComplete(c, task, result);
           await this.event(id, task.leasedBy, 'completed', null, c);
         });
-        this.finished(task!, 'completed');
+        this.finished(task!, TASK_STATES.completed);
         return;
       } catch (err) {
         if (err instanceof AppError && err.error === LEASE_LOST) throw err;
@@ -471,16 +482,15 @@ export class TaskQueue {
   /** A failure the agent reports. Retryable ones go back to the queue until attempts run out. */
   async fail(id: string, token: string, reason: string, retryable: boolean, code = 'TASK_FAILED'): Promise<{ willRetry: boolean }> {
     let task!: TaskRow;
-    let final = false;
+    let ended: FinishOutcome | undefined;
     await this.db.tx(async (c) => {
       task = await this.lockLeased(c, id, token);
-      final = !retryable || task.attempts >= task.maxAttempts;
-      if (final) await this.failForGood(c, task, reason, code);
-      else final = (await this.requeue(c, task, reason, 'retry')) === 'cancelled';
-      await this.event(id, task.leasedBy, final ? 'failed' : 'retry', reason, c);
+      if (!retryable || task.attempts >= task.maxAttempts) ended = await this.failForGood(c, task, reason, code);
+      else if ((await this.requeue(c, task, reason, 'retry')) === 'cancelled') ended = TASK_STATES.cancelled;
+      await this.event(id, task.leasedBy, ended ? 'failed' : 'retry', reason, c);
     });
-    if (final) this.finished(task, 'failed');
-    return { willRetry: !final };
+    if (ended) this.finished(task, ended);
+    return { willRetry: !ended };
   }
 
   /** An agent hands a lease back (shutdown): the attempt does not count against the task. */
@@ -490,7 +500,7 @@ export class TaskQueue {
       const task = await this.lockLeased(c, id, token);
       if ((await this.requeue(c, task, reason, 'released')) === 'cancelled') cancelled = task;
     });
-    if (cancelled) this.finished(cancelled, 'failed');
+    if (cancelled) this.finished(cancelled, TASK_STATES.cancelled);
     this.log.info('task released', { taskId: id, reason });
   }
 
@@ -505,7 +515,7 @@ export class TaskQueue {
       await this.event(task.id, task.leasedBy, 'cancelled', reason, c);
       return 'cancelled';
     }
-    const counts = why === 'lease_expired' || why === 'retry';
+    const counts = why === 'lease_expired' || why === 'time_limit' || why === 'retry';
     await c.query(
       `UPDATE tasks SET state = 'queued', lease_token = NULL, leased_by = NULL, lease_expires_at = NULL, cancel_requested = false,
          last_error = $2,
@@ -514,7 +524,7 @@ export class TaskQueue {
        WHERE id = $1`,
       [task.id, reason, counts],
     );
-    if (why !== 'retry') await this.event(task.id, task.leasedBy, why === 'lease_expired' ? 'lease_expired' : why, reason, c);
+    if (why !== 'retry') await this.event(task.id, task.leasedBy, why, reason, c);
     await this.notify(c, task.type);
     this.metrics.tasksRequeued.labels(task.type, why).inc();
     return 'requeued';
@@ -530,37 +540,44 @@ export class TaskQueue {
     const outcome = await this.db.tx(async (c): Promise<CancelOutcome> => {
       const task = (await c.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE`, [id])).rows[0] as TaskRow | undefined;
       if (!task) return 'not_found';
-      if (task.state === 'queued') {
+      if (task.state === TASK_STATES.queued) {
         await this.failForGood(c, task, reason, 'CANCELLED');
         await this.event(id, null, 'cancelled', reason, c);
         finishedTask = task;
         return 'cancelled';
       }
-      if (task.state === 'leased') {
+      if (task.state === TASK_STATES.leased) {
         await c.query(`UPDATE tasks SET cancel_requested = true WHERE id = $1`, [id]);
         await this.event(id, task.leasedBy, 'cancel_requested', reason, c);
         return 'cancel_requested';
       }
       return 'already_finished';
     });
-    if (finishedTask) this.finished(finishedTask, 'failed');
+    if (finishedTask) this.finished(finishedTask, TASK_STATES.cancelled);
     this.log.info('task cancel', { taskId: id, outcome });
     return outcome;
   }
 
-  /** The watchdog: takes back leases whose agent went silent (returns how many), marks silent agents
-   *  offline, and makes work that no connected agent can take say so. Called on a timer and by tests.
-   *  One task or step that fails is logged and skipped; it never holds up the others. */
+  /** The watchdog: takes back leases whose agent went silent or kept the task past its time limit
+   *  (returns how many), marks silent agents offline, and makes work that no connected agent can take
+   *  say so. Called on a timer and by tests. One task or step that fails is logged and skipped; it
+   *  never holds up the others. */
   async tick(): Promise<number> {
     const expired = await this.db.query<{ id: string }>(
       `SELECT id FROM tasks WHERE state = 'leased' AND lease_expires_at < now() ORDER BY lease_expires_at LIMIT 100`,
     );
+    const overdue = await this.overdueLeases().catch((err) => {
+      this.log.error('lease watchdog: time limits', { err });
+      return [];
+    });
     let count = 0;
-    for (const { id } of expired) {
-      try {
-        if (await this.expireLease(id)) count++;
-      } catch (err) {
-        this.log.error('lease watchdog: could not take back a task', { taskId: id, err });
+    for (const [ids, why] of [[expired.map((r) => r.id), 'lease_expired'], [overdue, 'time_limit']] as const) {
+      for (const id of ids) {
+        try {
+          if (await this.takeBack(id, why)) count++;
+        } catch (err) {
+          this.log.error('lease watchdog: could not take back a task', { taskId: id, why, err });
+        }
       }
     }
     await this.finishCancelledQueued().catch((err) => this.log.error('lease watchdog: cancel requests', { err }));
@@ -569,28 +586,71 @@ export class TaskQueue {
     return count;
   }
 
-  private async expireLease(id: string): Promise<boolean> {
-    let finalTask: TaskRow | undefined;
-    const expired = await this.db.tx(async (c) => {
+  private timeLimitSec(type: TaskType): number {
+    return this.opts.timeLimitsSec?.[type] ?? DEFAULT_TASK_TIME_LIMITS_SEC[type];
+  }
+
+  private get timeLimitGraceSec(): number {
+    return (this.opts.timeLimitGraceMs ?? Math.max(60_000, 2 * this.opts.leaseTtlMs)) / 1000;
+  }
+
+  /** Leased tasks running past their type's limit plus the grace, by the database's clock (the one
+   *  that stamped started_at), whatever their agent's heartbeats say. */
+  private async overdueLeases(): Promise<string[]> {
+    const types = Object.keys(DEFAULT_TASK_TIME_LIMITS_SEC) as TaskType[];
+    const rows = await this.db.query<{ id: string }>(
+      `SELECT t.id FROM tasks t JOIN unnest($1::text[], $2::float8[]) AS l(type, limit_sec) ON l.type = t.type
+       WHERE t.state = 'leased' AND t.started_at < now() - make_interval(secs => l.limit_sec + $3)
+       ORDER BY t.started_at LIMIT 100`,
+      [types, types.map((t) => this.timeLimitSec(t)), this.timeLimitGraceSec],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Takes a lease back from its agent: one whose agent went silent, or one held past its time limit
+   * (the agent should have stopped it; it hangs, or ignores its limit). Either costs the attempt and
+   * goes back to the queue; the last attempt fails the task for good, a cancelled one ends cancelled.
+   * The agent learns its lease is gone on its next call.
+   */
+  private async takeBack(id: string, why: TakeBack): Promise<boolean> {
+    let ended: { task: TaskRow; outcome: FinishOutcome } | undefined;
+    const taken = await this.db.tx(async (c) => {
+      // Checked again under the lock: the agent may have finished, or the lease moved on, since the scan.
       const res = await c.query(
-        `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND state = 'leased' AND lease_expires_at < now() FOR UPDATE SKIP LOCKED`, [id],
+        `SELECT ${TASK_COLUMNS}, lease_expires_at < now() AS "leaseExpired", extract(epoch FROM now() - started_at)::float8 AS "runSec"
+         FROM tasks WHERE id = $1 AND state = 'leased' FOR UPDATE SKIP LOCKED`,
+        [id],
       );
-      const task = res.rows[0] as TaskRow | undefined;
+      const task = res.rows[0] as (TaskRow & { leaseExpired: boolean; runSec: number | null }) | undefined;
       if (!task) return false;
-      this.metrics.leasesExpired.labels(task.type).inc();
-      const reason = `agent ${task.leasedBy} went silent past its lease`;
-      if (task.attempts >= task.maxAttempts && !task.cancelRequested) {
-        await this.failForGood(c, task, `The task was lost ${task.attempts} times (agents stopped responding); giving up`, 'AGENT_LOST');
-        await this.event(id, task.leasedBy, 'lease_expired', reason, c);
-        finalTask = task;
-      } else if ((await this.requeue(c, task, reason, 'lease_expired')) === 'cancelled') {
-        finalTask = task;
+      const due = why === 'lease_expired' ? task.leaseExpired : (task.runSec ?? 0) > this.timeLimitSec(task.type) + this.timeLimitGraceSec;
+      if (!due) return false;
+      const limit = formatLimit(this.timeLimitSec(task.type));
+      let reason: string;
+      let final: { reason: string; code: string };
+      if (why === 'lease_expired') {
+        this.metrics.leasesExpired.labels(task.type).inc();
+        reason = `agent ${task.leasedBy} went silent past its lease`;
+        final = { reason: `The task was lost ${task.attempts} times (agents stopped responding); giving up`, code: 'AGENT_LOST' };
+      } else {
+        reason = `agent ${task.leasedBy} kept the task past its time limit of ${limit} without stopping it; taken back`;
+        const tries = task.attempts === 1 ? 'its only attempt' : `${task.attempts} attempts`;
+        final = { reason: `The ${task.type} task ran past its time limit of ${limit} and its agent did not stop it (${tries}); giving up`, code: 'TIME_LIMIT' };
       }
-      this.log.warn('lease expired', { taskId: id, type: task.type, agentId: task.leasedBy, attempt: task.attempts });
+      if (task.attempts >= task.maxAttempts && !task.cancelRequested) {
+        ended = { task, outcome: await this.failForGood(c, task, final.reason, final.code) };
+        await this.event(id, task.leasedBy, why, reason, c);
+      } else if ((await this.requeue(c, task, reason, why)) === 'cancelled') {
+        ended = { task, outcome: TASK_STATES.cancelled };
+      }
+      const fields = { taskId: id, type: task.type, agentId: task.leasedBy, attempt: task.attempts };
+      if (why === 'lease_expired') this.log.warn('lease expired', fields);
+      else this.log.warn('lease taken back: past its time limit', { ...fields, limitSec: this.timeLimitSec(task.type) });
       return true;
     });
-    if (finalTask) this.finished(finalTask, 'failed');
-    return expired;
+    if (ended) this.finished(ended.task, ended.outcome);
+    return taken;
   }
 
   /** Queued tasks an operator asked to cancel (admin CLI, from another process) finish here, with
@@ -673,26 +733,29 @@ export class TaskQueue {
     });
     if (failed) {
       this.log.error('task failed: no agent can run it', { taskId: id, type: failed.type, missing });
-      this.finished(failed, 'failed');
+      this.finished(failed, TASK_STATES.failed);
     }
   }
 
-  private async failForGood(c: Queryable, task: TaskRow, reason: string, code: string): Promise<void> {
-    const state = code === 'CANCELLED' ? 'cancelled' : 'failed';
+  /** Ends the task as failed, or as cancelled when that is why it ends; says which. */
+  private async failForGood(c: Queryable, task: TaskRow, reason: string, code: string): Promise<typeof TASK_STATES.failed | typeof TASK_STATES.cancelled> {
+    const state = code === 'CANCELLED' ? TASK_STATES.cancelled : TASK_STATES.failed;
     await c.query(
       `UPDATE tasks SET state = $3, last_error = $2, lease_token = NULL, lease_expires_at = NULL, waiting_reason = NULL,
          finished_at = now() WHERE id = $1`,
       [task.id, reason, state],
     );
     await this.handler(task.type).onFailed(c, task, reason, code);
+    return state;
   }
 
-  private finished(task: TaskRow, outcome: 'completed' | 'failed'): void {
+  private finished(task: TaskRow, outcome: FinishOutcome): void {
     this.metrics.tasksFinished.labels(task.type, outcome).inc();
     if (task.startedAt) this.metrics.taskDuration.labels(task.type, outcome).observe((Date.now() - new Date(task.startedAt).getTime()) / 1000);
     this.log.info('task finished', { taskId: task.id, type: task.type, outcome });
     const after = this.handler(task.type).afterFinish;
-    if (after) after(task, outcome).catch((err) => this.log.error('after-finish hook failed', { taskId: task.id, err }));
+    const domainOutcome = outcome === TASK_STATES.completed ? 'completed' : 'failed';
+    if (after) after(task, domainOutcome).catch((err) => this.log.error('after-finish hook failed', { taskId: task.id, err }));
   }
 
   private async event(taskId: string, agentId: string | null, kind: string, detail: string | null, c: Queryable = this.db.pool): Promise<void> {
