@@ -332,12 +332,16 @@ test('next-slot and next_slot publishing: maxPostsPerSlot fills a slot, then the
   const ny = await api(key, 'GET', '/next-slot?timezone=America/New_York');
   t.is(ny.body.timezone, 'America/New_York');
   t.regex(ny.body.nextSlot, /T10:00:00-0[45]:00$/);
-  // ICU's own name for India is the old alias Asia/Calcutta; the client gets the zone it sent.
-  for (const zone of ['Asia/Kolkata', 'asia/calcutta']) {
-    const kolkata = await api(key, 'GET', `/next-slot?timezone=${zone}`);
-    t.is(kolkata.body.timezone, 'Asia/Kolkata', zone);
-    t.regex(kolkata.body.nextSlot, /T10:00:00\+05:30$/);
+  // ICU's own names for these are the old aliases Asia/Calcutta and America/Coral_Harbour; the
+  // client gets the zone it sent, spelled as IANA does.
+  for (const [zone, answer, offset] of [['Asia/Kolkata', 'Asia/Kolkata', '+05:30'], ['asia/kolkata', 'Asia/Kolkata', '+05:30'], ['asia/calcutta', 'Asia/Calcutta', '+05:30'], ['America/Atikokan', 'America/Atikokan', '-05:00']]) {
+    const r = await api(key, 'GET', `/next-slot?timezone=${zone}`);
+    t.is(r.body.timezone, answer, zone);
+    t.true(r.body.nextSlot.endsWith(`T10:00:00${offset}`), `${zone}: ${r.body.nextSlot}`);
   }
+  await api(key, 'PUT', '/settings', { defaultTimezone: 'america/atikokan' });
+  t.is((await api(key, 'GET', '/settings')).body.defaultTimezone, 'America/Atikokan', 'a saved default zone keeps its name too');
+  t.is((await api(key, 'GET', '/next-slot')).body.timezone, 'America/Atikokan');
   const bad = await api(key, 'GET', '/next-slot?timezone=Nowhere/Special');
   t.is(bad.status, 400);
   t.regex(bad.body.message, /not an IANA time zone/);

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { existsSync, readFileSync } from 'node:fs';
 import { nextFreeSlots, type QueueSlot } from '../coordinator/src/social/slots.js';
 import { canonicalTimeZone, isoInZone, parseDateTime, zonedToEpoch } from '../coordinator/src/social/zoned-time.js';
 
@@ -103,10 +104,39 @@ test('canonicalTimeZone accepts IANA names in any case and refuses the rest', (t
   t.is(canonicalTimeZone('America/New_York'), 'America/New_York');
   t.is(canonicalTimeZone('europe/berlin'), 'Europe/Berlin');
   t.is(canonicalTimeZone('UTC'), 'UTC');
-  // Current IANA names, never the older aliases ICU still resolves to.
+  t.is(canonicalTimeZone('etc/utc'), 'Etc/UTC');
+  for (const bad of ['Mars/Olympus', '+01:00', 'GMT+1 ', '', '../etc', 'Asia/Kolkata\u0000']) t.is(canonicalTimeZone(bad), undefined, bad);
+});
+
+test('canonicalTimeZone answers the zone the client sent, never the older alias ICU resolves it to', (t) => {
+  // ICU's own names for these are Asia/Calcutta, America/Coral_Harbour and Europe/Kiev.
   t.is(canonicalTimeZone('Asia/Kolkata'), 'Asia/Kolkata');
-  t.is(canonicalTimeZone('Asia/Calcutta'), 'Asia/Kolkata');
+  t.is(canonicalTimeZone('asia/kolkata'), 'Asia/Kolkata');
+  t.is(canonicalTimeZone('ASIA/KOLKATA'), 'Asia/Kolkata');
+  t.is(canonicalTimeZone('America/Atikokan'), 'America/Atikokan');
+  t.is(canonicalTimeZone('america/atikokan'), 'America/Atikokan');
   t.is(canonicalTimeZone('Europe/Kyiv'), 'Europe/Kyiv');
-  t.is(canonicalTimeZone('Asia/Ho_Chi_Minh'), 'Asia/Ho_Chi_Minh');
-  for (const bad of ['Mars/Olympus', '+01:00', 'GMT+1 ', '', '../etc']) t.is(canonicalTimeZone(bad), undefined, bad);
+  t.is(canonicalTimeZone('asia/ho_chi_minh'), 'Asia/Ho_Chi_Minh');
+  // A client that sends the old name keeps it too: it names the same zone.
+  t.is(canonicalTimeZone('asia/calcutta'), 'Asia/Calcutta');
+  t.is(canonicalTimeZone('us/eastern'), 'US/Eastern');
+  t.is(canonicalTimeZone('america/port-au-prince'), 'America/Port-au-Prince');
+});
+
+test('canonicalTimeZone spells every name of the host tz database as IANA does, whatever case it is sent in', (t) => {
+  const file = '/usr/share/zoneinfo/tzdata.zi';
+  if (!existsSync(file)) {
+    t.log(`skipped: ${file} absent (Debian's tzdata package)`);
+    t.pass();
+    return;
+  }
+  const names = readFileSync(file, 'utf8').split('\n').flatMap((line) => {
+    const [kind, a, b] = line.split(' ');
+    return kind === 'Z' ? [a!] : kind === 'L' ? [b!] : [];
+  });
+  const known = names.filter((z) => z !== 'Factory');
+  t.true(known.length > 500, `${known.length} names`);
+  const wrong = known.flatMap((z) => [z, z.toLowerCase(), z.toUpperCase()]
+    .filter((sent) => canonicalTimeZone(sent) !== z).map((sent) => `${sent} -> ${canonicalTimeZone(sent)}`));
+  t.deepEqual(wrong, []);
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { makeTestVideo } from './helpers/media.js';
 import { addMembership, createUser } from '../coordinator/src/tenancy/tenancy.js';
-import { createLoginLink, setPassword } from '../coordinator/src/tenancy/sessions.js';
+import { createLoginLink, setPassword, verifyPassword } from '../coordinator/src/tenancy/sessions.js';
 
 // Studio sign-in and tus uploads against a real coordinator and Postgres (no agent: the job is
 // checked as queued work; the browser test runs one to COMPLETED).
@@ -78,18 +78,100 @@ test('a wrong password, an unknown e-mail and a reused sign-in link are refused 
 test('password guessing on one e-mail is cut off with 429 and Retry-After', async (t) => {
   const s = await signedIn();
   const post = (password: string) => fetch(url('/api/session'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: s.email.toUpperCase(), password }) });
-  // 10 a minute: signedIn() took one, so nine guesses are answered, and soon after one is refused
-  // (a token comes back every 6 s, so on a slow machine a guess or two more may get through).
-  const statuses: number[] = [];
-  while (!statuses.includes(429) && statuses.length < 30) statuses.push((await post(`guess number ${statuses.length}`)).status);
-  t.deepEqual(statuses.slice(0, 9), Array(9).fill(401));
-  t.is(statuses.at(-1), 429);
-  t.true(statuses.length <= 15, statuses.join(','));
-  // While refused, even the right password does not get in.
+  // 10 a minute: signedIn() took one. The guesses go at once, so however long each hash takes, the
+  // bucket is read within a moment: nine are answered (ten if a token came back meanwhile), the rest
+  // refused.
+  const guesses = Array.from({ length: 13 }, (_, i) => post(`guess number ${i}`).then((r) => r.status));
+  // A refusal comes back before the admitted guesses finish hashing; while refused, even the right
+  // password does not get in.
+  await new Promise<void>((resolve) => {
+    for (const g of guesses) void g.then((status) => status === 429 && resolve());
+    void Promise.all(guesses).then(() => resolve());
+  });
   const refused = await post('correct horse battery');
+  const statuses = await Promise.all(guesses);
+  const wrong = statuses.filter((x) => x === 401).length;
+  t.true(wrong >= 9 && wrong <= 10, statuses.join(','));
+  t.is(statuses.filter((x) => x === 429).length, 13 - wrong, statuses.join(','));
   t.is(refused.status, 429);
   t.truthy(refused.headers.get('retry-after'));
   t.regex(((await refused.json()) as any).message, /Too many sign-in attempts/);
+});
+
+test('login CSRF: a sign-in body that is not application/json is refused (API routes, which no form can authenticate, still read it)', async (t) => {
+  const { org, key } = await cluster.org({ plan: 'pro' });
+  const email = `u${Math.random().toString(36).slice(2)}@studio.test`;
+  const user = await createUser(cluster.app.db, { email, organizationId: org.id, role: 'owner' });
+  await setPassword(cluster.app.db, user.id, 'correct horse battery');
+  const json = JSON.stringify({ email, password: 'correct horse battery' });
+  // What a cross-site <form enctype="text/plain"> or a no-preflight fetch can send.
+  for (const [type, body] of [['text/plain', json], ['text/plain;charset=UTF-8', json], ['application/x-www-form-urlencoded', `${json.slice(0, -1)},"x":"="}`], ['multipart/form-data; boundary=x', json]]) {
+    const r = await fetch(url('/api/session'), { method: 'POST', headers: { 'content-type': type! }, body });
+    t.is(r.status, 400, type);
+    t.deepEqual(await r.json(), { error: 'Bad Request', message: 'Send Content-Type: application/json with a JSON body' }, type);
+    t.deepEqual(r.headers.getSetCookie(), [], `${type}: no session cookie`);
+  }
+  const brand = (type: string) => fetch(url('/api/organizations/brandings'), { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': type }, body: JSON.stringify({ name: 'Plain' }) });
+  t.is((await brand('text/plain')).status, 200, 'an API route with an API key reads JSON sent without its content type');
+  t.is((await brand('application/json; charset=utf-8')).status, 200);
+  const ok = await fetch(url('/api/session'), { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8' }, body: json });
+  t.is(ok.status, 200);
+});
+
+test('login CSRF: a sign-in from another site (Sec-Fetch-Site cross-site, or a foreign Origin) is refused', async (t) => {
+  const { org } = await cluster.org({ plan: 'pro' });
+  const email = `u${Math.random().toString(36).slice(2)}@studio.test`;
+  const user = await createUser(cluster.app.db, { email, organizationId: org.id, role: 'owner' });
+  await setPassword(cluster.app.db, user.id, 'correct horse battery');
+  const signIn = (headers: Record<string, string>, body: unknown = { email, password: 'correct horse battery' }) =>
+    fetch(url('/api/session'), { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const own = new URL(cluster.app.httpUrl).origin;
+  const refusals: Array<Record<string, string>> = [
+    { 'sec-fetch-site': 'cross-site' },
+    { 'sec-fetch-site': 'cross-site', origin: own },
+    { origin: 'https://attacker.example' },
+    { origin: own.replace('127.0.0.1', 'localhost'), 'sec-fetch-site': 'same-site' },
+    { origin: 'null' },
+  ];
+  for (const headers of refusals) {
+    const r = await signIn(headers);
+    t.is(r.status, 403, JSON.stringify(headers));
+    t.regex(((await r.json()) as any).message, /other sites/);
+    t.deepEqual(r.headers.getSetCookie(), [], `${JSON.stringify(headers)}: no session cookie`);
+  }
+  // A one-time link is not spent by a refused cross-site attempt.
+  const token = await createLoginLink(cluster.app.db, user.id);
+  t.is((await signIn({ origin: 'https://attacker.example' }, { token })).status, 403);
+  t.is((await signIn({ origin: own, 'sec-fetch-site': 'same-origin' }, { token })).status, 200);
+  // The studio's own page, and clients that are not browsers (no Origin, no Sec-Fetch-Site).
+  t.is((await signIn({ origin: own, 'sec-fetch-site': 'same-origin' })).status, 200);
+  t.is((await signIn({})).status, 200);
+});
+
+test('passwords are hashed with scrypt N=2^17, r=8, p=1; a hash with the old parameters still signs in and is upgraded', async (t) => {
+  const { org } = await cluster.org({ plan: 'pro' });
+  const email = `u${Math.random().toString(36).slice(2)}@studio.test`;
+  const user = await createUser(cluster.app.db, { email, organizationId: org.id, role: 'owner' });
+  const storedHash = async () => (await cluster.app.db.one<{ h: string }>('SELECT password_hash AS h FROM users WHERE id = $1', [user.id]))!.h;
+  const signIn = (password: string) => fetch(url('/api/session'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+
+  await setPassword(cluster.app.db, user.id, 'a brand new password');
+  t.regex(await storedHash(), /^scrypt\$131072\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
+  t.is((await signIn('a brand new password')).status, 200);
+
+  // Made by the previous release (N=2^15) for "old password 2024".
+  const old = 'scrypt$32768$8$1$HV9Df4deDwBrb8azzo8ieQ$80N9AKe1asfFRDXQRZaxPsAgxyrAxqBc9NgFh7XJoQE';
+  await cluster.app.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [user.id, old]);
+  t.is((await signIn('old password 2025')).status, 401);
+  t.is(await storedHash(), old, 'a wrong password changes nothing');
+  t.is((await signIn('old password 2024')).status, 200);
+  const upgraded = await storedHash();
+  t.regex(upgraded, /^scrypt\$131072\$8\$1\$/, 'rehashed with the current parameters at sign-in');
+  t.true(await verifyPassword('old password 2024', upgraded));
+  t.is((await signIn('old password 2024')).status, 200);
+
+  // A stored hash asking for more memory than any of ours is refused without running scrypt.
+  t.false(await verifyPassword('x', 'scrypt$4194304$8$1$HV9Df4deDwBrb8azzo8ieQ$80N9AKe1asfFRDXQRZaxPsAgxyrAxqBc9NgFh7XJoQE'));
 });
 
 test('with the cookie, a state-changing request needs the session CSRF token; API keys are unchanged', async (t) => {

@@ -1,6 +1,7 @@
 import type { ApiContext } from './http.js';
 import type { Coordinator } from '../coordinator.js';
-import { enforceRateLimit } from './rate-limit.js';
+import { enforceRateLimit, rateGroupOf } from './rate-limit.js';
+import { isMember } from '../tenancy/tenancy.js';
 import { authenticate, resolveOrganization, DEFAULT_ORG_MESSAGES, type OrganizationMessages, type Principal } from '../tenancy/auth.js';
 
 export async function principalOf(app: Coordinator, ctx: ApiContext): Promise<Principal> {
@@ -9,13 +10,22 @@ export async function principalOf(app: Coordinator, ctx: ApiContext): Promise<Pr
 }
 
 /**
- * What every protected route runs before it looks at its input: authentication, and for an API key
- * (whose organization is known already) the rate limit, so a request refused for a bad body or query
- * still counts against the caller's allowance.
+ * What every protected route runs before it looks at its input: authentication and the rate limit,
+ * so a request refused for a bad body or query still counts against the caller's allowance. An API
+ * key's organization is known already; a user's is the one the request names, when they belong to
+ * it (a repeated organizationId, which validation refuses later, is charged as its first value).
  */
 export async function authenticateAndCharge(app: Coordinator, ctx: ApiContext): Promise<Principal> {
   const principal = await principalOf(app, ctx);
-  if (principal.kind === 'apiKey') await enforceRateLimit(app, ctx, principal, principal.organizationId);
+  if (principal.kind === 'apiKey') {
+    await enforceRateLimit(app, ctx, principal, principal.organizationId);
+  } else if (rateGroupOf(ctx._matchedRoute === undefined ? ctx.path : String(ctx._matchedRoute))) {
+    const supplied = suppliedOrgId(ctx);
+    const named = Array.isArray(supplied) ? supplied[0] : supplied;
+    if (typeof named === 'string' && named !== '' && (await isMember(app.db.pool, principal.userId, named))) {
+      await enforceRateLimit(app, ctx, principal, named);
+    }
+  }
   return principal;
 }
 

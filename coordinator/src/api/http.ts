@@ -9,6 +9,8 @@ export interface ApiState {
   body?: unknown;
   /** A body that could not be read as JSON: answered by the route, after its credentials are checked. */
   bodyError?: AppError;
+  /** The body came with a JSON content type (what a cross-site HTML form can never send). */
+  bodyTypedJson?: boolean;
 }
 export type ApiContext = RouterContext<ApiState>;
 
@@ -125,6 +127,9 @@ function parseWith<T extends z.ZodType>(schema: T, value: unknown, where: string
 /**
  * Reads a JSON body up to `limit` bytes; a larger one is a clean 413 at once. Bad JSON or another
  * content type is a 400 that the matched route raises once it has checked the credentials.
+ * The contract asks clients for `Content-Type: application/json`; a body that plainly is JSON is
+ * still read without it (clients forget the header, and API keys and bearer tokens cannot be sent
+ * by a cross-site form anyway). Routes a browser's cookies reach check `bodyTypedJson` themselves.
  */
 export function jsonBody(limit: number): Koa.Middleware<ApiState> {
   return async (ctx, next) => {
@@ -140,7 +145,8 @@ export function jsonBody(limit: number): Koa.Middleware<ApiState> {
     }
     const text = Buffer.concat(chunks).toString('utf8');
     if (text.trim() !== '') {
-      if (!ctx.is('application/json') && !/^\s*[{[]/.test(text)) {
+      ctx.state.bodyTypedJson = typeof ctx.is('application/json', '+json') === 'string';
+      if (!ctx.state.bodyTypedJson && !/^\s*[{[]/.test(text)) {
         ctx.state.bodyError = badRequest('Send Content-Type: application/json with a JSON body');
       } else {
         try {
@@ -148,10 +154,33 @@ export function jsonBody(limit: number): Koa.Middleware<ApiState> {
         } catch {
           ctx.state.bodyError = badRequest('Request body is not valid JSON');
         }
+        if (ctx.state.body !== undefined && !wellFormed(ctx.state.body)) {
+          ctx.state.body = undefined;
+          ctx.state.bodyError = badRequest('Request body holds a lone surrogate escape (\\ud800-\\udfff): text must be well-formed Unicode');
+        }
       }
     }
     return next();
   };
+}
+
+// JSON may escape half of a surrogate pair; Postgres refuses such text inside jsonb, so it is
+// refused here, where the client can be told, rather than deep in a query as a 500.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+function wellFormed(value: unknown): boolean {
+  const stack = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) return false;
+    } else if (v && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) {
+        if (LONE_SURROGATE.test(k)) return false;
+        stack.push(child);
+      }
+    }
+  }
+  return true;
 }
 
 /** A raw `limit` or `offset` query value; a repeated one arrives as an array (and is refused by pageParams). */

@@ -53,6 +53,26 @@ async function throttleSignIn(app: Coordinator, ctx: ApiContext, email: string |
   }
 }
 
+/**
+ * Login CSRF: a page on another site must not sign the visitor's browser into the attacker's
+ * account (whose uploads and drafts the victim would then fill). Browsers say where a request comes
+ * from; clients that are not browsers send neither header and are let through.
+ */
+function refuseCrossSite(app: Coordinator, ctx: ApiContext): void {
+  const refused = () => forbidden('Sign in from the studio\'s own page: requests from other sites are refused', 'Forbidden');
+  if (ctx.get('sec-fetch-site').toLowerCase() === 'cross-site') throw refused();
+  const origin = ctx.get('origin');
+  if (!origin) return;
+  let host: string;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    throw refused(); // "null" (sandboxed frames, opaque origins) included
+  }
+  const publicHost = app.config.publicUrl ? new URL(app.config.publicUrl).host : undefined;
+  if (host.toLowerCase() !== ctx.host.toLowerCase() && host !== publicHost) throw refused();
+}
+
 /** The web studio's sign-in. The REST API's keys and bearer tokens are untouched by it. */
 export function registerSessionRoutes(api: Api, app: Coordinator): void {
   api.route({
@@ -62,6 +82,9 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
     body: signInSchema,
     response: sessionView,
   }, async (ctx, { body }) => {
+    refuseCrossSite(app, ctx);
+    // A cross-site <form enctype="text/plain"> can post JSON-looking text, never application/json.
+    if (!ctx.state.bodyTypedJson) throw badRequest('Send Content-Type: application/json with a JSON body');
     await throttleSignIn(app, ctx, body.token ? undefined : body.email);
     let userId: string;
     if (body.token) userId = await consumeLoginLink(app.db, body.token);

@@ -4,6 +4,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type Koa from 'koa';
+import { AppError } from '../../../common/src/errors.js';
 import type { Logger } from '../../../common/src/logger.js';
 import { repoRoot } from '../../../common/src/paths.js';
 
@@ -23,7 +24,12 @@ export function studioRoutes(log: Logger): Koa.Middleware {
     if (ctx.path !== STUDIO_PATH && !ctx.path.startsWith(STUDIO_PATH + '/')) return next();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     if (ctx.path === STUDIO_PATH) return ctx.redirect(`${STUDIO_PATH}/`);
-    const relative = decodeURIComponent(ctx.path.slice(STUDIO_PATH.length + 1));
+    let relative: string;
+    try {
+      relative = decodeURIComponent(ctx.path.slice(STUDIO_PATH.length + 1));
+    } catch {
+      throw new AppError(400, 'Bad Request', 'The path holds a malformed %-escape');
+    }
     let file = path.join(root, relative);
     if (!file.startsWith(root + path.sep) && file !== root) return next();
     let info = await stat(file).catch(() => undefined);

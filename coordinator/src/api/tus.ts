@@ -4,7 +4,7 @@ import type Koa from 'koa';
 import type { Coordinator } from '../coordinator.js';
 import { AppError, badRequest, notFound } from '../../../common/src/errors.js';
 import type { ApiContext } from './http.js';
-import { principalOf, requireOrg } from './auth-context.js';
+import { authenticateAndCharge, principalOf, requireOrg } from './auth-context.js';
 import { FILES_ORG_MESSAGES } from './uploads.js';
 import { principalUser } from '../tenancy/auth.js';
 import { requireOrganization } from '../tenancy/tenancy.js';
@@ -64,17 +64,22 @@ export function tusRoutes(app: Coordinator): Koa.Middleware {
       ctx.status = 204;
       return;
     }
+    // Credentials and the rate limit come before any tus header is checked: a request refused for
+    // its headers still counts against the caller's allowance.
+    await authenticateAndCharge(app, ctx);
+    const meta = parseMetadata(ctx.get('Upload-Metadata'));
+    const creating = !id && ctx.method === 'POST';
+    const orgId = creating ? await requireOrg(app, ctx, meta.organizationId ?? ctx.query.organizationId, FILES_ORG_MESSAGES) : undefined;
+    const upload = id ? await ownUpload(ctx, id) : undefined;
     if (ctx.method !== 'GET' && ctx.get('Tus-Resumable') !== TUS_VERSION) {
       ctx.set('Tus-Version', TUS_VERSION);
       throw new AppError(412, 'Precondition Failed', `Tus-Resumable ${TUS_VERSION} is required`);
     }
 
-    if (!id && ctx.method === 'POST') {
+    if (creating) {
       if (ctx.get('Upload-Defer-Length')) throw badRequest('Upload-Defer-Length is not supported; send Upload-Length');
       const length = nonNegativeInt(ctx.get('Upload-Length') || undefined, 'Upload-Length');
-      const meta = parseMetadata(ctx.get('Upload-Metadata'));
-      const orgId = await requireOrg(app, ctx, meta.organizationId ?? ctx.query.organizationId, FILES_ORG_MESSAGES);
-      const org = await requireOrganization(app.db.pool, orgId);
+      const org = await requireOrganization(app.db.pool, orgId!);
       const user = await principalUser(app.db, await principalOf(app, ctx));
       const upload = await createUpload(app, {
         org, user, lengthBytes: length, purpose: (meta.purpose || 'job') as UploadPurpose,
@@ -85,9 +90,8 @@ export function tusRoutes(app: Coordinator): Koa.Middleware {
       ctx.body = uploadView(upload);
       return;
     }
-    if (!id) throw new AppError(405, 'Method Not Allowed', `${ctx.method} is not supported on ${TUS_PATH}`);
+    if (!upload) throw new AppError(405, 'Method Not Allowed', `${ctx.method} is not supported on ${TUS_PATH}`);
 
-    const upload = await ownUpload(ctx, id);
     switch (ctx.method) {
       case 'HEAD':
         ctx.set('Upload-Offset', String(upload.offsetBytes));

@@ -18,7 +18,12 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   return fmt;
 }
 
-/** The canonical name of a valid IANA zone, or undefined. Offsets like "+01:00" are not zones. */
+/**
+ * The IANA name of the zone the client sent, spelled as IANA spells it, or undefined when it is no
+ * zone. The client's own name is kept: ICU (Node 20's time-zone data) resolves Asia/Kolkata to
+ * Asia/Calcutta and America/Atikokan to America/Coral_Harbour, names a client did not send.
+ * Offsets like "+01:00" are not zones.
+ */
 export function canonicalTimeZone(name: string): string | undefined {
   if (!/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(name)) return undefined;
   let resolved: string;
@@ -27,22 +32,30 @@ export function canonicalTimeZone(name: string): string | undefined {
   } catch {
     return undefined;
   }
-  return CURRENT_NAME[resolved] ?? resolved;
+  const lower = name.toLowerCase();
+  if (resolved.toLowerCase() === lower) return resolved;
+  return icuNames().get(lower) ?? ianaSpelling(lower);
 }
 
-// ICU (Node's time-zone data) still resolves these zones to names IANA has since renamed, so a
-// client that sends Asia/Kolkata would otherwise be answered Asia/Calcutta.
-const CURRENT_NAME: Record<string, string> = {
-  'Asia/Calcutta': 'Asia/Kolkata', 'Asia/Katmandu': 'Asia/Kathmandu', 'Asia/Saigon': 'Asia/Ho_Chi_Minh',
-  'Asia/Rangoon': 'Asia/Yangon', 'Europe/Kiev': 'Europe/Kyiv', 'Atlantic/Faeroe': 'Atlantic/Faroe',
-  'America/Godthab': 'America/Nuuk', 'Pacific/Truk': 'Pacific/Chuuk', 'Pacific/Ponape': 'Pacific/Pohnpei',
-  'Pacific/Enderbury': 'Pacific/Kanton', 'Africa/Asmera': 'Africa/Asmara', 'Asia/Dacca': 'Asia/Dhaka',
-  'Asia/Thimbu': 'Asia/Thimphu', 'Asia/Ulan_Bator': 'Asia/Ulaanbaatar', 'Asia/Macao': 'Asia/Macau',
-  'America/Buenos_Aires': 'America/Argentina/Buenos_Aires', 'America/Catamarca': 'America/Argentina/Catamarca',
-  'America/Cordoba': 'America/Argentina/Cordoba', 'America/Jujuy': 'America/Argentina/Jujuy',
-  'America/Mendoza': 'America/Argentina/Mendoza', 'America/Indianapolis': 'America/Indiana/Indianapolis',
-  'America/Louisville': 'America/Kentucky/Louisville',
-};
+let byLowerCase: Map<string, string> | undefined;
+function icuNames(): Map<string, string> {
+  byLowerCase ??= new Map(Intl.supportedValuesOf('timeZone').map((z) => [z.toLowerCase(), z]));
+  return byLowerCase;
+}
+
+// ICU lists only its primary names and has no API that spells a link (Asia/Kolkata, US/Eastern), so
+// a link's spelling follows IANA's naming rule: each word capitalised. These are the words that
+// break the rule in the tz database (a test checks every name against the host's copy of it).
+const IRREGULAR_WORDS = new Map(
+  ['CET', 'CST', 'CDT', 'EET', 'EST', 'EDT', 'GMT', 'UTC', 'UCT', 'HST', 'MET', 'MST', 'MDT', 'PST', 'PDT', 'WET',
+    'ACT', 'LHI', 'NSW', 'GB', 'NZ', 'CHAT', 'PRC', 'ROC', 'ROK', 'US', 'W', 'SU', 'IN', 'au', 'es', 'of',
+    'DeNoronha', 'EasterIsland', 'BajaNorte', 'BajaSur', 'ComodRivadavia', 'McMurdo', 'DumontDUrville']
+    .map((w) => [w.toLowerCase(), w]),
+);
+
+function ianaSpelling(lower: string): string {
+  return lower.replace(/[a-z]+/g, (word) => IRREGULAR_WORDS.get(word) ?? word[0]!.toUpperCase() + word.slice(1));
+}
 
 /** The wall-clock fields of an instant in a zone. */
 export function wallTimeAt(epochMs: number, timeZone: string): WallTime & { second: number } {

@@ -8,10 +8,17 @@ import { randomToken } from '../../../common/src/ids.js';
 const scrypt = (password: string, salt: Buffer, keylen: number, opts: ScryptOptions) =>
   new Promise<Buffer>((resolve, reject) => scryptCb(password, salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))));
 
-// N=2^15, r=8: 32 MiB and tens of milliseconds per guess (OWASP's scrypt floor is N=2^17 at r=8,p=1
-// or an equivalent; 2^15 keeps two-core machines responsive while staying memory-hard).
-const SCRYPT = { N: 1 << 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+export interface ScryptParams { N: number; r: number; p: number }
+
+// OWASP's floor for scrypt: N=2^17, r=8, p=1, i.e. 128 MiB and a fraction of a second per guess.
+export const SCRYPT_PARAMS: Readonly<ScryptParams> = Object.freeze({ N: 1 << 17, r: 8, p: 1 });
 const KEY_LEN = 32;
+// Stored hashes name their own parameters; none of ours ever needed more than this, so a row that
+// asks for more cannot make one sign-in allocate gigabytes.
+const MAX_HASH_MEMORY = 256 * 1024 * 1024;
+
+/** What OpenSSL allocates for these parameters (its V and B arrays), plus room for its own state. */
+const maxmemFor = ({ N, r, p }: ScryptParams) => 128 * r * (N + p + 2) + (1 << 20);
 
 export const MIN_PASSWORD_LENGTH = 10;
 export const SESSION_TTL_SEC = 7 * 24 * 3600;
@@ -20,21 +27,34 @@ export const LOGIN_LINK_TTL_SEC = 15 * 60;
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /** `scrypt$N$r$p$salt$key`, so the parameters can grow without breaking stored hashes. */
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string, params: ScryptParams = SCRYPT_PARAMS): Promise<string> {
   const salt = randomBytes(16);
-  const key = await scrypt(password, salt, KEY_LEN, SCRYPT);
-  return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+  const key = await scrypt(password, salt, KEY_LEN, { ...params, maxmem: maxmemFor(params) });
+  return ['scrypt', params.N, params.r, params.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+}
+
+/** The parameters a stored hash was made with; undefined when it is not one of ours. */
+export function hashParams(stored: string): ScryptParams | undefined {
+  const [scheme, n, r, p, salt, key] = stored.split('$');
+  const params = { N: Number(n), r: Number(r), p: Number(p) };
+  if (scheme !== 'scrypt' || !salt || !key) return undefined;
+  if (![params.N, params.r, params.p].every((v) => Number.isSafeInteger(v) && v >= 1)) return undefined;
+  const powerOfTwo = params.N >= 2 && (params.N & (params.N - 1)) === 0;
+  if (!powerOfTwo || params.p > 16 || maxmemFor(params) > MAX_HASH_MEMORY) return undefined;
+  return params;
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, key] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !key) return false;
-  const expected = Buffer.from(key, 'base64url');
-  const actual = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, {
-    N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem,
-  });
+  const params = hashParams(stored);
+  if (!params) return false;
+  const [, , , , salt, key] = stored.split('$');
+  const expected = Buffer.from(key!, 'base64url');
+  if (expected.length < 16) return false;
+  const actual = await scrypt(password, Buffer.from(salt!, 'base64url'), expected.length, { ...params, maxmem: maxmemFor(params) });
   return timingSafeEqual(actual, expected);
 }
+
+const weakerThanCurrent = (p: ScryptParams) => p.N < SCRYPT_PARAMS.N || p.r < SCRYPT_PARAMS.r || p.p < SCRYPT_PARAMS.p;
 
 // Spent on unknown e-mails too, so the answer time does not tell which addresses exist.
 let decoyHash: Promise<string> | undefined;
@@ -59,6 +79,12 @@ export async function checkPassword(db: Db, email: string, password: string): Pr
     throw badCredentials();
   }
   if (!(await verifyPassword(password, row.hash))) throw badCredentials();
+  // The password is known only now: a hash made with older, weaker parameters is replaced. The
+  // old value in the WHERE keeps a password changed meanwhile from being overwritten.
+  const params = hashParams(row.hash);
+  if (params && weakerThanCurrent(params)) {
+    await db.query('UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2', [row.id, row.hash, await hashPassword(password)]);
+  }
   return row.id;
 }
 
