@@ -3,22 +3,53 @@
 // older than its sources, so `npm start` and the browser tests always serve the current studio.
 // `--force` builds anyway.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const sources = [path.join(root, 'coordinator/studio'), path.join(root, 'common/src/render/presets.ts'), path.join(root, 'common/src/reframe/types.ts')];
+const studioDir = path.join(root, 'coordinator/studio');
 const built = path.join(root, 'dist/studio/index.html');
 
-function newest(p) {
-  const s = statSync(p);
-  if (!s.isDirectory()) return s.mtimeMs;
-  return readdirSync(p).reduce((m, name) => Math.max(m, newest(path.join(p, name))), s.mtimeMs);
+// Folders count too: deleting a file changes only its folder's time.
+const entriesUnder = (dir) => [dir, ...readdirSync(dir, { withFileTypes: true })
+  .flatMap((e) => (e.isDirectory() ? entriesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]))];
+
+// Relative specifiers in `import … from`, `export … from`, bare `import '…'` and `import('…')`.
+const RELATIVE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
+const SCRIPT = /\.(?:[cm]?[jt]sx?)$/;
+
+/** The file a relative import names: sources are TypeScript imported with `.js` specifiers. */
+function resolveImport(from, specifier) {
+  const base = path.resolve(path.dirname(from), specifier);
+  const candidates = [base, base.replace(/\.js$/, '.ts'), base.replace(/\.js$/, '.tsx'), `${base}.ts`, `${base}.tsx`, path.join(base, 'index.ts')];
+  return candidates.find((c) => existsSync(c) && statSync(c).isFile());
+}
+
+/**
+ * Everything the build reads: the studio's own folder, and every file outside it that the studio
+ * imports, followed through their own imports (common/src/render/presets.ts brings
+ * common/src/errors.ts), so a change to any of them makes the build stale.
+ */
+export function studioSources() {
+  const seen = new Set(entriesUnder(studioDir));
+  const queue = [...seen].filter((f) => SCRIPT.test(f) && statSync(f).isFile());
+  while (queue.length) {
+    const file = queue.pop();
+    for (const [, specifier] of readFileSync(file, 'utf8').matchAll(RELATIVE_IMPORT)) {
+      const target = resolveImport(file, specifier);
+      if (!target || seen.has(target)) continue;
+      seen.add(target);
+      if (SCRIPT.test(target)) queue.push(target);
+    }
+  }
+  return [...seen];
 }
 
 export function studioIsFresh() {
-  return existsSync(built) && statSync(built).mtimeMs >= Math.max(...sources.filter(existsSync).map(newest));
+  if (!existsSync(built)) return false;
+  const builtAt = statSync(built).mtimeMs;
+  return studioSources().every((f) => statSync(f).mtimeMs <= builtAt);
 }
 
 /** Returns true when it built; throws when the build fails. */

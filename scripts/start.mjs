@@ -94,7 +94,15 @@ const RESTART_MAX_DELAY_MS = 30_000;
 const RESTART_STABLE_AFTER_MS = 60_000;
 const START_FAILURES_BEFORE_GIVING_UP = 5;
 
-/** Runs the agent and keeps it running; `stop()` ends it (SIGTERM, then SIGKILL after 10 s). */
+// A stopping process hands its work back within its own limit (STOP_DEADLINE_MS in
+// common/src/shutdown.ts), which it reports with "ready"; it exits by itself when that runs out. So
+// SIGKILL comes only a little after that limit, for a process whose event loop is stuck. One that
+// never said ready holds no work yet (an agent leases only after it), so it gets the short wait.
+const STOP_GRACE_MS = 5_000;
+const UNREADY_STOP_MS = 10_000;
+const stopLimitMs = (reportedDeadlineMs) => (reportedDeadlineMs === undefined ? UNREADY_STOP_MS : reportedDeadlineMs + STOP_GRACE_MS);
+
+/** Runs the agent and keeps it running; `stop()` ends it (SIGTERM, then SIGKILL past the agent's own stop limit). */
 function superviseAgent(env, onGiveUp) {
   let child;
   let stopping = false;
@@ -102,12 +110,14 @@ function superviseAgent(env, onGiveUp) {
   let crashesInARow = 0;
   let startFailuresInARow = 0;
   let lastError;
+  let stopDeadlineMs;
 
   const start = () => {
     restartTimer = undefined;
     const startedAt = Date.now();
     let readyAt;
     lastError = undefined;
+    stopDeadlineMs = undefined;
     // The IPC channel carries "ready" or why start-up failed, and closes when this process dies
     // however it dies, which the agent takes as its cue to stop (common/src/shutdown.ts). Its log
     // goes straight to our stdout/stderr, so it still has somewhere to go after that.
@@ -115,7 +125,10 @@ function superviseAgent(env, onGiveUp) {
     child = proc;
     say(`starting the agent (pid ${proc.pid})`);
     proc.on('message', (m) => {
-      if (m?.type === 'ready') readyAt = Date.now();
+      if (m?.type === 'ready') {
+        readyAt = Date.now();
+        if (Number.isFinite(m.stopDeadlineMs)) stopDeadlineMs = m.stopDeadlineMs;
+      }
       if (m?.type === 'start-failed') lastError = m.message;
     });
     // 'exit' can come before the last message is read; the channel closes after it.
@@ -154,11 +167,18 @@ function superviseAgent(env, onGiveUp) {
       clearTimeout(restartTimer);
       const proc = child;
       if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+      const limitMs = stopLimitMs(stopDeadlineMs);
+      say(`stopping the agent (pid ${proc.pid}); it has up to ${limitMs / 1000} s to hand its work back`);
       const exited = new Promise((r) => proc.once('exit', r));
       proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+      const timer = setTimeout(() => {
+        say(`the agent did not stop within ${limitMs / 1000} s; killing it`);
+        proc.kill('SIGKILL');
+      }, limitMs);
       await exited;
       clearTimeout(timer);
+      // Whatever it started and left behind (an ffmpeg mid-encode) goes with it.
+      try { process.kill(-proc.pid, 'SIGKILL'); } catch { /* none left */ }
     },
     killNow() { if (child && child.exitCode === null) child.kill('SIGTERM'); },
   };
@@ -180,6 +200,8 @@ async function main() {
   // the coordinator stop (and stop its Postgres) when this script dies without a chance to.
   const coordinator = spawn(process.execPath, entry('coordinator/src/main'), { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true });
   say(`starting the coordinator (pid ${coordinator.pid})`);
+  let coordinatorStopDeadlineMs;
+  coordinator.on('message', (m) => { if (m?.type === 'ready' && Number.isFinite(m.stopDeadlineMs)) coordinatorStopDeadlineMs = m.stopDeadlineMs; });
   const url = `http://127.0.0.1:${port}`;
   // Whatever fails from here on must not leave the coordinator running on its own.
   process.on('exit', () => { if (coordinator.exitCode === null) coordinator.kill('SIGTERM'); });
@@ -196,9 +218,10 @@ async function main() {
     say('stopping');
     const exited = (p) => (p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', r)));
     await agent?.stop();
-    // Postgres goes last: the coordinator stops it after its own pool and pg-boss are closed.
+    // Postgres goes last: the coordinator stops it after its own pool and pg-boss are closed. No
+    // SIGKILL here: that would leave its Postgres running; past its limit it exits by itself.
     coordinator.kill('SIGTERM');
-    await Promise.race([exited(coordinator), new Promise((r) => setTimeout(r, 45_000))]);
+    await Promise.race([exited(coordinator), new Promise((r) => setTimeout(r, stopLimitMs(coordinatorStopDeadlineMs)))]);
     process.exit(code);
   };
 

@@ -4,9 +4,11 @@ import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '../common/src/paths.js';
+import { STOP_DEADLINE_MS } from '../common/src/shutdown.js';
 import { waitFor } from './helpers/cluster.js';
 import { serveFiles } from './helpers/media.js';
 import { freePort, portIsFree, processAlive, waitForExit } from './helpers/processes.js';
+import { requireTools } from './helpers/requirements.js';
 import { makeTalkVideo } from './helpers/talk-video.js';
 import { fliteAvailable } from './transcribe-synth.js';
 
@@ -123,8 +125,8 @@ async function api(stack: Stack, method: string, urlPath: string, body?: unknown
   return { status: res.status, body: await res.json() as any };
 }
 
-test('a killed agent is restarted and takes new work; SIGTERM then stops everything, Postgres last', async (t) => {
-  if (!fliteAvailable()) throw new Error('flite is required (apt-get install flite)');
+test('a killed agent is restarted and runs the work created while none was up; SIGTERM then stops everything, Postgres last', async (t) => {
+  if (!requireTools(t, { flite: fliteAvailable() })) return;
   const dataDir = await tempDataDir('npm-start');
   const talk = await makeTalkVideo(dataDir, { phrases: [{ text: 'Practice every single day and you will learn fast.', pauseAfter: 0.5 }] });
   const media = await serveFiles({ 'talk.mp4': talk.videoPath });
@@ -139,16 +141,19 @@ test('a killed agent is restarted and takes new work; SIGTERM then stops everyth
   const first = await agentPid(stack);
   await stack.waitForLine(/"msg":"agent ready"/, first.index);
   process.kill(first.pid, 'SIGKILL');
-  await stack.waitForLine(/agent exited while running \(killed by SIGKILL\); restarting it in 1 s/, first.index);
-  const second = await agentPid(stack, first.index + 1);
-  t.not(second.pid, first.pid);
-  t.false(processAlive(first.pid));
-  await stack.waitForLine(/"msg":"agent ready"/, second.index);
-
+  // At once, while no agent is up: the job waits in the queue for the restarted agent.
   const created = await api(stack, 'POST', '/api/jobs', {
     functionName: 'VideoShorts', fileUrl: media.url('talk.mp4'), options: { predefinedShorts: [{ title: 'Practice', start: 0, end: 2 }] },
   });
   t.is(created.status, 201, JSON.stringify(created.body));
+  const createdAt = stack.lines.length;
+  await stack.waitForLine(/agent exited while running \(killed by SIGKILL\); restarting it in 1 s/, first.index);
+  const second = await agentPid(stack, first.index + 1);
+  t.not(second.pid, first.pid);
+  t.false(processAlive(first.pid));
+  const ready = await stack.waitForLine(/"msg":"agent ready"/, second.index);
+  t.true(stack.lines.indexOf(ready) > createdAt, 'the job was created before the new agent was up');
+
   const job = await waitFor(async () => {
     const r = await api(stack, 'GET', `/api/jobs/${created.body.id}`);
     return ['COMPLETED', 'FAILED'].includes(r.body.status) ? r.body : undefined;
@@ -157,6 +162,9 @@ test('a killed agent is restarted and takes new work; SIGTERM then stops everyth
   t.is(job.data.shorts.length, 1);
 
   stack.proc.kill('SIGTERM');
+  // The agent gets at least as long to hand its work back as it allows itself before giving up.
+  const granted = Number((await stack.waitForLine(/stopping the agent \(pid \d+\); it has up to [\d.]+ s/)).match(/up to ([\d.]+) s/)![1]);
+  t.true(granted * 1000 >= STOP_DEADLINE_MS, `the supervisor waits ${granted} s; the agent's own limit is ${STOP_DEADLINE_MS / 1000} s`);
   t.is(await stack.exited, 0);
   t.deepEqual([second.pid, stack.coordinatorPid, stack.postgresPid].filter(processAlive), []);
   // In order: the agent handed back and stopped before the coordinator began to stop, and Postgres

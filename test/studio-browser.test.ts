@@ -1,11 +1,14 @@
 import test from 'ava';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
+import { insertCompletedJob } from './helpers/completed-job.js';
 import { makeTalkVideo } from './helpers/talk-video.js';
 import { CHROMIUM_PATH, launchChromium, screenshotter, type Page } from './helpers/browser.js';
+import { requireTools } from './helpers/requirements.js';
 import { fliteAvailable } from './transcribe-synth.js';
 import { repoRoot } from '../common/src/paths.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
@@ -17,16 +20,23 @@ import type { Reframe } from '../common/src/reframe/types.js';
 // (transcript, crop rectangle), render and play it, post it, make a brand preset. Every screen is
 // saved under test/.out/studio/ for a person to look at.
 
+const run = promisify(execFile);
+
 let cluster: TestCluster;
 let chromium: Awaited<ReturnType<typeof launchChromium>>;
 let shot: Awaited<ReturnType<typeof screenshotter>>;
 let videoPath: string;
 const EMAIL = 'ana@studio.test';
 const PASSWORD = 'a long studio password';
+// Fails in CI (which installs them), skips elsewhere saying what is missing: see requireTools.
+const TOOLS = { [`chromium (${CHROMIUM_PATH})`]: existsSync(CHROMIUM_PATH), flite: fliteAvailable() };
+const haveTools = Object.values(TOOLS).every(Boolean);
+
+/** The words the contract gives a job's stages, and what the studio shows once the job is done. */
+const STAGE_NAMES = ['initiating services', 'downloading video', 'transcribing', 'generating shorts', 'active speaker detection', 'completed', 'failed'];
 
 test.before(async () => {
-  if (!existsSync(CHROMIUM_PATH)) throw new Error(`chromium is required at ${CHROMIUM_PATH} (apt-get install chromium)`);
-  if (!fliteAvailable()) throw new Error('flite is required (apt-get install flite)');
+  if (!haveTools) return;
   const build = spawnSync(process.execPath, [path.join(repoRoot(), 'scripts/build-studio.mjs')], { stdio: 'inherit' });
   if (build.status !== 0) throw new Error('the studio build failed');
   cluster = await startCluster('studio_browser');
@@ -74,7 +84,27 @@ async function rectFractions(page: Page) {
   });
 }
 
+/** The admin CLI as an operator runs it against this cluster's database; its printed lines. */
+async function admin(...args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(repoRoot(), 'coordinator/src/cli/admin.ts'), ...args], {
+    env: { ...process.env, DATABASE_URL: cluster.databaseUrl, DATA_DIR: cluster.dataDir, PUBLIC_URL: cluster.app.httpUrl, LOG_LEVEL: 'warn' },
+  });
+  return stdout;
+}
+
+/** The titles the jobs list shows once it settles on `expected` (any order); what it shows otherwise. */
+async function listedTitles(page: Page, expected: string[]): Promise<string[]> {
+  const titles = async () => (await page.locator('table.cards tbody td[data-label="Title"]').allInnerTexts()).map((s) => s.trim()).sort();
+  const want = [...expected].sort();
+  try {
+    return await waitFor(async () => { const now = await titles(); return now.join('|') === want.join('|') ? now : undefined; }, 15_000, 'the list to settle');
+  } catch {
+    return titles();
+  }
+}
+
 test.serial('sign in, upload, watch the job complete, review a short, render, play, post, make a brand preset', async (t) => {
+  if (!requireTools(t, TOOLS)) return;
   // No t.timeout() here: ava then stops watching the whole run for that long, so a worker that never
   // exits later in the run would hang CI instead of failing it (ava 7's TimeoutTrigger drops a
   // timeout that fires inside such a window and never re-arms it). The run-wide 5m applies.
@@ -102,6 +132,22 @@ test.serial('sign in, upload, watch the job complete, review a short, render, pl
   t.true(session.httpOnly);
   t.is(session.sameSite, 'Lax');
 
+  // --- Sign out, then in again with a one-time link printed by the admin CLI; the link works once.
+  await page.click('header button:has-text("Sign out")');
+  await page.waitForSelector('text=Sign in to Shorts Studio');
+  const printed = await admin('user', 'login-link', '--email', EMAIL);
+  const link = printed.match(/^url\s+(\S+)/m)?.[1];
+  t.truthy(link, printed);
+  t.true(link!.startsWith(`${base}/studio/#/sign-in?token=`), link);
+  await page.goto(link!);
+  await page.waitForSelector('h1 >> text=Jobs');
+  t.is(await page.locator('header .muted', { hasText: EMAIL }).count(), 1, 'signed in as the link\'s user');
+  await page.goto(link!);
+  await page.waitForSelector('.error >> text=This sign-in link is invalid, expired or already used');
+  await shot(page, '01-sign-in-link-used');
+  await page.goto(`${base}/studio/#/jobs`);
+  await page.waitForSelector('h1 >> text=Jobs');
+
   // --- Upload a test-made talking video; the list shows it with a stage name.
   await page.setInputFiles('#upload-file', videoPath);
   await page.fill('#upload-title-input', 'Language talk');
@@ -118,11 +164,37 @@ test.serial('sign in, upload, watch the job complete, review a short, render, pl
     return stage === 'completed' || stage === 'failed';
   }, 300_000, 'the uploaded job to finish');
   t.is(await row.locator('.status').innerText(), 'COMPLETED');
-  t.true([...stagesSeen].every((s) => /^[a-z ]+$/.test(s)), [...stagesSeen].join(', '));
+  // The stage names are the API's (the contract's words), not numbers.
+  t.true([...stagesSeen].every((s) => STAGE_NAMES.includes(s) || s.startsWith('waiting for')), [...stagesSeen].join(', '));
   t.true(stagesSeen.size >= 2, `stages seen: ${[...stagesSeen].join(', ')}`);
   await shot(page, '03-jobs-completed');
-  // The job's source is the web application's, for any client.
   const jobId = await row.getAttribute('data-job-id');
+
+  // --- Search and the status filter, over two more jobs of the organization.
+  const cooking = await insertCompletedJob(cluster.app, { organizationId: org.id, words: [], shorts: [{ startTime: 0, endTime: 2 }] });
+  const broken = await insertCompletedJob(cluster.app, { organizationId: org.id, words: [], shorts: [{ startTime: 0, endTime: 2 }] });
+  await cluster.app.db.query(`UPDATE jobs SET title = 'Cooking show' WHERE id = $1`, [cooking]);
+  await cluster.app.db.query(`UPDATE jobs SET title = 'Broken upload', status = 'FAILED', error_message = 'Source unreadable' WHERE id = $1`, [broken]);
+  await page.fill('#job-search', 'TALK');
+  await page.press('#job-search', 'Enter');
+  t.deepEqual(await listedTitles(page, ['Language talk']), ['Language talk'], 'the search matches titles whatever their case');
+  await page.fill('#job-search', '');
+  await page.press('#job-search', 'Enter');
+  t.deepEqual(await listedTitles(page, ['Broken upload', 'Cooking show', 'Language talk']), ['Broken upload', 'Cooking show', 'Language talk']);
+  await page.selectOption('#job-status', 'FAILED');
+  t.deepEqual(await listedTitles(page, ['Broken upload']), ['Broken upload']);
+  await page.selectOption('#job-status', 'COMPLETED');
+  t.deepEqual(await listedTitles(page, ['Cooking show', 'Language talk']), ['Cooking show', 'Language talk']);
+  await page.fill('#job-search', 'cook');
+  await page.press('#job-search', 'Enter');
+  t.deepEqual(await listedTitles(page, ['Cooking show']), ['Cooking show'], 'search and filter together');
+  await shot(page, '03-jobs-search-filter');
+  await page.fill('#job-search', '');
+  await page.press('#job-search', 'Enter');
+  await page.selectOption('#job-status', 'all');
+  await listedTitles(page, ['Broken upload', 'Cooking show', 'Language talk']);
+
+  // The job's source is the web application's, for any client.
   const apiView = await cluster.api('GET', `/api/jobs/${jobId}`, { key });
   t.is(apiView.body.source, 'WEB_APP');
   t.true(apiView.body.data.shorts.length >= 1);
@@ -157,6 +229,12 @@ test.serial('sign in, upload, watch the job complete, review a short, render, pl
   t.true(apiView.body.data.shorts[0].text.toLowerCase().includes(words[1]!.toLowerCase().replace(/[^a-z']/g, '')), `${words[1]} in ${apiView.body.data.shorts[0].text}`);
 
   const { startTime, endTime } = apiView.body.data.shorts[0];
+  type StoredWord = { text: string; start: number; end: number };
+  const allWords = stored.data.transcription.words as StoredWord[];
+  /** The short's words, as its transcript lists them. */
+  const words0 = () => allWords.filter((w) => w.start >= startTime - 0.01 && w.start < endTime);
+  /** The word being spoken at t: the last one of the short to have started. */
+  const spokenAt = (time: number) => words0().filter((w) => w.start <= time).pop()?.text;
   const rectAt: Array<{ x: number; w: number }> = [];
   for (const f of [0.25, 0.75]) {
     const time = startTime + (endTime - startTime) * f;
@@ -167,15 +245,45 @@ test.serial('sign in, upload, watch the job complete, review a short, render, pl
     t.true(Math.abs(drawn.x - want.x / width) < 0.02, `x at ${time}: drawn ${drawn.x}, path ${want.x / width}`);
     t.true(Math.abs(drawn.w - want.width / width) < 0.02, `width at ${time}: drawn ${drawn.w}, path ${want.width / width}`);
     rectAt.push(drawn);
-    // The active word follows playback: the highlighted word is the one spoken at this time.
+    // The highlighted word is the one spoken at this time.
     const active = await page.locator('.transcript .w.active').allInnerTexts();
-    const spoken = stored.data.transcription.words.filter((w: { start: number; end: number }) => w.start <= time + 0.01).pop();
-    if (active.length) t.is(active[0]!.trim(), spoken.text);
+    t.deepEqual(active.map((w) => w.trim()), [spokenAt(time)], `at ${time}`);
     await shot(page, `04-job-short-at-${Math.round(f * 100)}pct`);
   }
   if (reframe.keyframes.length > 1 && reframe.keyframes[0]!.x !== reframe.keyframes[reframe.keyframes.length - 1]!.x) {
     t.not(rectAt[0]!.x.toFixed(3), rectAt[1]!.x.toFixed(3), 'the rectangle moves along the path');
   }
+
+  // During playback the highlight follows the words as they are spoken: play from the short's start
+  // for a moment, then stop and compare the lit word with the words' own times.
+  await page.evaluate(async (from) => {
+    const v = document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement;
+    v.muted = true;
+    await new Promise<void>((resolve) => { v.addEventListener('seeked', () => resolve(), { once: true }); v.currentTime = from; });
+    await v.play();
+  }, startTime);
+  const playFor = Math.min(1.5, (endTime - startTime) / 2);
+  await page.waitForFunction((until) => (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime >= until,
+    startTime + playFor, { timeout: 20_000 });
+  const playing = await page.evaluate(async () => {
+    const v = document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement;
+    v.pause();
+    // The page reads the clock on animation frames: let it catch up with where playback stopped.
+    for (let i = 0; i < 3; i++) await new Promise((r) => requestAnimationFrame(r));
+    return { time: v.currentTime, active: [...document.querySelectorAll('.transcript .w.active')].map((e) => e.textContent!.trim()) };
+  });
+  t.true(playing.time > startTime, `playback moved: ${JSON.stringify(playing)}`);
+  t.deepEqual(playing.active, [spokenAt(playing.time)], `at ${playing.time}`);
+
+  // Words are buttons: from the keyboard, Enter on one plays from that word.
+  const shortWords = words0();
+  const target = shortWords[Math.min(2, shortWords.length - 1)]!;
+  const wordButton = page.locator('.transcript button.w').nth(shortWords.indexOf(target));
+  await wordButton.focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((at) => Math.abs((document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime - at) < 0.05, target.start, { timeout: 10_000 });
+  await page.waitForTimeout(150);
+  t.deepEqual((await page.locator('.transcript .w.active').allInnerTexts()).map((w) => w.trim()), [target.text]);
 
   if (inserted) {
     // The render follows the data this test made up only once the renderer reads that shape; render from the job as the agent left it.
@@ -297,7 +405,9 @@ test.serial('sign in, upload, watch the job complete, review a short, render, pl
 
   // --- A phone-sized window: every screen fits its width; the nav is reachable from the keyboard.
   await page.setViewportSize({ width: 390, height: 844 });
-  for (const [name, hash] of [['jobs', '#/jobs'], ['job', `#/jobs/${jobId}`], ['presets', '#/presets'], ['files', '#/files'], ['social', '#/social']] as const) {
+  const screens = [['jobs', '#/jobs'], ['job', `#/jobs/${jobId}`], ['presets', '#/presets'], ['files', '#/files'], ['social', '#/social'],
+    ['settings', '#/settings'], ['sign-in', '#/sign-in']] as const;
+  for (const [name, hash] of screens) {
     await page.goto(`${base}/studio/${hash}`);
     await page.waitForSelector('h1');
     await page.waitForTimeout(300);

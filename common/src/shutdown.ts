@@ -1,7 +1,8 @@
 import type { Logger } from './logger.js';
 
-/** How long an orderly stop may take before the process exits anyway (a hung pool, a stuck RPC). */
-const STOP_DEADLINE_MS = 40_000;
+/** How long an orderly stop may take before the process exits anyway (a hung pool, a stuck RPC).
+ *  Sent to a supervising parent with "ready", so it never kills a stop that is still in time. */
+export const STOP_DEADLINE_MS = 40_000;
 
 /**
  * SIGTERM / SIGINT run `stop` once, then exit 0 (1 when stopping failed or took too long).
@@ -34,7 +35,7 @@ export function stopOnSignals(log: Logger, stop: () => Promise<void>): void {
 
 /** Tells a supervising parent (if there is one with an IPC channel) that this process is ready. */
 export function tellParentReady(): void {
-  if (process.send && process.connected) process.send({ type: 'ready' });
+  if (process.send && process.connected) process.send({ type: 'ready', stopDeadlineMs: STOP_DEADLINE_MS });
 }
 
 /** Exits 1 after telling a supervising parent why start-up failed (it prints that when it gives up). */

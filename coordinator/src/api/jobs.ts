@@ -16,14 +16,15 @@ const JOB_STATUSES: string[] = [...Object.values(JOB_STATUS), 'ALL'];
 const reframeField = reframeSchema.nullable()
   .describe('The crop path the cropped video follows and renders reuse (null for a short analysed without one)');
 
-const waitingStage = z.string().optional()
-  .describe('While PROCESSING and no connected agent can run the job\'s work past WAITING_NOTICE_MS: why it waits, e.g. "waiting for an analysis agent"');
+// Beyond the contract, in the retrieve forms and the list item alike.
+const STAGE_DESCRIPTION = 'Only while PROCESSING: why the job waits, when no connected agent has been able to run its work for WAITING_NOTICE_MS (e.g. "waiting for an analysis agent"); otherwise the contract\'s name for its progress value ("initiating services", "downloading video", "transcribing", "generating shorts", "active speaker detection")';
+const stageField = z.string().optional().describe(STAGE_DESCRIPTION);
 
 // The two retrieve forms (contract 2.3 and 2.4), for the OpenAPI document.
 const apiKeyJobSchema = z.object({
   id: z.string(), title: z.string().nullable(), status: z.string(), source: z.string().nullable(), progress: z.number(),
   cost: z.number().nullable(), costBreakDown: z.record(z.string(), z.unknown()).nullable(), message: z.string().optional(),
-  stage: waitingStage,
+  stage: stageField,
   data: z.object({
     shorts: z.array(z.object({
       id: z.string(), content: z.string(), text: z.string(), startTime: z.number(), endTime: z.number(), reframe: reframeField,
@@ -34,7 +35,7 @@ const apiKeyJobSchema = z.object({
 const bearerJobSchema = z.object({
   jobId: z.string(), title: z.string().nullable(), status: z.string(), progress: z.number(), createdAt: z.string(),
   cost: z.number().optional(), costBreakDown: z.record(z.string(), z.unknown()).optional(), message: z.string().optional(),
-  stage: waitingStage,
+  stage: stageField,
   data: z.object({
     transcription: z.record(z.string(), z.unknown()).nullable(),
     shorts: z.array(z.object({
@@ -77,7 +78,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
   api.route({
     method: 'get', path: '/api/jobs', tag: 'Jobs',
     summary: 'List jobs, newest first, with title search and status filter',
-    description: '`limit` 1-100 (default 10), `offset` >= 0 (default 0); `query` searches titles case-insensitively; `status` PROCESSING, COMPLETED, FAILED or all (any case). `total` counts matching jobs before paging.',
+    description: '`limit` 1-100 (default 10), `offset` >= 0 (default 0); `query` searches titles case-insensitively; `status` PROCESSING, COMPLETED, FAILED or all (any case). `total` counts matching jobs before paging. Besides the contract\'s fields, an item carries `stage`: ' + STAGE_DESCRIPTION + '.',
     query: z.object({
       organizationId: z.string().optional(),
       limit: pageQueryParam,
@@ -92,13 +93,15 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
       throw badRequest(`status must be one of PROCESSING, COMPLETED, FAILED or all`);
     }
     const { rows, total } = await listJobs(app.db, orgId, { query: query.query, status: query.status, limit, offset });
-    return { data: rows.map(listItemView), total };
+    // Only work still queued can be waiting; the rest of the page needs no look at the queue.
+    const waiting = await Promise.all(rows.map((job) => (job.status === JOB_STATUS.processing ? app.queue.waitingReason(job.id) : undefined)));
+    return { data: rows.map((job, i) => listItemView(job, waiting[i])), total };
   });
 
   api.route({
     method: 'get', path: '/api/jobs/:jobId', tag: 'Jobs',
     summary: 'A job: the simplified shape for API keys, the detailed shape (with transcription) for bearer tokens',
-    description: 'Each short of a completed job carries `reframe`, its crop path: keyframes (time on the source clock, window in source pixels, linear between keyframes) and segments (`single`, `split` with `panels`, `fit`). While PROCESSING, `stage` appears when the job has waited past `WAITING_NOTICE_MS` with no connected agent able to run it (for example "waiting for an analysis agent").',
+    description: 'Each short of a completed job carries `reframe`, its crop path: keyframes (time on the source clock, window in source pixels, linear between keyframes) and segments (`single`, `split` with `panels`, `fit`). While PROCESSING, `stage` names what the job is doing: the stage of its progress value, or why it waits when it has waited past `WAITING_NOTICE_MS` with no connected agent able to run it (for example "waiting for an analysis agent").',
     query: z.object({ organizationId: z.string().optional() }),
     response: z.union([apiKeyJobSchema, bearerJobSchema]),
   }, async (ctx, { query }) => {
@@ -106,9 +109,8 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
     const job = await findJob(app.db.pool, orgId, ctx.params.jobId!);
     if (!job) throw notFound('Job not found');
     const principal = await principalOf(app, ctx);
-    const view = principal.kind === 'apiKey' ? apiKeyView(job) : await bearerView(job, app.urls);
     // Work no connected agent can take says so (docs/api.md): "waiting for an analysis agent".
-    const waiting = job.status === 'PROCESSING' ? await app.queue.waitingReason(job.id) : undefined;
-    return waiting ? { ...view, stage: waiting } : view;
+    const waiting = job.status === JOB_STATUS.processing ? await app.queue.waitingReason(job.id) : undefined;
+    return principal.kind === 'apiKey' ? apiKeyView(job, waiting) : await bearerView(job, app.urls, waiting);
   });
 }

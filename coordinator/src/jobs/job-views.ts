@@ -1,7 +1,7 @@
 import type { ObjectUrls } from '../storage/urls.js';
 import { JOB_STATUS, type JobListRow, type JobRow } from './jobs.js';
 import type { Reframe } from '../../../common/src/reframe/types.js';
-import type { AnalyzeVideoResult, ReframePlan } from '../../../common/src/tasks/analyze-video.js';
+import { ANALYZE_STAGES, type AnalyzeStage, type AnalyzeVideoResult, type ReframePlan } from '../../../common/src/tasks/analyze-video.js';
 
 // The contract's three shapes of a job: API-key retrieve (2.3), bearer retrieve (2.4), list item (2.5).
 
@@ -30,7 +30,38 @@ export interface JobData {
 
 const completed = (job: Pick<JobRow, 'status'>) => job.status === JOB_STATUS.completed;
 
-export function apiKeyView(job: JobRow): Record<string, unknown> {
+/** The contract's words for each analysis stage (section 2.3: "30 transcribing", ...). A Record, so
+ *  a stage added to the task's contract does not compile until it has its words here. */
+const STAGE_WORDS: Record<AnalyzeStage, string> = {
+  initiating: 'initiating services',
+  downloading: 'downloading video',
+  transcribing: 'transcribing',
+  generating_shorts: 'generating shorts',
+  detecting_speakers: 'active speaker detection',
+};
+const STAGES_BY_PROGRESS = (Object.keys(STAGE_WORDS) as AnalyzeStage[])
+  .map((stage) => ({ progress: ANALYZE_STAGES[stage].jobProgress, words: STAGE_WORDS[stage] }))
+  .sort((a, b) => a.progress - b.progress);
+
+/**
+ * What a PROCESSING job is doing, in words (the field `stage`, beyond the contract): why it waits
+ * when no connected agent can take its work, else the contract's name for its progress value.
+ * Absent once the job is COMPLETED or FAILED, where `status` says it all.
+ */
+export function jobStage(job: Pick<JobRow, 'status' | 'progress'>, waiting: string | undefined): string | undefined {
+  if (job.status !== JOB_STATUS.processing) return undefined;
+  if (waiting) return waiting;
+  let words = STAGES_BY_PROGRESS[0]!.words;
+  for (const s of STAGES_BY_PROGRESS) if (job.progress >= s.progress) words = s.words;
+  return words;
+}
+
+const withStage = (view: Record<string, unknown>, job: Pick<JobRow, 'status' | 'progress'>, waiting: string | undefined) => {
+  const stage = jobStage(job, waiting);
+  return stage ? { ...view, stage } : view;
+};
+
+export function apiKeyView(job: JobRow, waiting?: string): Record<string, unknown> {
   const view: Record<string, unknown> = {
     id: job.id,
     title: job.title,
@@ -53,10 +84,10 @@ export function apiKeyView(job: JobRow): Record<string, unknown> {
       })),
     };
   }
-  return view;
+  return withStage(view, job, waiting);
 }
 
-export async function bearerView(job: JobRow, urls: ObjectUrls): Promise<Record<string, unknown>> {
+export async function bearerView(job: JobRow, urls: ObjectUrls, waiting?: string): Promise<Record<string, unknown>> {
   const view: Record<string, unknown> = {
     jobId: job.id,
     title: job.title,
@@ -88,11 +119,11 @@ export async function bearerView(job: JobRow, urls: ObjectUrls): Promise<Record<
       } : {}),
     };
   }
-  return view;
+  return withStage(view, job, waiting);
 }
 
-export function listItemView(job: JobListRow): Record<string, unknown> {
-  return {
+export function listItemView(job: JobListRow, waiting?: string): Record<string, unknown> {
+  return withStage({
     id: job.id,
     title: job.title,
     description: job.description,
@@ -105,5 +136,5 @@ export function listItemView(job: JobListRow): Record<string, unknown> {
     createdAt: new Date(job.createdAt).toISOString(),
     progress: job.progress,
     shortsCount: completed(job) ? job.shortsCount : 0,
-  };
+  }, job, waiting);
 }

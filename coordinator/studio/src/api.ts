@@ -69,19 +69,9 @@ export async function signOut(): Promise<void> {
   await fetch('/api/session', { method: 'DELETE', headers: { 'x-csrf-token': csrfToken }, credentials: 'same-origin' });
 }
 
-/** The contract's progress values and the stage each one names (section 2.3). */
-export const STAGES: Array<[number, string]> = [
-  [0, 'queued'], [5, 'initiating services'], [15, 'downloading video'], [30, 'transcribing'],
-  [60, 'generating shorts'], [80, 'active speaker detection'], [100, 'completed'],
-];
-
-export function stageName(status: string | null, progress: number): string {
-  if (status === 'FAILED') return 'failed';
-  if (status === 'COMPLETED') return 'completed';
-  let name = STAGES[0]![1];
-  for (const [value, label] of STAGES) if (progress >= value) name = label;
-  return name;
-}
+/** A job's stage as the API names it (`stage`: what a PROCESSING job does or why it waits), or its
+ *  finished status. */
+export const stageOf = (job: { status: string | null; stage?: string }): string => job.stage ?? (job.status ?? 'unknown').toLowerCase();
 
 export const mb = (bytes: number) => (bytes < 100_000 ? `${(bytes / 1000).toFixed(1)} kB` : `${(bytes / 1_000_000).toFixed(bytes < 10_000_000 ? 2 : 1)} MB`);
 export const seconds = (s: number) => {

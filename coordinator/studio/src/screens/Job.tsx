@@ -1,6 +1,7 @@
+import { Fragment } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { CAPTION_PRESETS } from '../../../../common/src/render/presets.js';
-import { api, seconds, stageName } from '../api.js';
+import { api, seconds, stageOf } from '../api.js';
 import { captionCss, pageAt, styleFor, type Word } from '../captions.js';
 import { centredCrop, cropAt, drawCrop, layoutAt, readReframe, type Crop } from '../reframe.js';
 import { go } from '../router.js';
@@ -45,7 +46,7 @@ export function JobPage({ jobId, shortParam }: { jobId: string; shortParam: stri
           <h1>{j.title || 'Untitled job'}</h1>
           <p>
             <span class={`status ${j.status}`}>{j.status}</span>{' '}
-            <span class="stage">{j.stage ?? stageName(j.status, j.progress)}</span>
+            <span class="stage">{stageOf(j)}</span>
             {j.cost != null ? <span class="muted"> · cost {j.cost} credits</span> : null}
           </p>
           {j.status === 'PROCESSING' ? <div style={{ maxWidth: '420px' }}><ProgressBar value={j.progress} label="Job progress" /> <span class="muted">{j.progress}%</span></div> : null}
@@ -116,9 +117,12 @@ function Review({ job, shortParam }: { job: JobView; shortParam: string | null }
         {short ? (
           <section class="panel" aria-labelledby="transcript-title">
             <h2 id="transcript-title">Transcript of “{short.title}”</h2>
-            <div class="transcript" data-testid="transcript" tabIndex={0} aria-label="Transcript; the spoken word is highlighted">
+            <div class="transcript" data-testid="transcript" role="group" aria-label="Transcript; the spoken word is highlighted, a word plays from there">
               {shortWords.length ? shortWords.map((w, i) => (
-                <span key={i} class={`w ${i === activeIndex ? 'active' : i < activeIndex ? 'past' : ''}`} onClick={() => seek(w.start)}>{w.text} </span>
+                <Fragment key={i}>
+                  <button type="button" class={`w ${i === activeIndex ? 'active' : i < activeIndex ? 'past' : ''}`} aria-current={i === activeIndex ? 'true' : undefined}
+                    title={`Play from ${seconds(w.start)}`} onClick={() => seek(w.start)}>{w.text}</button>{' '}
+                </Fragment>
               )) : <span class="muted">{short.text || 'No words in this short.'}</span>}
             </div>
           </section>
@@ -177,7 +181,7 @@ function Adjust({ job, short, playhead }: { job: JobView; short: Short; playhead
   );
 }
 
-interface RenderStatus { type: string; status?: string; queuePosition?: number; progress?: number; url?: string; size?: number; message?: string; code?: string; fileId?: string }
+interface RenderStatus { type: string; status?: string; stage?: string; queuePosition?: number; progress?: number; url?: string; size?: number; message?: string; code?: string; fileId?: string }
 
 function RenderPanel({ jobId, short, words, source, time, crop, layout }: {
   jobId: string; short: Short; words: Word[]; source: { current: HTMLVideoElement | null }; time: number; crop: Crop | null; layout: ReturnType<typeof layoutAt>;
@@ -261,6 +265,7 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout }: {
         <div data-testid="render-status" style={{ marginTop: '10px' }}>
           {s.type === 'queued' ? <p>Queued: position {s.queuePosition} in the render queue</p> : null}
           {s.type === 'progress' ? <><p>Rendering: {Math.round((s.progress ?? 0) * 100)}%</p><ProgressBar value={(s.progress ?? 0) * 100} label="Render progress" /></> : null}
+          {s.stage && (s.type === 'queued' || s.type === 'progress') ? <p class="stage" role="status">{s.stage}</p> : null}
           {s.type === 'error' ? <div class="error" role="alert">{s.message}{s.code ? ` (${s.code})` : ''}</div> : null}
           {s.type === 'done' ? (
             <>

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, stageName } from '../api.js';
+import { api, stageOf } from '../api.js';
 import { go } from '../router.js';
 import { startUpload } from '../upload.js';
 import { ErrorBox, Pager, ProgressBar, useLoad } from '../ui.js';
@@ -108,7 +108,7 @@ export function Jobs() {
                 <tr key={j.id} data-job-id={j.id}>
                   <td data-label="Title"><a href={`#/jobs/${j.id}`}>{j.title || 'Untitled job'}</a></td>
                   <td data-label="Status"><span class={`status ${j.status}`}>{j.status}</span></td>
-                  <td data-label="Stage" class="stage">{j.stage ?? stageName(j.status, j.progress)}</td>
+                  <td data-label="Stage" class="stage">{stageOf(j)}</td>
                   <td data-label="Progress" style={{ minWidth: '110px' }}>
                     <ProgressBar value={j.progress} label={`Progress of ${j.title ?? 'job'}`} state={j.status === 'COMPLETED' ? 'done' : j.status === 'FAILED' ? 'failed' : undefined} />
                     <span class="muted">{j.progress}%</span>
