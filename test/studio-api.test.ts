@@ -291,6 +291,18 @@ test('tus: an upload the plan cannot store is refused at creation, before any by
   t.is((await cluster.app.db.one('SELECT count(*)::int AS n FROM uploads WHERE organization_id = $1', [poor.org.id])).n, 0);
 });
 
+test('tus: uploads created at the same moment are not both promised the same free space', async (t) => {
+  const s = await signedIn('free', 100);
+  const create = () => fetch(url('/api/uploads/tus'), {
+    method: 'POST',
+    headers: tusHeaders(s, { 'upload-length': '60000000', 'upload-metadata': meta({ organizationId: s.org.id, filename: 'half.mp4' }) }),
+  }).then((r) => r.status);
+  // Each fits the 100 MB plan alone; any two together do not.
+  const statuses = await Promise.all(Array.from({ length: 6 }, create));
+  t.deepEqual([...statuses].sort(), [201, 403, 403, 403, 403, 403], statuses.join(','));
+  t.is((await cluster.app.db.one(`SELECT count(*)::int AS n FROM uploads WHERE organization_id = $1`, [s.org.id])).n, 1);
+});
+
 test('tus: a finished upload that is not a video fails with a clear message and keeps nothing', async (t) => {
   const s = await signedIn();
   const junk = Buffer.from('this is not a video at all, just text '.repeat(50));

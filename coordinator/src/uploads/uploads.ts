@@ -18,6 +18,7 @@ import { MINIMUM_JOB_COST } from '../jobs/pricing.js';
 import { storeFile } from '../files/store-file.js';
 import { deleteFile } from '../files/delete-file.js';
 import { storeWatermarkImage, WATERMARK_MAX_BYTES } from '../brandings/watermark-import.js';
+import type { Queryable } from '../db/db.js';
 
 export const UPLOAD_STATES = { receiving: 'receiving', completed: 'completed', failed: 'failed' } as const;
 export type UploadState = (typeof UPLOAD_STATES)[keyof typeof UPLOAD_STATES];
@@ -50,8 +51,13 @@ type Deps = Pick<Coordinator, 'db' | 'store' | 'log' | 'queue' | 'config'>;
 
 const partPath = (app: Deps, id: string) => path.resolve(app.config.dataDir, 'uploads', id);
 
-/** Refuses, before any byte is sent, an upload the plan could not keep or the job could not start from. */
-export async function checkUploadFits(app: Deps, org: Organization, user: User | undefined, lengthBytes: number, purpose: UploadPurpose = 'job'): Promise<void> {
+/**
+ * Refuses, before any byte is sent, an upload the plan could not keep or the job could not start
+ * from. Runs inside the transaction `q` that holds the organization's row lock (createUpload).
+ */
+async function checkUploadFits(
+  app: Deps, q: Queryable, org: Organization, user: User | undefined, lengthBytes: number, purpose: UploadPurpose,
+): Promise<void> {
   const limits = PLAN_LIMITS[org.plan];
   if (purpose === 'watermark' && lengthBytes > WATERMARK_MAX_BYTES) {
     throw new AppError(413, 'Payload Too Large', `A watermark image is at most ${toMB(WATERMARK_MAX_BYTES)} MB; this one is ${toMB(lengthBytes)} MB`);
@@ -59,10 +65,10 @@ export async function checkUploadFits(app: Deps, org: Organization, user: User |
   if (lengthBytes > limits.maxDownloadBytes) {
     throw new AppError(413, 'Payload Too Large', `The video is ${toMB(lengthBytes)} MB; the ${org.plan} plan takes videos up to ${toMB(limits.maxDownloadBytes)} MB`);
   }
-  await expireStaleUploads(app, org.id);
-  const inflight = (await app.db.one<{ n: number }>(
+  await expireStaleUploads(app, q, org.id);
+  const inflight = Number((await q.query<{ n: string }>(
     `SELECT COALESCE(sum(length_bytes), 0)::bigint AS n FROM uploads WHERE organization_id = $1 AND state = 'receiving'`, [org.id],
-  ))!.n;
+  )).rows[0]!.n);
   const committed = org.storageUsedBytes + inflight;
   if (committed + lengthBytes > limits.storageBytes) {
     const available = Math.max(0, limits.storageBytes - committed);
@@ -78,8 +84,8 @@ export async function checkUploadFits(app: Deps, org: Organization, user: User |
 /** An upload silent this long is given up: its bytes go and it stops holding storage. */
 export const UPLOAD_EXPIRY_HOURS = 24;
 
-async function expireStaleUploads(app: Deps, organizationId: string): Promise<void> {
-  const stale = await app.db.query<{ id: string }>(
+async function expireStaleUploads(app: Deps, q: Queryable, organizationId: string): Promise<void> {
+  const { rows: stale } = await q.query<{ id: string }>(
     `UPDATE uploads SET state = 'failed', error_message = 'expired: no data for ${UPLOAD_EXPIRY_HOURS} hours', updated_at = now()
      WHERE organization_id = $1 AND state = 'receiving' AND updated_at < now() - make_interval(hours => ${UPLOAD_EXPIRY_HOURS})
      RETURNING id`,
@@ -94,13 +100,19 @@ export async function createUpload(
 ): Promise<UploadRow> {
   if (!Number.isSafeInteger(input.lengthBytes) || input.lengthBytes <= 0) throw badRequest('Upload-Length must be a positive whole number of bytes');
   if (!(UPLOAD_PURPOSES as readonly string[]).includes(input.purpose)) throw badRequest(`purpose must be one of ${UPLOAD_PURPOSES.join(', ')}`);
-  await checkUploadFits(app, input.org, input.user, input.lengthBytes, input.purpose);
   const id = newId();
   await mkdir(path.dirname(partPath(app, id)), { recursive: true });
-  await app.db.query(
-    `INSERT INTO uploads (id, purpose, organization_id, user_id, length_bytes, file_name, title, content_type) VALUES ($1, $8, $2, $3, $4, $5, $6, $7)`,
-    [id, input.org.id, input.user?.id ?? null, input.lengthBytes, input.fileName.slice(0, 200), input.title?.slice(0, 300) ?? null, input.contentType, input.purpose],
-  );
+  // Checked and recorded under the organization's row lock: two uploads created at once must not
+  // both be promised the same free space.
+  await app.db.tx(async (c) => {
+    await c.query(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [input.org.id]);
+    const org = await requireOrganization(c, input.org.id);
+    await checkUploadFits(app, c, org, input.user, input.lengthBytes, input.purpose);
+    await c.query(
+      `INSERT INTO uploads (id, purpose, organization_id, user_id, length_bytes, file_name, title, content_type) VALUES ($1, $8, $2, $3, $4, $5, $6, $7)`,
+      [id, input.org.id, input.user?.id ?? null, input.lengthBytes, input.fileName.slice(0, 200), input.title?.slice(0, 300) ?? null, input.contentType, input.purpose],
+    );
+  });
   return (await findUpload(app, input.org.id, id))!;
 }
 
