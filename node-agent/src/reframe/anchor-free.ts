@@ -9,7 +9,7 @@
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import type { FaceDetection } from '../../../common/src/reframe/types.js';
 import type { Logger } from '../../../common/src/logger.js';
-import { Serial, weightedNms, type FaceDetector } from './face-detector.js';
+import { SerialFaceDetector, weightedNms, type FaceDetector } from './face-detector.js';
 import { regionToTensor, type RgbImage } from './image.js';
 import { createOnnxSession, type OnnxProvider } from './onnx-session.js';
 
@@ -99,10 +99,9 @@ function groupOutputs(kind: Kind, names: readonly string[], out: Record<string, 
   return STRIDES.map((s, i) => ({ stride: s, scores: data(names[i]!), boxes: data(names[i + 3]!), keypoints: data(names[i + 6]!) }));
 }
 
-class AnchorFreeDetector implements FaceDetector {
+class AnchorFreeDetector extends SerialFaceDetector {
   private readonly hwc = new Float32Array(INPUT * INPUT * 3);
   private readonly chw = new Float32Array(INPUT * INPUT * 3);
-  private readonly serial = new Serial();
 
   constructor(
     private readonly ort: typeof import('onnxruntime-node'),
@@ -111,13 +110,11 @@ class AnchorFreeDetector implements FaceDetector {
     readonly provider: OnnxProvider,
     readonly name: string,
     private readonly minScore = 0.5,
-  ) {}
-
-  detect(images: RgbImage[], signal?: AbortSignal): Promise<FaceDetection[][]> {
-    return this.serial.run(() => this.detectNow(images, signal));
+  ) {
+    super();
   }
 
-  private async detectNow(images: RgbImage[], signal?: AbortSignal): Promise<FaceDetection[][]> {
+  protected async detectNow(images: RgbImage[], signal?: AbortSignal): Promise<FaceDetection[][]> {
     const results: FaceDetection[][] = [];
     for (const img of images) {
       signal?.throwIfAborted();

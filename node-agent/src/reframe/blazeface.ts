@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import type { FaceDetection } from '../../../common/src/reframe/types.js';
 import type { Logger } from '../../../common/src/logger.js';
-import { Serial, weightedNms, type FaceDetector } from './face-detector.js';
+import { SerialFaceDetector, weightedNms } from './face-detector.js';
 import { regionToTensor, type Region, type RgbImage } from './image.js';
 import { createOnnxSession, type OnnxProvider } from './onnx-session.js';
 
@@ -124,11 +124,10 @@ export interface BlazeFaceOptions {
   log: Logger;
 }
 
-export class BlazeFaceDetector implements FaceDetector {
+export class BlazeFaceDetector extends SerialFaceDetector {
   private readonly input: Float32Array;
   private readonly scores = new Float32Array(ANCHORS.length);
   private readonly boxes = new Float32Array(ANCHORS.length * 16);
-  private readonly serial = new Serial();
 
   private constructor(
     private readonly ort: typeof import('onnxruntime-node'),
@@ -139,6 +138,7 @@ export class BlazeFaceDetector implements FaceDetector {
     private readonly minScore: number,
     private readonly tileOverlap: number,
   ) {
+    super();
     this.input = new Float32Array(size * size * 3);
   }
 
@@ -173,11 +173,7 @@ export class BlazeFaceDetector implements FaceDetector {
     }));
   }
 
-  detect(images: RgbImage[], signal?: AbortSignal): Promise<FaceDetection[][]> {
-    return this.serial.run(() => this.detectNow(images, signal));
-  }
-
-  private async detectNow(images: RgbImage[], signal?: AbortSignal): Promise<FaceDetection[][]> {
+  protected async detectNow(images: RgbImage[], signal?: AbortSignal): Promise<FaceDetection[][]> {
     const results: FaceDetection[][] = [];
     for (const img of images) {
       signal?.throwIfAborted();

@@ -14,16 +14,25 @@ export interface FaceDetector {
   release(): Promise<void>;
 }
 
-/** Runs calls one at a time, in order. A detector's session and its input buffer are shared by all
- *  tasks of the agent; two analyses at once must not write the buffer under each other's inference. */
-export class Serial {
+/**
+ * A detector whose calls run one at a time, in order. Its session and input buffer are shared by
+ * all tasks of the agent; two analyses at once must not write the buffer under each other's
+ * inference. Subclasses implement `detectNow` for one call.
+ */
+export abstract class SerialFaceDetector implements FaceDetector {
+  abstract readonly name: string;
+  abstract readonly provider: OnnxProvider;
   private tail: Promise<unknown> = Promise.resolve();
 
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.tail.then(fn, fn);
+  detect(images: RgbImage[], signal?: AbortSignal): Promise<FaceDetection[][]> {
+    const run = () => this.detectNow(images, signal);
+    const next = this.tail.then(run, run);
     this.tail = next.catch(() => undefined);
     return next;
   }
+
+  protected abstract detectNow(images: RgbImage[], signal?: AbortSignal): Promise<FaceDetection[][]>;
+  abstract release(): Promise<void>;
 }
 
 /** Intersection over union of two boxes. */
