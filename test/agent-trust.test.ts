@@ -1,8 +1,9 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { FakeAgent } from './helpers/fake-agent.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { storeFile } from '../coordinator/src/files/store-file.js';
+import { taskObjectKey } from '../coordinator/src/tasks/task-queue.js';
 
 // A rogue agent (it holds the cluster token, so it can lease) must not attach another
 // organization's object to its own rows, nor lie about sizes to dodge the storage quota.
@@ -24,6 +25,19 @@ async function upload(task: { task_id: string; lease_token: string }, name: stri
   const put = await fetch(res.url, { method: 'PUT', body: new Uint8Array(bytes), headers: { 'content-type': 'application/octet-stream' } });
   if (put.status !== 201) throw new Error(`upload answered ${put.status}`);
   return res.object_key;
+}
+
+/**
+ * An object of a name the task does not write: no upload URL is signed for it, so it is planted in
+ * the store under the task's prefix directly (as a bug elsewhere, or an older coordinator, might
+ * leave it), to show that reporting it is refused too.
+ */
+async function plantUnexpected(t: ExecutionContext, task: { task_id: string; lease_token: string }, organizationId: string, name: string, bytes: Buffer): Promise<string> {
+  const err = await t.throwsAsync(agent.client.call('CreateUploadUrl', { task_id: task.task_id, lease_token: task.lease_token, name }));
+  t.regex(err!.message, /does not write an object named/, name);
+  const key = taskObjectKey({ id: task.task_id, organizationId }, name);
+  await cluster.app.store.put(key, bytes, { contentType: 'application/octet-stream' });
+  return key;
 }
 
 async function leaseRender() {
@@ -109,7 +123,7 @@ test.serial('a render result naming a file a render does not write (an SVG, a pa
   for (const name of ['evil.svg', 'render.html']) {
     const { org, renderId, task } = await leaseRender();
     const video = await upload(task, 'render.mp4', Buffer.alloc(500, 1));
-    const evil = await upload(task, name, Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'));
+    const evil = await plantUnexpected(t, task, org.id, name, Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'));
     await agent.complete(task.task_id, task.lease_token, { objectKey: video, sizeBytes: 500, contentType: 'video/mp4', durationSec: 2, thumbnailKey: evil });
     const row = await renderRow(renderId);
     t.is(row!.status, 'error', name);
@@ -125,7 +139,7 @@ test.serial('an analyze result naming a file analysis does not write fails the j
   const task = (await agent.lease(3000))!;
   t.is(task.type, 'analyze-video');
   const source = await upload(task, 'source.mp4', Buffer.alloc(4000, 3));
-  const thumb = await upload(task, 'source-thumb.svg', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>'));
+  const thumb = await plantUnexpected(t, task, org.id, 'source-thumb.svg', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>'));
   await agent.complete(task.task_id, task.lease_token, {
     durationSec: 10, downloadBytes: 4000,
     source: { name: 'talk.mp4', objectKey: source, sizeBytes: 4000, contentType: 'video/mp4', thumbnailKey: thumb, width: 320, height: 180 },

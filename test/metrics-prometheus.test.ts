@@ -11,6 +11,7 @@ import { serveFiles, type MediaServer } from './helpers/media.js';
 import { makeTalkVideo, TALK } from './helpers/talk-video.js';
 import { startWebhookReceiver } from './helpers/webhook-receiver.js';
 import { fliteAvailable } from './transcribe-synth.js';
+import { expectedOnnxProvider } from './helpers/onnx-provider.js';
 
 // A real Prometheus (Debian's package) scrapes a running coordinator and agent with deploy/'s
 // scrape config and alert rules; every dashboard and alert expression must evaluate and name only
@@ -185,7 +186,8 @@ test.serial('a job and a render run here show in the dashboard; every dashboard 
   t.true(Number(completed.data!.result[0]!.value[1]) >= 2, JSON.stringify(completed));
   // Agents, their encoder and slots, render speed and analysis speed come from this farm too.
   const info = await promQuery('shorts_agent_info');
-  t.deepEqual(info.data!.result.map((s) => [s.metric.agent, s.metric.encoder, s.metric.onnx_provider, s.metric.face_detector_provider]), [[agent.name, 'x264', 'cpu', 'cpu']]);
+  const provider = (await expectedOnnxProvider()).toLowerCase();
+  t.deepEqual(info.data!.result.map((s) => [s.metric.agent, s.metric.encoder, s.metric.onnx_provider, s.metric.face_detector_provider]), [[agent.name, 'x264', provider, provider]]);
   const fpsExpr = grafanaVars(dash.find((d) => d.panel === 'Render frames per second')!.expr);
   await waitFor(async () => (await promQuery(fpsExpr)).data?.result.some((s) => s.metric.encoder === 'x264' && Number(s.value[1]) > 0), 15_000, 'render fps');
   const rtfExpr = grafanaVars(dash.find((d) => d.panel === 'Analysis real-time factor')!.expr);

@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { readFileSync } from 'node:fs';
 import { timingSafeEqual } from 'node:crypto';
 import { isTransientDbError, type Db } from '../db/db.js';
+import { taskWritesName } from '../files/task-objects.js';
 import { AppError } from '../../../common/src/errors.js';
 import { newId } from '../../../common/src/ids.js';
 import type { Logger } from '../../../common/src/logger.js';
@@ -211,6 +212,7 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
         throw new AppError(409, LEASE_LOST, `Task ${req.task_id} is no longer leased with this token`);
       }
       if (!/^(?!\.)[A-Za-z0-9._-]{1,100}$/.test(req.name)) throw new AppError(400, 'bad_name', 'upload name must be a plain file name');
+      if (!taskWritesName(task.type, req.name)) throw new AppError(400, 'bad_name', `${task.type} does not write an object named ${req.name}`);
       const key = taskObjectKey(task, req.name);
       const { url, expiresAt } = await deps.urls.sign(key, 'PUT');
       return { url, object_key: key, expires_at_ms: expiresAt.getTime() };

@@ -20,6 +20,11 @@ const EXPECTED_NAMES: Record<TaskType, RegExp> = {
   'probe-media': /^$/,
 };
 
+/** Whether a task of this type writes an object of this name (upload URLs are signed for no other). */
+export function taskWritesName(type: TaskType, name: string): boolean {
+  return EXPECTED_NAMES[type].test(name);
+}
+
 /**
  * Checks every reported key (nulls skipped) and returns the stored size of each, by key. Throws an
  * AppError (which fails the task with its message) for a foreign, repeated, unexpected or missing object.
@@ -37,7 +42,7 @@ export async function verifyTaskObjects(
       throw refused(`the agent reported an object outside its task (${String(key).slice(0, 200)})`);
     }
     const name = key.slice(prefix.length);
-    if (!EXPECTED_NAMES[task.type].test(name)) {
+    if (!taskWritesName(task.type, name)) {
       throw refused(`the agent reported an object that ${task.type} does not write (${name.slice(0, 100)})`);
     }
     if (sizes.has(key)) throw refused(`the agent reported the object ${key} twice`);
