@@ -1,7 +1,9 @@
 import test from 'ava';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { createLogger } from '../common/src/logger.js';
 import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
 import type { Box, Reframe, ShortDetections } from '../common/src/reframe/types.js';
@@ -19,6 +21,7 @@ import { boxesShownAt } from './helpers/reframe.js';
 // rendered. Checked the way a viewer would: who is in the picture while they talk.
 
 const log = createLogger({}, 'silent');
+const execFileAsync = promisify(execFile);
 const media = gridClips();
 const OUT = { width: 1080, height: 1920 };
 const FRAME = 1 / 25;
@@ -151,14 +154,39 @@ async function checkConversation(t: import('ava').ExecutionContext, conversation
   if (!renderClip) return;
   // The crop clip along this path: 9:16, the short's length.
   const clip = path.join(dir, 'conversation-crop.mp4');
+  const clipPath = planReframe(d, DEFAULT_DIRECTOR, { width: 720, height: 1280 });
   await cutCropClip(FFMPEG, {
     sourcePath: conversation.videoPath, out: clip, start: 0, end: conversation.durationSec, sourceWidth: conversation.width, sourceHeight: conversation.height,
-    reframe: planReframe(d, DEFAULT_DIRECTOR, { width: 720, height: 1280 }), encoder: 'libx264', workDir: path.join(dir, 'clip-work'),
+    reframe: clipPath, encoder: 'libx264', workDir: path.join(dir, 'clip-work'),
   });
   const info = await ffprobe(clip);
   t.true(Math.abs(info.width / info.height - 9 / 16) < 0.01, `${info.width}x${info.height}`);
   t.true(Math.abs(info.durationSec - conversation.durationSec) < 0.15, `duration ${info.durationSec}`);
+
+  // What a viewer sees: mid-way through each turn the clip's picture is the talker's part of the
+  // source (the planned window), not the same-sized part around the other person.
+  for (const turn of conversation.turns) {
+    if (turn.speaker === null || !turn.speech) continue;
+    const mid = (turn.speech.start + turn.speech.end) / 2;
+    const other = boxNear(d, tracks[1 - turn.speaker]!, mid)!;
+    const planned = interpolate(clipPath.keyframes, mid);
+    const aroundOther = { ...planned, x: Math.min(Math.max(0, other.x + other.width / 2 - planned.width / 2), conversation.width - planned.width) };
+    const shown = await thumbnailAt(clip, mid);
+    const diffPlanned = meanAbsDiff(shown, await thumbnailAt(conversation.videoPath, mid, planned));
+    const diffOther = meanAbsDiff(shown, await thumbnailAt(conversation.videoPath, mid, aroundOther));
+    t.log(`person ${turn.speaker} at ${mid.toFixed(2)} s: clip vs planned window ${diffPlanned.toFixed(1)}, vs the other person ${diffOther.toFixed(1)} (grey levels)`);
+    t.true(diffPlanned < 12 && diffPlanned * 2 < diffOther, `person ${turn.speaker} at ${mid.toFixed(2)} s`);
+  }
 }
+
+/** One frame at `time`, optionally a window of it, as 36x64 grey levels. */
+async function thumbnailAt(file: string, time: number, window?: Box): Promise<Buffer> {
+  const crop = window ? `crop=${Math.round(window.width)}:${Math.round(window.height)}:${Math.round(window.x)}:${Math.round(window.y)},` : '';
+  const { stdout } = await execFileAsync(FFMPEG, ['-v', 'error', '-ss', time.toFixed(3), '-i', file, '-frames:v', '1', '-vf', `${crop}scale=36:64,format=gray`, '-f', 'rawvideo', '-'], { encoding: 'buffer', maxBuffer: 1 << 20 });
+  return stdout;
+}
+
+const meanAbsDiff = (a: Buffer, b: Buffer) => a.reduce((sum, v, i) => sum + Math.abs(v - b[i]!), 0) / a.length;
 
 maybe('with two speakers allowed the same conversation is split screen, the talker on top', async (t) => {
   if (!conversation) conversation = await composeConversation(dir, { turns: [0, 1, 0] });
