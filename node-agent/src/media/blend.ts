@@ -137,26 +137,6 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
     ]);
   }
 
-  if (!isNonSeparable(o.blendMode) && yuv) {
-    // The patch goes to packed BGRA (swscale's SIMD path for 4:2:0 video; planar GBRAP is its slow
-    // C path, which cost more than the blend), each colour channel is blended as a plane of its own,
-    // and the planes are merged with the watermark's alpha into GBRAP for overlay. The still
-    // watermark is one frame: lut2 repeats it, mergeplanes would stop at its end, so its alpha is
-    // first paired with every video frame by a lut2 that passes it through.
-    const ch = ['r', 'g', 'b'] as const;
-    const f = separableExpr(o.blendMode);
-    return result([
-      `${watermark},format=rgba,extractplanes=r+g+b+a${ch.map((c) => L(`w${c}`)).join('')}${L('wa')}`,
-      `${cut},format=bgra,extractplanes=r+g+b${L('pr2')}${L('pg')}${L('pb')}`,
-      `${L('pr2')}split=2${L('pr')}${L('clock')}`,
-      `${L('clock')}${L('wa')}lut2=c0=y${L('ma')}`,
-      ...ch.map((c) => `${L(`p${c}`)}${L(`w${c}`)}lut2=c0=${f}${L(`m${c}`)}`),
-      // GBRAP's planes are G, B, R, A.
-      `${L('mg')}${L('mb')}${L('mr')}${L('ma')}mergeplanes=0x00102030:gbrap${L('mix')}`,
-      paste(L('mix')),
-    ]);
-  }
-
   const mix = isNonSeparable(o.blendMode)
     ? geqBlend(o.blendMode, pw, { backdrop: `wm_backdrop_${id}`, source: `wm_src_${id}`, out: `wm_mix_${id}`, tmp: L })
     : [`${L('backdrop')}${L('src')}${separableLut2(o.blendMode)}${L('mix')}`];
@@ -166,15 +146,10 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
 /** A separable mode as lut2 over [backdrop][watermark], both gbrap: one table per colour channel,
  * c3=y keeps the watermark's alpha. */
 function separableLut2(mode: BlendMode): string {
-  const c = separableExpr(mode);
-  return `lut2=c0=${c}:c1=${c}:c2=${c}:c3=y`;
-}
-
-/** A separable mode's lut2 expression over x = backdrop and y = watermark, quoted for the graph. */
-function separableExpr(mode: BlendMode): string {
   const expr = SEPARABLE_EXPR[mode];
   if (!expr) throw new Error(`blend mode ${mode} has no implementation`);
-  return `'clip(round(${expr}),0,255)'`;
+  const c = `'clip(round(${expr}),0,255)'`;
+  return `lut2=c0=${c}:c1=${c}:c2=${c}:c3=y`;
 }
 
 const round4 = (n: number) => Math.round(n * 10000) / 10000;
