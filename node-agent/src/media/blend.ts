@@ -119,17 +119,14 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
 
   if (isNonSeparable(o.blendMode) && !o.legacyFfmpeg) {
     // In YUV (non-separable.ts says why): video frames in their own 4:2:0 and limited range, RGB
-    // frames in full-range BT.601 4:4:4. The still watermark (one frame) is first paired with every
-    // video frame by one lut2 that passes it through, so each step of the program joins frames of
-    // one timestamp.
+    // frames in full-range BT.601 4:4:4. The still watermark stays one frame: the program's steps on
+    // its planes alone run once.
     const fmt = yuv ? 'yuva420p' : 'yuva444p';
     const toYuv = `scale=out_color_matrix=bt601:out_range=${yuv ? 'tv' : 'pc'},format=`;
     const layout = yuv ? { range: 'limited' as const, halfChroma: { width: pw / 2, height: ph / 2 } } : { range: 'full' as const };
     return result([
-      `${watermark},${toYuv}${fmt}${L('src1')}`,
-      `${cut}${yuv ? '' : `,${toYuv}yuv444p`},split=2${L('b')}${L('clock')}`,
-      `${L('clock')}format=${fmt}${L('clock4')}`,
-      `${L('clock4')}${L('src1')}lut2=c0=y:c1=y:c2=y:c3=y${L('src')}`,
+      `${watermark},${toYuv}${fmt}${L('src')}`,
+      `${cut}${yuv ? '' : `,${toYuv}yuv444p`}${L('b')}`,
       ...nonSeparableBlend(o.blendMode, layout, `wm_b_${id}`, `wm_src_${id}`, `wm_mix_${id}`, id),
       // overlay would read the merged planes as limited range: say what they are.
       ...(yuv ? [] : [`${L('mix')}scale=in_color_matrix=bt601:in_range=pc,format=gbrap${L('mixrgb')}`]),

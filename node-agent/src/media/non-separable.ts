@@ -97,9 +97,9 @@ export interface PlaneLayout {
 }
 
 /**
- * The blend of a YUV backdrop patch (`backdrop`) with a YUVA watermark of the same size and layout
- * (`source`) into [out]: YUVA carrying the watermark's alpha, for `overlay` to composite onto the
- * backdrop. Both streams must carry a frame for every video frame (see blend.ts).
+ * The blend of a YUV backdrop patch (`backdrop`, a frame for every video frame) with a YUVA
+ * watermark of the same size and layout (`source`, one still frame) into [out]: YUVA carrying the
+ * watermark's alpha, for `overlay` to composite onto the backdrop.
  */
 export function nonSeparableBlend(mode: NonSeparableMode, layout: PlaneLayout, backdrop: string, source: string, out: string, id: string): string[] {
   const r = RANGES[layout.range];
@@ -120,7 +120,12 @@ export function nonSeparableBlend(mode: NonSeparableMode, layout: PlaneLayout, b
   const t = p.lut2('t', q, sat, minExpr);
   const u = p.lut2('uo', dirU, t, scaleChromaExpr(r));
   const v = p.lut2('vo', dirV, t, scaleChromaExpr(r));
-  return p.emit([l, u, v, s.a], `mergeplanes=0x00102030:${half ? 'yuva420p' : 'yuva444p'}[${out}]`);
+  // The watermark is one frame: the steps above that read only its planes run once, and lut2
+  // repeats their result for every video frame. mergeplanes would stop at the end of such an input,
+  // so the watermark planes it takes are first paired with every video frame (b.y is the clock).
+  const perFrame = (name: string, plane: Plane) => p.lut2(name, b.y, plane, (_x, y) => y);
+  const luma = mode === 'luminosity' ? perFrame('ly', l) : l;
+  return p.emit([luma, u, v, perFrame('alpha', s.a)], `mergeplanes=0x00102030:${half ? 'yuva420p' : 'yuva444p'}[${out}]`);
 }
 
 // ---- a small builder: planes out of frames, lut2 and scale steps, a split wherever a plane is read twice
