@@ -90,10 +90,7 @@ test.serial('a job on a file that claims 1 s but holds 15 minutes is priced for 
   const { org, key } = await cluster.org({ plan: 'free', credits: 0.35 });
   const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media.url('long.mkv') } });
   t.is(created.status, 201);
-  const job = await waitFor(async () => {
-    const r = await cluster.api('GET', `/api/jobs/${created.body.id}`, { key });
-    return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
-  }, 120_000, 'job to settle');
+  const job = await cluster.settledJob(key, created.body.id, { timeoutMs: 120_000 });
   t.is(job.status, 'FAILED');
   t.regex(job.message ?? job.errorMessage ?? JSON.stringify(job), /15\.0 minutes cost 0\.45/);
   const row = await cluster.app.db.one<{ credits: string; reserved: string }>('SELECT credits, reserved_credits AS reserved FROM organizations WHERE id = $1', [org.id]);
@@ -107,10 +104,7 @@ test.serial('a file whose audio decodes far past its measured length fails clear
   const { key } = await cluster.org({ plan: 'pro', credits: 10 });
   const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media.url('zero-ts.mkv') } });
   t.is(created.status, 201);
-  const job = await waitFor(async () => {
-    const r = await cluster.api('GET', `/api/jobs/${created.body.id}`, { key });
-    return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
-  }, 120_000, 'job to settle');
+  const job = await cluster.settledJob(key, created.body.id, { timeoutMs: 120_000 });
   t.is(job.status, 'FAILED');
   // Stopped by the output cap a little past the billed second, not after all 30 s were decoded.
   const decoded = /audio decodes to at least (\d+\.\d) s but the file's streams end at (\d+\.\d) s/.exec(JSON.stringify(job));

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { startCluster, waitFor, type AgentProcess, type TestCluster } from './helpers/cluster.js';
+import { startCluster, type AgentProcess, type TestCluster } from './helpers/cluster.js';
 import { serveFiles, type MediaServer } from './helpers/media.js';
 import { havePocketsphinx, requireTools } from './helpers/requirements.js';
 import { makeTalkVideo } from './helpers/talk-video.js';
@@ -34,10 +34,7 @@ test.serial('face detection failing: every short gets the still no-face framing,
   const predefinedShorts = [{ title: 'Practice', start: 0, end: 8 }, { title: 'Later', start: 10, end: 16 }];
   const created = await cluster!.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media!.url('talk.mp4'), options: { predefinedShorts } } });
   t.is(created.status, 201);
-  const job = await waitFor(async () => {
-    const r = await cluster!.api('GET', `/api/jobs/${created.body.id}`, { key });
-    return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
-  }, 240_000, 'job to settle');
+  const job = await cluster!.settledJob(key, created.body.id);
   t.is(job.status, 'COMPLETED', job.message);
 
   const failed = await agent.waitForLog(/speaker detection failed/, 1000);

@@ -43,12 +43,7 @@ test.after.always(async () => {
   await cluster?.close();
 });
 
-async function settledJob(key: string, id: string) {
-  return waitFor(async () => {
-    const r = await cluster.api('GET', `/api/jobs/${id}`, { key });
-    return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
-  }, 60_000, `job ${id}`);
-}
+const settledJob = (key: string, id: string) => cluster.settledJob(key, id, { timeoutMs: 60_000 });
 
 const credits = async (orgId: string) =>
   cluster.app.db.one<{ credits: string; reserved: string }>('SELECT credits, reserved_credits AS reserved FROM organizations WHERE id = $1', [orgId]);

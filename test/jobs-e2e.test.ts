@@ -32,13 +32,7 @@ test.after.always(async () => {
   await cluster?.close();
 });
 
-async function waitForJob(key: string, id: string, seen?: number[]) {
-  return waitFor(async () => {
-    const r = await cluster.api('GET', `/api/jobs/${id}`, { key });
-    seen?.push(r.body.progress);
-    return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
-  }, 240_000, `job ${id}`);
-}
+const waitForJob = (key: string, id: string, seen?: number[]) => cluster.settledJob(key, id, { seen });
 
 const orgRow = (id: string) => cluster.app.db.one('SELECT credits, reserved_credits AS reserved, storage_used_bytes AS used FROM organizations WHERE id = $1', [id]);
 

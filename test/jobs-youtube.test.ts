@@ -1,7 +1,7 @@
 import test from 'ava';
 import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
+import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { makeTalkVideo } from './helpers/talk-video.js';
 import { buildYtDlpArgs } from '../node-agent/src/media/youtube.js';
 
@@ -35,10 +35,7 @@ echo "download:progress 100.0%"
 });
 test.after.always(() => cluster?.close());
 
-const waitForJob = (key: string, id: string) => waitFor(async () => {
-  const r = await cluster.api('GET', `/api/jobs/${id}`, { key });
-  return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
-}, 180_000, 'job');
+const waitForJob = (key: string, id: string) => cluster.settledJob(key, id, { timeoutMs: 180_000 });
 
 test('yt-dlp arguments: one video, capped size and height, our ffmpeg, no playlist', (t) => {
   const args = buildYtDlpArgs('dQw4w9WgXcQ', '/tmp/x', { ffmpegPath: '/opt/ffmpeg', maxBytes: 1000 });

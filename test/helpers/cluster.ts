@@ -18,6 +18,8 @@ export interface TestCluster {
   /** A new organization with an API key. */
   org(input?: { plan?: string; credits?: number; name?: string }): Promise<{ org: Organization; key: string }>;
   api(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  /** The job as the API answers it once it is COMPLETED or FAILED; `seen` collects every progress value read. */
+  settledJob(key: string, id: string, opts?: { timeoutMs?: number; seen?: number[] }): Promise<any>;
   restartCoordinator(): Promise<void>;
   close(): Promise<void>;
 }
@@ -112,6 +114,13 @@ export async function startCluster(name: string, overrides: Parameters<typeof lo
       let body: any = text;
       try { body = JSON.parse(text); } catch { /* not JSON */ }
       return { status: res.status, body, headers: res.headers };
+    },
+    settledJob(key, id, opts = {}) {
+      return waitFor(async () => {
+        const r = await this.api('GET', `/api/jobs/${id}`, { key });
+        opts.seen?.push(r.body.progress);
+        return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
+      }, opts.timeoutMs ?? 240_000, `job ${id} to settle`);
     },
     async restartCoordinator() {
       const grpcPort = Number(app.grpcAddress.split(':')[1]);
