@@ -93,9 +93,9 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
       throw badRequest(`status must be one of PROCESSING, COMPLETED, FAILED or all`);
     }
     const { rows, total } = await listJobs(app.db, orgId, { query: query.query, status: query.status, limit, offset });
-    // Only work still queued can be waiting; the rest of the page needs no look at the queue.
-    const waiting = await Promise.all(rows.map((job) => (job.status === JOB_STATUS.processing ? app.queue.waitingReason(job.id) : undefined)));
-    return { data: rows.map((job, i) => listItemView(job, waiting[i])), total };
+    // Only work still in progress can be waiting: one look at the queue for the page's PROCESSING jobs.
+    const waiting = await app.queue.waitingReasons(rows.filter((job) => job.status === JOB_STATUS.processing).map((job) => job.id));
+    return { data: rows.map((job) => listItemView(job, waiting.get(job.id))), total };
   });
 
   api.route({

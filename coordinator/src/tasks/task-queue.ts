@@ -215,12 +215,19 @@ export class TaskQueue {
 
   /** Why the work for a job or render waits, when no connected agent can take it (else undefined). */
   async waitingReason(subjectId: string): Promise<string | undefined> {
-    const row = await this.db.one<{ reason: string }>(
-      `SELECT waiting_reason AS reason FROM tasks WHERE subject_id = $1 AND state = 'queued' AND waiting_reason IS NOT NULL
-       ORDER BY created_at DESC LIMIT 1`,
-      [subjectId],
+    return (await this.waitingReasons([subjectId])).get(subjectId);
+  }
+
+  /** The same for many subjects (a page of the job list) in one query. */
+  async waitingReasons(subjectIds: string[]): Promise<Map<string, string>> {
+    if (subjectIds.length === 0) return new Map();
+    const rows = await this.db.query<{ subjectId: string; reason: string }>(
+      `SELECT DISTINCT ON (subject_id) subject_id AS "subjectId", waiting_reason AS reason FROM tasks
+       WHERE subject_id = ANY($1::text[]) AND state = 'queued' AND waiting_reason IS NOT NULL
+       ORDER BY subject_id, created_at DESC`,
+      [subjectIds],
     );
-    return row?.reason;
+    return new Map(rows.map((r) => [r.subjectId, r.reason]));
   }
 
   /**
