@@ -1,6 +1,6 @@
 // A 60 s 1080x1920 short: our render (crop, scale, captions, watermark, encode in one ffmpeg) against
 // a bare ffmpeg encode of the same crop with the same encoder settings, in the same run.
-//   npm run bench:render -- [seconds=60] [blendMode=normal | all] [runs=1]
+//   npm run bench:render -- [seconds=60] [blendMode=normal | mode,mode,... | all] [runs=1]
 // `all` renders the watermark in each of the 16 blend modes; each mode is timed against bare encodes
 // run alternately with it (the fastest of `runs` each, so a busy moment on the machine counts less).
 // Each run is measured twice: wall time, and the CPU time ffmpeg itself reports (-benchmark: user +
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import { isBundledFfmpeg, processMediaTools } from '../common/src/media/tools.js';
+import { isBundledFfmpeg, processMediaTools, toolEnv } from '../common/src/media/tools.js';
 import { prepareRender, type RenderSpec } from '../node-agent/src/media/render-args.js';
 import { largestWindow } from '../node-agent/src/reframe/camera.js';
 import { resolveCaptionStyle } from '../common/src/render/presets.js';
@@ -24,7 +24,10 @@ const run = promisify(execFile);
 const FFMPEG = processMediaTools().ffmpegPath;
 const seconds = Number(process.argv[2] ?? 60);
 const modeArg = process.argv[3] ?? 'normal';
-const modes: BlendMode[] = modeArg === 'all' ? [...BLEND_MODES] : [modeArg as BlendMode];
+const modes: BlendMode[] = modeArg === 'all' ? [...BLEND_MODES] : modeArg.split(',').map((m) => {
+  if (!(BLEND_MODES as readonly string[]).includes(m)) throw new Error(`unknown blend mode ${m}; one of ${BLEND_MODES.join(', ')}, or all`);
+  return m as BlendMode;
+});
 const runs = Math.max(1, Number(process.argv[4] ?? 1));
 interface Cost { wallSec: number; cpuSec: number }
 const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-render-'));
@@ -47,7 +50,9 @@ try {
   const timed = async (args: string[]): Promise<Cost> => {
     const withBench = ['-benchmark', ...args.map((a, i) => (args[i - 1] === '-loglevel' ? 'info' : a))];
     const t0 = performance.now();
-    const { stderr } = await run(FFMPEG, withBench, { maxBuffer: 64 * 1024 * 1024 });
+    // The environment an agent gives ffmpeg (toolEnv: its malloc settings among them), for the bare
+    // encode too, so the ratio is what the render's own filters cost.
+    const { stderr } = await run(FFMPEG, withBench, { maxBuffer: 64 * 1024 * 1024, env: toolEnv() });
     const wallSec = (performance.now() - t0) / 1000;
     const m = /bench: utime=([\d.]+)s stime=([\d.]+)s/.exec(stderr);
     if (!m) throw new Error(`ffmpeg printed no -benchmark line:\n${stderr.slice(-2000)}`);
