@@ -254,6 +254,39 @@ test('on a 4:2:0 frame (the render path) the blend lands in place, close to the 
   }
 });
 
+test('in a video every frame is blended with its own backdrop: none skipped, none a frame late', async (t) => {
+  // The backdrop swaps between two colours on every frame, so a box pasted from the frame before, or
+  // a frame the paste let through unblended, is tens of levels off.
+  const colours: RGB[] = [FLAT, [30, 180, 240]];
+  const [a, b] = colours as [RGB, RGB];
+  const pick = (i: number) => `if(mod(N,2),${b[i]},${a[i]})`;
+  const frames = 24;
+  for (const mode of ['normal', 'multiply', 'hue', 'luminosity'] as BlendMode[]) {
+    const f = buildWatermarkFilter({
+      videoLabel: 'bg', imageLabel: '1:v', outLabel: 'out', frameWidth: 96, frameHeight: 64,
+      imageWidth: 64, imageHeight: 32, opacity: OPACITY, blendMode: mode, left: '9px', top: '5px', legacyFfmpeg: LEGACY,
+    });
+    const { stdout } = await run(AGENT_FFMPEG, [
+      '-hide_banner', '-loglevel', 'error',
+      '-f', 'lavfi', '-i', `color=c=black:size=96x64:rate=30:duration=${frames / 30}`, '-i', wmFlatPng,
+      '-filter_complex', `[0:v]format=gbrp,geq=r='${pick(0)}':g='${pick(1)}':b='${pick(2)}',format=yuv420p[bg];${f.filter}`,
+      '-map', '[out]', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1',
+    ], { encoding: 'buffer', maxBuffer: 1 << 22 });
+    const size = 96 * 64 * 3;
+    t.is(stdout.length, frames * size, `${mode}: ${frames} frames`);
+    const misses: string[] = [];
+    for (let n = 0; n < frames; n++) {
+      const at = (x: number, y: number): RGB => [0, 1, 2].map((c) => stdout[n * size + (y * 96 + x) * 3 + c]!) as RGB;
+      const backdrop = at(90, 60);
+      if (backdrop.some((v, i) => Math.abs(v - colours[n % 2]![i]!) > 4)) misses.push(`frame ${n}: backdrop ${backdrop}`);
+      const want = reference(mode, colours[n % 2]!, SOURCE_TOP.rgb, OPACITY);
+      const got = at(40, 20);
+      if (got.some((v, i) => Math.abs(v - want[i]!) > 6)) misses.push(`frame ${n}: got ${got}, want ${want}`);
+    }
+    t.deepEqual(misses, [], mode);
+  }
+});
+
 // ---- the non-separable modes' lookup-table program (non-separable.ts) ------------------------------
 
 
