@@ -48,6 +48,70 @@ export function buildCaptionPages(words: CaptionWord[], maxWordsInPage: number, 
 export interface AssOptions {
   width: number;
   height: number;
+  /**
+   * Draw onto a transparent canvas holding rows top..top+height of the frame (caption-canvas.ts)
+   * instead of onto the frame itself: same pixels, shifted up by `top`.
+   */
+  canvas?: { top: number; height: number };
+}
+
+/** One Dialogue line of the script. */
+export interface AssEvent {
+  layer: number;
+  start: number; // seconds from the clip start
+  end: number;
+  style: 'Caption' | 'Box';
+  text: string;
+  /** Seconds after `start` during which its \t transforms still change what it draws. */
+  animatedSec: number;
+}
+
+/** The events of the script: a box per page, and per page one event per active word. */
+export function buildAssEvents(pages: CaptionPage[], style: ResolvedCaptionStyle, size: Pick<AssOptions, 'width' | 'height'>): AssEvent[] {
+  const k = Math.min(size.width, size.height) / 1080;
+  const px = (v: number) => round2(v * k);
+  const lineTags = style.shadow
+    ? `\\xshad${px(style.shadow.offsetXPx)}\\yshad${px(style.shadow.offsetYPx)}${style.shadow.blurPx > 0 ? `\\blur${round2(px(style.shadow.blurPx) / 2)}` : ''}`
+    : '';
+  const activeMs = Math.round(style.active.duration * 1000);
+  const pastMs = Math.round(style.past.duration * 1000);
+  const scale = Math.round(style.active.scale * 100);
+  const events: AssEvent[] = [];
+
+  for (const page of pages) {
+    const texts = page.words.map((w) => escapeAssText(style.uppercase ? w.text.toLocaleUpperCase() : w.text));
+    if (style.backgroundColor) {
+      // One run of plain text gives one box per line; per-word tags would split it into boxes that overlap.
+      events.push({ layer: 0, start: page.start, end: page.end, style: 'Box', text: texts.join(' '), animatedSec: 0 });
+    }
+    page.words.forEach((w, i) => {
+      const start = i === 0 ? page.start : w.start;
+      const end = i + 1 < page.words.length ? page.words[i + 1]!.start : page.end;
+      if (end <= start) return;
+      let animatedMs = 0;
+      const parts = texts.map((t, j) => {
+        if (j === i) {
+          const pop = scale !== 100 ? `\\fscx100\\fscy100\\t(0,${activeMs},\\fscx${scale}\\fscy${scale})` : '';
+          if (pop) animatedMs = Math.max(animatedMs, activeMs);
+          return `{${colorTags(style.active.color)}${pop}}${t}{\\fscx100\\fscy100}`;
+        }
+        if (j === i - 1 && pastMs > 0) {
+          animatedMs = Math.max(animatedMs, pastMs);
+          return `{${colorTags(style.active.color)}\\t(0,${pastMs},${colorTags(style.past.color)})}${t}`;
+        }
+        return `{${colorTags(j < i ? style.past.color : style.color)}}${t}`;
+      });
+      const text = `${lineTags ? `{${lineTags}}` : ''}${parts.join(' ')}`;
+      events.push({ layer: 1, start, end, style: 'Caption', text, animatedSec: animatedMs / 1000 });
+    });
+  }
+  return events;
+}
+
+/** The script's MarginV: the block's distance from the edge it is anchored to (none when centred). */
+export function assMarginV(style: ResolvedCaptionStyle, size: Pick<AssOptions, 'width' | 'height'>): number {
+  const k = Math.min(size.width, size.height) / 1080;
+  return style.position.anchor === 'center' ? 0 : Math.round(round2(style.position.marginPx * k));
 }
 
 /** A complete ASS script; PlayRes is the output size so style pixels map 1:1 after scaling. */
@@ -56,9 +120,20 @@ export function buildAssFile(pages: CaptionPage[], style: ResolvedCaptionStyle, 
   const face = resolveFontFace(style.fontFamily, style.fontWeight, style.italic);
   const px = (v: number) => round2(v * k);
   const alignment = { bottom: 2, center: 5, top: 8 }[style.position.anchor];
-  const marginV = style.position.anchor === 'center' ? 0 : Math.round(px(style.position.marginPx));
+  let marginV = assMarginV(style, size);
+  const canvas = size.canvas;
+  if (canvas) {
+    // The same layout on the canvas's rows: libass places a block from the edge it is anchored to
+    // (a centred one from the middle, and the canvas is centred on the frame's middle).
+    if (style.position.anchor === 'bottom') marginV -= size.height - (canvas.top + canvas.height);
+    if (style.position.anchor === 'top') marginV -= canvas.top;
+    if (marginV < 0) throw new Error(`the caption canvas (rows ${canvas.top}+${canvas.height}) does not hold the caption margin`);
+  }
   const marginH = Math.round(size.width * 0.06);
   const shadowDist = style.shadow ? px(Math.max(Math.abs(style.shadow.offsetXPx), Math.abs(style.shadow.offsetYPx))) : 0;
+  // On a canvas (subtitles alpha=1), ffmpeg 5.1 blends a layer's alpha into the alpha plane with
+  // that same alpha as the weight, so a translucent shadow of alpha a lands as a*a: give it sqrt(a).
+  const shadowColor = style.shadow ? (canvas ? { ...style.shadow.color, a: Math.sqrt(style.shadow.color.a) } : style.shadow.color) : TRANSPARENT;
   const styleLine = (name: string, primary: string, outlineColour: string, back: string, borderStyle: number, outline: number, shadow: number) =>
     `Style: ${name},${face.assFontName},${px(style.fontSizePx)},${primary},${primary},${outlineColour},${back},` +
     `${face.bold ? -1 : 0},${face.italic ? -1 : 0},0,0,100,100,${px(style.letterSpacingPx)},0,${borderStyle},${outline},${shadow},` +
@@ -68,47 +143,21 @@ export function buildAssFile(pages: CaptionPage[], style: ResolvedCaptionStyle, 
     '[Script Info]',
     'ScriptType: v4.00+',
     `PlayResX: ${size.width}`,
-    `PlayResY: ${size.height}`,
+    `PlayResY: ${canvas ? canvas.height : size.height}`,
     'WrapStyle: 0',
     'ScaledBorderAndShadow: yes',
     'YCbCr Matrix: None',
     '',
     '[V4+ Styles]',
     'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding',
-    styleLine('Caption', assColor(style.color), assColor(style.outlineColor), assColor(style.shadow?.color ?? TRANSPARENT), 1, px(style.outlineWidthPx), shadowDist),
+    styleLine('Caption', assColor(style.color), assColor(style.outlineColor), assColor(shadowColor), 1, px(style.outlineWidthPx), shadowDist),
   ];
   // libass draws an opaque box (BorderStyle 3) instead of an outline, so a box is its own style on
   // a lower layer whose text is invisible; OutlineColour is the box colour there.
   if (style.backgroundColor) out.push(styleLine('Box', assColor(TRANSPARENT), assColor(style.backgroundColor), assColor(TRANSPARENT), 3, px(style.boxPaddingPx), 0));
   out.push('', '[Events]', 'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text');
-
-  const lineTags = style.shadow
-    ? `\\xshad${px(style.shadow.offsetXPx)}\\yshad${px(style.shadow.offsetYPx)}${style.shadow.blurPx > 0 ? `\\blur${round2(px(style.shadow.blurPx) / 2)}` : ''}`
-    : '';
-  const activeMs = Math.round(style.active.duration * 1000);
-  const pastMs = Math.round(style.past.duration * 1000);
-  const scale = Math.round(style.active.scale * 100);
-
-  for (const page of pages) {
-    const texts = page.words.map((w) => escapeAssText(style.uppercase ? w.text.toLocaleUpperCase() : w.text));
-    if (style.backgroundColor) {
-      // One run of plain text gives one box per line; per-word tags would split it into boxes that overlap.
-      out.push(`Dialogue: 0,${assTime(page.start)},${assTime(page.end)},Box,,0,0,0,,${texts.join(' ')}`);
-    }
-    page.words.forEach((w, i) => {
-      const start = i === 0 ? page.start : w.start;
-      const end = i + 1 < page.words.length ? page.words[i + 1]!.start : page.end;
-      if (end <= start) return;
-      const parts = texts.map((t, j) => {
-        if (j === i) {
-          const pop = scale !== 100 ? `\\fscx100\\fscy100\\t(0,${activeMs},\\fscx${scale}\\fscy${scale})` : '';
-          return `{${colorTags(style.active.color)}${pop}}${t}{\\fscx100\\fscy100}`;
-        }
-        if (j === i - 1 && pastMs > 0) return `{${colorTags(style.active.color)}\\t(0,${pastMs},${colorTags(style.past.color)})}${t}`;
-        return `{${colorTags(j < i ? style.past.color : style.color)}}${t}`;
-      });
-      out.push(`Dialogue: 1,${assTime(start)},${assTime(end)},Caption,,0,0,0,,${lineTags ? `{${lineTags}}` : ''}${parts.join(' ')}`);
-    });
+  for (const e of buildAssEvents(pages, style, size)) {
+    out.push(`Dialogue: ${e.layer},${assTime(e.start)},${assTime(e.end)},${e.style},,0,0,0,,${e.text}`);
   }
   return out.join('\n') + '\n';
 }

@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { BlendMode } from '../../../common/src/render/options.js';
 import type { ResolvedCaptionStyle } from '../../../common/src/render/presets.js';
 import { buildWatermarkFilter, placeWatermark } from './blend.js';
-import { buildAssFile, buildCaptionPages, type CaptionWord } from './captions.js';
+import { planCaptionCanvas, type CaptionCanvas } from './caption-canvas.js';
+import { buildAssEvents, buildAssFile, buildCaptionPages, type CaptionPage, type CaptionWord } from './captions.js';
 import { prepareFontsDir, resolveFontFace } from './fonts.js';
 
 import type { Reframe } from '../../../common/src/reframe/types.js';
@@ -21,6 +22,8 @@ export interface RenderSpec {
   /** The crop path (single, split, fit segments; see reframe-graph.ts). None: a centred crop. */
   reframe?: Reframe | null;
   caption: { style: ResolvedCaptionStyle; maxWordsInPage: number } | null;
+  /** false: burn the captions into every frame even where a caption canvas would do (tests, benches). */
+  captionCanvas?: boolean;
   watermark?: {
     imagePath: string;
     imageWidth?: number; // read from the file by prepareRender when absent
@@ -55,7 +58,21 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     start: spec.startTime, end: spec.endTime, width: W, height: H, sourceWidth: spec.sourceWidth, sourceHeight: spec.sourceHeight,
   }, graph);
   let chain = `[${video}]null`;
-  if (spec.caption) chain += `,subtitles=filename=${filterArg(assPathFor(spec))}:fontsdir=${filterArg(fontsDirFor(spec))}`;
+  const captions = captionLayout(spec);
+  const subtitles = `subtitles=filename=${filterArg(assPathFor(spec))}:fontsdir=${filterArg(fontsDirFor(spec))}`;
+  if (captions?.canvas) {
+    // The canvas takes each selected frame's clock: a 2x2 corner of it, padded out to the strip in
+    // the canvas colour at alpha 0 (the corner itself is cropped away), then libass draws on it.
+    // overlay holds the last strip until the next: frames between changes reuse it.
+    const { top, height, colour, changes } = captions.canvas;
+    const K = `0x${[colour.r, colour.g, colour.b].map((c) => c.toString(16).padStart(2, '0')).join('')}@0`;
+    graph.push(`[${video}]split=2[cap_frame][cap_clock]`);
+    graph.push(`[cap_clock]select=${filterArg(changes)},crop=2:2:0:0,format=yuva420p,pad=${W}:${height + 2}:0:${height}:color=${K},` +
+      `crop=${W}:${height}:0:0,${subtitles}:alpha=1[cap_strip]`);
+    chain = `[cap_frame][cap_strip]overlay=x=0:y=${top}:format=yuv420:eof_action=pass`;
+  } else if (spec.caption) {
+    chain += `,${subtitles}`;
+  }
 
   // `file:` so a ':' in a path is never read as a protocol name (and a leading '-' never as an option).
   const inputs = [...inputGuard(), '-ss', sec(spec.startTime), '-to', sec(spec.endTime), '-i', fileUrl(spec.sourcePath)];
@@ -95,10 +112,10 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
 export async function prepareRender(spec: RenderSpec): Promise<string[]> {
   await mkdir(spec.workDir, { recursive: true });
   let s = spec;
-  if (spec.caption) {
-    const words = clipWords(spec.words, spec.startTime, spec.endTime);
-    const pages = buildCaptionPages(words, spec.caption.maxWordsInPage);
-    await writeFile(assPathFor(spec), buildAssFile(pages, spec.caption.style, spec.output), 'utf8');
+  const captions = captionLayout(spec);
+  if (spec.caption && captions) {
+    const { width, height } = spec.output;
+    await writeFile(assPathFor(spec), buildAssFile(captions.pages, spec.caption.style, { width, height, canvas: captions.canvas ?? undefined }), 'utf8');
     const { fontFamily, fontWeight, italic } = spec.caption.style;
     await prepareFontsDir(spec.workDir, [resolveFontFace(fontFamily, fontWeight, italic)]);
   }
@@ -133,6 +150,16 @@ export async function clampWatermark(
   const patch = path.join(workDir, 'watermark-visible.png');
   await sharp(wm.imagePath).resize(w, h, { fit: 'fill' }).extract({ left: bx - x, top: by - y, width: bw, height: bh }).png().toFile(patch);
   return { ...wm, imagePath: patch, imageWidth: bw, imageHeight: bh, left: `${bx}px`, top: `${by}px`, bottom: undefined, width: `${bw}px` };
+}
+
+/** The caption pages of the clip, and the canvas they are drawn on when one does (caption-canvas.ts). */
+function captionLayout(spec: RenderSpec): { pages: CaptionPage[]; canvas: CaptionCanvas | null } | null {
+  if (!spec.caption) return null;
+  const pages = buildCaptionPages(clipWords(spec.words, spec.startTime, spec.endTime), spec.caption.maxWordsInPage);
+  // The bundled 2018 ffmpeg draws onto a canvas differently (7 luma levels off the frame path).
+  const canvasAllowed = spec.captionCanvas !== false && !spec.legacyFfmpeg;
+  const canvas = canvasAllowed ? planCaptionCanvas(pages, buildAssEvents(pages, spec.caption.style, spec.output), spec.caption.style, spec.output) : null;
+  return { pages, canvas };
 }
 
 /** Words overlapping the clip, in clip time. */

@@ -1,0 +1,136 @@
+// Captions drawn on a transparent strip once per change (caption-canvas.ts) must give the frames
+// that drawing them into every frame gives: same pixels, same frames, nothing clipped.
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { chooseMediaTools, isBundledFfmpeg } from '../common/src/media/tools.js';
+import { resolveCaptionStyle, type StyleItem } from '../common/src/render/presets.js';
+import { changeExpression } from '../node-agent/src/media/caption-canvas.js';
+import type { CaptionWord } from '../node-agent/src/media/captions.js';
+import { prepareRender } from '../node-agent/src/media/render-args.js';
+
+const run = promisify(execFile);
+const FFMPEG = chooseMediaTools({ PATH: process.env.PATH }).ffmpegPath;
+const W = 540;
+const H = 960;
+let dir: string;
+let source: string;
+
+test.before(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'caption-canvas-'));
+  source = path.join(dir, 'source.mp4');
+  // A moving, colourful backdrop: every frame differs, so a frame out of step shows.
+  await run(FFMPEG, ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=960x540:rate=30:duration=3.5',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', source]);
+});
+
+test.after.always(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const TEXTS = ['hello', 'wörld', 'ÉÅgy', 'INTERNATIONALIZATION', 'quick', 'brown', 'fox', 'jumps', 'over'];
+// A word every 0.33 s, each popping: about half the frames change the caption.
+const WORDS: CaptionWord[] = TEXTS.map((text, i) => ({ text, start: 0.3 + i * 0.33, end: 0.3 + i * 0.33 + 0.28 }));
+
+/** The render's picture as raw 4:2:0 frames, and its filter graph. */
+async function renderRaw(name: string, preset: string, items: StyleItem[], captionCanvas: boolean) {
+  const out = path.join(dir, `${name}-${captionCanvas ? 'canvas' : 'frames'}.yuv`);
+  const args = await prepareRender({
+    sourcePath: source, startTime: 0.2, endTime: 3.3, words: WORDS,
+    output: { width: W, height: H, path: path.join(dir, 'unused.mp4') },
+    caption: { style: resolveCaptionStyle(preset, items), maxWordsInPage: 3 }, captionCanvas,
+    encoder: 'libx264', legacyFfmpeg: isBundledFfmpeg(FFMPEG), workDir: path.join(dir, `${name}-${captionCanvas}`), sourceWidth: 960, sourceHeight: 540,
+  });
+  const graph = args[args.indexOf('-filter_complex') + 1]!;
+  await run(FFMPEG, [...args.slice(0, args.indexOf('-map')), '-map', '[vout]', '-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-y', out]);
+  return { frames: await readFile(out), graph };
+}
+
+const FRAME = W * H * 1.5;
+
+async function compare(name: string, preset: string, items: StyleItem[] = []) {
+  const direct = await renderRaw(name, preset, items, false);
+  const canvas = await renderRaw(name, preset, items, true);
+  let lumaWorst = 0;
+  let worstFrame = -1;
+  let lumaOffMost = 0; // the most luma samples over 2 levels off in one frame
+  let chromaOff = 0;
+  let inked = 0;
+  const n = direct.frames.length / FRAME;
+  for (let f = 0; f < n; f++) {
+    let off = 0;
+    for (let i = f * FRAME; i < f * FRAME + W * H; i++) {
+      const e = Math.abs(direct.frames[i]! - canvas.frames[i]!);
+      if (e > lumaWorst) [lumaWorst, worstFrame] = [e, f];
+      if (e > 2) off++;
+    }
+    lumaOffMost = Math.max(lumaOffMost, off);
+    for (let i = f * FRAME + W * H; i < (f + 1) * FRAME; i++) if (Math.abs(direct.frames[i]! - canvas.frames[i]!) > 2) chromaOff++;
+  }
+  // The reference has captions at all: dark outline pixels in the caption area of some frame.
+  for (let i = 0; i < W * H; i++) if (direct.frames[Math.floor(n / 2) * FRAME + i]! < 20) inked++;
+  return { n, sameLength: direct.frames.length === canvas.frames.length, lumaWorst, worstFrame, lumaOffMost, chromaOffShare: chromaOff / (n * W * H * 0.5), inked, canvas, direct };
+}
+
+for (const [preset, items, why] of [
+  ['VIRAL', [], 'bottom, translucent shadow, a pop on every word'],
+  ['HORMOZI', [], 'centred'],
+  ['VIRAL', [{ property: 'top', value: '120px' }, { property: 'text-transform', value: 'none' }], 'top, lower case with accents and tails, a word that takes its own line'],
+] as Array<[string, StyleItem[], string]>) {
+  test(`${preset} (${why}): the caption canvas gives the frames of captions drawn on every frame`, async (t) => {
+    const r = await compare(`${preset}-${items.length}`, preset, items);
+    t.true(r.canvas.graph.includes(':alpha=1'), 'this style is drawn on a canvas');
+    t.false(r.direct.graph.includes(':alpha=1'));
+    t.true(r.sameLength && r.n >= 90, `${r.n} frames`);
+    t.true(r.inked > 500, `the reference shows captions (${r.inked} outline pixels)`);
+    // Luma the same to rounding in every frame: a missed change (a stale pop, a late word) or a
+    // clipped glyph would put hundreds of pixels tens of levels off. The few allowed: where two
+    // words' translucent shadows overlap, the canvas's alpha comes out a little lighter.
+    t.true(r.lumaOffMost <= 6 && r.lumaWorst <= 16, `up to ${r.lumaOffMost} luma samples a frame over 2 levels off; worst ${r.lumaWorst} levels in frame ${r.worstFrame}`);
+    // overlay weighs 4:2:0 chroma on outline edges a little differently from libass's own blend.
+    t.true(r.chromaOffShare < 0.001, `${(r.chromaOffShare * 100).toFixed(3)} % of chroma samples over 2 levels off`);
+  });
+}
+
+test('styles a straight-alpha canvas cannot show exactly are drawn on every frame', async (t) => {
+  for (const [preset, items] of [
+    ['KARAOKE', []], // translucent outline
+    ['MINIMAL', []], // a box behind the words
+    ['GRAPES', []], // blurred shadow wider than the outline
+    ['VIRAL', [{ property: 'text-shadow', value: '0 6px 0 rgba(255,0,0,0.6)' }]], // shadow not the outline's colour
+    ['VIRAL', [{ property: 'color', value: 'rgba(255,255,255,0.5)' }]], // translucent fill
+  ] as Array<[string, StyleItem[]]>) {
+    const args = await prepareRender({
+      sourcePath: source, startTime: 0.2, endTime: 1, words: WORDS,
+      output: { width: W, height: H, path: path.join(dir, 'unused.mp4') },
+      caption: { style: resolveCaptionStyle(preset, items), maxWordsInPage: 3 },
+      encoder: 'libx264', workDir: path.join(dir, `plain-${preset}-${items.length}`), sourceWidth: 960, sourceHeight: 540,
+    });
+    const graph = args[args.indexOf('-filter_complex') + 1]!;
+    t.true(graph.includes('subtitles='), preset);
+    t.false(graph.includes(':alpha=1'), `${preset} ${JSON.stringify(items)} must not use the canvas`);
+  }
+});
+
+test('the frames selected for drawing: the first, each event start through its pop, each end', (t) => {
+  const expr = changeExpression([
+    { layer: 1, start: 0.5, end: 1, style: 'Caption', text: 'a', animatedSec: 0.12 },
+    { layer: 1, start: 1, end: 1.6, style: 'Caption', text: 'b', animatedSec: 0 },
+  ]);
+  // Evaluate the expression at 30 fps the way select does.
+  const evaluate = (tNow: number, prev: number) => {
+    const js = expr.replace(/isnan\(prev_t\)/g, String(Number.isNaN(prev) ? 1 : 0))
+      .replace(/gte\(t,([-\d.]+)\)/g, (_m, v) => String(tNow >= Number(v) ? 1 : 0))
+      .replace(/lt\(prev_t,([-\d.]+)\)/g, (_m, v) => String(prev < Number(v) ? 1 : 0));
+    return Function(`return ${js}`)() > 0;
+  };
+  const selected: number[] = [];
+  for (let i = 0; i < 60; i++) if (evaluate(i / 30, i ? (i - 1) / 30 : NaN)) selected.push(i);
+  // 0: the first frame; 15-19: a appears at 0.5 and pops until 0.62; 30: b replaces it at 1.0;
+  // 48: b ends at 1.6. 31 and 49 too: a frame stamped exactly on a change may reach libass a
+  // millisecond early (it truncates to whole ms), so the frame after it is drawn as well.
+  t.deepEqual(selected, [0, 15, 16, 17, 18, 19, 30, 31, 48, 49]);
+});
