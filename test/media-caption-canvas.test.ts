@@ -134,3 +134,14 @@ test('the frames selected for drawing: the first, each event start through its p
   // millisecond early (it truncates to whole ms), so the frame after it is drawn as well.
   t.deepEqual(selected, [0, 15, 16, 17, 18, 19, 30, 31, 48, 49]);
 });
+
+test('a long clip\'s change expression is one ffmpeg accepts and selects by (its parser takes at most 100 terms in a sum)', async (t) => {
+  // 400 words, one every 0.4 s with a 0.12 s pop: 160 s of captions.
+  const events = Array.from({ length: 400 }, (_, i) => ({ layer: 1, start: i * 0.4, end: (i + 1) * 0.4, style: 'Caption' as const, text: 'w', animatedSec: 0.12 }));
+  const expr = changeExpression(events);
+  const { stdout } = await run(FFMPEG, ['-v', 'error', '-f', 'lavfi', '-i', 'color=c=gray:s=8x8:r=30:d=2', '-vf', `select='${expr}'`,
+    '-vsync', '0', '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'], { encoding: 'buffer', maxBuffer: 1 << 20 });
+  // Per 0.4 s (12 frames): the word's first frame and the 4 frames of its pop (the last shows its
+  // end), so 5 of every 12.
+  t.is(stdout.length / 64, 25);
+});

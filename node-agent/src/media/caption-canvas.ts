@@ -30,6 +30,7 @@ const MAX_SHARE = 0.4;
 /** libass sizes a font so that its line is the font size tall; marks and tails get this much more. */
 const ABOVE_EM = 0.5;
 const BELOW_EM = 0.3;
+const MAX_EXPRESSION_CHARS = 100_000;
 /** Two or more combining marks in a row can stack above any line box. */
 const STACKED_MARKS = /\p{M}{2,}/u;
 
@@ -89,7 +90,10 @@ export function planCaptionCanvas(
   }
   const height = bottom - top;
   if (height <= 0 || height > MAX_SHARE * H) return null;
-  return { top, height, colour: style.outlineColor, changes: changeExpression(events) };
+  const changes = changeExpression(events);
+  // One argument of ffmpeg's command line holds at most 128 KiB (about 3,800 caption events).
+  if (changes.length > MAX_EXPRESSION_CHARS) return null;
+  return { top, height, colour: style.outlineColor, changes };
 }
 
 /**
@@ -111,5 +115,13 @@ export function changeExpression(events: AssEvent[]): string {
     else merged.push([a, b]);
   }
   const ms = (v: number) => Number(v.toFixed(3));
-  return ['isnan(prev_t)', ...merged.map(([a, b]) => `gte(t,${ms(a - 0.002)})*lt(prev_t,${ms(b + 0.002)})`)].join('+');
+  return sumOf(['isnan(prev_t)', ...merged.map(([a, b]) => `gte(t,${ms(a - 0.002)})*lt(prev_t,${ms(b + 0.002)})`)]);
+}
+
+/** ffmpeg's expression parser refuses a sum of more than 100 terms: sums of sums of at most 32. */
+function sumOf(terms: string[]): string {
+  if (terms.length <= 32) return terms.join('+');
+  const groups: string[] = [];
+  for (let i = 0; i < terms.length; i += 32) groups.push(`(${sumOf(terms.slice(i, i + 32))})`);
+  return sumOf(groups);
 }
