@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { chooseMediaTools, isBundledFfmpeg } from '../common/src/media/tools.js';
 import { resolveCaptionStyle, type StyleItem } from '../common/src/render/presets.js';
 import { changeExpression } from '../node-agent/src/media/caption-canvas.js';
+import type { Reframe } from '../common/src/reframe/types.js';
 import type { CaptionWord } from '../node-agent/src/media/captions.js';
 import { prepareRender } from '../node-agent/src/media/render-args.js';
 
@@ -36,10 +37,10 @@ const TEXTS = ['hello', 'wörld', 'ÉÅgy', 'INTERNATIONALIZATION', 'quick', 'br
 const WORDS: CaptionWord[] = TEXTS.map((text, i) => ({ text, start: 0.3 + i * 0.33, end: 0.3 + i * 0.33 + 0.28 }));
 
 /** The render's picture as raw 4:2:0 frames, and its filter graph. */
-async function renderRaw(name: string, preset: string, items: StyleItem[], captionCanvas: boolean) {
+async function renderRaw(name: string, preset: string, items: StyleItem[], captionCanvas: boolean, reframe?: Reframe) {
   const out = path.join(dir, `${name}-${captionCanvas ? 'canvas' : 'frames'}.yuv`);
   const args = await prepareRender({
-    sourcePath: source, startTime: 0.2, endTime: 3.3, words: WORDS,
+    sourcePath: source, startTime: 0.2, endTime: 3.3, words: WORDS, reframe,
     output: { width: W, height: H, path: path.join(dir, 'unused.mp4') },
     caption: { style: resolveCaptionStyle(preset, items), maxWordsInPage: 3 }, captionCanvas,
     encoder: 'libx264', legacyFfmpeg: isBundledFfmpeg(FFMPEG), workDir: path.join(dir, `${name}-${captionCanvas}`), sourceWidth: 960, sourceHeight: 540,
@@ -51,9 +52,9 @@ async function renderRaw(name: string, preset: string, items: StyleItem[], capti
 
 const FRAME = W * H * 1.5;
 
-async function compare(name: string, preset: string, items: StyleItem[] = []) {
-  const direct = await renderRaw(name, preset, items, false);
-  const canvas = await renderRaw(name, preset, items, true);
+async function compare(name: string, preset: string, items: StyleItem[] = [], reframe?: Reframe) {
+  const direct = await renderRaw(name, preset, items, false, reframe);
+  const canvas = await renderRaw(name, preset, items, true, reframe);
   let lumaWorst = 0;
   let worstFrame = -1;
   let lumaOffMost = 0; // the most luma samples over 2 levels off in one frame
@@ -75,13 +76,25 @@ async function compare(name: string, preset: string, items: StyleItem[] = []) {
   return { n, sameLength: direct.frames.length === canvas.frames.length, lumaWorst, worstFrame, lumaOffMost, chromaOffShare: chromaOff / (n * W * H * 0.5), inked, canvas, direct };
 }
 
-for (const [preset, items, why] of [
+// Two speakers side by side, then the whole frame: the picture comes from pieces trimmed and
+// concatenated, so the frames' clock is concat's.
+const SPLIT_THEN_FIT: Reframe = {
+  sourceWidth: 960, sourceHeight: 540,
+  keyframes: [
+    { time: 0.2, x: 400, y: 50, width: 400, height: 356, panels: [{ x: 400, y: 50, width: 400, height: 356 }, { x: 30, y: 50, width: 400, height: 356 }] },
+    { time: 1.5, x: 0, y: 0, width: 960, height: 540 },
+  ],
+  segments: [{ start: 0.2, end: 1.5, layout: 'split', tracks: [2, 1] }, { start: 1.5, end: 3.3, layout: 'fit', tracks: [] }],
+};
+
+for (const [preset, items, why, reframe] of [
   ['VIRAL', [], 'bottom, translucent shadow, a pop on every word'],
+  ['VIRAL', [], 'over a split-then-fit reframe', SPLIT_THEN_FIT],
   ['HORMOZI', [], 'centred'],
   ['VIRAL', [{ property: 'top', value: '120px' }, { property: 'text-transform', value: 'none' }], 'top, lower case with accents and tails, a word that takes its own line'],
-] as Array<[string, StyleItem[], string]>) {
+] as Array<[string, StyleItem[], string, Reframe?]>) {
   test(`${preset} (${why}): the caption canvas gives the frames of captions drawn on every frame`, async (t) => {
-    const r = await compare(`${preset}-${items.length}`, preset, items);
+    const r = await compare(`${preset}-${items.length}-${reframe ? 'reframed' : 'crop'}`, preset, items, reframe);
     t.true(r.canvas.graph.includes(':alpha=1'), 'this style is drawn on a canvas');
     t.false(r.direct.graph.includes(':alpha=1'));
     t.true(r.sameLength && r.n >= 90, `${r.n} frames`);
