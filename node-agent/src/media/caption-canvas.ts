@@ -13,7 +13,7 @@
 // partly covered pixel of the strip is K, and every fill pixel lies on the opaque outline. Other
 // styles (translucent outlines, boxes, coloured shadows) are burned into each frame as before.
 import type { ResolvedCaptionStyle, Rgba } from '../../../common/src/render/presets.js';
-import { assMarginV, type AssEvent, type CaptionPage } from './captions.js';
+import { assMarginV, centiseconds, designScale, type AssEvent, type CaptionPage } from './captions.js';
 
 export interface CaptionCanvas {
   /** Rows top..top+height of the frame hold every caption pixel; both even (4:2:0 chroma). */
@@ -41,7 +41,7 @@ const STACKED_MARKS = /\p{M}{2,}/u;
 export function planCaptionCanvas(
   pages: CaptionPage[], events: AssEvent[], style: ResolvedCaptionStyle, frame: { width: number; height: number },
 ): CaptionCanvas | null {
-  const k = Math.min(frame.width, frame.height) / 1080;
+  const k = designScale(frame);
   const outline = style.outlineWidthPx * k;
   const sameRgb = (a: Rgba, b: Rgba) => a.r === b.r && a.g === b.g && a.b === b.b;
   const shadow = style.shadow;
@@ -102,7 +102,7 @@ export function planCaptionCanvas(
  * always. Times as the script has them (centiseconds), widened by 2 ms for libass's rounding to ms.
  */
 export function changeExpression(events: AssEvent[]): string {
-  const cs = (s: number) => Math.max(0, Math.round(s * 100)) / 100;
+  const cs = (s: number) => centiseconds(s) / 100;
   const spans: Array<[number, number]> = [];
   for (const e of events) {
     spans.push([cs(e.start), cs(e.start) + e.animatedSec], [cs(e.end), cs(e.end)]);

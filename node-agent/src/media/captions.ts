@@ -55,6 +55,9 @@ export interface AssOptions {
   canvas?: { top: number; height: number };
 }
 
+/** Style lengths are design pixels of a frame whose short side is 1080 px: this scales them to `size`. */
+export const designScale = (size: { width: number; height: number }) => Math.min(size.width, size.height) / 1080;
+
 /** One Dialogue line of the script. */
 export interface AssEvent {
   layer: number;
@@ -68,7 +71,7 @@ export interface AssEvent {
 
 /** The events of the script: a box per page, and per page one event per active word. */
 export function buildAssEvents(pages: CaptionPage[], style: ResolvedCaptionStyle, size: Pick<AssOptions, 'width' | 'height'>): AssEvent[] {
-  const k = Math.min(size.width, size.height) / 1080;
+  const k = designScale(size);
   const px = (v: number) => round2(v * k);
   const lineTags = style.shadow
     ? `\\xshad${px(style.shadow.offsetXPx)}\\yshad${px(style.shadow.offsetYPx)}${style.shadow.blurPx > 0 ? `\\blur${round2(px(style.shadow.blurPx) / 2)}` : ''}`
@@ -110,13 +113,13 @@ export function buildAssEvents(pages: CaptionPage[], style: ResolvedCaptionStyle
 
 /** The script's MarginV: the block's distance from the edge it is anchored to (none when centred). */
 export function assMarginV(style: ResolvedCaptionStyle, size: Pick<AssOptions, 'width' | 'height'>): number {
-  const k = Math.min(size.width, size.height) / 1080;
+  const k = designScale(size);
   return style.position.anchor === 'center' ? 0 : Math.round(round2(style.position.marginPx * k));
 }
 
 /** A complete ASS script; PlayRes is the output size so style pixels map 1:1 after scaling. */
 export function buildAssFile(pages: CaptionPage[], style: ResolvedCaptionStyle, size: AssOptions): string {
-  const k = Math.min(size.width, size.height) / 1080; // style lengths are for a 1080-px short side
+  const k = designScale(size);
   const face = resolveFontFace(style.fontFamily, style.fontWeight, style.italic);
   const px = (v: number) => round2(v * k);
   const alignment = { bottom: 2, center: 5, top: 8 }[style.position.anchor];
@@ -181,9 +184,12 @@ function colorTags(c: Rgba): string {
   return `\\1c&H${hex(c.b)}${hex(c.g)}${hex(c.r)}&\\1a&H${hex(255 - Math.round(c.a * 255))}&`;
 }
 
-/** `H:MM:SS.cc`; centiseconds are rounded so consecutive events share exact boundaries. */
+/** A time as the script holds it: whole centiseconds, rounded, so consecutive events share exact boundaries. */
+export const centiseconds = (sec: number) => Math.max(0, Math.round(sec * 100));
+
+/** `H:MM:SS.cc`. */
 export function assTime(sec: number): string {
-  const cs = Math.max(0, Math.round(sec * 100));
+  const cs = centiseconds(sec);
   const h = Math.floor(cs / 360000);
   const m = Math.floor((cs % 360000) / 6000);
   const s = Math.floor((cs % 6000) / 100);
