@@ -46,6 +46,7 @@ test.serial('face detection failing: every short gets the still no-face framing,
       sourceWidth: 640, sourceHeight: 360,
       keyframes: [{ time: s.startTime, x: 0, y: 0, width: 640, height: 360 }],
       segments: [{ start: s.startTime, end: s.endTime, layout: 'fit', tracks: [] }],
+      shots: [{ start: s.startTime, end: s.endTime, transition: 'start' }],
     }, s.content);
   }
   const crops = await cluster!.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM files WHERE job_id = $1 AND 'short' = ANY(tags)`, [created.body.id]);

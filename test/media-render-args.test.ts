@@ -40,7 +40,7 @@ test('one invocation: accurate input seek, whitelist, yuv420p, faststart, machin
   t.deepEqual(args.filter((_, i) => args[i - 1] === '-map'), ['[vout]', '0:a:0?']);
   t.is(args[args.length - 1], 'file:/out/short.mp4');
   // Centred 9:16 crop of 1920x1080: 606x1080 at x 657, then the output size.
-  t.is(graphOf(args), '[0:v]crop=606:1080:657:0,scale=720:1280:flags=bicubic,setsar=1,format=yuv420p[reframed];[reframed]null[vout]');
+  t.is(graphOf(args), '[0:v]crop=606:1080:657:0:exact=1,scale=720:1280:flags=bicubic,setsar=1,format=yuv420p[reframed];[reframed]null[vout]');
 });
 
 test('encoders: libx264 veryfast/crf 20, or NVENC p4 with constant quality', (t) => {
@@ -83,15 +83,15 @@ const path1 = (...keys: Array<[number, number, number, number, number]>) => ({
 
 test('crop path: x/y follow the keyframes on the clip clock; a size change is a cut', (t) => {
   const pan = graphOf(buildRenderArgs(base({ reframe: path1([10, 0, 0, 606, 1080], [12, 1000, 0, 606, 1080]) })));
-  t.is(pan, "[0:v]crop=606:1080:x='0+1000*clip((t-0)/2,0,1)':y='0',scale=720:1280:flags=bicubic,setsar=1,format=yuv420p[reframed];[reframed]null[vout]");
+  t.is(pan, "[0:v]crop=606:1080:x='0+1000*clip((t-0)/2,0,1)':y='0':exact=1,scale=720:1280:flags=bicubic,setsar=1,format=yuv420p[reframed];[reframed]null[vout]");
   // Boxes of another shape are fitted to 9:16 around their centre and kept inside the source.
   const fitted = graphOf(buildRenderArgs(base({ reframe: path1([10, 1800, -50, 500, 500]) })));
   t.true(fitted.startsWith('[0:v]crop=280:500:1640:0,'), fitted);
   // Two keyframes at one time with one size: a step in the expression, no second crop.
   const jump = graphOf(buildRenderArgs(base({ reframe: path1([10, 0, 0, 606, 1080], [15, 0, 0, 606, 1080], [15, 800, 0, 606, 1080]) })));
-  t.regex(jump, /^\[0:v\]crop=606:1080:x='0\+800\*gte\(t,5\)':y='0',/);
+  t.regex(jump, /^\[0:v\]crop=606:1080:x='0\+800\*gte\(t,5\)':y='0':exact=1,/);
   const cut = graphOf(buildRenderArgs(base({ reframe: path1([10, 0, 0, 606, 1080], [13.5, 0, 0, 606, 1080], [13.5, 100, 100, 360, 640]) })));
-  t.regex(cut, /^\[0:v\]split=2\[rf0in\]\[rf1in\];\[rf0in\]trim=start=0:end=3\.5,setpts=PTS-STARTPTS,crop=606:1080:0:0,.*\[rf1in\]trim=start=3\.5,setpts=PTS-STARTPTS,crop=360:640:100:100,.*concat=n=2:v=1:a=0\[reframed\]/);
+  t.regex(cut, /^\[0:v\]split=2\[rf0in\]\[rf1in\];\[rf0in\]trim=start=0:end=3\.5,setpts=PTS-STARTPTS,crop=606:1080:0:0:exact=1,.*\[rf1in\]trim=start=3\.5,setpts=PTS-STARTPTS,crop=360:640:100:100:exact=1,.*concat=n=2:v=1:a=0\[reframed\]/);
   // A size change after the clip ends, or one that would last a few frames, is not a cut.
   const late = graphOf(buildRenderArgs(base({ reframe: path1([10, 0, 0, 606, 1080], [41, 0, 0, 360, 640]) })));
   t.true(late.startsWith('[0:v]crop=606:1080:'));

@@ -85,10 +85,13 @@ test('the OpenAPI document describes reframe on the job retrieve route', async (
     const short = form.properties.data.properties.shorts.items;
     const reframe = short.properties.reframe;
     const object = reframe.anyOf ? reframe.anyOf.find((s: any) => s.type === 'object') : reframe;
-    t.deepEqual(Object.keys(object.properties).sort(), ['keyframes', 'segments', 'sourceHeight', 'sourceWidth']);
+    t.deepEqual(Object.keys(object.properties).sort(), ['keyframes', 'segments', 'shots', 'sourceHeight', 'sourceWidth']);
     const key = object.properties.keyframes.items;
     t.deepEqual(Object.keys(key.properties).sort(), ['height', 'panels', 'time', 'width', 'x', 'y']);
-    t.deepEqual(object.properties.segments.items.properties.layout.enum, ['single', 'split', 'fit']);
+    t.deepEqual(object.properties.segments.items.properties.layout.enum, ['single', 'split', 'fit', 'stack']);
+    const shot = object.properties.shots.items;
+    t.deepEqual(Object.keys(shot.properties).sort(), ['end', 'start', 'transition', 'transitionEnd']);
+    t.deepEqual(shot.properties.transition.enum, ['start', 'cut', 'dissolve']);
   }
 });
 

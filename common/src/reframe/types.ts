@@ -39,6 +39,31 @@ export interface SpeakerTurn {
   trackId: number | null;
 }
 
+/** How a shot of the source begins: the short's first moment, a hard cut (on the cut's first frame),
+ *  or a dissolve or fade (a span: `start` to `transitionEnd`, the framing changing at its middle). */
+export type ShotTransition = 'start' | 'cut' | 'dissolve';
+
+/** A continuous stretch of the source between two edits, on the source clock. */
+export interface SourceShot {
+  start: number;
+  end: number;
+  transition: ShotTransition;
+  /** Dissolves only: when the blend into this shot is complete. */
+  transitionEnd?: number;
+}
+
+/** A shot as detection saw it: what of the picture is content, and where the picture changes. */
+export interface DetectedShot extends SourceShot {
+  /** The picture inside black borders baked into the source (the whole frame when there are none). */
+  content: Box;
+  /** How much each cell of a MOTION_GRID_COLS x MOTION_GRID_ROWS grid over the frame changes between
+   *  samples, averaged over the shot (mean absolute difference, 0-1), rows top to bottom. */
+  motion: number[];
+}
+
+export const MOTION_GRID_COLS = 16;
+export const MOTION_GRID_ROWS = 9;
+
 /** Everything reframing knows about one short, kept so that a render with other director settings can
  *  recompute the camera path without a new detection pass. */
 export interface ShortDetections {
@@ -52,12 +77,18 @@ export interface ShortDetections {
   speech: Array<{ start: number; end: number }>;
   tracks: FaceTrack[];
   turns: SpeakerTurn[];
+  /** The source's shots over [start, end), in order, no track spanning two; absent in detections
+   *  stored before shots were detected (then the short is one shot). */
+  shots?: DetectedShot[];
 }
 
-export type ReframeLayout = 'single' | 'split' | 'fit';
+/** single: one moving window; split: two people stacked; fit: the whole picture over a blurred copy of
+ *  itself; stack: a facecam on top and the screen it sits on below. */
+export type ReframeLayout = 'single' | 'split' | 'fit' | 'stack';
 
 /** The crop window at a moment; between two keyframes the window is their linear interpolation.
- *  In a split segment, `panels` are the windows stacked top to bottom (the speaker's first). */
+ *  In a split or stack segment, `panels` are the windows stacked top to bottom (the speaker's or the
+ *  facecam's first), each filling the output's width. */
 export interface ReframeKeyframe extends Box {
   time: number;
   panels?: Box[];
@@ -77,6 +108,8 @@ export interface Reframe {
   sourceHeight: number;
   keyframes: ReframeKeyframe[];
   segments: ReframeSegment[];
+  /** The source's shots within the short; absent on paths planned before shots were detected. */
+  shots?: SourceShot[];
 }
 
 /** Director settings that shape the path (contract 2.9 `director`). */

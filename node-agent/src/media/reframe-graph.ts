@@ -24,7 +24,7 @@ const BLUR_MIN_SIDE = 32;
 
 type Piece =
   | { from: number; to: number; layout: 'single'; size: { width: number; height: number }; path: Array<{ t: number; x: number; y: number }> }
-  | { from: number; to: number; layout: 'split'; panels: Box[] }
+  | { from: number; to: number; layout: 'split' | 'stack'; panels: Box[] }
   | { from: number; to: number; layout: 'fit'; box: Box };
 
 /**
@@ -61,14 +61,18 @@ function pieceChain(p: Piece, o: ReframeTarget): (head: string, out: string) => 
     case 'single': {
       const x = pathExpr(p.path.map((k) => [local(k.t), k.x]));
       const y = pathExpr(p.path.map((k) => [local(k.t), k.y]));
+      // exact=1: a 4:2:0 crop otherwise snaps x and y to even pixels, and a slow pan judders.
       const crop = x.constant && y.constant
-        ? `crop=${p.size.width}:${p.size.height}:${x.expr}:${y.expr}`
-        : `crop=${p.size.width}:${p.size.height}:x='${x.expr}':y='${y.expr}'`;
+        ? `crop=${p.size.width}:${p.size.height}:${x.expr}:${y.expr}:exact=1`
+        : `crop=${p.size.width}:${p.size.height}:x='${x.expr}':y='${y.expr}':exact=1`;
       return (head, out) => `${head}${crop},scale=${W}:${H}:flags=bicubic,${tail}[${out}]`;
     }
-    case 'split': {
-      const half = H / 2;
-      const panelH = half % 2 === 0 ? half : half - 1;
+    case 'split':
+    case 'stack': {
+      // split: two equal halves; stack: each panel as tall as its window is at the output's width.
+      const [first] = p.panels;
+      const half = p.layout === 'split' ? H / 2 : Math.min(H - 2, Math.max(2, (W * first!.height) / first!.width));
+      const panelH = Math.round(half) % 2 === 0 ? Math.round(half) : Math.round(half) - 1;
       return (head, out) => {
         const a = `${out}a`;
         const b = `${out}b`;
@@ -121,8 +125,8 @@ function piecesOf(reframe: Reframe | null | undefined, o: ReframeTarget): Piece[
   const pieces: Piece[] = [];
   for (const seg of segments) {
     const within = [windowAt(keys, seg.start), ...keys.filter((k) => k.time > seg.start && k.time < seg.end)];
-    if (seg.layout === 'split' && within[0]!.panels && within[0]!.panels.length >= 2) {
-      pieces.push({ from: seg.start, to: seg.end, layout: 'split', panels: within[0]!.panels.slice(0, 2).map((b) => inside(b, o)) });
+    if ((seg.layout === 'split' || seg.layout === 'stack') && within[0]!.panels && within[0]!.panels.length >= 2) {
+      pieces.push({ from: seg.start, to: seg.end, layout: seg.layout, panels: within[0]!.panels.slice(0, 2).map((b) => inside(b, o)) });
     } else if (seg.layout === 'fit') {
       pieces.push({ from: seg.start, to: seg.end, layout: 'fit', box: inside(within[0]!, o) });
     } else {

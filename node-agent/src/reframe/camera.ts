@@ -5,9 +5,11 @@
 // The whole short is known in advance, so the camera never chases: a change of speaker is a cut
 // placed on the turn itself, a drift of the same person is either ignored (dead zone) or an eased
 // pan, and every window is chosen so that no detected face is sliced by its edge.
-import type {
-  Box, DirectorSettings, FaceTrack, Reframe, ReframeKeyframe, ReframeSegment, ShortDetections, SpeakerTurn, TrackSample,
+import {
+  MOTION_GRID_COLS, MOTION_GRID_ROWS,
+  type Box, type DetectedShot, type DirectorSettings, type FaceTrack, type Reframe, type ReframeKeyframe, type ReframeSegment, type ShortDetections, type SpeakerTurn, type TrackSample,
 } from '../../../common/src/reframe/types.js';
+import { framingChangeAt } from './shots.js';
 
 /** The farthest a cut moves before the turn that voice activity found (see leadIn). */
 const LEAD_IN_MAX_SEC = 1.0;
@@ -42,43 +44,176 @@ interface Shot {
   trackId: number | null;
 }
 
+/** Faces smaller than this share of the largest framed face in a shot (an audience, a poster, a
+ *  passer-by) never move the window and never constrain it. */
+export const SMALL_FACE_RELATIVE = 0.5;
+/** A facecam: the shot's only face, at most this share of the picture's height, off-centre... */
+const FACECAM_MAX_HEIGHT = 0.25;
+const FACECAM_OFF_CENTRE = 0.2;
+/** ...over content that changes at least this much between samples (mean over the motion grid cells
+ *  away from the face; a studio wall behind a talking head changes ~0.002). */
+const FACECAM_MIN_MOTION = 0.008;
+/** In a stack, the screen takes at most this share of the output's height. */
+const STACK_CONTENT_MAX = 0.6;
+/** The facecam window: this many face heights tall (head and shoulders). */
+const FACECAM_WINDOW_FACES = 2.4;
+
 export function planReframe(detections: ShortDetections, director: DirectorSettings, output: OutputSize): Reframe {
   const { sourceWidth: W, sourceHeight: H, start, end } = detections;
   if (!(W > 0 && H > 0 && output.width > 0 && output.height > 0 && end > start)) throw new Error('planReframe: bad sizes or range');
-  const faces = new FaceIndex(detections);
-  const framed = faces.tracks.filter((t) => t.medianHeight >= MIN_FACE_HEIGHT_FRACTION * H);
+  const sourceShots: DetectedShot[] = detections.shots?.length
+    ? detections.shots
+    : [{ start, end, transition: 'start', content: { x: 0, y: 0, width: W, height: H }, motion: [] }];
+  const reframe: Reframe = {
+    sourceWidth: W, sourceHeight: H, keyframes: [], segments: [],
+    shots: sourceShots.map(({ start: s, end: e, transition, transitionEnd }) => ({ start: s, end: e, transition, ...(transitionEnd !== undefined ? { transitionEnd } : {}) })),
+  };
+  // Each source shot is framed on its own, from the moment its picture takes over to the next's.
+  sourceShots.forEach((shot, k) => {
+    const from = k === 0 ? start : framingChangeAt(shot);
+    const next = sourceShots[k + 1];
+    const to = next ? framingChangeAt(next) : end;
+    if (!(to > from)) return;
+    const part = planShot(within(detections, from, to), validContent(shot.content, W, H), shot.motion, director, output);
+    const last = reframe.keyframes[reframe.keyframes.length - 1];
+    // Two keyframes at one time are a cut: the earlier window holds up to it, the later from it on.
+    if (last && last.time < part.keyframes[0]!.time) reframe.keyframes.push({ ...last, time: part.keyframes[0]!.time });
+    reframe.keyframes.push(...part.keyframes);
+    reframe.segments.push(...part.segments);
+  });
+  return reframe;
+}
+
+/** The detections of [from, to): samples, turns and speech in it (tracks no longer seen dropped). */
+function within(d: ShortDetections, from: number, to: number): ShortDetections {
+  const inRange = (t: number) => t >= from - 1e-9 && t < to - 1e-9;
+  return {
+    ...d,
+    start: from,
+    end: to,
+    tracks: d.tracks.map((t) => ({ id: t.id, samples: t.samples.filter((x) => inRange(x.time)) })).filter((t) => t.samples.length > 0),
+    turns: d.turns.filter((t) => t.end > from && t.start < to).map((t) => ({ ...t, start: Math.max(from, t.start), end: Math.min(to, t.end) })),
+    speech: d.speech.filter((x) => x.end > from && x.start < to).map((x) => ({ start: Math.max(from, x.start), end: Math.min(to, x.end) })),
+  };
+}
+
+function validContent(b: Box, W: number, H: number): Box {
+  const x = clampInt(Math.round(b.x), 0, W - 2);
+  const y = clampInt(Math.round(b.y), 0, H - 2);
+  const width = clampInt(Math.round(b.width), 2, W - x);
+  const height = clampInt(Math.round(b.height), 2, H - y);
+  return { x, y, width, height };
+}
+
+/** The framing of one source shot (no edit inside it). */
+function planShot(detections: ShortDetections, content: Box, motion: number[], director: DirectorSettings, output: OutputSize): { keyframes: ReframeKeyframe[]; segments: ReframeSegment[] } {
+  const { start, end } = detections;
+  const all = new FaceIndex(detections);
+  // Enough of the shot to matter: a face glimpsed for a frame or two is not framed.
+  const seen = all.tracks.filter((t) => t.track.samples.length >= Math.min(3, all.timesIn(start, end).length));
+  const largest = Math.max(0, ...seen.map((t) => t.medianHeight));
+  const relevant = seen.filter((t) => t.medianHeight >= SMALL_FACE_RELATIVE * largest);
+  const framed = relevant.filter((t) => t.medianHeight >= MIN_FACE_HEIGHT_FRACTION * content.height);
   const aspect = output.width / output.height;
-  const reframe: Reframe = { sourceWidth: W, sourceHeight: H, keyframes: [], segments: [] };
 
   if (framed.length === 0) {
-    // Nothing to follow: the whole picture over a blurred copy of itself, still. A source already
-    // near the output's shape needs no bars: its largest window is nearly all of it.
-    const full = largestWindow(W, H, aspect);
-    const nearlyAll = full.width * full.height >= 0.9 * W * H;
-    const box = nearlyAll ? centred(full, W, H) : { x: 0, y: 0, width: W, height: H };
-    reframe.segments.push({ start: r3(start), end: r3(end), layout: nearlyAll ? 'single' : 'fit', tracks: [] });
-    reframe.keyframes.push({ time: r3(start), ...box });
-    return reframe;
+    // Nothing to follow (a slide, B-roll, a screen): the whole picture over a blurred copy of itself,
+    // still. A picture already near the output's shape needs no bars: its largest window is nearly all of it.
+    const full = largestWindow(content.width, content.height, aspect);
+    const nearlyAll = full.width * full.height >= 0.9 * content.width * content.height;
+    const box = nearlyAll ? { ...centred(full, content.width, content.height), width: full.width, height: full.height } : { x: 0, y: 0, width: content.width, height: content.height };
+    return {
+      segments: [{ start: r3(start), end: r3(end), layout: nearlyAll ? 'single' : 'fit', tracks: [] }],
+      keyframes: [{ time: r3(start), ...box, x: box.x + content.x, y: box.y + content.y }],
+    };
+  }
+
+  // Only the faces that matter move or block the window.
+  const faces = new FaceIndex({ ...detections, tracks: detections.tracks.filter((t) => relevant.some((r) => r.id === t.id)) });
+  const facecam = facecamOf(faces, framed, content, motion);
+  if (facecam !== undefined) {
+    const panels = stackPanels(faces, facecam, content, output);
+    return {
+      segments: [{ start: r3(start), end: r3(end), layout: 'stack', tracks: [facecam] }],
+      keyframes: [{ time: r3(start), ...panels[0]!, panels }],
+    };
   }
 
   const shots = planShots(detections, framed.map((t) => t.id), faces);
-  const camera = new Camera(faces, W, H, director.facePaddingFactor);
+  const camera = new Camera(faces, content, director.facePaddingFactor);
+  const keyframes: ReframeKeyframe[] = [];
+  const segments: ReframeSegment[] = [];
   shots.forEach((shot, i) => {
     const partner = director.maxSpeakersToFocus >= 2 ? splitPartner(shots, i, faces) : undefined;
-    const segment: ReframeSegment = {
+    segments.push({
       start: r3(shot.start), end: r3(shot.end), layout: partner === undefined ? 'single' : 'split',
       tracks: partner === undefined ? [shot.trackId!] : [shot.trackId!, partner],
-    };
+    });
     const keys = partner === undefined
       ? camera.follow(shot.trackId!, shot.start, shot.end, aspect)
       : camera.split([shot.trackId!, partner], shot.start, shot.end, { width: output.width, height: output.height / 2 });
-    const last = reframe.keyframes[reframe.keyframes.length - 1];
-    // Two keyframes at one time are a cut: the earlier window holds up to it, the later from it on.
-    if (last && last.time < keys[0]!.time) reframe.keyframes.push({ ...last, time: keys[0]!.time });
-    reframe.keyframes.push(...keys);
-    reframe.segments.push(segment);
+    const last = keyframes[keyframes.length - 1];
+    if (last && last.time < keys[0]!.time) keyframes.push({ ...last, time: keys[0]!.time });
+    keyframes.push(...keys);
   });
-  return reframe;
+  return { keyframes, segments };
+}
+
+/** The track of a facecam shot: the only face, small and off-centre, over a picture that changes. */
+function facecamOf(faces: FaceIndex, framed: IndexedTrack[], content: Box, motion: number[]): number | undefined {
+  if (framed.length !== 1 || faces.tracks.length !== 1 || motion.length !== MOTION_GRID_COLS * MOTION_GRID_ROWS) return undefined;
+  const track = framed[0]!;
+  if (track.medianHeight > FACECAM_MAX_HEIGHT * content.height) return undefined;
+  const boxes = track.track.samples.map((s) => s.box);
+  const cx = median(boxes.map((b) => b.x + b.width / 2));
+  const cy = median(boxes.map((b) => b.y + b.height / 2));
+  const offX = Math.abs(cx - (content.x + content.width / 2)) / content.width;
+  const offY = Math.abs(cy - (content.y + content.height / 2)) / content.height;
+  if (Math.max(offX, offY) < FACECAM_OFF_CENTRE) return undefined;
+  // The picture's motion away from the face (the face and a face-width around it left out).
+  const W = faces.d.sourceWidth;
+  const H = faces.d.sourceHeight;
+  const fw = median(boxes.map((b) => b.width));
+  const fh = track.medianHeight;
+  let sum = 0;
+  let n = 0;
+  for (let gy = 0; gy < MOTION_GRID_ROWS; gy++) {
+    for (let gx = 0; gx < MOTION_GRID_COLS; gx++) {
+      const x = ((gx + 0.5) * W) / MOTION_GRID_COLS;
+      const y = ((gy + 0.5) * H) / MOTION_GRID_ROWS;
+      const nearFace = Math.abs(x - cx) < 1.5 * fw && Math.abs(y - cy) < 1.5 * fh;
+      const inContent = x >= content.x && x < content.x + content.width && y >= content.y && y < content.y + content.height;
+      if (nearFace || !inContent) continue;
+      sum += motion[gy * MOTION_GRID_COLS + gx]!;
+      n++;
+    }
+  }
+  return n > 0 && sum / n >= FACECAM_MIN_MOTION ? track.id : undefined;
+}
+
+/** A stack's panels: the facecam's window on top, the content below, each as wide as the output. */
+function stackPanels(faces: FaceIndex, id: number, content: Box, output: OutputSize): [Box, Box] {
+  const even = (v: number) => Math.max(2, Math.round(v / 2) * 2);
+  const contentH = Math.min(even((output.width * content.height) / content.width), even(STACK_CONTENT_MAX * output.height));
+  const topH = output.height - contentH;
+  // The screen: all of it when it fits the width, else its middle at the panel's shape.
+  const screenAspect = output.width / contentH;
+  const screen = evenWindow(Math.min(content.height, content.width / screenAspect), screenAspect, content.width, content.height);
+  const bottom = { ...centred(screen, content.width, content.height), width: screen.width, height: screen.height };
+  bottom.x += content.x;
+  bottom.y += content.y;
+  const track = faces.tracks.find((t) => t.id === id)!;
+  const boxes = track.track.samples.map((s) => s.box);
+  const cx = median(boxes.map((b) => b.x + b.width / 2));
+  const cy = median(boxes.map((b) => b.y + b.height / 2));
+  const camAspect = output.width / topH;
+  const cam = evenWindow(Math.max(track.medianHeight * FACECAM_WINDOW_FACES, 16), camAspect, content.width, content.height);
+  const top = {
+    x: clampInt(Math.round(cx - cam.width / 2), content.x, content.x + content.width - cam.width),
+    y: clampInt(Math.round(cy - FACE_CENTRE_Y * cam.height), content.y, content.y + content.height - cam.height),
+    width: cam.width, height: cam.height,
+  };
+  return [top, bottom];
 }
 
 // ---- who is on screen when --------------------------------------------------------------------------
@@ -263,7 +398,24 @@ class FaceIndex {
 // ---- the camera ----------------------------------------------------------------------------------------
 
 class Camera {
-  constructor(private readonly faces: FaceIndex, private readonly W: number, private readonly H: number, private readonly padding: number) {}
+  /** `bounds`: the picture the window stays within (the frame inside any black borders). */
+  constructor(private readonly faces: FaceIndex, private readonly bounds: Box, private readonly padding: number) {}
+
+  private get minX(): number {
+    return this.bounds.x;
+  }
+
+  private get minY(): number {
+    return this.bounds.y;
+  }
+
+  private maxX(size: { width: number }): number {
+    return this.bounds.x + this.bounds.width - size.width;
+  }
+
+  private maxY(size: { height: number }): number {
+    return this.bounds.y + this.bounds.height - size.height;
+  }
 
   /** Keyframes that keep one track framed from `start` to `end` (the first at `start`). */
   follow(id: number, start: number, end: number, aspect: number): ReframeKeyframe[] {
@@ -292,7 +444,10 @@ class Camera {
         duration = this.panDuration(at, to, size, end - t);
       }
       if (!cutting && Math.abs(to.x - at.x) <= deadX && Math.abs(to.y - at.y) <= deadY) continue;
-      if (to.x === at.x && to.y === at.y) continue;
+      // A face that fills the window touches its edge with every wobble of the detector: moving the
+      // window a pixel or two does not uncover it, it only shakes the picture.
+      const nudge = Math.max(2, 0.02 * size.width);
+      if (Math.abs(to.x - at.x) < nudge && Math.abs(to.y - at.y) < nudge) continue;
       const pan = EASE_STEPS.map((f) => {
         const e = f * f * (3 - 2 * f);
         return { time: r3(t + f * duration), ...at, x: Math.round(lerp(at.x, to.x, e)), y: Math.round(lerp(at.y, to.y, e)) };
@@ -326,14 +481,14 @@ class Camera {
    *  never smaller than the largest box the face takes in the shot. */
   private windowSize(id: number, times: number[], aspect: number): { width: number; height: number } {
     const boxes = times.map((t) => this.faces.boxAt(id, t)).filter((b): b is Box => !!b);
-    const largest = largestWindow(this.W, this.H, aspect);
+    const largest = largestWindow(this.bounds.width, this.bounds.height, aspect);
     if (!boxes.length) return largest;
     const fw = median(boxes.map((b) => b.width));
     const fh = median(boxes.map((b) => b.height));
     const grow = 1 + 2 * this.padding;
     let h = Math.max(fh * grow, (fw * grow) / aspect, Math.max(...boxes.map((b) => b.height)) * (1 + 2 * FACE_MARGIN), (Math.max(...boxes.map((b) => b.width)) * (1 + 2 * FACE_MARGIN)) / aspect);
     h = Math.min(largest.height, Math.max(h, MIN_ZOOM_FRACTION * largest.height));
-    return evenWindow(h, aspect, this.W, this.H);
+    return evenWindow(h, aspect, this.bounds.width, this.bounds.height);
   }
 
   private panDuration(from: Box, to: Box, size: { width: number }, left: number): number {
@@ -342,7 +497,7 @@ class Camera {
   }
 
   private clamp(p: { x: number; y: number }, size: { width: number; height: number }): { x: number; y: number } {
-    return { x: clampInt(p.x, 0, this.W - size.width), y: clampInt(p.y, 0, this.H - size.height) };
+    return { x: clampInt(p.x, this.minX, this.maxX(size)), y: clampInt(p.y, this.minY, this.maxY(size)) };
   }
 
   /** Where the window would sit to centre the face, smoothed over ±0.25 s against detector noise. */
@@ -355,7 +510,7 @@ class Camera {
     return centres.map((c, i) => {
       if (c) lastKnown = c;
       const near = centres.filter((o, j) => o && Math.abs(times[j]! - times[i]!) <= 0.25) as Array<{ x: number; y: number }>;
-      if (!near.length) return { x: lastKnown?.x ?? (this.W - size.width) / 2, y: lastKnown?.y ?? (this.H - size.height) / 2 };
+      if (!near.length) return { x: lastKnown?.x ?? (this.minX + this.maxX(size)) / 2, y: lastKnown?.y ?? (this.minY + this.maxY(size)) / 2 };
       return { x: median(near.map((o) => o.x)), y: median(near.map((o) => o.y)) };
     });
   }
@@ -368,20 +523,20 @@ class Camera {
   private place(id: number, times: number[], from: number, size: { width: number; height: number }, desired: { x: number; y: number }, wholeSpan = false): Box {
     const span = times.filter((t, j) => j >= from && (wholeSpan || t < times[from]! + MIN_HOLD_SEC));
     const own = span.map((t) => this.faces.boxAt(id, t)).filter((b): b is Box => !!b);
-    const y = clampInt(Math.round(desired.y), 0, this.H - size.height);
+    const y = clampInt(Math.round(desired.y), this.minY, this.maxY(size));
     // Vertically: keep the face inside when the desired spot would cut it (a zoomed window).
     let top = y;
     for (const b of own) {
-      if (b.y < top) top = Math.max(0, Math.floor(b.y));
-      if (b.y + b.height > top + size.height) top = Math.min(this.H - size.height, Math.ceil(b.y + b.height - size.height));
+      if (b.y < top) top = Math.max(this.minY, Math.floor(b.y));
+      if (b.y + b.height > top + size.height) top = Math.min(this.maxY(size), Math.ceil(b.y + b.height - size.height));
     }
-    let allowed: Interval[] = [[0, this.W - size.width]];
+    let allowed: Interval[] = [[this.minX, this.maxX(size)]];
     for (const b of own) {
       const m = FACE_MARGIN * b.width;
       const next = intersect(allowed, [[b.x + b.width + m - size.width, b.x - m]]);
       allowed = next.length ? next : intersect(allowed, [[b.x + b.width - size.width, b.x]]);
     }
-    if (!allowed.length) allowed = [[0, this.W - size.width]];
+    if (!allowed.length) allowed = [[this.minX, this.maxX(size)]];
     for (const t of span) {
       for (const f of this.faces.facesAt(t)) {
         if (f.id === id) continue;

@@ -5,9 +5,10 @@
 import type { FaceTrack, ShortDetections } from '../../../common/src/reframe/types.js';
 import type { Logger } from '../../../common/src/logger.js';
 import type { FaceDetector } from './face-detector.js';
-import { analysisSize, sampleFrames } from './frames.js';
+import { analysisSize, sampleFrames, type SampledFrame } from './frames.js';
 import { cutFacePatches, mouthActivity, type FacePatches } from './mouth.js';
 import { attributeSpeakers } from './speakers.js';
+import { ShotTracker, type SceneScore } from './shots.js';
 import { speechIn, type Interval } from './speech.js';
 import { detectStrided } from './strided-detection.js';
 import { linkTracks, type FrameFaces } from './tracks.js';
@@ -80,8 +81,11 @@ async function detectShort(
   let detectMs = 0;
   let detections = 0;
   let patchMs = 0;
-  const sampled = sampleFrames(deps.ffmpegPath, input.sourceFile, range, { fps: SAMPLE_FPS, size, signal: input.signal });
-  for await (const { frame, faces } of detectStrided(sampled, deps.detector, DETECT_STRIDE, input.signal, (ms) => { detectMs += ms; detections++; })) {
+  const sceneScores: SceneScore[] = [];
+  const shotTracker = new ShotTracker();
+  const sampled = sampleFrames(deps.ffmpegPath, input.sourceFile, range, { fps: SAMPLE_FPS, size, signal: input.signal, sceneScores });
+  const changesShot = (frame: SampledFrame) => shotTracker.add(frame.time, frame.image);
+  for await (const { frame, faces } of detectStrided(sampled, deps.detector, DETECT_STRIDE, input.signal, (ms) => { detectMs += ms; detections++; }, changesShot)) {
     const p0 = performance.now();
     frames.push({ time: frame.time, faces: faces.map((face) => ({ face, data: cutFacePatches(frame.image, face) })) });
     patchMs += performance.now() - p0;
@@ -89,7 +93,10 @@ async function detectShort(
   }
   const t2 = performance.now();
 
-  const linked = linkTracks(frames);
+  const shots = shotTracker.shots(range.start, range.end, shotTracker.boundaries(sceneScores), toSource);
+  // No track crosses a shot boundary: a face at the same place after a cut is another shot's face.
+  const linked = shots.flatMap((shot, k) => linkTracks(frames.slice(shot.firstSample, shots[k + 1]?.firstSample ?? frames.length)))
+    .map((track, id) => ({ ...track, id }));
   const maxStep = 1.5 / SAMPLE_FPS;
   const tracks: FaceTrack[] = linked.map((track) => ({
     id: track.id,
@@ -117,7 +124,7 @@ async function detectShort(
     timings.vadMs += t1 - t0;
     timings.trackMs += t3 - t2 + patchMs;
   }
-  deps.log.debug('short analysed', { start: range.start, end: range.end, frames: frames.length, tracks: tracks.length, turns: turns.length, ms: Math.round(t3 - t0) });
+  deps.log.debug('short analysed', { start: range.start, end: range.end, frames: frames.length, shots: shots.length, tracks: tracks.length, turns: turns.length, ms: Math.round(t3 - t0) });
   return {
     version: 1,
     sourceWidth: input.sourceWidth,
@@ -128,6 +135,7 @@ async function detectShort(
     speech: speech.map((s) => ({ start: round(s.start, 3), end: round(s.end, 3) })),
     tracks,
     turns: turns.map((t) => ({ start: round(t.start, 3), end: round(t.end, 3), trackId: t.trackId })),
+    shots: shots.map(({ firstSample: _, ...shot }) => shot),
   };
 }
 

@@ -40,7 +40,19 @@ export function interpolateFaces(before: { time: number; faces: FaceDetection[] 
   return out;
 }
 
-export async function* detectStrided(frames: AsyncIterable<SampledFrame>, detector: FaceDetector, stride: number, signal?: AbortSignal, onDetect?: (ms: number) => void): AsyncGenerator<FramesWithFaces> {
+/**
+ * Faces of every frame, detected on every `stride`-th one and interpolated between. `changesShot`
+ * (asked of each frame in order) marks a frame that may start a new shot: the frames on both sides of
+ * it are detected, and no face is interpolated across it.
+ */
+export async function* detectStrided(
+  frames: AsyncIterable<SampledFrame>,
+  detector: FaceDetector,
+  stride: number,
+  signal?: AbortSignal,
+  onDetect?: (ms: number) => void,
+  changesShot?: (frame: SampledFrame) => boolean,
+): AsyncGenerator<FramesWithFaces> {
   let last: { frame: SampledFrame; faces: FaceDetection[] } | undefined;
   let pending: SampledFrame[] = [];
   const detect = async (frame: SampledFrame) => {
@@ -60,6 +72,13 @@ export async function* detectStrided(frames: AsyncIterable<SampledFrame>, detect
   }
   let index = 0;
   for await (const frame of frames) {
+    if (changesShot?.(frame)) {
+      // Close the old shot on a detected frame, then start the new one from nothing.
+      const tail = pending.pop();
+      if (tail) yield* flush({ frame: tail, faces: await detect(tail) });
+      last = undefined;
+      index = 0;
+    }
     if (index++ % stride === 0) yield* flush({ frame, faces: await detect(frame) });
     else pending.push(frame);
   }
