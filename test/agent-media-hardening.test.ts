@@ -11,7 +11,7 @@ import { FFMPEG, makeTestVideo, serveFiles, type MediaServer } from './helpers/m
 import { ffprobe, measureMediaDuration, runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { extractAudio, measureLevels, readWavInfo, readWavPcm, rmsDbBetween, scanWav, toMonoFloat32 } from '../node-agent/src/media/audio.js';
 import { chooseMediaTools, isBundledFfprobe, mediaToolWarnings, toolEnv } from '../common/src/media/tools.js';
-import { analysisWavByteCap } from '../node-agent/src/tasks/analyze-video.js';
+import { analysisWavByteCap, lengthSlackSec } from '../node-agent/src/tasks/analyze-video.js';
 
 const run = promisify(execFile);
 
@@ -106,10 +106,11 @@ test.serial('a file whose audio decodes far past its measured length fails clear
   t.is(created.status, 201);
   const job = await cluster.settledJob(key, created.body.id, { timeoutMs: 120_000 });
   t.is(job.status, 'FAILED');
-  // Stopped by the output cap a little past the billed second, not after all 30 s were decoded.
+  // Stopped by the output cap a little past the billed second and its slack, not after all 30 s were decoded.
   const decoded = /audio decodes to at least (\d+\.\d) s but the file's streams end at (\d+\.\d) s/.exec(JSON.stringify(job));
   t.truthy(decoded, JSON.stringify(job));
-  t.true(Number(decoded![1]) < Number(decoded![2]) + 3, `decoded ${decoded![1]} s of a file billed for ${decoded![2]} s`);
+  const billed = Number(decoded![2]);
+  t.true(Number(decoded![1]) < billed + lengthSlackSec(billed) + 2, `decoded ${decoded![1]} s of a file billed for ${billed} s`);
 });
 
 test('audio extraction is capped by output size where lying timestamps defeat -t', async (t) => {
@@ -122,8 +123,8 @@ test('audio extraction is capped by output size where lying timestamps defeat -t
   const capped = path.join(cluster.dataDir, 'zero-capped.wav');
   await extractAudio(FFMPEG, zeroTs!, capped, { durationSec: billed, maxBytes: analysisWavByteCap(billed) });
   const sec = (await readWavInfo(capped)).durationSec;
-  // Past the length check's tolerance (so the mismatch is reported), far short of the 30 s.
-  t.true(sec > billed + 0.5 && sec < billed + 2, `capped decode: ${sec} s`);
+  // Past the length check's slack (so the mismatch is reported), far short of the 30 s.
+  t.true(sec > billed + lengthSlackSec(billed) && sec < billed + lengthSlackSec(billed) + 2, `capped decode: ${sec} s`);
 });
 
 test('WAV levels and loudness are read streaming and agree with the whole-file reading', async (t) => {

@@ -180,6 +180,33 @@ test('GIF and WebP watermarks render like a PNG one (their first frame)', async 
   }
 });
 
+test('a 431x120 logo at 300px in a non-separable blend mode renders through the API', async (t) => {
+  // 431x120 scaled to 300x84 is not exactly proportional: the watermark once came out of the scale
+  // with a 3017:3000 sample aspect ratio, and mergeplanes failed every attempt (RENDERING_ERROR).
+  const { org, key } = await cluster.org({ plan: 'pro' });
+  const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: WORDS, shorts: [{ startTime: 0.5, endTime: 1.5 }], width: 1280, height: 720 });
+  const bytes = await sharp({ create: { width: 431, height: 120, channels: 4, background: { r: 230, g: 30, b: 110, alpha: 1 } } }).png().toBuffer();
+  const objectKey = `orgs/${org.id}/logo-431x120.png`;
+  const { size } = await cluster.app.store.put(objectKey, bytes);
+  const [fileId] = await cluster.app.db.tx((c) => insertFiles(c, [{ organizationId: org.id, name: 'logo-431x120.png', type: 'image', sizeBytes: size, objectKey }]));
+  const created = await cluster.api('POST', '/api/render', {
+    key, body: { id: jobId, target: 0, options: { waterMark: { fileAppId: fileId, left: '20px', top: '20px', width: '300px', opacity: '1', blendMode: 'color' } } },
+  });
+  t.is(created.status, 201, JSON.stringify(created.body));
+  const done = await waitFor(async () => {
+    const r = await cluster.api('GET', `/api/render/${created.body.renderId}`, { key });
+    return r.body.type === 'done' || r.body.type === 'error' ? r.body : undefined;
+  }, 120_000, 'render with a 431x120 watermark');
+  t.is(done.type, 'done', JSON.stringify(done));
+  const file = path.join(cluster.dataDir, 'wm-431x120.mp4');
+  await writeFile(file, Buffer.from(await (await fetch(done.url)).arrayBuffer()));
+  // color: the grey backdrop's luminosity with the logo's hue, pink inside the 300x84 box at (20,20) only.
+  const pixels = await frame(file, 0.5, 720, 1280);
+  const pink = (r: number, g: number, b: number) => r - g > 40 && b - g > 10;
+  t.true(changed(pixels, 720, { x0: 24, y0: 24, x1: 316, y1: 100 }, pink) > 20_000, 'the logo blended where it was placed');
+  t.is(changed(pixels, 720, { x0: 340, y0: 20, x1: 700, y1: 110 }, pink), 0, 'and nowhere else');
+});
+
 test('a render whose source is gone ends in error with a code', async (t) => {
   const { org, key } = await cluster.org({ plan: 'pro' });
   const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, words: WORDS, shorts: [{ startTime: 0.5, endTime: 4.5 }] });

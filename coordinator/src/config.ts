@@ -58,6 +58,8 @@ const schema = z.object({
   signedUrlTtlSec: z.coerce.number().int().positive().default(3600),
   /** First webhook retry delay; later ones back off exponentially (6 retries span about an hour). */
   webhookRetryDelaySec: z.coerce.number().int().positive().default(60),
+  /** One webhook attempt's limit; a receiver slower than this is retried like one that is down. */
+  webhookTimeoutMs: z.coerce.number().int().positive().default(10_000),
   /** Background timers off (tests drive ticks themselves). */
   timers: z.coerce.boolean().default(true),
   /** Requests a minute on the file routes for free,starter,pro,business; 0 = unlimited. */
@@ -99,7 +101,7 @@ const ENV: Record<keyof z.infer<typeof schema>, string> = {
   fetchAllowlist: 'FETCH_ALLOWLIST', bodyLimitBytes: 'BODY_LIMIT_BYTES', leaseTtlMs: 'LEASE_TTL_MS',
   leaseWaitMs: 'LEASE_WAIT_MS', taskMaxAttempts: 'TASK_MAX_ATTEMPTS', watchdogIntervalMs: 'WATCHDOG_INTERVAL_MS',
   placementGraceMs: 'PLACEMENT_GRACE_MS', waitingNoticeMs: 'WAITING_NOTICE_MS', unmetNeedsFailMs: 'UNMET_NEEDS_FAIL_MS', taskTimeLimits: 'TASK_TIME_LIMITS',
-  creditsPerDollar: 'CREDITS_PER_DOLLAR', signedUrlTtlSec: 'SIGNED_URL_TTL_SEC', webhookRetryDelaySec: 'WEBHOOK_RETRY_DELAY_SEC', timers: 'TIMERS',
+  creditsPerDollar: 'CREDITS_PER_DOLLAR', signedUrlTtlSec: 'SIGNED_URL_TTL_SEC', webhookRetryDelaySec: 'WEBHOOK_RETRY_DELAY_SEC', webhookTimeoutMs: 'WEBHOOK_TIMEOUT_MS', timers: 'TIMERS',
   rateLimitFilesPerMinute: 'RATE_LIMIT_FILES_PER_MINUTE', rateLimitSocialPerMinute: 'RATE_LIMIT_SOCIAL_PER_MINUTE',
   renderActiveLimit: 'RENDER_ACTIVE_LIMIT', svgRasterTimeoutMs: 'SVG_RASTER_TIMEOUT_MS', logLevel: 'LOG_LEVEL',
 };

@@ -32,5 +32,8 @@ export async function registerDomains(api: Api, app: Coordinator): Promise<void>
   await startArchiveSchedule(app);
   await startOrphanSweepSchedule(app);
 
-  await startWebhookWorker({ boss: app.boss, db: app.db.pool, log: app.log, metrics: app.metrics, fetchAllowlist: app.config.fetchAllowlist });
+  await startWebhookWorker({
+    boss: app.boss, db: app.db, log: app.log, metrics: app.metrics, fetchAllowlist: app.config.fetchAllowlist,
+    retryDelaySec: app.config.webhookRetryDelaySec, timeoutMs: app.config.webhookTimeoutMs,
+  });
 }

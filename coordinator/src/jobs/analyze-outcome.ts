@@ -126,7 +126,7 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
       )).rows[0] as JobRow;
       if (job.webhook) {
         const body = JSON.stringify({ event: 'job.completed', jobId: job.id, status: JOB_STATUS.completed, data: await bearerView(updated, app.urls) });
-        await enqueueWebhook(app.boss, c, { organizationId: job.organizationId, jobId: job.id, url: job.webhook, event: 'job.completed', body }, app.config.webhookRetryDelaySec);
+        await enqueueWebhook(app.boss, c, { organizationId: job.organizationId, jobId: job.id, url: job.webhook, event: 'job.completed', body });
       }
     },
 
@@ -140,7 +140,7 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
       )).rows[0] as JobRow;
       if (job.webhook) {
         const body = JSON.stringify({ event: 'job.failed', jobId: job.id, status: JOB_STATUS.failed, data: { ...(await bearerView(updated, app.urls)), message: reason } });
-        await enqueueWebhook(app.boss, c, { organizationId: job.organizationId, jobId: job.id, url: job.webhook, event: 'job.failed', body }, app.config.webhookRetryDelaySec);
+        await enqueueWebhook(app.boss, c, { organizationId: job.organizationId, jobId: job.id, url: job.webhook, event: 'job.failed', body });
       }
     },
 

@@ -96,8 +96,11 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
   const L = (name: string) => `[wm_${name}_${id}]`;
   const opacity = Math.min(1, o.opacity);
   // The watermark at patch size with its opacity, in RGBA; each path converts it once from there.
+  // setsar=1: scaling 431x120 to 300x84 is not exactly proportional, and scale then records the
+  // difference as a sample aspect ratio (3017:3000); filters that join planes (mergeplanes) refuse
+  // inputs whose SAR differs. The watermark is drawn pixel for pixel: its pixels are square.
   const watermark =
-    `[${o.imageLabel}]scale=${w}:${h},format=rgba` +
+    `[${o.imageLabel}]scale=${w}:${h},setsar=1,format=rgba` +
     (opacity < 1 ? `,colorchannelmixer=aa=${round4(opacity)}` : '') +
     (bw !== w || bh !== h ? `,crop=${bw}:${bh}:${bx - x}:${by - y}` : '') +
     (pw !== bw || ph !== bh ? `,pad=${pw}:${ph}:${bx - px}:${by - py}:color=black@0` : '');
@@ -115,7 +118,7 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
   // overlay writes the box in place. eof_action=pass: the box has a frame for every video frame,
   // and without it overlay's frame sync (made to repeat a secondary's last frame) copies every
   // whole frame before writing into it, 6 MB of memory traffic a 1080x1920 frame.
-  const cut = `[${o.videoLabel}]split=2${L('frame')}${L('bg')};${L('bg')}crop=${pw}:${ph}:${px}:${py}`;
+  const cut = `[${o.videoLabel}]split=2${L('frame')}${L('bg')};${L('bg')}crop=${pw}:${ph}:${px}:${py},setsar=1`;
   const paste = (mix: string) => `${L('frame')}${mix}overlay=x=${px}:y=${py}:format=${yuv ? 'yuv420' : 'gbrp'}:eof_action=pass[${o.outLabel}]`;
   const result = (parts: string[]): WatermarkFilter => ({ filter: parts.join(';'), inputs: [o.videoLabel, o.imageLabel], box: { x: bx, y: by, w: bw, h: bh } });
 

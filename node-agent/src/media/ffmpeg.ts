@@ -12,7 +12,38 @@ export class FfmpegError extends Error {
     super(stderrTail.length ? `${message}:\n${stderrTail.join('\n')}` : message);
     this.name = 'FfmpegError';
   }
+
+  /**
+   * The filter graph could not be set up (a filter refused its inputs or options, or does not
+   * exist): the same arguments on the same file fail the same way on every agent, so trying again
+   * only delays the answer. A graph that failed for want of memory is not counted: that is the host's.
+   */
+  get graphRefused(): boolean {
+    const text = this.stderrTail.join('\n');
+    return GRAPH_REFUSED.some((re) => re.test(text)) && !/Cannot allocate memory|Resource temporarily unavailable/i.test(text);
+  }
+
+  /** ffmpeg's own complaint, as "filter: what it said" (e.g. "mergeplanes: input #1 link in1 SAR
+   *  3017:3000 does not match ..."), rather than the generic line ffmpeg ends with. */
+  get reason(): string {
+    for (const line of this.stderrTail) {
+      const m = line.match(/^\[(?:Parsed_([A-Za-z0-9_]+?)_\d+|AVFilterGraph) @ 0x[0-9a-f]+\] (.+)$/);
+      if (m && !/^Failed to configure/.test(m[2]!)) return m[1] ? `${m[1]}: ${m[2]}` : m[2]!;
+    }
+    return this.stderrTail.at(-1) ?? this.message;
+  }
 }
+
+// What ffmpeg 4 to 7 print when a graph cannot be configured, at start or when the first frames
+// arrive (ffmpeg 5+ configures the graph from the decoded frames).
+const GRAPH_REFUSED = [
+  /Error initializing complex filters/,
+  /Error (?:re)?initializing filters?/i,
+  /Error configuring (?:the )?filter ?graph/i,
+  /Failed to configure (?:output|input) pad/,
+  /No such filter: /,
+  /Error initializing filter '/,
+];
 
 export interface RunFfmpegOptions {
   durationSec: number; // output duration, to turn out_time into a fraction

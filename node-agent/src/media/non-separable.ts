@@ -162,7 +162,9 @@ class PlaneProgram {
   /** The plane resized, each output pixel the mean of the pixels it covers. */
   scale(name: string, p: Plane, width: number, height: number): Plane {
     const out = { key: name };
-    this.steps.push({ inputs: [p], filter: `scale=${width}:${height}:flags=area`, out });
+    // scale keeps the display aspect by changing the SAR when the ratio is not exact; mergeplanes
+    // takes this plane's descendants together with unscaled ones and refuses differing SARs.
+    this.steps.push({ inputs: [p], filter: `scale=${width}:${height}:flags=area,setsar=1`, out });
     return out;
   }
 

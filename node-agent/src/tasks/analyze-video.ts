@@ -70,14 +70,44 @@ async function fetchSource(ctx: TaskContext<'analyze-video'>, p: AnalyzeVideoLea
 const LENGTH_TOLERANCE_SEC = 0.5;
 
 /**
+ * How far decoded audio may run past the streams' end and still be billed as what it decodes to.
+ * A recording joined from clips overlaps its timestamps at each join (a 45.1 s file decoding to
+ * 46.1 s); a file made to lie about its length (every packet at 0) decodes to many times it. Past
+ * this slack the decode was stopped by the byte cap, the real length is unknown, and the file is refused.
+ */
+export function lengthSlackSec(measuredSec: number): number {
+  return Math.max(3, measuredSec * 0.03);
+}
+
+/**
  * The most bytes the analysis WAV may take for `billedSec`: `-t` stops on timestamps, which a crafted
  * file can make lie (every packet at 0), while this stops on what was written. It leaves room past
- * the tolerance so that such a file is caught by the length check instead of passing just under it.
+ * the slack so that such a file is caught by the length check instead of passing just under it.
  */
 export function analysisWavByteCap(billedSec: number): number {
   const bytesPerSec = ANALYSIS_SAMPLE_RATE * 2 /* s16 */ * 1 /* mono */;
   const header = 1024; // RIFF, fmt and ffmpeg's LIST/INFO chunk are under 100 bytes
-  return Math.ceil((billedSec + LENGTH_TOLERANCE_SEC + 1) * bytesPerSec) + header;
+  return Math.ceil((billedSec + lengthSlackSec(billedSec) + 1) * bytesPerSec) + header;
+}
+
+/**
+ * The analysis audio of `file` into `wav`, never more than `measuredSec` plus the slack, and the
+ * length to bill: the measured one, or what the audio decodes to when it runs a little past it
+ * (then that is what is transcribed). Audio that runs on past the slack was stopped by the byte cap
+ * and its real length is unknown: the file is refused.
+ */
+export async function extractAnalysisAudio(
+  ffmpegPath: string, file: string, wav: string, measuredSec: number, signal?: AbortSignal,
+): Promise<{ billedSec: number; decodedSec: number }> {
+  await extractAudio(ffmpegPath, file, wav, { signal, durationSec: measuredSec, maxBytes: analysisWavByteCap(measuredSec) });
+  const decodedSec = (await readWavInfo(wav)).durationSec;
+  if (decodedSec > measuredSec + lengthSlackSec(measuredSec)) {
+    throw new TaskError(
+      `The audio decodes to at least ${decodedSec.toFixed(1)} s but the file's streams end at ${measuredSec.toFixed(1)} s; a file whose length cannot be told is refused`,
+      'LENGTH_MISMATCH',
+    );
+  }
+  return { billedSec: decodedSec > measuredSec + LENGTH_TOLERANCE_SEC ? decodedSec : measuredSec, decodedSec };
 }
 
 /** Refuses a source whose frames are too large or too many to decode within reason. */
@@ -176,7 +206,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     if (Math.abs(measured - probed.durationSec) > Math.max(1, measured * 0.02)) {
       ctx.log.warn('declared length differs from the measured one; billing the measured', { declaredSec: probed.durationSec, measuredSec: measured });
     }
-    const info = { ...probed, durationSec: measured };
+    let info = { ...probed, durationSec: measured };
     // The price follows from these; the coordinator checks the credits now, not after the work.
     await ctx.facts({ durationSec: info.durationSec, downloadBytes: source.bytes });
     ctx.signal.throwIfAborted();
@@ -198,14 +228,12 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     let audio: Awaited<ReturnType<typeof scanWav>>;
     try {
       // Never more audio than was billed, even when the packets' timestamps lie.
-      await extractAudio(ctx.config.ffmpegPath, source.file, wav, { signal: ctx.signal, durationSec: info.durationSec, maxBytes: analysisWavByteCap(info.durationSec) });
-      const decodedSec = (await readWavInfo(wav)).durationSec;
-      if (decodedSec > info.durationSec + LENGTH_TOLERANCE_SEC) {
-        // Likely stopped by the byte cap: how long the audio really is stays unknown.
-        throw new TaskError(
-          `The audio decodes to at least ${decodedSec.toFixed(1)} s but the file's streams end at ${info.durationSec.toFixed(1)} s; a file whose length cannot be told is refused`,
-          'LENGTH_MISMATCH',
-        );
+      const { billedSec, decodedSec } = await extractAnalysisAudio(ctx.config.ffmpegPath, source.file, wav, info.durationSec, ctx.signal);
+      if (billedSec !== info.durationSec) {
+        // The reservation grows with it; the credits may not cover it.
+        ctx.log.warn('the audio decodes past the streams\' end; billing the decoded length', { measuredSec: info.durationSec, decodedSec });
+        info = { ...info, durationSec: billedSec };
+        await ctx.facts({ durationSec: info.durationSec, downloadBytes: source.bytes });
       }
       audio = await scanWav(wav);
       if (isSilent(audio.levels)) throw new SilentAudioError(audio.levels);

@@ -5,7 +5,7 @@ import { resolveCaptionStyle } from '../../../common/src/render/presets.js';
 import { stageProgress } from '../../../common/src/tasks/contract.js';
 import { RENDER_STAGES } from '../../../common/src/tasks/render-short.js';
 import { planReframe } from '../reframe/camera.js';
-import { ffprobe, runFfmpeg } from '../media/ffmpeg.js';
+import { FfmpegError, ffprobe, runFfmpeg } from '../media/ffmpeg.js';
 import { prepareRender, type RenderSpec } from '../media/render-args.js';
 import { isBundledFfmpeg } from '../../../common/src/media/tools.js';
 import { grabThumbnail } from '../media/clips.js';
@@ -79,7 +79,10 @@ export const renderShort: TaskHandler<'render-short'> = {
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       ctx.log.error('ffmpeg failed', { err });
-      throw new TaskError('Rendering failed: ' + String((err as Error).message).split('\n').slice(-1)[0], 'RENDERING_ERROR', true);
+      // A graph ffmpeg cannot set up fails again on any agent: fail once, with the filter's reason.
+      const refused = err instanceof FfmpegError && err.graphRefused;
+      const reason = err instanceof FfmpegError ? err.reason : String((err as Error).message).split('\n').slice(-1)[0];
+      throw new TaskError(`Rendering failed: ${reason}`, 'RENDERING_ERROR', !refused);
     }
     const encodeSeconds = (performance.now() - encodeStarted) / 1000;
     const rendered = await ffprobe(out, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
