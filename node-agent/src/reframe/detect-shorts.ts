@@ -10,6 +10,7 @@ import { cutFacePatches, mouthActivity, type FacePatches } from './mouth.js';
 import { attributeSpeakers } from './speakers.js';
 import { ShotTracker, type SceneScore } from './shots.js';
 import { speechIn, type Interval } from './speech.js';
+import { speechEnvelope } from './speech-envelope.js';
 import { detectStrided } from './strided-detection.js';
 import { linkTracks, type FrameFaces } from './tracks.js';
 
@@ -114,7 +115,8 @@ async function detectShort(
       };
     }),
   }));
-  const turns = attributeSpeakers(tracks, speech, range, SAMPLE_FPS);
+  // Who speaks is whose lips move in step with the voice, so the sound's envelope goes in too.
+  const turns = attributeSpeakers(tracks, speech, range, SAMPLE_FPS, {}, await speechEnvelope(input.wavPath, range));
   const t3 = performance.now();
   if (timings) {
     timings.frames += frames.length;

@@ -1,11 +1,18 @@
-// Who speaks: for the stretches where speech is heard, the visible face whose mouth moves. Decided
+// Who speaks: for the stretches where speech is heard, the visible face whose mouth moves with the
+// voice. Decided
 // over the whole short at once (it is known in advance): a Viterbi pass over "track k speaks" and
 // "no visible face speaks" states, where each sample rewards the state whose mouth moves most and
 // every change of speaker costs a fixed amount. That is the hysteresis: a brief burst of mouth
 // movement on a listener (a smile, a nod) cannot pay for two switches, while a real turn, with the
 // new speaker's mouth moving for a second or more, does, and the change lands where the evidence
 // changes rather than a smoothing delay later.
+//
+// With the speech envelope at hand a moving mouth is not enough: it counts only as far as it moves in
+// step with the voice that is heard (lip-audio synchrony, see lipSync). A listener who laughs, chews or
+// mouths along moves their lips too, but not when the voice starts and stops, and their mouth then
+// earns nothing, so the voice goes to the face in step with it or, with none, to "nobody visible".
 import type { FaceTrack, SpeakerTurn } from '../../../common/src/reframe/types.js';
+import { envelopeAt, type SpeechEnvelope } from './speech-envelope.js';
 import type { Interval } from './speech.js';
 
 export interface AttributionOptions {
@@ -17,9 +24,23 @@ export interface AttributionOptions {
   switchCost: number;
   /** Two stretches of speech by the same track closer than this make one turn. */
   joinGapSec: number;
+  /** Span over which a mouth's motion is correlated with the voice, seconds (centred). */
+  syncWindowSec: number;
+  /** Span whose level and spread of mouth activity and loudness the correlation measures
+   *  deviations from, seconds (centred). */
+  syncContextSec: number;
+  /** The voice may lag or lead the lips by up to this much (encoding offsets, the mouth opening
+   *  before the sound), seconds. */
+  maxLagSec: number;
+  /** Correlation of mouth and voice below which a mouth's motion counts for nothing (chance
+   *  alignment of a mouth out of step reaches about this), and at which it counts in full. */
+  noSync: number;
+  fullSync: number;
 }
 
-export const DEFAULT_ATTRIBUTION: AttributionOptions = { smoothSec: 0.6, minActivity: 0.05, switchCost: 0.04, joinGapSec: 1 };
+export const DEFAULT_ATTRIBUTION: AttributionOptions = {
+  smoothSec: 0.6, minActivity: 0.05, switchCost: 0.04, joinGapSec: 1, syncWindowSec: 1, syncContextSec: 6, maxLagSec: 0.15, noSync: 0.1, fullSync: 0.4,
+};
 
 /** Centred moving mean of the track's activity on the sample grid; NaN where the track is absent. */
 function smoothedActivity(track: FaceTrack, grid: number[], fps: number, smoothSec: number): Float64Array {
@@ -57,16 +78,135 @@ function smoothedActivity(track: FaceTrack, grid: number[], fps: number, smoothS
 
 const inSpeech = (t: number, speech: Interval[]) => speech.some((s) => t >= s.start && t < s.end);
 
+/** The track's raw activity on the sample grid; NaN where the track is absent. */
+function activityOnGrid(track: FaceTrack, grid: number[], fps: number): Float64Array {
+  const raw = new Float64Array(grid.length).fill(NaN);
+  const t0 = grid[0] ?? 0;
+  for (const s of track.samples) {
+    const i = Math.round((s.time - t0) * fps);
+    if (i >= 0 && i < grid.length) raw[i] = s.mouthActivity;
+  }
+  return raw;
+}
+
+/** The voice's loudness over each sample's interval (the one its mouth activity compares across),
+ *  with the sound taken `lagSec` later than the picture. */
+function voiceOnGrid(envelope: SpeechEnvelope, grid: number[], fps: number, lagSec: number): Float64Array {
+  const out = new Float64Array(grid.length);
+  const points = 5;
+  for (let i = 0; i < grid.length; i++) {
+    let sum = 0;
+    for (let p = 0; p < points; p++) sum += envelopeAt(envelope, grid[i]! + lagSec - (p / (points - 1)) / fps);
+    out[i] = sum / points;
+  }
+  return out;
+}
+
+/** Pearson correlation of a and b over the indices [from, to) where a is known; 0 when either is flat
+ *  or too few samples are known to say. */
+function correlation(a: Float64Array, b: Float64Array, from: number, to: number): number {
+  let n = 0;
+  let sa = 0;
+  let sb = 0;
+  for (let i = from; i < to; i++) {
+    if (Number.isNaN(a[i]!)) continue;
+    n++;
+    sa += a[i]!;
+    sb += b[i]!;
+  }
+  if (n < 4) return 0;
+  const ma = sa / n;
+  const mb = sb / n;
+  let ab = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let i = from; i < to; i++) {
+    if (Number.isNaN(a[i]!)) continue;
+    ab += (a[i]! - ma) * (b[i]! - mb);
+    aa += (a[i]! - ma) ** 2;
+    bb += (b[i]! - mb) ** 2;
+  }
+  return aa > 1e-12 && bb > 1e-12 ? ab / Math.sqrt(aa * bb) : 0;
+}
+
+/** Mean and spread of the known values of `a` over [from, to). */
+function meanAndSpread(a: Float64Array, from: number, to: number): { mean: number; spread: number; n: number } {
+  let n = 0;
+  let sum = 0;
+  for (let i = from; i < to; i++) if (!Number.isNaN(a[i]!)) (n++, (sum += a[i]!));
+  const mean = n ? sum / n : 0;
+  let sq = 0;
+  for (let i = from; i < to; i++) if (!Number.isNaN(a[i]!)) sq += (a[i]! - mean) ** 2;
+  return { mean, spread: n ? Math.sqrt(sq / n) : 0, n };
+}
+
+/**
+ * How far each sample's mouth motion is in step with the voice, 0 to 1. Each sample contributes the
+ * product of its mouth activity and the voice's loudness, both as deviations from their level over
+ * the surrounding `syncContextSec` (in units of their spread there); the mean of those products over
+ * `syncWindowSec` is a correlation, local to that window: a face whose lips moved with the voice a
+ * moment ago but rest now that someone else talks loses the voice at once rather than a window later.
+ * The plain correlation over half the context is taken where it is higher: within one person's long
+ * turn the syllables and the mouth's openings match less well than the voice's starts and stops do.
+ * The lag between lips and sound is one per track, the one that fits its whole stretch best: the
+ * offset of a recording does not change from one second to the next, and a lag chosen per window
+ * would let a mouth out of step find some alignment by chance.
+ */
+function lipSync(activity: Float64Array, voiceByLag: Float64Array[], fps: number, o: AttributionOptions): Float64Array {
+  const n = activity.length;
+  let voice = voiceByLag[0]!;
+  let best = -Infinity;
+  for (const candidate of voiceByLag) {
+    const r = correlation(activity, candidate, 0, n);
+    if (r > best) [best, voice] = [r, candidate];
+  }
+  const context = Math.max(2, Math.round((o.syncContextSec * fps) / 2));
+  const products = new Float64Array(n).fill(NaN);
+  for (let i = 0; i < n; i++) {
+    if (Number.isNaN(activity[i]!)) continue;
+    const from = Math.max(0, i - context);
+    const to = Math.min(n, i + context + 1);
+    const a = meanAndSpread(activity, from, to);
+    const v = meanAndSpread(voice, from, to);
+    products[i] = a.n >= 4 && a.spread > 1e-6 && v.spread > 1e-6 ? ((activity[i]! - a.mean) / a.spread) * ((voice[i]! - v.mean) / v.spread) : 0;
+  }
+  const half = Math.max(1, Math.round((o.syncWindowSec * fps) / 2));
+  const wide = Math.max(half, Math.round((o.syncContextSec * fps) / 4));
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const local = meanAndSpread(products, Math.max(0, i - half), Math.min(n, i + half + 1));
+    const around = correlation(activity, voice, Math.max(0, i - wide), Math.min(n, i + wide + 1));
+    // The wider correlation carries a turn through a stretch where the syllables match less well.
+    const r = Math.max(local.n ? local.mean : 0, around);
+    out[i] = Math.min(1, Math.max(0, (r - o.noSync) / (o.fullSync - o.noSync)));
+  }
+  return out;
+}
+
 /**
  * Speaker turns over the speech intervals. `tracks` carry mouth activity per sample; `fps` is the
- * sampling rate and `range` the short's span on the source clock.
+ * sampling rate and `range` the short's span on the source clock. With the `envelope` of the short's
+ * sound, a mouth counts only as far as it moves in step with the voice; without it (detections stored
+ * before it existed), any mouth that moves during speech does.
  */
-export function attributeSpeakers(tracks: FaceTrack[], speech: Interval[], range: Interval, fps: number, options: Partial<AttributionOptions> = {}): SpeakerTurn[] {
+export function attributeSpeakers(
+  tracks: FaceTrack[], speech: Interval[], range: Interval, fps: number, options: Partial<AttributionOptions> = {}, envelope?: SpeechEnvelope,
+): SpeakerTurn[] {
   const o = { ...DEFAULT_ATTRIBUTION, ...options };
   if (!speech.length) return [];
   const n = Math.max(1, Math.round((range.end - range.start) * fps));
   const grid = Array.from({ length: n }, (_, i) => range.start + i / fps);
   const signals = tracks.map((t) => smoothedActivity(t, grid, fps, o.smoothSec));
+  if (envelope && envelope.values.length) {
+    const lagStep = 0.01;
+    const lags = Math.round(o.maxLagSec / lagStep);
+    const voiceByLag = Array.from({ length: 2 * lags + 1 }, (_, k) => voiceOnGrid(envelope, grid, fps, (k - lags) * lagStep));
+    tracks.forEach((t, k) => {
+      const sync = lipSync(activityOnGrid(t, grid, fps), voiceByLag, fps, o);
+      const signal = signals[k]!;
+      for (let i = 0; i < n; i++) signal[i] = signal[i]! * sync[i]!;
+    });
+  }
   const states = tracks.length + 1; // the last state is "nobody visible speaks"
   const NONE = tracks.length;
   const dt = 1 / fps;

@@ -1,0 +1,135 @@
+import test from 'ava';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createLogger } from '../common/src/logger.js';
+import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
+import type { Box, ShortDetections, SpeakerTurn } from '../common/src/reframe/types.js';
+import { contains, interpolate, planReframe } from '../node-agent/src/reframe/camera.js';
+import { detectShorts } from '../node-agent/src/reframe/detect-shorts.js';
+import { sharedFaceDetector } from '../node-agent/src/reframe/detector-factory.js';
+import { attributeSpeakers } from '../node-agent/src/reframe/speakers.js';
+import { envelopeAt, envelopeOf } from '../node-agent/src/reframe/speech-envelope.js';
+import { gridClips } from './helpers/grid.js';
+import { composeLipsync, type LipsyncSegment, type LipsyncVideo } from './helpers/grid-lipsync.js';
+import { FFMPEG } from './helpers/media.js';
+
+// Who speaks is whose lips move in step with the voice that is heard, not whose lips move most: GRID
+// speakers side by side, one heard while the other's lips move too (mouthing, chewing, talking with
+// no sound), or a voice from off screen.
+
+const log = createLogger({}, 'silent');
+const haveMedia = Boolean(gridClips());
+const withMedia = haveMedia ? test.serial : test.skip;
+const OUT = { width: 1080, height: 1920 };
+let dir: string;
+
+test.before(async () => {
+  if (haveMedia) dir = await mkdtemp(path.join(os.tmpdir(), 'reframe-lipsync-'));
+});
+test.after.always(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+test('the speech envelope is loud where the sound is, on the source clock', (t) => {
+  const rate = 16_000;
+  const samples = new Int16Array(2 * rate);
+  // A 1 kHz burst from 0.5 s to 1 s of this stretch, which starts 10 s into the source.
+  for (let i = 0.5 * rate; i < rate; i++) samples[i] = Math.round(8000 * Math.sin((2 * Math.PI * 1000 * i) / rate));
+  const env = envelopeOf(samples, rate, 10);
+  t.is(env.rate, 100);
+  t.true(Math.abs(env.start - 10.01) < 1e-9, `first value at ${env.start}`);
+  t.true(envelopeAt(env, 10.75) > -30, `burst ${envelopeAt(env, 10.75)} dB`);
+  t.is(envelopeAt(env, 10.25), -60);
+  t.is(envelopeAt(env, 11.5), -60);
+  // The change is sharp: within two steps of the burst's edges.
+  t.true(envelopeAt(env, 10.48) === -60 && envelopeAt(env, 10.52) > -30);
+});
+
+async function detect(video: LipsyncVideo): Promise<ShortDetections> {
+  const detector = await sharedFaceDetector({ faceDetector: 'blazeface' }, log);
+  const [found] = await detectShorts(
+    { sourceFile: video.videoPath, sourceWidth: video.width, sourceHeight: video.height, wavPath: video.wavPath, shorts: [{ start: 0, end: video.durationSec }], signal: new AbortController().signal },
+    { ffmpegPath: FFMPEG, detector, log },
+  );
+  return found!;
+}
+
+/** The track whose faces sit in a person's panel. */
+function trackOf(d: ShortDetections, panel: Box): number | undefined {
+  const inPanel = d.tracks.filter((tr) => tr.samples.filter((s) => contains(panel, s.box)).length > tr.samples.length / 2);
+  return inPanel.sort((a, b) => b.samples.length - a.samples.length)[0]?.id;
+}
+
+const overlap = (a: { start: number; end: number }, b: { start: number; end: number }) => Math.max(0, Math.min(a.end, b.end) - Math.max(a.start, b.start));
+
+/** Seconds of heard speech, and of it the seconds whose turns name the heard person's track (null:
+ *  named no track), over the segments. */
+function namedShare(d: ShortDetections, turns: SpeakerTurn[], video: LipsyncVideo, heardTrack: (seg: LipsyncVideo['segments'][number]) => number | null): { speech: number; named: number } {
+  let speech = 0;
+  let named = 0;
+  for (const seg of video.segments) {
+    for (const s of d.speech) {
+      const span = { start: Math.max(s.start, seg.start), end: Math.min(s.end, seg.end) };
+      if (span.end <= span.start) continue;
+      speech += span.end - span.start;
+      named += turns.filter((turn) => turn.trackId === heardTrack(seg)).reduce((sum, turn) => sum + overlap(turn, span), 0);
+    }
+  }
+  return { speech, named };
+}
+
+/** Share of the speech's sample times at which the planned window holds the heard person's face. */
+function windowShare(d: ShortDetections, video: LipsyncVideo, heardTrack: number): number {
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  const samples = d.tracks.find((tr) => tr.id === heardTrack)!.samples;
+  const inSpeech = samples.filter((s) => d.speech.some((x) => s.time >= x.start && s.time < x.end) && video.segments.some((seg) => s.time >= seg.start && s.time < seg.end));
+  return inSpeech.filter((s) => contains(interpolate(r.keyframes, s.time), s.box)).length / inSpeech.length;
+}
+
+async function checkHeard(t: import('ava').ExecutionContext, heard: 0 | 1) {
+  const other = (1 - heard) as 0 | 1;
+  // The heard person talks in step with the sound; the other mouths their own words without pause,
+  // from a different point in each segment, so their lips move as much and are out of step.
+  const segments: LipsyncSegment[] = [0.3, 1, 0.6].map((from) => {
+    const show: LipsyncSegment['show'] = ['still', 'still'];
+    show[heard] = { talkShiftSec: 0 };
+    show[other] = { mouthFromSec: from };
+    return { show, voice: heard };
+  });
+  const video = await composeLipsync(dir, segments);
+  const d = await detect(video);
+  const ids = video.panels.map((p) => trackOf(d, p));
+  t.true(ids[0] !== undefined && ids[1] !== undefined && ids[0] !== ids[1], 'a track for each person');
+  const heardId = ids[heard]!;
+  const synced = namedShare(d, d.turns, video, () => heardId);
+  const byMotion = namedShare(d, attributeSpeakers(d.tracks, d.speech, { start: d.start, end: d.end }, d.sampleFps), video, () => heardId);
+  const window = windowShare(d, video, heardId);
+  t.log(`turns ${JSON.stringify(d.turns)}`);
+  t.log(`person ${heard} heard: their track named for ${((100 * synced.named) / synced.speech).toFixed(1)}% of ${synced.speech.toFixed(2)} s of speech `
+    + `(by mouth motion alone ${((100 * byMotion.named) / byMotion.speech).toFixed(1)}%); the window on them ${(100 * window).toFixed(1)}% of it`);
+  t.true(synced.speech > 2.5, 'speech is heard');
+  t.true(synced.named / synced.speech >= 0.8);
+  t.true(window >= 0.8);
+}
+
+withMedia('the lips in step with the voice are the speaker, not the other lips that move (person 0 heard)', async (t) => {
+  await checkHeard(t, 0);
+});
+
+withMedia('the lips in step with the voice are the speaker, not the other lips that move (person 1 heard)', async (t) => {
+  await checkHeard(t, 1);
+});
+
+withMedia('a voice from off screen over a still person names nobody, and the window stays put on that face', async (t) => {
+  const video = await composeLipsync(dir, [{ show: ['still', 'absent'], voice: 1 }, { show: ['idle', 'absent'], voice: 1 }, { show: ['still', 'absent'], voice: 1 }]);
+  const d = await detect(video);
+  t.is(d.tracks.length, 1);
+  t.true(d.speech.reduce((sum, s) => sum + s.end - s.start, 0) > 2, 'the voice is heard');
+  t.log(`turns ${JSON.stringify(d.turns)}`);
+  t.true(d.turns.length > 0 && d.turns.every((turn) => turn.trackId === null), JSON.stringify(d.turns));
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  const windows = new Set(r.keyframes.map((k) => `${k.x},${k.y},${k.width},${k.height}`));
+  t.is(windows.size, 1, `one window: ${JSON.stringify(r.keyframes)}`);
+  t.true(d.tracks[0]!.samples.every((s) => contains(r.keyframes[0]!, s.box)), 'the face wholly in it');
+});
