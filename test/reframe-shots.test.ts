@@ -15,8 +15,10 @@ import { sharedFaceDetector } from '../node-agent/src/reframe/detector-factory.j
 import { analysisSize, sampleFrames } from '../node-agent/src/reframe/frames.js';
 import { ShotTracker, type SceneScore } from '../node-agent/src/reframe/shots.js';
 import { composeEditedInterview, composePictureEdits, EDIT_FPS, type EditedVideo } from './helpers/edited.js';
+import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { gridClips } from './helpers/grid.js';
-import { FFMPEG } from './helpers/media.js';
+import { FFMPEG, serveFiles } from './helpers/media.js';
+import { havePocketsphinx, requireTools } from './helpers/requirements.js';
 
 // Reframing edited footage: shots found in the source (hard cuts to the frame, dissolves as a span, no
 // false cut on a flash, a fade or a moving picture), each shot framed on its own (no track, pan or
@@ -303,5 +305,35 @@ withMedia('a talking head in a letterboxed source: the window never shows the bl
   for (const k of r.keyframes) {
     t.true(k.y >= 86 && k.y + k.height <= 720 - 86, `window ${JSON.stringify(k)} inside the picture`);
     t.true(contains(k, d.tracks[0]!.samples[0]!.box), 'the face in it');
+  }
+});
+
+withMedia('through the API: a job on the edited interview serves the shots and a layout per shot in both retrieve forms', async (t) => {
+  if (!requireTools(t, { pocketsphinx: havePocketsphinx })) return;
+  if (!interview) t.fail('needs the interview test before it');
+  let cluster: TestCluster | undefined;
+  const server = await serveFiles({ 'interview.mp4': interview.videoPath });
+  try {
+    cluster = await startCluster('reframe_shots_api');
+    await cluster.startAgent();
+    const { key, org } = await cluster.org({ plan: 'pro', credits: 10 });
+    const created = await cluster.api('POST', '/api/jobs', {
+      key, body: { functionName: 'VideoShorts', fileUrl: server.url('interview.mp4'), options: { predefinedShorts: [{ title: 'Interview', start: 0, end: interview.durationSec }] } },
+    });
+    t.is(created.status, 201, JSON.stringify(created.body));
+    const job = await cluster.settledJob(key, created.body.id, { timeoutMs: 240_000 });
+    t.is(job.status, 'COMPLETED', job.message);
+    const reframe: Reframe = job.data.shorts[0].reframe;
+    t.deepEqual(reframe.shots!.map((s) => s.transition), ['start', 'cut', 'cut', 'cut', 'cut']);
+    interview.cuts.forEach((cut, i) => t.true(Math.abs(reframe.shots![i + 1]!.start - cut) < FRAME, `shot ${i + 1} at ${reframe.shots![i + 1]!.start}, cut at ${cut}`));
+    // One layout per shot here: the slide (the third shot) fitted, the others a single window.
+    const layouts = interview.shots.map((shot) => layoutAt(reframe, (shot.start + shot.end) / 2));
+    t.deepEqual(layouts, ['single', 'single', 'fit', 'single', 'single']);
+    const user = await import('../coordinator/src/tenancy/tenancy.js').then((m) => m.createUser(cluster!.app.db, { email: `shots-${org.id}@example.com`, organizationId: org.id }));
+    const bearer = await cluster.api('GET', `/api/jobs/${created.body.id}?organizationId=${org.id}`, { headers: { authorization: `Bearer ${await cluster.app.signer.issue(user.id)}` } });
+    t.deepEqual(bearer.body.data.shorts[0].reframe.shots, reframe.shots);
+  } finally {
+    await server.close();
+    await cluster?.close();
   }
 });

@@ -14,6 +14,7 @@
 // styles (translucent outlines, boxes, coloured shadows) are burned into each frame as before.
 import type { ResolvedCaptionStyle, Rgba } from '../../../common/src/render/presets.js';
 import { assMarginV, centiseconds, designScale, type AssEvent, type CaptionPage } from './captions.js';
+import { sumOf } from './filter-expression.js';
 
 export interface CaptionCanvas {
   /** Rows top..top+height of the frame hold every caption pixel; both even (4:2:0 chroma). */
@@ -116,12 +117,4 @@ export function changeExpression(events: AssEvent[]): string {
   }
   const ms = (v: number) => Number(v.toFixed(3));
   return sumOf(['isnan(prev_t)', ...merged.map(([a, b]) => `gte(t,${ms(a - 0.002)})*lt(prev_t,${ms(b + 0.002)})`)]);
-}
-
-/** ffmpeg's expression parser refuses a sum of more than 100 terms: sums of sums of at most 32. */
-function sumOf(terms: string[]): string {
-  if (terms.length <= 32) return terms.join('+');
-  const groups: string[] = [];
-  for (let i = 0; i < terms.length; i += 32) groups.push(`(${sumOf(terms.slice(i, i + 32))})`);
-  return sumOf(groups);
 }

@@ -5,6 +5,7 @@
 // one window size; within a piece the window's x/y follow the keyframes as expressions in t, and the
 // pieces are trimmed from one decoded stream, scaled to the output size and concatenated.
 import type { Box, Reframe, ReframeKeyframe } from '../../../common/src/reframe/types.js';
+import { sumOf } from './filter-expression.js';
 
 export interface ReframeTarget {
   /** Seconds on the source's clock; the graph's input starts at `start` (input seeking). */
@@ -213,19 +214,17 @@ function inside(b: Box, o: ReframeTarget): Box {
 }
 
 /** Piecewise-linear in t without nesting: v0 + each segment's change times its progress (a step for
- *  two keyframes at one time). */
+ *  two keyframes at one time), as sums short enough for ffmpeg's parser (a tracked walk has hundreds). */
 function pathExpr(points: Array<[number, number]>): { expr: string; constant: boolean } {
-  let expr = String(points[0]![1]);
-  let constant = true;
+  const terms = [String(points[0]![1])];
   for (let i = 1; i < points.length; i++) {
     const [t0, v0] = points[i - 1]!;
     const [t1, v1] = points[i]!;
     const dv = v1 - v0;
     if (dv === 0) continue;
-    constant = false;
-    expr += t1 > t0 ? `+${dv}*clip((t-${sec(t0)})/${sec(t1 - t0)},0,1)` : `+${dv}*gte(t,${sec(t1)})`;
+    terms.push(t1 > t0 ? `${dv}*clip((t-${sec(t0)})/${sec(t1 - t0)},0,1)` : `${dv}*gte(t,${sec(t1)})`);
   }
-  return { expr, constant };
+  return { expr: sumOf(terms), constant: terms.length === 1 };
 }
 
 /** Seconds as ffmpeg options and filter expressions take them: millisecond precision, no exponent. */

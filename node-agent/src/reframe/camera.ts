@@ -27,6 +27,13 @@ const MAX_GAP_SEC = 1.0;
 const PAN_SPEED = 0.75;
 const PAN_MIN_SEC = 0.4;
 const PAN_MAX_SEC = 1.2;
+/** A face whose smoothed path moves at least this many window widths a second is tracked
+ *  continuously; the window follows the path smoothed over ±TRACK_SMOOTH_SEC, catches up with it over
+ *  TRACK_CATCH_SEC, and cuts rather than move faster than TRACK_MAX_SPEED widths a second. */
+const TRACK_MIN_SPEED = 0.12;
+const TRACK_SMOOTH_SEC = 0.5;
+const TRACK_CATCH_SEC = 0.6;
+const TRACK_MAX_SPEED = 1.5;
 /** The eased pan as linear pieces: smoothstep sampled at these fractions of its duration. */
 const EASE_STEPS = [0, 0.25, 0.5, 0.75, 1];
 /** Faces are kept this share of their width clear of the window's edge when placing it. */
@@ -435,6 +442,16 @@ class Camera {
       const drifted = Math.abs(want.x - at.x) > deadX || Math.abs(want.y - at.y) > deadY;
       const cutting = this.cutsAnyFace(at, t, id);
       if (!drifted && !cutting) continue;
+      // A subject on the move (walking, leaning) is tracked continuously, not in pan-hold-pan pulses.
+      const tracked = this.track(id, times, i, size, desired, at);
+      if (tracked) {
+        const last = keys[keys.length - 1]!;
+        if (last.time < tracked.keys[0]!.time) keys.push({ ...at, time: tracked.keys[0]!.time });
+        keys.push(...tracked.keys.slice(1));
+        at = tracked.at;
+        i = tracked.lastIndex;
+        continue;
+      }
       // The whole short is known: aim where the face will be when the pan ends, not where it is now.
       let to = this.place(id, times, i, size, desired[i]!);
       let duration = this.panDuration(at, to, size, end - t);
@@ -463,6 +480,63 @@ class Camera {
       while (i + 1 < times.length && times[i + 1]! < t + (clean ? duration : 0)) i++;
     }
     return keys;
+  }
+
+  /**
+   * From sample `i`, where the window `at` has fallen behind the face: if the face keeps moving (its
+   * smoothed path covers TRACK_MIN_SPEED window widths a second over the next half second), the window
+   * follows that smoothed path, catching up from `at` over TRACK_CATCH_SEC, until the face slows
+   * down. Where following would take the window faster than TRACK_MAX_SPEED (a whip pan, a subject
+   * running through the frame), the window cuts to the face instead of chasing it. Undefined when the
+   * face is not on the move (an ordinary eased pan re-frames it).
+   */
+  private track(id: number, times: number[], i: number, size: { width: number; height: number }, desired: Array<{ x: number; y: number }>, at: Box): { keys: ReframeKeyframe[]; at: Box; lastIndex: number } | undefined {
+    const fps = this.faces.fps;
+    const half = Math.max(1, Math.round(TRACK_SMOOTH_SEC * fps));
+    const smooth = (k: number) => {
+      let x = 0;
+      let y = 0;
+      let n = 0;
+      for (let j = Math.max(0, k - half); j <= Math.min(times.length - 1, k + half); j++) {
+        const c = this.clamp(desired[j]!, size);
+        x += c.x;
+        y += c.y;
+        n++;
+      }
+      return { x: x / n, y: y / n };
+    };
+    const ahead = Math.max(1, Math.round(0.5 * fps));
+    const speed = (k: number) => {
+      const a = smooth(k);
+      const b = smooth(Math.min(times.length - 1, k + ahead));
+      const dt = Math.max(1e-6, times[Math.min(times.length - 1, k + ahead)]! - times[k]!);
+      return Math.hypot(b.x - a.x, b.y - a.y) / dt / size.width;
+    };
+    if (i + ahead >= times.length || speed(i) < TRACK_MIN_SPEED) return undefined;
+    const t0 = times[i]!;
+    const from = smooth(i);
+    const offset = { x: at.x - from.x, y: at.y - from.y };
+    const path: Array<{ time: number; x: number; y: number }> = [{ time: t0, x: at.x, y: at.y }];
+    let k = i + 1;
+    for (; k < times.length; k++) {
+      const t = times[k]!;
+      const keep = Math.max(0, 1 - (t - t0) / TRACK_CATCH_SEC);
+      const p = smooth(k);
+      const next = this.clamp({ x: Math.round(p.x + offset.x * keep), y: Math.round(p.y + offset.y * keep) }, size);
+      const prev = path[path.length - 1]!;
+      if (Math.hypot(next.x - prev.x, next.y - prev.y) / (t - prev.time) > TRACK_MAX_SPEED * size.width) {
+        // Faster than any pan should go: one cut to where the face is, not a chase.
+        const to = this.place(id, times, k, size, desired[k]!);
+        const keys = simplify(path).map((q) => ({ time: r3(q.time), ...at, x: q.x, y: q.y }));
+        keys.push({ ...at, time: r3(t), x: prev.x, y: prev.y }, { ...to, time: r3(t) });
+        return { keys, at: to, lastIndex: k };
+      }
+      path.push({ time: t, ...next });
+      if (keep === 0 && speed(k) < TRACK_MIN_SPEED / 2) break;
+    }
+    const keys = simplify(path).map((q) => ({ time: r3(q.time), ...at, x: q.x, y: q.y }));
+    const last = keys[keys.length - 1]!;
+    return { keys, at: { x: last.x, y: last.y, width: at.width, height: at.height }, lastIndex: Math.min(k, times.length - 1) };
   }
 
   /** One still keyframe whose panels frame each track (speaker first), stacked top to bottom. */
@@ -561,6 +635,20 @@ class Camera {
 }
 
 // ---- geometry ------------------------------------------------------------------------------------------
+
+/** A tracked path without the points a straight line through their neighbours puts within a pixel. */
+function simplify(path: Array<{ time: number; x: number; y: number }>): Array<{ time: number; x: number; y: number }> {
+  const out = path.slice(0, 1);
+  for (let k = 1; k < path.length - 1; k++) {
+    const a = out[out.length - 1]!;
+    const b = path[k + 1]!;
+    const f = (path[k]!.time - a.time) / Math.max(1e-9, b.time - a.time);
+    const off = Math.hypot(lerp(a.x, b.x, f) - path[k]!.x, lerp(a.y, b.y, f) - path[k]!.y);
+    if (off > 1) out.push(path[k]!);
+  }
+  if (path.length > 1) out.push(path[path.length - 1]!);
+  return out;
+}
 
 type Interval = [number, number];
 
