@@ -26,6 +26,7 @@ let cluster: TestCluster;
 let chromium: Awaited<ReturnType<typeof launchChromium>>;
 let shot: Awaited<ReturnType<typeof screenshotter>>;
 let videoPath: string;
+let videoDuration: number;
 const EMAIL = 'ana@studio.test';
 const PASSWORD = 'a long studio password';
 // Fails in CI (which installs them), skips elsewhere saying what is missing: see requireTools.
@@ -40,7 +41,7 @@ test.before(async () => {
   const build = spawnSync(process.execPath, [path.join(repoRoot(), 'scripts/build-studio.mjs')], { stdio: 'inherit' });
   if (build.status !== 0) throw new Error('the studio build failed');
   cluster = await startCluster('studio_browser');
-  videoPath = (await makeTalkVideo(cluster.dataDir)).videoPath;
+  ({ videoPath, durationSec: videoDuration } = await makeTalkVideo(cluster.dataDir));
   await cluster.startAgent();
   chromium = await launchChromium();
   shot = await screenshotter('studio');
@@ -428,4 +429,88 @@ test.serial('sign in, upload, watch the job complete, review a short, render, pl
   await keys.keyboard.press('Enter');
   await keys.waitForSelector('h1 >> text=Brand presets');
   t.deepEqual(consoleErrors, []);
+});
+
+test.serial('the job page marks a short\'s shot cut on the timeline and names the layout of the moment as playback crosses segments', async (t) => {
+  if (!requireTools(t, TOOLS)) return;
+  const { org } = await cluster.org({ plan: 'pro', credits: 10, name: 'Shots Org' });
+  const user = await createUser(cluster.app.db, { email: 'shots@studio.test', organizationId: org.id, role: 'owner' });
+  await setPassword(cluster.app.db, user.id, PASSWORD);
+
+  // A short of two shots, cut at 8 s: the first framed on the speaker, then fitted whole (the speaker
+  // left the picture), the second a facecam stacked over its screen. 640x360, as the talk video.
+  const [start, cut, end] = [2, 8, 14];
+  const facecam = { x: 480, y: 0, width: 160, height: 120 };
+  const screen = { x: 0, y: 0, width: 350, height: 360 };
+  const reframe: Reframe = {
+    sourceWidth: 640, sourceHeight: 360,
+    keyframes: [
+      { time: start, x: 100, y: 0, width: 202, height: 360 },
+      { time: 5, x: 200, y: 0, width: 202, height: 360 },
+      { time: 5, x: 0, y: 0, width: 640, height: 360 },
+      { time: cut, x: 0, y: 0, width: 640, height: 360 },
+      { time: cut, ...facecam, panels: [facecam, screen] },
+      { time: end, ...facecam, panels: [facecam, screen] },
+    ],
+    segments: [
+      { start, end: 5, layout: 'single', tracks: [0] },
+      { start: 5, end: cut, layout: 'fit', tracks: [] },
+      { start: cut, end, layout: 'stack', tracks: [0] },
+    ],
+    shots: [{ start, end: cut, transition: 'start' }, { start: cut, end, transition: 'cut' }],
+  };
+  t.true(videoDuration > end + 1, `the talk video (${videoDuration} s) holds the short`);
+  const jobId = await insertCompletedJob(cluster.app, {
+    organizationId: org.id, sourcePath: videoPath, words: [], width: 640, height: 360,
+    shorts: [{ startTime: start, endTime: end, title: 'Shots and layouts', reframe }],
+  });
+
+  // The persistent browser may hold the first test's session: sign in afresh as this organization's user.
+  await chromium.browser.clearCookies();
+  const page = await chromium.browser.newPage();
+  const pageErrors: string[] = [];
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  const base = cluster.app.httpUrl;
+  await page.goto(`${base}/`);
+  await page.waitForSelector('text=Sign in to Shorts Studio');
+  await page.fill('#email', 'shots@studio.test');
+  await page.fill('#password', PASSWORD);
+  await page.press('#password', 'Enter');
+  await page.waitForSelector('h1 >> text=Jobs');
+  await page.goto(`${base}/studio/#/jobs/${jobId}`);
+  await page.waitForSelector('h2 >> text=Shorts');
+  await page.waitForFunction(() => (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement)?.readyState >= 2, undefined, { timeout: 30_000 });
+
+  // One mark, at the cut's place on the source's timeline (its centre, as a fraction of the track).
+  t.is(await page.locator('.timeline [data-testid="shot-cut"]').count(), 1);
+  t.is(await page.locator('.timeline [data-testid="shot-dissolve"]').count(), 0);
+  const placed = await page.evaluate(() => {
+    const track = document.querySelector('.timeline') as HTMLElement;
+    const mark = track.querySelector('[data-testid="shot-cut"]') as HTMLElement;
+    const video = document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement;
+    const m = mark.getBoundingClientRect();
+    const inner = track.getBoundingClientRect().left + track.clientLeft;
+    return { fraction: (m.left + m.width / 2 - inner) / track.clientWidth, duration: video.duration };
+  });
+  const wantFraction = cut / placed.duration;
+  t.true(Math.abs(placed.fraction - wantFraction) < 0.005, `cut mark at ${placed.fraction.toFixed(4)} of the timeline, the cut at ${wantFraction.toFixed(4)}`);
+
+  // The label names each segment's layout; the stack outlines both of its windows on the player.
+  const label = page.locator('.player [data-testid="layout-label"]');
+  const previewLabel = page.locator('[data-testid="caption-preview"] [data-testid="preview-layout-label"]');
+  const layoutsSeen: Record<string, { player: string; preview: string; rects: number }> = {};
+  for (const [name, time] of [['single', 3.5], ['fit', 6.5], ['stack', 11]] as const) {
+    await seek(page, time);
+    layoutsSeen[name] = { player: (await label.textContent())!.trim(), preview: (await previewLabel.textContent())!.trim(), rects: await page.locator('[data-testid="crop-rect"]').count() };
+    await shot(page, `14-job-layout-${name}`);
+  }
+  t.deepEqual(layoutsSeen, {
+    single: { player: 'single', preview: 'single', rects: 1 },
+    fit: { player: 'fit', preview: 'fit', rects: 1 },
+    stack: { player: 'stack', preview: 'stack', rects: 2 },
+  });
+  // Outside the short there is no layout to name.
+  await seek(page, end + 1);
+  t.is(await label.count(), 0);
+  t.deepEqual(pageErrors, []);
 });

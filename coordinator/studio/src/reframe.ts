@@ -38,13 +38,47 @@ export function cropAt(reframe: Reframe, t: number): Crop | null {
   return { x: mix(a.x, b.x), y: mix(a.y, b.y), width: mix(a.width, b.width), height: mix(a.height, b.height), ...(a.panels ? { panels: a.panels } : {}) };
 }
 
-/** Draws the output frame: the window filling it, the panels stacked (split), or the window fitted with bars (fit). */
-export function drawCrop(ctx: CanvasRenderingContext2D, video: HTMLVideoElement, crop: Crop, layout: ReframeLayout, width: number, height: number): void {
+/** Where a source window lands in the output frame: the window, and the output rows it fills (full width). */
+export interface PanelPlacement {
+  source: Box;
+  top: number;
+  height: number;
+}
+
+/**
+ * The stacked panels of a split or stack frame, as the render (node-agent/src/media/reframe-graph.ts)
+ * places them: split gives two equal halves; stack gives the top panel (the facecam) the height its
+ * window has when scaled to the frame's width, kept inside the frame, and the bottom panel the rest.
+ * Null when the layout does not stack or the crop lacks two panels (then the frame is one window).
+ */
+export function stackedPanels(layout: ReframeLayout, crop: Crop, width: number, height: number): PanelPlacement[] | null {
+  const [top, bottom] = crop.panels ?? [];
+  if (!top || !bottom) return null;
+  if (layout === 'split') {
+    const half = height / 2;
+    return [{ source: top, top: 0, height: half }, { source: bottom, top: half, height: height - half }];
+  }
+  if (layout === 'stack') {
+    const topHeight = Math.round(Math.min(height - 2, Math.max(2, (width * top.height) / top.width)));
+    return [{ source: top, top: 0, height: topHeight }, { source: bottom, top: topHeight, height: height - topHeight }];
+  }
+  return null;
+}
+
+/** The part of a 2D canvas context drawCrop uses, so the geometry runs against a stand-in outside a browser. */
+export interface FrameCanvas<Image> {
+  fillStyle: unknown;
+  fillRect(x: number, y: number, width: number, height: number): void;
+  drawImage(image: Image, sx: number, sy: number, sw: number, sh: number, dx: number, dy: number, dw: number, dh: number): void;
+}
+
+/** Draws the output frame: the window filling it, the panels stacked (split, stack), or the window fitted with bars (fit). */
+export function drawCrop<Image>(ctx: FrameCanvas<Image>, video: Image, crop: Crop, layout: ReframeLayout, width: number, height: number): void {
   ctx.fillStyle = '#000';
   ctx.fillRect(0, 0, width, height);
-  if (layout === 'split' && crop.panels?.length) {
-    const slot = height / crop.panels.length;
-    crop.panels.forEach((p, i) => ctx.drawImage(video, p.x, p.y, p.width, p.height, 0, i * slot, width, slot));
+  const panels = stackedPanels(layout, crop, width, height);
+  if (panels) {
+    for (const { source: p, top, height: h } of panels) ctx.drawImage(video, p.x, p.y, p.width, p.height, 0, top, width, h);
   } else if (layout === 'fit') {
     const scale = Math.min(width / crop.width, height / crop.height);
     const w = crop.width * scale;

@@ -3,6 +3,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { CAPTION_PRESETS } from '../../../../common/src/render/presets.js';
 import { api, seconds, stageOf } from '../api.js';
 import { captionCss, pageAt, styleFor, type Word } from '../captions.js';
+import type { ReframeLayout, SourceShot } from '../../../../common/src/reframe/types.js';
 import { centredCrop, cropAt, drawCrop, layoutAt, readReframe, type Crop } from '../reframe.js';
 import { go } from '../router.js';
 import { ErrorBox, ProgressBar, useAction, useLoad } from '../ui.js';
@@ -79,7 +80,7 @@ function Review({ job, shortParam }: { job: JobView; shortParam: string | null }
 
   const crop: Crop | null = short ? (reframe ? cropAt(reframe, time) : centredCrop(sourceSize.width, sourceSize.height)) : null;
   const layout = layoutAt(reframe, time);
-  const boxes = crop ? (layout === 'split' && crop.panels?.length ? crop.panels : [crop]) : [];
+  const boxes = crop ? ((layout === 'split' || layout === 'stack') && crop.panels?.length ? crop.panels : [crop]) : [];
   const inShort = short && time >= short.startTime - 0.05 && time <= short.endTime + 0.05;
   const shortWords = useMemo(() => (short ? words.filter((w) => w.start >= short.startTime - 0.01 && w.start < short.endTime) : []), [short, words]);
   const activeIndex = shortWords.findIndex((w, i) => time >= w.start && (i === shortWords.length - 1 ? time < w.end + 0.3 : time < shortWords[i + 1]!.start));
@@ -104,6 +105,7 @@ function Review({ job, shortParam }: { job: JobView; shortParam: string | null }
                 borderStyle: reframe ? 'solid' : 'dashed', boxShadow: boxes.length > 1 ? 'none' : undefined,
               }} />
           )) : null}
+          {inShort && reframe ? <LayoutLabel layout={layout} /> : null}
         </div>
         <div class="timeline" aria-label="Shorts on the source timeline">
           {shorts.map((s) => (
@@ -111,6 +113,7 @@ function Review({ job, shortParam }: { job: JobView; shortParam: string | null }
               style={{ left: `${(s.startTime / Math.max(duration, 0.001)) * 100}%`, width: `${((s.endTime - s.startTime) / Math.max(duration, 0.001)) * 100}%` }}
               onClick={() => select(s)} />
           ))}
+          {reframe?.shots ? <ShotEdits shots={reframe.shots} duration={duration} /> : null}
           <div class="head" style={{ left: `${(time / Math.max(duration, 0.001)) * 100}%` }} />
         </div>
         <p class="muted">Playhead {seconds(time)} / {seconds(duration)}{reframe ? ' · yellow frame: the reframing path' : ' · dashed frame: centre crop (this short has no reframing data)'}</p>
@@ -143,10 +146,38 @@ function Review({ job, shortParam }: { job: JobView; shortParam: string | null }
             ))}
           </ul>
         </section>
-        {short ? <RenderPanel key={short.id} jobId={job.jobId} short={short} words={shortWords} source={video} time={time} crop={crop} layout={layout} /> : null}
+        {short ? <RenderPanel key={short.id} jobId={job.jobId} short={short} words={shortWords} source={video} time={time} crop={crop} layout={layout} reframed={!!reframe} /> : null}
       </div>
     </div>
   );
+}
+
+/** The source's edits inside the selected short: a thin mark on each hard cut, a band over each dissolve's blend. */
+function ShotEdits({ shots, duration }: { shots: SourceShot[]; duration: number }) {
+  const at = (t: number) => `${(t / Math.max(duration, 0.001)) * 100}%`;
+  return (
+    <>
+      {shots.map((shot, i) => {
+        if (shot.transition === 'cut') {
+          return <div key={i} class="shot-cut" data-testid="shot-cut" title={`Cut at ${seconds(shot.start)}`} style={{ left: at(shot.start) }} />;
+        }
+        if (shot.transition === 'dissolve') {
+          const end = Math.max(shot.start, shot.transitionEnd ?? shot.start);
+          return <div key={i} class="shot-dissolve" data-testid="shot-dissolve" title={`Dissolve ${seconds(shot.start)} to ${seconds(end)}`}
+            style={{ left: at(shot.start), width: at(end - shot.start) }} />;
+        }
+        return null;
+      })}
+    </>
+  );
+}
+
+/** The framing of the moment (single, split, fit, stack), so a change of layout is seen as playback crosses it. */
+function LayoutLabel({ layout, announce = true }: { layout: ReframeLayout; announce?: boolean }) {
+  // The player's label is announced; the preview's repeats it, so a screen reader hears each change once.
+  return announce
+    ? <div class="layout-label" data-testid="layout-label" role="status" aria-label={`Layout: ${layout}`}>{layout}</div>
+    : <div class="layout-label" data-testid="preview-layout-label" aria-hidden="true">{layout}</div>;
 }
 
 function Adjust({ job, short, playhead }: { job: JobView; short: Short; playhead: number }) {
@@ -183,8 +214,10 @@ function Adjust({ job, short, playhead }: { job: JobView; short: Short; playhead
 
 interface RenderStatus { type: string; status?: string; stage?: string; queuePosition?: number; progress?: number; url?: string; size?: number; message?: string; code?: string; fileId?: string }
 
-function RenderPanel({ jobId, short, words, source, time, crop, layout }: {
-  jobId: string; short: Short; words: Word[]; source: { current: HTMLVideoElement | null }; time: number; crop: Crop | null; layout: ReturnType<typeof layoutAt>;
+function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed }: {
+  jobId: string; short: Short; words: Word[]; source: { current: HTMLVideoElement | null }; time: number; crop: Crop | null; layout: ReframeLayout;
+  /** Whether the short has a reframing path (without one the preview is a plain centre crop, no layout to name). */
+  reframed: boolean;
 }) {
   const presets = useLoad(() => api<Preset[]>('GET', '/api/organizations/brandings'), []);
   const active = (presets.data ?? []).filter((p) => p.isActive);
@@ -249,6 +282,7 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout }: {
       <h3>Live preview</h3>
       <div class="preview" data-testid="caption-preview" aria-label="Preview of the captions on the cropped frame">
         <canvas ref={canvas} width={270} height={480} />
+        {reframed ? <LayoutLabel layout={layout} announce={false} /> : null}
         {page ? (
           <div class="caption" style={captionCss(style, frameWidth)}>
             {page.words.map((w, i) => (

@@ -1,0 +1,48 @@
+import test from 'ava';
+import { drawCrop, stackedPanels, type Crop } from '../coordinator/studio/src/reframe.js';
+
+// The studio's 9:16 preview draws each layout as the render does (node-agent/src/media/reframe-graph.ts):
+// checked here on a stand-in canvas that records what is drawn where.
+
+function recordDraws(crop: Crop, layout: Parameters<typeof drawCrop>[3], width: number, height: number) {
+  const draws: Array<{ source: number[]; target: number[] }> = [];
+  const canvas = {
+    fillStyle: '' as unknown,
+    fillRect() {},
+    drawImage(_image: 'video', sx: number, sy: number, sw: number, sh: number, dx: number, dy: number, dw: number, dh: number) {
+      draws.push({ source: [sx, sy, sw, sh], target: [dx, dy, dw, dh] });
+    },
+  };
+  drawCrop(canvas, 'video', crop, layout, width, height);
+  return draws;
+}
+
+const facecam = { x: 1440, y: 0, width: 480, height: 360 };
+const screen = { x: 0, y: 0, width: 1000, height: 1080 };
+
+test('stack: the facecam on top as tall as its window at the frame width, the screen below taking the rest', (t) => {
+  const draws = recordDraws({ ...facecam, panels: [facecam, screen] }, 'stack', 270, 480);
+  // 270 * 360 / 480 = 202.5, on whole pixels.
+  t.deepEqual(draws, [
+    { source: [1440, 0, 480, 360], target: [0, 0, 270, 203] },
+    { source: [0, 0, 1000, 1080], target: [0, 203, 270, 277] },
+  ]);
+});
+
+test('stack: a facecam window taller than the frame still leaves the screen a strip', (t) => {
+  const tall = { x: 0, y: 0, width: 100, height: 1000 };
+  const placed = stackedPanels('stack', { ...tall, panels: [tall, screen] }, 270, 480)!;
+  t.deepEqual(placed.map((p) => [p.top, p.height]), [[0, 478], [478, 2]]);
+});
+
+test('split: two equal halves whatever the windows\' shapes', (t) => {
+  const draws = recordDraws({ ...facecam, panels: [facecam, screen] }, 'split', 270, 480);
+  t.deepEqual(draws.map((d) => d.target), [[0, 0, 270, 240], [0, 240, 270, 240]]);
+});
+
+test('fit: the window whole and centred; single: the window fills the frame; no panels: one window', (t) => {
+  const wide = { x: 0, y: 0, width: 1920, height: 1080 };
+  t.deepEqual(recordDraws(wide, 'fit', 270, 480).map((d) => d.target), [[0, (480 - 151.875) / 2, 270, 151.875]]);
+  t.deepEqual(recordDraws(facecam, 'single', 270, 480).map((d) => d.target), [[0, 0, 270, 480]]);
+  t.deepEqual(recordDraws(facecam, 'stack', 270, 480).map((d) => d.target), [[0, 0, 270, 480]], 'a stack keyframe without panels');
+});
