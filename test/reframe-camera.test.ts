@@ -212,3 +212,22 @@ test('padding: a larger factor gives a wider window around the same face', (t) =
   t.true(tight.width < loose.width, `${tight.width} < ${loose.width}`);
   t.true(contains(tight, still(600, 300, 60, 75, 0)(0)));
 });
+
+test('small faces near the speaker (an audience, a poster) neither move nor block the window', (t) => {
+  // A speaker's face 200 px tall, centred at x = 640; two faces of 70 px (a third of its height,
+  // ~10 % of the frame: big enough to be framed on their own) just inside where a centred window's
+  // edges fall. Treated as people to keep wholly in or out, they would push the window off the speaker.
+  const speaker = still(540, 200, 200, 200, 2);
+  const withAudience = detections({
+    end: 4,
+    faces: [{ id: 1, at: speaker }, { id: 2, at: still(400, 420, 70, 70, 1) }, { id: 3, at: still(810, 420, 70, 70, 1) }],
+    turns: [{ start: 0.2, end: 3.8, trackId: 1 }],
+  });
+  const alone = detections({ end: 4, faces: [{ id: 1, at: speaker }], turns: [{ start: 0.2, end: 3.8, trackId: 1 }] });
+  const r = planReframe(withAudience, DEFAULT_DIRECTOR, OUT);
+  const reference = planReframe(alone, DEFAULT_DIRECTOR, OUT);
+  t.deepEqual(r.segments.map((s) => s.tracks), [[1]]);
+  t.deepEqual(r.keyframes.map((k) => [k.x, k.y, k.width, k.height]), reference.keyframes.map((k) => [k.x, k.y, k.width, k.height]), 'the same window as without them');
+  const w = r.keyframes[0]!;
+  t.true(Math.abs(w.x + w.width / 2 - 640) < 0.05 * w.width, `centred on the speaker: ${JSON.stringify(w)}`);
+});
