@@ -96,7 +96,7 @@ export function squareTiles(width: number, height: number, minOverlap: number): 
 }
 
 /** A face cut by a tile's inner edge is whole in a neighbouring tile when that tile contains it. */
-function cutByInnerEdge(face: FaceDetection, tile: Region, tiles: Region[], frame: { width: number; height: number }): boolean {
+export function cutByInnerEdge(face: FaceDetection, tile: Region, tiles: Region[], frame: { width: number; height: number }): boolean {
   const margin = 0.02 * tile.width;
   const touchesLeft = tile.x > 0 && face.x < tile.x + margin;
   const touchesRight = tile.x + tile.width < frame.width && face.x + face.width > tile.x + tile.width - margin;

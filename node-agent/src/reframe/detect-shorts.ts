@@ -13,6 +13,7 @@ import { speechIn, type Interval } from './speech.js';
 import { speechEnvelope } from './speech-envelope.js';
 import { detectStrided } from './strided-detection.js';
 import { linkTracks, type FrameFaces } from './tracks.js';
+import { ZoomPassDetector } from './zoom-pass.js';
 
 /** Frames analysed per second of a short: enough to see syllables move the mouth (4-5 a second). */
 export const SAMPLE_FPS = 8;
@@ -86,7 +87,9 @@ async function detectShort(
   const shotTracker = new ShotTracker();
   const sampled = sampleFrames(deps.ffmpegPath, input.sourceFile, range, { fps: SAMPLE_FPS, size, signal: input.signal, sceneScores });
   const changesShot = (frame: SampledFrame) => shotTracker.add(frame.time, frame.image);
-  for await (const { frame, faces } of detectStrided(sampled, deps.detector, DETECT_STRIDE, input.signal, (ms) => { detectMs += ms; detections++; }, changesShot)) {
+  // Small faces of a wide shot (under some 5 % of the height) need a zoomed look now and then.
+  const detector = new ZoomPassDetector(deps.detector);
+  for await (const { frame, faces } of detectStrided(sampled, detector, DETECT_STRIDE, input.signal, (ms) => { detectMs += ms; detections++; }, changesShot)) {
     const p0 = performance.now();
     frames.push({ time: frame.time, faces: faces.map((face) => ({ face, data: cutFacePatches(frame.image, face) })) });
     patchMs += performance.now() - p0;
