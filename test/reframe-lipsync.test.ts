@@ -2,23 +2,20 @@ import test from 'ava';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createLogger } from '../common/src/logger.js';
 import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
 import type { Box, ShortDetections, SpeakerTurn } from '../common/src/reframe/types.js';
 import { contains, interpolate, planReframe } from '../node-agent/src/reframe/camera.js';
-import { detectShorts } from '../node-agent/src/reframe/detect-shorts.js';
-import { sharedFaceDetector } from '../node-agent/src/reframe/detector-factory.js';
 import { attributeSpeakers } from '../node-agent/src/reframe/speakers.js';
 import { envelopeAt, envelopeOf } from '../node-agent/src/reframe/speech-envelope.js';
 import { gridClips } from './helpers/grid.js';
 import { composeLipsync, type LipsyncSegment, type LipsyncVideo } from './helpers/grid-lipsync.js';
+import { detectWholeVideo } from './helpers/reframe.js';
 import { FFMPEG } from './helpers/media.js';
 
 // Who speaks is whose lips move in step with the voice that is heard, not whose lips move most: GRID
 // speakers side by side, one heard while the other's lips move too (mouthing, chewing, talking with
 // no sound), or a voice from off screen.
 
-const log = createLogger({}, 'silent');
 const haveMedia = Boolean(gridClips());
 const withMedia = haveMedia ? test.serial : test.skip;
 const OUT = { width: 1080, height: 1920 };
@@ -46,14 +43,7 @@ test('the speech envelope is loud where the sound is, on the source clock', (t) 
   t.true(envelopeAt(env, 10.48) === -60 && envelopeAt(env, 10.52) > -30);
 });
 
-async function detect(video: LipsyncVideo): Promise<ShortDetections> {
-  const detector = await sharedFaceDetector({ faceDetector: 'blazeface' }, log);
-  const [found] = await detectShorts(
-    { sourceFile: video.videoPath, sourceWidth: video.width, sourceHeight: video.height, wavPath: video.wavPath, shorts: [{ start: 0, end: video.durationSec }], signal: new AbortController().signal },
-    { ffmpegPath: FFMPEG, detector, log },
-  );
-  return found!;
-}
+const detect = detectWholeVideo;
 
 /** The track whose faces sit in a person's panel. */
 function trackOf(d: ShortDetections, panel: Box): number | undefined {

@@ -4,21 +4,18 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createLogger } from '../common/src/logger.js';
 import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
 import type { Reframe, ShortDetections } from '../common/src/reframe/types.js';
 import { extractAudio } from '../node-agent/src/media/audio.js';
 import { contains, interpolate, planReframe } from '../node-agent/src/reframe/camera.js';
-import { detectShorts } from '../node-agent/src/reframe/detect-shorts.js';
-import { sharedFaceDetector } from '../node-agent/src/reframe/detector-factory.js';
 import { gridClips } from './helpers/grid.js';
 import { FFMPEG } from './helpers/media.js';
+import { detectWholeVideo } from './helpers/reframe.js';
 
 // A subject who moves: followed by continuous, eased tracking (no pan, hold, pan pulsing), and a
 // subject faster than any pan should go is one cut, not a chase.
 
 const run = promisify(execFile);
-const log = createLogger({}, 'silent');
 const FPS = 25;
 const OUT = { width: 1080, height: 1920 };
 const media = gridClips();
@@ -43,12 +40,7 @@ async function movingSpeaker(name: string, x: string, seconds: number): Promise<
   ]);
   const wavPath = path.join(dir, `${name}.wav`);
   await extractAudio(FFMPEG, videoPath, wavPath);
-  const detector = await sharedFaceDetector({ faceDetector: 'blazeface' }, log);
-  const [found] = await detectShorts(
-    { sourceFile: videoPath, sourceWidth: 1280, sourceHeight: 720, wavPath, shorts: [{ start: 0, end: seconds }], signal: new AbortController().signal },
-    { ffmpegPath: FFMPEG, detector, log },
-  );
-  return found!;
+  return detectWholeVideo({ videoPath, wavPath, width: 1280, height: 720, durationSec: seconds });
 }
 
 /** The window centre's movement from each frame to the next, in source pixels (NaN across a cut). */

@@ -4,19 +4,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createLogger } from '../common/src/logger.js';
 import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
 import type { Box, DetectedShot, Reframe, ShortDetections } from '../common/src/reframe/types.js';
 import { cutCropClip } from '../node-agent/src/media/clips.js';
 import { extractAudio } from '../node-agent/src/media/audio.js';
 import { contains, interpolate, planReframe, slices } from '../node-agent/src/reframe/camera.js';
-import { detectShorts } from '../node-agent/src/reframe/detect-shorts.js';
-import { sharedFaceDetector } from '../node-agent/src/reframe/detector-factory.js';
 import { analysisSize, sampleFrames } from '../node-agent/src/reframe/frames.js';
 import { ShotTracker, type SceneScore } from '../node-agent/src/reframe/shots.js';
 import { composeEditedInterview, composePictureEdits, EDIT_FPS, type EditedVideo } from './helpers/edited.js';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { gridClips } from './helpers/grid.js';
+import { detectWholeVideo } from './helpers/reframe.js';
 import { FFMPEG, serveFiles } from './helpers/media.js';
 import { havePocketsphinx, requireTools } from './helpers/requirements.js';
 
@@ -26,7 +24,6 @@ import { havePocketsphinx, requireTools } from './helpers/requirements.js';
 // facecam stacked over its screen, black borders left out of the picture.
 
 const run = promisify(execFile);
-const log = createLogger({}, 'silent');
 const FRAME = 1 / EDIT_FPS;
 const OUT = { width: 1080, height: 1920 };
 const media = gridClips();
@@ -96,14 +93,7 @@ test('black borders baked into the picture are the content box, letterbox and pi
 
 // ---- edited footage through detection and the camera ---------------------------------------------
 
-async function detect(video: { videoPath: string; wavPath: string; width: number; height: number; durationSec: number }): Promise<ShortDetections> {
-  const detector = await sharedFaceDetector({ faceDetector: 'blazeface' }, log);
-  const [found] = await detectShorts(
-    { sourceFile: video.videoPath, sourceWidth: video.width, sourceHeight: video.height, wavPath: video.wavPath, shorts: [{ start: 0, end: video.durationSec }], signal: new AbortController().signal },
-    { ffmpegPath: FFMPEG, detector, log },
-  );
-  return found!;
-}
+const detect = detectWholeVideo;
 
 /** Frame times within [start, end). */
 function frames(start: number, end: number): number[] {

@@ -1,7 +1,11 @@
 // What a crop path shows at a moment, as the filter graph (node-agent/src/media/reframe-graph.ts)
 // draws it: in a split segment the panels of the keyframe the segment starts with, held still for the
 // whole segment; elsewhere the window interpolated between keyframes. Face-cut checks run on these.
-import type { Box, Reframe } from '../../common/src/reframe/types.js';
+import { createLogger } from '../../common/src/logger.js';
+import type { Box, Reframe, ShortDetections } from '../../common/src/reframe/types.js';
+import { detectShorts } from '../../node-agent/src/reframe/detect-shorts.js';
+import { sharedFaceDetector } from '../../node-agent/src/reframe/detector-factory.js';
+import { FFMPEG } from './media.js';
 import { interpolate } from '../../node-agent/src/reframe/camera.js';
 
 /** The source boxes drawn at `time` (one window, or each panel of a split). */
@@ -13,4 +17,15 @@ export function boxesShownAt(r: Reframe, time: number): Box[] {
     if (key?.panels && key.panels.length >= 2) return key.panels.slice(0, 2);
   }
   return [interpolate(r.keyframes, time)];
+}
+
+/** Detection over the whole of a test video, as stage 80 runs it on one short from 0 to its end. */
+export async function detectWholeVideo(video: { videoPath: string; wavPath: string; width: number; height: number; durationSec: number }): Promise<ShortDetections> {
+  const log = createLogger({}, 'silent');
+  const detector = await sharedFaceDetector({ faceDetector: 'blazeface' }, log);
+  const [found] = await detectShorts(
+    { sourceFile: video.videoPath, sourceWidth: video.width, sourceHeight: video.height, wavPath: video.wavPath, shorts: [{ start: 0, end: video.durationSec }], signal: new AbortController().signal },
+    { ffmpegPath: FFMPEG, detector, log },
+  );
+  return found!;
 }
