@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Box } from '../../common/src/reframe/types.js';
 import { extractAudio } from '../../node-agent/src/media/audio.js';
-import { gridClips, type GridClip } from './grid.js';
+import { gridClips, type ComposedVideo, type GridClip } from './grid.js';
 import { FFMPEG } from './media.js';
 
 const run = promisify(execFile);
@@ -26,14 +26,8 @@ export interface LipsyncSegment {
   voice: 0 | 1 | null;
 }
 
-export interface LipsyncVideo {
-  videoPath: string;
-  wavPath: string;
-  width: number;
-  height: number;
-  durationSec: number;
-  /** Where each person's panel sits on the canvas (source pixels). */
-  panels: [Box, Box];
+/** A composed video like the turn-taking ones (grid.ts), its segments saying who is heard. */
+export interface LipsyncVideo extends Omit<ComposedVideo, 'turns'> {
   segments: Array<LipsyncSegment & { start: number; end: number; /** The heard words, composed clock. */ words?: { start: number; end: number } }>;
 }
 

@@ -128,7 +128,7 @@ function planShot(detections: ShortDetections, content: Box, motion: number[], d
     // still. A picture already near the output's shape needs no bars: its largest window is nearly all of it.
     const full = largestWindow(content.width, content.height, aspect);
     const nearlyAll = full.width * full.height >= 0.9 * content.width * content.height;
-    const box = nearlyAll ? { ...centred(full, content.width, content.height), width: full.width, height: full.height } : { x: 0, y: 0, width: content.width, height: content.height };
+    const box = nearlyAll ? centred(full, content.width, content.height) : { x: 0, y: 0, width: content.width, height: content.height };
     return {
       segments: [{ start: r3(start), end: r3(end), layout: nearlyAll ? 'single' : 'fit', tracks: [] }],
       keyframes: [{ time: r3(start), ...box, x: box.x + content.x, y: box.y + content.y }],
@@ -206,7 +206,7 @@ function stackPanels(faces: FaceIndex, id: number, content: Box, output: OutputS
   // The screen: all of it when it fits the width, else its middle at the panel's shape.
   const screenAspect = output.width / contentH;
   const screen = evenWindow(Math.min(content.height, content.width / screenAspect), screenAspect, content.width, content.height);
-  const bottom = { ...centred(screen, content.width, content.height), width: screen.width, height: screen.height };
+  const bottom = centred(screen, content.width, content.height);
   bottom.x += content.x;
   bottom.y += content.y;
   const track = faces.tracks.find((t) => t.id === id)!;

@@ -9,7 +9,7 @@ import { analysisSize, sampleFrames, type SampledFrame } from './frames.js';
 import { cutFacePatches, mouthActivity, type FacePatches } from './mouth.js';
 import { attributeSpeakers } from './speakers.js';
 import { ShotTracker, type SceneScore } from './shots.js';
-import { speechIn, type Interval } from './speech.js';
+import { readWavRange, speechInAudio, type Interval } from './speech.js';
 import { speechEnvelope } from './speech-envelope.js';
 import { detectStrided } from './strided-detection.js';
 import { linkTracks, type FrameFaces } from './tracks.js';
@@ -74,7 +74,9 @@ async function detectShort(
 ): Promise<ShortDetections> {
   const t0 = performance.now();
   if (!(range.end > range.start)) throw new Error(`a short must end after it starts (${range.start}-${range.end})`);
-  const speech = await speechIn(input.wavPath, range, input.signal);
+  // One read of the short's sound serves voice activity and the lip-sync envelope.
+  const audio = await readWavRange(input.wavPath, range);
+  const speech = await speechInAudio(audio, range, input.signal);
   const t1 = performance.now();
 
   const size = analysisSize(input.sourceWidth, input.sourceHeight);
@@ -119,7 +121,7 @@ async function detectShort(
     }),
   }));
   // Who speaks is whose lips move in step with the voice, so the sound's envelope goes in too.
-  const turns = attributeSpeakers(tracks, speech, range, SAMPLE_FPS, {}, await speechEnvelope(input.wavPath, range));
+  const turns = attributeSpeakers(tracks, speech, range, SAMPLE_FPS, {}, speechEnvelope(audio));
   const t3 = performance.now();
   if (timings) {
     timings.frames += frames.length;

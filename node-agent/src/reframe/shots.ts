@@ -93,10 +93,6 @@ export class ShotTracker {
     return !!prev && difference(prev.thumb, thumb) >= CUT_MIN_CHANGE;
   }
 
-  get sampleCount(): number {
-    return this.samples.length;
-  }
-
   /** The boundaries among the samples so far, cuts placed on the frame `scores` say they spike on. */
   boundaries(scores: SceneScore[]): ShotBoundary[] {
     const s = this.samples;

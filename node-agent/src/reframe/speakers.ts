@@ -1,7 +1,6 @@
 // Who speaks: for the stretches where speech is heard, the visible face whose mouth moves with the
-// voice. Decided
-// over the whole short at once (it is known in advance): a Viterbi pass over "track k speaks" and
-// "no visible face speaks" states, where each sample rewards the state whose mouth moves most and
+// voice. Decided over the whole short at once (it is known in advance): a Viterbi pass over "track k
+// speaks" and "no visible face speaks" states, where each sample rewards the state whose mouth moves most and
 // every change of speaker costs a fixed amount. That is the hysteresis: a brief burst of mouth
 // movement on a listener (a smile, a nod) cannot pay for two switches, while a real turn, with the
 // new speaker's mouth moving for a second or more, does, and the change lands where the evidence
@@ -44,12 +43,7 @@ export const DEFAULT_ATTRIBUTION: AttributionOptions = {
 
 /** Centred moving mean of the track's activity on the sample grid; NaN where the track is absent. */
 function smoothedActivity(track: FaceTrack, grid: number[], fps: number, smoothSec: number): Float64Array {
-  const raw = new Float64Array(grid.length).fill(NaN);
-  const t0 = grid[0] ?? 0;
-  for (const s of track.samples) {
-    const i = Math.round((s.time - t0) * fps);
-    if (i >= 0 && i < grid.length) raw[i] = s.mouthActivity;
-  }
+  const raw = activityOnGrid(track, grid, fps);
   const half = Math.max(1, Math.round((smoothSec * fps) / 2));
   const out = new Float64Array(grid.length).fill(NaN);
   for (let i = 0; i < grid.length; i++) {

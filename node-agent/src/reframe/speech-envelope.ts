@@ -1,7 +1,7 @@
 // How loud the voice is from moment to moment, on a fine grid: the audio half of lip-audio synchrony.
 // A mouth opens and closes with the syllables it says, so the face whose mouth motion follows the ups
 // and downs of this envelope is the one whose voice is heard (speakers.ts correlates the two).
-import { readWavRange, type Interval } from './speech.js';
+import type { WavRange } from './speech.js';
 
 /** Envelope values per second: fine enough to search the lip-audio lag in 10 ms steps. */
 export const ENVELOPE_RATE = 100;
@@ -41,9 +41,8 @@ export function envelopeOf(samples: Int16Array, sampleRate: number, startSec: nu
   return { start: startSec + window / 2 / sampleRate, rate: sampleRate / hop, values };
 }
 
-/** The envelope of [start, end) of the job's WAV, read from the file alone. */
-export async function speechEnvelope(wavPath: string, range: Interval): Promise<SpeechEnvelope> {
-  const audio = await readWavRange(wavPath, range);
+/** The envelope of a stretch of the job's WAV, already read. */
+export function speechEnvelope(audio: WavRange): SpeechEnvelope {
   return envelopeOf(audio.samples, audio.sampleRate, audio.startSec);
 }
 

@@ -40,7 +40,14 @@ export function speechIntervals(vad: VadResult, offsetSec: number): Interval[] {
 
 /** Mono s16 samples of [start, end) of a PCM s16 WAV, read from the file alone: a short of an
  *  hour-long source does not load the hour. */
-export async function readWavRange(wavPath: string, range: Interval): Promise<{ samples: Int16Array; startSec: number; sampleRate: number }> {
+export interface WavRange {
+  samples: Int16Array;
+  /** Source-clock time of samples[0]. */
+  startSec: number;
+  sampleRate: number;
+}
+
+export async function readWavRange(wavPath: string, range: Interval): Promise<WavRange> {
   const info = await readWavInfo(wavPath);
   if (info.bitsPerSample !== 16) throw new Error(`${wavPath}: expected PCM s16, got ${info.bitsPerSample} bits`);
   const frameBytes = 2 * info.channels;
@@ -65,7 +72,11 @@ export async function readWavRange(wavPath: string, range: Interval): Promise<{ 
 
 /** Speech heard within [start, end) of the WAV (16 kHz, as analyze-video extracts it). */
 export async function speechIn(wavPath: string, range: Interval, signal?: AbortSignal): Promise<Interval[]> {
-  const audio = await readWavRange(wavPath, range);
+  return speechInAudio(await readWavRange(wavPath, range), range, signal);
+}
+
+/** The same, for a range already read (the caller also needs its samples for the speech envelope). */
+export async function speechInAudio(audio: WavRange, range: Interval, signal?: AbortSignal): Promise<Interval[]> {
   if (audio.sampleRate !== VAD_SAMPLE_RATE) throw new Error(`speech detection needs ${VAD_SAMPLE_RATE} Hz audio, got ${audio.sampleRate} Hz`);
   if (!audio.samples.length) return [];
   const vad = await speechProbabilities(audio.samples, { signal });
