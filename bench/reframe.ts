@@ -22,7 +22,7 @@ import { probeHost } from '../node-agent/src/host/probe-host.js';
 import { extractAudio } from '../node-agent/src/media/audio.js';
 import { cropClipSize, cutCropClip, grabThumbnail } from '../node-agent/src/media/clips.js';
 import { encoderArgs } from '../node-agent/src/media/render-args.js';
-import { planReframe } from '../node-agent/src/reframe/camera.js';
+import { planReframe } from '../common/src/reframe/camera.js';
 import { detectShorts, DETECT_STRIDE, SAMPLE_FPS, type DetectTimings } from '../node-agent/src/reframe/detect-shorts.js';
 import { BlazeFaceDetector } from '../node-agent/src/reframe/blazeface.js';
 import { sharedFaceDetector } from '../node-agent/src/reframe/detector-factory.js';

@@ -1,6 +1,7 @@
 // A 60 s 1080x1920 short: our render (crop, scale, captions, watermark, encode in one ffmpeg) against
 // a bare ffmpeg encode of the same crop with the same encoder settings, in the same run.
 //   npm run bench:render -- [seconds=60] [blendMode=normal | mode,mode,... | all] [runs=1]
+//   npm run bench:render -- jumpcuts [seconds=60] [runs=1]   (bench/render-jump-cuts.ts)
 // `all` renders the watermark in each of the 16 blend modes. Each mode is timed in `runs` pairs: a
 // bare encode, then the render, one right after the other. Each run is measured twice: wall time,
 // and the CPU time ffmpeg itself reports (-benchmark: user + system over all its threads). The
@@ -17,9 +18,14 @@ import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { isBundledFfmpeg, processMediaTools, toolEnv } from '../common/src/media/tools.js';
 import { prepareRender, type RenderSpec } from '../node-agent/src/media/render-args.js';
-import { largestWindow } from '../node-agent/src/reframe/camera.js';
+import { largestWindow } from '../common/src/reframe/camera.js';
 import { resolveCaptionStyle } from '../common/src/render/presets.js';
 import { BLEND_MODES, type BlendMode } from '../common/src/render/options.js';
+
+if (process.argv[2] === 'jumpcuts') {
+  await import('./render-jump-cuts.js');
+  process.exit(0);
+}
 
 const run = promisify(execFile);
 // The ffmpeg an agent would run: FFMPEG_PATH, else a system ffmpeg >= 5, else the bundled build.

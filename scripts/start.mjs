@@ -82,7 +82,7 @@ function studioSignIn(creds) {
     creds.userId = admin(['user', 'create', '--email', 'local@localhost', '--name', 'Local user', '--org', creds.organizationId, '--role', 'owner']).id;
     writeFileSync(file, JSON.stringify(creds, null, 2), { mode: 0o600 });
   }
-  return admin(['user', 'login-link', '--user', creds.userId, '--ttl', '86400']).url;
+  return admin(['user', 'login-link', '--user', creds.userId, '--ttl', '3600']).url;
 }
 
 // An agent that dies (OOM killer, a crash in a native decoder) is started again, the way a service
@@ -243,7 +243,7 @@ async function main() {
   say(`API key:           ${creds.apiKey}`);
   say(`try: curl -H "Authorization: Bearer ${creds.apiKey}" ${url}/api/jobs`);
   say(`web studio:        ${studioSignIn(creds)}`);
-  say('                   (one-time sign-in link for local@localhost, valid 24 h; set a password with');
+  say('                   (one-time sign-in link for local@localhost, valid 1 h, the longest a link may live; set a password with');
   say('                   npm run -s admin -- user set-password --email local@localhost)');
   say('Ctrl-C stops everything.');
 

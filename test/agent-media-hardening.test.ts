@@ -1,5 +1,5 @@
 import test from 'ava';
-import { requireTools } from './helpers/requirements.js';
+import { needing, systemFfmpegMajor } from './helpers/requirements.js';
 import { execFile } from 'node:child_process';
 import { chmod, mkdir, readFile, writeFile, symlink } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -53,6 +53,10 @@ async function zeroTimestampAudio(dir: string): Promise<string | undefined> {
   return out;
 }
 let zeroTs: string | undefined;
+/** A current ffmpeg on PATH (what zeroTimestampAudio and ffmpegWithoutFfprobe use), known as the file loads. */
+const haveSystemFfmpeg = chooseMediaTools({ PATH: process.env.PATH }).source === 'system';
+const withSetts = needing({ tools: { 'a system ffmpeg 5+ with the setts filter (to craft the file)': haveSystemFfmpeg } });
+const withSystemFfmpeg = needing({ tools: { 'a system ffmpeg 5+': haveSystemFfmpeg } });
 
 test.before(async () => {
   cluster = await startCluster('agent_media_hardening');
@@ -98,8 +102,7 @@ test.serial('a job on a file that claims 1 s but holds 15 minutes is priced for 
   t.is(Number(row!.reserved), 0);
 });
 
-test.serial('a file whose audio decodes far past its measured length fails clearly instead of being transcribed', async (t) => {
-  if (!requireTools(t, { 'a system ffmpeg 5+ with the setts filter (to craft the file)': Boolean(zeroTs) })) return;
+withSetts.serial('a file whose audio decodes far past its measured length fails clearly instead of being transcribed', async (t) => {
   await cluster.startAgent();
   const { key } = await cluster.org({ plan: 'pro', credits: 10 });
   const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media.url('zero-ts.mkv') } });
@@ -113,8 +116,7 @@ test.serial('a file whose audio decodes far past its measured length fails clear
   t.true(Number(decoded![1]) < billed + lengthSlackSec(billed) + 2, `decoded ${decoded![1]} s of a file billed for ${billed} s`);
 });
 
-test('audio extraction is capped by output size where lying timestamps defeat -t', async (t) => {
-  if (!requireTools(t, { 'a system ffmpeg 5+ with the setts filter (to craft the file)': Boolean(zeroTs) })) return;
+withSetts('audio extraction is capped by output size where lying timestamps defeat -t', async (t) => {
   const billed = await measureMediaDuration(FFMPEG, zeroTs!);
   t.true(billed < 1.5, `read packet by packet the file ends at ${billed} s`);
   const uncapped = path.join(cluster.dataDir, 'zero-uncapped.wav');
@@ -177,10 +179,10 @@ test('media tools: FFMPEG_PATH/FFPROBE_PATH win, then a system ffmpeg 5+, else t
   if (!existsSync(path.join(oldDir, 'ffmpeg'))) await symlink(ffmpegInstaller.path, path.join(oldDir, 'ffmpeg'));
   t.is(chooseMediaTools({ PATH: oldDir }).source, 'bundled');
   t.is(chooseMediaTools({ PATH: path.join(cluster.dataDir, 'nothing-here') }).ffmpegPath, ffmpegInstaller.path);
+});
+
+needing({ tools: { 'a system ffmpeg 5+ in /usr/bin': systemFfmpegMajor >= 5 } })('media tools: a system ffmpeg 5+ on PATH is taken, FFPROBE_PATH still wins for ffprobe', (t) => {
   const system = chooseMediaTools({ PATH: '/usr/bin' });
-  const { stdout } = await run('/usr/bin/ffmpeg', ['-version']).catch(() => ({ stdout: '' }));
-  const major = Number(/version n?(\d+)\./.exec(stdout)?.[1] ?? 0);
-  if (!requireTools(t, { 'a system ffmpeg 5+ in /usr/bin': major >= 5 })) return;
   t.like(system, { ffmpegPath: '/usr/bin/ffmpeg', ffprobePath: '/usr/bin/ffprobe', source: 'system' });
   t.like(chooseMediaTools({ PATH: '/usr/bin', FFPROBE_PATH: '/opt/probe' }), { ffmpegPath: '/usr/bin/ffmpeg', ffprobePath: '/opt/probe' });
 });
@@ -201,9 +203,8 @@ async function ffmpegWithoutFfprobe(): Promise<string | undefined> {
   return dir;
 }
 
-test('a current ffmpeg without an ffprobe beside it: the bundled ffprobe is used, and said so', async (t) => {
+withSystemFfmpeg('a current ffmpeg without an ffprobe beside it: the bundled ffprobe is used, and said so', async (t) => {
   const dir = await ffmpegWithoutFfprobe();
-  if (!requireTools(t, { 'a system ffmpeg 5+': Boolean(dir) })) return;
   const tools = chooseMediaTools({ PATH: dir });
   t.is(tools.source, 'system');
   t.true(isBundledFfprobe(tools.ffprobePath));
@@ -213,9 +214,8 @@ test('a current ffmpeg without an ffprobe beside it: the bundled ffprobe is used
   t.deepEqual(mediaToolWarnings(chooseMediaTools({ PATH: dir, FFPROBE_PATH: '/usr/bin/ffprobe' })), [], 'FFPROBE_PATH set: nothing to warn about');
 });
 
-test.serial('an agent whose ffmpeg has no ffprobe beside it warns at start', async (t) => {
+withSystemFfmpeg.serial('an agent whose ffmpeg has no ffprobe beside it warns at start', async (t) => {
   const dir = await ffmpegWithoutFfprobe();
-  if (!requireTools(t, { 'a system ffmpeg 5+': Boolean(dir) })) return;
   const agent = await cluster.startAgent({ PATH: dir!, AGENT_TASK_TYPES: 'probe-media' });
   const line = await agent.waitForLog(/bundled 2018 ffprobe/, 5000);
   t.regex(line, /"level":"warn"/);

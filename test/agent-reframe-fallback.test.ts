@@ -1,7 +1,7 @@
 import test from 'ava';
 import { startCluster, type AgentProcess, type TestCluster } from './helpers/cluster.js';
 import { serveFiles, type MediaServer } from './helpers/media.js';
-import { havePocketsphinx, requireTools } from './helpers/requirements.js';
+import { havePocketsphinx, needing } from './helpers/requirements.js';
 import { makeTalkVideo } from './helpers/talk-video.js';
 import { fliteAvailable } from './transcribe-synth.js';
 import { blazeFaceModelPath } from '../node-agent/src/reframe/blazeface.js';
@@ -28,8 +28,7 @@ test.after.always(async () => {
   await cluster?.close();
 });
 
-test.serial('face detection failing: every short gets the still no-face framing, and the log names the job', async (t) => {
-  if (!requireTools(t, tools)) return;
+needing({ tools }).serial('face detection failing: every short gets the still no-face framing, and the log names the job', async (t) => {
   const { key } = await cluster!.org({ plan: 'pro', credits: 10 });
   const predefinedShorts = [{ title: 'Practice', start: 0, end: 8 }, { title: 'Later', start: 10, end: 16 }];
   const created = await cluster!.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media!.url('talk.mp4'), options: { predefinedShorts } } });

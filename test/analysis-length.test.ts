@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { serveFiles, type MediaServer } from './helpers/media.js';
-import { requireTools } from './helpers/requirements.js';
+import { needing } from './helpers/requirements.js';
 import { chooseMediaTools } from '../common/src/media/tools.js';
 import { measureMediaDuration } from '../node-agent/src/media/ffmpeg.js';
 import { extractAnalysisAudio, lengthSlackSec } from '../node-agent/src/tasks/analyze-video.js';
@@ -94,8 +94,7 @@ test('audio longer than the video, and video longer than the audio: billed for t
   t.true(near(videoLonger.decodedSec, 8), `decoded ${videoLonger.decodedSec}`);
 });
 
-test('audio that runs on far past its timestamps is still refused, having decoded only a little past the slack', async (t) => {
-  if (!requireTools(t, { 'a system ffmpeg 5+ with the setts filter (to craft the file)': Boolean(files.zeroTs) })) return;
+needing({ tools: { 'a system ffmpeg 5+ with the setts filter (to craft the file)': TOOLS.source === 'system' } })('audio that runs on far past its timestamps is still refused, having decoded only a little past the slack', async (t) => {
   const measuredSec = await measureMediaDuration(TOOLS.ffmpegPath, files.zeroTs!);
   t.true(measuredSec < 1.5, `read packet by packet the file ends at ${measuredSec} s`);
   const err = await t.throwsAsync(billedLength(files.zeroTs!), { instanceOf: TaskError, message: /a file whose length cannot be told is refused/ });

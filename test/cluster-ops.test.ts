@@ -12,7 +12,7 @@ import { insertCompletedJob } from './helpers/completed-job.js';
 import { makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
 import { enqueueProbe } from '../coordinator/src/probes/probes.js';
 import { FakeAgent } from './helpers/fake-agent.js';
-import { havePocketsphinx, requireTools } from './helpers/requirements.js';
+import { havePocketsphinx, needing } from './helpers/requirements.js';
 import { placementOf } from '../common/src/placement.js';
 
 const run = promisify(execFile);
@@ -144,8 +144,7 @@ test.serial('an agent whose work folder cannot be made fails the task rather tha
   t.deepEqual(kinds, ['leased', 'retry', 'leased', 'retry', 'leased', 'failed']);
 });
 
-test.serial('the agent a laptop runs with no configuration has everything analysis requires, and takes it', async (t) => {
-  if (!requireTools(t, { pocketsphinx: havePocketsphinx })) return;
+needing({ tools: { pocketsphinx: havePocketsphinx } }).serial('the agent a laptop runs with no configuration has everything analysis requires, and takes it', async (t) => {
   const agent = await cluster.startAgent({ AGENT_TASK_TYPES: 'analyze-video' });
   await agent.waitForLog(/"agent ready"/, 60_000);
   const row = (await cluster.app.db.one(`SELECT id, task_types AS "taskTypes", capability_tags AS tags FROM agents WHERE name = $1`, [agent.name]))!;

@@ -12,7 +12,7 @@ import { buildWatermarkFilter, placeWatermark } from '../node-agent/src/media/bl
 import { NON_SEPARABLE_MODES } from '../node-agent/src/media/non-separable.js';
 import { chooseMediaTools, isBundledFfmpeg } from '../common/src/media/tools.js';
 import { FFMPEG as BUNDLED_FFMPEG } from './helpers/media.js';
-import { requireTools } from './helpers/requirements.js';
+import { needing } from './helpers/requirements.js';
 
 const run = promisify(execFile);
 // The ffmpeg an agent on this host renders with, and whether blend.ts must take the old build's path.
@@ -301,8 +301,7 @@ function bytes(seed: number): () => number {
   };
 }
 
-test('non-separable modes against the W3C formulas on 40,000 random pixel pairs', async (t) => {
-  if (!requireTools(t, { 'a system ffmpeg 5+ (the agent renders these modes with it)': !LEGACY })) return;
+needing({ tools: { 'a system ffmpeg 5+ (the agent renders these modes with it)': !LEGACY } })('non-separable modes against the W3C formulas on 40,000 random pixel pairs', async (t) => {
   const N = 200;
   const next = bytes(2026);
   const bg = Buffer.alloc(N * N * 3);

@@ -8,7 +8,7 @@ import { STOP_DEADLINE_MS } from '../common/src/shutdown.js';
 import { waitFor } from './helpers/cluster.js';
 import { serveFiles } from './helpers/media.js';
 import { freePort, portIsFree, processAlive, waitForExit } from './helpers/processes.js';
-import { requireTools } from './helpers/requirements.js';
+import { needing } from './helpers/requirements.js';
 import { makeTalkVideo } from './helpers/talk-video.js';
 import { fliteAvailable } from './transcribe-synth.js';
 
@@ -125,8 +125,7 @@ async function api(stack: Stack, method: string, urlPath: string, body?: unknown
   return { status: res.status, body: await res.json() as any };
 }
 
-test('a killed agent is restarted and runs the work created while none was up; SIGTERM then stops everything, Postgres last', async (t) => {
-  if (!requireTools(t, { flite: fliteAvailable() })) return;
+needing({ tools: { flite: fliteAvailable() } })('a killed agent is restarted and runs the work created while none was up; SIGTERM then stops everything, Postgres last', async (t) => {
   const dataDir = await tempDataDir('npm-start');
   const talk = await makeTalkVideo(dataDir, { phrases: [{ text: 'Practice every single day and you will learn fast.', pauseAfter: 0.5 }] });
   const media = await serveFiles({ 'talk.mp4': talk.videoPath });
@@ -134,7 +133,7 @@ test('a killed agent is restarted and runs the work created while none was up; S
   t.teardown(async () => {
     stack?.proc.kill('SIGKILL');
     await media.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 });
   });
   stack = await startStack(dataDir);
 
@@ -179,7 +178,8 @@ test('a killed agent is restarted and runs the work created while none was up; S
 test('when npm start is killed with SIGKILL, its coordinator, agent and embedded Postgres exit too', async (t) => {
   const dataDir = await tempDataDir('npm-start-kill');
   const stack = await startStack(dataDir);
-  t.teardown(() => rm(dataDir, { recursive: true, force: true }));
+  // Postgres may still be removing its files as it exits: ENOTEMPTY is retried.
+  t.teardown(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 }));
   const agent = await agentPid(stack);
   await stack.waitForLine(/"msg":"agent ready"/, agent.index);
 
@@ -195,7 +195,7 @@ test('an agent that cannot start is not restarted forever: npm start exits non-z
   const stack = await startStack(dataDir, { FFMPEG_PATH: '/nonexistent/ffmpeg' }, false);
   t.teardown(async () => {
     stack.proc.kill('SIGKILL');
-    await rm(dataDir, { recursive: true, force: true });
+    await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 });
   });
   const code = await Promise.race([stack.exited, new Promise((r) => setTimeout(r, 150_000, 'still running'))]);
   t.is(code, 1, stack.lines.slice(-20).join('\n'));

@@ -8,7 +8,7 @@ import { FFMPEG } from './helpers/media.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
 import type { ShortDetections } from '../common/src/reframe/types.js';
-import { planReframe } from '../node-agent/src/reframe/camera.js';
+import { planReframe } from '../common/src/reframe/camera.js';
 
 // The crop path as data: served under `reframe` in both retrieve forms and described in the OpenAPI
 // document; a render with other director settings plans it again from the stored detections.

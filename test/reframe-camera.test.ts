@@ -1,7 +1,7 @@
 import test from 'ava';
 import type { Box, ShortDetections, SpeakerTurn } from '../common/src/reframe/types.js';
 import { DEFAULT_DIRECTOR, directorSettings } from '../common/src/reframe/director.js';
-import { interpolate, planReframe, slices, contains, MIN_HOLD_SEC } from '../node-agent/src/reframe/camera.js';
+import { interpolate, planReframe, slices, contains, MIN_HOLD_SEC } from '../common/src/reframe/camera.js';
 import { boxesShownAt } from './helpers/reframe.js';
 
 const OUT = { width: 1080, height: 1920 };
@@ -230,4 +230,41 @@ test('small faces near the speaker (an audience, a poster) neither move nor bloc
   t.deepEqual(r.keyframes.map((k) => [k.x, k.y, k.width, k.height]), reference.keyframes.map((k) => [k.x, k.y, k.width, k.height]), 'the same window as without them');
   const w = r.keyframes[0]!;
   t.true(Math.abs(w.x + w.width / 2 - 640) < 0.05 * w.width, `centred on the speaker: ${JSON.stringify(w)}`);
+});
+
+/** An edited two-person conversation: a wide shot to `cut`, then the same two people from another
+ *  angle (new positions, new tracks, as the detector ends every track at a cut). Person A is tracks 1
+ *  then 3, person B tracks 2 then 4; `changeAt` is when B takes over from A. */
+function editedTurn(cut: number, changeAt: number, end = 10): ShortDetections {
+  const before = (box: (t: number) => Box) => (t: number) => (t < cut ? box(t) : undefined);
+  const after = (box: (t: number) => Box) => (t: number) => (t >= cut ? box(t) : undefined);
+  const track = (person: 'A' | 'B', t: number) => (person === 'A' ? (t < cut ? 1 : 3) : t < cut ? 2 : 4);
+  // A speaks from 0.3 to the change, B from there to the end; a turn never spans the cut.
+  const spoken: Array<[number, number, 'A' | 'B']> = [[0.3, changeAt, 'A'], [changeAt, end - 0.2, 'B']];
+  const turns: SpeakerTurn[] = spoken.flatMap(([s, e, who]) => (s < cut && e > cut ? [[s, cut], [cut, e]] : [[s, e]]).map(([a, b]) => ({ start: a!, end: b!, trackId: track(who, a!) })));
+  const d = detections({
+    end, turns,
+    faces: [
+      { id: 1, at: before(still(220, 240, 130, 160)) }, { id: 2, at: before(still(900, 250, 130, 160)) },
+      { id: 3, at: after(still(380, 200, 170, 210)) }, { id: 4, at: after(still(760, 210, 170, 210)) },
+    ],
+  });
+  const whole = { x: 0, y: 0, width: 1280, height: 720 };
+  d.shots = [{ start: 0, end: cut, transition: 'start', content: whole, motion: [] }, { start: cut, end, transition: 'cut', content: whole, motion: [] }];
+  return d;
+}
+
+test('a change of speaker within 0.5 s of a source cut snaps onto the cut, before or after it', (t) => {
+  for (const changeAt of [4.6, 5.3]) {
+    const d = editedTurn(5, changeAt);
+    const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+    assertSane(t, d, r);
+    assertNoFaceCut(t, d, r);
+    t.deepEqual(r.segments.map((s) => [s.start, s.tracks]), [[0, [1]], [5, [4]]], `B takes over at ${changeAt} s`);
+    // One framing change, on the cut's first frame: the window jumps there and nowhere else.
+    const changes = r.keyframes.filter((k, i) => i > 0 && (k.x !== r.keyframes[i - 1]!.x || k.width !== r.keyframes[i - 1]!.width)).map((k) => k.time);
+    t.deepEqual(changes, [5], `framing changes at ${JSON.stringify(changes)}`);
+    t.true(contains(interpolate(r.keyframes, 4.99), faceAt(d, 1, 4.9)!), 'A framed up to the cut');
+    t.true(contains(interpolate(r.keyframes, 5.0), faceAt(d, 4, 5)!), 'B framed from the cut\'s first frame');
+  }
 });

@@ -17,10 +17,12 @@ import { detectShorts } from '../node-agent/src/reframe/detect-shorts.js';
 import { composeConversation, sharedMediaDir } from './helpers/grid.js';
 import { FFMPEG, makeTestVideo } from './helpers/media.js';
 import { expectedOnnxProvider } from './helpers/onnx-provider.js';
+import { needing } from './helpers/requirements.js';
 
 const run = promisify(execFile);
 const log = createLogger({}, 'silent');
 const media = sharedMediaDir();
+const withMedia = needing({ media: Boolean(media) });
 
 async function decodeImage(file: string): Promise<RgbImage> {
   const { stdout } = await run(FFMPEG, ['-v', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { encoding: 'buffer', maxBuffer: 64 << 20 });
@@ -99,8 +101,8 @@ test('the frame sampler decodes a range at the asked rate through a pipe, with t
 });
 
 for (const variant of ['back', 'front'] as const) {
-  test(`BlazeFace (${variant}) finds the one face of the astronaut photo, with keypoints where the face has them`, async (t) => {
-    if (!media) return t.log('skipped: ../shared/media absent'), t.pass();
+  withMedia(`BlazeFace (${variant}) finds the one face of the astronaut photo, with keypoints where the face has them`, async (t) => {
+    if (!media) throw new Error('unreachable: declared only when the media is there');
     const img = await decodeImage(path.join(media, 'astronaut_face.png'));
     t.is(img.width, 512);
     const detector = await BlazeFaceDetector.create({ variant, log });
@@ -132,8 +134,8 @@ for (const variant of ['back', 'front'] as const) {
   });
 }
 
-test('a close-up face in the middle of a 16:9 frame, where the tiles meet, is found whole in every frame', async (t) => {
-  if (!media) return t.log('skipped: ../shared/media absent'), t.pass();
+withMedia('a close-up face in the middle of a 16:9 frame, where the tiles meet, is found whole in every frame', async (t) => {
+  if (!media) throw new Error('unreachable: declared only when the media is there');
   const dir = await mkdtemp(path.join(os.tmpdir(), 'reframe-closeup-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   // One person filling the frame's height (900x720 panel): the face is about 300 px wide.
@@ -151,8 +153,8 @@ test('a close-up face in the middle of a 16:9 frame, where the tiles meet, is fo
   }
 });
 
-test('one detector shared by concurrent analyses gives each the faces of its own frame', async (t) => {
-  if (!media) return t.log('skipped: ../shared/media absent'), t.pass();
+withMedia('one detector shared by concurrent analyses gives each the faces of its own frame', async (t) => {
+  if (!media) throw new Error('unreachable: declared only when the media is there');
   const photo = await decodeImage(path.join(media, 'astronaut_face.png'));
   const blank = { width: 512, height: 512, data: new Uint8Array(512 * 512 * 3).fill(90) };
   const detector = await BlazeFaceDetector.create({ variant: 'back', log });

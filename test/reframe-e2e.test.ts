@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { createLogger } from '../common/src/logger.js';
 import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
 import type { Box, Reframe, ShortDetections } from '../common/src/reframe/types.js';
-import { contains, interpolate, planReframe, slices } from '../node-agent/src/reframe/camera.js';
+import { contains, interpolate, planReframe, slices } from '../common/src/reframe/camera.js';
 import { detectShorts } from '../node-agent/src/reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../node-agent/src/reframe/detector-factory.js';
 import { ffprobe } from '../node-agent/src/media/ffmpeg.js';
@@ -15,6 +15,7 @@ import { cutCropClip } from '../node-agent/src/media/clips.js';
 import { composeConversation, composeNoFaceVideo, gridClips, type ComposedVideo } from './helpers/grid.js';
 import { FFMPEG } from './helpers/media.js';
 import { boxesShownAt } from './helpers/reframe.js';
+import { needing } from './helpers/requirements.js';
 
 // The whole reframing chain on real footage: GRID speakers side by side on a 16:9 canvas, detected
 // (BlazeFace ONNX, tracks, mouth activity, voice activity), the camera path planned, the crop clip
@@ -34,8 +35,7 @@ test.after.always(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const maybe = media ? test.serial : test.skip;
-if (!media) test('reframing end to end: skipped, ../shared/media is absent', (t) => t.pass());
+const maybe = needing({ media: Boolean(media) }).serial;
 
 async function detect(video: { videoPath: string; wavPath: string; width: number; height: number; durationSec: number }): Promise<ShortDetections> {
   const detector = await sharedFaceDetector({ faceDetector: 'blazeface' }, log);

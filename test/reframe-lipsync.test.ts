@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
 import type { Box, ShortDetections, SpeakerTurn } from '../common/src/reframe/types.js';
-import { contains, interpolate, planReframe } from '../node-agent/src/reframe/camera.js';
+import { contains, interpolate, planReframe } from '../common/src/reframe/camera.js';
 import { attributeSpeakers } from '../node-agent/src/reframe/speakers.js';
 import { envelopeAt, envelopeOf } from '../node-agent/src/reframe/speech-envelope.js';
 import { gridClips } from './helpers/grid.js';

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
 import type { Reframe, ShortDetections } from '../common/src/reframe/types.js';
 import { extractAudio } from '../node-agent/src/media/audio.js';
-import { contains, interpolate, planReframe } from '../node-agent/src/reframe/camera.js';
+import { contains, interpolate, planReframe } from '../common/src/reframe/camera.js';
 import { gridClips } from './helpers/grid.js';
 import { FFMPEG } from './helpers/media.js';
 import { detectWholeVideo } from './helpers/reframe.js';

@@ -8,7 +8,7 @@ import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
 import type { Box, DetectedShot, Reframe, ShortDetections } from '../common/src/reframe/types.js';
 import { cutCropClip } from '../node-agent/src/media/clips.js';
 import { extractAudio } from '../node-agent/src/media/audio.js';
-import { contains, interpolate, planReframe, slices } from '../node-agent/src/reframe/camera.js';
+import { contains, interpolate, planReframe, slices } from '../common/src/reframe/camera.js';
 import { analysisSize, sampleFrames } from '../node-agent/src/reframe/frames.js';
 import { ShotTracker, type SceneScore } from '../node-agent/src/reframe/shots.js';
 import { composeEditedInterview, composePictureEdits, EDIT_FPS, type EditedVideo } from './helpers/edited.js';
@@ -16,7 +16,7 @@ import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { gridClips } from './helpers/grid.js';
 import { detectWholeVideo } from './helpers/reframe.js';
 import { FFMPEG, serveFiles } from './helpers/media.js';
-import { havePocketsphinx, requireTools } from './helpers/requirements.js';
+import { havePocketsphinx, needing } from './helpers/requirements.js';
 
 // Reframing edited footage: shots found in the source (hard cuts to the frame, dissolves as a span, no
 // false cut on a flash, a fade or a moving picture), each shot framed on its own (no track, pan or
@@ -74,6 +74,31 @@ for (const kind of ['still', 'flash', 'fade'] as const) {
     t.deepEqual(shots.map((s) => [s.start, s.end, s.transition]), [[0, 12, 'start']]);
   });
 }
+
+/** A camera panning across a scene three pictures wide, from the first to the last, starting at 3 s. */
+async function panVideo(name: string, panSec: number): Promise<string> {
+  const file = path.join(dir, `${name}.mp4`);
+  const x = `if(lt(t\\,3)\\,0\\,if(lt(t\\,${3 + panSec})\\,(t-3)/${panSec}*1280\\,1280))`;
+  await run(FFMPEG, [
+    '-y', '-v', 'error',
+    '-f', 'lavfi', '-i', 'smptehdbars=size=640x360:rate=25', '-f', 'lavfi', '-i', 'testsrc=size=640x360:rate=25', '-f', 'lavfi', '-i', 'mandelbrot=size=640x360:rate=25',
+    '-filter_complex', `[0][1][2]hstack=inputs=3,crop=640:360:x='${x}':y=0,trim=duration=10,setpts=PTS-STARTPTS`,
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', file,
+  ]);
+  return file;
+}
+
+test('a whip pan is one cut on its first moving frame; a slow pan is no cut', async (t) => {
+  // Two picture widths in 0.3 s and in 1.2 s: every sample changes until the camera lands.
+  for (const panSec of [0.3, 1.2]) {
+    const shots = await shotsOf(await panVideo(`whip-${panSec}`, panSec), 10, 640, 360);
+    t.deepEqual(shots.map((s) => s.transition), ['start', 'cut'], `whip of ${panSec} s: ${JSON.stringify(shots.map((s) => [s.start, s.transition]))}`);
+    t.true(Math.abs(shots[1]!.start - (3 + FRAME)) <= FRAME, `the cut on the pan's first moving frame: ${shots[1]!.start}`);
+  }
+  // The same two widths over 5 s is a camera move to follow, not an edit.
+  const slow = await shotsOf(await panVideo('slow-pan', 5), 10, 640, 360);
+  t.deepEqual(slow.map((s) => s.transition), ['start']);
+});
 
 test('black borders baked into the picture are the content box, letterbox and pillarbox', async (t) => {
   for (const [pad, content] of [
@@ -298,8 +323,7 @@ withMedia('a talking head in a letterboxed source: the window never shows the bl
   }
 });
 
-withMedia('through the API: a job on the edited interview serves the shots and a layout per shot in both retrieve forms', async (t) => {
-  if (!requireTools(t, { pocketsphinx: havePocketsphinx })) return;
+needing({ media: Boolean(media), tools: { pocketsphinx: havePocketsphinx } }).serial('through the API: a job on the edited interview serves the shots and a layout per shot in both retrieve forms', async (t) => {
   if (!interview) t.fail('needs the interview test before it');
   let cluster: TestCluster | undefined;
   const server = await serveFiles({ 'interview.mp4': interview.videoPath });

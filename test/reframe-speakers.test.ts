@@ -12,15 +12,17 @@ import { readWavRange, speechIn } from '../node-agent/src/reframe/speech.js';
 import { writeWavPcm } from '../node-agent/src/media/audio.js';
 import { composeConversation, composeNoFaceVideo, gridClips, sharedMediaDir, type ComposedVideo, type ListenerStyle } from './helpers/grid.js';
 import { FFMPEG } from './helpers/media.js';
+import { needing } from './helpers/requirements.js';
 
 const log = createLogger({}, 'silent');
 const haveMedia = Boolean(gridClips());
+const withMedia = needing({ media: haveMedia });
 
 function face(x: number, y = 100, width = 100): FaceDetection {
   return { x, y, width, height: width, score: 0.9, keypoints: [] };
 }
 
-test('a stretch of a WAV is read alone, channels averaged; speech in it is on the source clock', async (t) => {
+test('a stretch of a WAV is read alone, channels averaged', async (t) => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'reframe-wav-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const stereo = new Int16Array(16_000 * 2 * 2);
@@ -35,9 +37,11 @@ test('a stretch of a WAV is read alone, channels averaged; speech in it is on th
   t.is(part.samples[0], (8000 % 1000) + 1);
   t.is(part.samples[3999], (11_999 % 1000) + 1);
   t.is((await readWavRange(path.join(dir, 's.wav'), { start: 1.9, end: 5 })).samples.length, 1600);
+});
 
+needing({ media: Boolean(sharedMediaDir()) })('speech in a stretch of a WAV is on the source clock', async (t) => {
   const media = sharedMediaDir();
-  if (!media) return t.log('skipped the speech half: ../shared/media absent');
+  if (!media) throw new Error('unreachable: declared only when the media is there');
   // jfk.wav: continuous speech from about 0.3 s to 10.5 s.
   const speech = await speechIn(path.join(media, 'jfk.wav'), { start: 2, end: 6 });
   t.true(speech.length > 0);
@@ -153,28 +157,23 @@ async function checkConversation(t: import('ava').ExecutionContext, turns: Array
   }
 }
 
-test.serial('two people taking turns side by side: the turns name the one talking, the still one is not picked', async (t) => {
-  if (!haveMedia) return t.log('skipped: ../shared/media absent'), t.pass();
+withMedia.serial('two people taking turns side by side: the turns name the one talking, the still one is not picked', async (t) => {
   await checkConversation(t, [0, 1, 0, 1], 'still');
 });
 
-test.serial('a listener who sways and zooms a little is not picked', async (t) => {
-  if (!haveMedia) return t.log('skipped: ../shared/media absent'), t.pass();
+withMedia.serial('a listener who sways and zooms a little is not picked', async (t) => {
   await checkConversation(t, [1, 0, 1], 'drift');
 });
 
-test.serial('a real person not speaking (blinks, breath, small movements) is not picked, with answers 0.3 s after the question', async (t) => {
-  if (!haveMedia) return t.log('skipped: ../shared/media absent'), t.pass();
+withMedia.serial('a real person not speaking (blinks, breath, small movements) is not picked, with answers 0.3 s after the question', async (t) => {
   await checkConversation(t, [0, 1, 0, 1], 'idle', 0.15);
 });
 
-test.serial('a listener who nods is not picked', async (t) => {
-  if (!haveMedia) return t.log('skipped: ../shared/media absent'), t.pass();
+withMedia.serial('a listener who nods is not picked', async (t) => {
   await checkConversation(t, [1, 0], 'nod');
 });
 
-test.serial('a video with no face gives no tracks, and its speech no visible speaker', async (t) => {
-  if (!haveMedia) return t.log('skipped: ../shared/media absent'), t.pass();
+withMedia.serial('a video with no face gives no tracks, and its speech no visible speaker', async (t) => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'reframe-noface-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const video = await composeNoFaceVideo(dir);
@@ -190,8 +189,7 @@ test.serial('a video with no face gives no tracks, and its speech no visible spe
   t.is(d!.end, 2.8);
 });
 
-test.serial('an aborted detection stops', async (t) => {
-  if (!haveMedia) return t.log('skipped: ../shared/media absent'), t.pass();
+withMedia.serial('an aborted detection stops', async (t) => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'reframe-abort-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const video = await composeNoFaceVideo(dir);

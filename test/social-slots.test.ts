@@ -1,4 +1,5 @@
 import test from 'ava';
+import { needing } from './helpers/requirements.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { nextFreeSlots, type QueueSlot } from '../coordinator/src/social/slots.js';
 import { canonicalTimeZone, isoInZone, parseDateTime, zonedToEpoch } from '../coordinator/src/social/zoned-time.js';
@@ -123,13 +124,9 @@ test('canonicalTimeZone answers the zone the client sent, never the older alias 
   t.is(canonicalTimeZone('america/port-au-prince'), 'America/Port-au-Prince');
 });
 
-test('canonicalTimeZone spells every name of the host tz database as IANA does, whatever case it is sent in', (t) => {
-  const file = '/usr/share/zoneinfo/tzdata.zi';
-  if (!existsSync(file)) {
-    t.log(`skipped: ${file} absent (Debian's tzdata package)`);
-    t.pass();
-    return;
-  }
+const TZDATA = '/usr/share/zoneinfo/tzdata.zi';
+needing({ optional: { [`${TZDATA} (Debian's tzdata package)`]: existsSync(TZDATA) } })('canonicalTimeZone spells every name of the host tz database as IANA does, whatever case it is sent in', (t) => {
+  const file = TZDATA;
   const names = readFileSync(file, 'utf8').split('\n').flatMap((line) => {
     const [kind, a, b] = line.split(' ');
     return kind === 'Z' ? [a!] : kind === 'L' ? [b!] : [];

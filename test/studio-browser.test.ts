@@ -8,7 +8,7 @@ import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { makeTalkVideo } from './helpers/talk-video.js';
 import { CHROMIUM_PATH, launchChromium, screenshotter, type Page } from './helpers/browser.js';
-import { requireTools } from './helpers/requirements.js';
+import { needing } from './helpers/requirements.js';
 import { fliteAvailable } from './transcribe-synth.js';
 import { repoRoot } from '../common/src/paths.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
@@ -29,7 +29,7 @@ let videoPath: string;
 let videoDuration: number;
 const EMAIL = 'ana@studio.test';
 const PASSWORD = 'a long studio password';
-// Fails in CI (which installs them), skips elsewhere saying what is missing: see requireTools.
+// Fails in CI (which installs them), skips elsewhere saying what is missing: see needing().
 const TOOLS = { [`chromium (${CHROMIUM_PATH})`]: existsSync(CHROMIUM_PATH), flite: fliteAvailable() };
 const haveTools = Object.values(TOOLS).every(Boolean);
 
@@ -104,8 +104,7 @@ async function listedTitles(page: Page, expected: string[]): Promise<string[]> {
   }
 }
 
-test.serial('sign in, upload, watch the job complete, review a short, render, play, post, make a brand preset', async (t) => {
-  if (!requireTools(t, TOOLS)) return;
+needing({ tools: TOOLS }).serial('sign in, upload, watch the job complete, review a short, render, play, post, make a brand preset', async (t) => {
   // No t.timeout() here: ava then stops watching the whole run for that long, so a worker that never
   // exits later in the run would hang CI instead of failing it (ava 7's TimeoutTrigger drops a
   // timeout that fires inside such a window and never re-arms it). The run-wide 5m applies.
@@ -134,7 +133,7 @@ test.serial('sign in, upload, watch the job complete, review a short, render, pl
   t.is(session.sameSite, 'Lax');
 
   // --- Sign out, then in again with a one-time link printed by the admin CLI; the link works once.
-  await page.click('header button:has-text("Sign out")');
+  await page.click('header button:text-is("Sign out")');
   await page.waitForSelector('text=Sign in to Shorts Studio');
   const printed = await admin('user', 'login-link', '--email', EMAIL);
   const link = printed.match(/^url\s+(\S+)/m)?.[1];
@@ -305,7 +304,7 @@ test.serial('sign in, upload, watch the job complete, review a short, render, pl
   // fresh draw of the player's current frame cut to the expected window.
   const previewAt = startTime + (endTime - startTime) * 0.5;
   const previewCrop = expectedCrop(reframe, previewAt);
-  // A `fit` segment shows the whole window letterboxed; `single` fills the frame with it.
+  // A `fit` segment shows the whole window over a blurred fill of itself; `single` fills the frame with it.
   const previewLayout = reframe.segments.find((g) => previewAt >= g.start && previewAt < g.end)?.layout ?? 'single';
   await page.waitForTimeout(300);
   const difference = await page.evaluate(({ box, layout }) => {
@@ -318,6 +317,11 @@ test.serial('sign in, upload, watch the job complete, review a short, render, pl
     ctx.fillStyle = '#000';
     ctx.fillRect(0, 0, fresh.width, fresh.height);
     if (layout === 'fit') {
+      // The render's fill under the fitted picture: the picture covering the frame, blurred.
+      const cover = Math.max(fresh.width / box.width, fresh.height / box.height);
+      ctx.filter = `blur(${Math.max(1, Math.round(0.04 * fresh.width))}px)`;
+      ctx.drawImage(video, box.x, box.y, box.width, box.height, (fresh.width - box.width * cover) / 2, (fresh.height - box.height * cover) / 2, box.width * cover, box.height * cover);
+      ctx.filter = 'none';
       const scale = Math.min(fresh.width / box.width, fresh.height / box.height);
       ctx.drawImage(video, box.x, box.y, box.width, box.height, (fresh.width - box.width * scale) / 2, (fresh.height - box.height * scale) / 2, box.width * scale, box.height * scale);
     } else {
@@ -331,8 +335,13 @@ test.serial('sign in, upload, watch the job complete, review a short, render, pl
       diff += Math.abs(a[i]! - b[i]!) + Math.abs(a[i + 1]! - b[i + 1]!) + Math.abs(a[i + 2]! - b[i + 2]!);
       lit += a[i]! + a[i + 1]! + a[i + 2]!;
     }
-    return { meanDiff: diff / (a.length / 4) / 3, meanLevel: lit / (a.length / 4) / 3 };
+    // The top tenth of the frame: a fit's fill there, never a black bar.
+    let top = 0;
+    const topPixels = preview.width * Math.floor(preview.height / 10);
+    for (let i = 0; i < topPixels * 4; i += 4) top += a[i]! + a[i + 1]! + a[i + 2]!;
+    return { meanDiff: diff / (a.length / 4) / 3, meanLevel: lit / (a.length / 4) / 3, topLevel: top / topPixels / 3 };
   }, { box: previewCrop, layout: previewLayout });
+  t.true(difference.topLevel > 10, `no black band at the top of the preview: ${JSON.stringify(difference)}`);
   t.not(previewLayout, 'split', 'this test video has no faces, so no split screen is expected');
   t.log(`preview against a fresh draw of the playhead's frame: mean difference ${difference.meanDiff.toFixed(2)} levels (limit 4)`);
   t.true(difference.meanLevel > 10, `the preview is drawn: ${JSON.stringify(difference)}`);
@@ -431,8 +440,7 @@ test.serial('sign in, upload, watch the job complete, review a short, render, pl
   t.deepEqual(consoleErrors, []);
 });
 
-test.serial('the job page marks a short\'s shot cut on the timeline and names the layout of the moment as playback crosses segments', async (t) => {
-  if (!requireTools(t, TOOLS)) return;
+needing({ tools: TOOLS }).serial('the job page marks a short\'s shot cut on the timeline and names the layout of the moment as playback crosses segments', async (t) => {
   const { org } = await cluster.org({ plan: 'pro', credits: 10, name: 'Shots Org' });
   const user = await createUser(cluster.app.db, { email: 'shots@studio.test', organizationId: org.id, role: 'owner' });
   await setPassword(cluster.app.db, user.id, PASSWORD);

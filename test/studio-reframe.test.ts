@@ -5,12 +5,13 @@ import { drawCrop, stackedPanels, type Crop } from '../coordinator/studio/src/re
 // checked here on a stand-in canvas that records what is drawn where.
 
 function recordDraws(crop: Crop, layout: Parameters<typeof drawCrop>[3], width: number, height: number) {
-  const draws: Array<{ source: number[]; target: number[] }> = [];
+  const draws: Array<{ source: number[]; target: number[]; filter?: string }> = [];
   const canvas = {
     fillStyle: '' as unknown,
+    filter: 'none',
     fillRect() {},
     drawImage(_image: 'video', sx: number, sy: number, sw: number, sh: number, dx: number, dy: number, dw: number, dh: number) {
-      draws.push({ source: [sx, sy, sw, sh], target: [dx, dy, dw, dh] });
+      draws.push({ source: [sx, sy, sw, sh], target: [dx, dy, dw, dh], ...(canvas.filter !== 'none' ? { filter: canvas.filter } : {}) });
     },
   };
   drawCrop(canvas, 'video', crop, layout, width, height);
@@ -40,9 +41,15 @@ test('split: two equal halves whatever the windows\' shapes', (t) => {
   t.deepEqual(draws.map((d) => d.target), [[0, 0, 270, 240], [0, 240, 270, 240]]);
 });
 
-test('fit: the window whole and centred; single: the window fills the frame; no panels: one window', (t) => {
+test('fit: the window whole and centred over a blurred fill of itself; single: the window fills the frame; no panels: one window', (t) => {
   const wide = { x: 0, y: 0, width: 1920, height: 1080 };
-  t.deepEqual(recordDraws(wide, 'fit', 270, 480).map((d) => d.target), [[0, (480 - 151.875) / 2, 270, 151.875]]);
+  const fit = recordDraws(wide, 'fit', 270, 480);
+  // First the fill: the picture scaled to cover the whole frame (480 tall, 853.3 wide), blurred, as
+  // the render draws it; no black bars left.
+  t.is(fit.length, 2);
+  t.deepEqual(fit[0]!.target.map((v) => Math.round(v * 10) / 10), [-291.7, 0, 853.3, 480]);
+  t.regex(fit[0]!.filter ?? '', /^blur\(\d+px\)$/);
+  t.deepEqual(fit[1], { source: [0, 0, 1920, 1080], target: [0, (480 - 151.875) / 2, 270, 151.875] }, 'then the picture itself, sharp');
   t.deepEqual(recordDraws(facecam, 'single', 270, 480).map((d) => d.target), [[0, 0, 270, 480]]);
   t.deepEqual(recordDraws(facecam, 'stack', 270, 480).map((d) => d.target), [[0, 0, 270, 480]], 'a stack keyframe without panels');
 });

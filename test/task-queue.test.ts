@@ -103,9 +103,10 @@ test.before(async () => {
   registerTestDomain(queue);
   await queue.start();
   storeDir = await mkdtemp(path.join(os.tmpdir(), 'task-queue-'));
-  const urls = createObjectUrls(createObjectStore({ kind: 'local', root: storeDir }), { publicUrl: 'http://127.0.0.1:9', secret: 'x'.repeat(32), ttlSec: 60 });
+  const store = createObjectStore({ kind: 'local', root: storeDir });
+  const urls = createObjectUrls(store, { publicUrl: 'http://127.0.0.1:9', secret: 'x'.repeat(32), ttlSec: 60 });
   const bound = await startGrpcServer(
-    { db, queue, log, metrics, urls, clusterToken: TOKEN, leaseTtlMs: LEASE_TTL_MS, leaseWaitMs: 10_000 },
+    { db, queue, log, metrics, urls, store, clusterToken: TOKEN, leaseTtlMs: LEASE_TTL_MS, leaseWaitMs: 10_000, agentUploadMaxBytes: 1_000_000 },
     new AgentRegistry(Math.floor(LEASE_TTL_MS / 3)),
     { host: '127.0.0.1', port: 0 },
   );

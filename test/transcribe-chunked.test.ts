@@ -8,7 +8,7 @@ import { ChunkedTranscriber, planChunks, speechFrames } from '../node-agent/src/
 import { PocketsphinxTranscriber } from '../node-agent/src/transcribe/pocketsphinx.js';
 import type { Transcriber } from '../node-agent/src/transcribe/types.js';
 import { fliteAvailable, matchWords, synthesiseTalk, type Synthesised } from './transcribe-synth.js';
-import { havePocketsphinx, requireTools } from './helpers/requirements.js';
+import { havePocketsphinx, needing } from './helpers/requirements.js';
 
 
 const SENTENCES: Array<[string, number]> = [
@@ -33,6 +33,7 @@ const SENTENCES: Array<[string, number]> = [
 
 let dir: string;
 let talk: Synthesised | undefined;
+const withTalk = needing({ tools: { flite: fliteAvailable() } });
 test.before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'chunk-test-'));
   if (fliteAvailable()) talk = await synthesiseTalk(dir, SENTENCES.map(([text, pauseAfter]) => ({ text, pauseAfter })));
@@ -106,8 +107,8 @@ function fakeTranscriber(delayMs: number, failOn?: number) {
   return { tr, stats };
 }
 
-test('chunks run in parallel up to the concurrency and words are shifted by each chunk offset exactly', async (t) => {
-  if (!requireTools(t, { flite: !!talk }) || !talk) return;
+withTalk('chunks run in parallel up to the concurrency and words are shifted by each chunk offset exactly', async (t) => {
+  if (!talk) return t.fail('flite is installed, yet the talk was not synthesised');
   const { tr, stats } = fakeTranscriber(200);
   const chunked = new ChunkedTranscriber(tr, { maxChunkSec: 8, concurrency: 3, workDir: dir });
   const { chunks } = await chunked.plan(talk.wavPath);
@@ -121,24 +122,24 @@ test('chunks run in parallel up to the concurrency and words are shifted by each
   t.true(progress.length > chunks.length, 'progress moves within chunks, not only between them');
 });
 
-test('one failing chunk fails the whole transcription and stops the rest', async (t) => {
-  if (!requireTools(t, { flite: !!talk }) || !talk) return;
+withTalk('one failing chunk fails the whole transcription and stops the rest', async (t) => {
+  if (!talk) return t.fail('flite is installed, yet the talk was not synthesised');
   const { tr, stats } = fakeTranscriber(200, 1);
   const chunked = new ChunkedTranscriber(tr, { maxChunkSec: 8, concurrency: 2, workDir: dir });
   await t.throwsAsync(chunked.transcribe(talk.wavPath), { message: 'backend exploded' });
   t.true(stats.calls < 8, `only ${stats.calls} chunks were started`);
 });
 
-test('cancelling stops the transcription', async (t) => {
-  if (!requireTools(t, { flite: !!talk }) || !talk) return;
+withTalk('cancelling stops the transcription', async (t) => {
+  if (!talk) return t.fail('flite is installed, yet the talk was not synthesised');
   const { tr } = fakeTranscriber(400);
   const ctrl = new AbortController();
   setTimeout(() => ctrl.abort(new Error('job cancelled')), 1500);
   await t.throwsAsync(new ChunkedTranscriber(tr, { maxChunkSec: 8, concurrency: 2, workDir: dir }).transcribe(talk.wavPath, { signal: ctrl.signal }), { message: 'job cancelled' });
 });
 
-test('a ~70 s talk chunked on pauses and transcribed in parallel keeps the words and their times', async (t) => {
-  if (!requireTools(t, { flite: !!talk, pocketsphinx: havePocketsphinx }) || !talk) return;
+needing({ tools: { flite: fliteAvailable(), pocketsphinx: havePocketsphinx } })('a ~70 s talk chunked on pauses and transcribed in parallel keeps the words and their times', async (t) => {
+  if (!talk) return t.fail('flite is installed, yet the talk was not synthesised');
   const chunked = new ChunkedTranscriber(new PocketsphinxTranscriber(), { maxChunkSec: 30, concurrency: os.cpus().length, workDir: dir });
   const { chunks } = await chunked.plan(talk.wavPath);
   t.log(`talk ${talk.durationSec.toFixed(1)} s, ${talk.words.length} words; chunks ${chunks.map((c) => `${c.offsetSec.toFixed(2)}+${c.durationSec.toFixed(2)}`).join(', ')}`);

@@ -8,7 +8,7 @@ import { writeWavPcm } from '../node-agent/src/media/audio.js';
 import { mapWords, OpenAiCompatibleTranscriber, transcriptionsEndpoint } from '../node-agent/src/transcribe/openai-compatible.js';
 import { checkTranscriberAvailable, chooseBackend, createTranscriber, transcriberConfigFromEnv } from '../node-agent/src/transcribe/transcriber.js';
 import { fliteAvailable, synthesiseTalk } from './transcribe-synth.js';
-import { requireTools } from './helpers/requirements.js';
+import { needing } from './helpers/requirements.js';
 
 interface Seen {
   method: string;
@@ -168,8 +168,7 @@ test('backend choice: endpoint when configured, else a Whisper model under model
   t.regex(noSphinx.error!, /pocketsphinx is not installed/);
 });
 
-test('the factory wraps the endpoint in VAD chunking and shifts its word times', async (t) => {
-  if (!requireTools(t, { flite: fliteAvailable() })) return;
+needing({ tools: { flite: fliteAvailable() } })('the factory wraps the endpoint in VAD chunking and shifts its word times', async (t) => {
   const talk = await synthesiseTalk(dir, [
     { text: 'this is the first sentence', pauseAfter: 1.5 },
     { text: 'and this is the second one', pauseAfter: 0.5 },

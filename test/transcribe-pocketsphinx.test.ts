@@ -5,7 +5,7 @@ import path from 'node:path';
 import { assertAudible, measureLevels, readWavPcm, SilentAudioError, toMonoFloat32, writeWavPcm, isSilent } from '../node-agent/src/media/audio.js';
 import { checkPocketsphinx, parsePocketsphinxLine, PocketsphinxTranscriber } from '../node-agent/src/transcribe/pocketsphinx.js';
 import { fliteAvailable, matchWords, synthesiseTalk } from './transcribe-synth.js';
-import { havePocketsphinx, requireTools } from './helpers/requirements.js';
+import { havePocketsphinx, needing } from './helpers/requirements.js';
 
 
 let dir: string;
@@ -28,15 +28,16 @@ test('word lines are parsed; sentence markers, silence, noise and alternates are
   t.is(parsePocketsphinxLine('what your country can'), undefined);
 });
 
-test('a missing binary or model is reported clearly', async (t) => {
+test('a missing binary is reported clearly', async (t) => {
   t.regex((await checkPocketsphinx({ bin: '/nonexistent/pocketsphinx_continuous' }))!, /not installed/);
-  if (!requireTools(t, { pocketsphinx: havePocketsphinx })) return;
+});
+
+needing({ tools: { pocketsphinx: havePocketsphinx } })('a missing model is reported clearly; the installed one passes the check', async (t) => {
   t.regex((await checkPocketsphinx({ modelDir: '/nonexistent/model' }))!, /model file missing/);
   t.is(await checkPocketsphinx(), undefined);
 });
 
-test('synthesised phrases are recognised with word start times within 0.3 s', async (t) => {
-  if (!requireTools(t, { pocketsphinx: havePocketsphinx, flite: fliteAvailable() })) return;
+needing({ tools: { pocketsphinx: havePocketsphinx, flite: fliteAvailable() } })('synthesised phrases are recognised with word start times within 0.3 s', async (t) => {
   const talk = await synthesiseTalk(dir, [
     { text: 'the weather today is very nice', pauseAfter: 0.8 },
     { text: 'we will go to the park after lunch', pauseAfter: 1.0 },
@@ -76,22 +77,23 @@ test('silent audio gives no words and is detected as silent', async (t) => {
   const err = await t.throwsAsync(assertAudible(silent), { instanceOf: SilentAudioError });
   t.regex(err!.message, /silent/);
   await t.throwsAsync(assertAudible(humPath), { instanceOf: SilentAudioError });
+});
 
-  if (!requireTools(t, { pocketsphinx: havePocketsphinx })) return;
+needing({ tools: { pocketsphinx: havePocketsphinx } })('pocketsphinx hears no words in silence', async (t) => {
+  const silent = path.join(dir, 'silent-for-pocketsphinx.wav');
+  await writeWavPcm(silent, new Int16Array(16_000 * 3), 16_000);
   const transcript = await new PocketsphinxTranscriber().transcribe(silent);
   t.deepEqual(transcript.words, []);
   t.is(transcript.text, '');
 });
 
-test('speech is not flagged as silent', async (t) => {
-  if (!requireTools(t, { flite: fliteAvailable() })) return;
+needing({ tools: { flite: fliteAvailable() } })('speech is not flagged as silent', async (t) => {
   const talk = await synthesiseTalk(dir, [{ text: 'hello there', pauseAfter: 0.2 }]);
   const levels = await assertAudible(talk.wavPath);
   t.true(levels.loudestWindowDb > -30);
 });
 
-test('a WAV that is not 16 kHz mono is refused rather than decoded into nonsense', async (t) => {
-  if (!requireTools(t, { pocketsphinx: havePocketsphinx })) return;
+needing({ tools: { pocketsphinx: havePocketsphinx } })('a WAV that is not 16 kHz mono is refused rather than decoded into nonsense', async (t) => {
   const wrong = path.join(dir, 'stereo44.wav');
   await writeWavPcm(wrong, new Int16Array(44_100 * 2), 44_100, 2);
   await t.throwsAsync(new PocketsphinxTranscriber().transcribe(wrong), { message: /16 kHz mono/ });

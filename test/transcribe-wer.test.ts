@@ -1,4 +1,4 @@
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +6,7 @@ import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 import { joinWords, normaliseWords, wordErrorRate } from '../common/src/text/transcript.js';
 import { extractAudio, readWavInfo, readWavPcm, writeWavPcm } from '../node-agent/src/media/audio.js';
 import { PocketsphinxTranscriber } from '../node-agent/src/transcribe/pocketsphinx.js';
-import { havePocketsphinx, MEDIA, requireMedia, requireTools } from './helpers/requirements.js';
+import { haveMedia, havePocketsphinx, MEDIA, needing } from './helpers/requirements.js';
 
 
 test('normalisation ignores case and punctuation but keeps contractions', (t) => {
@@ -31,10 +31,9 @@ test('joined words read naturally', (t) => {
 
 /** The shared recordings and pocketsphinx: without the folder the test is skipped; without the tool
  *  it fails in CI (which installs it) and is skipped elsewhere. */
-const ready = (t: ExecutionContext) => requireMedia(t) && requireTools(t, { pocketsphinx: havePocketsphinx });
+const withRecordings = needing({ media: haveMedia, tools: { pocketsphinx: havePocketsphinx } });
 
-test('pocketsphinx WER on jfk.wav (real recording)', async (t) => {
-  if (!ready(t)) return;
+withRecordings('pocketsphinx WER on jfk.wav (real recording)', async (t) => {
   const ref = await readFile(path.join(MEDIA, 'jfk.ref.txt'), 'utf8');
   const started = Date.now();
   const out = await new PocketsphinxTranscriber().transcribe(path.join(MEDIA, 'jfk.wav'));
@@ -45,8 +44,7 @@ test('pocketsphinx WER on jfk.wav (real recording)', async (t) => {
   t.true(wer <= 0.6, `WER ${wer.toFixed(3)}`);
 });
 
-test('pocketsphinx WER on each channel of librispeech_stereo_2spk.wav', async (t) => {
-  if (!ready(t)) return;
+withRecordings('pocketsphinx WER on each channel of librispeech_stereo_2spk.wav', async (t) => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'wer-'));
   try {
     const pcm = await readWavPcm(path.join(MEDIA, 'librispeech_stereo_2spk.wav'));
@@ -66,8 +64,7 @@ test('pocketsphinx WER on each channel of librispeech_stereo_2spk.wav', async (t
   }
 });
 
-test('pocketsphinx word times on a GRID clip against its hand alignment (audio extracted with ffmpeg)', async (t) => {
-  if (!ready(t)) return;
+withRecordings('pocketsphinx word times on a GRID clip against its hand alignment (audio extracted with ffmpeg)', async (t) => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'grid-'));
   try {
     const wav = path.join(dir, 'grid.wav');

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { wordErrorRate } from '../common/src/text/transcript.js';
 import { repoRoot } from '../common/src/paths.js';
-import { MEDIA, requireMedia } from './helpers/requirements.js';
+import { haveMedia, MEDIA, needing } from './helpers/requirements.js';
 import { createTranscriber, transcriberConfigFromEnv } from '../node-agent/src/transcribe/transcriber.js';
 import { findWhisperModel, mergeTokensToWords } from '../node-agent/src/transcribe/whisper-onnx.js';
 
@@ -29,8 +29,7 @@ if (!model) {
     '(CI cannot download them: it has no internet; run npm run models:fetch on a machine that has)');
 }
 
-(model ? test : test.skip)('Whisper ONNX on jfk.wav through the factory (needs models/whisper-*)', async (t) => {
-  if (!requireMedia(t)) return;
+needing({ media: haveMedia, optional: { 'Whisper model files under models/whisper-* (npm run models:fetch)': Boolean(model) } })('Whisper ONNX on jfk.wav through the factory (needs models/whisper-*)', async (t) => {
   const tr = createTranscriber(transcriberConfigFromEnv({}, { concurrency: 2 }));
   const started = Date.now();
   const out = await tr.transcribe(path.join(MEDIA, 'jfk.wav'));

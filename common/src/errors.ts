@@ -35,3 +35,10 @@ export class TooManyRequestsError extends AppError {
     super(429, 'Too Many Requests', message);
   }
 }
+
+/** 503 for load the process sheds on purpose: the transport edge adds `Retry-After` from `retryAfterSec`. */
+export class ServiceBusyError extends AppError {
+  constructor(message: string, readonly retryAfterSec: number) {
+    super(503, 'Service Unavailable', message);
+  }
+}

@@ -7,6 +7,8 @@ export const isTaskType = (v: string): v is TaskType => (TASK_TYPES as readonly 
 export const TASK_STATES = {
   queued: 'queued',
   leased: 'leased',
+  /** Its own part done, it waits for its child tasks (fan-out); no agent holds it. */
+  waiting: 'waiting',
   completed: 'completed',
   failed: 'failed',
   cancelled: 'cancelled',

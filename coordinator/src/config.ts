@@ -3,6 +3,9 @@ import { AppError } from '../../common/src/errors.js';
 import { loadSocialConfig, type SocialConfig } from './social/config.js';
 import type { TaskType } from '../../common/src/tasks.js';
 import { parseTaskTimeLimits } from '../../common/src/tasks/contracts.js';
+import { envFlag } from '../../common/src/env-flag.js';
+import { isLoopbackHost } from '../../common/src/net/loopback.js';
+import { parseTrustProxy, type TrustProxy } from './api/client-address.js';
 
 // One typed config for the coordinator: defaults, then environment, validated and frozen at start.
 const schema = z.object({
@@ -12,7 +15,7 @@ const schema = z.object({
   /** Default: all interfaces when TLS is configured, else loopback only (see grpcExposure). */
   grpcHost: z.string().optional(),
   /** Plain-text gRPC on a non-loopback address: the cluster token would cross the network readable. */
-  grpcInsecure: z.coerce.boolean().default(false),
+  grpcInsecure: envFlag(false),
   /** Without one, an embedded Postgres is started with its data under dataDir. */
   databaseUrl: z.string().url().optional(),
   embeddedPostgresPort: z.coerce.number().int().default(54329),
@@ -30,7 +33,7 @@ const schema = z.object({
   s3Bucket: z.string().optional(),
   s3AccessKeyId: z.string().optional(),
   s3SecretAccessKey: z.string().optional(),
-  s3ForcePathStyle: z.coerce.boolean().default(true),
+  s3ForcePathStyle: envFlag(true),
   fetchAllowlist: z.string().default(''),
   bodyLimitBytes: z.coerce.number().int().positive().default(1_000_000),
   leaseTtlMs: z.coerce.number().int().positive().default(30_000),
@@ -56,26 +59,55 @@ const schema = z.object({
   /** Credits per US dollar of the price table. */
   creditsPerDollar: z.coerce.number().positive().default(1),
   signedUrlTtlSec: z.coerce.number().int().positive().default(3600),
+  /** The most bytes an agent may store as one video it made (a render, a short's crop clip); a source
+   *  is held to the job's download limit and a thumbnail to 20 MB. */
+  agentUploadMaxBytes: z.coerce.number().int().positive().max(20_000_000_000).default(4_000_000_000),
   /** First webhook retry delay; later ones back off exponentially (6 retries span about an hour). */
   webhookRetryDelaySec: z.coerce.number().int().positive().default(60),
   /** One webhook attempt's limit; a receiver slower than this is retried like one that is down. */
   webhookTimeoutMs: z.coerce.number().int().positive().default(10_000),
   /** Background timers off (tests drive ticks themselves). */
-  timers: z.coerce.boolean().default(true),
+  timers: envFlag(true),
   /** Requests a minute on the file routes for free,starter,pro,business; 0 = unlimited. */
   rateLimitFilesPerMinute: z.string().default('600,600,1200,3000').refine((v) => /^\s*\d+\s*(,\s*\d+\s*){3}$/.test(v), 'four non-negative integers: free,starter,pro,business'),
   /** Requests a minute on the social routes for API-key callers; 0 = unlimited. */
   rateLimitSocialPerMinute: z.coerce.number().int().min(0).default(300),
+  /** A studio session unused this long ends. Default: 30 min when PUBLIC_URL is https (a deployment),
+   *  else 4 h (a laptop over http: a working session, not overnight). */
+  sessionIdleTimeoutSec: z.coerce.number().int().min(60).max(30 * 86_400).optional(),
+  /** A studio session ends this long after sign-in however much it is used. */
+  sessionAbsoluteTimeoutSec: z.coerce.number().int().min(60).max(30 * 86_400).default(12 * 3600),
   /** Wall-clock limit for drawing an imported SVG watermark (in a child process). */
   svgRasterTimeoutMs: z.coerce.number().int().positive().default(10_000),
+  /** How long an upload's writer holds its lock without renewing it: after a coordinator dies
+   *  mid-PATCH, the upload can be resumed through another one after at most this long. */
+  uploadWriterLeaseMs: z.coerce.number().int().min(1000).default(15_000),
   /** Renders one organization may have queued or running at once; 429 beyond. */
   renderActiveLimit: z.coerce.number().int().positive().default(20),
+  /** Which proxies' X-Forwarded-* headers count: a number of hops, or their addresses (api/client-address.ts). */
+  trustProxy: z.string().optional().transform((text, ctx): TrustProxy => {
+    try {
+      return parseTrustProxy(text);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      return z.NEVER;
+    }
+  }),
+  /** Password hashes (scrypt, on libuv's thread pool) one process runs at once for sign-ins. */
+  signInHashConcurrency: z.coerce.number().int().min(1).max(64).default(2),
+  /** Sign-ins that may wait for one of those; further ones are answered 503 at once. */
+  signInHashQueue: z.coerce.number().int().min(0).max(10_000).default(64),
   logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 
-export type CoordinatorConfig = Readonly<Omit<z.infer<typeof schema>, 'grpcHost'> & { grpcHost: string; social: Readonly<SocialConfig> }>;
+export type CoordinatorConfig = Readonly<Omit<z.infer<typeof schema>, 'grpcHost' | 'sessionIdleTimeoutSec'> & {
+  grpcHost: string;
+  sessionIdleTimeoutSec: number;
+  social: Readonly<SocialConfig>;
+}>;
 
-const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|\[::1\]|localhost)$/i;
+/** Session idle timeouts when SESSION_IDLE_TIMEOUT_SEC is unset: production-like (https) and local. */
+export const DEFAULT_SESSION_IDLE_SEC = { https: 30 * 60, http: 4 * 3600 } as const;
 
 /**
  * Where gRPC listens, and whether that is allowed: TLS anywhere; plain text only on loopback (the
@@ -84,11 +116,25 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|\[::1\]|localhost)$/i;
 function grpcExposure(c: z.infer<typeof schema>): { host: string } | { problem: string } {
   const tls = Boolean(c.tlsCertPath && c.tlsKeyPath);
   const host = c.grpcHost ?? (tls ? '0.0.0.0' : '127.0.0.1');
-  if (tls || c.grpcInsecure || LOOPBACK.test(host)) return { host };
+  if (tls || c.grpcInsecure || isLoopbackHost(host)) return { host };
   return {
     problem: `refusing to serve the agent protocol in plain text on ${host}: set GRPC_TLS_CERT and GRPC_TLS_KEY, ` +
       'bind GRPC_HOST to loopback, or set GRPC_INSECURE=1 if the network between coordinator and agents is trusted',
   };
+}
+
+/**
+ * The examples' placeholders (`change-me…` in deploy/farm.env.example, `CHANGE_ME…` in
+ * deploy/k8s/secrets.yaml). A copy of an example started without filling it in would sign sessions
+ * and file URLs with a secret anyone can read in the repository, so it is refused, not warned about.
+ */
+const PLACEHOLDER = /change[\s_-]*me/i;
+const SECRET_KEYS = ['clusterToken', 'jwtSecret', 'urlSigningSecret', 's3AccessKeyId', 's3SecretAccessKey'] as const;
+
+function placeholderSecrets(c: z.infer<typeof schema>): string[] {
+  const found: string[] = SECRET_KEYS.filter((key) => PLACEHOLDER.test(c[key] ?? '')).map((key) => ENV[key]);
+  if (c.databaseUrl && PLACEHOLDER.test(decodeURIComponent(new URL(c.databaseUrl).password))) found.push('DATABASE_URL (its password)');
+  return found;
 }
 
 const ENV: Record<keyof z.infer<typeof schema>, string> = {
@@ -101,9 +147,12 @@ const ENV: Record<keyof z.infer<typeof schema>, string> = {
   fetchAllowlist: 'FETCH_ALLOWLIST', bodyLimitBytes: 'BODY_LIMIT_BYTES', leaseTtlMs: 'LEASE_TTL_MS',
   leaseWaitMs: 'LEASE_WAIT_MS', taskMaxAttempts: 'TASK_MAX_ATTEMPTS', watchdogIntervalMs: 'WATCHDOG_INTERVAL_MS',
   placementGraceMs: 'PLACEMENT_GRACE_MS', waitingNoticeMs: 'WAITING_NOTICE_MS', unmetNeedsFailMs: 'UNMET_NEEDS_FAIL_MS', taskTimeLimits: 'TASK_TIME_LIMITS',
-  creditsPerDollar: 'CREDITS_PER_DOLLAR', signedUrlTtlSec: 'SIGNED_URL_TTL_SEC', webhookRetryDelaySec: 'WEBHOOK_RETRY_DELAY_SEC', webhookTimeoutMs: 'WEBHOOK_TIMEOUT_MS', timers: 'TIMERS',
+  creditsPerDollar: 'CREDITS_PER_DOLLAR', signedUrlTtlSec: 'SIGNED_URL_TTL_SEC', agentUploadMaxBytes: 'AGENT_UPLOAD_MAX_BYTES', webhookRetryDelaySec: 'WEBHOOK_RETRY_DELAY_SEC', webhookTimeoutMs: 'WEBHOOK_TIMEOUT_MS', timers: 'TIMERS',
   rateLimitFilesPerMinute: 'RATE_LIMIT_FILES_PER_MINUTE', rateLimitSocialPerMinute: 'RATE_LIMIT_SOCIAL_PER_MINUTE',
-  renderActiveLimit: 'RENDER_ACTIVE_LIMIT', svgRasterTimeoutMs: 'SVG_RASTER_TIMEOUT_MS', logLevel: 'LOG_LEVEL',
+  renderActiveLimit: 'RENDER_ACTIVE_LIMIT', svgRasterTimeoutMs: 'SVG_RASTER_TIMEOUT_MS',
+  uploadWriterLeaseMs: 'UPLOAD_WRITER_LEASE_MS', logLevel: 'LOG_LEVEL',
+  sessionIdleTimeoutSec: 'SESSION_IDLE_TIMEOUT_SEC', sessionAbsoluteTimeoutSec: 'SESSION_ABSOLUTE_TIMEOUT_SEC',
+  trustProxy: 'TRUST_PROXY', signInHashConcurrency: 'SIGN_IN_HASH_CONCURRENCY', signInHashQueue: 'SIGN_IN_HASH_QUEUE',
 };
 
 /** Builds the config from environment variables, with explicit overrides (tests) winning. Read
@@ -115,14 +164,24 @@ export function loadConfig(
   const raw: Record<string, unknown> = {};
   for (const [key, name] of Object.entries(ENV)) {
     const value = env[name];
-    if (value !== undefined && value !== '') raw[key] = ['timers', 's3ForcePathStyle', 'grpcInsecure'].includes(key) ? value !== 'false' && value !== '0' : value;
+    if (value !== undefined && value !== '') raw[key] = value;
   }
   const parsed = schema.safeParse({ ...raw, ...overrides });
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${ENV[i.path[0] as keyof typeof ENV] ?? i.path.join('.')}: ${i.message}`);
     throw new AppError(500, 'Invalid configuration', issues.join('; '));
   }
+  const placeholders = placeholderSecrets(parsed.data);
+  if (placeholders.length) {
+    throw new AppError(500, 'Invalid configuration', `${placeholders.join(', ')}: still the placeholder from the example configuration; ` +
+      'set a random value (openssl rand -hex 32)');
+  }
   const grpc = grpcExposure(parsed.data);
   if ('problem' in grpc) throw new AppError(500, 'Invalid configuration', `GRPC_HOST: ${grpc.problem}`);
-  return Object.freeze({ ...parsed.data, grpcHost: grpc.host, social: Object.freeze(social ?? loadSocialConfig(env)) });
+  const https = parsed.data.publicUrl?.startsWith('https:') ?? false;
+  const sessionIdleTimeoutSec = parsed.data.sessionIdleTimeoutSec ?? Math.min(DEFAULT_SESSION_IDLE_SEC[https ? 'https' : 'http'], parsed.data.sessionAbsoluteTimeoutSec);
+  if (sessionIdleTimeoutSec > parsed.data.sessionAbsoluteTimeoutSec) {
+    throw new AppError(500, 'Invalid configuration', 'SESSION_IDLE_TIMEOUT_SEC: must not be longer than SESSION_ABSOLUTE_TIMEOUT_SEC');
+  }
+  return Object.freeze({ ...parsed.data, grpcHost: grpc.host, sessionIdleTimeoutSec, social: Object.freeze(social ?? loadSocialConfig(env)) });
 }

@@ -12,6 +12,8 @@ import { loadSecrets, type Secrets } from './secrets.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { readFarmState } from './metrics/farm-state.js';
 import { TaskQueue } from './tasks/task-queue.js';
+import { applyTrustProxy } from './api/client-address.js';
+import { SignInGuard } from './tenancy/sign-in-guard.js';
 import { AgentRegistry, startGrpcServer } from './cluster/agent-service.js';
 import { createTokenSigner, type TokenSigner } from './tenancy/auth.js';
 import { Api, jsonBody } from './api/http.js';
@@ -22,6 +24,7 @@ import { registerDomains } from './domains.js';
 import { createObjectStore, type ObjectStore } from './storage/object-store.js';
 import { createObjectUrls, type ObjectUrls } from './storage/urls.js';
 import { createObjectRoutes } from './storage/object-routes.js';
+import { createUploadGate } from './files/task-uploads.js';
 import { tusRoutes } from './api/tus.js';
 import { studioRoutes } from './api/studio.js';
 import { TASK_TYPES } from '../../common/src/tasks.js';
@@ -41,6 +44,7 @@ export interface Coordinator {
   store: ObjectStore;
   urls: ObjectUrls;
   rateLimiter: RateLimiter;
+  signInGuard: SignInGuard;
   httpUrl: string;
   grpcAddress: string;
   /** Background work other modules add (timers, pg-boss workers). */
@@ -88,7 +92,7 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
   );
 
   const koa = new Koa();
-  koa.proxy = true;
+  const trustedProxies = applyTrustProxy(koa, config.trustProxy);
   // Errors Koa meets after the answer started (a browser that stops reading a video it seeks in
   // closes the stream early) go to the log, not to stderr; a premature close is the client's choice.
   koa.on('error', (err: NodeJS.ErrnoException) => {
@@ -105,7 +109,7 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
   const urls = createObjectUrls(store, { publicUrl: httpUrl, secret: secrets.urlSigningSecret, ttlSec: config.signedUrlTtlSec });
 
   const grpcBound = await startGrpcServer(
-    { db, queue, log, metrics, urls, clusterToken: secrets.clusterToken, leaseTtlMs: config.leaseTtlMs, leaseWaitMs: config.leaseWaitMs },
+    { db, queue, log, metrics, urls, store, clusterToken: secrets.clusterToken, leaseTtlMs: config.leaseTtlMs, leaseWaitMs: config.leaseWaitMs, agentUploadMaxBytes: config.agentUploadMaxBytes },
     registry,
     { host: config.grpcHost, port: config.grpcPort, tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath },
   );
@@ -113,6 +117,7 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
   const app: Coordinator = {
     config, log, db, boss, metrics, queue, registry, signer, secrets, store, urls, httpUrl,
     rateLimiter: new RateLimiter({ files: parsePlanLimits(config.rateLimitFilesPerMinute), socialApiKey: config.rateLimitSocialPerMinute }, db),
+    signInGuard: new SignInGuard(db, config.signInHashConcurrency, config.signInHashQueue),
     grpcAddress: `127.0.0.1:${grpcBound.port}`,
     onClose: (fn) => closers.push(fn),
     close: async () => {
@@ -121,8 +126,9 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
   };
 
   const api = new Api((ctx) => authenticateAndCharge(app, ctx));
+  if (trustedProxies) koa.use(trustedProxies);
   koa.use(errorMiddleware(log, metrics));
-  koa.use(createObjectRoutes({ store, secret: secrets.urlSigningSecret, maxUploadBytes: 20_000_000_000 }));
+  koa.use(createObjectRoutes({ store, secret: secrets.urlSigningSecret, uploads: createUploadGate(db) }));
   koa.use(studioRoutes(log));
   koa.use(tusRoutes(app));
   koa.use(jsonBody(config.bodyLimitBytes));

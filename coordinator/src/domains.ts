@@ -11,8 +11,10 @@ import { registerSocialRoutes } from './api/social.js';
 import { registerUploadRoutes } from './api/uploads.js';
 import { registerSessionRoutes } from './api/sessions.js';
 import { registerBrandingRoutes } from './api/brandings.js';
+import { registerApiKeyRoutes } from './api/api-keys.js';
 import { startArchiveSchedule } from './archive/archive.js';
 import { startOrphanSweepSchedule } from './files/orphan-sweep.js';
+import { startUploadSweepSchedule } from './uploads/uploads.js';
 import { withContract } from './tasks/typed-outcome.js';
 
 /** Every domain's routes and task handlers, registered in one place. */
@@ -28,9 +30,11 @@ export async function registerDomains(api: Api, app: Coordinator): Promise<void>
 
   registerUploadRoutes(api, app);
   registerSessionRoutes(api, app);
+  registerApiKeyRoutes(api, app);
   registerBrandingRoutes(api, app);
   await startArchiveSchedule(app);
   await startOrphanSweepSchedule(app);
+  await startUploadSweepSchedule(app);
 
   await startWebhookWorker({
     boss: app.boss, db: app.db, log: app.log, metrics: app.metrics, fetchAllowlist: app.config.fetchAllowlist,

@@ -1,5 +1,5 @@
 # GPU render agent: NVENC encodes and the CUDA execution provider of onnxruntime.
-#   docker build -f deploy/docker/agent-gpu.Dockerfile -t shorts-agent-gpu .
+#   docker build -f deploy/docker/agent-gpu.Dockerfile -t shorts-agent-gpu:0.1.0 .
 # Run with the NVIDIA container toolkit (docker run --gpus all / nvidia.com/gpu in Kubernetes).
 # NVENC needs the driver's "video" capability mounted into the container (libnvidia-encode), which
 # NVIDIA_DRIVER_CAPABILITIES below asks for; datacenter Hopper/A100 GPUs have no NVENC at all (the
@@ -8,7 +8,7 @@ ARG CUDA_IMAGE=nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04
 # BtbN's static GPL builds load NVENC/NVDEC through the driver at run time (nv-codec-headers).
 ARG FFMPEG_URL=https://github.com/BtbN/FFmpeg-Builds/releases/download/latest/ffmpeg-n7.1-latest-linux64-gpl-7.1.tar.xz
 
-FROM node:20-bookworm-slim AS build
+FROM node:20.20.2-bookworm-slim AS build
 WORKDIR /opt/shorts
 COPY package.json package-lock.json .npmrc ./
 COPY models/unity-stub models/unity-stub
@@ -17,7 +17,7 @@ RUN npm ci --no-audit --no-fund --onnxruntime-node-install=cuda12
 COPY . .
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
-FROM debian:bookworm-slim AS ffmpeg
+FROM debian:12.12-slim AS ffmpeg
 ARG FFMPEG_URL
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends curl ca-certificates xz-utils \
  && curl -fsSL "$FFMPEG_URL" -o /tmp/ffmpeg.tar.xz \
@@ -29,7 +29,7 @@ RUN apt-get update -qq \
  && pip3 install --no-cache-dir yt-dlp \
  && rm -rf /var/lib/apt/lists/*
 # Node's official Linux binaries need glibc 2.28; Ubuntu 22.04 has 2.35.
-COPY --from=node:20-bookworm-slim /usr/local/bin/node /usr/local/bin/node
+COPY --from=node:20.20.2-bookworm-slim /usr/local/bin/node /usr/local/bin/node
 COPY --from=ffmpeg /ffmpeg/bin/ffmpeg /ffmpeg/bin/ffprobe /usr/local/bin/
 ENV NODE_ENV=production \
     NVIDIA_VISIBLE_DEVICES=all \

@@ -1,7 +1,7 @@
 # CPU render agent: Debian's ffmpeg 5.1 (with libass; the agent prefers a current system ffmpeg over
 # the 2018 static build of @ffmpeg-installer), pocketsphinx, ONNX on the CPU.
-#   docker build -f deploy/docker/agent.Dockerfile -t shorts-agent .
-FROM node:20-bookworm-slim AS build
+#   docker build -f deploy/docker/agent.Dockerfile -t shorts-agent:0.1.0 .
+FROM node:20.20.2-bookworm-slim AS build
 WORKDIR /opt/shorts
 COPY package.json package-lock.json .npmrc ./
 COPY models/unity-stub models/unity-stub
@@ -9,7 +9,7 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim
+FROM node:20.20.2-bookworm-slim
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends ffmpeg pocketsphinx pocketsphinx-en-us yt-dlp ca-certificates \
  && rm -rf /var/lib/apt/lists/*

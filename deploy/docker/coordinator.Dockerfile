@@ -1,6 +1,6 @@
 # Coordinator image: REST API + agent protocol. Build from the repository root:
-#   docker build -f deploy/docker/coordinator.Dockerfile -t shorts-coordinator .
-FROM node:20-bookworm-slim AS build
+#   docker build -f deploy/docker/coordinator.Dockerfile -t shorts-coordinator:0.1.0 .
+FROM node:20.20.2-bookworm-slim AS build
 WORKDIR /opt/shorts
 COPY package.json package-lock.json .npmrc ./
 COPY models/unity-stub models/unity-stub
@@ -8,7 +8,7 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim
+FROM node:20.20.2-bookworm-slim
 # ffprobe/ffmpeg read the length and a thumbnail of user uploads (a current one, not the 2018 static build).
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends ffmpeg ca-certificates && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production PORT=3000 GRPC_PORT=50051 DATA_DIR=/var/lib/shorts

@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { TASK_TYPES, type TaskType } from '../../common/src/tasks.js';
 import { chooseMediaTools } from '../../common/src/media/tools.js';
 import { parseTaskTimeLimits } from '../../common/src/tasks/contracts.js';
+import { envFlag } from '../../common/src/env-flag.js';
+import { grpcTargetHost, isLoopbackHost } from '../../common/src/net/loopback.js';
 
 // One typed config for the agent: environment variables with defaults, validated and frozen at start.
 const schema = z.object({
@@ -33,6 +35,8 @@ const schema = z.object({
   maxSourceFps: z.coerce.number().positive().default(120),
   taskTypes: z.string().default(TASK_TYPES.join(',')).transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean)),
   tlsCaPath: z.string().optional(),
+  /** Plain-text gRPC to a coordinator on another host: the cluster token would cross the network readable. */
+  grpcInsecure: envFlag(false),
   fetchAllowlist: z.string().default(''),
   ytDlpPath: z.string().default('yt-dlp'),
   /** CPU threads each transcription may use. */
@@ -55,35 +59,47 @@ export type AgentConfig = Readonly<z.infer<typeof schema> & {
   highlightApi: Readonly<HighlightApiConfig> | null;
 }>;
 
+/** Where each setting comes from, so a start-up error names the variable to fix. */
+const ENV = {
+  coordinator: 'COORDINATOR_GRPC',
+  clusterToken: 'CLUSTER_TOKEN',
+  name: 'AGENT_NAME',
+  maxConcurrentTasks: 'MAX_CONCURRENT_TASKS',
+  workDir: 'AGENT_WORK_DIR',
+  taskTimeLimitsSec: 'TASK_TIME_LIMITS',
+  maxSourcePixels: 'MAX_SOURCE_PIXELS',
+  maxSourceFps: 'MAX_SOURCE_FPS',
+  taskTypes: 'AGENT_TASK_TYPES',
+  tlsCaPath: 'GRPC_TLS_CA',
+  grpcInsecure: 'GRPC_INSECURE',
+  fetchAllowlist: 'FETCH_ALLOWLIST',
+  ytDlpPath: 'YT_DLP_PATH',
+  transcribeConcurrency: 'TRANSCRIBE_CONCURRENCY',
+  leaseWaitMs: 'AGENT_LEASE_WAIT_MS',
+  faceDetector: 'FACE_DETECTOR',
+  faceDetectorModel: 'FACE_DETECTOR_MODEL',
+  logLevel: 'LOG_LEVEL',
+  metricsPort: 'AGENT_METRICS_PORT',
+  metricsHost: 'AGENT_METRICS_HOST',
+} as const;
+
 export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentConfig {
   const pick = (name: string) => (env[name] === '' ? undefined : env[name]);
   const tools = chooseMediaTools(env);
+  const fromEnv = Object.fromEntries(Object.entries(ENV).map(([key, name]) => [key, pick(name)]));
   const parsed = schema.safeParse({
-    coordinator: pick('COORDINATOR_GRPC'),
-    clusterToken: pick('CLUSTER_TOKEN'),
-    name: pick('AGENT_NAME'),
-    maxConcurrentTasks: pick('MAX_CONCURRENT_TASKS'),
-    workDir: pick('AGENT_WORK_DIR'),
+    ...fromEnv,
     ffmpegPath: tools.ffmpegPath,
     ffprobePath: tools.ffprobePath,
     mediaToolsSource: tools.source,
-    taskTimeLimitsSec: pick('TASK_TIME_LIMITS'),
-    maxSourcePixels: pick('MAX_SOURCE_PIXELS'),
-    maxSourceFps: pick('MAX_SOURCE_FPS'),
-    taskTypes: pick('AGENT_TASK_TYPES'),
-    tlsCaPath: pick('GRPC_TLS_CA'),
-    fetchAllowlist: pick('FETCH_ALLOWLIST'),
-    ytDlpPath: pick('YT_DLP_PATH'),
-    transcribeConcurrency: pick('TRANSCRIBE_CONCURRENCY'),
-    leaseWaitMs: pick('AGENT_LEASE_WAIT_MS'),
-    faceDetector: pick('FACE_DETECTOR'),
-    faceDetectorModel: pick('FACE_DETECTOR_MODEL'),
-    logLevel: pick('LOG_LEVEL'),
-    metricsPort: pick('AGENT_METRICS_PORT'),
-    metricsHost: pick('AGENT_METRICS_HOST'),
   });
   if (!parsed.success) {
-    throw new Error('invalid agent configuration: ' + parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    throw new Error('invalid agent configuration: ' + parsed.error.issues.map((i) => `${ENV[i.path[0] as keyof typeof ENV] ?? i.path.join('.')}: ${i.message}`).join('; '));
+  }
+  const { coordinator, tlsCaPath, grpcInsecure } = parsed.data;
+  if (!tlsCaPath && !grpcInsecure && !isLoopbackHost(grpcTargetHost(coordinator))) {
+    throw new Error(`invalid agent configuration: refusing plain-text gRPC to ${coordinator}, which is not on this host: ` +
+      'set GRPC_TLS_CA to the coordinator\'s certificate (or its CA), or GRPC_INSECURE=1 if the network in between is trusted');
   }
   const highlightApi = highlightApiFromEnv(env);
   return Object.freeze({

@@ -10,9 +10,11 @@ export async function insertCompletedJob(app: Coordinator, opts: {
   organizationId: string;
   sourcePath?: string;
   words: Word[];
-  shorts: Array<{ startTime: number; endTime: number; title?: string; reframe?: Reframe; detections?: ShortDetections }>;
+  shorts: Array<{ startTime: number; endTime: number; title?: string; reframe?: Reframe; detections?: ShortDetections; startId?: number; endId?: number }>;
   width?: number;
   height?: number;
+  /** The source's length, which edits to the shorts are checked against. */
+  durationSec?: number;
   /** With reframed shorts: what their paths were planned for. */
   reframePlan?: ReframePlan;
 }): Promise<string> {
@@ -22,12 +24,12 @@ export async function insertCompletedJob(app: Coordinator, opts: {
   if (opts.sourcePath) size = (await app.store.put(sourceKey, { path: opts.sourcePath })).size;
   else await app.store.put(sourceKey, Buffer.from('x'));
   const shorts = opts.shorts.map((s, i) => ({
-    id: i, title: s.title ?? `Short ${i}`, reason: 'test', startId: null, endId: null, startTime: s.startTime, endTime: s.endTime,
+    id: i, title: s.title ?? `Short ${i}`, reason: 'test', startId: s.startId ?? null, endId: s.endId ?? null, startTime: s.startTime, endTime: s.endTime,
     text: opts.words.filter((w) => w.start >= s.startTime && w.end <= s.endTime).map((w) => w.text).join(' '), cropObjectKey: null, reframe: s.reframe ?? null,
   }));
   const detections = opts.shorts.some((s) => s.detections) ? JSON.stringify(opts.shorts.map((s) => s.detections ?? null)) : null;
   const data = {
-    transcription: { language: 'en', text: opts.words.map((w) => w.text).join(' '), words: opts.words, backend: 'test' },
+    transcription: { language: 'en', text: opts.words.map((w) => w.text).join(' '), words: opts.words, backend: 'test', ...(opts.durationSec !== undefined ? { durationSec: opts.durationSec } : {}) },
     shorts,
     source: { objectKey: sourceKey, width: opts.width ?? 640, height: opts.height ?? 360 },
     ...(opts.reframePlan ? { reframePlan: opts.reframePlan } : {}),

@@ -6,7 +6,7 @@ import type { Box, Reframe, ShortDetections } from '../../common/src/reframe/typ
 import { detectShorts } from '../../node-agent/src/reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../../node-agent/src/reframe/detector-factory.js';
 import { FFMPEG } from './media.js';
-import { interpolate } from '../../node-agent/src/reframe/camera.js';
+import { interpolate } from '../../common/src/reframe/camera.js';
 
 /** The source boxes drawn at `time` (one window, or each panel of a split). */
 export function boxesShownAt(r: Reframe, time: number): Box[] {

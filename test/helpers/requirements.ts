@@ -1,35 +1,74 @@
-import type { ExecutionContext } from 'ava';
+import test, { type ExecutionContext, type ImplementationFn, type SerialFn, type TestFn } from 'ava';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '../../common/src/paths.js';
 
-// What a test needs from the host. A system tool is installed by CI (.ci/run): there, its absence is
-// a failure that says what is missing. Elsewhere the test is skipped, saying why. The shared media
-// folder is never in a clean clone, so without it a test is skipped everywhere.
+// What a test needs from the host, decided when its file loads so that ava counts a test that cannot
+// run as skipped, never as passed:
+// - a system tool (`tools`) is installed by CI (.ci/run): there its absence fails the test, saying
+//   what is missing; elsewhere the test is skipped, its title saying why;
+// - the shared media folder (`media`) may or may not be beside a CI checkout: absent, the test is
+//   skipped everywhere;
+// - anything else a host may lack on purpose (`optional`: model files CI cannot download, a data
+//   package): skipped everywhere.
 
 export const MEDIA = path.resolve(repoRoot(), '../shared/media');
 
+export const haveMedia = existsSync(MEDIA);
+
 export const havePocketsphinx = existsSync('/usr/bin/pocketsphinx_continuous');
+
+/** The major version of /usr/bin/ffmpeg, 0 when there is none. */
+export const systemFfmpegMajor = (() => {
+  try {
+    const version = execFileSync('/usr/bin/ffmpeg', ['-version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return Number(/version n?(\d+)\./.exec(version)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+})();
 
 const inCi = () => process.env.CI === 'true' || process.env.CI === '1';
 
-/** True when the test can go on; otherwise it has failed (CI) or passed as skipped, with the reason. */
-export function requireTools(t: ExecutionContext, tools: Record<string, boolean>): boolean {
-  const missing = Object.entries(tools).filter(([, ok]) => !ok).map(([name]) => name);
-  if (!missing.length) return true;
-  if (inCi()) {
-    t.fail(`${missing.join(' and ')} not installed: CI installs ${missing.length > 1 ? 'them' : 'it'} (.ci/run), so this is a broken CI machine, not a skip`);
-  } else {
-    t.log(`skipped: ${missing.join(' and ')} not installed`);
-    t.pass();
-  }
-  return false;
+export interface Needs {
+  /** System tools CI installs, by the name a person would install: CI fails without one, elsewhere it is a skip. */
+  tools?: Record<string, boolean>;
+  /** Whether the shared media (../shared/media) the test reads is there: a skip everywhere when not. */
+  media?: boolean;
+  /** What a host may lack on purpose (model files, a data package), by what it is: a skip everywhere. */
+  optional?: Record<string, boolean>;
 }
 
-/** True when the shared media folder is there; otherwise the test passes as skipped. */
-export function requireMedia(t: ExecutionContext): boolean {
-  if (existsSync(MEDIA)) return true;
-  t.log(`skipped: ${MEDIA} absent`);
-  t.pass();
-  return false;
+type Declare<Context> = (title: string, implementation: ImplementationFn<[], Context>) => void;
+
+function missing(record: Record<string, boolean> | undefined): string[] {
+  return Object.entries(record ?? {}).filter(([, ok]) => !ok).map(([name]) => name);
+}
+
+/** Why a test with these needs does not run here (skip), or fails here (CI without a tool), or nothing. */
+function verdict(needs: Needs): { skip: string } | { fail: string } | undefined {
+  const absent = [...(needs.media === false ? [`${MEDIA} absent`] : []), ...missing(needs.optional).map((n) => `${n} absent`)];
+  if (absent.length) return { skip: absent.join('; ') };
+  const tools = missing(needs.tools);
+  if (!tools.length) return undefined;
+  if (inCi()) {
+    return { fail: `${tools.join(' and ')} not installed: CI installs ${tools.length > 1 ? 'them' : 'it'} (.ci/run), so this is a broken CI machine, not a skip` };
+  }
+  return { skip: `${tools.join(' and ')} not installed` };
+}
+
+/**
+ * ava's `test` (and `.serial`) for tests that need these: `needing({ tools: { flite: haveFlite } })('title', impl)`.
+ * A test that cannot run here is declared with `test.skip`, its title ending `[skipped: why]`; one
+ * whose tool CI should have installed is declared as a test that fails saying so.
+ */
+export function needing<Context = unknown>(needs: Needs, base: TestFn<Context> = test as TestFn<Context>): Declare<Context> & { serial: Declare<Context> } {
+  const outcome = verdict(needs);
+  const declareWith = (declare: TestFn<Context> | SerialFn<Context>): Declare<Context> => (title, implementation) => {
+    if (!outcome) declare(title, implementation);
+    else if ('skip' in outcome) declare.skip(`${title} [skipped: ${outcome.skip}]`, implementation);
+    else declare(title, (t: ExecutionContext<Context>) => t.fail(outcome.fail));
+  };
+  return Object.assign(declareWith(base), { serial: declareWith(base.serial) });
 }

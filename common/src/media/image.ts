@@ -1,7 +1,8 @@
 // Watermark images are judged by their bytes: a server's content type or a URL's extension says
 // nothing about what a decoder will be handed.
 import sharp from 'sharp';
-import { rasteriseInChild, type RasteriseOptions } from './svg-rasterise.js';
+import { rasteriseInChild, SvgRasteriseError, type RasteriseOptions } from './svg-rasterise.js';
+import { sanitiseSvg, SvgSanitiseError } from './svg-sanitise.js';
 
 export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'svg';
 
@@ -22,28 +23,18 @@ export function sniffImage(buf: Buffer): ImageFormat | undefined {
   return undefined;
 }
 
-/** Removes what can run or reach out: scripts, event handlers, foreignObject, entities (XXE,
- *  entity expansion), any href or CSS url() that is not a fragment of the document itself. */
-export function stripSvg(svg: string): string {
-  return svg
-    .replace(/<!DOCTYPE[^[>]*(\[[\s\S]*?\])?\s*>/gi, '')
-    .replace(/<!ENTITY[\s\S]*?>/gi, '')
-    .replace(/&(?!(?:amp|lt|gt|quot|apos|#\d+|#x[0-9a-f]+);)[\w.:-]+;/gi, '') // uses of the entities just removed
-    .replace(/<script[\s\S]*?<\/script\s*>/gi, '')
-    .replace(/<script[^>]*\/>/gi, '')
-    .replace(/<foreignObject[\s\S]*?<\/foreignObject\s*>/gi, '')
-    .replace(/\son[a-z]+\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)/gi, '')
-    .replace(/\s(?:xlink:)?href\s*=\s*("(?!#)[^"]*"|'(?!#)[^']*')/gi, '')
-    .replace(/@import[^;]*;?/gi, '')
-    .replace(/url\(\s*['"]?(?!#)[^)]*\)/gi, 'none');
-}
-
 const MAX_SIDE = 2048;
 
-/** A sanitised SVG as a PNG, so nothing downstream (the renderer included) parses SVG at all. Drawn
+/** An SVG, sanitised (svg-sanitise.ts), as a PNG, so nothing downstream (the renderer included) parses SVG at all. Drawn
  *  in a child process with a time limit (svg-rasterise.ts): a crafted SVG cannot stall the caller. */
 export async function rasteriseSvg(svg: Buffer, opts: RasteriseOptions = {}): Promise<Buffer> {
-  const clean = stripSvg(svg.toString('utf8'));
+  let clean: string;
+  try {
+    clean = sanitiseSvg(svg.toString('utf8'));
+  } catch (err) {
+    if (err instanceof SvgSanitiseError) throw new SvgRasteriseError(err.message, 'invalid');
+    throw err;
+  }
   return rasteriseInChild(Buffer.from(clean), { maxSide: MAX_SIDE, ...opts });
 }
 

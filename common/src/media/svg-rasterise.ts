@@ -1,7 +1,9 @@
 // SVG is a program for a renderer: a few filtered elements can keep librsvg busy for minutes. Here
 // it runs in a child process, never on this process's libuv thread pool (which DNS lookups and the
 // local object store share with every request), with a wall-clock limit, a capped canvas, and at
-// most two at a time.
+// most two at a time. Its address space is capped too (`ulimit -v`), so a document that makes librsvg
+// allocate gigabytes (a pattern tile of 20000x20000 pixels) fails inside the child instead of
+// taking the host's memory: the V8 heap flag bounds only JavaScript's part.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -18,7 +20,13 @@ export interface RasteriseOptions {
   timeoutMs?: number;
   /** Longest side of the PNG, in pixels. */
   maxSide?: number;
+  /** The child's address-space limit in bytes (Node itself reserves ~0.8 GB of it). */
+  maxMemoryBytes?: number;
 }
+
+/** Node and sharp start in ~0.8 GB of address space with two malloc arenas; this leaves ~0.7 GB for
+ *  drawing, dozens of 2048x2048 surfaces. */
+export const DEFAULT_SVG_MEMORY_BYTES = 1536 * 1024 * 1024;
 
 const MAX_RUNNING = 2;
 const MAX_PNG_BYTES = 64 * 1024 * 1024;
@@ -74,10 +82,15 @@ const sharpEntry = () => (sharpUrl ??= pathToFileURL(createRequire(import.meta.u
 export function rasteriseInChild(svg: Buffer, opts: RasteriseOptions = {}): Promise<Buffer> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const maxSide = opts.maxSide ?? 2048;
+  const memoryKiB = Math.floor((opts.maxMemoryBytes ?? DEFAULT_SVG_MEMORY_BYTES) / 1024);
   return slot(() => new Promise<Buffer>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--max-old-space-size=256', '--input-type=module', '-e', CHILD_SOURCE, sharpEntry(), String(maxSide)], {
+    // The shell sets the limit and becomes node (exec), so the limit is the child's own and the
+    // timer's SIGKILL reaches node itself.
+    const child = spawn('/bin/sh', ['-c', 'ulimit -v "$1" && shift && exec "$@"', 'svg-rasterise', String(memoryKiB),
+      process.execPath, '--max-old-space-size=256', '--input-type=module', '-e', CHILD_SOURCE, sharpEntry(), String(maxSide)], {
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '', UV_THREADPOOL_SIZE: '1', VIPS_CONCURRENCY: '1' },
+      // Every thread's malloc arena reserves 64 MB of address space; two are plenty for one thread of work.
+      env: { PATH: process.env.PATH ?? '', UV_THREADPOOL_SIZE: '1', VIPS_CONCURRENCY: '1', MALLOC_ARENA_MAX: '2' },
     });
     const out: Buffer[] = [];
     let size = 0;

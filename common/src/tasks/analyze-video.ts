@@ -87,6 +87,8 @@ export const analyzeVideoContract = {
   // when it can (VAD and the transcribers here run on the CPU), so the host where the detector's own
   // session runs on CUDA is preferred, not any host where some CUDA provider loaded.
   placement: { requires: ['face-detector', 'model:silero-vad', 'transcriber'], prefers: ['face-detector:cuda'] },
+  // A long source's analysis splits into time ranges, each analysed by its own child (issue 22).
+  children: { type: 'analyze-video' },
   timeLimitSec: 4 * 3600,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, AnalyzeStage>;
 

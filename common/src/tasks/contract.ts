@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Word } from '../text/transcript.js';
 import type { TaskPlacement } from '../placement.js';
+import type { TaskType } from '../tasks.js';
 
 // The shape every task type's contract takes (one file per type next to this one). Both sides import
 // the contract: the coordinator builds payloads of its type and refuses facts and results that do not
@@ -39,6 +40,11 @@ export interface TaskContract<
   /** Default wall-clock limit of one attempt (TASK_TIME_LIMITS overrides it): the agent stops the
    *  task past it, and the coordinator takes it back from an agent that does not. */
   timeLimitSec: number;
+  /** Fan-out: the type of the child tasks this type may split into. The domain's handler decides
+   *  from the task's own result whether to split (fanOut) and joins the children's results into the
+   *  task's (fanIn); the queue runs the children as ordinary tasks and completes the parent once,
+   *  after the last (coordinator/src/tasks/fan-out.ts). */
+  children?: { type: TaskType };
 }
 
 /** The task fraction at `fraction` (0..1) of the way through `stage`. */

@@ -33,6 +33,11 @@ export type TaskPayload<T extends TaskType> = z.output<Contracts[T]['payload']>;
 export type TaskLeasePayload<T extends TaskType> = z.output<Contracts[T]['leasePayload']>;
 export type TaskFacts<T extends TaskType> = z.output<Contracts[T]['facts']>;
 export type TaskResult<T extends TaskType> = z.output<Contracts[T]['result']>;
+/** The type of the children a task type may split into (its contract's `children`); never if none. */
+export type TaskChildType<T extends TaskType> = Contracts[T] extends { children: { type: infer C extends TaskType } } ? C : never;
+/** The same at run time. */
+export const childTypeOf = (type: TaskType): TaskType | undefined =>
+  (TASK_CONTRACTS[type] as { children?: { type: TaskType } }).children?.type;
 export type TaskStage<T extends TaskType> = keyof Contracts[T]['stages'] & string;
 
 /** The schemas by type, typed so that indexing with a generic type keeps each one's own output. */

@@ -22,6 +22,9 @@ export const renderShortPayloadSchema = z.object({
   /** Set when the render's director settings or output shape differ from the stored path's: the
    *  agent plans the path again from the stored detections (no new detection pass). */
   recompute: z.object({ director: directorSettingsSchema, detections: shortDetectionsSchema }).nullable(),
+  /** Voice activity over the short (source clock) when the render cuts silences and the analysis
+   *  stored it; absent otherwise (then the words alone say where speech is). */
+  speech: z.array(z.object({ start: z.number().finite(), end: z.number().finite() })).nullish(),
   /** An image of the organization's files, or a URL the agent fetches under the fetch guard. */
   watermark: z.object({ objectKey: z.string().min(1).optional(), url: z.string().min(1).optional() }).nullable(),
 });
@@ -59,6 +62,8 @@ export const renderShortContract = {
   needs: ['ffmpeg'],
   // Every agent encodes with libx264; an NVENC host renders several times faster.
   placement: { requires: [], prefers: ['nvenc'] },
+  // A long render splits into frame-exact chunks, each rendered by its own child (issue 22).
+  children: { type: 'render-short' },
   timeLimitSec: 3600,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof RENDER_STAGES>;
 

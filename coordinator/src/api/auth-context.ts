@@ -2,10 +2,11 @@ import type { ApiContext } from './http.js';
 import type { Coordinator } from '../coordinator.js';
 import { enforceRateLimit, rateGroupOf } from './rate-limit.js';
 import { isMember } from '../tenancy/tenancy.js';
+import { sessionPolicy } from '../tenancy/sessions.js';
 import { authenticate, resolveOrganization, DEFAULT_ORG_MESSAGES, type OrganizationMessages, type Principal } from '../tenancy/auth.js';
 
 export async function principalOf(app: Coordinator, ctx: ApiContext): Promise<Principal> {
-  if (!ctx.state.principal) ctx.state.principal = await authenticate(app.db, app.signer, ctx.headers, ctx.method);
+  if (!ctx.state.principal) ctx.state.principal = await authenticate(app.db, app.signer, sessionPolicy(app.config), ctx.headers, ctx.method);
   return ctx.state.principal;
 }
 

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { AppError, TooManyRequestsError } from '../../../common/src/errors.js';
+import { AppError, ServiceBusyError, TooManyRequestsError } from '../../../common/src/errors.js';
 import type { Logger } from '../../../common/src/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 
@@ -33,8 +33,8 @@ export function errorMiddleware(log: Logger, metrics: Metrics): Koa.Middleware {
       } else if (err instanceof AppError) {
         ctx.status = err.status;
         ctx.body = err.toBody();
-        if (err instanceof TooManyRequestsError) ctx.set('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSec))));
-        if (err.status >= 500) log.error('request failed', { method: ctx.method, path: ctx.path, err });
+        if (err instanceof TooManyRequestsError || err instanceof ServiceBusyError) ctx.set('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSec))));
+        if (err.status >= 500 && !(err instanceof ServiceBusyError)) log.error('request failed', { method: ctx.method, path: ctx.path, err });
       } else {
         log.error('unhandled error', { method: ctx.method, path: ctx.path, err });
         ctx.status = 500;

@@ -14,7 +14,7 @@ export interface ApiState {
 }
 export type ApiContext = RouterContext<ApiState>;
 
-type Method = 'get' | 'post' | 'put' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType | undefined> {
   method: Method;
@@ -87,7 +87,7 @@ export class Api {
       responses: {
         [String(spec.status ?? 200)]: {
           description: 'Success',
-          ...(spec.response ? { content: { 'application/json': { schema: z.toJSONSchema(spec.response, { io: 'output', unrepresentable: 'any' }) } } } : {}),
+          ...(spec.response ? { content: { 'application/json': mediaType(z.toJSONSchema(spec.response, { io: 'output', unrepresentable: 'any' })) } } : {}),
         },
         default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       },
@@ -95,7 +95,7 @@ export class Api {
     if (spec.description) op.description = spec.description;
     if (spec.auth !== false) op.security = [{ bearer: [] }, { apiKey: [] }];
     if (spec.body) {
-      op.requestBody = { required: true, content: { 'application/json': { schema: z.toJSONSchema(spec.body, { io: 'input', unrepresentable: 'any' }) } } };
+      op.requestBody = { required: true, content: { 'application/json': mediaType(z.toJSONSchema(spec.body, { io: 'input', unrepresentable: 'any' })) } };
     }
     (this.paths[oaPath] ??= {})[spec.method] = op;
   }
@@ -116,6 +116,14 @@ export class Api {
       },
     };
   }
+}
+
+/**
+ * A schema's `.meta({ example })` also becomes its media type's example, which is what explorers
+ * (Swagger UI's "Example Value", try-it-out's prefilled body) show first.
+ */
+function mediaType(schema: Record<string, unknown>): Record<string, unknown> {
+  return 'example' in schema ? { schema, example: schema.example } : { schema };
 }
 
 function parseWith<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {

@@ -4,6 +4,7 @@ import type { Coordinator } from '../coordinator.js';
 import { requireOrg, suppliedOrgId } from './auth-context.js';
 import { renderBodySchema } from '../renders/render-request.js';
 import { createRender, renderStatus } from '../renders/renders.js';
+import { listJobRenders, RENDER_LIST_LIMIT } from '../renders/render-list.js';
 
 export function registerRenderRoutes(api: Api, app: Coordinator): void {
   api.route({
@@ -21,11 +22,22 @@ export function registerRenderRoutes(api: Api, app: Coordinator): void {
 
   api.route({
     method: 'get', path: '/api/render/:renderId', tag: 'Render',
-    summary: 'Render status: queued (queuePosition), progress (0-1), done (url, size) or error (message, code)',
-    description: 'While queued (or re-queued in progress), `stage` appears when the render has waited past `WAITING_NOTICE_MS` with no connected agent able to run it (for example "waiting for a render agent").',
+    summary: 'Render status: queued (queuePosition), progress (0-1), done (url, size, length) or error (message, code)',
+    description: 'With type `done`, `length` is the output\'s duration in seconds (shorter than the short when `options.editing` cut silences or filler words). '
+      + 'While queued (or re-queued in progress), `stage` appears when the render has waited past `WAITING_NOTICE_MS` with no connected agent able to run it (for example "waiting for a render agent").',
     query: z.object({ organizationId: z.string().optional() }),
   }, async (ctx, { query }) => {
     const orgId = await requireOrg(app, ctx, query.organizationId);
     return renderStatus(app, orgId, ctx.params.renderId!);
+  });
+
+  api.route({
+    method: 'get', path: '/api/jobs/:jobId/renders', tag: 'Render',
+    summary: 'A job\'s renders, newest first (optionally of one short): each with its short, output size, caption preset and the status GET /api/render/:renderId gives',
+    description: `At most ${RENDER_LIST_LIMIT} renders, the newest. A done render's \`url\` is signed afresh on each call.`,
+    query: z.object({ organizationId: z.string().optional(), shortId: z.coerce.number().int().min(0).optional() }),
+  }, async (ctx, { query }) => {
+    const orgId = await requireOrg(app, ctx, query.organizationId);
+    return { data: await listJobRenders(app, orgId, ctx.params.jobId!, query.shortId) };
   });
 }

@@ -3,9 +3,12 @@ import type { Api, ApiContext } from './http.js';
 import type { Coordinator } from '../coordinator.js';
 import { AppError, badRequest, forbidden, TooManyRequestsError } from '../../../common/src/errors.js';
 import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
-import { readCookie, SESSION_COOKIE } from '../tenancy/auth.js';
+import { readCookie } from '../tenancy/auth.js';
 import { getUser, requireOrganization, updateOrganization } from '../tenancy/tenancy.js';
-import { checkPassword, consumeLoginLink, createSession, deleteSession, findSession, SESSION_TTL_SEC, userOrganizations } from '../tenancy/sessions.js';
+import {
+  checkPassword, consumeLoginLink, createSession, deleteSession, deleteUserSessions, findSession, sessionCookieHeader, sessionPolicy,
+  userOrganizations, type SessionPolicy,
+} from '../tenancy/sessions.js';
 
 const signInSchema = z.object({
   email: z.string().max(320).optional(),
@@ -19,15 +22,10 @@ const sessionView = z.object({
   csrfToken: z.string(),
 });
 
-function setSessionCookie(ctx: ApiContext, value: string | null): void {
-  ctx.cookies.set(SESSION_COOKIE, value, {
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: ctx.protocol === 'https',
-    path: '/',
-    maxAge: value ? SESSION_TTL_SEC * 1000 : 0,
-    overwrite: true,
-  });
+// Written by hand rather than with ctx.cookies: behind a TLS-terminating proxy the request this
+// process sees is plain http, and Koa refuses to send a Secure cookie over it.
+function setSessionCookie(ctx: ApiContext, policy: SessionPolicy, value: string | null): void {
+  ctx.append('Set-Cookie', sessionCookieHeader(policy, value));
 }
 
 async function describe(app: Coordinator, userId: string, csrfToken: string) {
@@ -36,8 +34,10 @@ async function describe(app: Coordinator, userId: string, csrfToken: string) {
   return { user: { id: user.id, email: user.email, name: user.name }, organizations: await userOrganizations(app.db, userId), csrfToken };
 }
 
-// Guessing is slowed twice over: scrypt makes each try cost, and these buckets (shared by all
-// coordinators, per minute) cap the tries per address and per e-mail.
+// Guessing is slowed three times over: scrypt makes each try cost, these buckets (shared by all
+// coordinators, per minute) cap the tries per address and per e-mail, and the sign-in guard caps
+// failures per account per hour (tenancy/sign-in-guard.ts). The address is the client's as far as
+// TRUST_PROXY lets forwarded headers say (api/client-address.ts).
 const SIGN_INS_PER_MINUTE_PER_IP = 60;
 const SIGN_INS_PER_MINUTE_PER_EMAIL = 10;
 
@@ -75,10 +75,13 @@ function refuseCrossSite(app: Coordinator, ctx: ApiContext): void {
 
 /** The web studio's sign-in. The REST API's keys and bearer tokens are untouched by it. */
 export function registerSessionRoutes(api: Api, app: Coordinator): void {
+  const policy = sessionPolicy(app.config);
   api.route({
     method: 'post', path: '/api/session', tag: 'Studio sessions', auth: false,
     summary: 'Sign in to the web studio with an e-mail and password, or a one-time link token from the admin CLI',
-    description: 'Sets an HttpOnly, SameSite=Lax session cookie. Requests made with the cookie that change state must send the returned `csrfToken` in `X-CSRF-Token`.',
+    description: 'Sets an HttpOnly, SameSite=Lax session cookie (`Secure` and named `__Host-shorts_session` when the service is served over https, else `shorts_session`). '
+      + 'The session ends after the idle timeout unused or at its absolute lifetime, whichever comes first, and when the password changes. '
+      + 'Requests made with the cookie that change state must send the returned `csrfToken` in `X-CSRF-Token`.',
     body: signInSchema,
     response: sessionView,
   }, async (ctx, { body }) => {
@@ -88,10 +91,13 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
     await throttleSignIn(app, ctx, body.token ? undefined : body.email);
     let userId: string;
     if (body.token) userId = await consumeLoginLink(app.db, body.token);
-    else if (body.email && body.password) userId = await checkPassword(app.db, body.email, body.password);
+    else if (body.email && body.password) {
+      const { email, password } = body;
+      userId = await app.signInGuard.attempt(email, () => checkPassword(app.db, email, password));
+    }
     else throw badRequest('Send email and password, or the token of a sign-in link');
-    const session = await createSession(app.db, userId);
-    setSessionCookie(ctx, session.token);
+    const session = await createSession(app.db, userId, policy);
+    setSessionCookie(ctx, policy, session.token);
     app.log.info('studio sign-in', { userId, with: body.token ? 'link' : 'password' });
     return describe(app, userId, session.csrfToken);
   });
@@ -101,8 +107,8 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
     summary: 'The signed-in user, their organizations and the CSRF token of this session',
     response: sessionView,
   }, async (ctx) => {
-    const token = readCookie(ctx.headers.cookie, SESSION_COOKIE);
-    const session = token ? await findSession(app.db.pool, token) : undefined;
+    const token = readCookie(ctx.headers.cookie, policy.cookieName);
+    const session = token ? await findSession(app.db.pool, token, policy) : undefined;
     if (!session) throw new AppError(401, 'Unauthorized', 'Unauthorized');
     return describe(app, session.userId, session.csrfToken);
   });
@@ -113,10 +119,24 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
     response: z.object({ ok: z.boolean() }),
   }, async (ctx) => {
     const principal = await principalOf(app, ctx);
-    const token = readCookie(ctx.headers.cookie, SESSION_COOKIE);
+    const token = readCookie(ctx.headers.cookie, policy.cookieName);
     if (principal.kind === 'user' && principal.via === 'session' && token) await deleteSession(app.db, token);
-    setSessionCookie(ctx, null);
+    setSessionCookie(ctx, policy, null);
     return { ok: true };
+  });
+
+  api.route({
+    method: 'delete', path: '/api/sessions', tag: 'Studio sessions',
+    summary: 'Sign out everywhere: ends every studio session of the signed-in user, in every browser',
+    description: 'With the session cookie (and `X-CSRF-Token`) or a user\'s bearer token. Bearer tokens themselves live until they expire; API keys have no sessions (403).',
+    response: z.object({ ok: z.boolean(), sessionsEnded: z.number().int() }),
+  }, async (ctx) => {
+    const principal = await principalOf(app, ctx);
+    if (principal.kind !== 'user') throw forbidden('An API key has no studio sessions; sign out everywhere as the user (session or bearer token)', 'Forbidden');
+    const sessionsEnded = await deleteUserSessions(app.db, principal.userId);
+    if (principal.via === 'session') setSessionCookie(ctx, policy, null);
+    app.log.info('studio sign-out everywhere', { userId: principal.userId, sessionsEnded });
+    return { ok: true, sessionsEnded };
   });
 
   const settingsView = z.object({ id: z.string(), name: z.string(), plan: z.string(), retentionDays: z.number() });

@@ -4,6 +4,7 @@
 import type { Coordinator } from '../coordinator.js';
 import { deleteFileRows } from '../files/files.js';
 import { taskObjectPrefix } from '../tasks/task-queue.js';
+import { conflict, notFound } from '../../../common/src/errors.js';
 
 export const ARCHIVE_QUEUE = 'archive-expired-jobs';
 const DAILY_AT = '15 3 * * *';
@@ -47,9 +48,33 @@ export async function archiveExpiredJobs(app: Deps, now: Date): Promise<ArchiveR
   }
 }
 
-async function archiveJob(app: Deps, organizationId: string, jobId: string, now: Date) {
+/**
+ * A client's DELETE /api/jobs/:jobId: the job leaves the API and its files go, exactly as when it
+ * is archived. Work still running would write files for a deleted job, so a PROCESSING job, or one
+ * with a render queued or in progress, is refused with 409 rather than cancelled behind the
+ * client's back. Another organization's job, or one already gone, is 404.
+ */
+export async function deleteJob(app: Deps, organizationId: string, jobId: string): Promise<{ files: number; bytes: number }> {
+  const state = (await app.db.query<{ status: string; renderBusy: boolean }>(
+    `SELECT status, EXISTS (SELECT 1 FROM renders r WHERE r.job_id = j.id AND r.status IN ('queued', 'progress')) AS "renderBusy"
+       FROM jobs j WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL`,
+    [jobId, organizationId],
+  ))[0];
+  if (!state) throw notFound('Job not found');
+  if (state.status === 'PROCESSING') throw conflict('The job is still processing: delete it once it has completed or failed');
+  if (state.renderBusy) throw conflict('A render of this job is still running: delete the job once it has finished');
+  const done = await archiveJob(app, organizationId, jobId, new Date(), { onlyIfLive: true });
+  // Lost a race with another delete or the daily archive: the job is gone all the same.
+  if (!done) throw notFound('Job not found');
+  return { files: done.files, bytes: done.bytes };
+}
+
+async function archiveJob(app: Deps, organizationId: string, jobId: string, now: Date, opts: { onlyIfLive?: boolean } = {}) {
   const result = await app.db.tx(async (c) => {
-    const job = (await c.query(`SELECT archived_at AS "archivedAt" FROM jobs WHERE id = $1 AND status <> 'PROCESSING' FOR UPDATE`, [jobId])).rows[0];
+    const job = (await c.query(
+      `SELECT archived_at AS "archivedAt" FROM jobs WHERE id = $1 AND organization_id = $2 AND status <> 'PROCESSING' ${opts.onlyIfLive ? 'AND archived_at IS NULL' : ''} FOR UPDATE`,
+      [jobId, organizationId],
+    )).rows[0];
     if (!job) return undefined;
     if (!job.archivedAt) await c.query(`UPDATE jobs SET archived_at = $2, updated_at = now() WHERE id = $1`, [jobId, now]);
     const { files, bytes } = (await c.query(
@@ -60,7 +85,7 @@ async function archiveJob(app: Deps, organizationId: string, jobId: string, now:
     // What the job's and its renders' tasks left in the store beyond the files (intermediates).
     const tasks = (await c.query(
       `SELECT id, organization_id AS "organizationId" FROM tasks
-        WHERE state NOT IN ('queued', 'leased') AND (subject_id = $1 OR subject_id IN (SELECT id FROM renders WHERE job_id = $1))`,
+        WHERE state NOT IN ('queued', 'leased', 'waiting') AND (subject_id = $1 OR subject_id IN (SELECT id FROM renders WHERE job_id = $1))`,
       [jobId],
     )).rows as Array<{ id: string; organizationId: string | null }>;
     return { newlyArchived: !job.archivedAt, files, bytes: Number(bytes), keys, prefixes: tasks.map(taskObjectPrefix) };

@@ -6,7 +6,7 @@ import type { Coordinator } from '../coordinator.js';
 import type { Queryable } from '../db/db.js';
 import { AppError, badRequest, conflict, notFound } from '../../../common/src/errors.js';
 import { isId, newId } from '../../../common/src/ids.js';
-import { normalizeRenderOptions, type RenderOptions } from '../../../common/src/render/options.js';
+import { normalizeRenderOptions, renderOptionsDocs, type RenderOptions } from '../../../common/src/render/options.js';
 import { CAPTION_PRESETS, isCaptionPreset } from '../../../common/src/render/presets.js';
 import { deleteFile } from '../files/delete-file.js';
 import { resolveWatermark } from './watermark.js';
@@ -42,7 +42,7 @@ const sizeSchema = z.object({
 }).describe('Kept on every plan; a render honours it only on pro and business');
 
 const presetName = z.string().max(50).refine(isCaptionPreset, `must be one of ${CAPTION_PRESETS.join(', ')}`)
-  .transform((s) => s.toUpperCase());
+  .transform((s) => s.toUpperCase()).meta({ enum: [...CAPTION_PRESETS], description: 'Caption style (any case)' });
 
 const fields = {
   organizationId: z.string().optional(),
@@ -50,12 +50,17 @@ const fields = {
   description: z.string().max(2000).nullable().optional(),
   preset: presetName.nullable().optional(),
   size: sizeSchema.nullable().optional(),
-  options: z.record(z.string(), z.unknown()).nullable().optional()
-    .describe('Render options (maxWordsInPage, waterMark, style, director); legacy WaterMark, watermarkUrl and styles are accepted and stored normalised'),
+  options: z.record(z.string(), z.unknown()).nullable().optional().meta(renderOptionsDocs()),
   isDefault: z.boolean().optional(),
 };
 
-export const createPresetSchema = z.object(fields);
+export const createPresetSchema = z.object(fields).meta({
+  example: {
+    name: 'Channel look', description: 'Bold captions, logo top right', preset: 'DEFAULT', size: { width: 1080, height: 1920, name: '9:16' },
+    options: { maxWordsInPage: 3, waterMark: { fileAppId: 'f3b0c1de-5a67-4c1a-9d2e-6f7a8b9c0d1e', left: '860px', top: '40px', width: '180px', opacity: 0.9 } },
+    isDefault: true,
+  },
+});
 export const updatePresetSchema = z.object({ ...fields, name: fields.name.optional(), isActive: z.boolean().optional() });
 export type CreatePresetInput = z.infer<typeof createPresetSchema>;
 export type UpdatePresetInput = z.infer<typeof updatePresetSchema>;

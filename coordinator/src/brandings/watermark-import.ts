@@ -57,7 +57,8 @@ export async function storeWatermarkImage(app: Deps, organizationId: string, byt
   if (format === 'svg') {
     body = await rasteriseSvg(bytes, { timeoutMs: app.config.svgRasterTimeoutMs }).catch((err) => {
       if (err instanceof SvgRasteriseError && err.reason === 'timeout') throw refused('too complex', err.message);
-      throw refused('unsupported format', 'the SVG image could not be read');
+      // Malformed markup, or a drawing that needs more memory than the rasteriser may take.
+      throw refused('unsupported format', `the SVG image could not be read or drawn (${err instanceof SvgRasteriseError ? err.message : 'unknown error'})`.slice(0, 400));
     });
     contentType = CONTENT_TYPES.png;
   } else if (!(await decodes(body))) {

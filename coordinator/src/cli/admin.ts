@@ -7,11 +7,11 @@ import { AppError } from '../../../common/src/errors.js';
 import { loadConfig } from '../config.js';
 import { Db } from '../db/db.js';
 import { migrate } from '../db/migrate.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded.js';
+import { embeddedPostgresUrl, startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded.js';
 import { loadSecrets } from '../secrets.js';
 import { createTokenSigner } from '../tenancy/auth.js';
 import { listAgents, requestTaskCancel, setDraining, type AgentView } from '../cluster/agents.js';
-import { createLoginLink, findUserIdByEmail, LOGIN_LINK_TTL_SEC, setPassword } from '../tenancy/sessions.js';
+import { createLoginLink, findUserIdByEmail, LOGIN_LINK_TTL_SEC, MIN_PASSWORD_LENGTH, setPassword } from '../tenancy/sessions.js';
 import {
   addMembership, createOrganization, createUser, issueApiKey, listApiKeys, listOrganizations, requireOrganization,
   revokeApiKey, updateOrganization,
@@ -25,8 +25,10 @@ const USAGE = `Usage: shorts-admin <command> [options] [--json]
   org set ID [--plan P] [--credits N] [--retention-days 1-180] [--phone-verification on|off] [--name NAME]
   user create --email EMAIL [--name NAME] [--org ORG_ID] [--role owner|admin|member] [--phone NUMBER] [--phone-verified]
   user add-to-org --user USER_ID --org ORG_ID [--role ROLE]
-  user set-password (--user USER_ID | --email EMAIL) [--password P]   (else read from stdin)
-  user login-link (--user USER_ID | --email EMAIL) [--ttl SECONDS]     one-time web studio sign-in link
+  user set-password (--user USER_ID | --email EMAIL)   the password from stdin, or typed at a prompt;
+                              ends the user's sessions and unused sign-in links
+  user login-link (--user USER_ID | --email EMAIL) [--ttl 60-3600]   one-time web studio sign-in link
+                              (default 900 s); revokes the user's earlier unused links
   key issue --org ORG_ID [--name NAME]
   key list --org ORG_ID
   key revoke KEY_ID
@@ -44,7 +46,7 @@ async function openDatabase(): Promise<{ db: Db; embedded?: EmbeddedDatabase }> 
   const config = loadConfig();
   if (config.databaseUrl) return { db: new Db(config.databaseUrl, 2) };
   // A running coordinator's embedded Postgres answers on its port; otherwise start it here.
-  const url = `postgres://postgres:shorts-local@127.0.0.1:${config.embeddedPostgresPort}/shorts`;
+  const url = embeddedPostgresUrl(config.dataDir, config.embeddedPostgresPort);
   const probe = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1500 });
   try {
     await probe.connect();
@@ -83,6 +85,11 @@ async function main(argv: string[]): Promise<number> {
     },
   });
   const [group, action, arg] = positionals;
+  // Kept as an option only to be refused by name: a password in argv stays in shell history and is
+  // readable by every user of the machine in the process list while the command runs.
+  if (values.password !== undefined) {
+    throw new AppError(400, 'Bad Request', 'Passwords are not taken on the command line (shell history and the process list keep them): pipe the password on stdin, or run the command in a terminal and type it at the prompt');
+  }
   if (values.help || !group) {
     process.stdout.write(USAGE + '\n');
     return group ? 0 : 2;
@@ -133,9 +140,9 @@ async function main(argv: string[]): Promise<number> {
         break;
       case 'user set-password': {
         const userId = await userArg(db, values.user, values.email);
-        const password = values.password ?? (await readStdin()).replace(/\r?\n$/, '');
-        await setPassword(db, userId, password);
-        print({ userId, passwordSet: true }, json);
+        const password = await readPassword();
+        const { sessionsEnded } = await setPassword(db, userId, password);
+        print({ userId, passwordSet: true, sessionsEnded }, json);
         break;
       }
       case 'user login-link': {
@@ -216,11 +223,45 @@ async function userArg(db: Db, userId: string | undefined, email: string | undef
   return found;
 }
 
-async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) throw new AppError(400, 'Bad Request', '--password is required (or pipe the password on stdin)');
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+/** The new password: piped on stdin (its first line), or typed twice at a prompt that does not echo. */
+async function readPassword(): Promise<string> {
+  if (!process.stdin.isTTY) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0]!;
+  }
+  const first = await promptHidden(`New password (at least ${MIN_PASSWORD_LENGTH} characters): `);
+  const again = await promptHidden('Again: ');
+  if (first !== again) throw new AppError(400, 'Bad Request', 'The two passwords differ; nothing was changed');
+  return first;
+}
+
+function promptHidden(question: string): Promise<string> {
+  const stdin = process.stdin;
+  // Echo off before the question shows: what is typed (or pasted) as soon as it appears is never echoed.
+  stdin.setRawMode(true);
+  process.stderr.write(question);
+  stdin.setEncoding('utf8');
+  stdin.resume();
+  let value = '';
+  return new Promise((resolve, reject) => {
+    const finish = (result: () => void) => {
+      stdin.off('data', onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+      process.stderr.write('\n');
+      result();
+    };
+    const onData = (text: string) => {
+      for (const ch of text) {
+        if (ch === '\r' || ch === '\n') return finish(() => resolve(value));
+        if (ch === '\u0003' || ch === '\u0004') return finish(() => reject(new AppError(400, 'Bad Request', 'Cancelled; nothing was changed')));
+        if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
+        else value += ch;
+      }
+    };
+    stdin.on('data', onData);
+  });
 }
 
 function strip<T extends { webhookSecret?: string }>(org: T): Omit<T, 'webhookSecret'> {

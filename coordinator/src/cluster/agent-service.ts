@@ -13,6 +13,8 @@ import { capabilityTags } from '../../../common/src/placement.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { LEASE_LOST, taskObjectKey, type TaskQueue } from '../tasks/task-queue.js';
 import type { ObjectUrls } from '../storage/urls.js';
+import type { ObjectStore } from '../storage/object-store.js';
+import { leaseTag, taskUploadLimit } from '../files/task-uploads.js';
 
 export interface AgentServiceDeps {
   db: Db;
@@ -20,9 +22,12 @@ export interface AgentServiceDeps {
   log: Logger;
   metrics: Metrics;
   urls: ObjectUrls;
+  store: Pick<ObjectStore, 'stat'>;
   clusterToken: string;
   leaseTtlMs: number;
   leaseWaitMs: number;
+  /** The most bytes one video an agent makes may hold (config AGENT_UPLOAD_MAX_BYTES). */
+  agentUploadMaxBytes: number;
 }
 
 interface AgentSession {
@@ -78,16 +83,30 @@ function tokenMatches(expected: string, metadata: grpc.Metadata): boolean {
   return given.length === want.length && timingSafeEqual(given, want);
 }
 
+/**
+ * Refuses a call whose headers lack the cluster token before its message is read. A handler runs
+ * only once the whole message has arrived and been decoded, up to the 64 MiB that analysis results
+ * need; this answers UNAUTHENTICATED from the headers alone, so a stranger's call costs at most
+ * what HTTP/2 flow control lets through unread (one window, 64 KiB), never a 64 MiB decode.
+ */
+export function clusterTokenInterceptor(clusterToken: string): grpc.ServerInterceptor {
+  return (_method, call) => new grpc.ServerInterceptingCall(call, {
+    start: (next) => next({
+      onReceiveMetadata: (metadata, pass) => {
+        if (tokenMatches(clusterToken, metadata)) pass(metadata);
+        else call.sendStatus({ code: grpc.status.UNAUTHENTICATED, details: 'invalid cluster token' });
+      },
+    }),
+  });
+}
+
 export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: AgentRegistry): AgentServiceHandlers {
   const { queue, log, db } = deps;
 
-  // Every RPC: authenticate, run, map errors to gRPC statuses in one place.
+  // Every RPC (its caller authenticated by clusterTokenInterceptor): run, map errors to gRPC statuses
+  // in one place.
   const unary = <K extends AgentRpc, Req, Res>(name: K, fn: (req: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>): grpc.handleUnaryCall<Req, Res> =>
     (call, callback) => {
-      if (!tokenMatches(deps.clusterToken, call.metadata)) {
-        callback({ code: grpc.status.UNAUTHENTICATED, message: 'invalid cluster token' } as grpc.ServiceError);
-        return;
-      }
       fn(call.request, call).then(
         (res) => callback(null, res),
         (err) => {
@@ -214,7 +233,8 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
       if (!/^(?!\.)[A-Za-z0-9._-]{1,100}$/.test(req.name)) throw new AppError(400, 'bad_name', 'upload name must be a plain file name');
       if (!taskWritesName(task.type, req.name)) throw new AppError(400, 'bad_name', `${task.type} does not write an object named ${req.name}`);
       const key = taskObjectKey(task, req.name);
-      const { url, expiresAt } = await deps.urls.sign(key, 'PUT');
+      const maxBytes = await taskUploadLimit(deps.store, task, req.name, deps.agentUploadMaxBytes);
+      const { url, expiresAt } = deps.urls.signUpload(key, { taskId: task.id, lease: leaseTag(task.leaseToken), maxBytes });
       return { url, object_key: key, expires_at_ms: expiresAt.getTime() };
     }),
 
@@ -235,7 +255,11 @@ export async function startGrpcServer(
   const { AgentService } = loadAgentProto();
   // An analysis result carries each short's face tracks (for renders that re-plan the camera path):
   // a crowded 90 s short can pass gRPC's 4 MB default on its own.
-  const server = new grpc.Server({ 'grpc.keepalive_permit_without_calls': 1, 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+  const server = new grpc.Server({
+    'grpc.keepalive_permit_without_calls': 1,
+    'grpc.max_receive_message_length': 64 * 1024 * 1024,
+    interceptors: [clusterTokenInterceptor(deps.clusterToken)],
+  });
   server.addService(AgentService.service, createAgentServiceHandlers(deps, registry));
   const credentials = bind.tlsCertPath && bind.tlsKeyPath
     ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: readFileSync(bind.tlsCertPath), private_key: readFileSync(bind.tlsKeyPath) }], false)

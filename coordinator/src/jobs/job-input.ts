@@ -12,7 +12,8 @@ export const predefinedShortSchema = z.object({
 
 // Optional fields accept null as "not given", as clients that serialise every field send them.
 export const createJobSchema = z.object({
-  functionName: z.string({ error: 'functionName is required' }),
+  // A plain string, so a wrong value gets the contract's own message (validateJob); the document names the one allowed value.
+  functionName: z.string({ error: 'functionName is required' }).meta({ enum: ['VideoShorts'], description: 'Always "VideoShorts"' }),
   name: z.string().max(300).nullish(),
   youtubeVideoId: z.string().nullish(),
   fileUrl: z.string().nullish(),
@@ -20,8 +21,15 @@ export const createJobSchema = z.object({
   webhook: z.string().nullish(),
   sourceJobId: z.string().nullish(),
   options: z.object({
-    predefinedShorts: z.array(predefinedShortSchema).max(100).nullish(),
+    predefinedShorts: z.array(predefinedShortSchema).max(100).nullish()
+      .describe('Your own moments (seconds on the source clock) instead of automatically picked ones; at most the plan\'s longest short each'),
   }).passthrough().nullish(),
+}).meta({
+  example: {
+    functionName: 'VideoShorts', name: 'Keynote: the first ten minutes', youtubeVideoId: 'dQw4w9WgXcQ',
+    webhook: 'https://hooks.example.com/shorts', options: { predefinedShorts: [{ title: 'Opening', start: 12.5, end: 41 }] },
+  },
+  description: 'Exactly one source: `youtubeVideoId` (an id or any YouTube URL), `fileUrl` (a public http(s) video URL), or `sourceJobId` (a completed job whose stored video is analysed again). Private and local addresses are refused.',
 });
 export type CreateJobBody = z.infer<typeof createJobSchema>;
 

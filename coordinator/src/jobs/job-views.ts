@@ -17,16 +17,26 @@ export interface StoredShort {
   cropObjectKey?: string | null;
   /** The crop path; null for shorts analysed before reframing (or without detection). */
   reframe?: Reframe | null;
+  /** Trimmed outside the range detection analysed: the centre crop until it is analysed again. */
+  reframeStale?: boolean;
+  /** Removed in the studio or by the API: kept so that no other short's id shifts (short-edits.ts). */
+  removed?: boolean;
 }
 
 /** What a completed job keeps of its analysis (jobs.data). */
 export interface JobData {
-  transcription: AnalyzeVideoResult['transcript'] & { durationSec: number };
+  /** `revision` counts the corrections made to it (transcript-edits.ts); absent before the first. */
+  transcription: AnalyzeVideoResult['transcript'] & { durationSec: number; revision?: number };
   shorts: StoredShort[];
   source: { objectKey: string; width: number; height: number };
   /** What the shorts' paths were planned for; absent when none has one. */
   reframePlan?: ReframePlan;
+  /** Counts the edits made to the shorts (short-edits.ts); absent before the first. */
+  shortsRevision?: number;
 }
+
+/** The shorts a client sees: removed ones keep their place in jobs.data only. */
+export const liveShorts = (data: Pick<JobData, 'shorts'> | null | undefined): StoredShort[] => (data?.shorts ?? []).filter((s) => !s.removed);
 
 const completed = (job: Pick<JobRow, 'status'>) => job.status === JOB_STATUS.completed;
 
@@ -74,13 +84,14 @@ export function apiKeyView(job: JobRow, waiting?: string): Record<string, unknow
   if (job.status === JOB_STATUS.failed) view.message = job.errorMessage;
   if (completed(job)) {
     view.data = {
-      shorts: (job.data?.shorts ?? []).map((s) => ({
+      shorts: liveShorts(job.data).map((s) => ({
         id: String(s.id),
         content: s.title,
         text: s.text,
         startTime: s.startTime,
         endTime: s.endTime,
         reframe: s.reframe ?? null,
+        ...(s.reframeStale ? { reframeStale: true } : {}),
       })),
     };
   }
@@ -100,8 +111,9 @@ export async function bearerView(job: JobRow, urls: ObjectUrls, waiting?: string
     view.cost = job.cost;
     view.costBreakDown = job.costBreakdown;
     view.data = {
-      transcription: job.data?.transcription ?? null,
-      shorts: await Promise.all((job.data?.shorts ?? []).map(async (s) => ({
+      transcription: job.data?.transcription ? { ...job.data.transcription, revision: job.data.transcription.revision ?? 0 } : null,
+      shortsRevision: job.data?.shortsRevision ?? 0,
+      shorts: await Promise.all(liveShorts(job.data).map(async (s) => ({
         id: s.id,
         title: s.title,
         ...(s.reason ? { reason: s.reason } : {}),
@@ -112,6 +124,7 @@ export async function bearerView(job: JobRow, urls: ObjectUrls, waiting?: string
         text: s.text,
         cropFileUrl: s.cropObjectKey ? (await urls.sign(s.cropObjectKey, 'GET')).url : null,
         reframe: s.reframe ?? null,
+        ...(s.reframeStale ? { reframeStale: true } : {}),
       }))),
       // Beyond the contract: the analysed video itself, for players such as the web studio's.
       ...(job.data?.source?.objectKey ? {
@@ -123,6 +136,8 @@ export async function bearerView(job: JobRow, urls: ObjectUrls, waiting?: string
 }
 
 export function listItemView(job: JobListRow, waiting?: string): Record<string, unknown> {
+  // A failed job's reason, as in the retrieve forms, so a list can say why without a request per job.
+  const reason = job.status === JOB_STATUS.failed ? { message: job.errorMessage } : {};
   return withStage({
     id: job.id,
     title: job.title,
@@ -136,5 +151,6 @@ export function listItemView(job: JobListRow, waiting?: string): Record<string, 
     createdAt: new Date(job.createdAt).toISOString(),
     progress: job.progress,
     shortsCount: completed(job) ? job.shortsCount : 0,
+    ...reason,
   }, job, waiting);
 }

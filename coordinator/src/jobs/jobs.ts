@@ -45,9 +45,10 @@ export const JOB_COLUMNS = `id, organization_id AS "organizationId", user_id AS 
   shorts_count AS "shortsCount", data, error_message AS "errorMessage", created_at AS "createdAt", completed_at AS "completedAt"`;
 
 /** What a list item shows (job-views listItemView). */
-export type JobListRow = Pick<JobRow, 'id' | 'title' | 'description' | 'status' | 'progress' | 'source' | 'functionName' | 'creditUsageStatus' | 'cost' | 'costBreakdown' | 'shortsCount' | 'createdAt'>;
+export type JobListRow = Pick<JobRow, 'id' | 'title' | 'description' | 'status' | 'progress' | 'source' | 'functionName' | 'creditUsageStatus' | 'cost' | 'costBreakdown' | 'shortsCount' | 'createdAt' | 'errorMessage'>;
 const JOB_LIST_COLUMNS = `id, title, description, status, progress, source, function_name AS "functionName",
-  credit_usage_status AS "creditUsageStatus", cost, cost_breakdown AS "costBreakdown", shorts_count AS "shortsCount", created_at AS "createdAt"`;
+  credit_usage_status AS "creditUsageStatus", cost, cost_breakdown AS "costBreakdown", shorts_count AS "shortsCount", created_at AS "createdAt",
+  error_message AS "errorMessage"`;
 
 /** The three preconditions of job creation, in the contract's order. */
 export function checkPreconditions(org: Organization, user: User | undefined, creditsNeeded: number): void {
@@ -84,7 +85,11 @@ export type JobSource = 'API' | 'WEB_APP';
 export async function createJob(
   db: Db,
   queue: TaskQueue,
-  input: { org: Organization; user?: User; job: ValidatedJob; creditsPerDollar: number; source?: JobSource; stored?: StoredSource },
+  input: {
+    org: Organization; user?: User; job: ValidatedJob; creditsPerDollar: number; source?: JobSource; stored?: StoredSource;
+    /** Runs in the job's own transaction: a throw there leaves no job (an upload finished twice). */
+    alsoInTransaction?: (c: Queryable, jobId: string) => Promise<void>;
+  },
 ): Promise<string> {
   const { org, job, stored } = input;
   const videoSource = analyzeSource(job, stored);
@@ -112,6 +117,7 @@ export async function createJob(
         maxAutoShortSec: 90,
       },
     });
+    await input.alsoInTransaction?.(c, id);
   });
   return id;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError, badRequest, forbidden, notFound } from '../../../common/src/errors.js';
-import { normalizeRenderOptions, type RenderOptions } from '../../../common/src/render/options.js';
-import { isCaptionPreset } from '../../../common/src/render/presets.js';
+import { normalizeRenderOptions, renderOptionsDocs, type RenderOptions } from '../../../common/src/render/options.js';
+import { CAPTION_PRESETS, isCaptionPreset } from '../../../common/src/render/presets.js';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
 
 /** Missing and mistyped are told apart, so the message says which fix is needed. */
@@ -12,12 +12,17 @@ export const renderBodySchema = z.object({
   id: z.string(requiredAs('id (a completed VideoShorts job id) is required', 'id must be a string (a completed VideoShorts job id)'))
     .min(1, 'id (a completed VideoShorts job id) is required'),
   target: z.union([z.string(), z.number()], requiredAs('target (the short id or index) is required', 'target must be the short id or index, as a number or a numeric string')),
-  type: z.string().nullish(),
+  type: z.string().nullish().meta({ enum: ['shortVideo'], description: '"shortVideo" or omitted' }),
   brandPresetId: z.string().nullish(),
-  preset: z.string().nullish(),
+  preset: z.string().nullish().meta({ enum: [...CAPTION_PRESETS], description: 'Caption style; a brand preset\'s own preset when omitted' }),
   size: z.object({ width: z.number(), height: z.number(), name: z.string().optional() }).nullish(),
-  options: z.record(z.string(), z.unknown()).nullish(),
+  options: z.record(z.string(), z.unknown()).nullish().meta(renderOptionsDocs()),
   organizationId: z.string().nullish(),
+}).meta({
+  example: {
+    id: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11', target: 0, preset: 'DEFAULT', size: { width: 720, height: 1280, name: '9:16' },
+    options: { maxWordsInPage: 3 },
+  },
 });
 export type RenderBody = z.infer<typeof renderBodySchema>;
 
@@ -89,7 +94,7 @@ export function resolveRender(input: {
   const captionPreset = base?.preset ?? (body.brandPresetId ? undefined : body.preset) ?? PLATFORM_DEFAULT_PRESET;
   const presetOptions: RenderOptions = base?.options ?? {};
   const options: RenderOptions = { ...PLATFORM_DEFAULT_OPTIONS };
-  for (const field of ['maxWordsInPage', 'waterMark', 'style', 'director'] as const) {
+  for (const field of ['maxWordsInPage', 'waterMark', 'style', 'director', 'editing'] as const) {
     const value = explicitOptions[field] ?? presetOptions[field];
     if (value !== undefined) (options as Record<string, unknown>)[field] = value;
   }

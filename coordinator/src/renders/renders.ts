@@ -5,6 +5,7 @@ import { isId, newId } from '../../../common/src/ids.js';
 import type { RenderShortPayload } from '../../../common/src/tasks/render-short.js';
 import { directorSettings, sameDirector } from '../../../common/src/reframe/director.js';
 import type { ShortDetections } from '../../../common/src/reframe/types.js';
+import { detectionsWithin } from '../../../common/src/reframe/restrict.js';
 import { findJob, JOB_STATUS } from '../jobs/jobs.js';
 import type { JobData } from '../jobs/job-views.js';
 import { insertFiles } from '../files/files.js';
@@ -40,6 +41,8 @@ export async function createRender(app: Pick<Coordinator, 'db' | 'queue' | 'conf
   const shorts = data.shorts;
   const shortId = parseTarget(body.target, shorts.length);
   const short = shorts[shortId]!;
+  // A removed short keeps its place so that no other id shifts (short-edits.ts), but is gone.
+  if (short.removed) throw notFound(`Short ${shortId} not found in this job (it was removed)`);
 
   const resolved = resolveRender({
     body,
@@ -78,6 +81,7 @@ export async function createRender(app: Pick<Coordinator, 'db' | 'queue' | 'conf
     recompute: await recomputeFor(app.db.pool, { id: job.id, data }, shortId, resolved.options.director, resolved.size),
     watermark,
   };
+  if (resolved.options.editing?.removeSilences) spec.speech = await storedSpeech(app.db.pool, job.id, shortId);
   await app.db.tx(async (c) => {
     // The organization row serialises this organization's creates, so the count cannot be raced.
     await c.query(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId]);
@@ -103,7 +107,7 @@ export async function createRender(app: Pick<Coordinator, 'db' | 'queue' | 'conf
  * plans again from the stored detections. A job analysed without detections keeps its stored path.
  */
 async function recomputeFor(
-  db: Queryable, job: { id: string; data: Pick<JobData, 'reframePlan'> }, shortId: number, director: unknown, size: { width: number; height: number },
+  db: Queryable, job: { id: string; data: Pick<JobData, 'reframePlan' | 'shorts'> }, shortId: number, director: unknown, size: { width: number; height: number },
 ): Promise<RenderShortPayload['recompute']> {
   const plan = job.data.reframePlan;
   if (!plan) return null;
@@ -111,8 +115,19 @@ async function recomputeFor(
   const sameShape = Math.abs(size.width / size.height - plan.output.width / plan.output.height) < 0.01;
   if (sameDirector(wanted, plan.director) && sameShape) return null;
   const row = await db.query(`SELECT reframe_detections -> $2::int AS detections FROM jobs WHERE id = $1`, [job.id, shortId]);
-  const detections = row.rows[0]?.detections as ShortDetections | null | undefined;
+  const stored = row.rows[0]?.detections as ShortDetections | null | undefined;
+  // The short may have been trimmed since detection: plan over its range only, or keep the centre
+  // crop when it now reaches outside what was analysed.
+  const short = job.data.shorts[shortId]!;
+  const detections = stored ? detectionsWithin(stored, short.startTime, short.endTime) : null;
   return detections ? { director: wanted, detections } : null;
+}
+
+/** The voice activity reframing's detection stored for the short, if it ran. */
+async function storedSpeech(db: Queryable, jobId: string, shortId: number): Promise<RenderShortPayload['speech']> {
+  const row = await db.query(`SELECT reframe_detections -> $2::int -> 'speech' AS speech FROM jobs WHERE id = $1`, [jobId, shortId]);
+  const speech = row.rows[0]?.speech as RenderShortPayload['speech'];
+  return Array.isArray(speech) ? speech : null;
 }
 
 interface RenderRow {
@@ -124,6 +139,7 @@ interface RenderRow {
   errorMessage: string | null;
   errorCode: string | null;
   objectKey: string | null;
+  lengthSec: number | null;
 }
 
 /** Section 2.6: queued (with its place in line), progress, done (url, size) or error. */
@@ -131,7 +147,7 @@ export async function renderStatus(app: Pick<Coordinator, 'db' | 'urls' | 'queue
   if (!isId(id)) throw notFound('Render not found');
   const r = await app.db.one<RenderRow>(
     `SELECT r.id, r.status, r.progress, r.file_id AS "fileId", r.size_bytes AS "sizeBytes", r.error_message AS "errorMessage",
-            r.error_code AS "errorCode", f.object_key AS "objectKey"
+            r.error_code AS "errorCode", f.object_key AS "objectKey", f.length_sec AS "lengthSec"
      FROM renders r LEFT JOIN files f ON f.id = r.file_id
      WHERE r.id = $1 AND r.organization_id = $2`,
     [id, organizationId],
@@ -149,7 +165,9 @@ export async function renderStatus(app: Pick<Coordinator, 'db' | 'urls' | 'queue
     case 'done':
       if (!r.objectKey) return { type: 'error', message: 'The rendered file was deleted', code: 'FILE_DELETED' };
       // fileId (beyond the contract): the render as a file of the organization, e.g. to post it by fileId.
-      return { type: 'done', progress: 1, url: (await app.urls.sign(r.objectKey, 'GET')).url, size: Number(r.sizeBytes), fileId: r.fileId };
+      // length (beyond the contract, named as the file's): the output's seconds, shorter than the
+      // short when jump cuts removed silences or fillers.
+      return { type: 'done', progress: 1, url: (await app.urls.sign(r.objectKey, 'GET')).url, size: Number(r.sizeBytes), length: Number(r.lengthSec), fileId: r.fileId };
     case 'error':
       return { type: 'error', message: r.errorMessage ?? 'Rendering failed', code: r.errorCode ?? 'RENDERING_ERROR' };
   }

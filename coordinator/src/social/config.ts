@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../../../common/src/errors.js';
+import { FLAG_WORDS, parseEnvFlag } from '../../../common/src/env-flag.js';
 
 // Social posting's part of the coordinator's configuration (config.ts reads it with the rest, once):
 //   SOCIAL_PROVIDER            local (default) | ayrshare
@@ -29,9 +30,13 @@ export type SocialConfig = z.infer<typeof schema>;
 
 export function loadSocialConfig(env: NodeJS.ProcessEnv): SocialConfig {
   const timeoutMs = Number(env.SOCIAL_TIMEOUT_MS || 15_000);
+  const autoLink = env.SOCIAL_LOCAL_AUTO_LINK ? parseEnvFlag(env.SOCIAL_LOCAL_AUTO_LINK) : false;
+  if (autoLink === undefined) {
+    throw new AppError(500, 'Invalid configuration', `SOCIAL_LOCAL_AUTO_LINK: expected ${FLAG_WORDS}, got ${JSON.stringify(env.SOCIAL_LOCAL_AUTO_LINK)}`);
+  }
   const parsed = schema.safeParse({
     provider: env.SOCIAL_PROVIDER || 'local',
-    autoLink: env.SOCIAL_LOCAL_AUTO_LINK === 'true' || env.SOCIAL_LOCAL_AUTO_LINK === '1',
+    autoLink,
     apiUrl: (env.SOCIAL_API_URL || 'https://api.ayrshare.com/api').replace(/\/+$/, ''),
     apiKey: env.SOCIAL_API_KEY ?? '',
     domain: env.SOCIAL_AYRSHARE_DOMAIN ?? '',

@@ -36,6 +36,11 @@ export const publishSchema = z.object({
   platformFields: z.record(z.string(), z.string({ error: 'platformFields values must be strings (booleans as "true" or "false")' }), {
     error: 'platformFields must be an object of string values',
   }).nullish(),
+}).meta({
+  example: {
+    postType: 'video', caption: 'Three tips in 30 seconds #shorts', platforms: ['youtube', 'tiktok'], publishMode: 'schedule',
+    scheduledAt: '2026-12-01T17:00:00', timezone: 'Europe/Berlin', fileId: 'a7e2d4c0-9b1f-4e3a-8c5d-2f6e7a8b9c0d',
+  },
 });
 export type PublishBody = z.infer<typeof publishSchema>;
 

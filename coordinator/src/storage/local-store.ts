@@ -46,6 +46,12 @@ export class LocalObjectStore implements ObjectStore {
     }
   }
 
+  async move(from: string, to: string): Promise<void> {
+    const target = this.file(to);
+    await mkdir(path.dirname(target), { recursive: true });
+    await rename(this.file(from), target);
+  }
+
   async delete(key: string): Promise<void> {
     await rm(this.file(key), { force: true });
   }
@@ -67,6 +73,10 @@ export class LocalObjectStore implements ObjectStore {
         }
       }
     };
-    for await (const obj of walk(this.root, '')) if (obj.key.startsWith(prefix)) yield obj;
+    // Only the folder the prefix names is walked (the upload sweep lists `uploads/` every few
+    // minutes; the whole store can be large).
+    const folder = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
+    const start = folder ? path.join(this.root, checkKey(folder)) : this.root;
+    for await (const obj of walk(start, folder)) if (obj.key.startsWith(prefix)) yield obj;
   }
 }

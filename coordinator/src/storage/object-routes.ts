@@ -1,7 +1,10 @@
 import type Koa from 'koa';
+import { randomBytes } from 'node:crypto';
+import { finished, Transform } from 'node:stream';
 import { AppError } from '../../../common/src/errors.js';
+import type { UploadGate } from '../files/task-uploads.js';
 import type { ObjectStore } from './object-store.js';
-import { verifyObjectSignature } from './signed-url.js';
+import { verifyObjectSignature, type UploadGrant } from './signed-url.js';
 
 const CONTENT_TYPES: Record<string, string> = {
   mp4: 'video/mp4', mov: 'video/quicktime', webm: 'video/webm', mkv: 'video/x-matroska', avi: 'video/x-msvideo', flv: 'video/x-flv',
@@ -33,9 +36,54 @@ function parseRange(header: string | undefined, size: number): { start: number; 
   return { start, end };
 }
 
+/** Above any task's own limit: what one PUT may ever hold. */
+const MAX_UPLOAD_BYTES = 20_000_000_000;
+
+const tooLarge = (max: number) => new AppError(413, 'Payload Too Large', `This upload is limited to ${max} bytes`);
+
+/**
+ * Receives an upload under a staging key, counting bytes as they arrive (a chunked PUT declares no
+ * length), then moves it into place through the gate, which allows it only while the lease lives.
+ * Whatever fails, nothing is left under the key or the staging key.
+ */
+async function receiveUpload(ctx: Koa.Context, store: ObjectStore, gate: UploadGate, key: string, grant: UploadGrant, contentType: string): Promise<number> {
+  const max = Math.min(grant.maxBytes, MAX_UPLOAD_BYTES);
+  const declared = ctx.get('content-length');
+  // The connection is closed after a refusal: the client may still be sending a body we will not read.
+  if (declared && Number(declared) > max) {
+    ctx.set('Connection', 'close');
+    throw tooLarge(max);
+  }
+  await gate.check(grant);
+  let received = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      received += chunk.length;
+      if (received > max) done(tooLarge(max));
+      else done(null, chunk);
+    },
+  });
+  finished(ctx.req, (err) => {
+    if (err) counted.destroy(err); // the client went away mid-stream
+  });
+  ctx.req.pipe(counted);
+  const staging = `${key}.part-${randomBytes(6).toString('hex')}`;
+  try {
+    await store.put(staging, counted, { contentType });
+    await gate.publish(grant, () => store.move(staging, key));
+  } catch (err) {
+    ctx.req.unpipe(counted);
+    ctx.set('Connection', 'close');
+    await store.delete(staging).catch(() => undefined);
+    throw err;
+  }
+  return received;
+}
+
 /** Serves `/objects/<key>?exp&sig`: GET/HEAD with byte ranges (so a browser can seek in a video),
- *  PUT for agents' uploads. The signature is the only credential. */
-export function createObjectRoutes(opts: { store: ObjectStore; secret: string; maxUploadBytes: number }): Koa.Middleware {
+ *  PUT for agents' uploads, each bound to its task's lease and size limit (../files/task-uploads.ts).
+ *  The signature is the only credential. */
+export function createObjectRoutes(opts: { store: ObjectStore; secret: string; uploads?: UploadGate }): Koa.Middleware {
   return async (ctx, next) => {
     if (!ctx.path.startsWith('/objects/')) return next();
     let key: string;
@@ -44,20 +92,18 @@ export function createObjectRoutes(opts: { store: ObjectStore; secret: string; m
     } catch {
       throw new AppError(400, 'Bad Request', 'The object path holds a malformed %-escape');
     }
-    if (!['GET', 'HEAD', 'PUT'].includes(ctx.method)) throw new AppError(405, 'Method Not Allowed', 'Objects accept GET, HEAD and PUT');
-    const check = verifyObjectSignature(key, ctx.method, ctx.query.exp as string | undefined, ctx.query.sig as string | undefined, opts.secret);
+    const methods = opts.uploads ? ['GET', 'HEAD', 'PUT'] : ['GET', 'HEAD'];
+    if (!methods.includes(ctx.method)) throw new AppError(405, 'Method Not Allowed', `Objects accept ${methods.join(', ')}`);
+    const { check, grant } = verifyObjectSignature(key, ctx.method, ctx.query, opts.secret);
     if (check === 'expired') throw new AppError(403, 'Forbidden', 'This link has expired; fetch the resource again for a fresh URL');
     if (check !== 'ok') throw new AppError(403, 'Forbidden', 'Invalid signature for this URL');
 
     if (ctx.method === 'PUT') {
-      const declared = Number(ctx.get('content-length') || 0);
-      if (declared > opts.maxUploadBytes) throw new AppError(413, 'Payload Too Large', `Uploads are limited to ${opts.maxUploadBytes} bytes`);
-      const { size } = await opts.store.put(key, ctx.req, { contentType: ctx.get('content-type') || contentTypeOf(key) });
+      const size = await receiveUpload(ctx, opts.store, opts.uploads!, key, grant!, ctx.get('content-type') || contentTypeOf(key));
       ctx.status = 201;
       ctx.body = { key, size };
       return;
     }
-
     const info = await opts.store.stat(key);
     if (!info) throw new AppError(404, 'Not Found', 'File not found');
     // Stored files are the tenants' own (an SVG logo, an agent's upload): opened from this origin they

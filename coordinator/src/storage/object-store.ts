@@ -18,8 +18,11 @@ export interface ObjectStore {
   stat(key: string): Promise<{ size: number; lastModified: Date } | null>;
   delete(key: string): Promise<void>;
   list(prefix: string): AsyncIterable<StoredObjectInfo>;
-  /** Stores that can sign their own URLs (S3) skip the coordinator's /objects route. */
-  presignedUrl?(key: string, method: 'GET' | 'PUT', expiresSec: number): Promise<string>;
+  /** Puts an object under another key, replacing what was there; the old key is gone after. An
+   *  upload is received under a staging key and moved into place only while its lease is live. */
+  move(from: string, to: string): Promise<void>;
+  /** Stores that can sign their own download URLs (S3) skip the coordinator's /objects route. */
+  presignedUrl?(key: string, method: 'GET', expiresSec: number): Promise<string>;
 }
 
 export type ObjectStoreConfig = { kind: 'local'; root: string } | ({ kind: 's3' } & S3StoreConfig);

@@ -1,47 +1,23 @@
-import { EventEmitter } from 'node:events';
-import pg from 'pg';
 import { isTransientDbError, type Db, type Queryable } from '../db/db.js';
 import { AppError } from '../../../common/src/errors.js';
 import { newId, randomToken } from '../../../common/src/ids.js';
 import type { Logger } from '../../../common/src/logger.js';
 import { TASK_STATES, type TaskState, type TaskType } from '../../../common/src/tasks.js';
-import { ContractViolation, DEFAULT_TASK_TIME_LIMITS_SEC, type TaskPayload } from '../../../common/src/tasks/contracts.js';
-import { describeTag, placementOf, waitingMessage, type TaskPlacement } from '../../../common/src/placement.js';
+import { ContractViolation, type TaskPayload } from '../../../common/src/tasks/contracts.js';
+import { placementOf, type TaskPlacement } from '../../../common/src/placement.js';
+import { TASK_COLUMNS, type TaskRow } from './task-row.js';
+import { LeaseWatchdog } from './lease-watchdog.js';
+import { TaskWakeups } from './wakeups.js';
+import { TaskFamilies, type ChildTask } from './fan-out.js';
+import { tasksAhead, waitingReasons } from './queue-position.js';
 import type { Metrics, RequeueReason as Requeue, TaskOutcome as FinishOutcome } from '../metrics/metrics.js';
-
-export interface TaskRow {
-  id: string;
-  type: TaskType;
-  organizationId: string | null;
-  subjectId: string | null;
-  payload: Record<string, unknown>;
-  state: TaskState;
-  attempts: number;
-  maxAttempts: number;
-  leaseToken: string | null;
-  leasedBy: string | null;
-  leaseExpiresAt: Date | null;
-  progress: number;
-  stage: string | null;
-  result: unknown;
-  lastError: string | null;
-  cancelRequested: boolean;
-  queuedAt: Date;
-  startedAt: Date | null;
-  requires: string[];
-  prefers: string[];
-  waitingReason: string | null;
-}
-
-const TASK_COLUMNS = `id, type, organization_id AS "organizationId", subject_id AS "subjectId", payload, state, attempts,
-  max_attempts AS "maxAttempts", lease_token AS "leaseToken", leased_by AS "leasedBy", lease_expires_at AS "leaseExpiresAt",
-  progress, stage, result, last_error AS "lastError", cancel_requested AS "cancelRequested", queued_at AS "queuedAt",
-  started_at AS "startedAt", requires, prefers, waiting_reason AS "waitingReason"`;
 
 /** What a domain (jobs, renders, probes) does when one of its tasks moves. Runs inside the task's
  *  transaction, so the domain's rows and the task's state change together or not at all. Facts and
  *  results arrive as the agent sent them: domains read them through their task type's contract
  *  (./typed-outcome.ts), and a ContractViolation thrown here refuses the report. */
+export type { TaskRow } from './task-row.js';
+
 export interface TaskOutcomeHandler {
   /** Throwing an AppError refuses the task for good with its message (the agent is told to cancel). */
   onProgress?(c: Queryable, task: TaskRow, progress: number, stage: string | null, facts?: unknown): Promise<void>;
@@ -52,13 +28,16 @@ export interface TaskOutcomeHandler {
   prepareLease?(task: TaskRow): Promise<Record<string, unknown>>;
   /** Runs after the transaction committed (webhooks, notifications). A cancelled task is 'failed' here. */
   afterFinish?(task: TaskRow, outcome: 'completed' | 'failed'): Promise<void>;
+  /** Fan-out (./fan-out.ts; the type's contract declares its `children`): the child tasks this task
+   *  splits into, decided from its own agent's result. None: it completes with that result at once. */
+  fanOut?(c: Queryable, parent: TaskRow, result: unknown): Promise<ChildTask[]>;
+  /** Fan-in: the parent's result from its own and its children's (in child order), before the
+   *  parent's onComplete in the same transaction. */
+  fanIn?(c: Queryable, parent: TaskRow, result: unknown, childResults: unknown[]): Promise<unknown>;
 }
 
 export const LEASE_LOST = 'lease_lost';
 const leaseLost = (id: string) => new AppError(409, LEASE_LOST, `Task ${id} is no longer leased with this token`);
-const NOTIFY_CHANNEL = 'shorts_tasks';
-/** Wakes every waiter whatever its types (start, reconnect, stop). */
-const WAKE_ALL = '*';
 /** Tries a completion whose transaction hit a deadlock or a dropped connection before the agent is told to retry. */
 const COMPLETE_TRIES = 4;
 /** Failed payload preparations (signing URLs) before a task fails for good. */
@@ -94,17 +73,14 @@ export interface EnqueueInput<T extends TaskType> {
 
 export type CancelOutcome = 'cancelled' | 'cancel_requested' | 'already_finished' | 'not_found';
 
-/** Why the watchdog takes a lease back from its agent. */
-type TakeBack = Extract<Requeue, 'lease_expired' | 'time_limit'>;
-
-const formatLimit = (sec: number) => (sec % 3600 === 0 ? `${sec / 3600} h` : sec % 60 === 0 ? `${sec / 60} min` : `${sec} s`);
-
 export class TaskQueue {
-  private readonly wakeups = new EventEmitter();
-  /** NOTIFYs seen per task type: a waiter compares before and after its lease query, so a wake-up
-   *  that arrives while the query runs is not lost. */
-  private readonly wakeCounts = new Map<string, number>();
-  private listener?: pg.Client;
+  /** Wake-ups for agents' long-polls (a test reads its listeners to see a poll asleep). */
+  private readonly wakeups: TaskWakeups;
+  private readonly watchdog: LeaseWatchdog;
+  private readonly families: TaskFamilies;
+  /** Tasks that end inside a transaction besides the one it is about (a parent its last child
+   *  completes): their after-finish runs once it commits. */
+  private readonly endedInTx = new WeakMap<Queryable, Array<{ task: TaskRow; outcome: FinishOutcome }>>();
   private handlers = new Map<TaskType, TaskOutcomeHandler>();
   private stopped = false;
 
@@ -114,11 +90,14 @@ export class TaskQueue {
     private readonly log: Logger,
     private readonly metrics: Metrics,
   ) {
-    this.wakeups.setMaxListeners(0);
+    this.wakeups = new TaskWakeups(db.url, log);
+    this.watchdog = new LeaseWatchdog(db, opts, log, metrics, this);
+    this.families = new TaskFamilies(opts, metrics, this.wakeups, this);
   }
 
   registerHandler(type: TaskType, handler: TaskOutcomeHandler): void {
     if (this.handlers.has(type)) throw new Error(`duplicate task handler for ${type}`);
+    TaskFamilies.check(type, handler);
     this.handlers.set(type, handler);
   }
 
@@ -128,56 +107,24 @@ export class TaskQueue {
     if (missing.length) throw new Error(`no task handler registered for: ${missing.join(', ')}`);
   }
 
+  handlerOf(type: TaskType): TaskOutcomeHandler {
+    return this.handler(type);
+  }
+
   private handler(type: TaskType): TaskOutcomeHandler {
     const h = this.handlers.get(type);
     if (!h) throw new Error(`no task handler for ${type}`);
     return h;
   }
 
-  private wake(type: string): void {
-    this.wakeCounts.set(type, (this.wakeCounts.get(type) ?? 0) + 1);
-    this.wakeups.emit(type);
-  }
-
-  private wakeCount(types: readonly string[]): number {
-    let n = this.wakeCounts.get(WAKE_ALL) ?? 0;
-    for (const t of types) n += this.wakeCounts.get(t) ?? 0;
-    return n;
-  }
-
-  /** LISTEN so that enqueues by any coordinator wake this one's waiting agents at once. If the
-   *  connection drops, long-polls still end on their timeout while it reconnects. */
-  async start(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.db.url });
-    client.on('error', (err) => {
-      if (this.stopped) return;
-      this.log.warn('task listener lost its connection; reconnecting', { err: err.message });
-      client.end().catch(() => undefined);
-      this.reconnectListener();
-    });
-    await client.connect();
-    // The payload is the task type: only waiters that can take that type wake.
-    client.on('notification', (msg) => this.wake(msg.payload || WAKE_ALL));
-    await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
-    this.listener = client;
-    // Anything enqueued while we were not listening.
-    this.wake(WAKE_ALL);
-  }
-
-  private reconnectListener(): void {
-    setTimeout(() => {
-      if (this.stopped) return;
-      this.start().catch((err) => {
-        this.log.error('task listener reconnect failed', { err: err.message });
-        this.reconnectListener();
-      });
-    }, 1000).unref();
+  /** LISTEN so that enqueues by any coordinator wake this one's waiting agents at once. */
+  start(): Promise<void> {
+    return this.wakeups.start();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wake(WAKE_ALL);
-    await this.listener?.end().catch(() => undefined);
+    await this.wakeups.stop();
   }
 
   async enqueue<T extends TaskType>(c: Queryable, input: EnqueueInput<T>): Promise<string> {
@@ -189,14 +136,9 @@ export class TaskQueue {
       [id, input.type, input.organizationId ?? null, input.subjectId ?? null, input.payload, input.priority ?? 0,
         input.maxAttempts ?? this.opts.maxAttempts, needs.requires, needs.prefers],
     );
-    await this.notify(c, input.type);
+    await this.wakeups.notify(c, input.type);
     this.metrics.tasksEnqueued.labels(input.type).inc();
     return id;
-  }
-
-  /** Delivered at commit, so an agent never wakes for a task it cannot see yet. */
-  private async notify(c: Queryable, type: string): Promise<void> {
-    await c.query(`SELECT pg_notify('${NOTIFY_CHANNEL}', $1)`, [type]);
   }
 
   /** The payload an agent receives for a task it just leased. */
@@ -215,54 +157,17 @@ export class TaskQueue {
 
   /** Why the work for a job or render waits, when no connected agent can take it (else undefined). */
   async waitingReason(subjectId: string): Promise<string | undefined> {
-    return (await this.waitingReasons([subjectId])).get(subjectId);
+    return (await waitingReasons(this.db, [subjectId])).get(subjectId);
   }
 
   /** The same for many subjects (a page of the job list) in one query. */
-  async waitingReasons(subjectIds: string[]): Promise<Map<string, string>> {
-    if (subjectIds.length === 0) return new Map();
-    const rows = await this.db.query<{ subjectId: string; reason: string }>(
-      `SELECT DISTINCT ON (subject_id) subject_id AS "subjectId", waiting_reason AS reason FROM tasks
-       WHERE subject_id = ANY($1::text[]) AND state = 'queued' AND waiting_reason IS NOT NULL
-       ORDER BY subject_id, created_at DESC`,
-      [subjectIds],
-    );
-    return new Map(rows.map((r) => [r.subjectId, r.reason]));
+  waitingReasons(subjectIds: string[]): Promise<Map<string, string>> {
+    return waitingReasons(this.db, subjectIds);
   }
 
-  /**
-   * How many queued tasks of the type will be leased before the subject's own (0: it is next), under
-   * the lease query's fair ordering: the tasks ahead of it in its own organization, plus, from every
-   * other organization, those at earlier places in its own line, and the one at the same place when
-   * that organization's turn comes first (fewer running tasks, or served less recently). An estimate
-   * where placement by capability reorders work; undefined when the subject has no queued task.
-   */
-  async tasksAhead(subjectId: string, type: TaskType): Promise<number | undefined> {
-    const row = await this.db.one<{ ahead: number | null }>(
-      `WITH waiting AS (
-         SELECT t.id, t.organization_id AS org, t.queued_at,
-                row_number() OVER (PARTITION BY t.organization_id ORDER BY t.priority DESC, t.queued_at, t.id) AS place
-         FROM tasks t WHERE t.type = $2 AND t.state = 'queued' AND NOT t.cancel_requested
-       ),
-       mine AS (
-         SELECT w.* FROM waiting w JOIN tasks t ON t.id = w.id WHERE t.subject_id = $1 ORDER BY w.queued_at DESC LIMIT 1
-       ),
-       turns AS (
-         SELECT o.org,
-                (SELECT count(*) FROM tasks r WHERE r.state = 'leased' AND r.organization_id = o.org) AS running,
-                COALESCE((SELECT max(l.started_at) FROM tasks l WHERE l.organization_id = o.org), '-infinity'::timestamptz) AS served_at
-         FROM (SELECT DISTINCT org FROM waiting) o
-       )
-       SELECT (mine.place - 1 + (
-                SELECT count(*) FROM waiting w JOIN turns o ON o.org = w.org
-                WHERE w.org IS DISTINCT FROM mine.org
-                  AND (w.place < mine.place
-                       OR (w.place = mine.place AND (o.running, o.served_at, w.queued_at, w.id) < (me.running, me.served_at, mine.queued_at, mine.id)))
-              ))::int AS ahead
-       FROM mine JOIN turns me ON me.org IS NOT DISTINCT FROM mine.org`,
-      [subjectId, type],
-    );
-    return row?.ahead ?? undefined;
+  /** How many queued tasks of the type will be leased before the subject's own (./queue-position.ts). */
+  tasksAhead(subjectId: string, type: TaskType): Promise<number | undefined> {
+    return tasksAhead(this.db, subjectId, type);
   }
 
   async get(id: string): Promise<TaskRow | undefined> {
@@ -350,12 +255,12 @@ export class TaskQueue {
     const deadline = Date.now() + waitMs;
     for (;;) {
       if (signal?.aborted || this.stopped) return undefined;
-      const seen = this.wakeCount(types);
+      const seen = this.wakeups.count(types);
       let task: TaskRow | undefined;
       let recheckMs: number | undefined;
       try {
         task = await this.tryLease(agentId, types);
-        if (!task && this.wakeCount(types) === seen) recheckMs = await this.deferredRecheckMs(agentId, types);
+        if (!task && this.wakeups.count(types) === seen) recheckMs = await this.deferredRecheckMs(agentId, types);
       } catch (err) {
         if (this.stopped) return undefined; // the pool closed under a long-poll at shutdown
         throw err;
@@ -364,24 +269,9 @@ export class TaskQueue {
       const left = deadline - Date.now();
       if (left <= 0) return undefined;
       // A NOTIFY for our types arrived while the queries ran: look again before sleeping.
-      if (this.wakeCount(types) !== seen) continue;
-      await this.waitForWake(types, Math.min(left, recheckMs ?? left), signal);
+      if (this.wakeups.count(types) !== seen) continue;
+      await this.wakeups.waitFor(types, Math.min(left, recheckMs ?? left), signal);
     }
-  }
-
-  private waitForWake(types: readonly string[], ms: number, signal?: AbortSignal): Promise<void> {
-    const events = [...new Set([...types, WAKE_ALL])];
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        for (const e of events) this.wakeups.off(e, done);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      for (const e of events) this.wakeups.on(e, done);
-      signal?.addEventListener('abort', done, { once: true });
-    });
   }
 
   /** A lease the agent never received (its call was cancelled, or preparing the payload failed):
@@ -390,7 +280,7 @@ export class TaskQueue {
   async handBack(task: TaskRow, reason: string, opts: { prepareFailed?: boolean } = {}): Promise<void> {
     let failed: TaskRow | undefined;
     let cancelled: TaskRow | undefined;
-    await this.db.tx(async (c) => {
+    await this.tx(async (c) => {
       const locked = await this.lockLeased(c, task.id, task.leaseToken ?? '');
       if (opts.prepareFailed) {
         await this.event(task.id, task.leasedBy, 'prepare_failed', reason, c);
@@ -411,6 +301,7 @@ export class TaskQueue {
 
   /** Locks the task and checks the caller still holds its lease. */
   private async lockLeased(c: Queryable, id: string, token: string): Promise<TaskRow> {
+    await this.families.lockParentOf(c, id);
     const res = await c.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE`, [id]);
     const task = res.rows[0] as TaskRow | undefined;
     if (!task || task.state !== TASK_STATES.leased || task.leaseToken !== token) throw leaseLost(id);
@@ -433,7 +324,7 @@ export class TaskQueue {
   }
 
   private async recordProgress(id: string, token: string, clamped: number, stage: string | null, message?: string, facts?: unknown): Promise<{ cancelRequested: boolean }> {
-    return this.db.tx(async (c) => {
+    return this.tx(async (c) => {
       const task = await this.lockLeased(c, id, token);
       const res = await c.query(
         `UPDATE tasks SET progress = GREATEST(progress, $2), stage = COALESCE($3, stage),
@@ -442,7 +333,7 @@ export class TaskQueue {
         [id, clamped, stage, this.opts.leaseTtlMs],
       );
       const row = res.rows[0];
-      await this.handler(task.type).onProgress?.(c, task, row.progress, stage ?? task.stage, facts);
+      if (!task.parentId) await this.handler(task.type).onProgress?.(c, task, row.progress, stage ?? task.stage, facts);
       if (message) this.log.debug('task progress', { taskId: id, progress: row.progress, stage, message });
       return { cancelRequested: row.cancelRequested };
     });
@@ -454,18 +345,13 @@ export class TaskQueue {
   async complete(id: string, token: string, result: unknown): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       let task: TaskRow | undefined;
+      let outcome = TASK_STATES.completed as FinishOutcome | 'waiting';
       try {
-        await this.db.tx(async (c) => {
+        await this.tx(async (c) => {
           task = await this.lockLeased(c, id, token);
-          await c.query(
-            `UPDATE tasks SET state = 'completed', result = $2, progress = 1, lease_token = NULL, lease_expires_at = NULL,
-               waiting_reason = NULL, finished_at = now() WHERE id = $1`,
-            [id, result],
-          );
-          await this.handler(task.type).onComplete(c, task, result);
-          await this.event(id, task.leasedBy, 'completed', null, c);
+          outcome = await this.completeLeased(c, task, result);
         });
-        this.finished(task!, TASK_STATES.completed);
+        if (outcome !== 'waiting') this.finished(task!, outcome);
         return;
       } catch (err) {
         if (err instanceof AppError && err.error === LEASE_LOST) throw err;
@@ -486,11 +372,43 @@ export class TaskQueue {
     }
   }
 
+  /** The agent's result for a task it holds: a child's goes to its parent (./fan-out.ts); a task
+   *  whose domain splits it waits for its children; any other completes with its domain's rows. */
+  private async completeLeased(c: Queryable, task: TaskRow, result: unknown): Promise<FinishOutcome | 'waiting'> {
+    const markCompleted = () => c.query(
+      `UPDATE tasks SET state = 'completed', result = $2, progress = 1, lease_token = NULL, lease_expires_at = NULL,
+         waiting_reason = NULL, finished_at = now() WHERE id = $1`,
+      [task.id, result],
+    );
+    if (task.parentId) {
+      await markCompleted();
+      await this.event(task.id, task.leasedBy, 'completed', null, c);
+      await this.families.childCompleted(c, task);
+      return TASK_STATES.completed;
+    }
+    const handler = this.handler(task.type);
+    const children = handler.fanOut ? await handler.fanOut(c, task, result) : [];
+    if (children.length && task.cancelRequested) {
+      // Asked to stop while its own part ran: nothing more is started for it.
+      const outcome = await this.failForGood(c, task, 'Cancelled', 'CANCELLED');
+      await this.event(task.id, task.leasedBy, 'cancelled', 'cancelled before its child tasks started', c);
+      return outcome;
+    }
+    if (children.length) {
+      await this.families.split(c, task, result, children);
+      return 'waiting';
+    }
+    await markCompleted();
+    await handler.onComplete(c, task, result);
+    await this.event(task.id, task.leasedBy, 'completed', null, c);
+    return TASK_STATES.completed;
+  }
+
   /** A failure the agent reports. Retryable ones go back to the queue until attempts run out. */
   async fail(id: string, token: string, reason: string, retryable: boolean, code = 'TASK_FAILED'): Promise<{ willRetry: boolean }> {
     let task!: TaskRow;
     let ended: FinishOutcome | undefined;
-    await this.db.tx(async (c) => {
+    await this.tx(async (c) => {
       task = await this.lockLeased(c, id, token);
       if (!retryable || task.attempts >= task.maxAttempts) ended = await this.failForGood(c, task, reason, code);
       else if ((await this.requeue(c, task, reason, 'retry')) === 'cancelled') ended = TASK_STATES.cancelled;
@@ -503,7 +421,7 @@ export class TaskQueue {
   /** An agent hands a lease back (shutdown): the attempt does not count against the task. */
   async release(id: string, token: string, reason: string): Promise<void> {
     let cancelled: TaskRow | undefined;
-    await this.db.tx(async (c) => {
+    await this.tx(async (c) => {
       const task = await this.lockLeased(c, id, token);
       if ((await this.requeue(c, task, reason, 'released')) === 'cancelled') cancelled = task;
     });
@@ -516,7 +434,7 @@ export class TaskQueue {
    * again: it fails for good as cancelled. A lost lease or a retryable failure counts the attempt and
    * goes to the back of the line; a lease handed back (shutdown, never delivered) does not.
    */
-  private async requeue(c: Queryable, task: TaskRow, reason: string, why: Requeue): Promise<'requeued' | 'cancelled'> {
+  async requeue(c: Queryable, task: TaskRow, reason: string, why: Requeue): Promise<'requeued' | 'cancelled'> {
     if (task.cancelRequested) {
       await this.failForGood(c, task, 'Cancelled', 'CANCELLED');
       await this.event(task.id, task.leasedBy, 'cancelled', reason, c);
@@ -532,7 +450,7 @@ export class TaskQueue {
       [task.id, reason, counts],
     );
     if (why !== 'retry') await this.event(task.id, task.leasedBy, why, reason, c);
-    await this.notify(c, task.type);
+    await this.wakeups.notify(c, task.type);
     this.metrics.tasksRequeued.labels(task.type, why).inc();
     return 'requeued';
   }
@@ -544,10 +462,11 @@ export class TaskQueue {
    */
   async cancel(id: string, reason = 'Cancelled'): Promise<CancelOutcome> {
     let finishedTask: TaskRow | undefined;
-    const outcome = await this.db.tx(async (c): Promise<CancelOutcome> => {
+    const outcome = await this.tx(async (c): Promise<CancelOutcome> => {
+      await this.families.lockParentOf(c, id);
       const task = (await c.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE`, [id])).rows[0] as TaskRow | undefined;
       if (!task) return 'not_found';
-      if (task.state === TASK_STATES.queued) {
+      if (task.state === TASK_STATES.queued || task.state === TASK_STATES.waiting) {
         await this.failForGood(c, task, reason, 'CANCELLED');
         await this.event(id, null, 'cancelled', reason, c);
         finishedTask = task;
@@ -565,207 +484,66 @@ export class TaskQueue {
     return outcome;
   }
 
-  /** The watchdog: takes back leases whose agent went silent or kept the task past its time limit
-   *  (returns how many), marks silent agents offline, and makes work that no connected agent can take
-   *  say so. Called on a timer and by tests. One task or step that fails is logged and skipped; it
-   *  never holds up the others. */
-  async tick(): Promise<number> {
-    const expired = await this.db.query<{ id: string }>(
-      `SELECT id FROM tasks WHERE state = 'leased' AND lease_expires_at < now() ORDER BY lease_expires_at LIMIT 100`,
-    );
-    const overdue = await this.overdueLeases().catch((err) => {
-      this.log.error('lease watchdog: time limits', { err });
-      return [];
-    });
-    let count = 0;
-    for (const [ids, why] of [[expired.map((r) => r.id), 'lease_expired'], [overdue, 'time_limit']] as const) {
-      for (const id of ids) {
-        try {
-          if (await this.takeBack(id, why)) count++;
-        } catch (err) {
-          this.log.error('lease watchdog: could not take back a task', { taskId: id, why, err });
-        }
-      }
-    }
-    await this.finishCancelledQueued().catch((err) => this.log.error('lease watchdog: cancel requests', { err }));
-    await this.markSilentAgentsOffline().catch((err) => this.log.error('lease watchdog: agent states', { err }));
-    await this.noticeWaitingTasks().catch((err) => this.log.error('lease watchdog: waiting tasks', { err }));
-    return count;
-  }
-
-  private timeLimitSec(type: TaskType): number {
-    return this.opts.timeLimitsSec?.[type] ?? DEFAULT_TASK_TIME_LIMITS_SEC[type];
-  }
-
-  private get timeLimitGraceSec(): number {
-    return (this.opts.timeLimitGraceMs ?? Math.max(60_000, 2 * this.opts.leaseTtlMs)) / 1000;
-  }
-
-  /** Leased tasks running past their type's limit plus the grace, by the database's clock (the one
-   *  that stamped started_at), whatever their agent's heartbeats say. */
-  private async overdueLeases(): Promise<string[]> {
-    const types = Object.keys(DEFAULT_TASK_TIME_LIMITS_SEC) as TaskType[];
-    const rows = await this.db.query<{ id: string }>(
-      `SELECT t.id FROM tasks t JOIN unnest($1::text[], $2::float8[]) AS l(type, limit_sec) ON l.type = t.type
-       WHERE t.state = 'leased' AND t.started_at < now() - make_interval(secs => l.limit_sec + $3)
-       ORDER BY t.started_at LIMIT 100`,
-      [types, types.map((t) => this.timeLimitSec(t)), this.timeLimitGraceSec],
-    );
-    return rows.map((r) => r.id);
-  }
-
-  /**
-   * Takes a lease back from its agent: one whose agent went silent, or one held past its time limit
-   * (the agent should have stopped it; it hangs, or ignores its limit). Either costs the attempt and
-   * goes back to the queue; the last attempt fails the task for good, a cancelled one ends cancelled.
-   * The agent learns its lease is gone on its next call.
-   */
-  private async takeBack(id: string, why: TakeBack): Promise<boolean> {
-    let ended: { task: TaskRow; outcome: FinishOutcome } | undefined;
-    const taken = await this.db.tx(async (c) => {
-      // Checked again under the lock: the agent may have finished, or the lease moved on, since the scan.
-      const res = await c.query(
-        `SELECT ${TASK_COLUMNS}, lease_expires_at < now() AS "leaseExpired", extract(epoch FROM now() - started_at)::float8 AS "runSec"
-         FROM tasks WHERE id = $1 AND state = 'leased' FOR UPDATE SKIP LOCKED`,
-        [id],
-      );
-      const task = res.rows[0] as (TaskRow & { leaseExpired: boolean; runSec: number | null }) | undefined;
-      if (!task) return false;
-      const due = why === 'lease_expired' ? task.leaseExpired : (task.runSec ?? 0) > this.timeLimitSec(task.type) + this.timeLimitGraceSec;
-      if (!due) return false;
-      const limit = formatLimit(this.timeLimitSec(task.type));
-      let reason: string;
-      let final: { reason: string; code: string };
-      if (why === 'lease_expired') {
-        this.metrics.leasesExpired.labels(task.type).inc();
-        reason = `agent ${task.leasedBy} went silent past its lease`;
-        final = { reason: `The task was lost ${task.attempts} times (agents stopped responding); giving up`, code: 'AGENT_LOST' };
-      } else {
-        reason = `agent ${task.leasedBy} kept the task past its time limit of ${limit} without stopping it; taken back`;
-        const tries = task.attempts === 1 ? 'its only attempt' : `${task.attempts} attempts`;
-        final = { reason: `The ${task.type} task ran past its time limit of ${limit} and its agent did not stop it (${tries}); giving up`, code: 'TIME_LIMIT' };
-      }
-      if (task.attempts >= task.maxAttempts && !task.cancelRequested) {
-        ended = { task, outcome: await this.failForGood(c, task, final.reason, final.code) };
-        await this.event(id, task.leasedBy, why, reason, c);
-      } else if ((await this.requeue(c, task, reason, why)) === 'cancelled') {
-        ended = { task, outcome: TASK_STATES.cancelled };
-      }
-      const fields = { taskId: id, type: task.type, agentId: task.leasedBy, attempt: task.attempts };
-      if (why === 'lease_expired') this.log.warn('lease expired', fields);
-      else this.log.warn('lease taken back: past its time limit', { ...fields, limitSec: this.timeLimitSec(task.type) });
-      return true;
-    });
-    if (ended) this.finished(ended.task, ended.outcome);
-    return taken;
-  }
-
-  /** Queued tasks an operator asked to cancel (admin CLI, from another process) finish here, with
-   *  their domain's onFailed. */
-  private async finishCancelledQueued(): Promise<void> {
-    const asked = await this.db.query<{ id: string }>(`SELECT id FROM tasks WHERE state = 'queued' AND cancel_requested LIMIT 100`);
-    for (const { id } of asked) {
+  /** One transaction over the task tables. The steps below that take a Queryable (requeue,
+   *  failForGood, event) and `finished` are the queue's own, shared with its watchdog; domains use
+   *  the public calls above. */
+  async tx<T>(fn: (c: Queryable) => Promise<T>): Promise<T> {
+    let ended: Array<{ task: TaskRow; outcome: FinishOutcome }> = [];
+    const out = await this.db.tx(async (c) => {
+      ended = [];
+      this.endedInTx.set(c, ended);
       try {
-        await this.cancel(id);
-      } catch (err) {
-        this.log.error('lease watchdog: could not cancel a task', { taskId: id, err });
+        return await fn(c);
+      } finally {
+        this.endedInTx.delete(c);
       }
-    }
-  }
-
-  private async markSilentAgentsOffline(): Promise<void> {
-    const gone = await this.db.query<{ id: string; name: string }>(
-      `UPDATE agents SET state = 'offline', offline_at = now()
-       WHERE state <> 'offline' AND last_seen_at < now() - make_interval(secs => $1 / 1000.0) RETURNING id, name`,
-      [this.opts.leaseTtlMs],
-    );
-    for (const a of gone) this.log.warn('agent offline: silent past its lease TTL', { agentId: a.id, name: a.name });
-  }
-
-  /**
-   * A queued task that has waited past the notice threshold while no connected agent can run it
-   * gets a waiting reason (shown by the API, logged once). One whose required capabilities no
-   * connected agent of its type has fails for good after `unmetNeedsFailMs`: nothing waits forever
-   * for what no agent has. With no agent of its type at all it keeps waiting (one may be restarting).
-   */
-  private async noticeWaitingTasks(): Promise<void> {
-    const agents = await this.db.query<{ taskTypes: string[]; tags: string[] }>(
-      `SELECT task_types AS "taskTypes", capability_tags AS tags FROM agents
-       WHERE state = 'online' AND last_seen_at > now() - make_interval(secs => $1 / 1000.0)`,
-      [this.opts.leaseTtlMs],
-    );
-    const waiting = await this.db.query<Pick<TaskRow, 'id' | 'type' | 'requires' | 'waitingReason'> & { waitedMs: number }>(
-      `SELECT id, type, requires, waiting_reason AS "waitingReason", (extract(epoch FROM now() - queued_at) * 1000)::float8 AS "waitedMs"
-       FROM tasks WHERE state = 'queued' AND queued_at < now() - make_interval(secs => $1 / 1000.0)
-       ORDER BY queued_at LIMIT 500`,
-      [this.opts.waitingNoticeMs],
-    );
-    for (const task of waiting) {
-      try {
-        const ofType = agents.filter((a) => a.taskTypes.includes(task.type));
-        const able = ofType.some((a) => task.requires.every((tag) => a.tags.includes(tag)));
-        if (able) {
-          if (task.waitingReason) await this.db.query(`UPDATE tasks SET waiting_reason = NULL WHERE id = $1 AND state = 'queued'`, [task.id]);
-          continue;
-        }
-        const missing = ofType.length ? task.requires.filter((tag) => !ofType.some((a) => a.tags.includes(tag))) : [];
-        if (ofType.length && task.waitedMs >= this.opts.unmetNeedsFailMs) {
-          await this.failUnplaceable(task.id, missing, task.waitedMs);
-          continue;
-        }
-        const reason = waitingMessage(task.type, missing);
-        if (task.waitingReason === reason) continue;
-        const marked = await this.db.query(
-          `UPDATE tasks SET waiting_reason = $2 WHERE id = $1 AND state = 'queued' AND waiting_reason IS DISTINCT FROM $2 RETURNING id`,
-          [task.id, reason],
-        );
-        if (marked.length) {
-          this.log.warn('task waiting: no connected agent can run it', { taskId: task.id, type: task.type, reason, waitedSec: Math.round(task.waitedMs / 1000) });
-        }
-      } catch (err) {
-        this.log.error('lease watchdog: could not mark a waiting task', { taskId: task.id, err });
-      }
-    }
-  }
-
-  private async failUnplaceable(id: string, missing: string[], waitedMs: number): Promise<void> {
-    let failed: TaskRow | undefined;
-    const reason = `No connected agent has ${missing.map(describeTag).join(' and ') || 'what this task needs'}; gave up after waiting ${Math.round(waitedMs / 1000)} s`;
-    await this.db.tx(async (c) => {
-      const task = (await c.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND state = 'queued' FOR UPDATE SKIP LOCKED`, [id])).rows[0] as TaskRow | undefined;
-      if (!task) return;
-      await this.failForGood(c, task, reason, 'NO_CAPABLE_AGENT');
-      await this.event(id, null, 'failed', reason, c);
-      failed = task;
     });
-    if (failed) {
-      this.log.error('task failed: no agent can run it', { taskId: id, type: failed.type, missing });
-      this.finished(failed, TASK_STATES.failed);
-    }
+    for (const e of ended) this.finished(e.task, e.outcome);
+    return out;
+  }
+
+  /** A child's parent is locked before the child, everywhere (./fan-out.ts). */
+  lockParentOf(c: Queryable, id: string): Promise<void> {
+    return this.families.lockParentOf(c, id);
+  }
+
+  /** Another task ends in this transaction (see endedInTx). */
+  endsWith(c: Queryable, task: TaskRow, outcome: FinishOutcome): void {
+    const ended = this.endedInTx.get(c);
+    if (!ended) throw new Error('endsWith outside TaskQueue.tx');
+    ended.push({ task, outcome });
+  }
+
+  /** The lease watchdog's pass (./lease-watchdog.ts); called on a timer and by tests. */
+  tick(): Promise<number> {
+    return this.watchdog.tick();
   }
 
   /** Ends the task as failed, or as cancelled when that is why it ends; says which. */
-  private async failForGood(c: Queryable, task: TaskRow, reason: string, code: string): Promise<typeof TASK_STATES.failed | typeof TASK_STATES.cancelled> {
+  async failForGood(c: Queryable, task: TaskRow, reason: string, code: string): Promise<typeof TASK_STATES.failed | typeof TASK_STATES.cancelled> {
     const state = code === 'CANCELLED' ? TASK_STATES.cancelled : TASK_STATES.failed;
     await c.query(
       `UPDATE tasks SET state = $3, last_error = $2, lease_token = NULL, lease_expires_at = NULL, waiting_reason = NULL,
          finished_at = now() WHERE id = $1`,
       [task.id, reason, state],
     );
-    await this.handler(task.type).onFailed(c, task, reason, code);
+    if (task.state === TASK_STATES.waiting) await this.families.endChildren(c, task, reason);
+    if (task.parentId) await this.families.childEnded(c, task, reason, code);
+    else await this.handler(task.type).onFailed(c, task, reason, code);
     return state;
   }
 
-  private finished(task: TaskRow, outcome: FinishOutcome): void {
+  finished(task: TaskRow, outcome: FinishOutcome): void {
     this.metrics.tasksFinished.labels(task.type, outcome).inc();
     if (task.startedAt) this.metrics.taskDuration.labels(task.type, outcome).observe((Date.now() - new Date(task.startedAt).getTime()) / 1000);
     this.log.info('task finished', { taskId: task.id, type: task.type, outcome });
-    const after = this.handler(task.type).afterFinish;
+    // A child's outcome is its parent's business; the parent's own finish runs the domain's hook.
+    const after = task.parentId ? undefined : this.handler(task.type).afterFinish;
     const domainOutcome = outcome === TASK_STATES.completed ? 'completed' : 'failed';
     if (after) after(task, domainOutcome).catch((err) => this.log.error('after-finish hook failed', { taskId: task.id, err }));
   }
 
-  private async event(taskId: string, agentId: string | null, kind: string, detail: string | null, c: Queryable = this.db.pool): Promise<void> {
+  async event(taskId: string, agentId: string | null, kind: string, detail: string | null, c: Queryable = this.db.pool): Promise<void> {
     await c.query('INSERT INTO task_events (task_id, agent_id, kind, detail) VALUES ($1, $2, $3, $4)', [taskId, agentId, kind, detail]);
   }
 }

@@ -1,10 +1,17 @@
 import type { Queryable } from '../db/db.js';
 import type { TaskType } from '../../../common/src/tasks.js';
+import type { TaskPlacement } from '../../../common/src/placement.js';
 import {
-  parseStoredPayload, parseTaskFacts, parseTaskResult,
-  type TaskFacts, type TaskLeasePayload, type TaskPayload, type TaskResult,
+  childTypeOf, parseStoredPayload, parseTaskFacts, parseTaskResult,
+  type TaskChildType, type TaskFacts, type TaskLeasePayload, type TaskPayload, type TaskResult,
 } from '../../../common/src/tasks/contracts.js';
 import type { TaskOutcomeHandler, TaskRow } from './task-queue.js';
+
+/** A child task in its type's own terms. */
+export interface TypedChildTask<C extends TaskType> {
+  payload: TaskPayload<C>;
+  placement?: Partial<TaskPlacement>;
+}
 
 /** A domain's side of one task type, in that type's own terms (common/src/tasks/<type>.ts). */
 export interface TypedOutcomeHandler<T extends TaskType> {
@@ -16,13 +23,19 @@ export interface TypedOutcomeHandler<T extends TaskType> {
    *  task (signed URLs). Without it the agent gets the stored payload. */
   prepareLease?(task: TaskRow, payload: TaskPayload<T>): Promise<TaskLeasePayload<T>>;
   afterFinish?: TaskOutcomeHandler['afterFinish'];
+  /** Fan-out, for a type whose contract declares `children`: the children this task splits into,
+   *  from its own agent's result (none: it completes at once). */
+  fanOut?(c: Queryable, parent: TaskRow, result: TaskResult<T>): Promise<TypedChildTask<TaskChildType<T>>[]>;
+  /** Fan-in: the parent's result from its own and its children's, in child order. */
+  fanIn?(c: Queryable, parent: TaskRow, result: TaskResult<T>, childResults: TaskResult<TaskChildType<T>>[]): Promise<TaskResult<T>>;
 }
 
 /** The queue's handler for a task type: reads what the agent reported through the type's contract
  *  (a report that does not parse throws ContractViolation, which the queue refuses) and hands the
  *  domain typed values. */
 export function withContract<T extends TaskType>(type: T, domain: TypedOutcomeHandler<T>): TaskOutcomeHandler {
-  const { onProgress, prepareLease } = domain;
+  const { onProgress, prepareLease, fanOut, fanIn } = domain;
+  const childType = childTypeOf(type) as TaskChildType<T> | undefined;
   return {
     onProgress: onProgress
       ? (c, task, progress, stage, facts) => onProgress(c, task, progress, stage, facts === undefined ? undefined : parseTaskFacts(type, facts))
@@ -31,5 +44,15 @@ export function withContract<T extends TaskType>(type: T, domain: TypedOutcomeHa
     onFailed: (c, task, reason, code) => domain.onFailed(c, task, reason, code),
     prepareLease: prepareLease ? async (task) => prepareLease(task, parseStoredPayload(type, task.payload)) : undefined,
     afterFinish: domain.afterFinish,
+    // Children are checked against their own contract both ways: what the parent asks of them, and
+    // what they bring back (a child result that does not parse refuses the last child's report).
+    fanOut: fanOut
+      ? async (c, parent, result) => (await fanOut(c, parent, parseTaskResult(type, result)))
+        .map((child) => ({ ...child, payload: parseStoredPayload(childType!, child.payload) as Record<string, unknown> }))
+      : undefined,
+    fanIn: fanIn
+      ? async (c, parent, result, childResults) =>
+        fanIn(c, parent, parseTaskResult(type, result), childResults.map((r) => parseTaskResult(childType!, r)))
+      : undefined,
   };
 }

@@ -2,7 +2,7 @@ import { SignJWT, jwtVerify } from 'jose';
 import type { Db } from '../db/db.js';
 import { AppError, unauthorized } from '../../../common/src/errors.js';
 import { findActiveApiKey, getUser, isMember, type User } from './tenancy.js';
-import { csrfMatches, findSession } from './sessions.js';
+import { csrfMatches, findSession, type SessionPolicy } from './sessions.js';
 
 export const JWT_ISSUER = 'shorts-coordinator';
 
@@ -11,7 +11,6 @@ export type Principal =
   /** A bearer token, or the web studio's session cookie: both act as the user, in an organization they belong to. */
   | { kind: 'user'; userId: string; via: 'token' | 'session' };
 
-export const SESSION_COOKIE = 'shorts_session';
 export const CSRF_HEADER = 'x-csrf-token';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -56,15 +55,21 @@ export function readCookie(header: string | string[] | undefined, name: string):
  * state-changing method must also carry the session's CSRF token in `X-CSRF-Token`, which a page
  * of another origin cannot read.
  */
-export async function authenticate(db: Db, signer: TokenSigner, headers: Record<string, string | string[] | undefined>, method = 'GET'): Promise<Principal> {
+export async function authenticate(
+  db: Db,
+  signer: TokenSigner,
+  sessions: SessionPolicy,
+  headers: Record<string, string | string[] | undefined>,
+  method = 'GET',
+): Promise<Principal> {
   const header = headers['authorization'];
   const apiKeyHeader = headers['x-api-key'];
   let credential: string | undefined;
   if (typeof header === 'string' && /^bearer\s+/i.test(header)) credential = header.replace(/^bearer\s+/i, '').trim();
   else if (typeof apiKeyHeader === 'string') credential = apiKeyHeader.trim();
   if (!credential) {
-    const cookie = readCookie(headers['cookie'], SESSION_COOKIE);
-    const session = cookie ? await findSession(db.pool, cookie) : undefined;
+    const cookie = readCookie(headers['cookie'], sessions.cookieName);
+    const session = cookie ? await findSession(db.pool, cookie, sessions) : undefined;
     if (!session) throw unauthorized();
     if (!SAFE_METHODS.has(method.toUpperCase()) && !csrfMatches(session.csrfToken, headers[CSRF_HEADER])) {
       throw new AppError(403, 'Forbidden', 'Missing or wrong X-CSRF-Token header for this session');

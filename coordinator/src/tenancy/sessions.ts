@@ -21,8 +21,40 @@ const MAX_HASH_MEMORY = 256 * 1024 * 1024;
 const maxmemFor = ({ N, r, p }: ScryptParams) => 128 * r * (N + p + 2) + (1 << 20);
 
 export const MIN_PASSWORD_LENGTH = 10;
-export const SESSION_TTL_SEC = 7 * 24 * 3600;
 export const LOGIN_LINK_TTL_SEC = 15 * 60;
+/** A sign-in link is a password that travels by chat or e-mail: it lives minutes, an hour at most. */
+export const LOGIN_LINK_TTL_BOUNDS_SEC = { min: 60, max: 3600 } as const;
+
+/** How studio sessions live and what their cookie is called. Behind https (PUBLIC_URL) the cookie is
+ *  `Secure` and named with the `__Host-` prefix, which a browser accepts only from a secure origin,
+ *  for the whole host (no Domain), Path=/; so no subdomain or plain-http page can plant or shadow it.
+ *  Over http (a laptop) it keeps its plain name, which a browser would refuse with that prefix. */
+export interface SessionPolicy {
+  cookieName: string;
+  secure: boolean;
+  idleSec: number;
+  absoluteSec: number;
+}
+
+export const SESSION_COOKIE = 'shorts_session';
+export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
+
+export function sessionPolicy(config: { publicUrl?: string; sessionIdleTimeoutSec: number; sessionAbsoluteTimeoutSec: number }): SessionPolicy {
+  const secure = config.publicUrl?.startsWith('https:') ?? false;
+  return {
+    cookieName: secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE,
+    secure,
+    idleSec: config.sessionIdleTimeoutSec,
+    absoluteSec: config.sessionAbsoluteTimeoutSec,
+  };
+}
+
+/** The Set-Cookie value that sets (or, with null, clears) the session cookie. */
+export function sessionCookieHeader(policy: SessionPolicy, token: string | null): string {
+  const parts = [`${policy.cookieName}=${token ?? ''}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${token ? policy.absoluteSec : 0}`];
+  if (policy.secure) parts.push('Secure');
+  return parts.join('; ');
+}
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -59,11 +91,17 @@ const weakerThanCurrent = (p: ScryptParams) => p.N < SCRYPT_PARAMS.N || p.r < SC
 // Spent on unknown e-mails too, so the answer time does not tell which addresses exist.
 let decoyHash: Promise<string> | undefined;
 
-export async function setPassword(db: Db, userId: string, password: string): Promise<void> {
+/** Sets a user's password and ends every session and unused sign-in link they had: whoever knew
+ *  the old password (or held a session made with it) is out. */
+export async function setPassword(db: Db, userId: string, password: string): Promise<{ sessionsEnded: number }> {
   if (password.length < MIN_PASSWORD_LENGTH) throw badRequest(`A password needs at least ${MIN_PASSWORD_LENGTH} characters`);
   const hash = await hashPassword(password);
-  const res = await db.pool.query('UPDATE users SET password_hash = $2 WHERE id = $1', [userId, hash]);
-  if (!res.rowCount) throw notFound('User not found');
+  return db.tx(async (c) => {
+    const res = await c.query('UPDATE users SET password_hash = $2 WHERE id = $1', [userId, hash]);
+    if (!res.rowCount) throw notFound('User not found');
+    await c.query('DELETE FROM login_links WHERE user_id = $1 AND used_at IS NULL', [userId]);
+    return { sessionsEnded: (await c.query('DELETE FROM sessions WHERE user_id = $1', [userId])).rowCount ?? 0 };
+  });
 }
 
 const badCredentials = () => new AppError(401, 'Unauthorized', 'Wrong e-mail or password');
@@ -92,13 +130,19 @@ export async function findUserIdByEmail(db: Db, email: string): Promise<string |
   return (await db.one<{ id: string }>('SELECT id FROM users WHERE lower(email) = lower($1)', [email.trim()]))?.id;
 }
 
-/** A one-time sign-in link's token; valid for `ttlSec`, spent by its first use. */
+/** A one-time sign-in link's token; valid for `ttlSec` (bounded), spent by its first use. Issuing
+ *  one revokes the user's earlier unused links: only the newest one printed works. */
 export async function createLoginLink(db: Db, userId: string, ttlSec = LOGIN_LINK_TTL_SEC): Promise<string> {
+  const { min, max } = LOGIN_LINK_TTL_BOUNDS_SEC;
+  if (!Number.isInteger(ttlSec) || ttlSec < min || ttlSec > max) throw badRequest(`A sign-in link lives from ${min} to ${max} seconds`);
   const token = randomToken(32);
-  await db.query(
-    `INSERT INTO login_links (token_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))`,
-    [sha256(token), userId, ttlSec],
-  );
+  await db.tx(async (c) => {
+    await c.query('DELETE FROM login_links WHERE user_id = $1 AND used_at IS NULL', [userId]);
+    await c.query(
+      `INSERT INTO login_links (token_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))`,
+      [sha256(token), userId, ttlSec],
+    );
+  });
   return token;
 }
 
@@ -118,30 +162,44 @@ export interface Session {
   expiresAt: Date;
 }
 
-export async function createSession(db: Db, userId: string): Promise<Session & { token: string }> {
+/** A session ends at `expiresAt` (its absolute lifetime from sign-in) or after `policy.idleSec` unused. */
+export async function createSession(db: Db, userId: string, policy: Pick<SessionPolicy, 'idleSec' | 'absoluteSec'>): Promise<Session & { token: string }> {
   const token = randomToken(32);
   const csrfToken = randomToken(24);
   const row = await db.one<{ expiresAt: Date }>(
-    `INSERT INTO sessions (token_hash, user_id, csrf_token, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))
+    `INSERT INTO sessions (token_hash, user_id, csrf_token, expires_at, last_seen_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4), now())
      RETURNING expires_at AS "expiresAt"`,
-    [sha256(token), userId, csrfToken, SESSION_TTL_SEC],
+    [sha256(token), userId, csrfToken, policy.absoluteSec],
   );
-  // Expired sessions of anyone are cleared here rather than by a timer.
-  await db.query('DELETE FROM sessions WHERE expires_at < now()');
+  // Ended sessions of anyone are cleared here rather than by a timer.
+  await db.query('DELETE FROM sessions WHERE expires_at < now() OR last_seen_at < now() - make_interval(secs => $1)', [policy.idleSec]);
   return { token, userId, csrfToken, expiresAt: row!.expiresAt };
 }
 
-export async function findSession(db: Queryable, token: string): Promise<Session | undefined> {
+/** The live session of a token, its idle clock restarted. The restart is written at most every
+ *  minute (or quarter of the idle timeout), not on every request. */
+export async function findSession(db: Queryable, token: string, policy: Pick<SessionPolicy, 'idleSec'>): Promise<Session | undefined> {
+  const hash = sha256(token);
   const res = await db.query(
-    `SELECT user_id AS "userId", csrf_token AS "csrfToken", expires_at AS "expiresAt" FROM sessions
-     WHERE token_hash = $1 AND expires_at > now()`,
-    [sha256(token)],
+    `SELECT user_id AS "userId", csrf_token AS "csrfToken", expires_at AS "expiresAt",
+            last_seen_at < now() - make_interval(secs => LEAST(60, $2 / 4.0)) AS stale
+     FROM sessions
+     WHERE token_hash = $1 AND expires_at > now() AND last_seen_at > now() - make_interval(secs => $2)`,
+    [hash, policy.idleSec],
   );
-  return res.rows[0];
+  const row = res.rows[0] as (Session & { stale: boolean }) | undefined;
+  if (!row) return undefined;
+  if (row.stale) await db.query('UPDATE sessions SET last_seen_at = now() WHERE token_hash = $1', [hash]);
+  return { userId: row.userId, csrfToken: row.csrfToken, expiresAt: row.expiresAt };
 }
 
 export async function deleteSession(db: Db, token: string): Promise<void> {
   await db.query('DELETE FROM sessions WHERE token_hash = $1', [sha256(token)]);
+}
+
+/** Sign out everywhere: every session of the user ends. */
+export async function deleteUserSessions(db: Db, userId: string): Promise<number> {
+  return (await db.pool.query('DELETE FROM sessions WHERE user_id = $1', [userId])).rowCount ?? 0;
 }
 
 export function csrfMatches(expected: string, given: unknown): boolean {

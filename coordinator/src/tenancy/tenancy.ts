@@ -172,8 +172,11 @@ export async function listApiKeys(db: Db, organizationId: string): Promise<ApiKe
   return db.query(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY created_at`, [organizationId]);
 }
 
-export async function revokeApiKey(db: Db, keyId: string): Promise<ApiKeyInfo> {
-  const row = await db.one(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [keyId]);
+/** @param organizationId when given, a key of another organization is not found (the API's rule). */
+export async function revokeApiKey(db: Db, keyId: string, organizationId?: string): Promise<ApiKeyInfo> {
+  const row = organizationId === undefined
+    ? await db.one(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [keyId])
+    : await db.one(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND organization_id = $2 RETURNING ${KEY_COLUMNS}`, [keyId, organizationId]);
   if (!row) throw notFound('API key not found');
   const cache = activeKeyCaches.get(db);
   if (cache) for (const [hash, k] of cache) if (k.id === keyId) cache.delete(hash);

@@ -17,12 +17,15 @@ export class ApiError extends Error {
 
 let csrfToken = '';
 let organizationId = '';
+let plan = '';
 
 export function useSession(session: SessionInfo, orgId: string): void {
   csrfToken = session.csrfToken;
   organizationId = orgId;
+  plan = session.organizations.find((o) => o.id === orgId)?.plan ?? '';
 }
 export const currentOrgId = () => organizationId;
+export const currentPlan = () => plan;
 export const csrf = () => csrfToken;
 
 async function parse(res: Response): Promise<any> {
@@ -38,17 +41,21 @@ async function parse(res: Response): Promise<any> {
 
 type Query = Record<string, string | number | undefined | null>;
 
-export async function api<T = any>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, opts: { query?: Query; body?: Record<string, unknown>; org?: boolean } = {}): Promise<T> {
+export async function api<T = any>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, opts: { query?: Query; body?: Record<string, unknown>; org?: boolean } = {}): Promise<T> {
   const withOrg = opts.org !== false && organizationId;
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== null && v !== '') query.set(k, String(v));
-  if (withOrg && (method === 'GET' || method === 'DELETE')) query.set('organizationId', organizationId);
+  // PATCH routes (transcript corrections) take the organization in the query, as GET and DELETE do.
+  if (withOrg && (method === 'GET' || method === 'DELETE' || method === 'PATCH')) query.set('organizationId', organizationId);
   const headers: Record<string, string> = {};
   let body: string | undefined;
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
   if (method === 'POST' || method === 'PUT') {
     headers['content-type'] = 'application/json';
     body = JSON.stringify(withOrg ? { ...opts.body, organizationId } : opts.body ?? {});
+  } else if (method === 'PATCH') {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(opts.body ?? {});
   }
   const qs = query.toString();
   const res = await fetch(path + (qs ? `?${qs}` : ''), { method, headers, body, credentials: 'same-origin' });
@@ -67,6 +74,11 @@ export async function signIn(body: { email: string; password: string } | { token
 
 export async function signOut(): Promise<void> {
   await fetch('/api/session', { method: 'DELETE', headers: { 'x-csrf-token': csrfToken }, credentials: 'same-origin' });
+}
+
+/** Ends every session of this user, in every browser (a lost laptop, a shared computer). */
+export async function signOutEverywhere(): Promise<void> {
+  await parse(await fetch('/api/sessions', { method: 'DELETE', headers: { 'x-csrf-token': csrfToken }, credentials: 'same-origin' }));
 }
 
 /** A job's stage as the API names it (`stage`: what a PROCESSING job does or why it waits), or its

@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import './style.css';
-import { loadSession, signOut, useSession, type SessionInfo } from './api.js';
+import { loadSession, signOut, signOutEverywhere, useSession, type SessionInfo } from './api.js';
 import { go, useRoute } from './router.js';
 import { ErrorBox } from './ui.js';
 import { SignIn } from './screens/SignIn.js';
@@ -50,7 +50,7 @@ function App() {
   else if (section === 'presets') screen = <Presets />;
   else if (section === 'files') screen = <Files />;
   else if (section === 'social') screen = <Social />;
-  else if (section === 'settings') screen = <Settings org={org} onChanged={() => loadSession().then(setSession)} />;
+  else if (section === 'settings') screen = <Settings org={org} page={route.path[1]} onChanged={() => loadSession().then(setSession)} />;
   else screen = <Jobs />;
 
   return (
@@ -60,14 +60,16 @@ function App() {
         <span class="brand">Shorts Studio</span>
         <nav class="main" aria-label="Sections">
           {NAV.map(([path, label]) => <a key={path} href={`#/${path}`} aria-current={section === path ? 'page' : undefined}>{label}</a>)}
+          <a href="/docs" target="_blank" rel="noopener">API docs</a>
         </nav>
         {session.organizations.length > 1 ? (
           <select aria-label="Organization" value={orgId} onChange={(e) => chooseOrg((e.target as HTMLSelectElement).value)}>
             {session.organizations.map((o) => <option key={o.id} value={o.id}>{o.name}</option>)}
           </select>
-        ) : <span class="muted">{org.name} · {org.plan}</span>}
-        <span class="muted">{session.user.email}</span>
+        ) : <span class="muted account-detail">{org.name} · {org.plan}</span>}
+        <span class="muted account-detail">{session.user.email}</span>
         <button onClick={async () => { await signOut(); setSession(null); go('/sign-in'); }}>Sign out</button>
+        <button class="account-detail" title="Ends your sessions in every browser" onClick={async () => { await signOutEverywhere(); setSession(null); go('/sign-in'); }}>Sign out everywhere</button>
       </header>
       <main id="content" tabIndex={-1} key={orgId}>
         <ErrorBox error={error} />

@@ -14,7 +14,9 @@ export function startUpload(file: File, opts: {
     upload = new tus.Upload(file, {
       endpoint: '/api/uploads/tus',
       chunkSize: 4 * 1024 * 1024,
-      retryDelays: [0, 1000, 3000, 5000],
+      // Long enough to outlast a coordinator that died mid-chunk: its writer lease on the upload
+      // (UPLOAD_WRITER_LEASE_MS, 15 s) runs out, and the retry goes through another one.
+      retryDelays: [0, 1000, 3000, 5000, 10000, 20000],
       metadata: {
         filename: file.name, filetype: file.type, organizationId: currentOrgId(),
         purpose: opts.purpose ?? 'job', ...(opts.title ? { title: opts.title } : {}),

@@ -8,17 +8,13 @@
 // with one lookup table per channel; the non-separable ones in YUV (4:2:0 for video frames) with a
 // few tables per plane (non-separable.ts), or with geq on the bundled 2018 ffmpeg
 // (non-separable-geq.ts). `normal` needs no blend: overlay alone does it.
-import { parseLength, resolveLength } from '../../../common/src/render/position.js';
+import { placeWatermark, type WatermarkPlacement } from '../../../common/src/render/watermark-geometry.js';
 import type { BlendMode } from '../../../common/src/render/options.js';
 import { isNonSeparable, nonSeparableBlend } from './non-separable.js';
 import { geqBlend } from './non-separable-geq.js';
 
-export interface WatermarkPlacement {
-  left?: string; // CSS lengths: Npx, N%, calc(); % of the frame width
-  top?: string; // % of the frame height; wins over bottom
-  bottom?: string;
-  width?: string; // defaults to the image's own width
-}
+// The geometry is shared with the studio's preview.
+export { placeWatermark, type WatermarkPlacement };
 
 export interface WatermarkFilterOptions extends WatermarkPlacement {
   videoLabel: string; // filter-graph label of the frame, without brackets
@@ -61,17 +57,6 @@ const SEPARABLE_EXPR: Partial<Record<BlendMode, string>> = {
   difference: 'abs(x-y)',
   exclusion: 'x+y-2*x*y/255',
 };
-
-/** Where the watermark lands in a frame, in whole pixels (may extend past the edges). */
-export function placeWatermark(p: WatermarkPlacement, frameWidth: number, frameHeight: number, imageWidth: number, imageHeight: number) {
-  const w = Math.max(1, Math.round(p.width !== undefined ? resolveLength(parseLength('waterMark.width', p.width), frameWidth) : imageWidth));
-  const h = Math.max(1, Math.round((w * imageHeight) / imageWidth));
-  const x = Math.round(p.left !== undefined ? resolveLength(parseLength('waterMark.left', p.left), frameWidth) : 0);
-  let y = 0;
-  if (p.top !== undefined) y = Math.round(resolveLength(parseLength('waterMark.top', p.top), frameHeight));
-  else if (p.bottom !== undefined) y = frameHeight - h - Math.round(resolveLength(parseLength('waterMark.bottom', p.bottom), frameHeight));
-  return { x, y, w, h };
-}
 
 export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter {
   const { x, y, w, h } = placeWatermark(o, o.frameWidth, o.frameHeight, o.imageWidth, o.imageHeight);

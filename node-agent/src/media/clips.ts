@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { inputGuard } from '../../../common/src/media/input-guard.js';
 import { toolEnv } from '../../../common/src/media/tools.js';
 import type { Reframe } from '../../../common/src/reframe/types.js';
-import { largestWindow } from '../reframe/camera.js';
+import { largestWindow } from '../../../common/src/reframe/camera.js';
 import { runFfmpeg } from './ffmpeg.js';
 import { prepareRender, type RenderSpec } from './render-args.js';
 

@@ -172,7 +172,7 @@ function mergePieces(pieces: Piece[]): Piece[] {
 }
 
 /** The window at a time on the clip's clock: linear between keyframes, the later of two at one time. */
-function windowAt(keys: Array<ReframeKeyframe>, time: number): ReframeKeyframe {
+export function windowAt(keys: readonly ReframeKeyframe[], time: number): ReframeKeyframe {
   let i = 0;
   while (i + 1 < keys.length && keys[i + 1]!.time <= time) i++;
   const a = keys[i]!;

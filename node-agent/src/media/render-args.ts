@@ -12,6 +12,8 @@ import { prepareFontsDir, resolveFontFace } from './fonts.js';
 import type { Reframe } from '../../../common/src/reframe/types.js';
 import { inputGuard } from '../../../common/src/media/input-guard.js';
 import { buildReframeGraph, sec } from './reframe-graph.js';
+import { editedDuration, editedWords, type JumpCutPlan } from '../../../common/src/render/jump-cuts.js';
+import { buildAudioCut, buildVideoCut, remapReframe } from './jump-cut-graph.js';
 
 export interface RenderSpec {
   sourcePath: string;
@@ -41,7 +43,16 @@ export interface RenderSpec {
   workDir: string;
   sourceWidth: number;
   sourceHeight: number;
+  /** Jump cuts (issue 24): the kept ranges of the clip. Absent or without cuts: the graph is the
+   *  uncut one, unchanged. */
+  edit?: JumpCutPlan | null;
+  /** With `edit`: the source's frame rate (frames are kept whole) and whether it has sound. */
+  sourceFps?: number | null;
+  sourceHasAudio?: boolean;
 }
+
+/** The plan when it cuts something; null when the render is the uncut one. */
+export const activeEdit = (spec: Pick<RenderSpec, 'edit'>): JumpCutPlan | null => (spec.edit?.cuts.length ? spec.edit : null);
 
 export const assPathFor = (spec: Pick<RenderSpec, 'workDir'>) => path.join(spec.workDir, 'captions.ass');
 export const fontsDirFor = (spec: Pick<RenderSpec, 'workDir'>) => path.join(spec.workDir, 'fonts');
@@ -52,11 +63,17 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
   if (!(W > 0 && H > 0 && W % 2 === 0 && H % 2 === 0)) throw new Error(`output size ${W}x${H} must be positive and even`);
   if (!(spec.endTime > spec.startTime && spec.startTime >= 0)) throw new Error(`bad clip range ${spec.startTime}..${spec.endTime}`);
   const graph: string[] = [];
+  const edit = activeEdit(spec);
   // Output-sized 4:2:0 frames from here on whatever the source is (10-bit, 4:4:4): captions and the
   // watermark patch are drawn on the frame the encoder gets.
-  const video = buildReframeGraph(spec.reframe, {
-    start: spec.startTime, end: spec.endTime, width: W, height: H, sourceWidth: spec.sourceWidth, sourceHeight: spec.sourceHeight,
-  }, graph);
+  const video = edit
+    ? buildReframeGraph(remapReframe(spec.reframe, edit), {
+      start: 0, end: editedDuration(edit), width: W, height: H, sourceWidth: spec.sourceWidth, sourceHeight: spec.sourceHeight,
+    }, graph, buildVideoCut(edit, spec.startTime, spec.sourceFps ?? 0, graph))
+    : buildReframeGraph(spec.reframe, {
+      start: spec.startTime, end: spec.endTime, width: W, height: H, sourceWidth: spec.sourceWidth, sourceHeight: spec.sourceHeight,
+    }, graph);
+  const audio = edit && spec.sourceHasAudio ? buildAudioCut(edit, spec.startTime, graph) : null;
   let chain = `[${video}]null`;
   const captions = captionLayout(spec);
   const subtitles = `subtitles=filename=${filterArg(assPathFor(spec))}:fontsdir=${filterArg(fontsDirFor(spec))}`;
@@ -104,7 +121,7 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     '-filter_complex_threads', '1',
     ...inputs,
     '-filter_complex', graph.join(';'),
-    '-map', '[vout]', '-map', '0:a:0?',
+    '-map', '[vout]', ...(edit ? (audio ? ['-map', `[${audio}]`] : []) : ['-map', '0:a:0?']),
     ...encoderArgs(spec.encoder), '-pix_fmt', 'yuv420p',
     '-c:a', 'aac', '-b:a', '160k',
     '-map_metadata', '-1', '-map_chapters', '-1',
@@ -159,7 +176,9 @@ export async function clampWatermark(
 /** The caption pages of the clip, and the canvas they are drawn on when one does (caption-canvas.ts). */
 function captionLayout(spec: RenderSpec): { pages: CaptionPage[]; canvas: CaptionCanvas | null } | null {
   if (!spec.caption) return null;
-  const pages = buildCaptionPages(clipWords(spec.words, spec.startTime, spec.endTime), spec.caption.maxWordsInPage);
+  const edit = activeEdit(spec);
+  const words = edit ? clipWords(editedWords(edit, spec.words), 0, editedDuration(edit)) : clipWords(spec.words, spec.startTime, spec.endTime);
+  const pages = buildCaptionPages(words, spec.caption.maxWordsInPage);
   // The bundled 2018 ffmpeg draws onto a canvas differently (7 luma levels off the frame path).
   const canvasAllowed = spec.captionCanvas !== false && !spec.legacyFfmpeg;
   const canvas = canvasAllowed ? planCaptionCanvas(pages, buildAssEvents(pages, spec.caption.style, spec.output), spec.caption.style, spec.output) : null;

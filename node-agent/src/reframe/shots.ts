@@ -25,6 +25,9 @@ const CUT_PERSISTS = 0.6;
  *  two samples; otherwise the change was gradual (a dissolve, a fast pan). */
 const SPIKE_OVER_REST = 3;
 const SPIKE_MIN_SCORE = 0.03;
+/** Between two cuts the picture settles: some step between samples falls under this. A whip pan
+ *  changes every sample until it lands, and is one cut (on its first frame), not one per sample. */
+const SETTLED_CHANGE = 0.5 * CUT_MIN_CHANGE;
 /** A dissolve: a run of samples each changing at least this much, and this many times the usual
  *  change around them, between 0.375 s and 3 s long... */
 const DISSOLVE_STEP_MIN = 0.01;
@@ -98,7 +101,6 @@ export class ShotTracker {
     const s = this.samples;
     const steps = s.map((x, i) => (i === 0 ? 0 : difference(s[i - 1]!.thumb, x.thumb)));
     const found: ShotBoundary[] = [];
-    const gradual: number[] = [];
     for (let i = 1; i < s.length; i++) {
       const step = steps[i]!;
       if (step < CUT_MIN_CHANGE || step < CUT_OVER_BASELINE * baseline(steps, i)) continue;
@@ -108,10 +110,9 @@ export class ShotTracker {
       if (after && difference(s[i - 1]!.thumb, after.thumb) < CUT_PERSISTS * step) continue;
       if (i >= 2 && difference(s[i - 2]!.thumb, s[i]!.thumb) < CUT_PERSISTS * step) continue;
       const frame = spikeBetween(scores, s[i - 1]!.time, s[i]!.time);
-      if (frame === undefined) {
-        gradual.push(i);
-        continue;
-      }
+      if (frame === undefined) continue; // gradual: a dissolve or a pan
+      const previous = found.at(-1);
+      if (previous && steps.slice(previous.index + 1, i).every((x) => x >= SETTLED_CHANGE)) continue; // still the same whip
       const time = frameStart(frame);
       found.push({ index: i, time, transition: 'cut', spanStart: time, spanEnd: time });
     }
@@ -174,10 +175,6 @@ export class ShotTracker {
   }
 }
 
-/** When the framing changes for a shot: a cut's first frame, a dissolve's middle. */
-export function framingChangeAt(shot: SourceShot): number {
-  return shot.transition === 'dissolve' && shot.transitionEnd !== undefined ? r3((shot.start + shot.transitionEnd) / 2) : shot.start;
-}
 
 // ---- the signals ----------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ import { stageProgress } from '../../../common/src/tasks/contract.js';
 import { ANALYZE_STAGES, type AnalyzedShort, type AnalyzeVideoLease, type AnalyzeVideoResult, type ReframePlan } from '../../../common/src/tasks/analyze-video.js';
 import { DEFAULT_DIRECTOR } from '../../../common/src/reframe/director.js';
 import type { ShortDetections } from '../../../common/src/reframe/types.js';
-import { planReframe } from '../reframe/camera.js';
+import { planReframe } from '../../../common/src/reframe/camera.js';
 import { detectShorts, SAMPLE_FPS } from '../reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../reframe/detector-factory.js';
 import type { AgentConfig } from '../config.js';

@@ -4,9 +4,10 @@ import path from 'node:path';
 import { resolveCaptionStyle } from '../../../common/src/render/presets.js';
 import { stageProgress } from '../../../common/src/tasks/contract.js';
 import { RENDER_STAGES } from '../../../common/src/tasks/render-short.js';
-import { planReframe } from '../reframe/camera.js';
+import { planReframe } from '../../../common/src/reframe/camera.js';
 import { FfmpegError, ffprobe, runFfmpeg } from '../media/ffmpeg.js';
 import { prepareRender, type RenderSpec } from '../media/render-args.js';
+import { editedDuration, planJumpCuts } from '../../../common/src/render/jump-cuts.js';
 import { isBundledFfmpeg } from '../../../common/src/media/tools.js';
 import { grabThumbnail } from '../media/clips.js';
 import { downloadObject, downloadSource } from './download.js';
@@ -51,6 +52,12 @@ export const renderShort: TaskHandler<'render-short'> = {
       ctx.log.info('camera path recomputed', { renderId: p.renderId, director: p.recompute.director, keyframes: reframe.keyframes.length });
     }
 
+    // Jump cuts are planned here, where the source's frame rate is known: cuts land on its frames.
+    const edit = p.options.editing
+      ? planJumpCuts({ start: p.startTime, end: p.endTime, words: p.words, speech: p.speech, editing: p.options.editing, fps: info.fps })
+      : null;
+    if (edit) ctx.log.info('jump cuts planned', { renderId: p.renderId, cuts: edit.cuts.length, removedSec: edit.removedSec, fillers: edit.fillerWords.length });
+
     const out = path.join(ctx.workDir, 'render.mp4');
     const spec: RenderSpec = {
       sourcePath: source,
@@ -66,13 +73,14 @@ export const renderShort: TaskHandler<'render-short'> = {
       workDir: ctx.workDir,
       sourceWidth: info.width,
       sourceHeight: info.height,
+      ...(edit?.cuts.length ? { edit, sourceFps: info.fps, sourceHasAudio: info.hasAudio } : {}),
     };
     const args = await prepareRender(spec);
     ctx.progress(stageProgress(RENDER_STAGES, 'rendering'), 'rendering');
     const encodeStarted = performance.now();
     try {
       await runFfmpeg(ctx.config.ffmpegPath, args, {
-        durationSec: p.endTime - p.startTime,
+        durationSec: edit ? editedDuration(edit) : p.endTime - p.startTime,
         signal: ctx.signal,
         onProgress: (f) => ctx.progress(stageProgress(RENDER_STAGES, 'rendering', f), 'rendering'),
       });

@@ -1,23 +1,32 @@
 import { Fragment } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { CAPTION_PRESETS } from '../../../../common/src/render/presets.js';
-import { api, seconds, stageOf } from '../api.js';
-import { captionCss, pageAt, styleFor, type Word } from '../captions.js';
+import { CAPTION_PRESETS, type StyleItem } from '../../../../common/src/render/presets.js';
+import type { WatermarkPlacement } from '../../../../common/src/render/watermark-geometry.js';
+import { editedDuration, planJumpCuts, type JumpCutPlan } from '../../../../common/src/render/jump-cuts.js';
+import type { EditingOptions } from '../../../../common/src/render/options.js';
+import { api, currentPlan, seconds, stageOf } from '../api.js';
+import { PLAN_LIMITS, type Plan } from '../../../src/tenancy/plans.js';
+import { pageAt, styleFor, type Word } from '../captions.js';
 import type { ReframeLayout, SourceShot } from '../../../../common/src/reframe/types.js';
-import { centredCrop, cropAt, drawCrop, layoutAt, readReframe, type Crop } from '../reframe.js';
+import { centredCrop, cropAt, layoutAt, readReframe, type Crop } from '../reframe.js';
 import { go } from '../router.js';
 import { ErrorBox, ProgressBar, useAction, useLoad } from '../ui.js';
 import { PostForm } from './Social.js';
+import { ShortRenders } from './ShortRenders.js';
+import { TranscriptEditor } from './TranscriptEditor.js';
+import { RenderPreview, type CaptionPosition, type PreviewWatermark } from './RenderPreview.js';
 
 export interface Short {
   id: number; title: string; reason?: string; startTime: number; endTime: number; text: string;
   cropFileUrl: string | null; reframe?: unknown;
+  /** Moved outside the range detection analysed: centre-cropped until analysed again. */
+  reframeStale?: boolean;
 }
 interface JobView {
   jobId: string; stage?: string; title: string | null; status: string; progress: number; createdAt: string; message?: string; cost?: number;
-  data?: { transcription: { words: Word[]; durationSec?: number } | null; shorts: Short[]; source?: { url: string; width: number | null; height: number | null } };
+  data?: { transcription: { words: Word[]; durationSec?: number; revision?: number } | null; shorts: Short[]; shortsRevision?: number; source?: { url: string; width: number | null; height: number | null } };
 }
-export interface Preset { id: string; name: string; preset: string | null; options: Record<string, any>; isActive: boolean; isDefault: boolean }
+export interface Preset { id: string; name: string; preset: string | null; options: Record<string, any>; isActive: boolean; isDefault: boolean; size?: { width: number; height: number } | null }
 
 /** The source video's clock, read every animation frame while playing (and on seeks). */
 function usePlayhead(video: { current: HTMLVideoElement | null }) {
@@ -52,14 +61,14 @@ export function JobPage({ jobId, shortParam }: { jobId: string; shortParam: stri
           </p>
           {j.status === 'PROCESSING' ? <div style={{ maxWidth: '420px' }}><ProgressBar value={j.progress} label="Job progress" /> <span class="muted">{j.progress}%</span></div> : null}
           {j.status === 'FAILED' ? <div class="error" role="alert">{j.message ?? 'The job failed'}</div> : null}
-          {j.status === 'COMPLETED' && j.data ? <Review job={j} shortParam={shortParam} /> : null}
+          {j.status === 'COMPLETED' && j.data ? <Review job={j} shortParam={shortParam} onChanged={job.reload} /> : null}
         </>
       ) : null}
     </>
   );
 }
 
-function Review({ job, shortParam }: { job: JobView; shortParam: string | null }) {
+function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: string | null; onChanged: () => void }) {
   const data = job.data!;
   const shorts = data.shorts;
   const words = data.transcription?.words ?? [];
@@ -72,6 +81,55 @@ function Review({ job, shortParam }: { job: JobView; shortParam: string | null }
   const sourceSize = { width: data.source?.width ?? videoSize?.width ?? 16, height: data.source?.height ?? videoSize?.height ?? 9 };
   const reframe = short ? readReframe(short.reframe, sourceSize.width, sourceSize.height) : null;
 
+  // Shorts are edited in place (PATCH/POST/DELETE /api/jobs/:id/shorts): each edit names the
+  // revision it was made on, taken from the last answer so quick edits need not wait for a reload.
+  const revision = useRef(data.shortsRevision ?? 0);
+  revision.current = Math.max(revision.current, data.shortsRevision ?? 0);
+  const edit = useAction(async (method: 'PATCH' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>) => {
+    const url = `/api/jobs/${job.jobId}/shorts${path}`;
+    const res = method === 'DELETE'
+      ? await api<ShortEdit>('DELETE', url, { query: { revision: revision.current } })
+      : await api<ShortEdit>(method, url, { body: { ...body, revision: revision.current } });
+    revision.current = res.revision;
+    onChanged();
+    return res.short;
+  });
+  const saveRange = (s: Short, startTime: number, endTime: number) => edit.run('PATCH', `/${s.id}`, { startTime: round1(startTime), endTime: round1(endTime) });
+  // While a handle is dragged the mark follows the pointer; the edit is saved when it is let go.
+  const [drag, setDrag] = useState<{ id: number; startTime: number; endTime: number } | null>(null);
+  const timeline = useRef<HTMLDivElement>(null);
+  const timeAtPointer = (e: PointerEvent) => {
+    const box = timeline.current!.getBoundingClientRect();
+    return Math.min(duration, Math.max(0, ((e.clientX - box.left) / box.width) * duration));
+  };
+  const onHandleDown = (s: Short, side: 'in' | 'out') => (e: PointerEvent) => {
+    e.preventDefault();
+    (e.target as HTMLElement).setPointerCapture(e.pointerId);
+    setDrag({ id: s.id, startTime: s.startTime, endTime: s.endTime });
+    const el = e.target as HTMLElement;
+    let latest = { id: s.id, startTime: s.startTime, endTime: s.endTime };
+    const move = (m: PointerEvent) => {
+      const t = timeAtPointer(m);
+      latest = side === 'in' ? { ...latest, startTime: Math.min(t, latest.endTime - 1) } : { ...latest, endTime: Math.max(t, latest.startTime + 1) };
+      setDrag(latest);
+    };
+    const up = () => {
+      el.removeEventListener('pointermove', move);
+      el.removeEventListener('pointerup', up);
+      el.removeEventListener('pointercancel', up);
+      void saveRange(s, latest.startTime, latest.endTime).finally(() => setDrag(null));
+    };
+    el.addEventListener('pointermove', move);
+    el.addEventListener('pointerup', up);
+    el.addEventListener('pointercancel', up);
+  };
+  const onHandleKey = (s: Short, side: 'in' | 'out') => (e: KeyboardEvent) => {
+    const step = e.key === 'ArrowLeft' ? -0.5 : e.key === 'ArrowRight' ? 0.5 : 0;
+    if (!step) return;
+    e.preventDefault();
+    void (side === 'in' ? saveRange(s, s.startTime + step, s.endTime) : saveRange(s, s.startTime, s.endTime + step));
+  };
+
   const select = (s: Short) => {
     setSelectedId(s.id);
     if (video.current) video.current.currentTime = s.startTime;
@@ -83,7 +141,18 @@ function Review({ job, shortParam }: { job: JobView; shortParam: string | null }
   const boxes = crop ? ((layout === 'split' || layout === 'stack') && crop.panels?.length ? crop.panels : [crop]) : [];
   const inShort = short && time >= short.startTime - 0.05 && time <= short.endTime + 0.05;
   const shortWords = useMemo(() => (short ? words.filter((w) => w.start >= short.startTime - 0.01 && w.start < short.endTime) : []), [short, words]);
-  const activeIndex = shortWords.findIndex((w, i) => time >= w.start && (i === shortWords.length - 1 ? time < w.end + 0.3 : time < shortWords[i + 1]!.start));
+  const [lastRender, setLastRender] = useState<string | null>(null);
+  // The render dialog's jump-cut switches: the timeline shows what they remove and playback skips it.
+  const [editing, setEditing] = useState<EditingOptions>({});
+  const cutPlan = useMemo(() => (short && (editing.removeSilences || editing.removeFillers)
+    ? planJumpCuts({ start: short.startTime, end: short.endTime, words: shortWords, editing })
+    : null), [short, shortWords, editing]);
+  useEffect(() => {
+    const v = video.current;
+    if (!v || v.paused || !cutPlan) return;
+    const cut = cutPlan.cuts.find((c) => time >= c.start && time < c.end - 0.02);
+    if (cut) v.currentTime = cut.end;
+  }, [time, cutPlan]);
 
   return (
     <div class="job-layout">
@@ -107,33 +176,46 @@ function Review({ job, shortParam }: { job: JobView; shortParam: string | null }
           )) : null}
           {inShort && reframe ? <LayoutLabel layout={layout} /> : null}
         </div>
-        <div class="timeline" aria-label="Shorts on the source timeline">
-          {shorts.map((s) => (
-            <button key={s.id} class={`mark ${s.id === short?.id ? 'selected' : ''}`} aria-label={`Short ${s.id + 1}: ${s.title}, ${seconds(s.startTime)} to ${seconds(s.endTime)}`}
-              style={{ left: `${(s.startTime / Math.max(duration, 0.001)) * 100}%`, width: `${((s.endTime - s.startTime) / Math.max(duration, 0.001)) * 100}%` }}
-              onClick={() => select(s)} />
-          ))}
+        <div class="timeline" ref={timeline} aria-label="Shorts on the source timeline">
+          {shorts.map((s) => {
+            const r = drag?.id === s.id ? drag : s;
+            const at = (t: number) => `${(t / Math.max(duration, 0.001)) * 100}%`;
+            return (
+              <Fragment key={s.id}>
+                <button class={`mark ${s.id === short?.id ? 'selected' : ''}`} aria-label={`Short ${s.id + 1}: ${s.title}, ${seconds(r.startTime)} to ${seconds(r.endTime)}`}
+                  style={{ left: at(r.startTime), width: at(r.endTime - r.startTime) }}
+                  onClick={() => select(s)} />
+                {s.id === short?.id ? (['in', 'out'] as const).map((side) => (
+                  <div key={`${s.id}-${side}`} class={`handle ${side}`} data-testid={`handle-${side}`} role="slider" tabIndex={0}
+                    aria-label={side === 'in' ? `Start of “${s.title}” (drag, or arrow keys)` : `End of “${s.title}” (drag, or arrow keys)`}
+                    aria-valuemin={0} aria-valuemax={duration} aria-valuenow={side === 'in' ? r.startTime : r.endTime}
+                    style={{ left: at(side === 'in' ? r.startTime : r.endTime) }}
+                    onPointerDown={onHandleDown(s, side)} onKeyDown={onHandleKey(s, side)} />
+                )) : null}
+              </Fragment>
+            );
+          })}
           {reframe?.shots ? <ShotEdits shots={reframe.shots} duration={duration} /> : null}
+          {cutPlan ? <JumpCuts plan={cutPlan} duration={duration} /> : null}
           <div class="head" style={{ left: `${(time / Math.max(duration, 0.001)) * 100}%` }} />
         </div>
         <p class="muted">Playhead {seconds(time)} / {seconds(duration)}{reframe ? ' · yellow frame: the reframing path' : ' · dashed frame: centre crop (this short has no reframing data)'}</p>
+        {cutPlan && short ? (
+          <p class="muted" data-testid="jump-cut-summary">
+            Jump cuts: {cutPlan.cuts.length} removed ({cutPlan.removedSec.toFixed(1)} s, striped on the timeline); the short plays {editedDuration(cutPlan).toFixed(1)} s of {(short.endTime - short.startTime).toFixed(1)} s, and playback here skips what is removed.
+          </p>
+        ) : null}
         {short ? (
           <section class="panel" aria-labelledby="transcript-title">
             <h2 id="transcript-title">Transcript of “{short.title}”</h2>
-            <div class="transcript" data-testid="transcript" role="group" aria-label="Transcript; the spoken word is highlighted, a word plays from there">
-              {shortWords.length ? shortWords.map((w, i) => (
-                <Fragment key={i}>
-                  <button type="button" class={`w ${i === activeIndex ? 'active' : i < activeIndex ? 'past' : ''}`} aria-current={i === activeIndex ? 'true' : undefined}
-                    title={`Play from ${seconds(w.start)}`} onClick={() => seek(w.start)}>{w.text}</button>{' '}
-                </Fragment>
-              )) : <span class="muted">{short.text || 'No words in this short.'}</span>}
-            </div>
+            <TranscriptEditor jobId={job.jobId} words={words} revision={data.transcription?.revision ?? 0} from={short.startTime} to={short.endTime}
+              activeTime={time} onSeek={seek} onChanged={onChanged} />
           </section>
         ) : null}
-        {short ? <Adjust job={job} short={short} playhead={time} /> : null}
+        {short ? <Adjust job={job} short={short} playhead={time} duration={duration} edit={edit} onSelect={setSelectedId} /> : null}
       </div>
       <div>
-        <section class="panel" aria-labelledby="shorts-title">
+        <section class="panel shorts-panel" aria-labelledby="shorts-title">
           <h2 id="shorts-title">Shorts ({shorts.length})</h2>
           <ul class="shorts-list">
             {shorts.map((s) => (
@@ -146,7 +228,9 @@ function Review({ job, shortParam }: { job: JobView; shortParam: string | null }
             ))}
           </ul>
         </section>
-        {short ? <RenderPanel key={short.id} jobId={job.jobId} short={short} words={shortWords} source={video} time={time} crop={crop} layout={layout} reframed={!!reframe} /> : null}
+        {short ? <RenderPanel key={short.id} jobId={job.jobId} short={short} words={shortWords} source={video} time={time} crop={crop} layout={layout} reframed={!!reframe}
+          onEditing={setEditing} cutPlan={cutPlan} onRendered={setLastRender} /> : null}
+        {short ? <ShortRenders key={`renders-${short.id}`} jobId={job.jobId} shortId={short.id} title={short.title} refresh={lastRender} /> : null}
       </div>
     </div>
   );
@@ -172,6 +256,19 @@ function ShotEdits({ shots, duration }: { shots: SourceShot[]; duration: number 
   );
 }
 
+/** What the render's jump cuts leave out of the selected short: a striped band under each removed range. */
+function JumpCuts({ plan, duration }: { plan: JumpCutPlan; duration: number }) {
+  const at = (t: number) => `${(t / Math.max(duration, 0.001)) * 100}%`;
+  return (
+    <>
+      {plan.cuts.map((c, i) => (
+        <div key={i} class="jump-cut" data-testid="jump-cut" title={`Removed (${c.reason}) ${seconds(c.start)} to ${seconds(c.end)}`}
+          style={{ left: at(c.start), width: at(c.end - c.start) }} />
+      ))}
+    </>
+  );
+}
+
 /** The framing of the moment (single, split, fit, stack), so a change of layout is seen as playback crosses it. */
 function LayoutLabel({ layout, announce = true }: { layout: ReframeLayout; announce?: boolean }) {
   // The player's label is announced; the preview's repeats it, so a screen reader hears each change once.
@@ -180,11 +277,25 @@ function LayoutLabel({ layout, announce = true }: { layout: ReframeLayout; annou
     : <div class="layout-label" data-testid="preview-layout-label" aria-hidden="true">{layout}</div>;
 }
 
-function Adjust({ job, short, playhead }: { job: JobView; short: Short; playhead: number }) {
+interface ShortEdit { revision: number; short: Short }
+const round1 = (t: number) => Math.round(t * 10) / 10;
+
+/** Trim, rename, add and remove shorts in place; running the short again as a new job stays as an option. */
+function Adjust({ job, short, playhead, duration, edit, onSelect }: {
+  job: JobView; short: Short; playhead: number; duration: number;
+  edit: { run: (method: 'PATCH' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>) => Promise<Short | undefined>; busy: boolean; error: unknown };
+  onSelect: (id: number) => void;
+}) {
   const [start, setStart] = useState(short.startTime);
   const [end, setEnd] = useState(short.endTime);
   const [title, setTitle] = useState(short.title);
-  useEffect(() => { setStart(short.startTime); setEnd(short.endTime); setTitle(short.title); }, [short.id]);
+  useEffect(() => { setStart(short.startTime); setEnd(short.endTime); setTitle(short.title); }, [short.id, short.startTime, short.endTime, short.title]);
+  const at = round1(playhead);
+  const add = async () => {
+    // A new short from the playhead, 30 s long or to the end of the source.
+    const added = await edit.run('POST', '', { title: `Short at ${seconds(at)}`, startTime: at, endTime: round1(Math.min(duration, at + 30)) });
+    if (added) onSelect(added.id);
+  };
   const rerun = useAction(async () => {
     const created = await api<{ id: string }>('POST', '/api/jobs', {
       body: { functionName: 'VideoShorts', name: `${job.title ?? 'Job'} – ${title}`, sourceJobId: job.jobId, options: { predefinedShorts: [{ title, start, end }] } },
@@ -194,30 +305,40 @@ function Adjust({ job, short, playhead }: { job: JobView; short: Short; playhead
   const num = (set: (n: number) => void) => (e: Event) => set(Number((e.target as HTMLInputElement).value));
   return (
     <section class="panel" aria-labelledby="adjust-title">
-      <h2 id="adjust-title">Adjust and run again</h2>
-      <form onSubmit={(e) => { e.preventDefault(); rerun.run(); }}>
+      <h2 id="adjust-title">Edit this short</h2>
+      <form onSubmit={(e) => { e.preventDefault(); void edit.run('PATCH', `/${short.id}`, { title, startTime: start, endTime: end }); }}>
         <div class="row">
           <div class="grow"><label for="adj-title">Title</label><input id="adj-title" value={title} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} /></div>
           <div><label for="adj-start">Start (s)</label><input id="adj-start" type="number" step="0.1" min="0" value={start} onInput={num(setStart)} style={{ width: '100px' }} /></div>
           <div><label for="adj-end">End (s)</label><input id="adj-end" type="number" step="0.1" min="0" value={end} onInput={num(setEnd)} style={{ width: '100px' }} /></div>
         </div>
         <div class="row" style={{ marginTop: '8px' }}>
-          <button type="button" onClick={() => setStart(Math.round(playhead * 10) / 10)}>Start at playhead</button>
-          <button type="button" onClick={() => setEnd(Math.round(playhead * 10) / 10)}>End at playhead</button>
-          <button class="primary" type="submit" disabled={rerun.busy}>Run again as a predefined short</button>
+          <button type="button" disabled={edit.busy} onClick={() => void edit.run('PATCH', `/${short.id}`, { startTime: at })}>Start at playhead</button>
+          <button type="button" disabled={edit.busy} onClick={() => void edit.run('PATCH', `/${short.id}`, { endTime: at })}>End at playhead</button>
+          <button class="primary" type="submit" disabled={edit.busy}>Save short</button>
+        </div>
+        <div class="row" style={{ marginTop: '8px' }}>
+          <button type="button" disabled={edit.busy} onClick={() => void add()}>Add short</button>
+          <button type="button" class="danger" disabled={edit.busy} onClick={() => void edit.run('DELETE', `/${short.id}`)}>Remove short</button>
+          <button type="button" disabled={rerun.busy} onClick={() => void rerun.run()} title="A new job (downloads, transcribes and charges again)">Run again as a predefined short</button>
         </div>
       </form>
-      <ErrorBox error={rerun.error} />
+      {short.reframeStale ? <p class="muted" data-testid="reframe-stale">This short reaches outside the range that was analysed for reframing: it renders with a centre crop.</p> : null}
+      <ErrorBox error={edit.error ?? rerun.error} />
     </section>
   );
 }
 
-interface RenderStatus { type: string; status?: string; stage?: string; queuePosition?: number; progress?: number; url?: string; size?: number; message?: string; code?: string; fileId?: string }
+interface RenderStatus { type: string; status?: string; stage?: string; queuePosition?: number; progress?: number; url?: string; size?: number; length?: number; message?: string; code?: string; fileId?: string }
 
-function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed }: {
+function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed, onEditing, cutPlan, onRendered }: {
   jobId: string; short: Short; words: Word[]; source: { current: HTMLVideoElement | null }; time: number; crop: Crop | null; layout: ReframeLayout;
   /** Whether the short has a reframing path (without one the preview is a plain centre crop, no layout to name). */
   reframed: boolean;
+  onEditing: (editing: EditingOptions) => void;
+  cutPlan: JumpCutPlan | null;
+  /** A render was queued: the short's render list shows it. */
+  onRendered: (renderId: string) => void;
 }) {
   const presets = useLoad(() => api<Preset[]>('GET', '/api/organizations/brandings'), []);
   const active = (presets.data ?? []).filter((p) => p.isActive);
@@ -229,39 +350,63 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
   }, [presets.data]);
   const brand = choice.startsWith('brand:') ? active.find((p) => p.id === choice.slice(6)) : undefined;
   const styleName = brand ? brand.preset : choice.slice(6);
-  const style = styleFor(styleName, brand?.options?.style ?? brand?.options?.styles);
   const maxWords = brand?.options?.maxWordsInPage ?? 4;
-  const page = pageAt(words, maxWords, time);
+  // The preview's captions leave out the filler words the render will cut.
+  const shownWords = cutPlan?.fillerWords.length ? words.filter((w) => !cutPlan.fillerWords.some((f) => f.start === w.start && f.text === w.text)) : words;
+  const page = pageAt(shownWords, maxWords, time);
 
-  // The preview: the cropped source frame, drawn from the player whenever it shows a new frame
-  // (a seek lands after the playhead moved, so the frame events matter, not only the clock).
-  const canvas = useRef<HTMLCanvasElement>(null);
-  const cropRef = useRef({ crop, layout });
-  cropRef.current = { crop, layout };
-  const draw = () => {
-    const c = canvas.current;
-    const v = source.current;
-    const { crop: box, layout: how } = cropRef.current;
-    const ctx = c?.getContext('2d');
-    if (!c || !v || !box || !ctx || v.readyState < 2) return;
-    drawCrop(ctx, v, box, how, c.width, c.height);
+  // The switches start as the chosen brand preset has them; a preset's own settings are kept when on.
+  const presetEditing: EditingOptions = brand?.options?.editing ?? {};
+  const [silences, setSilences] = useState(false);
+  const [fillers, setFillers] = useState(false);
+  useEffect(() => { setSilences(!!presetEditing.removeSilences); setFillers(!!presetEditing.removeFillers); }, [choice]);
+  const editing: EditingOptions = {
+    removeSilences: silences ? (typeof presetEditing.removeSilences === 'object' ? presetEditing.removeSilences : true) : false,
+    removeFillers: fillers ? (typeof presetEditing.removeFillers === 'object' ? presetEditing.removeFillers : true) : false,
   };
-  useEffect(draw, [time, crop?.x, crop?.y, crop?.width, crop?.height, layout]);
-  useEffect(() => {
-    const v = source.current;
-    if (!v) return;
-    const events = ['seeked', 'loadeddata', 'timeupdate'];
-    for (const e of events) v.addEventListener(e, draw);
-    return () => { for (const e of events) v.removeEventListener(e, draw); };
-  }, [source.current]);
+  useEffect(() => onEditing(editing), [silences, fillers, choice]);
 
+  // What the preview shows is what the request asks for: the caption band and the watermark's box.
+  const [captionPosition, setCaptionPosition] = useState<CaptionPosition>('bottom');
+  const [wmPlacement, setWmPlacement] = useState<WatermarkPlacement | null>(null);
+  useEffect(() => setWmPlacement(null), [choice]);
+  const presetWm: Record<string, any> | undefined = brand?.options?.waterMark;
+  const wmFile = useLoad(() => (presetWm?.fileAppId ? api<{ url: string }>('GET', `/api/uploads/files/${presetWm.fileAppId}`) : Promise.resolve(null)), [presetWm?.fileAppId]);
+  const wmSrc = presetWm?.fileAppId ? wmFile.data?.url : presetWm?.waterMarkUrl;
+  const placement: WatermarkPlacement = wmPlacement ?? { left: presetWm?.left, top: presetWm?.top, bottom: presetWm?.bottom, width: presetWm?.width };
+  const previewWatermark: PreviewWatermark | null = presetWm && wmSrc
+    ? { src: wmSrc, placement, opacity: presetWm.opacity === undefined ? 1 : Number(presetWm.opacity), blendMode: presetWm.blendMode ?? 'normal' }
+    : null;
+  // The size the render will have: a preset's own size only on plans that may change it (render-request.ts).
+  const frame = brand?.size && PLAN_LIMITS[currentPlan() as Plan]?.renderSides ? brand.size : { width: 720, height: 1280 };
+  const presetItems: StyleItem[] = brand?.options?.style ?? brand?.options?.styles ?? [];
+  const styleItems: StyleItem[] = [...presetItems, { property: 'position', value: captionPosition }];
+  const previewStyle = styleFor(styleName, styleItems);
+
+  // The dragged box kept in the brand preset, so its next renders put the watermark there too.
+  const saveWatermark = useAction(async () => {
+    if (!brand || !presetWm || !wmPlacement) return;
+    const { bottom: _, ...rest } = presetWm;
+    await api('PUT', `/api/organizations/brandings/${brand.id}`, { body: { options: { ...brand.options, waterMark: { ...rest, ...wmPlacement } } } });
+    presets.reload();
+  });
   const [renderId, setRenderId] = useState<string | null>(null);
   const start = useAction(async () => {
     const body: Record<string, unknown> = { id: jobId, target: short.id };
     if (brand) body.brandPresetId = brand.id;
     else body.preset = styleName;
+    // Sent whenever either switch is on or the preset had one on: an explicit off must win over the preset.
+    const options: Record<string, unknown> = { style: styleItems };
+    if (silences || fillers || presetEditing.removeSilences || presetEditing.removeFillers) options.editing = editing;
+    // Top left in output pixels: `top` wins over a preset's `bottom`, which is left out.
+    if (wmPlacement && presetWm) {
+      const { bottom: _, ...rest } = presetWm;
+      options.waterMark = { ...rest, ...wmPlacement };
+    }
+    body.options = options;
     const { renderId } = await api<{ renderId: string }>('POST', '/api/render', { body });
     setRenderId(renderId);
+    onRendered(renderId);
   });
   const status = useLoad<RenderStatus | null>(
     () => (renderId ? api<RenderStatus>('GET', `/api/render/${renderId}`) : Promise.resolve(null)),
@@ -269,31 +414,29 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
     { pollMs: 1000, poll: (s) => !!s && (s.type === 'queued' || s.type === 'progress') },
   );
   const s = status.data;
-  const frameWidth = 240;
 
   return (
-    <section class="panel" aria-labelledby="render-title">
+    <section class="panel render-panel" aria-labelledby="render-title">
       <h2 id="render-title">Render “{short.title}”</h2>
       <label for="render-style">Brand preset or caption style</label>
       <select id="render-style" value={choice} onChange={(e) => setChoice((e.target as HTMLSelectElement).value)}>
         {active.length ? <optgroup label="Brand presets">{active.map((p) => <option key={p.id} value={`brand:${p.id}`}>{p.name}{p.isDefault ? ' (default)' : ''}</option>)}</optgroup> : null}
         <optgroup label="Built-in caption styles">{CAPTION_PRESETS.map((n) => <option key={n} value={`style:${n}`}>{n}</option>)}</optgroup>
       </select>
-      <h3>Live preview</h3>
-      <div class="preview" data-testid="caption-preview" aria-label="Preview of the captions on the cropped frame">
-        <canvas ref={canvas} width={270} height={480} />
-        {reframed ? <LayoutLabel layout={layout} announce={false} /> : null}
-        {page ? (
-          <div class="caption" style={captionCss(style, frameWidth)}>
-            {page.words.map((w, i) => (
-              <span key={i} class={i === page.active ? 'active' : undefined}
-                style={i === page.active ? { color: `rgba(${style.active.color.r},${style.active.color.g},${style.active.color.b},${style.active.color.a})`, fontSize: `${style.active.scale}em` } : undefined}>{w.text}</span>
-            ))}
-          </div>
-        ) : null}
-      </div>
+      <fieldset class="jump-cut-switches">
+        <legend>Jump cuts</legend>
+        <label><input type="checkbox" checked={silences} onChange={(e) => setSilences((e.target as HTMLInputElement).checked)} /> Remove silences</label>
+        <label><input type="checkbox" checked={fillers} onChange={(e) => setFillers((e.target as HTMLInputElement).checked)} /> Remove filler words (um, uh, …)</label>
+      </fieldset>
+      <RenderPreview short={short} source={source} time={time} crop={crop} layout={layout}
+        layoutLabel={reframed ? <LayoutLabel layout={layout} announce={false} /> : null}
+        style={previewStyle} page={page} frame={frame} watermark={previewWatermark} onWatermark={setWmPlacement}
+        captionPosition={captionPosition} onCaptionPosition={setCaptionPosition} />
+      {brand && wmPlacement ? <button type="button" onClick={() => saveWatermark.run()} disabled={saveWatermark.busy}>Save watermark position to “{brand.name}”</button> : null}
+      <ErrorBox error={saveWatermark.error} />
+      {!presetWm ? <p class="muted">No watermark: choose a brand preset with one (Presets) to place it here.</p> : null}
       <p class="muted">Play the source (or select the short) to preview; captions follow the spoken words.</p>
-      <button class="primary" onClick={() => start.run()} disabled={start.busy || (!!s && (s.type === 'queued' || s.type === 'progress'))}>Render</button>
+      <button class="primary" onClick={() => start.run()} disabled={!choice || start.busy || (!!s && (s.type === 'queued' || s.type === 'progress'))}>Render</button>
       <ErrorBox error={start.error ?? status.error} />
       {s ? (
         <div data-testid="render-status" style={{ marginTop: '10px' }}>
@@ -303,8 +446,8 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
           {s.type === 'error' ? <div class="error" role="alert">{s.message}{s.code ? ` (${s.code})` : ''}</div> : null}
           {s.type === 'done' ? (
             <>
-              <p class="notice" role="status">Rendered ({((s.size ?? 0) / 1e6).toFixed(2)} MB)</p>
-              <video src={s.url} controls playsInline aria-label="Rendered short" data-testid="render-video" style={{ width: '100%', maxWidth: '270px', display: 'block', margin: '0 auto' }} />
+              <p class="notice" role="status">Rendered ({((s.size ?? 0) / 1e6).toFixed(2)} MB{s.length ? `, ${s.length.toFixed(1)} s` : ''})</p>
+              <video src={s.url} preload="metadata" controls playsInline aria-label="Rendered short" data-testid="render-video" style={{ width: '100%', maxWidth: '270px', display: 'block', margin: '0 auto' }} />
               <p><a class="button" href={s.url} download={`${short.title.replace(/[^\w.-]+/g, '_')}.mp4`}>Download MP4</a></p>
               {s.fileId ? <PostForm fileId={s.fileId} defaultCaption={short.title} /> : null}
             </>

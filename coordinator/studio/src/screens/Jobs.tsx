@@ -2,35 +2,53 @@ import { useState } from 'preact/hooks';
 import { api, stageOf } from '../api.js';
 import { go } from '../router.js';
 import { startUpload } from '../upload.js';
-import { ErrorBox, Pager, ProgressBar, useLoad } from '../ui.js';
+import { ErrorBox, Pager, ProgressBar, useAction, useLoad } from '../ui.js';
+import '../workbench.css';
 
-interface JobItem { stage?: string; id: string; title: string | null; status: string; progress: number; source: string; createdAt: string; shortsCount: number; cost: number | null }
+interface JobItem { stage?: string; id: string; title: string | null; status: string; progress: number; source: string; createdAt: string; shortsCount: number; cost: number | null; message?: string | null }
 
 const LIMIT = 10;
 
-function UploadPanel({ onUploaded }: { onUploaded: () => void }) {
-  const [file, setFile] = useState<File | null>(null);
+/** What a pasted link is: a YouTube id or URL goes as `youtubeVideoId`, anything else as `fileUrl`; the API judges both. */
+export function sourceOfLink(link: string): { youtubeVideoId: string } | { fileUrl: string } {
+  const value = link.trim();
+  if (/^[A-Za-z0-9_-]{11}$/.test(value) || /^(https?:\/\/)?([a-z]+\.)?(youtube\.com|youtube-nocookie\.com|youtu\.be)\//i.test(value)) return { youtubeVideoId: value };
+  return { fileUrl: value };
+}
+
+/** One "New job" entry: paste a link, or drop (or pick) a video file for the resumable upload. */
+function NewJobPanel({ onCreated }: { onCreated: () => void }) {
+  const [link, setLink] = useState('');
   const [title, setTitle] = useState('');
+  const [file, setFile] = useState<File | null>(null);
+  const [dragging, setDragging] = useState(false);
   const [sent, setSent] = useState<{ sent: number; total: number } | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useState<{ id: string; how: string } | null>(null);
   const [abort, setAbort] = useState<(() => void) | null>(null);
+  const fromLink = useAction(async () => {
+    setDone(null);
+    const { id } = await api<{ id: string }>('POST', '/api/jobs', { body: { functionName: 'VideoShorts', ...sourceOfLink(link), ...(title.trim() ? { name: title.trim() } : {}) } });
+    setDone({ id, how: 'Job started.' });
+    setLink('');
+    setTitle('');
+    onCreated();
+  });
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    if (!file) return;
+  const upload = async (chosen: File) => {
     setError(null);
     setDone(null);
-    setSent({ sent: 0, total: file.size });
-    const up = startUpload(file, { title: title || file.name, onProgress: (s, total) => setSent({ sent: s, total }) });
+    setSent({ sent: 0, total: chosen.size });
+    const up = startUpload(chosen, { title: title.trim() || chosen.name, onProgress: (s, total) => setSent({ sent: s, total }) });
     setAbort(() => up.abort);
     try {
       const { jobId } = await up.done;
-      setDone(jobId);
+      if (jobId) setDone({ id: jobId, how: 'Uploaded.' });
       setFile(null);
       setTitle('');
-      (document.getElementById('upload-file') as HTMLInputElement).value = '';
-      onUploaded();
+      const input = document.getElementById('upload-file') as HTMLInputElement | null;
+      if (input) input.value = '';
+      onCreated();
     } catch (err) {
       setError(err);
     } finally {
@@ -38,31 +56,87 @@ function UploadPanel({ onUploaded }: { onUploaded: () => void }) {
       setAbort(null);
     }
   };
+  const submit = (e: Event) => {
+    e.preventDefault();
+    if (link.trim()) void fromLink.run();
+    else if (file) void upload(file);
+  };
+  const onDrop = (e: DragEvent) => {
+    e.preventDefault();
+    setDragging(false);
+    const dropped = e.dataTransfer?.files?.[0];
+    if (!dropped) return;
+    if (!dropped.type.startsWith('video/') && !/\.(mp4|mov|m4v|webm|mkv|avi)$/i.test(dropped.name)) {
+      setError(new Error(`${dropped.name} is not a video file`));
+      return;
+    }
+    setFile(dropped);
+    setLink('');
+    void upload(dropped);
+  };
   const pct = sent ? (sent.sent / Math.max(1, sent.total)) * 100 : 0;
+  const busy = !!sent || fromLink.busy;
   return (
-    <section class="panel" aria-labelledby="upload-title">
-      <h2 id="upload-title">New job from a video file</h2>
-      <form class="row" onSubmit={submit}>
-        <div class="grow">
-          <label for="upload-file">Video file</label>
-          <input id="upload-file" type="file" accept="video/*" onChange={(e) => setFile((e.target as HTMLInputElement).files?.[0] ?? null)} />
+    <section class="panel new-job" aria-labelledby="new-job-title">
+      <h2 id="new-job-title">New job</h2>
+      <form onSubmit={submit}>
+        <div class="row">
+          <div class="grow">
+            <label for="new-job-link">Paste a YouTube link or a video URL</label>
+            <input id="new-job-link" type="text" inputMode="url" autoComplete="off" placeholder="https://www.youtube.com/watch?v=… or https://…/talk.mp4"
+              value={link} onInput={(e) => { setLink((e.target as HTMLInputElement).value); setFile(null); }} />
+          </div>
+          <div class="grow">
+            <label for="upload-title-input">Title (optional)</label>
+            <input id="upload-title-input" value={title} placeholder={file?.name ?? 'Job title'} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} />
+          </div>
+          <button class="primary" type="submit" disabled={busy || (!link.trim() && !file)}>{link.trim() || !file ? 'Start job' : 'Upload'}</button>
         </div>
-        <div class="grow">
-          <label for="upload-title-input">Title</label>
-          <input id="upload-title-input" value={title} placeholder={file?.name ?? 'Job title'} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} />
+        <div
+          class={`drop-zone${dragging ? ' dragging' : ''}`} data-testid="drop-zone"
+          onDragEnter={(e) => { e.preventDefault(); setDragging(true); }}
+          onDragOver={(e) => { e.preventDefault(); if (e.dataTransfer) e.dataTransfer.dropEffect = 'copy'; }}
+          onDragLeave={() => setDragging(false)}
+          onDrop={onDrop}
+        >
+          <span>…or drop a video file here, or</span>
+          <label class="button" for="upload-file">choose a file</label>
+          <input id="upload-file" class="visually-hidden" type="file" accept="video/*"
+            onChange={(e) => { const f = (e.target as HTMLInputElement).files?.[0] ?? null; setFile(f); if (f) setLink(''); }} />
+          {file ? <span class="muted">{file.name} ({(file.size / 1e6).toFixed(1)} MB)</span> : null}
         </div>
-        <button class="primary" type="submit" disabled={!file || !!sent}>Upload</button>
-        {abort ? <button type="button" onClick={() => { abort(); setSent(null); setAbort(null); }}>Cancel</button> : null}
       </form>
       {sent ? (
         <div style={{ marginTop: '10px' }}>
           <ProgressBar value={pct} label="Upload progress" />
           <span class="muted" aria-live="polite">Uploading: {Math.round(pct)}% ({(sent.sent / 1e6).toFixed(1)} of {(sent.total / 1e6).toFixed(1)} MB)</span>
+          {abort ? <button type="button" onClick={() => { abort(); setSent(null); setAbort(null); }}>Cancel</button> : null}
         </div>
       ) : null}
-      {done ? <div class="notice" role="status">Uploaded. <a href={`#/jobs/${done}`}>Open the new job</a></div> : null}
-      <ErrorBox error={error} />
+      {done ? <div class="notice" role="status">{done.how} <a href={`#/jobs/${done.id}`}>Open the new job</a></div> : null}
+      <ErrorBox error={error ?? fromLink.error} />
     </section>
+  );
+}
+
+/** Retry (a new job from the same source and options) and Delete for a finished job. */
+function JobActions({ job, onChanged }: { job: JobItem; onChanged: () => void }) {
+  const retry = useAction(async () => {
+    await api('POST', `/api/jobs/${job.id}/retry`);
+    onChanged();
+  });
+  const remove = useAction(async () => {
+    if (!confirm(`Delete "${job.title || 'Untitled job'}" and all its files for good?`)) return;
+    await api('DELETE', `/api/jobs/${job.id}`);
+    onChanged();
+  });
+  if (job.status === 'PROCESSING') return null;
+  return (
+    <div class="job-actions">
+      {job.status === 'FAILED' ? <button type="button" onClick={() => retry.run()} disabled={retry.busy} aria-label={`Retry ${job.title || 'job'}`}>Retry</button> : null}
+      <button type="button" class="danger" onClick={() => remove.run()} disabled={remove.busy} aria-label={`Delete ${job.title || 'job'}`}>Delete</button>
+      <ErrorBox error={retry.error ?? remove.error} />
+    </div>
   );
 }
 
@@ -80,7 +154,7 @@ export function Jobs() {
   return (
     <>
       <h1>Jobs</h1>
-      <UploadPanel onUploaded={() => { setOffset(0); list.reload(); }} />
+      <NewJobPanel onCreated={() => { setOffset(0); list.reload(); }} />
       <section class="panel" aria-label="Job list">
         <form class="row" role="search" onSubmit={(e) => { e.preventDefault(); setOffset(0); setSearch(query); }}>
           <div class="grow">
@@ -102,12 +176,15 @@ export function Jobs() {
         {list.data && list.data.data.length === 0 ? <p class="muted">No jobs match.</p> : null}
         {list.data && list.data.data.length ? (
           <table class="cards">
-            <thead><tr><th>Title</th><th>Status</th><th>Stage</th><th>Progress</th><th>Shorts</th><th>Source</th><th>Created</th></tr></thead>
+            <thead><tr><th>Title</th><th>Status</th><th>Stage</th><th>Progress</th><th>Shorts</th><th>Source</th><th>Created</th><th>Actions</th></tr></thead>
             <tbody>
               {list.data.data.map((j) => (
                 <tr key={j.id} data-job-id={j.id}>
                   <td data-label="Title"><a href={`#/jobs/${j.id}`}>{j.title || 'Untitled job'}</a></td>
-                  <td data-label="Status"><span class={`status ${j.status}`}>{j.status}</span></td>
+                  <td data-label="Status">
+                    <span class={`status ${j.status}`}>{j.status}</span>
+                    {j.status === 'FAILED' && j.message ? <div class="fail-reason" data-testid="fail-reason">{j.message}</div> : null}
+                  </td>
                   <td data-label="Stage" class="stage">{stageOf(j)}</td>
                   <td data-label="Progress" style={{ minWidth: '110px' }}>
                     <ProgressBar value={j.progress} label={`Progress of ${j.title ?? 'job'}`} state={j.status === 'COMPLETED' ? 'done' : j.status === 'FAILED' ? 'failed' : undefined} />
@@ -116,6 +193,7 @@ export function Jobs() {
                   <td data-label="Shorts">{j.shortsCount}</td>
                   <td data-label="Source">{j.source === 'WEB_APP' ? 'Studio' : 'API'}</td>
                   <td data-label="Created">{new Date(j.createdAt).toLocaleString()}</td>
+                  <td data-label="Actions"><JobActions job={j} onChanged={() => list.reload()} /></td>
                 </tr>
               ))}
             </tbody>

@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
-import { api, type Organization } from '../api.js';
+import { api, signOutEverywhere, type Organization } from '../api.js';
 import { ErrorBox, useAction } from '../ui.js';
+import { ApiKeys } from './ApiKeys.js';
 
-export function Settings({ org, onChanged }: { org: Organization; onChanged: () => void }) {
+export function Settings({ org, onChanged, page }: { org: Organization; onChanged: () => void; page?: string }) {
   const [days, setDays] = useState(org.retentionDays);
   const [saved, setSaved] = useState(false);
   const save = useAction(async () => {
@@ -14,6 +15,21 @@ export function Settings({ org, onChanged }: { org: Organization; onChanged: () 
   return (
     <>
       <h1>Settings</h1>
+      <nav class="subnav" aria-label="Settings pages">
+        <a href="#/settings" aria-current={page !== 'api-keys' ? 'page' : undefined}>Organization</a>
+        <a href="#/settings/api-keys" aria-current={page === 'api-keys' ? 'page' : undefined}>API keys</a>
+      </nav>
+      {page === 'api-keys' ? <ApiKeys /> : <OrganizationSettings org={org} onChanged={onChanged} days={days} setDays={setDays} saved={saved} save={save} />}
+    </>
+  );
+}
+
+function OrganizationSettings({ org, days, setDays, saved, save }: {
+  org: Organization; onChanged: () => void; days: number; setDays: (n: number) => void; saved: boolean;
+  save: { run: () => Promise<unknown>; busy: boolean; error: unknown };
+}) {
+  return (
+    <>
       <section class="panel" aria-labelledby="org-title">
         <h2 id="org-title">{org.name}</h2>
         <p class="muted">Plan: {org.plan} · your role: {org.role}</p>
@@ -27,6 +43,11 @@ export function Settings({ org, onChanged }: { org: Organization; onChanged: () 
         </form>
         <ErrorBox error={save.error} />
         {saved ? <p class="notice" role="status">Saved: jobs are archived after {days} days.</p> : null}
+      </section>
+      <section class="panel" aria-labelledby="sessions-title">
+        <h2 id="sessions-title">Your sessions</h2>
+        <p class="muted">Ends your sessions in every browser, this one included (also in the header on wider screens).</p>
+        <button onClick={async () => { await signOutEverywhere(); location.hash = '#/sign-in'; location.reload(); }}>Sign out everywhere</button>
       </section>
     </>
   );

@@ -8,8 +8,8 @@
 import {
   MOTION_GRID_COLS, MOTION_GRID_ROWS,
   type Box, type DetectedShot, type DirectorSettings, type FaceTrack, type Reframe, type ReframeKeyframe, type ReframeSegment, type ShortDetections, type SpeakerTurn, type TrackSample,
-} from '../../../common/src/reframe/types.js';
-import { framingChangeAt } from './shots.js';
+  type SourceShot,
+} from './types.js';
 
 /** The farthest a cut moves before the turn that voice activity found (see leadIn). */
 const LEAD_IN_MAX_SEC = 1.0;
@@ -718,6 +718,11 @@ export function interpolate(keys: ReframeKeyframe[], time: number): Box {
 const lerp = (a: number, b: number, f: number) => a + (b - a) * f;
 const clampInt = (v: number, lo: number, hi: number) => Math.min(Math.max(v, lo), Math.max(lo, hi));
 const r3 = (n: number) => Math.round(n * 1000) / 1000;
+
+/** When the framing changes for a shot: a cut's first frame, a dissolve's middle. */
+export function framingChangeAt(shot: SourceShot): number {
+  return shot.transition === 'dissolve' && shot.transitionEnd !== undefined ? r3((shot.start + shot.transitionEnd) / 2) : shot.start;
+}
 
 function median(xs: number[]): number {
   if (!xs.length) return 0;

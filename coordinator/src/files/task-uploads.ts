@@ -1,0 +1,72 @@
+// An agent's upload URL is good for one object of its task while the lease it was signed under
+// lasts, and up to that object's size limit. Bytes arrive under a staging key and are moved into
+// place only while the lease is still live, holding the task's row: a completion (which locks the
+// row to commit the result) cannot slip between the check and the move. So once a task has
+// finished, failed, been cancelled or re-leased, its objects cannot change through an old URL;
+// before that the agent may PUT an object again (a retry after a network error mid-stream), as
+// nothing has been committed from it yet.
+import { createHash } from 'node:crypto';
+import type { Db } from '../db/db.js';
+import { AppError } from '../../../common/src/errors.js';
+import { TASK_STATES, type TaskType } from '../../../common/src/tasks.js';
+import type { ObjectStore } from '../storage/object-store.js';
+import type { UploadGrant } from '../storage/signed-url.js';
+import type { TaskRow } from '../tasks/task-queue.js';
+
+/** Names a lease in a URL without revealing its token (which authorises every call of the task). */
+export const leaseTag = (leaseToken: string) => createHash('sha256').update(`upload-lease\n${leaseToken}`).digest('base64url').slice(0, 22);
+
+/** A thumbnail is a JPEG or PNG of at most 2048 px a side. */
+const THUMBNAIL_MAX_BYTES = 20_000_000;
+
+/**
+ * The most bytes a task may store under one name: a source at most what the agent was allowed to
+ * download (or the stored object it was given), a thumbnail 20 MB, any other video `maxVideoBytes`.
+ */
+export async function taskUploadLimit(
+  store: Pick<ObjectStore, 'stat'>,
+  task: Pick<TaskRow, 'type' | 'payload'>,
+  name: string,
+  maxVideoBytes: number,
+): Promise<number> {
+  if (/\.(jpg|png)$/.test(name)) return THUMBNAIL_MAX_BYTES;
+  if (task.type === ('analyze-video' satisfies TaskType) && name.startsWith('source.')) {
+    const payload = task.payload as { maxDownloadBytes?: number; source?: { kind?: string; objectKey?: string } };
+    let limit = payload.maxDownloadBytes ?? maxVideoBytes;
+    if (payload.source?.kind === 'object' && payload.source.objectKey) {
+      limit = Math.max(limit, (await store.stat(payload.source.objectKey))?.size ?? 0);
+    }
+    return limit;
+  }
+  return maxVideoBytes;
+}
+
+const gone = (message: string) => new AppError(410, 'Gone', message);
+
+export interface UploadGate {
+  /** Refuses (410) an upload whose lease is no longer live, before any byte is read. */
+  check(grant: UploadGrant): Promise<void>;
+  /** Runs `publish` (the move into place) only while the lease is live, the task's row held. */
+  publish(grant: UploadGrant, publish: () => Promise<void>): Promise<void>;
+}
+
+export function createUploadGate(db: Db): UploadGate {
+  const assertLive = (row: { state: string; leaseToken: string | null } | undefined, grant: UploadGrant) => {
+    if (!row) throw gone('The task this upload URL was signed for no longer exists');
+    if (row.state === TASK_STATES.completed) throw gone('The task this upload URL was signed for has completed; its results can no longer be replaced');
+    if (row.state !== TASK_STATES.leased) throw gone(`The task this upload URL was signed for has ${row.state === TASK_STATES.queued ? 'gone back to the queue' : 'ended'}; this URL is no longer valid`);
+    if (!row.leaseToken || leaseTag(row.leaseToken) !== grant.lease) throw gone('The task was leased again since this upload URL was signed; only its current lease may upload');
+  };
+  const select = `SELECT state, lease_token AS "leaseToken" FROM tasks WHERE id = $1`;
+  return {
+    async check(grant) {
+      assertLive(await db.one<{ state: string; leaseToken: string | null }>(select, [grant.taskId]), grant);
+    },
+    async publish(grant, publish) {
+      await db.tx(async (c) => {
+        assertLive((await c.query(`${select} FOR SHARE`, [grant.taskId])).rows[0], grant);
+        await publish();
+      });
+    },
+  };
+}

@@ -1,0 +1,158 @@
+// Editing a completed job's shorts in place: trim, add, remove, rename. Nothing is downloaded,
+// transcribed or charged again; the shorts in jobs.data change and every later render reads them.
+//
+// Short ids are positions in jobs.data.shorts, which renders (renders.short_id) and the per-short
+// jobs.reframe_detections array both use. So an id is never shifted nor reused: a removed short stays
+// in the array marked `removed` (hidden from every view, 404 as a render target) and an added short
+// takes the next position.
+//
+// Reframing follows the range without a detection pass: inside the range detection analysed for the
+// short (its stored ShortDetections' start/end) the path is planned again from a slice of those
+// detections; outside it the short falls back to the centre crop (reframe null, `reframeStale`).
+// An added short borrows the detections of any short whose analysed range covers it.
+//
+// Each change bumps data.shortsRevision; an edit names the revision it was made on, so of two
+// editors working from one page the second gets a 409 instead of overwriting the first.
+import { z } from 'zod';
+import { AppError, badRequest, conflict, notFound } from '../../../common/src/errors.js';
+import { isId } from '../../../common/src/ids.js';
+import { planReframe } from '../../../common/src/reframe/camera.js';
+import { detectionsWithin } from '../../../common/src/reframe/restrict.js';
+import type { Reframe, ShortDetections } from '../../../common/src/reframe/types.js';
+import type { Db } from '../db/db.js';
+import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
+import { JOB_STATUS } from './jobs.js';
+import type { JobData, StoredShort } from './job-views.js';
+import { remapShort } from './transcript-edits.js';
+
+/** Shorter than this is no short: there is nothing to caption or frame. Not in the contract, which
+ *  only bounds the longest (90 s, 300 s on Pro and Business, as for predefined shorts). */
+export const MIN_SHORT_SEC = 1;
+
+const seconds = z.number().finite().min(0);
+const title = z.string().trim().min(1, 'title cannot be empty').max(200);
+const revision = z.number().int().min(0)
+  .describe('The shorts\' revision the edit was made on (`data.shortsRevision` in the bearer-token form, 0 before any edit); a stale one is refused with 409');
+const organizationId = z.string().optional().describe('For session and bearer-token callers, here or in the query');
+
+export const addShortBodySchema = z.object({ organizationId, revision, title, startTime: seconds, endTime: seconds });
+export const updateShortBodySchema = z.object({
+  organizationId, revision, title: title.optional(), startTime: seconds.optional(), endTime: seconds.optional(),
+});
+export const removeShortQuerySchema = z.object({
+  organizationId,
+  revision: z.coerce.number().int().min(0).describe('As in the body of the other edits: the shorts\' revision the removal was made on'),
+});
+
+export type AddShortBody = z.infer<typeof addShortBodySchema>;
+export type UpdateShortBody = z.infer<typeof updateShortBodySchema>;
+
+export interface EditedShort {
+  revision: number;
+  short: StoredShort;
+}
+
+interface LockedJob {
+  data: JobData;
+  detections: Array<ShortDetections | null>;
+  plan: Plan;
+}
+
+/** Locks the job row so the revision check and the write are one step, then applies `change`. */
+async function editShorts(
+  db: Db, organizationId: string, jobId: string, bodyRevision: number,
+  change: (job: LockedJob) => { shorts: StoredShort[]; detections?: Array<ShortDetections | null>; short: StoredShort },
+): Promise<EditedShort> {
+  if (!isId(jobId)) throw notFound('Job not found');
+  return db.tx(async (c) => {
+    const row = (await c.query<{ status: string; data: JobData | null; detections: Array<ShortDetections | null> | null; plan: Plan }>(
+      `SELECT j.status, j.data, j.reframe_detections AS detections, o.plan
+       FROM jobs j JOIN organizations o ON o.id = j.organization_id
+       WHERE j.id = $1 AND j.organization_id = $2 AND j.archived_at IS NULL FOR UPDATE OF j`, [jobId, organizationId],
+    )).rows[0];
+    if (!row) throw notFound('Job not found');
+    if (row.status !== JOB_STATUS.completed || !row.data?.transcription) throw conflict('Shorts can be edited once the job has COMPLETED');
+    const current = row.data.shortsRevision ?? 0;
+    if (bodyRevision !== current) {
+      throw new AppError(409, 'Conflict', `The shorts are at revision ${current}, not ${bodyRevision}: they were edited meanwhile; reload them and edit again`);
+    }
+    const changed = change({ data: row.data, detections: row.detections ?? [], plan: row.plan });
+    const next: JobData = { ...row.data, shorts: changed.shorts, shortsRevision: current + 1 };
+    const live = changed.shorts.filter((s) => !s.removed).length;
+    await c.query(
+      `UPDATE jobs SET data = $3, shorts_count = $4, reframe_detections = COALESCE($5::jsonb, reframe_detections), updated_at = now()
+       WHERE id = $1 AND organization_id = $2`,
+      [jobId, organizationId, next, live, changed.detections ? JSON.stringify(changed.detections) : null],
+    );
+    return { revision: current + 1, short: changed.short };
+  });
+}
+
+/** The short with id `shortId`, unless removed: 404 otherwise. */
+function liveShort(shorts: readonly StoredShort[], shortId: string): StoredShort {
+  const id = /^\d+$/.test(shortId) ? Number(shortId) : NaN;
+  const short = shorts[id];
+  if (!short || short.removed) throw notFound(`Short ${shortId} not found in this job`);
+  return short;
+}
+
+function checkRange(startTime: number, endTime: number, data: JobData, plan: Plan): void {
+  const duration = data.transcription.durationSec;
+  if (!(endTime > startTime)) throw badRequest('endTime must be greater than startTime');
+  if (Number.isFinite(duration) && endTime > duration + 0.001) {
+    throw badRequest(`endTime must be at most the source's duration (${duration} s)`);
+  }
+  const length = endTime - startTime;
+  if (length < MIN_SHORT_SEC) throw badRequest(`A short lasts at least ${MIN_SHORT_SEC} second (got ${round3(length)})`);
+  const max = PLAN_LIMITS[plan].maxPredefinedShortSec;
+  if (length > max) throw badRequest(`A short may last at most ${max} seconds on the ${plan} plan (got ${round3(length)})`);
+}
+
+/** The short placed at its (new) range: its words, and its path planned again where it can be. */
+function placeShort(short: StoredShort, data: JobData, detections: ShortDetections | null): StoredShort {
+  const placed = remapShort(short, data.transcription.words);
+  const slice = detections ? detectionsWithin(detections, placed.startTime, placed.endTime) : null;
+  let reframe: Reframe | null = null;
+  if (slice && data.reframePlan) reframe = planReframe(slice, data.reframePlan.director, data.reframePlan.output);
+  const { reframeStale: _was, ...rest } = placed;
+  // Stale: the short had a path (or detections) once, but its range now reaches outside what was analysed.
+  const stale = !reframe && (detections !== null || !!short.reframe);
+  return { ...rest, reframe, ...(stale ? { reframeStale: true } : {}) };
+}
+
+export async function updateShort(db: Db, organizationId: string, jobId: string, shortId: string, body: UpdateShortBody): Promise<EditedShort> {
+  return editShorts(db, organizationId, jobId, body.revision, ({ data, detections, plan }) => {
+    const short = liveShort(data.shorts, shortId);
+    const startTime = body.startTime ?? short.startTime;
+    const endTime = body.endTime ?? short.endTime;
+    const moved = startTime !== short.startTime || endTime !== short.endTime;
+    if (moved) checkRange(startTime, endTime, data, plan);
+    let next: StoredShort = { ...short, title: body.title ?? short.title, startTime, endTime };
+    if (moved) next = placeShort(next, data, detections[short.id] ?? null);
+    return { shorts: data.shorts.map((s) => (s.id === short.id ? next : s)), short: next };
+  });
+}
+
+export async function addShort(db: Db, organizationId: string, jobId: string, body: AddShortBody): Promise<EditedShort> {
+  return editShorts(db, organizationId, jobId, body.revision, ({ data, detections, plan }) => {
+    checkRange(body.startTime, body.endTime, data, plan);
+    const id = data.shorts.length;
+    // Any short's analysed range that covers the new one gives it detections: no new pass.
+    const covering = detections.find((d) => d && detectionsWithin(d, body.startTime, body.endTime)) ?? null;
+    const short = placeShort({
+      id, title: body.title, reason: null, startId: null, endId: null, startTime: body.startTime, endTime: body.endTime, text: '', cropObjectKey: null, reframe: null,
+    }, data, covering);
+    const nextDetections = covering ? Array.from({ length: id + 1 }, (_, i) => (i === id ? covering : detections[i] ?? null)) : undefined;
+    return { shorts: [...data.shorts, short], detections: nextDetections, short };
+  });
+}
+
+export async function removeShort(db: Db, organizationId: string, jobId: string, shortId: string, bodyRevision: number): Promise<EditedShort> {
+  return editShorts(db, organizationId, jobId, bodyRevision, ({ data }) => {
+    const short = liveShort(data.shorts, shortId);
+    const removed: StoredShort = { ...short, removed: true };
+    return { shorts: data.shorts.map((s) => (s.id === short.id ? removed : s)), short: removed };
+  });
+}
+
+const round3 = (v: number) => Math.round(v * 1000) / 1000;

@@ -1,0 +1,120 @@
+import type { Queryable } from '../db/db.js';
+import { newId } from '../../../common/src/ids.js';
+import { TASK_STATES, type TaskType } from '../../../common/src/tasks.js';
+import { childTypeOf } from '../../../common/src/tasks/contracts.js';
+import { placementOf, type TaskPlacement } from '../../../common/src/placement.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { TASK_COLUMNS, type TaskRow } from './task-row.js';
+import type { TaskOutcomeHandler, TaskQueue } from './task-queue.js';
+import type { TaskWakeups } from './wakeups.js';
+
+/** One child task a parent splits into; its type is the parent contract's `children.type`. */
+export interface ChildTask {
+  payload: Record<string, unknown>;
+  /** Capabilities beyond the child type's own placement (say, an NVENC host for a chunk). */
+  placement?: Partial<TaskPlacement>;
+}
+
+/**
+ * Fan-out and fan-in. A task whose domain splits it (its handler's fanOut) waits, its own result
+ * stored, while its children run as ordinary tasks: leased by capability, in its organization's fair
+ * share, re-leased when their agent is lost. Each child's completion locks the parent and counts
+ * down; the last one joins the results (fanIn) and completes the parent with its domain's rows in
+ * its own transaction, so the parent completes once however the children race. A child that fails
+ * for good fails the parent with its reason, and a parent that ends otherwise ends its children.
+ * Children report to the parent, never to a domain: their domain hooks (onProgress, onComplete,
+ * onFailed, afterFinish) do not run; prepareLease does, as for any task an agent takes.
+ *
+ * Lock order, everywhere: the parent, then the child (lockParentOf first).
+ */
+export class TaskFamilies {
+  constructor(
+    private readonly opts: { maxAttempts: number },
+    private readonly metrics: Metrics,
+    private readonly wakeups: TaskWakeups,
+    private readonly queue: TaskQueue,
+  ) {}
+
+  /** A handler may fan out only where its type's contract says which children it has. */
+  static check(type: TaskType, handler: TaskOutcomeHandler): void {
+    if (!handler.fanOut && !handler.fanIn) return;
+    if (!childTypeOf(type)) throw new Error(`${type} handler fans out, but the ${type} contract declares no children`);
+    if (!handler.fanOut || !handler.fanIn) throw new Error(`${type} handler needs both fanOut and fanIn`);
+  }
+
+  /** Locks the task's parent, if it has one, so that the task's own lock comes second. */
+  async lockParentOf(c: Queryable, id: string): Promise<void> {
+    await c.query(`SELECT id FROM tasks WHERE id = (SELECT parent_id FROM tasks WHERE id = $1) FOR UPDATE`, [id]);
+  }
+
+  /** The parent's own part is done: it waits for the children, who join the queue now. */
+  async split(c: Queryable, parent: TaskRow, ownResult: unknown, children: ChildTask[]): Promise<void> {
+    const type = childTypeOf(parent.type)!;
+    await c.query(
+      `UPDATE tasks SET state = 'waiting', result = $2, children_pending = $3, lease_token = NULL, lease_expires_at = NULL,
+         waiting_reason = NULL WHERE id = $1`,
+      [parent.id, ownResult, children.length],
+    );
+    for (const [index, child] of children.entries()) {
+      const needs = placementOf(type, child.placement);
+      await c.query(
+        `INSERT INTO tasks (id, type, organization_id, subject_id, payload, priority, max_attempts, requires, prefers, parent_id, child_index)
+         SELECT $1, $2, organization_id, subject_id, $3, priority, $4, $5, $6, id, $7 FROM tasks WHERE id = $8`,
+        [newId(), type, child.payload, this.opts.maxAttempts, needs.requires, needs.prefers, index, parent.id],
+      );
+    }
+    this.metrics.tasksEnqueued.labels(type).inc(children.length);
+    await this.wakeups.notify(c, type);
+    await this.queue.event(parent.id, parent.leasedBy, 'fanned_out', `${children.length} ${type} child tasks`, c);
+  }
+
+  /** A child completed (its row is stored); the last one completes the parent. */
+  async childCompleted(c: Queryable, child: TaskRow): Promise<void> {
+    const parent = await this.lockedWaitingParent(c, child);
+    // The parent ended already (a sibling failed, it was cancelled): the result stays on the child.
+    if (!parent) return;
+    const { pending } = (await c.query(
+      `UPDATE tasks SET children_pending = children_pending - 1 WHERE id = $1 RETURNING children_pending AS pending`, [parent.id],
+    )).rows[0] as { pending: number };
+    if (pending > 0) return;
+    const childResults = (await c.query(
+      `SELECT result FROM tasks WHERE parent_id = $1 ORDER BY child_index`, [parent.id],
+    )).rows.map((r: { result: unknown }) => r.result);
+    const handler = this.queue.handlerOf(parent.type);
+    const result = await handler.fanIn!(c, parent, parent.result, childResults);
+    await c.query(
+      `UPDATE tasks SET state = 'completed', result = $2, progress = 1, finished_at = now() WHERE id = $1`,
+      [parent.id, result],
+    );
+    await handler.onComplete(c, parent, result);
+    await this.queue.event(parent.id, null, 'completed', `after ${childResults.length} child tasks`, c);
+    this.queue.endsWith(c, parent, TASK_STATES.completed);
+  }
+
+  /** A child failed for good (or was cancelled): so does its parent, with the child's reason. */
+  async childEnded(c: Queryable, child: TaskRow, reason: string, code: string): Promise<void> {
+    const parent = await this.lockedWaitingParent(c, child);
+    if (!parent) return;
+    const why = code === 'CANCELLED' ? reason : `Part ${child.childIndex! + 1} failed: ${reason}`;
+    const outcome = await this.queue.failForGood(c, parent, why, code);
+    await this.queue.event(parent.id, null, outcome === TASK_STATES.cancelled ? 'cancelled' : 'failed', why, c);
+    this.queue.endsWith(c, parent, outcome);
+  }
+
+  /** The parent ended before its children: queued ones end at once, running ones are asked to stop
+   *  (their agents learn on their next report; whatever they then send changes nothing). */
+  async endChildren(c: Queryable, parent: TaskRow, reason: string): Promise<void> {
+    const why = `Its parent task ended: ${reason}`;
+    await c.query(
+      `UPDATE tasks SET state = 'cancelled', last_error = $2, waiting_reason = NULL, finished_at = now()
+       WHERE parent_id = $1 AND state = 'queued'`,
+      [parent.id, why],
+    );
+    await c.query(`UPDATE tasks SET cancel_requested = true WHERE parent_id = $1 AND state = 'leased'`, [parent.id]);
+  }
+
+  private async lockedWaitingParent(c: Queryable, child: TaskRow): Promise<TaskRow | undefined> {
+    const parent = (await c.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE`, [child.parentId])).rows[0] as TaskRow | undefined;
+    return parent?.state === TASK_STATES.waiting ? parent : undefined;
+  }
+}

@@ -1,0 +1,91 @@
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
+import { insertCompletedJob } from './helpers/completed-job.js';
+import { FFMPEG } from './helpers/media.js';
+
+// The studio's caption position control sends the `position` style item (top / center / bottom);
+// a real agent renders it: the caption's bright pixels sit in the band the control names.
+
+const run = promisify(execFile);
+let cluster: TestCluster;
+let source: string;
+const WORDS = [{ text: 'HELLO', start: 0.5, end: 1.5 }, { text: 'WORLD', start: 1.5, end: 2.5 }];
+const W = 360;
+const H = 640;
+
+test.before(async () => {
+  cluster = await startCluster('render_caption_position');
+  // Dark grey, so white caption letters are the only bright pixels.
+  source = path.join(cluster.dataDir, 'dark.mp4');
+  await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'color=c=0x303030:s=1280x720:r=25:d=3',
+    '-f', 'lavfi', '-i', 'sine=frequency=300:duration=3', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  await cluster.startAgent();
+});
+test.after.always(() => cluster?.close());
+
+/** Bright pixels in the top, middle and bottom thirds of the rendered frame at t. */
+async function brightByThird(file: string, t: number): Promise<[number, number, number]> {
+  const { stdout } = await run(FFMPEG, ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'gray', '-'], { encoding: 'buffer', maxBuffer: 16 * 1024 * 1024 });
+  if (stdout.length !== W * H) throw new Error(`frame size ${stdout.length}`);
+  const thirds: [number, number, number] = [0, 0, 0];
+  for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) if (stdout[y * W + x]! > 200) thirds[Math.min(2, Math.floor((y * 3) / H))]++;
+  return thirds;
+}
+
+async function render(style: Array<{ property: string; value: string }> | undefined): Promise<[number, number, number]> {
+  const { org, key } = await cluster.org({ plan: 'pro' });
+  const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: WORDS, shorts: [{ startTime: 0, endTime: 3 }], width: 1280, height: 720 });
+  const created = await cluster.api('POST', '/api/render', {
+    key, body: { id: jobId, target: 0, preset: 'DEFAULT', size: { width: W, height: H }, ...(style ? { options: { style } } : {}) },
+  });
+  if (created.status !== 201) throw new Error(JSON.stringify(created.body));
+  const done = await waitFor(async () => {
+    const r = await cluster.api('GET', `/api/render/${created.body.renderId}`, { key });
+    return r.body.type === 'done' || r.body.type === 'error' ? r.body : undefined;
+  }, 180_000, 'render');
+  if (done.type !== 'done') throw new Error(JSON.stringify(done));
+  const file = path.join(cluster.dataDir, `${created.body.renderId}.mp4`);
+  await writeFile(file, Buffer.from(await (await fetch(done.url)).arrayBuffer()));
+  return brightByThird(file, 1.0);
+}
+
+test('caption position "top" puts the caption text in the top third of the rendered frame', async (t) => {
+  const [top, middle, bottom] = await render([{ property: 'position', value: 'top' }]);
+  t.true(top > 200, `caption pixels in the top third: ${top}`);
+  t.true(middle + bottom < top / 20, `little below it: middle ${middle}, bottom ${bottom}`);
+});
+
+test('without a position (and with "bottom", the control\'s default) the caption is in the lower third', async (t) => {
+  for (const style of [undefined, [{ property: 'position', value: 'bottom' }]]) {
+    const [top, middle, bottom] = await render(style);
+    t.true(bottom > 200, `caption pixels in the lower third: ${bottom} (${JSON.stringify(style)})`);
+    t.true(top + middle < bottom / 20, `little above it: top ${top}, middle ${middle}`);
+  }
+});
+
+test('caption position "center" puts the caption in the middle third', async (t) => {
+  const [top, middle, bottom] = await render([{ property: 'position', value: 'center' }]);
+  t.true(middle > 200, `caption pixels in the middle third: ${middle}`);
+  t.true(top + bottom < middle / 20, `little elsewhere: top ${top}, bottom ${bottom}`);
+});
+
+test('a caption position other than top, center/middle or bottom is a 400 naming the item, and nothing is queued', async (t) => {
+  const { org, key } = await cluster.org({ plan: 'pro' });
+  const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, words: WORDS, shorts: [{ startTime: 0, endTime: 3 }] });
+  const res = await cluster.api('POST', '/api/render', { key, body: { id: jobId, target: 0, options: { style: [{ property: 'position', value: 'left' }] } } });
+  t.is(res.status, 400);
+  t.regex(res.body.message, /options\.style\[0\].*position.*must be top, center or bottom/);
+  const queued = await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM renders WHERE job_id = $1', [jobId]);
+  t.is(queued!.n, 0);
+});
+
+test('the OpenAPI document shows clients the caption position item', async (t) => {
+  const doc = (await cluster.api('GET', '/openapi.json')).body;
+  const options = doc.paths['/api/render'].post.requestBody.content['application/json'].schema.properties.options;
+  t.regex(options.properties.style.description, /`position` "top", "center" \(or "middle"\) or "bottom"/);
+  t.deepEqual(options.properties.style.example, [{ property: 'position', value: 'top' }]);
+});

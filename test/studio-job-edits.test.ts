@@ -1,0 +1,180 @@
+import test from 'ava';
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
+import { insertCompletedJob } from './helpers/completed-job.js';
+import { CHROMIUM_PATH, launchChromium, screenshotter } from './helpers/browser.js';
+import { FFMPEG } from './helpers/media.js';
+import { needing } from './helpers/requirements.js';
+import { repoRoot } from '../common/src/paths.js';
+import { createUser } from '../coordinator/src/tenancy/tenancy.js';
+import { setPassword } from '../coordinator/src/tenancy/sessions.js';
+import type { Word } from '../common/src/text/transcript.js';
+
+// The job page as a workbench: a word fixed and a word split reach the stored transcript (and so the
+// next render's captions), Undo puts every word back as it was, timings too; every render of a short
+// stays listed after a reload, with its first frame, progress, play and a download named after it.
+
+const run = promisify(execFile);
+let cluster: TestCluster;
+let chromium: Awaited<ReturnType<typeof launchChromium>>;
+const TOOLS = { [`chromium (${CHROMIUM_PATH})`]: existsSync(CHROMIUM_PATH) };
+const PASSWORD = 'a long studio password';
+const WORDS: Word[] = [
+  { text: 'the', start: 0.5, end: 0.7 }, { text: 'quick', start: 0.7, end: 1.1 }, { text: 'brown', start: 1.1, end: 1.5 },
+  { text: 'fax', start: 1.5, end: 1.9 }, { text: 'jumps', start: 2.0, end: 2.4 }, { text: 'highfive', start: 2.5, end: 3.3 },
+];
+
+test.before(async () => {
+  if (!Object.values(TOOLS).every(Boolean)) return;
+  const build = spawnSync(process.execPath, [path.join(repoRoot(), 'scripts/build-studio.mjs')], { stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('the studio build failed');
+  cluster = await startCluster('studio_job_edits');
+  await cluster.startAgent();
+  chromium = await launchChromium();
+});
+test.after.always(async () => {
+  await chromium?.close();
+  await cluster?.close();
+});
+
+// Serial: the tests sign in as different users in one browser profile, which shares the cookie.
+needing({ tools: TOOLS }).serial('the transcript is corrected word by word on the job page, and Undo restores it exactly', async (t) => {
+  const source = path.join(cluster.dataDir, 'words.mp4');
+  await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=4', '-f', 'lavfi', '-i', 'sine=d=4',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  const { org } = await cluster.org({ plan: 'pro', credits: 10, name: 'Words Org' });
+  const user = await createUser(cluster.app.db, { email: 'words@studio.test', organizationId: org.id, role: 'owner' });
+  await setPassword(cluster.app.db, user.id, PASSWORD);
+  const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: WORDS, width: 640, height: 360, shorts: [{ startTime: 0, endTime: 4, title: 'Fox' }] });
+  const stored = async () => (await cluster.app.db.one<{ w: Word[] }>(`SELECT data->'transcription'->'words' AS w FROM jobs WHERE id = $1`, [jobId]))!.w;
+  const shown = async () => (await page.locator('[data-testid="transcript"] button.w').allInnerTexts()).map((s) => s.trim()).join(' ');
+
+  const shot = await screenshotter('studio-job-edits');
+  await chromium.browser.clearCookies();
+  const page = await chromium.browser.newPage();
+  const pageErrors: string[] = [];
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  const base = cluster.app.httpUrl;
+  await page.goto(`${base}/`);
+  await page.fill('#email', 'words@studio.test');
+  await page.fill('#password', PASSWORD);
+  await page.press('#password', 'Enter');
+  await page.waitForSelector('h1 >> text=Jobs');
+  await page.goto(`${base}/studio/#/jobs/${jobId}`);
+  await page.waitForSelector('[data-testid="transcript"] button.w');
+  t.is(await shown(), 'the quick brown fax jumps highfive');
+
+  await page.click('button:has-text("Edit words")');
+  // Fix a misheard word.
+  await page.click('[data-testid="transcript"] button.w:has-text("fax")');
+  await page.fill('#word-text', 'fox');
+  await page.click('[data-testid="word-editor"] button[type="submit"]');
+  await waitFor(async () => ((await shown()) === 'the quick brown fox jumps highfive' ? true : undefined), 10_000, 'the fixed word shown');
+  // Split a word run together: a space makes two.
+  await page.click('[data-testid="transcript"] button.w:has-text("highfive")');
+  await page.fill('#word-text', 'high five');
+  await page.click('[data-testid="word-editor"] button[type="submit"]');
+  await waitFor(async () => ((await shown()) === 'the quick brown fox jumps high five' ? true : undefined), 10_000, 'the split word shown');
+  await shot(page, 'transcript-edited');
+
+  const edited = await stored();
+  t.deepEqual(edited.map((w) => w.text), ['the', 'quick', 'brown', 'fox', 'jumps', 'high', 'five']);
+  t.deepEqual([edited[3]!.start, edited[3]!.end], [1.5, 1.9], 'the fixed word keeps its time');
+  t.is(edited[5]!.start, 2.5);
+  t.is(edited[6]!.end, 3.3);
+
+  // Undo twice: the split, then the fix; every word and time as analysed.
+  await page.click('button:has-text("Undo")');
+  await waitFor(async () => ((await shown()) === 'the quick brown fox jumps highfive' ? true : undefined), 10_000, 'the split undone');
+  await page.click('button:has-text("Undo")');
+  await waitFor(async () => ((await shown()) === 'the quick brown fax jumps highfive' ? true : undefined), 10_000, 'the fix undone');
+  t.deepEqual(await stored(), WORDS);
+  t.true(await page.locator('button:has-text("Undo")').isDisabled());
+  t.deepEqual(pageErrors, []);
+});
+
+needing({ tools: TOOLS }).serial('a short\'s renders stay listed on the job page after a reload, each playable and downloadable under the short\'s name', async (t) => {
+  const source = path.join(cluster.dataDir, 'renders.mp4');
+  await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=3', '-f', 'lavfi', '-i', 'sine=d=3',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  const { org } = await cluster.org({ plan: 'pro', credits: 10, name: 'Renders Org' });
+  const user = await createUser(cluster.app.db, { email: 'renders@studio.test', organizationId: org.id, role: 'owner' });
+  await setPassword(cluster.app.db, user.id, PASSWORD);
+  const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: WORDS, width: 640, height: 360, shorts: [{ startTime: 0, endTime: 3, title: 'My clip' }] });
+
+  const shot = await screenshotter('studio-job-edits');
+  await chromium.browser.clearCookies();
+  const page = await chromium.browser.newPage();
+  const base = cluster.app.httpUrl;
+  await page.goto(`${base}/`);
+  await page.fill('#email', 'renders@studio.test');
+  await page.fill('#password', PASSWORD);
+  await page.press('#password', 'Enter');
+  await page.waitForSelector('h1 >> text=Jobs');
+  await page.goto(`${base}/studio/#/jobs/${jobId}`);
+  await page.waitForSelector('h2 >> text=Shorts');
+  t.is(await page.locator('[data-testid="short-render"]').count(), 0);
+  // Render is enabled once the presets have loaded and a style is chosen.
+  await page.waitForSelector('button.primary:has-text("Render"):enabled');
+  await page.click('button.primary:has-text("Render")');
+  // The new render appears in the list at once and is followed there to the end.
+  await page.waitForSelector('[data-testid="short-render"]', { timeout: 10_000 });
+  await page.waitForSelector('[data-testid="short-render"][data-state="done"]', { timeout: 120_000 });
+
+  await page.reload();
+  const item = page.locator('[data-testid="short-render"]');
+  await item.first().waitFor({ timeout: 15_000 });
+  t.is(await item.count(), 1, 'the render is still listed after a reload');
+  t.is(await item.first().getAttribute('data-state'), 'done');
+  t.regex((await item.first().textContent())!, /720x1280|1080x1920/);
+  const download = item.first().locator('a[download]');
+  t.is(await download.getAttribute('download'), 'My_clip.mp4');
+  // The player shows a frame before it is played (not a black box): its first frame is decoded.
+  const decoded = await page.waitForFunction(() => {
+    const v = document.querySelector('[data-testid="short-render"] video') as HTMLVideoElement | null;
+    return !!v && v.readyState >= 2 && v.videoWidth > 0;
+  }, undefined, { timeout: 15_000 }).then(() => true, () => false);
+  t.true(decoded, 'the listed render shows its first frame');
+  const listed = await cluster.api('GET', `/api/jobs/${jobId}/renders`, { key: (await cluster.org()).key });
+  t.is(listed.status, 404, 'another organization does not see them');
+  await shot(page, 'renders-after-reload');
+});
+
+needing({ tools: TOOLS }).serial('on a phone (390x844) the header is two rows and the job page opens on the preview, Render and the shorts', async (t) => {
+  const source = path.join(cluster.dataDir, 'phone.mp4');
+  await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=3', '-f', 'lavfi', '-i', 'sine=d=3',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  const { org } = await cluster.org({ plan: 'pro', credits: 10, name: 'Phone Org' });
+  const user = await createUser(cluster.app.db, { email: 'phone@studio.test', organizationId: org.id, role: 'owner' });
+  await setPassword(cluster.app.db, user.id, PASSWORD);
+  const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: WORDS, width: 640, height: 360, shorts: [{ startTime: 0, endTime: 3, title: 'On the go' }] });
+
+  const shot = await screenshotter('studio-job-edits');
+  await chromium.browser.clearCookies();
+  const page = await chromium.browser.newPage();
+  await page.setViewportSize({ width: 390, height: 844 });
+  const base = cluster.app.httpUrl;
+  await page.goto(`${base}/`);
+  await page.fill('#email', 'phone@studio.test');
+  await page.fill('#password', PASSWORD);
+  await page.press('#password', 'Enter');
+  await page.waitForSelector('h1 >> text=Jobs');
+  await page.goto(`${base}/studio/#/jobs/${jobId}`);
+  await page.waitForSelector('h2 >> text=Shorts');
+  const header = await page.locator('header.top').boundingBox();
+  t.true(header!.height <= 100, `the header is compact: ${header!.height} px tall`);
+  const top = async (selector: string) => (await page.locator(selector).first().boundingBox())!.y;
+  const [preview, render, shorts, player, transcript] = [
+    await top('[data-testid="caption-preview"]'), await top('button.primary:has-text("Render")'), await top('.shorts-panel'),
+    await top('.player'), await top('[data-testid="transcript"]'),
+  ];
+  t.true(preview < 844 && render < 844 + 400, `the preview starts on the first screen (${preview}), Render just below (${render})`);
+  t.true(render < shorts && shorts < player && player < transcript, `preview ${preview}, Render ${render}, shorts ${shorts}, player ${player}, transcript ${transcript}`);
+  // Nothing wider than the phone.
+  t.true(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'no sideways scrolling of the page');
+  await shot(page, 'phone-job-page');
+  await page.close();
+});

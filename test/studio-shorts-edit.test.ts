@@ -1,0 +1,128 @@
+import test from 'ava';
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
+import { insertCompletedJob } from './helpers/completed-job.js';
+import { CHROMIUM_PATH, launchChromium, screenshotter } from './helpers/browser.js';
+import { FFMPEG } from './helpers/media.js';
+import { needing } from './helpers/requirements.js';
+import { repoRoot } from '../common/src/paths.js';
+import { createUser } from '../coordinator/src/tenancy/tenancy.js';
+import { setPassword } from '../coordinator/src/tenancy/sessions.js';
+import type { Word } from '../common/src/text/transcript.js';
+
+// Shorts edited in place on the job page: the out handle dragged on the timeline, the start set at
+// the playhead, a title saved, a short added and one removed; the API shows each change on the same
+// job, and no credit moves.
+
+const run = promisify(execFile);
+let cluster: TestCluster;
+let chromium: Awaited<ReturnType<typeof launchChromium>>;
+const TOOLS = { [`chromium (${CHROMIUM_PATH})`]: existsSync(CHROMIUM_PATH) };
+const PASSWORD = 'a long studio password';
+const WORDS: Word[] = Array.from({ length: 20 }, (_, i) => ({ text: `word${i}`, start: i + 0.2, end: i + 0.8 }));
+
+test.before(async () => {
+  if (!Object.values(TOOLS).every(Boolean)) return;
+  const build = spawnSync(process.execPath, [path.join(repoRoot(), 'scripts/build-studio.mjs')], { stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('the studio build failed');
+  cluster = await startCluster('studio_shorts_edit');
+  chromium = await launchChromium();
+});
+test.after.always(async () => {
+  await chromium?.close();
+  await cluster?.close();
+});
+
+needing({ tools: TOOLS }).serial('drag the out handle, start at the playhead, rename, add and remove shorts: the same job changes, no charge', async (t) => {
+  const source = path.join(cluster.dataDir, 'twenty.mp4');
+  await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=20', '-f', 'lavfi', '-i', 'sine=d=20',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  const { org, key } = await cluster.org({ plan: 'pro', credits: 10, name: 'Trim Org' });
+  const user = await createUser(cluster.app.db, { email: 'trim@studio.test', organizationId: org.id, role: 'owner' });
+  await setPassword(cluster.app.db, user.id, PASSWORD);
+  const jobId = await insertCompletedJob(cluster.app, {
+    organizationId: org.id, sourcePath: source, words: WORDS, width: 640, height: 360, durationSec: 20.5,
+    shorts: [{ startTime: 0, endTime: 10, title: 'Opening' }, { startTime: 10, endTime: 20, title: 'Closing' }],
+  });
+  const credits = async () => (await cluster.app.db.one<{ c: string; r: string }>(`SELECT credits AS c, reserved_credits AS r FROM organizations WHERE id = $1`, [org.id]))!;
+  const creditsBefore = await credits();
+  const shorts = async () => (await cluster.api('GET', `/api/jobs/${jobId}`, { key })).body.data.shorts as Array<{ id: string; content: string; startTime: number; endTime: number }>;
+  const until = <T>(check: (s: Awaited<ReturnType<typeof shorts>>) => T | undefined, what: string) => waitFor(async () => check(await shorts()), 10_000, what);
+
+  const shot = await screenshotter('studio-shorts-edit');
+  await chromium.browser.clearCookies();
+  const page = await chromium.browser.newPage();
+  await page.setViewportSize({ width: 1366, height: 800 });
+  const pageErrors: string[] = [];
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  const base = cluster.app.httpUrl;
+  await page.goto(`${base}/`);
+  await page.fill('#email', 'trim@studio.test');
+  await page.fill('#password', PASSWORD);
+  await page.press('#password', 'Enter');
+  await page.waitForSelector('h1 >> text=Jobs');
+  await page.goto(`${base}/studio/#/jobs/${jobId}`);
+  await page.waitForSelector('[data-testid="handle-out"]');
+  await page.waitForFunction(() => ((document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement | null)?.duration ?? 0) > 19);
+
+  // Drag the first short's out handle from 10 s to about 8 s of the 20 s timeline.
+  const timeline = (await page.locator('.timeline').boundingBox())!;
+  const handle = (await page.locator('[data-testid="handle-out"]').boundingBox())!;
+  const videoDuration = await page.evaluate(() => (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).duration);
+  const y = handle.y + handle.height / 2;
+  await page.mouse.move(handle.x + handle.width / 2, y);
+  await page.mouse.down();
+  await page.mouse.move(timeline.x + (8 / videoDuration) * timeline.width, y, { steps: 8 });
+  await page.mouse.up();
+  const dragged = await until((s) => (s[0]!.endTime !== 10 ? s[0] : undefined), 'the dragged end saved');
+  t.true(Math.abs(dragged.endTime - 8) <= 0.3, `end dragged to ${dragged.endTime}`);
+  t.is(dragged.startTime, 0);
+  await shot(page, 'out-handle-dragged');
+
+  // Start at the playhead.
+  await page.evaluate(() => { (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime = 3; });
+  await page.waitForFunction(() => Math.abs((document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime - 3) < 0.05);
+  // The page's playhead (what the button reads) has caught up with the player.
+  await page.waitForSelector('p.muted >> text=/Playhead 0:03\\.0/');
+  await page.click('button:has-text("Start at playhead")');
+  const started = await until((s) => (s[0]!.startTime === 3 ? s[0] : undefined), 'the start set at the playhead');
+  t.is(started.endTime, dragged.endTime, 'the end stays where it was dragged');
+  // The page has the saved short before anything else is typed (a reload landing later would reset
+  // the form, and the preview would move the playhead back into the short).
+  await page.waitForFunction(() => (document.querySelector('#adj-start') as HTMLInputElement | null)?.value === '3');
+
+  // Rename in place.
+  await page.fill('#adj-title', 'Cold open');
+  await page.click('button:has-text("Save short")');
+  await until((s) => (s[0]!.content === 'Cold open' ? true : undefined), 'the title saved');
+  await page.waitForSelector('.shorts-list >> text=Cold open');
+
+  // Add a short at the playhead (14 s): it takes the next id and is selected.
+  await page.evaluate(() => { (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime = 14; });
+  await page.waitForFunction(() => Math.abs((document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime - 14) < 0.05);
+  await page.waitForSelector('p.muted >> text=/Playhead 0:14\\.0/');
+  await page.click('button:has-text("Add short")');
+  const added = await until((s) => (s.length === 3 ? s[2] : undefined), 'the short added');
+  t.is(added.id, '2');
+  t.is(added.startTime, 14);
+  await page.waitForSelector('.shorts-list button[aria-pressed="true"] >> text=Short at');
+  await shot(page, 'short-added');
+
+  // Remove the first short: the others keep their ids.
+  await page.click('.shorts-list button:has-text("Cold open")');
+  await page.waitForFunction(() => (document.querySelector('#adj-title') as HTMLInputElement).value === 'Cold open');
+  await page.click('button:has-text("Remove short")');
+  const left = await until((s) => (s.length === 2 ? s : undefined), 'the short removed');
+  t.deepEqual(left.map((s) => [s.id, s.content]), [['1', 'Closing'], ['2', added.content]]);
+  await page.waitForFunction(() => document.querySelectorAll('.shorts-list li').length === 2);
+  t.false(await page.locator('.shorts-list button:has-text("Cold open")').isVisible());
+  await shot(page, 'short-removed');
+
+  t.deepEqual(await credits(), creditsBefore, 'no credits charged or reserved');
+  t.is((await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE organization_id = $1`, [org.id]))!.n, 1, 'no new job');
+  t.deepEqual(pageErrors, []);
+  await page.close();
+});
