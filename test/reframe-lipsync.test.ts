@@ -8,7 +8,7 @@ import { contains, interpolate, planReframe } from '../common/src/reframe/camera
 import { attributeSpeakers } from '../node-agent/src/reframe/speakers.js';
 import { envelopeAt, envelopeOf } from '../node-agent/src/reframe/speech-envelope.js';
 import { gridClips } from './helpers/grid.js';
-import { composeLipsync, type LipsyncSegment, type LipsyncVideo } from './helpers/grid-lipsync.js';
+import { composeLipsync, type LipsyncSegment, type LipsyncVideo, type PanelShow } from './helpers/grid-lipsync.js';
 import { detectWholeVideo } from './helpers/reframe.js';
 import { FFMPEG } from './helpers/media.js';
 
@@ -77,14 +77,14 @@ function windowShare(d: ShortDetections, video: LipsyncVideo, heardTrack: number
   return inSpeech.filter((s) => contains(interpolate(r.keyframes, s.time), s.box)).length / inSpeech.length;
 }
 
-async function checkHeard(t: import('ava').ExecutionContext, heard: 0 | 1) {
+/** The heard person talks in step with the sound while the other's lips move in each segment as
+ *  `others` says. */
+async function checkHeard(t: import('ava').ExecutionContext, heard: 0 | 1, others: PanelShow[]) {
   const other = (1 - heard) as 0 | 1;
-  // The heard person talks in step with the sound; the other mouths their own words without pause,
-  // from a different point in each segment, so their lips move as much and are out of step.
-  const segments: LipsyncSegment[] = [0.3, 1, 0.6].map((from) => {
+  const segments: LipsyncSegment[] = others.map((show_) => {
     const show: LipsyncSegment['show'] = ['still', 'still'];
     show[heard] = { talkShiftSec: 0 };
-    show[other] = { mouthFromSec: from };
+    show[other] = show_;
     return { show, voice: heard };
   });
   const video = await composeLipsync(dir, segments);
@@ -103,12 +103,28 @@ async function checkHeard(t: import('ava').ExecutionContext, heard: 0 | 1) {
   t.true(window >= 0.8);
 }
 
+// The other mouths their own words without pause, from a different point in each segment, so their
+// lips move as much and are out of step.
+const MOUTHING: PanelShow[] = [{ mouthFromSec: 0.3 }, { mouthFromSec: 1 }, { mouthFromSec: 0.6 }];
+// The other talks too, starting and stopping about when the voice does, a few hundred ms out of step
+// with it: only the syllables tell the two apart (by mouth motion alone person 1 takes 80 % of
+// person 0's voice).
+const TALKING_OUT_OF_STEP: PanelShow[] = [{ talkShiftSec: 0.3 }, { talkShiftSec: -0.25 }, { talkShiftSec: 0.35 }];
+
 withMedia('the lips in step with the voice are the speaker, not the other lips that move (person 0 heard)', async (t) => {
-  await checkHeard(t, 0);
+  await checkHeard(t, 0, MOUTHING);
 });
 
 withMedia('the lips in step with the voice are the speaker, not the other lips that move (person 1 heard)', async (t) => {
-  await checkHeard(t, 1);
+  await checkHeard(t, 1, MOUTHING);
+});
+
+withMedia('two people talking at once, one heard: the lips a few hundred ms out of step with the voice lose (person 0 heard)', async (t) => {
+  await checkHeard(t, 0, TALKING_OUT_OF_STEP);
+});
+
+withMedia('two people talking at once, one heard: the lips a few hundred ms out of step with the voice lose (person 1 heard)', async (t) => {
+  await checkHeard(t, 1, TALKING_OUT_OF_STEP);
 });
 
 withMedia('a voice from off screen over a still person names nobody, and the window stays put on that face', async (t) => {

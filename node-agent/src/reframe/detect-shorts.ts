@@ -6,8 +6,8 @@ import type { FaceTrack, ShortDetections } from '../../../common/src/reframe/typ
 import type { Logger } from '../../../common/src/logger.js';
 import type { FaceDetector } from './face-detector.js';
 import { analysisSize, sampleFrames, type SampledFrame } from './frames.js';
-import { cutFacePatches, mouthActivity, type FacePatches } from './mouth.js';
-import { attributeSpeakers } from './speakers.js';
+import { cutFacePatches, mouthActivity, mouthOpenness, type FacePatches } from './mouth.js';
+import { attributeSpeakers, type MouthTrack } from './speakers.js';
 import { ShotTracker, type SceneScore } from './shots.js';
 import { readWavRange, speechInAudio, type Interval } from './speech.js';
 import { speechEnvelope } from './speech-envelope.js';
@@ -104,7 +104,7 @@ async function detectShort(
   const linked = shots.flatMap((shot, k) => linkTracks(frames.slice(shot.firstSample, shots[k + 1]?.firstSample ?? frames.length)))
     .map((track, id) => ({ ...track, id }));
   const maxStep = 1.5 / SAMPLE_FPS;
-  const tracks: FaceTrack[] = linked.map((track) => ({
+  const measured: MouthTrack[] = linked.map((track) => ({
     id: track.id,
     samples: track.samples.map((s, i) => {
       const prev = track.samples[i - 1];
@@ -117,11 +117,14 @@ async function detectShort(
         box: { x: Math.round(f.x * toSource.x), y: Math.round(f.y * toSource.y), width: Math.round(f.width * toSource.x), height: Math.round(f.height * toSource.y) },
         score: round(f.score, 3),
         mouthActivity: round(activity, 3),
+        mouthOpen: mouthOpenness(s.data),
       };
     }),
   }));
   // Who speaks is whose lips move in step with the voice, so the sound's envelope goes in too.
-  const turns = attributeSpeakers(tracks, speech, range, SAMPLE_FPS, {}, speechEnvelope(audio));
+  const turns = attributeSpeakers(measured, speech, range, SAMPLE_FPS, {}, speechEnvelope(audio));
+  // Openness served its purpose: the stored tracks keep what planning reads.
+  const tracks: FaceTrack[] = measured.map((t) => ({ id: t.id, samples: t.samples.map(({ mouthOpen: _, ...s }) => s) }));
   const t3 = performance.now();
   if (timings) {
     timings.frames += frames.length;

@@ -76,6 +76,29 @@ function shiftedDifference(prev: Float32Array, cur: Float32Array, grid: { w: num
   return best;
 }
 
+/**
+ * How open the mouth is in one sample: the share of the mouth patch's middle that is dark (a
+ * standard deviation below the patch's mean), where an open mouth shows its cavity and a closed one
+ * only the line between the lips. Unlike mouthActivity it is a state, not a change, so it rises and
+ * falls with the syllables as the voice's loudness does: a mouth that moves as much but out of step
+ * with the voice correlates with it far less (lipSync in speakers.ts). The level differs between
+ * faces (a beard, dark lips); only its ups and downs are used.
+ */
+export function mouthOpenness(patches: FacePatches): number {
+  const { w, h, margin } = MOUTH;
+  const stride = w + 2 * margin;
+  let dark = 0;
+  let count = 0;
+  // The middle half of the width and the rows between the nose's shadow and the chin.
+  for (let y = Math.round(h * 0.2); y < Math.round(h * 0.8); y++) {
+    for (let x = Math.round(w * 0.25); x < Math.round(w * 0.75); x++) {
+      if (patches.mouth[(y + margin) * stride + x + margin]! < -1) dark++;
+      count++;
+    }
+  }
+  return dark / count;
+}
+
 /** Mouth motion beyond the face's rigid motion between two samples (0 when the mouth is still). */
 export function mouthActivity(prev: FacePatches, cur: FacePatches): number {
   const mouth = shiftedDifference(prev.mouth, cur.mouth, MOUTH);

@@ -6,13 +6,21 @@
 // new speaker's mouth moving for a second or more, does, and the change lands where the evidence
 // changes rather than a smoothing delay later.
 //
-// With the speech envelope at hand a moving mouth is not enough: it counts only as far as it moves in
-// step with the voice that is heard (lip-audio synchrony, see lipSync). A listener who laughs, chews or
-// mouths along moves their lips too, but not when the voice starts and stops, and their mouth then
-// earns nothing, so the voice goes to the face in step with it or, with none, to "nobody visible".
-import type { FaceTrack, SpeakerTurn } from '../../../common/src/reframe/types.js';
+// With the speech envelope at hand a moving mouth is not enough: it counts only as far as it opens and
+// closes in step with the voice that is heard (lip-audio synchrony, see lipSync), and only as far as no
+// other face matches the voice better (syncWeights). A listener who laughs, chews, mouths along or
+// talks over the speaker moves their lips too, but not with this voice's syllables, and their mouth
+// then earns little or nothing, so the voice goes to the face in step with it or, with none, to
+// "nobody visible".
+import type { FaceTrack, SpeakerTurn, TrackSample } from '../../../common/src/reframe/types.js';
 import { envelopeAt, type SpeechEnvelope } from './speech-envelope.js';
 import type { Interval } from './speech.js';
+
+/** A track as detection sees it: with each sample's mouth openness (mouthOpenness in mouth.ts), which
+ *  lip-audio synchrony compares with the voice. Stored detections leave it out. */
+export interface MouthTrack extends FaceTrack {
+  samples: Array<TrackSample & { mouthOpen?: number }>;
+}
 
 export interface AttributionOptions {
   /** Smoothing window of the mouth signal, seconds (centred). */
@@ -35,10 +43,15 @@ export interface AttributionOptions {
    *  alignment of a mouth out of step reaches about this), and at which it counts in full. */
   noSync: number;
   fullSync: number;
+  /** Span over which two faces' matches with the voice are compared, seconds (centred). */
+  competeWindowSec: number;
+  /** A face whose lips matched the voice this much less (in correlation) than another face's over
+   *  that span counts for nothing; half as much, for half. */
+  syncMargin: number;
 }
 
 export const DEFAULT_ATTRIBUTION: AttributionOptions = {
-  smoothSec: 0.6, minActivity: 0.05, switchCost: 0.04, joinGapSec: 1, syncWindowSec: 1, syncContextSec: 6, maxLagSec: 0.15, noSync: 0.1, fullSync: 0.4,
+  smoothSec: 0.6, minActivity: 0.05, switchCost: 0.04, joinGapSec: 1, syncWindowSec: 1, syncContextSec: 6, maxLagSec: 0.15, noSync: 0.1, fullSync: 0.4, competeWindowSec: 2, syncMargin: 0.2,
 };
 
 /** Centred moving mean of the track's activity on the sample grid; NaN where the track is absent. */
@@ -74,11 +87,22 @@ const inSpeech = (t: number, speech: Interval[]) => speech.some((s) => t >= s.st
 
 /** The track's raw activity on the sample grid; NaN where the track is absent. */
 function activityOnGrid(track: FaceTrack, grid: number[], fps: number): Float64Array {
+  return onGrid(track, grid, fps, (s) => s.mouthActivity);
+}
+
+/** What lip-audio synchrony follows: the mouth's openness where detection measured it, which rises
+ *  and falls with the syllables as the voice does; else (tracks without it) its activity. */
+function syncSignalOnGrid(track: MouthTrack, grid: number[], fps: number): Float64Array {
+  const measured = track.samples.every((s) => s.mouthOpen !== undefined);
+  return onGrid(track, grid, fps, (s) => (measured ? s.mouthOpen! : s.mouthActivity));
+}
+
+function onGrid(track: MouthTrack, grid: number[], fps: number, value: (s: MouthTrack['samples'][number]) => number): Float64Array {
   const raw = new Float64Array(grid.length).fill(NaN);
   const t0 = grid[0] ?? 0;
   for (const s of track.samples) {
     const i = Math.round((s.time - t0) * fps);
-    if (i >= 0 && i < grid.length) raw[i] = s.mouthActivity;
+    if (i >= 0 && i < grid.length) raw[i] = value(s);
   }
   return raw;
 }
@@ -135,8 +159,9 @@ function meanAndSpread(a: Float64Array, from: number, to: number): { mean: numbe
 }
 
 /**
- * How far each sample's mouth motion is in step with the voice, 0 to 1. Each sample contributes the
- * product of its mouth activity and the voice's loudness, both as deviations from their level over
+ * How far each sample's mouth is in step with the voice, as correlations (-1 to 1). `activity` is the
+ * mouth signal on the grid: openness, or for tracks without it motion. Each sample contributes the
+ * product of its mouth signal and the voice's loudness, both as deviations from their level over
  * the surrounding `syncContextSec` (in units of their spread there); the mean of those products over
  * `syncWindowSec` is a correlation, local to that window: a face whose lips moved with the voice a
  * moment ago but rest now that someone else talks loses the voice at once rather than a window later.
@@ -144,9 +169,10 @@ function meanAndSpread(a: Float64Array, from: number, to: number): { mean: numbe
  * turn the syllables and the mouth's openings match less well than the voice's starts and stops do.
  * The lag between lips and sound is one per track, the one that fits its whole stretch best: the
  * offset of a recording does not change from one second to the next, and a lag chosen per window
- * would let a mouth out of step find some alignment by chance.
+ * would let a mouth out of step find some alignment by chance. `recent` is the plain correlation over
+ * `competeWindowSec`, which syncWeights compares between faces.
  */
-function lipSync(activity: Float64Array, voiceByLag: Float64Array[], fps: number, o: AttributionOptions): Float64Array {
+function lipSync(activity: Float64Array, voiceByLag: Float64Array[], fps: number, o: AttributionOptions): LipMatch {
   const n = activity.length;
   let voice = voiceByLag[0]!;
   let best = -Infinity;
@@ -166,15 +192,47 @@ function lipSync(activity: Float64Array, voiceByLag: Float64Array[], fps: number
   }
   const half = Math.max(1, Math.round((o.syncWindowSec * fps) / 2));
   const wide = Math.max(half, Math.round((o.syncContextSec * fps) / 4));
-  const out = new Float64Array(n);
+  const compete = Math.max(2, Math.round((o.competeWindowSec * fps) / 2));
+  const sync = new Float64Array(n);
+  const recent = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const local = meanAndSpread(products, Math.max(0, i - half), Math.min(n, i + half + 1));
     const around = correlation(activity, voice, Math.max(0, i - wide), Math.min(n, i + wide + 1));
+    recent[i] = correlation(activity, voice, Math.max(0, i - compete), Math.min(n, i + compete + 1));
     // The wider correlation carries a turn through a stretch where the syllables match less well.
-    const r = Math.max(local.n ? local.mean : 0, around);
-    out[i] = Math.min(1, Math.max(0, (r - o.noSync) / (o.fullSync - o.noSync)));
+    sync[i] = Math.max(local.n ? local.mean : 0, around);
   }
-  return out;
+  return { sync, recent };
+}
+
+/** How well a track's lips follow the voice at each sample: `sync` decides whether they count at all,
+ *  `recent` (the plain correlation over `competeWindowSec`) which of two moving mouths the voice is. */
+interface LipMatch {
+  sync: Float64Array;
+  recent: Float64Array;
+}
+
+/**
+ * What each track's mouth evidence counts for, 0 to 1, from its synchrony with the voice: nothing
+ * below `noSync`, in full from `fullSync`, and less as far as another face matched the voice better
+ * over the last `competeWindowSec`. Two people who talk at about the same times both follow the
+ * voice's starts and stops; only the one whose syllables the voice has matches it best over a couple
+ * of seconds, and a listener talking a few hundred ms out of step must lose to that face, not share
+ * the voice with it. The window is short enough that a previous speaker's match does not hold back
+ * the face that has just started talking.
+ */
+function syncWeights(matches: LipMatch[], o: AttributionOptions): Float64Array[] {
+  const n = matches[0]?.sync.length ?? 0;
+  return matches.map(({ sync, recent }, k) => {
+    const weights = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      let best = recent[i]!;
+      matches.forEach((other, j) => { if (j !== k) best = Math.max(best, other.recent[i]!); });
+      const absolute = Math.min(1, Math.max(0, (sync[i]! - o.noSync) / (o.fullSync - o.noSync)));
+      weights[i] = absolute * Math.max(0, 1 - (best - recent[i]!) / o.syncMargin);
+    }
+    return weights;
+  });
 }
 
 /**
@@ -184,7 +242,7 @@ function lipSync(activity: Float64Array, voiceByLag: Float64Array[], fps: number
  * before it existed), any mouth that moves during speech does.
  */
 export function attributeSpeakers(
-  tracks: FaceTrack[], speech: Interval[], range: Interval, fps: number, options: Partial<AttributionOptions> = {}, envelope?: SpeechEnvelope,
+  tracks: MouthTrack[], speech: Interval[], range: Interval, fps: number, options: Partial<AttributionOptions> = {}, envelope?: SpeechEnvelope,
 ): SpeakerTurn[] {
   const o = { ...DEFAULT_ATTRIBUTION, ...options };
   if (!speech.length) return [];
@@ -195,10 +253,9 @@ export function attributeSpeakers(
     const lagStep = 0.01;
     const lags = Math.round(o.maxLagSec / lagStep);
     const voiceByLag = Array.from({ length: 2 * lags + 1 }, (_, k) => voiceOnGrid(envelope, grid, fps, (k - lags) * lagStep));
-    tracks.forEach((t, k) => {
-      const sync = lipSync(activityOnGrid(t, grid, fps), voiceByLag, fps, o);
-      const signal = signals[k]!;
-      for (let i = 0; i < n; i++) signal[i] = signal[i]! * sync[i]!;
+    const weights = syncWeights(tracks.map((t) => lipSync(syncSignalOnGrid(t, grid, fps), voiceByLag, fps, o)), o);
+    signals.forEach((signal, k) => {
+      for (let i = 0; i < n; i++) signal[i] = signal[i]! * weights[k]![i]!;
     });
   }
   const states = tracks.length + 1; // the last state is "nobody visible speaks"
