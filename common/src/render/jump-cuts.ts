@@ -30,7 +30,8 @@ export const DEFAULT_KEEP_SILENCE_SEC = 0.15;
 export const DEFAULT_FILLER_WORDS = ['um', 'uh', 'er', 'erm', 'ah', 'hmm'] as const;
 /** Sound kept either side of speech: word timings and voice activity are a few tens of ms loose. */
 export const SPEECH_MARGIN_SEC = 0.04;
-/** Frame rate assumed when the caller does not know the source's (the studio's preview). */
+/** Frame rate assumed when the caller does not know the source's (the studio, for a job analysed
+ *  before the source's frame rate was kept). */
 const FALLBACK_FPS = 30;
 
 /** The options with their defaults filled in; null when nothing is to be cut. */
