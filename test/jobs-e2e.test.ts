@@ -64,6 +64,8 @@ test.serial('an automatic job: transcript with timings, shorts, cost, credits, f
   const token = await cluster.app.signer.issue(user.id);
   const detailed = await cluster.api('GET', `/api/jobs/${job.id}?organizationId=${org.id}`, { headers: { authorization: `Bearer ${token}` } });
   t.is(detailed.status, 200);
+  // The analysed source as the studio's player and jump-cut preview read it: size and frame rate.
+  t.like(detailed.body.data.source, { width: 640, height: 360, fps: 25 });
   const words = detailed.body.data.transcription.words;
   const match = matchWords(talk.words, words);
   t.log(`recognised ${match.matched}/${talk.words.length} words, max start error ${match.maxError.toFixed(3)} s`);

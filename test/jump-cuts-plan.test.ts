@@ -1,5 +1,5 @@
 import test from 'ava';
-import { editedDuration, editedTime, editedWords, fillerKey, planJumpCuts, type TimedWord } from '../common/src/render/jump-cuts.js';
+import { editedDuration, editedTime, editedWords, fillerKey, planJumpCuts, VOICE_TAIL_SEC, type TimedWord } from '../common/src/render/jump-cuts.js';
 import { normalizeRenderOptions } from '../common/src/render/options.js';
 import { buildRenderArgs, type RenderSpec } from '../node-agent/src/media/render-args.js';
 import { resolveCaptionStyle } from '../common/src/render/presets.js';
@@ -106,4 +106,15 @@ test('a render without cuts has the same ffmpeg arguments as one without editing
   const args = buildRenderArgs({ ...base, edit: cut, sourceFps: FPS, sourceHasAudio: true });
   t.notDeepEqual(args, buildRenderArgs(base));
   t.regex(args.join(' '), /acrossfade/);
+});
+
+test('voice activity that lets go of a word late does not lengthen the pause left after it', (t) => {
+  // Silero's speech runs from each word's onset to up to VOICE_TAIL_SEC after it.
+  const speech = WORDS.map((x) => ({ start: x.start, end: x.end + VOICE_TAIL_SEC }));
+  const heard = planJumpCuts({ start: 0, end: 5, words: WORDS, speech, editing: { removeSilences: true }, fps: FPS });
+  const words = planJumpCuts({ start: 0, end: 5, words: WORDS, editing: { removeSilences: true }, fps: FPS });
+  t.deepEqual(heard.cuts, words.cuts);
+  // Voice heard where no word is (a word the transcriber missed) is still speech.
+  const missed = planJumpCuts({ start: 0, end: 5, words: WORDS, speech: [...speech, { start: 1.4, end: 1.9 + VOICE_TAIL_SEC }], editing: { removeSilences: true }, fps: FPS });
+  t.false(missed.cuts.some((c) => c.end > 1.4 && c.start < 1.9), JSON.stringify(missed.cuts));
 });

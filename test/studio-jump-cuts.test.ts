@@ -41,7 +41,7 @@ needing({ tools: TOOLS })('the render dialog cuts silences and fillers: the time
   const user = await createUser(cluster.app.db, { email: 'cuts@studio.test', organizationId: org.id, role: 'owner' });
   await setPassword(cluster.app.db, user.id, PASSWORD);
   const jobId = await insertCompletedJob(cluster.app, {
-    organizationId: org.id, sourcePath: source, words: sp.words, width: 640, height: 360,
+    organizationId: org.id, sourcePath: source, words: sp.words, width: 640, height: 360, fps: 25,
     shorts: [{ startTime: 0, endTime: sp.durationSec, title: 'Thinking aloud' }],
   });
 
@@ -61,9 +61,15 @@ needing({ tools: TOOLS })('the render dialog cuts silences and fillers: the time
   t.is(await page.locator('[data-testid="jump-cut"]').count(), 0, 'nothing marked before a switch is on');
   await page.check('text=Remove silences');
   await page.check('text=Remove filler words');
-  const plan = planJumpCuts({ start: 0, end: sp.durationSec, words: sp.words, editing: { removeSilences: true, removeFillers: true } });
+  // The marks are the render's plan: on the source's 25 fps frames (at 30 fps they would differ).
+  const editing = { removeSilences: true, removeFillers: true };
+  const plan = planJumpCuts({ start: 0, end: sp.durationSec, words: sp.words, editing, fps: 25 });
   await waitFor(async () => ((await page.locator('[data-testid="jump-cut"]').count()) === plan.cuts.length ? true : undefined), 5000, 'the cut marks');
   t.true(plan.cuts.length >= 2);
+  const marks = await page.locator('[data-testid="jump-cut"]').evaluateAll((els) => els.map((e) => [Number(e.getAttribute('data-start')), Number(e.getAttribute('data-end'))]));
+  const ranges = (p: typeof plan) => p.cuts.map((c) => [Number(c.start.toFixed(3)), Number(c.end.toFixed(3))]);
+  t.deepEqual(marks, ranges(plan));
+  t.notDeepEqual(ranges(planJumpCuts({ start: 0, end: sp.durationSec, words: sp.words, editing, fps: 30 })), ranges(plan));
   t.regex((await page.locator('[data-testid="jump-cut-summary"]').textContent())!, new RegExp(`${plan.removedSec.toFixed(1)} s`));
 
   // Playing from just before the long pause lands after it: the removed range is never played.

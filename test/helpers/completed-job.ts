@@ -12,6 +12,8 @@ export async function insertCompletedJob(app: Coordinator, opts: {
   words: Word[];
   shorts: Array<{ startTime: number; endTime: number; title?: string; reframe?: Reframe; detections?: ShortDetections; startId?: number; endId?: number }>;
   width?: number;
+  /** The source's frame rate as the analysis reads it (jobs analysed before it was kept have none). */
+  fps?: number;
   height?: number;
   /** The source's length, which edits to the shorts are checked against. */
   durationSec?: number;
@@ -31,7 +33,7 @@ export async function insertCompletedJob(app: Coordinator, opts: {
   const data = {
     transcription: { language: 'en', text: opts.words.map((w) => w.text).join(' '), words: opts.words, backend: 'test', ...(opts.durationSec !== undefined ? { durationSec: opts.durationSec } : {}) },
     shorts,
-    source: { objectKey: sourceKey, width: opts.width ?? 640, height: opts.height ?? 360 },
+    source: { objectKey: sourceKey, width: opts.width ?? 640, height: opts.height ?? 360, ...(opts.fps ? { fps: opts.fps } : {}) },
     ...(opts.reframePlan ? { reframePlan: opts.reframePlan } : {}),
   };
   await app.db.tx(async (c) => {

@@ -83,9 +83,13 @@ export function wavFile(pcm: Int16Array, rate: number): Buffer {
   return Buffer.concat([header, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.length * 2)]);
 }
 
-/** A video of the speech over a moving test pattern (so every frame differs), 25 fps. */
-export async function speechVideo(wav: string, out: string, durationSec: number, size = '640x360'): Promise<string> {
-  await run(FFMPEG, ['-y', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=s=${size}:r=25:d=${durationSec}`, '-i', wav,
+/**
+ * A video of the speech, 25 fps, over a moving test pattern (so every frame differs) or, with
+ * `flat`, over one flat colour (so what a render draws on it, captions and watermark, stands out).
+ */
+export async function speechVideo(wav: string, out: string, durationSec: number, size = '640x360', opts: { flat?: string } = {}): Promise<string> {
+  const picture = opts.flat ? `color=c=${opts.flat}:s=${size}:r=25:d=${durationSec}` : `testsrc2=s=${size}:r=25:d=${durationSec}`;
+  await run(FFMPEG, ['-y', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', picture, '-i', wav,
     '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ar', '48000', '-b:a', '192k', '-shortest', out]);
   return out;
 }

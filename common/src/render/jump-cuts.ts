@@ -30,7 +30,14 @@ export const DEFAULT_KEEP_SILENCE_SEC = 0.15;
 export const DEFAULT_FILLER_WORDS = ['um', 'uh', 'er', 'erm', 'ah', 'hmm'] as const;
 /** Sound kept either side of speech: word timings and voice activity are a few tens of ms loose. */
 export const SPEECH_MARGIN_SEC = 0.04;
-/** Frame rate assumed when the caller does not know the source's (the studio's preview). */
+/**
+ * Voice activity (Silero, 32 ms frames with hysteresis) starts within a frame of a word but lets go
+ * of it 0.05-0.14 s late (measured on flite speech against its exact word times): that tail is not
+ * speech, and kept as such it would lengthen every pause the cut leaves by as much.
+ */
+export const VOICE_TAIL_SEC = 0.12;
+/** Frame rate assumed when the caller does not know the source's (the studio, for a job analysed
+ *  before the source's frame rate was kept). */
 const FALLBACK_FPS = 30;
 
 /** The options with their defaults filled in; null when nothing is to be cut. */
@@ -90,10 +97,11 @@ export function planJumpCuts(input: {
     : [];
   const kept = words.filter((w) => !fillers.includes(w));
 
-  // Where something worth hearing sounds: kept words, and voice activity that is not a filler's.
+  // Where something worth hearing sounds: kept words, and voice activity (less its tail) that is not
+  // a filler's (nor a sliver either side of one: voice activity is a frame or two loose).
   const voice = subtract(
-    (input.speech ?? []).map((r) => ({ start: Math.max(start, r.start), end: Math.min(end, r.end) })).filter((r) => r.end > r.start),
-    fillers,
+    (input.speech ?? []).map((r) => ({ start: Math.max(start, r.start), end: Math.min(end, r.end - VOICE_TAIL_SEC) })).filter((r) => r.end > r.start),
+    fillers.map((f) => ({ start: f.start - SPEECH_MARGIN_SEC, end: f.end + SPEECH_MARGIN_SEC })),
   );
   const heard = union([...kept, ...voice]);
 

@@ -55,7 +55,11 @@ export const reframePlanSchema = z.object({
 export const analyzeVideoResultSchema = z.object({
   durationSec: z.number().finite().positive(),
   downloadBytes: z.number().int().nonnegative(),
-  source: storedObjectSchema.extend({ name: z.string().min(1), width: z.number().int().positive(), height: z.number().int().positive() }),
+  source: storedObjectSchema.extend({
+    name: z.string().min(1), width: z.number().int().positive(), height: z.number().int().positive(),
+    /** Frames per second as ffprobe reads them; absent from agents older than it, null when unknown. */
+    fps: z.number().finite().positive().nullish(),
+  }),
   transcript: z.object({ language: z.string(), text: z.string(), words: z.array(wordSchema), backend: z.string() }),
   shorts: z.array(analyzedShortSchema),
   /** Absent when no short has a path. */

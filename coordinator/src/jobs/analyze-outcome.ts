@@ -112,7 +112,7 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
       }));
       const data = {
         transcription: { ...result.transcript, durationSec: result.durationSec }, shorts,
-        source: { objectKey: result.source.objectKey, width: result.source.width, height: result.source.height },
+        source: { objectKey: result.source.objectKey, width: result.source.width, height: result.source.height, fps: result.source.fps ?? null },
         ...(result.reframePlan ? { reframePlan: result.reframePlan } : {}),
       };
       // The detections go to their own column: served never, read only by a render that re-plans.

@@ -28,7 +28,8 @@ export interface JobData {
   /** `revision` counts the corrections made to it (transcript-edits.ts); absent before the first. */
   transcription: AnalyzeVideoResult['transcript'] & { durationSec: number; revision?: number };
   shorts: StoredShort[];
-  source: { objectKey: string; width: number; height: number };
+  /** `fps` is null for jobs analysed before it was kept, or when the source's rate was unknown. */
+  source: { objectKey: string; width: number; height: number; fps?: number | null };
   /** What the shorts' paths were planned for; absent when none has one. */
   reframePlan?: ReframePlan;
   /** Counts the edits made to the shorts (short-edits.ts); absent before the first. */
@@ -128,7 +129,10 @@ export async function bearerView(job: JobRow, urls: ObjectUrls, waiting?: string
       }))),
       // Beyond the contract: the analysed video itself, for players such as the web studio's.
       ...(job.data?.source?.objectKey ? {
-        source: { url: (await urls.sign(job.data.source.objectKey, 'GET')).url, width: job.data.source.width ?? null, height: job.data.source.height ?? null },
+        source: {
+          url: (await urls.sign(job.data.source.objectKey, 'GET')).url, width: job.data.source.width ?? null, height: job.data.source.height ?? null,
+          fps: job.data.source.fps ?? null,
+        },
       } : {}),
     };
   }

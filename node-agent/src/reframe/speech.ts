@@ -14,8 +14,9 @@ const MIN_PAUSE_SEC = 0.3;
 /** Speech shorter than this is a click or a cough. */
 const MIN_SPEECH_SEC = 0.15;
 
-/** Frame decisions as intervals on the source clock, breaths bridged and blips dropped. */
-export function speechIntervals(vad: VadResult, offsetSec: number): Interval[] {
+/** Frame decisions as intervals on the source clock, breaths (pauses under `minPauseSec`) bridged
+ *  and blips dropped. */
+export function speechIntervals(vad: VadResult, offsetSec: number, minPauseSec = MIN_PAUSE_SEC): Interval[] {
   const frameSec = vad.frameSamples / vad.sampleRate;
   const speech = speechFrames(vad.probs);
   const raw: Interval[] = [];
@@ -32,7 +33,7 @@ export function speechIntervals(vad: VadResult, offsetSec: number): Interval[] {
   const merged: Interval[] = [];
   for (const r of raw) {
     const last = merged.at(-1);
-    if (last && r.start - last.end < MIN_PAUSE_SEC) last.end = r.end;
+    if (last && r.start - last.end < minPauseSec) last.end = r.end;
     else merged.push({ ...r });
   }
   return merged.filter((r) => r.end - r.start >= MIN_SPEECH_SEC);

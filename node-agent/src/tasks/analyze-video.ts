@@ -289,7 +289,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       downloadBytes: source.bytes,
       source: {
         name: source.name, objectKey: sourceObj.objectKey, sizeBytes: sourceObj.sizeBytes, contentType: container.contentType,
-        thumbnailKey: sourceThumb.objectKey, width: info.width, height: info.height,
+        thumbnailKey: sourceThumb.objectKey, width: info.width, height: info.height, fps: info.fps,
       },
       transcript: { language: transcript.language, text: transcript.text, words: transcript.words, backend: transcript.backend },
       shorts,

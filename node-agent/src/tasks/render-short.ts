@@ -7,7 +7,8 @@ import { RENDER_STAGES } from '../../../common/src/tasks/render-short.js';
 import { planReframe } from '../../../common/src/reframe/camera.js';
 import { FfmpegError, ffprobe, runFfmpeg } from '../media/ffmpeg.js';
 import { prepareRender, type RenderSpec } from '../media/render-args.js';
-import { editedDuration, planJumpCuts } from '../../../common/src/render/jump-cuts.js';
+import { editedDuration, planJumpCuts, resolveEditing } from '../../../common/src/render/jump-cuts.js';
+import { clipSpeech } from '../media/clip-speech.js';
 import { isBundledFfmpeg } from '../../../common/src/media/tools.js';
 import { grabThumbnail } from '../media/clips.js';
 import { downloadObject, downloadSource } from './download.js';
@@ -53,8 +54,19 @@ export const renderShort: TaskHandler<'render-short'> = {
     }
 
     // Jump cuts are planned here, where the source's frame rate is known: cuts land on its frames.
+    // Silences need voice activity: the analysis's when it stored some, else heard here.
+    let speech = p.speech;
+    if (resolveEditing(p.options.editing)?.silence && !speech?.length && info.hasAudio) {
+      speech = await clipSpeech(ctx.config.ffmpegPath, source, { start: p.startTime, end: p.endTime }, ctx.workDir, ctx.signal).catch((err) => {
+        if (ctx.signal.aborted) throw err;
+        // A render is not lost for want of voice activity: the words alone then say where speech is.
+        ctx.log.warn('voice activity unavailable: silences from word timings alone', { renderId: p.renderId, err });
+        return null;
+      });
+      ctx.log.info('voice activity heard for jump cuts', { renderId: p.renderId, intervals: speech?.length ?? 0 });
+    }
     const edit = p.options.editing
-      ? planJumpCuts({ start: p.startTime, end: p.endTime, words: p.words, speech: p.speech, editing: p.options.editing, fps: info.fps })
+      ? planJumpCuts({ start: p.startTime, end: p.endTime, words: p.words, speech, editing: p.options.editing, fps: info.fps })
       : null;
     if (edit) ctx.log.info('jump cuts planned', { renderId: p.renderId, cuts: edit.cuts.length, removedSec: edit.removedSec, fillers: edit.fillerWords.length });
 

@@ -24,7 +24,7 @@ export interface Short {
 }
 interface JobView {
   jobId: string; stage?: string; title: string | null; status: string; progress: number; createdAt: string; message?: string; cost?: number;
-  data?: { transcription: { words: Word[]; durationSec?: number; revision?: number } | null; shorts: Short[]; shortsRevision?: number; source?: { url: string; width: number | null; height: number | null } };
+  data?: { transcription: { words: Word[]; durationSec?: number; revision?: number } | null; shorts: Short[]; shortsRevision?: number; source?: { url: string; width: number | null; height: number | null; fps?: number | null } };
 }
 export interface Preset { id: string; name: string; preset: string | null; options: Record<string, any>; isActive: boolean; isDefault: boolean; size?: { width: number; height: number } | null }
 
@@ -144,9 +144,11 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
   const [lastRender, setLastRender] = useState<string | null>(null);
   // The render dialog's jump-cut switches: the timeline shows what they remove and playback skips it.
   const [editing, setEditing] = useState<EditingOptions>({});
+  // On the source's frames, as the render cuts (an older job has no frame rate: the plan assumes 30).
+  const sourceFps = data.source?.fps ?? null;
   const cutPlan = useMemo(() => (short && (editing.removeSilences || editing.removeFillers)
-    ? planJumpCuts({ start: short.startTime, end: short.endTime, words: shortWords, editing })
-    : null), [short, shortWords, editing]);
+    ? planJumpCuts({ start: short.startTime, end: short.endTime, words: shortWords, editing, fps: sourceFps })
+    : null), [short, shortWords, editing, sourceFps]);
   useEffect(() => {
     const v = video.current;
     if (!v || v.paused || !cutPlan) return;
@@ -262,7 +264,8 @@ function JumpCuts({ plan, duration }: { plan: JumpCutPlan; duration: number }) {
   return (
     <>
       {plan.cuts.map((c, i) => (
-        <div key={i} class="jump-cut" data-testid="jump-cut" title={`Removed (${c.reason}) ${seconds(c.start)} to ${seconds(c.end)}`}
+        <div key={i} class="jump-cut" data-testid="jump-cut" data-start={c.start.toFixed(3)} data-end={c.end.toFixed(3)}
+          title={`Removed (${c.reason}) ${seconds(c.start)} to ${seconds(c.end)}`}
           style={{ left: at(c.start), width: at(c.end - c.start) }} />
       ))}
     </>
