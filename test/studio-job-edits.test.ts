@@ -41,11 +41,11 @@ test.after.always(async () => {
 });
 
 // Serial: the tests sign in as different users in one browser profile, which shares the cookie.
-needing({ tools: TOOLS }).serial('the transcript is corrected word by word on the job page, and Undo restores it exactly', async (t) => {
+needing({ tools: TOOLS }).serial('the transcript is corrected word by word on the job page, a render\'s captions say the corrected words, and Undo restores it exactly', async (t) => {
   const source = path.join(cluster.dataDir, 'words.mp4');
   await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=4', '-f', 'lavfi', '-i', 'sine=d=4',
     '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
-  const { org } = await cluster.org({ plan: 'pro', credits: 10, name: 'Words Org' });
+  const { org, key } = await cluster.org({ plan: 'pro', credits: 10, name: 'Words Org' });
   const user = await createUser(cluster.app.db, { email: 'words@studio.test', organizationId: org.id, role: 'owner' });
   await setPassword(cluster.app.db, user.id, PASSWORD);
   const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: WORDS, width: 640, height: 360, shorts: [{ startTime: 0, endTime: 4, title: 'Fox' }] });
@@ -86,6 +86,18 @@ needing({ tools: TOOLS }).serial('the transcript is corrected word by word on th
   t.is(edited[5]!.start, 2.5);
   t.is(edited[6]!.end, 3.3);
 
+  // Rendered now, the captions say the corrected words: read back from the caption script the agent
+  // burned into the picture (the render's captionsUrl), not from what was asked of it.
+  await page.waitForSelector('button.primary:has-text("Render"):enabled');
+  await page.click('button.primary:has-text("Render")');
+  await page.waitForSelector('[data-testid="short-render"][data-state="done"]', { timeout: 120_000 });
+  const [listed] = (await cluster.api('GET', `/api/jobs/${jobId}/renders`, { key })).body.data;
+  t.truthy(listed.captionsUrl, 'a done render names its caption script');
+  const script = await fetch(new URL(listed.captionsUrl, base)).then((r) => r.text());
+  const captioned = captionWords(script);
+  t.true(['fox', 'high', 'five'].every((w) => captioned.has(w)), `the corrected words are captioned: ${[...captioned].join(' ')}`);
+  t.false(captioned.has('fax') || captioned.has('highfive'), 'the misheard words are not');
+
   // Undo twice: the split, then the fix; every word and time as analysed.
   await page.click('button:has-text("Undo")');
   await waitFor(async () => ((await shown()) === 'the quick brown fox jumps highfive' ? true : undefined), 10_000, 'the split undone');
@@ -95,6 +107,18 @@ needing({ tools: TOOLS }).serial('the transcript is corrected word by word on th
   t.true(await page.locator('button:has-text("Undo")').isDisabled());
   t.deepEqual(pageErrors, []);
 });
+
+/** Every word the script's Dialogue events draw (override tags and line breaks left out). */
+function captionWords(ass: string): Set<string> {
+  const words = new Set<string>();
+  for (const line of ass.split('\n')) {
+    if (!line.startsWith('Dialogue:')) continue;
+    // Text is the tenth field: everything after the ninth comma.
+    const text = line.split(',').slice(9).join(',');
+    for (const w of text.replace(/\{[^}]*\}/g, '').replace(/\\N/g, ' ').split(/\s+/)) if (w) words.add(w);
+  }
+  return words;
+}
 
 needing({ tools: TOOLS }).serial('a short\'s renders stay listed on the job page after a reload, each playable and downloadable under the short\'s name', async (t) => {
   const source = path.join(cluster.dataDir, 'renders.mp4');

@@ -23,7 +23,8 @@ export function registerRenderRoutes(api: Api, app: Coordinator): void {
   api.route({
     method: 'get', path: '/api/render/:renderId', tag: 'Render',
     summary: 'Render status: queued (queuePosition), progress (0-1), done (url, size, length) or error (message, code)',
-    description: 'With type `done`, `length` is the output\'s duration in seconds (shorter than the short when `options.editing` cut silences or filler words). '
+    description: 'With type `done`, `length` is the output\'s duration in seconds (shorter than the short when `options.editing` cut silences or filler words), and `captionsUrl` (when the short has words) '
+      + 'serves the ASS caption script burned into the picture, so a client can read back the words its captions said. '
       + 'While queued (or re-queued in progress), `stage` appears when the render has waited past `WAITING_NOTICE_MS` with no connected agent able to run it (for example "waiting for a render agent").',
     query: z.object({ organizationId: z.string().optional() }),
   }, async (ctx, { query }) => {
