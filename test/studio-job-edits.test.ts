@@ -167,7 +167,7 @@ needing({ tools: TOOLS }).serial('a short\'s renders stay listed on the job page
   await shot(page, 'renders-after-reload');
 });
 
-needing({ tools: TOOLS }).serial('on a phone (390x844) the header is two rows and the job page opens on the preview, Render and the shorts', async (t) => {
+needing({ tools: TOOLS }).serial('on a phone (390x844) the header is a compact menu, the job page opens on the preview, Render and the shorts, a word is corrected and a render stays listed after a reload', async (t) => {
   const source = path.join(cluster.dataDir, 'phone.mp4');
   await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=3', '-f', 'lavfi', '-i', 'sine=d=3',
     '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
@@ -188,8 +188,11 @@ needing({ tools: TOOLS }).serial('on a phone (390x844) the header is two rows an
   await page.waitForSelector('h1 >> text=Jobs');
   await page.goto(`${base}/studio/#/jobs/${jobId}`);
   await page.waitForSelector('h2 >> text=Shorts');
+  // A compact menu: one row (the name and a Menu button); the sections open under it.
   const header = await page.locator('header.top').boundingBox();
-  t.true(header!.height <= 100, `the header is compact: ${header!.height} px tall`);
+  t.true(header!.height <= 60, `the header is one row: ${header!.height} px tall`);
+  t.false(await page.locator('nav.main').isVisible(), 'the sections are behind the menu');
+  await shot(page, 'phone-menu-closed');
   const top = async (selector: string) => (await page.locator(selector).first().boundingBox())!.y;
   const [preview, render, shorts, player, transcript] = [
     await top('[data-testid="caption-preview"]'), await top('button.primary:has-text("Render")'), await top('.shorts-panel'),
@@ -200,5 +203,34 @@ needing({ tools: TOOLS }).serial('on a phone (390x844) the header is two rows an
   // Nothing wider than the phone.
   t.true(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'no sideways scrolling of the page');
   await shot(page, 'phone-job-page');
+
+  // Item 2 on a phone: a word tapped, fixed and saved keeps its time.
+  await page.click('button:has-text("Edit words")');
+  await page.click('[data-testid="transcript"] button.w:has-text("fax")');
+  await page.fill('#word-text', 'fox');
+  await page.click('[data-testid="word-editor"] button[type="submit"]');
+  await page.waitForSelector('[data-testid="transcript"] button.w:text-is("fox")', { timeout: 10_000 });
+  const fixed = (await cluster.app.db.one<{ w: Word[] }>(`SELECT data->'transcription'->'words' AS w FROM jobs WHERE id = $1`, [jobId]))!.w[3]!;
+  t.deepEqual(fixed, { text: 'fox', start: 1.5, end: 1.9 });
+  await shot(page, 'phone-transcript-edited');
+
+  // Item 4 on a phone: the render started here is followed in the list, and is still there after a reload.
+  await page.click('button.primary:has-text("Render")');
+  await page.waitForSelector('[data-testid="short-render"][data-state="done"]', { timeout: 120_000 });
+  await page.reload();
+  await page.waitForSelector('[data-testid="short-render"][data-state="done"]', { timeout: 15_000 });
+  t.is(await page.locator('[data-testid="short-render"]').count(), 1);
+  t.is(await page.locator('[data-testid="short-render"] a[download]').getAttribute('download'), 'On_the_go.mp4');
+  t.true(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'the render list fits the phone');
+  await shot(page, 'phone-renders-after-reload');
+
+  await page.click('header button.menu-toggle');
+  t.is(await page.getAttribute('header button.menu-toggle', 'aria-expanded'), 'true');
+  t.deepEqual((await page.locator('nav.main a').allInnerTexts()).map((s) => s.trim()), ['Jobs', 'Brand presets', 'Files', 'Social', 'Settings', 'API docs']);
+  t.true(await page.locator('header button:text-is("Sign out")').isVisible(), 'sign out is in the menu');
+  await shot(page, 'phone-menu-open');
+  await page.click('nav.main a:has-text("Brand presets")');
+  await page.waitForSelector('h1 >> text=Brand presets');
+  t.false(await page.locator('nav.main').isVisible(), 'choosing a section closes the menu');
   await page.close();
 });
