@@ -6,6 +6,7 @@ import type { RenderShortPayload } from '../../../common/src/tasks/render-short.
 import { directorSettings, sameDirector } from '../../../common/src/reframe/director.js';
 import type { ShortDetections } from '../../../common/src/reframe/types.js';
 import { detectionsWithin } from '../../../common/src/reframe/restrict.js';
+import { withCaptionBand } from '../../../common/src/reframe/caption-band.js';
 import { findJob, JOB_STATUS } from '../jobs/jobs.js';
 import type { JobData } from '../jobs/job-views.js';
 import { insertFiles } from '../files/files.js';
@@ -63,6 +64,10 @@ export async function createRender(app: Pick<Coordinator, 'db' | 'queue' | 'conf
   if (!watermark && wm?.waterMarkUrl) {
     watermark = { url: checkFetchableUrl(wm.waterMarkUrl, 'options.waterMark.waterMarkUrl', parseAllowlist(app.config.fetchAllowlist)).toString() };
   }
+
+  // A render that places its captions nowhere gets the short's band, away from the framed face.
+  const style = withCaptionBand(resolved.options.style, resolved.captionPreset, short.captionBand);
+  if (style !== resolved.options.style) resolved.options = { ...resolved.options, style };
 
   const words = data.transcription.words.filter((w) => w.end > short.startTime && w.start < short.endTime);
   const id = newId();
