@@ -124,9 +124,12 @@ needing({ tools: TOOLS }).serial('a short\'s renders stay listed on the job page
   const source = path.join(cluster.dataDir, 'renders.mp4');
   await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=3', '-f', 'lavfi', '-i', 'sine=d=3',
     '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
-  const { org } = await cluster.org({ plan: 'pro', credits: 10, name: 'Renders Org' });
+  const { org, key } = await cluster.org({ plan: 'pro', credits: 10, name: 'Renders Org' });
   const user = await createUser(cluster.app.db, { email: 'renders@studio.test', organizationId: org.id, role: 'owner' });
   await setPassword(cluster.app.db, user.id, PASSWORD);
+  // The organization's default brand preset, which the render panel starts on: the list names it.
+  const preset = await cluster.api('POST', '/api/organizations/brandings', { key, body: { name: 'Channel look', preset: 'MINIMAL', size: { width: 540, height: 960 }, isDefault: true } });
+  t.true(preset.status < 300, JSON.stringify(preset.body));
   const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: WORDS, width: 640, height: 360, shorts: [{ startTime: 0, endTime: 3, title: 'My clip' }] });
 
   const shot = await screenshotter('studio-job-edits');
@@ -144,16 +147,35 @@ needing({ tools: TOOLS }).serial('a short\'s renders stay listed on the job page
   // Render is enabled once the presets have loaded and a style is chosen.
   await page.waitForSelector('button.primary:has-text("Render"):enabled');
   await page.click('button.primary:has-text("Render")');
+  // Its live status shows right under the button that started it.
+  const status = page.locator('[data-testid="render-status"]');
+  await status.waitFor({ timeout: 10_000 });
+  const button = (await page.locator('button.primary:has-text("Render")').boundingBox())!;
+  const near = (await status.boundingBox())!;
+  t.true(near.y >= button.y + button.height && near.y - (button.y + button.height) < 40, `status ${near.y - button.y - button.height} px under the button`);
+  t.regex((await status.innerText()), /Queued|Rendering|Rendered/);
   // The new render appears in the list at once and is followed there to the end.
   await page.waitForSelector('[data-testid="short-render"]', { timeout: 10_000 });
   await page.waitForSelector('[data-testid="short-render"][data-state="done"]', { timeout: 120_000 });
+  await status.locator('text=Rendered').waitFor({ timeout: 10_000 });
 
   await page.reload();
   const item = page.locator('[data-testid="short-render"]');
   await item.first().waitFor({ timeout: 15_000 });
   t.is(await item.count(), 1, 'the render is still listed after a reload');
   t.is(await item.first().getAttribute('data-state'), 'done');
-  t.regex((await item.first().textContent())!, /720x1280|1080x1920/);
+  t.is(await item.first().locator('[data-testid="render-preset"]').innerText(), 'Channel look', 'the brand preset it was rendered with');
+  t.is(await item.first().locator('[data-testid="render-size"]').innerText(), '540x960');
+  // The poster is the thumbnail the agent stored with the render.
+  const poster = await item.first().locator('video').getAttribute('poster');
+  t.truthy(poster, 'the player has a poster');
+  const posterImage = await fetch(new URL(poster!, base));
+  t.is(posterImage.headers.get('content-type'), 'image/jpeg');
+  const thumbKey = await cluster.app.db.one<{ k: string }>(`SELECT f.thumbnail_key AS k FROM renders r JOIN files f ON f.id = r.file_id WHERE r.job_id = $1`, [jobId]);
+  t.true(decodeURIComponent(new URL(poster!, base).pathname).endsWith(thumbKey!.k), 'the stored thumbnail, not another image');
+  // Post from the list.
+  await item.first().locator('summary:has-text("Post")').click();
+  t.true(await item.first().locator('form[aria-label="Post this short"]').isVisible(), 'the post form opens from the listed render');
   const download = item.first().locator('a[download]');
   t.is(await download.getAttribute('download'), 'My_clip.mp4');
   // The player shows a frame before it is played (not a black box): its first frame is decoded.

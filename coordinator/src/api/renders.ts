@@ -34,7 +34,7 @@ export function registerRenderRoutes(api: Api, app: Coordinator): void {
 
   api.route({
     method: 'get', path: '/api/jobs/:jobId/renders', tag: 'Render',
-    summary: 'A job\'s renders, newest first (optionally of one short): each with its short, output size, caption preset and the status GET /api/render/:renderId gives',
+    summary: 'A job\'s renders, newest first (optionally of one short): each with its short, output size, caption and brand preset, poster (thumbnailUrl) and the status GET /api/render/:renderId gives',
     description: `At most ${RENDER_LIST_LIMIT} renders, the newest. A done render's \`url\` is signed afresh on each call.`,
     query: z.object({ organizationId: z.string().optional(), shortId: z.coerce.number().int().min(0).optional() }),
   }, async (ctx, { query }) => {

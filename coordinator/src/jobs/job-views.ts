@@ -104,7 +104,6 @@ export function apiKeyView(job: JobRow, waiting?: string): Record<string, unknow
         endTime: s.endTime,
         reframe: s.reframe ?? null,
         ...(s.reframeStale ? { reframeStale: true } : {}),
-        captionBand: s.captionBand ?? 'bottom',
       })),
     };
   }
