@@ -37,6 +37,23 @@ test('the document names allowed values and carries request examples that the AP
   t.is(r.status, 201, JSON.stringify(r.body));
 });
 
+test('every route has an example of its success response, and of its request body where it takes one', async (t) => {
+  const doc = (await cluster.api('GET', '/openapi.json')).body as { paths: Record<string, Record<string, any>> };
+  const missing: string[] = [];
+  let routes = 0;
+  for (const [path, operations] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(operations)) {
+      routes++;
+      const request = op.requestBody?.content as Record<string, { example?: unknown }> | undefined;
+      if (request && !Object.values(request).every((m) => m.example !== undefined)) missing.push(`${method} ${path}: request body`);
+      const [status, success] = Object.entries(op.responses as Record<string, { content?: Record<string, { example?: unknown }> }>).find(([s]) => /^[23]/.test(s)) ?? [];
+      if (!success?.content || !Object.values(success.content).some((m) => m.example !== undefined)) missing.push(`${method} ${path}: ${status ?? 'no'} success response`);
+    }
+  }
+  t.true(routes >= 40, `${routes} routes documented`);
+  t.deepEqual(missing, [], 'routes without examples');
+});
+
 test('/docs serves the explorer from this server with its own CSP; nothing else under node_modules is reachable', async (t) => {
   const page = await fetch(`${cluster.app.httpUrl}/docs`);
   t.is(page.status, 200);

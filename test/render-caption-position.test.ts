@@ -6,6 +6,9 @@ import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { FFMPEG } from './helpers/media.js';
+import { planReframe } from '../common/src/reframe/camera.js';
+import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
+import type { ShortDetections } from '../common/src/reframe/types.js';
 
 // The studio's caption position control sends the `position` style item (top / center / bottom);
 // a real agent renders it: the caption's bright pixels sit in the band the control names.
@@ -36,9 +39,27 @@ async function brightByThird(file: string, t: number): Promise<[number, number, 
   return thirds;
 }
 
-async function render(style: Array<{ property: string; value: string }> | undefined): Promise<[number, number, number]> {
+// A short whose speaker sits low in the picture: the face box (source pixels) in the lower third of
+// the 720-px-high frame, so in the lower third of the 9:16 window that follows it.
+const LOW_FACE = { x: 560, y: 500, width: 140, height: 170 };
+const lowFaceShort = () => {
+  const times = Array.from({ length: 30 }, (_, i) => i / 10);
+  const detections: ShortDetections = {
+    version: 1, sourceWidth: 1280, sourceHeight: 720, start: 0, end: 3, sampleFps: 10, speech: [{ start: 0.1, end: 2.9 }],
+    tracks: [{ id: 1, samples: times.map((time) => ({ time, box: LOW_FACE, score: 0.95, mouthActivity: 0.3 })) }],
+    turns: [{ start: 0.1, end: 2.9, trackId: 1 }],
+  };
+  const output = { width: 720, height: 1280 };
+  return { reframe: planReframe(detections, DEFAULT_DIRECTOR, output), detections, reframePlan: { director: { ...DEFAULT_DIRECTOR }, output } };
+};
+
+async function render(style: Array<{ property: string; value: string }> | undefined, framed?: ReturnType<typeof lowFaceShort>): Promise<[number, number, number]> {
   const { org, key } = await cluster.org({ plan: 'pro' });
-  const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: WORDS, shorts: [{ startTime: 0, endTime: 3 }], width: 1280, height: 720 });
+  const jobId = await insertCompletedJob(cluster.app, {
+    organizationId: org.id, sourcePath: source, words: WORDS, width: 1280, height: 720,
+    shorts: [{ startTime: 0, endTime: 3, ...(framed ? { reframe: framed.reframe, detections: framed.detections } : {}) }],
+    ...(framed ? { reframePlan: framed.reframePlan } : {}),
+  });
   const created = await cluster.api('POST', '/api/render', {
     key, body: { id: jobId, target: 0, preset: 'DEFAULT', size: { width: W, height: H }, ...(style ? { options: { style } } : {}) },
   });
@@ -65,6 +86,14 @@ test('without a position (and with "bottom", the control\'s default) the caption
     t.true(bottom > 200, `caption pixels in the lower third: ${bottom} (${JSON.stringify(style)})`);
     t.true(top + middle < bottom / 20, `little above it: top ${top}, middle ${middle}`);
   }
+});
+
+test('with no position set, captions of a short whose framed face sits in the lower third go to the top third; a set position still wins', async (t) => {
+  const [top, middle, bottom] = await render(undefined, lowFaceShort());
+  t.true(top > 200, `caption pixels in the top third: ${top}`);
+  t.true(middle + bottom < top / 20, `little below it: middle ${middle}, bottom ${bottom}`);
+  const asked = await render([{ property: 'position', value: 'bottom' }], lowFaceShort());
+  t.true(asked[2] > 200 && asked[0] + asked[1] < asked[2] / 20, `"bottom" asked for stays in the lower third: ${asked}`);
 });
 
 test('caption position "center" puts the caption in the middle third', async (t) => {

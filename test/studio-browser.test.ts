@@ -425,13 +425,17 @@ needing({ tools: TOOLS }).serial('sign in, upload, watch the job complete, revie
     t.true(overflow <= 1, `${name} is ${overflow}px wider than a phone screen`);
     await shot(page, `13-phone-${name}`);
   }
-  // From the keyboard: a fresh page, Tab reaches the skip link, then the sections; Enter follows one.
+  // From the keyboard: a fresh page, Tab reaches the skip link, then the Menu button; Enter opens
+  // the sections, and Enter follows one.
   const keys = await chromium.browser.newPage();
   await keys.setViewportSize({ width: 390, height: 844 });
   await keys.goto(`${base}/studio/#/jobs`);
   await keys.waitForSelector('h1');
   await keys.keyboard.press('Tab');
   t.is(await keys.evaluate(() => document.activeElement?.textContent), 'Skip to content');
+  await keys.keyboard.press('Tab');
+  t.is(await keys.evaluate(() => document.activeElement?.textContent), 'Menu');
+  await keys.keyboard.press('Enter');
   await keys.keyboard.press('Tab');
   await keys.keyboard.press('Tab');
   t.is(await keys.evaluate(() => document.activeElement?.textContent), 'Brand presets');

@@ -41,11 +41,11 @@ test.after.always(async () => {
 });
 
 // Serial: the tests sign in as different users in one browser profile, which shares the cookie.
-needing({ tools: TOOLS }).serial('the transcript is corrected word by word on the job page, and Undo restores it exactly', async (t) => {
+needing({ tools: TOOLS }).serial('the transcript is corrected word by word on the job page, a render\'s captions say the corrected words, and Undo restores it exactly', async (t) => {
   const source = path.join(cluster.dataDir, 'words.mp4');
   await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=4', '-f', 'lavfi', '-i', 'sine=d=4',
     '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
-  const { org } = await cluster.org({ plan: 'pro', credits: 10, name: 'Words Org' });
+  const { org, key } = await cluster.org({ plan: 'pro', credits: 10, name: 'Words Org' });
   const user = await createUser(cluster.app.db, { email: 'words@studio.test', organizationId: org.id, role: 'owner' });
   await setPassword(cluster.app.db, user.id, PASSWORD);
   const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: WORDS, width: 640, height: 360, shorts: [{ startTime: 0, endTime: 4, title: 'Fox' }] });
@@ -86,6 +86,18 @@ needing({ tools: TOOLS }).serial('the transcript is corrected word by word on th
   t.is(edited[5]!.start, 2.5);
   t.is(edited[6]!.end, 3.3);
 
+  // Rendered now, the captions say the corrected words: read back from the caption script the agent
+  // burned into the picture (the render's captionsUrl), not from what was asked of it.
+  await page.waitForSelector('button.primary:has-text("Render"):enabled');
+  await page.click('button.primary:has-text("Render")');
+  await page.waitForSelector('[data-testid="short-render"][data-state="done"]', { timeout: 120_000 });
+  const [listed] = (await cluster.api('GET', `/api/jobs/${jobId}/renders`, { key })).body.data;
+  t.truthy(listed.captionsUrl, 'a done render names its caption script');
+  const script = await fetch(new URL(listed.captionsUrl, base)).then((r) => r.text());
+  const captioned = captionWords(script);
+  t.true(['fox', 'high', 'five'].every((w) => captioned.has(w)), `the corrected words are captioned: ${[...captioned].join(' ')}`);
+  t.false(captioned.has('fax') || captioned.has('highfive'), 'the misheard words are not');
+
   // Undo twice: the split, then the fix; every word and time as analysed.
   await page.click('button:has-text("Undo")');
   await waitFor(async () => ((await shown()) === 'the quick brown fox jumps highfive' ? true : undefined), 10_000, 'the split undone');
@@ -96,13 +108,28 @@ needing({ tools: TOOLS }).serial('the transcript is corrected word by word on th
   t.deepEqual(pageErrors, []);
 });
 
+/** Every word the script's Dialogue events draw (override tags and line breaks left out). */
+function captionWords(ass: string): Set<string> {
+  const words = new Set<string>();
+  for (const line of ass.split('\n')) {
+    if (!line.startsWith('Dialogue:')) continue;
+    // Text is the tenth field: everything after the ninth comma.
+    const text = line.split(',').slice(9).join(',');
+    for (const w of text.replace(/\{[^}]*\}/g, '').replace(/\\N/g, ' ').split(/\s+/)) if (w) words.add(w);
+  }
+  return words;
+}
+
 needing({ tools: TOOLS }).serial('a short\'s renders stay listed on the job page after a reload, each playable and downloadable under the short\'s name', async (t) => {
   const source = path.join(cluster.dataDir, 'renders.mp4');
   await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=3', '-f', 'lavfi', '-i', 'sine=d=3',
     '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
-  const { org } = await cluster.org({ plan: 'pro', credits: 10, name: 'Renders Org' });
+  const { org, key } = await cluster.org({ plan: 'pro', credits: 10, name: 'Renders Org' });
   const user = await createUser(cluster.app.db, { email: 'renders@studio.test', organizationId: org.id, role: 'owner' });
   await setPassword(cluster.app.db, user.id, PASSWORD);
+  // The organization's default brand preset, which the render panel starts on: the list names it.
+  const preset = await cluster.api('POST', '/api/organizations/brandings', { key, body: { name: 'Channel look', preset: 'MINIMAL', size: { width: 540, height: 960 }, isDefault: true } });
+  t.true(preset.status < 300, JSON.stringify(preset.body));
   const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: WORDS, width: 640, height: 360, shorts: [{ startTime: 0, endTime: 3, title: 'My clip' }] });
 
   const shot = await screenshotter('studio-job-edits');
@@ -120,16 +147,35 @@ needing({ tools: TOOLS }).serial('a short\'s renders stay listed on the job page
   // Render is enabled once the presets have loaded and a style is chosen.
   await page.waitForSelector('button.primary:has-text("Render"):enabled');
   await page.click('button.primary:has-text("Render")');
+  // Its live status shows right under the button that started it.
+  const status = page.locator('[data-testid="render-status"]');
+  await status.waitFor({ timeout: 10_000 });
+  const button = (await page.locator('button.primary:has-text("Render")').boundingBox())!;
+  const near = (await status.boundingBox())!;
+  t.true(near.y >= button.y + button.height && near.y - (button.y + button.height) < 40, `status ${near.y - button.y - button.height} px under the button`);
+  t.regex((await status.innerText()), /Queued|Rendering|Rendered/);
   // The new render appears in the list at once and is followed there to the end.
   await page.waitForSelector('[data-testid="short-render"]', { timeout: 10_000 });
   await page.waitForSelector('[data-testid="short-render"][data-state="done"]', { timeout: 120_000 });
+  await status.locator('text=Rendered').waitFor({ timeout: 10_000 });
 
   await page.reload();
   const item = page.locator('[data-testid="short-render"]');
   await item.first().waitFor({ timeout: 15_000 });
   t.is(await item.count(), 1, 'the render is still listed after a reload');
   t.is(await item.first().getAttribute('data-state'), 'done');
-  t.regex((await item.first().textContent())!, /720x1280|1080x1920/);
+  t.is(await item.first().locator('[data-testid="render-preset"]').innerText(), 'Channel look', 'the brand preset it was rendered with');
+  t.is(await item.first().locator('[data-testid="render-size"]').innerText(), '540x960');
+  // The poster is the thumbnail the agent stored with the render.
+  const poster = await item.first().locator('video').getAttribute('poster');
+  t.truthy(poster, 'the player has a poster');
+  const posterImage = await fetch(new URL(poster!, base));
+  t.is(posterImage.headers.get('content-type'), 'image/jpeg');
+  const thumbKey = await cluster.app.db.one<{ k: string }>(`SELECT f.thumbnail_key AS k FROM renders r JOIN files f ON f.id = r.file_id WHERE r.job_id = $1`, [jobId]);
+  t.true(decodeURIComponent(new URL(poster!, base).pathname).endsWith(thumbKey!.k), 'the stored thumbnail, not another image');
+  // Post from the list.
+  await item.first().locator('summary:has-text("Post")').click();
+  t.true(await item.first().locator('form[aria-label="Post this short"]').isVisible(), 'the post form opens from the listed render');
   const download = item.first().locator('a[download]');
   t.is(await download.getAttribute('download'), 'My_clip.mp4');
   // The player shows a frame before it is played (not a black box): its first frame is decoded.
@@ -143,7 +189,7 @@ needing({ tools: TOOLS }).serial('a short\'s renders stay listed on the job page
   await shot(page, 'renders-after-reload');
 });
 
-needing({ tools: TOOLS }).serial('on a phone (390x844) the header is two rows and the job page opens on the preview, Render and the shorts', async (t) => {
+needing({ tools: TOOLS }).serial('on a phone (390x844) the header is a compact menu, the job page opens on the preview, Render and the shorts, a word is corrected and a render stays listed after a reload', async (t) => {
   const source = path.join(cluster.dataDir, 'phone.mp4');
   await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=3', '-f', 'lavfi', '-i', 'sine=d=3',
     '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
@@ -164,8 +210,11 @@ needing({ tools: TOOLS }).serial('on a phone (390x844) the header is two rows an
   await page.waitForSelector('h1 >> text=Jobs');
   await page.goto(`${base}/studio/#/jobs/${jobId}`);
   await page.waitForSelector('h2 >> text=Shorts');
+  // A compact menu: one row (the name and a Menu button); the sections open under it.
   const header = await page.locator('header.top').boundingBox();
-  t.true(header!.height <= 100, `the header is compact: ${header!.height} px tall`);
+  t.true(header!.height <= 60, `the header is one row: ${header!.height} px tall`);
+  t.false(await page.locator('nav.main').isVisible(), 'the sections are behind the menu');
+  await shot(page, 'phone-menu-closed');
   const top = async (selector: string) => (await page.locator(selector).first().boundingBox())!.y;
   const [preview, render, shorts, player, transcript] = [
     await top('[data-testid="caption-preview"]'), await top('button.primary:has-text("Render")'), await top('.shorts-panel'),
@@ -176,5 +225,34 @@ needing({ tools: TOOLS }).serial('on a phone (390x844) the header is two rows an
   // Nothing wider than the phone.
   t.true(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'no sideways scrolling of the page');
   await shot(page, 'phone-job-page');
+
+  // Item 2 on a phone: a word tapped, fixed and saved keeps its time.
+  await page.click('button:has-text("Edit words")');
+  await page.click('[data-testid="transcript"] button.w:has-text("fax")');
+  await page.fill('#word-text', 'fox');
+  await page.click('[data-testid="word-editor"] button[type="submit"]');
+  await page.waitForSelector('[data-testid="transcript"] button.w:text-is("fox")', { timeout: 10_000 });
+  const fixed = (await cluster.app.db.one<{ w: Word[] }>(`SELECT data->'transcription'->'words' AS w FROM jobs WHERE id = $1`, [jobId]))!.w[3]!;
+  t.deepEqual(fixed, { text: 'fox', start: 1.5, end: 1.9 });
+  await shot(page, 'phone-transcript-edited');
+
+  // Item 4 on a phone: the render started here is followed in the list, and is still there after a reload.
+  await page.click('button.primary:has-text("Render")');
+  await page.waitForSelector('[data-testid="short-render"][data-state="done"]', { timeout: 120_000 });
+  await page.reload();
+  await page.waitForSelector('[data-testid="short-render"][data-state="done"]', { timeout: 15_000 });
+  t.is(await page.locator('[data-testid="short-render"]').count(), 1);
+  t.is(await page.locator('[data-testid="short-render"] a[download]').getAttribute('download'), 'On_the_go.mp4');
+  t.true(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'the render list fits the phone');
+  await shot(page, 'phone-renders-after-reload');
+
+  await page.click('header button.menu-toggle');
+  t.is(await page.getAttribute('header button.menu-toggle', 'aria-expanded'), 'true');
+  t.deepEqual((await page.locator('nav.main a').allInnerTexts()).map((s) => s.trim()), ['Jobs', 'Brand presets', 'Files', 'Social', 'Settings', 'API docs']);
+  t.true(await page.locator('header button:text-is("Sign out")').isVisible(), 'sign out is in the menu');
+  await shot(page, 'phone-menu-open');
+  await page.click('nav.main a:has-text("Brand presets")');
+  await page.waitForSelector('h1 >> text=Brand presets');
+  t.false(await page.locator('nav.main').isVisible(), 'choosing a section closes the menu');
   await page.close();
 });

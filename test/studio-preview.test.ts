@@ -15,6 +15,9 @@ import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { setPassword } from '../coordinator/src/tenancy/sessions.js';
 import { insertFiles } from '../coordinator/src/files/files.js';
 import type { Word } from '../common/src/text/transcript.js';
+import { planReframe } from '../common/src/reframe/camera.js';
+import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
+import type { Reframe, ShortDetections } from '../common/src/reframe/types.js';
 
 // What you see is what you get: the job page's live preview opens on the short's first frame, draws
 // the brand preset's watermark where the render puts it, lets the user drag and resize it (the px
@@ -44,7 +47,7 @@ test.after.always(async () => {
   await cluster?.close();
 });
 
-async function signedInJobPage(email: string, plan = 'pro'): Promise<{ page: Page; jobId: string; orgId: string; pageErrors: string[] }> {
+async function signedInJobPage(email: string, plan = 'pro', viewport = { width: 1366, height: 1400 }, framed?: Pick<Parameters<typeof insertCompletedJob>[1], 'reframePlan'> & { reframe: Reframe; detections: ShortDetections }): Promise<{ page: Page; jobId: string; orgId: string; key: string; pageErrors: string[] }> {
   const source = path.join(cluster.dataDir, `${email}.mp4`);
   await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=6', '-f', 'lavfi', '-i', 'sine=d=6',
     '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '5', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
@@ -65,13 +68,15 @@ async function signedInJobPage(email: string, plan = 'pro'): Promise<{ page: Pag
   });
   if (preset.status >= 300) throw new Error(JSON.stringify(preset.body));
   const jobId = await insertCompletedJob(cluster.app, {
-    organizationId: org.id, sourcePath: source, words: WORDS, width: 640, height: 360, shorts: [{ startTime: SHORT_START, endTime: 5, title: 'Second half' }],
+    organizationId: org.id, sourcePath: source, words: WORDS, width: 640, height: 360,
+    shorts: [{ startTime: SHORT_START, endTime: 5, title: 'Second half', ...(framed ? { reframe: framed.reframe, detections: framed.detections } : {}) }],
+    ...(framed ? { reframePlan: framed.reframePlan } : {}),
   });
 
   await chromium.browser.clearCookies();
   const page = await chromium.browser.newPage();
   // Tall enough that the whole preview is on screen: pointer gestures need it in the viewport.
-  await page.setViewportSize({ width: 1366, height: 1400 });
+  await page.setViewportSize(viewport);
   const pageErrors: string[] = [];
   page.on('pageerror', (err) => pageErrors.push(err.message));
   const base = cluster.app.httpUrl;
@@ -82,7 +87,7 @@ async function signedInJobPage(email: string, plan = 'pro'): Promise<{ page: Pag
   await page.waitForSelector('h1 >> text=Jobs');
   await page.goto(`${base}/studio/#/jobs/${jobId}`);
   await page.waitForSelector('[data-testid="caption-preview"]');
-  return { page, jobId, orgId: org.id, pageErrors };
+  return { page, jobId, orgId: org.id, key, pageErrors };
 }
 
 const box = async (page: Page, selector: string) => {
@@ -183,7 +188,8 @@ needing({ tools: TOOLS }).serial('the caption position control moves the preview
   const shot = await screenshotter('studio-preview');
   // At the short's start "hello" is spoken, so a caption page is on the preview.
   await page.waitForSelector('[data-testid="preview-caption"]', { timeout: 15_000 });
-  t.is(await page.inputValue('#caption-position'), 'bottom', 'lower third by default');
+  t.is(await page.inputValue('#caption-position'), 'auto', 'automatic by default');
+  t.is(await page.locator('#caption-position option:checked').innerText(), 'Automatic: lower third');
   const preview = await box(page, '[data-testid="caption-preview"]');
   const third = async () => {
     const c = await box(page, '[data-testid="preview-caption"]');
@@ -201,6 +207,79 @@ needing({ tools: TOOLS }).serial('the caption position control moves the preview
   await page.click('button.primary:has-text("Render")');
   const body = JSON.parse((await request).postData()!);
   t.deepEqual(body.options.style.at(-1), { property: 'position', value: 'center' });
+  t.deepEqual(pageErrors, []);
+  await page.close();
+});
+
+needing({ tools: TOOLS }).serial('on a phone (390x844) the preview comes first; the watermark dragged there sets the px fields, and the caption position moves the caption', async (t) => {
+  const { page, pageErrors } = await signedInJobPage('phone-preview@studio.test', 'pro', { width: 390, height: 844 });
+  const shot = await screenshotter('studio-preview');
+  await page.waitForSelector('[data-testid="watermark-fields"]', { timeout: 15_000 });
+  await page.waitForSelector('[data-testid="preview-caption"]', { timeout: 15_000 });
+  await page.locator('[data-testid="caption-preview"]').scrollIntoViewIfNeeded();
+  const preview = await box(page, '[data-testid="caption-preview"]');
+  const k = preview.width / FRAME.width;
+  const wm = await box(page, '[data-testid="preview-watermark"]');
+  const grab = { x: wm.x + wm.width / 2, y: wm.y + wm.height / 2 };
+  await page.mouse.move(grab.x, grab.y);
+  await page.mouse.down();
+  await page.mouse.move(grab.x + 30, grab.y + 60, { steps: 6 });
+  await page.mouse.up();
+  const moved = { x: await fieldValue(page, '#wm-x'), y: await fieldValue(page, '#wm-y') };
+  t.true(Math.abs(moved.x - (LOGO.left + 30 / k)) <= 3, `x ${moved.x}, expected ${LOGO.left + 30 / k}`);
+  t.true(Math.abs(moved.y - (LOGO.top + 60 / k)) <= 3, `y ${moved.y}, expected ${LOGO.top + 60 / k}`);
+  const third = async () => {
+    const c = await box(page, '[data-testid="preview-caption"]');
+    return Math.floor(((c.y + c.height / 2 - preview.y) / preview.height) * 3);
+  };
+  t.is(await third(), 2, 'lower third');
+  await page.selectOption('#caption-position', 'top');
+  t.is(await third(), 0, 'top third');
+  t.true(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'no sideways scrolling');
+  await shot(page, 'phone-preview');
+  t.deepEqual(pageErrors, []);
+  await page.close();
+});
+
+/** The short (2-5 s of the 640x360 source) with its speaker's face low in the picture: in the lower third of the 9:16 window. */
+function lowFaceShort() {
+  const times = Array.from({ length: 30 }, (_, i) => SHORT_START + i / 10);
+  const face = { x: 280, y: 250, width: 70, height: 85 };
+  const detections: ShortDetections = {
+    version: 1, sourceWidth: 640, sourceHeight: 360, start: SHORT_START, end: 5, sampleFps: 10, speech: [{ start: 2.1, end: 4.9 }],
+    tracks: [{ id: 1, samples: times.map((time) => ({ time, box: face, score: 0.95, mouthActivity: 0.3 })) }],
+    turns: [{ start: 2.1, end: 4.9, trackId: 1 }],
+  };
+  const output = { width: FRAME.width, height: FRAME.height };
+  return { reframe: planReframe(detections, DEFAULT_DIRECTOR, output), detections, reframePlan: { director: { ...DEFAULT_DIRECTOR }, output } };
+}
+
+needing({ tools: TOOLS }).serial('with the framed face in the lower third, the automatic caption band is the top in the preview and in the render asked for', async (t) => {
+  const { page, jobId, key, pageErrors } = await signedInJobPage('face-low@studio.test', 'pro', undefined, lowFaceShort());
+  const shot = await screenshotter('studio-preview');
+  await page.waitForSelector('[data-testid="preview-caption"]', { timeout: 15_000 });
+  t.is(await page.inputValue('#caption-position'), 'auto');
+  t.is(await page.locator('#caption-position option:checked').innerText(), 'Automatic: top, away from the face');
+  const preview = await box(page, '[data-testid="caption-preview"]');
+  const c = await box(page, '[data-testid="preview-caption"]');
+  t.is(Math.floor(((c.y + c.height / 2 - preview.y) / preview.height) * 3), 0, 'the preview\'s caption is in the top third');
+  await shot(page, 'caption-away-from-face');
+
+  // The studio asks for no position; the coordinator gives the render the same band.
+  const request = page.waitForRequest((r) => r.url().endsWith('/api/render') && r.method() === 'POST');
+  const response = page.waitForResponse((r) => r.url().endsWith('/api/render') && r.request().method() === 'POST');
+  await page.click('button.primary:has-text("Render")');
+  const body = JSON.parse((await request).postData()!);
+  t.false((body.options.style as Array<{ property: string }>).some((i) => i.property === 'position'));
+  const { renderId } = await (await response).json();
+  const task = await cluster.app.db.one<{ payload: { options: { style: unknown[] } } }>(`SELECT payload FROM tasks WHERE subject_id = $1`, [renderId]);
+  t.deepEqual(task!.payload.options.style.at(-1), { property: 'position', value: 'top' });
+  // A short with no framed face low keeps the render as it was: no position added.
+  const plain = await insertCompletedJob(cluster.app, { organizationId: (await cluster.app.db.one<{ o: string }>(`SELECT organization_id AS o FROM jobs WHERE id = $1`, [jobId]))!.o, words: WORDS, shorts: [{ startTime: SHORT_START, endTime: 5 }] });
+  const created = await cluster.api('POST', '/api/render', { key, body: { id: plain, target: 0, preset: 'DEFAULT' } });
+  t.is(created.status, 201);
+  const plainTask = await cluster.app.db.one<{ payload: { options: Record<string, unknown> } }>(`SELECT payload FROM tasks WHERE subject_id = $1`, [created.body.renderId]);
+  t.is(plainTask!.payload.options.style, undefined);
   t.deepEqual(pageErrors, []);
   await page.close();
 });

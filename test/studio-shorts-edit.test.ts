@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { CHROMIUM_PATH, launchChromium, screenshotter } from './helpers/browser.js';
+import { CHROMIUM_PATH, launchChromium, screenshotter, type Page } from './helpers/browser.js';
 import { FFMPEG } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
 import { repoRoot } from '../common/src/paths.js';
@@ -36,47 +36,59 @@ test.after.always(async () => {
   await cluster?.close();
 });
 
-needing({ tools: TOOLS }).serial('drag the out handle, start at the playhead, rename, add and remove shorts: the same job changes, no charge', async (t) => {
-  const source = path.join(cluster.dataDir, 'twenty.mp4');
+/** A signed-in job page of a 20 s source with two shorts (0-10 s, 10-20 s), at the given viewport. */
+async function openTrimPage(email: string, viewport: { width: number; height: number }) {
+  const source = path.join(cluster.dataDir, `${email}.mp4`);
   await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=20', '-f', 'lavfi', '-i', 'sine=d=20',
     '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
-  const { org, key } = await cluster.org({ plan: 'pro', credits: 10, name: 'Trim Org' });
-  const user = await createUser(cluster.app.db, { email: 'trim@studio.test', organizationId: org.id, role: 'owner' });
+  const { org, key } = await cluster.org({ plan: 'pro', credits: 10, name: `Trim Org ${email}` });
+  const user = await createUser(cluster.app.db, { email, organizationId: org.id, role: 'owner' });
   await setPassword(cluster.app.db, user.id, PASSWORD);
   const jobId = await insertCompletedJob(cluster.app, {
     organizationId: org.id, sourcePath: source, words: WORDS, width: 640, height: 360, durationSec: 20.5,
     shorts: [{ startTime: 0, endTime: 10, title: 'Opening' }, { startTime: 10, endTime: 20, title: 'Closing' }],
   });
   const credits = async () => (await cluster.app.db.one<{ c: string; r: string }>(`SELECT credits AS c, reserved_credits AS r FROM organizations WHERE id = $1`, [org.id]))!;
-  const creditsBefore = await credits();
   const shorts = async () => (await cluster.api('GET', `/api/jobs/${jobId}`, { key })).body.data.shorts as Array<{ id: string; content: string; startTime: number; endTime: number }>;
   const until = <T>(check: (s: Awaited<ReturnType<typeof shorts>>) => T | undefined, what: string) => waitFor(async () => check(await shorts()), 10_000, what);
 
-  const shot = await screenshotter('studio-shorts-edit');
   await chromium.browser.clearCookies();
   const page = await chromium.browser.newPage();
-  await page.setViewportSize({ width: 1366, height: 800 });
+  await page.setViewportSize(viewport);
   const pageErrors: string[] = [];
   page.on('pageerror', (err) => pageErrors.push(err.message));
   const base = cluster.app.httpUrl;
   await page.goto(`${base}/`);
-  await page.fill('#email', 'trim@studio.test');
+  await page.fill('#email', email);
   await page.fill('#password', PASSWORD);
   await page.press('#password', 'Enter');
   await page.waitForSelector('h1 >> text=Jobs');
   await page.goto(`${base}/studio/#/jobs/${jobId}`);
   await page.waitForSelector('[data-testid="handle-out"]');
   await page.waitForFunction(() => ((document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement | null)?.duration ?? 0) > 19);
+  return { page, org, credits, until, pageErrors };
+}
 
-  // Drag the first short's out handle from 10 s to about 8 s of the 20 s timeline.
+/** Drags the selected short's out handle to `to` seconds of the source's timeline. */
+async function dragOutHandle(page: Page, to: number): Promise<void> {
+  await page.locator('.timeline').scrollIntoViewIfNeeded();
   const timeline = (await page.locator('.timeline').boundingBox())!;
   const handle = (await page.locator('[data-testid="handle-out"]').boundingBox())!;
   const videoDuration = await page.evaluate(() => (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).duration);
   const y = handle.y + handle.height / 2;
   await page.mouse.move(handle.x + handle.width / 2, y);
   await page.mouse.down();
-  await page.mouse.move(timeline.x + (8 / videoDuration) * timeline.width, y, { steps: 8 });
+  await page.mouse.move(timeline.x + (to / videoDuration) * timeline.width, y, { steps: 8 });
   await page.mouse.up();
+}
+
+needing({ tools: TOOLS }).serial('drag the out handle, start at the playhead, rename, add and remove shorts: the same job changes, no charge', async (t) => {
+  const { page, org, credits, until, pageErrors } = await openTrimPage('trim@studio.test', { width: 1366, height: 800 });
+  const creditsBefore = await credits();
+  const shot = await screenshotter('studio-shorts-edit');
+
+  // Drag the first short's out handle from 10 s to about 8 s of the 20 s timeline.
+  await dragOutHandle(page, 8);
   const dragged = await until((s) => (s[0]!.endTime !== 10 ? s[0] : undefined), 'the dragged end saved');
   t.true(Math.abs(dragged.endTime - 8) <= 0.3, `end dragged to ${dragged.endTime}`);
   t.is(dragged.startTime, 0);
@@ -121,6 +133,27 @@ needing({ tools: TOOLS }).serial('drag the out handle, start at the playhead, re
   t.false(await page.locator('.shorts-list button:has-text("Cold open")').isVisible());
   await shot(page, 'short-removed');
 
+  t.deepEqual(await credits(), creditsBefore, 'no credits charged or reserved');
+  t.is((await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE organization_id = $1`, [org.id]))!.n, 1, 'no new job');
+  t.deepEqual(pageErrors, []);
+  await page.close();
+});
+
+needing({ tools: TOOLS }).serial('on a phone (390x844) the out handle is dragged and a short added at the playhead on the same job, no charge', async (t) => {
+  const { page, org, credits, until, pageErrors } = await openTrimPage('trim-phone@studio.test', { width: 390, height: 844 });
+  const creditsBefore = await credits();
+  const shot = await screenshotter('studio-shorts-edit');
+  await dragOutHandle(page, 6);
+  const dragged = await until((s) => (s[0]!.endTime !== 10 ? s[0] : undefined), 'the dragged end saved');
+  t.true(Math.abs(dragged.endTime - 6) <= 0.5, `end dragged to ${dragged.endTime}`);
+  await page.evaluate(() => { (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime = 12; });
+  await page.waitForSelector('p.muted >> text=/Playhead 0:12\\.0/');
+  await page.click('button:has-text("Add short")');
+  const added = await until((s) => (s.length === 3 ? s[2] : undefined), 'the short added');
+  t.is(added.startTime, 12);
+  await page.waitForSelector('.shorts-list button[aria-pressed="true"] >> text=Short at');
+  t.true(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'no sideways scrolling');
+  await shot(page, 'phone-short-added');
   t.deepEqual(await credits(), creditsBefore, 'no credits charged or reserved');
   t.is((await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE organization_id = $1`, [org.id]))!.n, 1, 'no new job');
   t.deepEqual(pageErrors, []);

@@ -225,6 +225,8 @@ for (const vp of VIEWPORTS) {
     await page.press('#password', 'Enter');
     await page.waitForSelector('h1 >> text=Jobs');
     t.is(await page.locator('nav.main a[href="/docs"]').count(), 1, 'the navigation links the docs');
+    // On a phone the sections are behind the Menu button.
+    if (await page.locator('header button.menu-toggle').isVisible()) await page.click('header button.menu-toggle');
     await page.click('nav.main a:has-text("Settings")');
     await page.click('a:has-text("API keys")');
     await page.waitForSelector('h2 >> text=API keys');

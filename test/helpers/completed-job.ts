@@ -1,6 +1,7 @@
 import type { Coordinator } from '../../coordinator/src/coordinator.js';
 import { newId } from '../../common/src/ids.js';
 import { insertFiles } from '../../coordinator/src/files/files.js';
+import { bandOf } from '../../coordinator/src/jobs/job-views.js';
 import type { Word } from '../../common/src/text/transcript.js';
 import type { ReframePlan } from '../../common/src/tasks/analyze-video.js';
 import type { Reframe, ShortDetections } from '../../common/src/reframe/types.js';
@@ -28,6 +29,8 @@ export async function insertCompletedJob(app: Coordinator, opts: {
   const shorts = opts.shorts.map((s, i) => ({
     id: i, title: s.title ?? `Short ${i}`, reason: 'test', startId: s.startId ?? null, endId: s.endId ?? null, startTime: s.startTime, endTime: s.endTime,
     text: opts.words.filter((w) => w.start >= s.startTime && w.end <= s.endTime).map((w) => w.text).join(' '), cropObjectKey: null, reframe: s.reframe ?? null,
+    // As analysis stores it: the caption band away from a face framed in the lower third.
+    ...bandOf(s.reframe, s.detections, opts.reframePlan?.output),
   }));
   const detections = opts.shorts.some((s) => s.detections) ? JSON.stringify(opts.shorts.map((s) => s.detections ?? null)) : null;
   const data = {

@@ -41,6 +41,8 @@ export const renderShortResultSchema = z.object({
   contentType: z.string().min(1),
   durationSec: z.number().finite().positive(),
   thumbnailKey: z.string().min(1).nullish(),
+  /** The ASS caption script burned into the picture (absent when the short has no words to caption). */
+  captionsKey: z.string().min(1).nullish(),
   // What the agent made, kept with the task for operators; the coordinator needs none of it.
   width: z.number().int().positive().optional(),
   height: z.number().int().positive().optional(),

@@ -18,6 +18,12 @@ const presetSchema = z.object({
 });
 
 const orgQuery = z.object({ organizationId: z.string().optional() });
+const EXAMPLE_PRESET = {
+  id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d', name: 'Channel look', description: 'Bold captions, logo top right', preset: 'DEFAULT',
+  size: { width: 1080, height: 1920, name: '9:16' },
+  options: { maxWordsInPage: 3, waterMark: { fileAppId: 'f3b0c1de-5a67-4c1a-9d2e-6f7a8b9c0d1e', left: '860px', top: '40px', width: '180px', opacity: 0.9 } },
+  isActive: true, isDefault: true, createdAt: '2026-11-20T09:00:00.000Z', updatedAt: '2026-11-20T09:00:00.000Z',
+};
 const WATERMARK_NOTE = 'When `options.waterMark` has only a `waterMarkUrl`, the image is imported (public http/https only, PNG/JPEG/WebP/SVG/GIF by content, at most 10 MB; SVG is sanitised and stored as PNG) and its new `fileAppId` saved. Each refusal is a 400 naming the rule.';
 
 export function registerBrandingRoutes(api: Api, app: Coordinator): void {
@@ -26,6 +32,7 @@ export function registerBrandingRoutes(api: Api, app: Coordinator): void {
     summary: "The organization's brand presets, oldest first",
     query: orgQuery,
     response: z.array(presetSchema),
+    example: [EXAMPLE_PRESET],
   }, async (ctx, { query }) => {
     const orgId = await requireOrg(app, ctx, query.organizationId);
     return listPresets(app.db.pool, orgId);
@@ -37,6 +44,7 @@ export function registerBrandingRoutes(api: Api, app: Coordinator): void {
     description: WATERMARK_NOTE,
     body: createPresetSchema,
     response: presetSchema,
+    example: EXAMPLE_PRESET,
   }, async (ctx, { body }) => {
     const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
     return createPreset(app, orgId, body);
@@ -47,7 +55,9 @@ export function registerBrandingRoutes(api: Api, app: Coordinator): void {
     summary: 'Update a brand preset; only the fields sent change (null clears description, preset or size)',
     description: `\`options\`, when sent, replaces the stored options. isActive false deactivates the preset: a render naming it is refused. ${WATERMARK_NOTE}`,
     body: updatePresetSchema,
+    bodyExample: { preset: 'HORMOZI', isDefault: true },
     response: presetSchema,
+    example: { ...EXAMPLE_PRESET, preset: 'HORMOZI', updatedAt: '2026-11-25T14:00:00.000Z' },
   }, async (ctx, { body }) => {
     const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
     return updatePreset(app, orgId, ctx.params.id!, body);
@@ -58,6 +68,7 @@ export function registerBrandingRoutes(api: Api, app: Coordinator): void {
     summary: 'Delete a brand preset (deleting the default leaves none)',
     query: orgQuery,
     response: z.object({ success: z.boolean(), message: z.string() }),
+    example: { success: true, message: 'Brand preset deleted' },
   }, async (ctx, { query }) => {
     const orgId = await requireOrg(app, ctx, query.organizationId);
     await deletePreset(app.db.pool, orgId, ctx.params.id!);

@@ -29,6 +29,12 @@ export interface RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType 
   /** Success status and its body schema (for the OpenAPI document). */
   status?: number;
   response?: z.ZodType;
+  /** What a success answers, as the explorer shows it (every route has one: openapi-explorer.test.ts). */
+  example?: unknown;
+  /** The success body's media type when it is not JSON (a page). */
+  responseType?: string;
+  /** A request body the explorer prefills, where the body schema's own `.meta({ example })` has none. */
+  bodyExample?: unknown;
   description?: string;
 }
 
@@ -80,6 +86,11 @@ export class Api {
         params.push({ name, in: 'query', required: (js.required ?? []).includes(name), schema: schema as any });
       }
     }
+    if (spec.response && spec.example !== undefined && !spec.response.safeParse(spec.example).success) {
+      throw new Error(`The response example of ${spec.method} ${spec.path} does not fit its schema`);
+    }
+    const success: Record<string, unknown> = spec.response ? mediaType(z.toJSONSchema(spec.response, { io: 'output', unrepresentable: 'any' })) : {};
+    if (spec.example !== undefined) success.example = spec.example;
     const op: Record<string, unknown> = {
       summary: spec.summary,
       tags: [spec.tag],
@@ -87,7 +98,7 @@ export class Api {
       responses: {
         [String(spec.status ?? 200)]: {
           description: 'Success',
-          ...(spec.response ? { content: { 'application/json': mediaType(z.toJSONSchema(spec.response, { io: 'output', unrepresentable: 'any' })) } } : {}),
+          ...(Object.keys(success).length ? { content: { [spec.responseType ?? 'application/json']: success } } : {}),
         },
         default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       },
@@ -95,7 +106,12 @@ export class Api {
     if (spec.description) op.description = spec.description;
     if (spec.auth !== false) op.security = [{ bearer: [] }, { apiKey: [] }];
     if (spec.body) {
-      op.requestBody = { required: true, content: { 'application/json': mediaType(z.toJSONSchema(spec.body, { io: 'input', unrepresentable: 'any' })) } };
+      if (spec.bodyExample !== undefined && !spec.body.safeParse(spec.bodyExample).success) {
+        throw new Error(`The request example of ${spec.method} ${spec.path} does not fit its schema`);
+      }
+      const request = mediaType(z.toJSONSchema(spec.body, { io: 'input', unrepresentable: 'any' }));
+      if (spec.bodyExample !== undefined) request.example = spec.bodyExample;
+      op.requestBody = { required: true, content: { 'application/json': request } };
     }
     (this.paths[oaPath] ??= {})[spec.method] = op;
   }

@@ -16,6 +16,26 @@ import { retryRequest } from '../jobs/retry-job.js';
 import { deleteJob } from '../archive/archive.js';
 
 const JOB_STATUSES: string[] = [...Object.values(JOB_STATUS), 'ALL'];
+const EXAMPLE_JOB_ID = '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11';
+const EXAMPLE_ORG_ID = '5d1c2b7e-3a44-4f0e-8f53-1f7a9e2c6b10';
+/** A completed job as the bearer-token form gives it (a short path of one keyframe, for brevity). */
+const EXAMPLE_JOB = {
+  jobId: EXAMPLE_JOB_ID, title: 'Keynote', status: 'COMPLETED', progress: 100, createdAt: '2026-11-25T10:00:00.000Z',
+  cost: 3, costBreakDown: { minutes: 10, perMinute: 0.3 },
+  data: {
+    transcription: { language: 'en', text: 'and that is why it worked', words: [{ text: 'and', start: 61.5, end: 61.7 }, { text: 'that', start: 61.7, end: 62 }], revision: 0 },
+    shortsRevision: 0,
+    shorts: [{
+      id: 0, title: 'The punchline', reason: 'A clear claim with a payoff', startId: 210, endId: 262, startTime: 61.5, endTime: 88,
+      text: 'and that is why it worked', cropFileUrl: 'https://shorts.example.com/objects/orgs/…/short-0.mp4?expires=…&sig=…',
+      reframe: {
+        sourceWidth: 1920, sourceHeight: 1080,
+        keyframes: [{ time: 61.5, x: 656, y: 0, width: 608, height: 1080 }],
+        segments: [{ start: 61.5, end: 88, layout: 'single', tracks: [1] }],
+      },
+    }],
+  },
+};
 
 const reframeField = reframeSchema.nullable()
   .describe('The crop path the cropped video follows and renders reuse (null for a short analysed without one)');
@@ -80,6 +100,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
     description: 'Returns 201 with both `id` and `jobId`. Credits are reserved now, charged at completion, released on failure. Besides `youtubeVideoId` and `fileUrl`, `sourceJobId` names a completed job whose stored source video is analysed again (for example with adjusted `predefinedShorts`), with no new download.',
     body: createJobSchema,
     response: z.object({ id: z.string(), jobId: z.string() }),
+    example: { id: EXAMPLE_JOB_ID, jobId: EXAMPLE_JOB_ID },
   }, async (ctx, { body }) => {
     const orgId = await org(ctx, suppliedOrgId(ctx));
     const stored = body.sourceJobId ? await sourceOfJob(app.db.pool, orgId, body.sourceJobId) : undefined;
@@ -104,6 +125,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
     summary: 'Start a new job from the same source and options as a finished one',
     description: 'The same YouTube id or file URL (fetched again, under the same URL rules as POST /api/jobs), or for a completed upload its stored video (no new upload); the same title, options and webhook. Credits are reserved as for any new job. 409 while the job is PROCESSING; 400 for a failed upload, whose video is not kept (upload it again). ',
     body: z.object({ organizationId: z.string().optional().describe('Required with a session or bearer token') }),
+    bodyExample: { organizationId: EXAMPLE_ORG_ID },
     response: z.object({ id: z.string(), jobId: z.string() }).meta({ example: { id: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11', jobId: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11' } }),
   }, async (ctx) => {
     const orgId = await org(ctx, suppliedOrgId(ctx));
@@ -171,6 +193,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
     description: 'Each short of a completed job carries `reframe`, its crop path: keyframes (time on the source clock, window in source pixels, linear between keyframes) and segments (`single`, `split` with `panels`, `fit`). While PROCESSING, `stage` names what the job is doing: the stage of its progress value, or why it waits when it has waited past `WAITING_NOTICE_MS` with no connected agent able to run it (for example "waiting for an analysis agent").',
     query: z.object({ organizationId: z.string().optional() }),
     response: z.union([apiKeyJobSchema, bearerJobSchema]),
+    example: EXAMPLE_JOB,
   }, async (ctx, { query }) => {
     const orgId = await org(ctx, query.organizationId);
     const job = await findJob(app.db.pool, orgId, ctx.params.jobId!);
@@ -192,6 +215,11 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
       text: z.string(),
       words: z.array(z.object({ text: z.string(), start: z.number(), end: z.number(), confidence: z.number().optional() })),
     }),
+    bodyExample: { revision: 0, edits: [{ op: 'replace', index: 1, text: 'fox' }, { op: 'split', index: 4, texts: ['high', 'five'] }] },
+    example: {
+      revision: 1, text: 'the fox jumps high five',
+      words: [{ text: 'the', start: 0.5, end: 0.7 }, { text: 'fox', start: 0.7, end: 1.1 }, { text: 'jumps', start: 1.1, end: 1.5 }, { text: 'high', start: 2.5, end: 2.9 }, { text: 'five', start: 2.9, end: 3.3 }],
+    },
   }, async (ctx, { query, body }) => {
     const orgId = await org(ctx, query.organizationId ?? body.organizationId);
     return editTranscript(app.db, orgId, ctx.params.jobId!, body);

@@ -22,6 +22,13 @@ const sessionView = z.object({
   csrfToken: z.string(),
 });
 
+const EXAMPLE_ORG = { id: '5d1c2b7e-3a44-4f0e-8f53-1f7a9e2c6b10', name: 'Acme Media', plan: 'pro' };
+const EXAMPLE_SESSION = {
+  user: { id: '2e8f6a40-7c1b-4d39-9e2a-5b4c3d2e1f00', email: 'creator@acme.example', name: 'Robin Creator' },
+  organizations: [{ ...EXAMPLE_ORG, role: 'owner', retentionDays: 30 }],
+  csrfToken: 'k3Jx9v…Q2w',
+};
+
 // Written by hand rather than with ctx.cookies: behind a TLS-terminating proxy the request this
 // process sees is plain http, and Koa refuses to send a Secure cookie over it.
 function setSessionCookie(ctx: ApiContext, policy: SessionPolicy, value: string | null): void {
@@ -83,7 +90,9 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
       + 'The session ends after the idle timeout unused or at its absolute lifetime, whichever comes first, and when the password changes. '
       + 'Requests made with the cookie that change state must send the returned `csrfToken` in `X-CSRF-Token`.',
     body: signInSchema,
+    bodyExample: { email: 'creator@acme.example', password: 'a long studio password' },
     response: sessionView,
+    example: EXAMPLE_SESSION,
   }, async (ctx, { body }) => {
     refuseCrossSite(app, ctx);
     // A cross-site <form enctype="text/plain"> can post JSON-looking text, never application/json.
@@ -106,6 +115,7 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
     method: 'get', path: '/api/session', tag: 'Studio sessions', auth: false,
     summary: 'The signed-in user, their organizations and the CSRF token of this session',
     response: sessionView,
+    example: EXAMPLE_SESSION,
   }, async (ctx) => {
     const token = readCookie(ctx.headers.cookie, policy.cookieName);
     const session = token ? await findSession(app.db.pool, token, policy) : undefined;
@@ -117,6 +127,7 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
     method: 'delete', path: '/api/session', tag: 'Studio sessions',
     summary: 'Sign out: ends this session',
     response: z.object({ ok: z.boolean() }),
+    example: { ok: true },
   }, async (ctx) => {
     const principal = await principalOf(app, ctx);
     const token = readCookie(ctx.headers.cookie, policy.cookieName);
@@ -130,6 +141,7 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
     summary: 'Sign out everywhere: ends every studio session of the signed-in user, in every browser',
     description: 'With the session cookie (and `X-CSRF-Token`) or a user\'s bearer token. Bearer tokens themselves live until they expire; API keys have no sessions (403).',
     response: z.object({ ok: z.boolean(), sessionsEnded: z.number().int() }),
+    example: { ok: true, sessionsEnded: 3 },
   }, async (ctx) => {
     const principal = await principalOf(app, ctx);
     if (principal.kind !== 'user') throw forbidden('An API key has no studio sessions; sign out everywhere as the user (session or bearer token)', 'Forbidden');
@@ -147,6 +159,7 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
     summary: "The organization's name, plan and auto-archive days",
     query: z.object({ organizationId: z.string().optional() }),
     response: settingsView,
+    example: { ...EXAMPLE_ORG, retentionDays: 30 },
   }, async (ctx, { query }) => view(await requireOrganization(app.db.pool, await requireOrg(app, ctx, query.organizationId))));
 
   api.route({
@@ -154,7 +167,9 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
     summary: 'Set the auto-archive days (1-180) from the web studio',
     description: 'The contract keeps auto-archive days in the web application, not the API: only a studio session of an owner or admin may change them.',
     body: z.object({ organizationId: z.string().optional(), retentionDays: z.number().int('retentionDays must be a whole number of days').min(1, 'retentionDays must be from 1 to 180').max(180, 'retentionDays must be from 1 to 180') }),
+    bodyExample: { organizationId: EXAMPLE_ORG.id, retentionDays: 30 },
     response: settingsView,
+    example: { ...EXAMPLE_ORG, retentionDays: 30 },
   }, async (ctx, { body }) => {
     const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
     const principal = await principalOf(app, ctx);

@@ -29,6 +29,14 @@ const postItem = z.object({
 });
 const shortPost = z.object({ id: z.string(), status: z.string(), scheduledFor: z.string().nullable() });
 
+const EXAMPLE_POST_ID = '6c4b2a19-8d7e-4f60-9a1b-3c5d7e9f0a2b';
+const EXAMPLE_SETTINGS = {
+  isEnabled: true, approveApiPosts: false, defaultTimezone: 'Europe/Berlin', defaultPlatforms: ['youtube', 'tiktok'] as ('youtube' | 'tiktok')[],
+  queueSlots: [{ dayOfWeek: 1, time: '09:00' }, { dayOfWeek: 3, time: '18:30' }], maxPostsPerSlot: 1,
+  maxShortsOfSameVideo: 3, maxShortsPerWeek: 10, minimumVideoDurationSeconds: 0, processOnlyPlaylistId: null,
+};
+const EXAMPLE_SHORT_POST = { id: EXAMPLE_POST_ID, status: 'scheduled', scheduledFor: '2026-12-01T08:00:00.000Z' };
+
 const STATUSES_TEXT = 'Post statuses: draft, pending_approval (approveApiPosts held an API-key post), scheduled, published, failed, cancelled.';
 
 export function createSocialProvider(app: Coordinator): SocialProvider {
@@ -71,6 +79,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
   api.route({
     method: 'get', path: `${BASE}/settings`, tag: TAG, query: orgQuery, response: settingsSchema,
     summary: 'Social posting settings (a default-shaped object when none were saved)',
+    example: EXAMPLE_SETTINGS,
     description: PLAN_RULE_TEXT,
   }, async (ctx, { query }) => {
     const org = await socialOrg(ctx);
@@ -80,6 +89,8 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
   api.route({
     method: 'put', path: `${BASE}/settings`, tag: TAG, body: settingsPatchSchema, response: settingsSchema,
     summary: 'Update any subset of the social settings; answers the full settings',
+    bodyExample: { defaultTimezone: 'Europe/Berlin', queueSlots: [{ dayOfWeek: 1, time: '09:00' }, { dayOfWeek: 3, time: '18:30' }] },
+    example: EXAMPLE_SETTINGS,
     description: `${PLAN_RULE_TEXT} defaultTimezone is an IANA zone, queueSlots items are {dayOfWeek 0-6 (0 = Sunday), time HH:mm}, maxPostsPerSlot 1-100, the other numbers non-negative. Unknown fields are refused.`,
   }, async (ctx, { body }) => {
     const org = await socialOrg(ctx);
@@ -92,6 +103,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     summary: 'The organization\'s social profile and linked accounts',
     description: `${PLAN_RULE_TEXT} connected is true when at least one account is linked; profileId is null until the first connect.`,
     response: z.object({ connected: z.boolean(), profileId: z.string().nullable(), connectedAccounts: z.array(z.string()), accountLinks: z.array(z.object({ accountId: z.string(), platform: z.string() })) }),
+    example: { connected: true, profileId: 'prof_2b7c9e', connectedAccounts: ['youtube'], accountLinks: [{ accountId: 'acc_51f0a3', platform: 'youtube' }] },
   }, async (ctx, { query }) => {
     const org = await socialOrg(ctx);
     return service.profile(org.id);
@@ -106,7 +118,9 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
       platform: networkSchema,
       redirectUrl: z.string().nullish(),
     }),
+    bodyExample: { platform: 'youtube', redirectUrl: 'https://studio.example.com/#/social' },
     response: z.object({ access_url: z.string(), platform: z.string(), profileId: z.string() }),
+    example: { access_url: 'https://shorts.example.com/api/organizations/social-posts/local/authorize?token=…', platform: 'youtube', profileId: 'prof_2b7c9e' },
   }, async (ctx, { body }) => {
     const org = await socialOrg(ctx);
     if (body.redirectUrl && !/^https?:\/\/[^\s/]+/i.test(body.redirectUrl)) throw badRequest('redirectUrl must be an http or https URL');
@@ -118,7 +132,9 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     summary: 'Unlink one social account (accountId from the profile\'s accountLinks)',
     description: PLAN_RULE_TEXT,
     body: z.object({ organizationId: z.string().nullish(), accountId: z.string({ error: 'accountId is required' }).min(1, 'accountId is required') }),
+    bodyExample: { accountId: 'acc_51f0a3' },
     response: z.object({ ok: z.literal(true) }),
+    example: { ok: true },
   }, async (ctx, { body }) => {
     const org = await socialOrg(ctx);
     return service.disconnect(org.id, body.accountId);
@@ -130,6 +146,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     description: `${PLAN_RULE_TEXT} Computed from queueSlots (weekly wall-clock times in the zone), maxPostsPerSlot and the posts already queued at each slot. A slot inside a daylight-saving gap moves forward by the gap (02:30 becomes 03:30); in a repeated hour the first occurrence counts. Times are ISO 8601 with the zone's offset. count (1-50, default 10) sets how many nextSlots to list.`,
     query: z.object({ organizationId: z.string().optional(), timezone: z.string().optional(), count: queryInt(10) }),
     response: z.object({ timezone: z.string(), nextSlot: z.string(), nextSlots: z.array(z.string()) }),
+    example: { timezone: 'Europe/Berlin', nextSlot: '2026-11-30T09:00:00+01:00', nextSlots: ['2026-11-30T09:00:00+01:00', '2026-12-02T18:30:00+01:00'] },
   }, async (ctx, { query }) => {
     const org = await socialOrg(ctx);
     if (query.count < 1 || query.count > 50) throw badRequest('count must be between 1 and 50');
@@ -142,6 +159,14 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     description: `${PLAN_RULE_TEXT} ${STATUSES_TEXT} limit 1-100 (default 100), offset from 0.`,
     query: z.object({ organizationId: z.string().optional(), limit: queryInt(100), offset: queryInt(0) }),
     response: z.object({ posts: z.array(postItem) }),
+    example: {
+      posts: [{
+        id: EXAMPLE_POST_ID, status: 'published', title: 'The punchline', caption: 'And that is why it worked #shorts', platforms: ['youtube'],
+        createdAt: '2026-11-25T12:10:00.000Z', scheduledFor: null, providerJobId: 'job_8f2e', previewUrl: null, thumbnailUrl: null, providerError: null,
+        providerPlatforms: [{ platform: 'youtube', status: 'success', id: 'dQw4w9WgXcQ', url: 'https://youtube.com/shorts/dQw4w9WgXcQ', error: null }],
+        providerLastEvent: 'published', isPublishedOnPlatform: true,
+      }],
+    },
   }, async (ctx, { query }) => {
     const org = await socialOrg(ctx);
     if (query.limit < 1 || query.limit > 100) throw badRequest('Limit must be between 1 and 100');
@@ -155,6 +180,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     summary: 'Publish, schedule, queue (next_slot) or save as draft a social post',
     description: `${PLAN_RULE_TEXT} 403 also while the organization's isEnabled setting is false. video needs an https videoUrl (or \`fileId\`, a video of the organization's storage such as a render, posted by its own signed URL), photo 1-20 photoUrls, document a documentUrl, text a non-empty caption; only the field of the post type may be given. draft and schedule need scheduledAt (ISO 8601; without an offset it is read in timezone). platforms default to the settings' defaultPlatforms and must be linked accounts. platformFields take only the contract's keys for the chosen platforms, booleans as "true"/"false". Media URLs must be publicly reachable. With approveApiPosts, API-key posts are held as pending_approval. 502 when the provider fails (the post is kept with status failed). ${STATUSES_TEXT}`,
     response: z.object({ socialPost: z.object({ id: z.string(), status: z.string(), providerJobId: z.string().nullable(), scheduledFor: z.string().nullable() }), providerPostId: z.string() }),
+    example: { socialPost: { ...EXAMPLE_SHORT_POST, providerJobId: 'job_8f2e' }, providerPostId: 'post_3a9d' },
   }, async (ctx, { body }) => {
     const org = await socialOrg(ctx);
     let ownVideoUrl: string | undefined;
@@ -173,7 +199,9 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     method: 'post', path: `${BASE}/edit`, tag: TAG, body: editSchema,
     summary: 'Reschedule, turn into a draft, or change the caption of a post (by postId or provider jobId)',
     description: `${PLAN_RULE_TEXT} mode schedule needs scheduledAt (ISO 8601) and makes the post scheduled; mode draft keeps it held. A caption change replaces the provider job. With approveApiPosts, an API key cannot release its own held post.`,
+    bodyExample: { postId: EXAMPLE_POST_ID, mode: 'schedule', scheduledAt: '2026-12-01T09:00:00+01:00' },
     response: z.object({ post: shortPost }),
+    example: { post: EXAMPLE_SHORT_POST },
   }, async (ctx, { body }) => {
     const org = await socialOrg(ctx);
     const post = await service.edit(org, body, postRef(body), await viaApiKey(ctx));
@@ -184,7 +212,9 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     method: 'post', path: `${BASE}/remove`, tag: TAG, body: removeSchema,
     summary: 'Cancel a post (by postId or provider jobId): status cancelled, scheduledFor null, provider job cancelled',
     description: `${PLAN_RULE_TEXT} Cancelling a cancelled post answers it again; a published post cannot be cancelled (409).`,
+    bodyExample: { postId: EXAMPLE_POST_ID },
     response: z.object({ post: shortPost }),
+    example: { post: { id: EXAMPLE_POST_ID, status: 'cancelled', scheduledFor: null } },
   }, async (ctx, { body }) => {
     const org = await socialOrg(ctx);
     const post = await service.remove(org.id, postRef(body));
@@ -197,6 +227,8 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
       method: 'get', path: LOCAL_AUTHORIZE_PATH, tag: TAG, auth: false,
       summary: 'Local provider only: the consent page behind access_url; opening it links the account',
       query: z.object({ token: z.string({ error: 'token is required' }).min(1, 'token is required') }),
+      // Without a redirectUrl; with one the browser is sent there instead (302).
+      example: { ok: true, platform: 'youtube', accountId: 'acc_51f0a3', message: 'Your youtube account is linked; you can close this window.' },
     }, async (ctx, { query }) => {
       const linked = await local.completeLink(query.token);
       if (linked.redirectUrl) {

@@ -37,6 +37,14 @@ function tagsParam(raw: string | string[] | undefined): string[] | undefined {
   return tags.length ? [...new Set(tags)] : undefined;
 }
 
+const EXAMPLE_FILE = {
+  id: '3f9a2c64-1b7e-4d28-9e05-8a6b4c2d1e77', name: 'render-7e0d4c1a-92b5-4f3e-b8a7-5c6d2e1f0a93.mp4', type: 'video' as const, size: 5123456, length: 26.5,
+  status: 'completed' as const, description: null, tags: ['render'], jobId: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11',
+  url: 'https://shorts.example.com/objects/orgs/…/render-7e0d4c1a-92b5-4f3e-b8a7-5c6d2e1f0a93.mp4?expires=…&sig=…',
+  thumbnailUrl: 'https://shorts.example.com/objects/orgs/…/render-7e0d4c1a-92b5-4f3e-b8a7-5c6d2e1f0a93.jpg?expires=…&sig=…', createdAt: '2026-11-25T12:01:00.000Z',
+};
+const EXAMPLE_USAGE = { subSize: 50000, usedSize: 1234.57, usedSizePercent: 2.47 };
+
 export function registerUploadRoutes(api: Api, app: Coordinator): void {
   const org = (ctx: ApiContext, supplied: unknown) => requireOrg(app, ctx, supplied, FILES_ORG_MESSAGES);
 
@@ -46,6 +54,7 @@ export function registerUploadRoutes(api: Api, app: Coordinator): void {
     description: `\`files\` holds the ${SUMMARY_FILES} newest files; page through all of them with GET /api/uploads/files.`,
     query: orgQuery,
     response: storageSummarySchema,
+    example: { ...EXAMPLE_USAGE, files: [EXAMPLE_FILE] },
   }, async (ctx, { query }) => {
     const orgId = await org(ctx, query.organizationId);
     const usage = await storageUsage(app.db.pool, orgId);
@@ -59,6 +68,7 @@ export function registerUploadRoutes(api: Api, app: Coordinator): void {
     description: '`limit` 1-100 (default 50), `offset` >= 0 (default 0); `total` counts matching files before paging, `pages` = ceil(total / limit).',
     query: listQuery,
     response: storageSummarySchema.extend({ total: z.number(), limit: z.number(), offset: z.number(), pages: z.number() }),
+    example: { ...EXAMPLE_USAGE, files: [EXAMPLE_FILE], total: 1, limit: 50, offset: 0, pages: 1 },
   }, async (ctx, { query }) => {
     const orgId = await org(ctx, query.organizationId);
     const { limit, offset } = pageParams(query, 50);
@@ -73,6 +83,7 @@ export function registerUploadRoutes(api: Api, app: Coordinator): void {
     summary: 'One file, with signed url and thumbnailUrl',
     query: orgQuery,
     response: fileViewSchema,
+    example: EXAMPLE_FILE,
   }, async (ctx, { query }) => {
     const orgId = await org(ctx, query.organizationId);
     const row = await findFile(app.db.pool, orgId, ctx.params.fileId!);
@@ -86,6 +97,7 @@ export function registerUploadRoutes(api: Api, app: Coordinator): void {
     description: 'When the object store fails the answer is 500 `{id, deleted: false, error}` and the file is kept.',
     query: orgQuery,
     response: z.object({ id: z.string(), deleted: z.boolean(), error: z.string().optional(), message: z.string().optional() }),
+    example: { id: EXAMPLE_FILE.id, deleted: true },
   }, async (ctx, { query }) => {
     const orgId = await org(ctx, query.organizationId);
     const outcome = await deleteFile(app, orgId, ctx.params.fileId!);

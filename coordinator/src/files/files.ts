@@ -15,6 +15,8 @@ export interface NewFile {
   lengthSec?: number;
   objectKey: string;
   thumbnailKey?: string | null;
+  /** A render's caption script (renders only). */
+  captionsKey?: string | null;
   tags?: string[];
   description?: string | null;
 }
@@ -40,9 +42,9 @@ export async function insertFiles(c: Queryable, files: NewFile[]): Promise<strin
     const id = newId();
     ids.push(id);
     await c.query(
-      `INSERT INTO files (id, organization_id, job_id, name, type, content_type, size_bytes, length_sec, object_key, thumbnail_key, tags, description)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [id, f.organizationId, f.jobId ?? null, f.name, f.type, f.contentType ?? null, f.sizeBytes, f.lengthSec ?? 0, f.objectKey, f.thumbnailKey ?? null, f.tags ?? [], f.description ?? null],
+      `INSERT INTO files (id, organization_id, job_id, name, type, content_type, size_bytes, length_sec, object_key, thumbnail_key, captions_key, tags, description)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+      [id, f.organizationId, f.jobId ?? null, f.name, f.type, f.contentType ?? null, f.sizeBytes, f.lengthSec ?? 0, f.objectKey, f.thumbnailKey ?? null, f.captionsKey ?? null, f.tags ?? [], f.description ?? null],
     );
   }
   await c.query(`UPDATE organizations SET storage_used_bytes = storage_used_bytes + $2 WHERE id = $1`, [organizationId, total]);
@@ -54,13 +56,13 @@ export async function insertFiles(c: Queryable, files: NewFile[]): Promise<strin
 export async function deleteFileRows(c: Queryable, organizationId: string, where: { ids?: string[]; jobIds?: string[] }): Promise<string[]> {
   const res = await c.query(
     `DELETE FROM files WHERE organization_id = $1 AND (id = ANY($2) OR job_id = ANY($3))
-     RETURNING object_key AS "objectKey", thumbnail_key AS "thumbnailKey", size_bytes AS "sizeBytes"`,
+     RETURNING object_key AS "objectKey", thumbnail_key AS "thumbnailKey", captions_key AS "captionsKey", size_bytes AS "sizeBytes"`,
     [organizationId, where.ids ?? [], where.jobIds ?? []],
   );
-  const rows = res.rows as Array<{ objectKey: string; thumbnailKey: string | null; sizeBytes: number }>;
+  const rows = res.rows as Array<{ objectKey: string; thumbnailKey: string | null; captionsKey: string | null; sizeBytes: number }>;
   const bytes = rows.reduce((n, r) => n + Number(r.sizeBytes), 0);
   if (bytes) await c.query(`UPDATE organizations SET storage_used_bytes = GREATEST(storage_used_bytes - $2, 0) WHERE id = $1`, [organizationId, bytes]);
-  return rows.flatMap((r) => (r.thumbnailKey ? [r.objectKey, r.thumbnailKey] : [r.objectKey]));
+  return rows.flatMap((r) => [r.objectKey, r.thumbnailKey, r.captionsKey].filter((k): k is string => !!k));
 }
 
 export const FILE_TYPES = ['image', 'video', 'audio'] as const;

@@ -15,7 +15,7 @@ type Deps = Pick<Coordinator, 'db' | 'store' | 'log'>;
 async function isKnownKey(app: Deps, key: string): Promise<boolean> {
   const task = TASK_KEY.exec(key)?.[1];
   const row = await app.db.one(
-    `SELECT 1 AS known FROM files WHERE object_key = $1 OR thumbnail_key = $1
+    `SELECT 1 AS known FROM files WHERE object_key = $1 OR thumbnail_key = $1 OR captions_key = $1
      UNION ALL SELECT 1 FROM tasks WHERE id = $2 AND state IN ('queued', 'leased', 'waiting') LIMIT 1`,
     [key, task ?? null],
   );

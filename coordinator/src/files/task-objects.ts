@@ -16,7 +16,8 @@ const THUMBNAIL = '\\.(jpg|png)';
 const SOURCE = '\\.(mp4|webm|mkv|avi|flv|ts|mpg|ogv|asf|mxf|nut|bin)';
 const EXPECTED_NAMES: Record<TaskType, RegExp> = {
   'analyze-video': new RegExp(`^(source${SOURCE}|source-thumb${THUMBNAIL}|short-\\d+\\.mp4|short-\\d+${THUMBNAIL})$`),
-  'render-short': new RegExp(`^render[A-Za-z0-9_-]*(\\.mp4|${THUMBNAIL})$`),
+  // .ass: the caption script the render burned in, kept so a client can read the words back.
+  'render-short': new RegExp(`^render[A-Za-z0-9_-]*(\\.mp4|\\.ass|${THUMBNAIL})$`),
   'probe-media': /^$/,
 };
 

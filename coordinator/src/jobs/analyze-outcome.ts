@@ -11,7 +11,7 @@ import { taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
 import type { TypedOutcomeHandler } from '../tasks/typed-outcome.js';
 import type { Plan } from '../tenancy/plans.js';
 import { enqueueWebhook } from '../webhooks/webhooks.js';
-import { bearerView, type StoredShort } from './job-views.js';
+import { bandOf, bearerView, type StoredShort } from './job-views.js';
 import { JOB_COLUMNS, JOB_STATUS, type JobRow } from './jobs.js';
 import { priceJob } from './pricing.js';
 
@@ -109,6 +109,7 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
         id: i, title: s.title, reason: s.reason, startId: s.startId, endId: s.endId,
         startTime: round3(s.startTime), endTime: round3(s.endTime), text: s.text,
         cropObjectKey: s.crop?.objectKey ?? null, reframe: s.reframe ?? null,
+        ...bandOf(s.reframe, s.detections, result.reframePlan?.output),
       }));
       const data = {
         transcription: { ...result.transcript, durationSec: result.durationSec }, shorts,

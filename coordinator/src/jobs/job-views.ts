@@ -1,6 +1,7 @@
 import type { ObjectUrls } from '../storage/urls.js';
 import { JOB_STATUS, type JobListRow, type JobRow } from './jobs.js';
-import type { Reframe } from '../../../common/src/reframe/types.js';
+import type { Reframe, ShortDetections } from '../../../common/src/reframe/types.js';
+import { captionBandFor, type CaptionBand } from '../../../common/src/reframe/caption-band.js';
 import { ANALYZE_STAGES, type AnalyzeStage, type AnalyzeVideoResult, type ReframePlan } from '../../../common/src/tasks/analyze-video.js';
 
 // The contract's three shapes of a job: API-key retrieve (2.3), bearer retrieve (2.4), list item (2.5).
@@ -19,6 +20,9 @@ export interface StoredShort {
   reframe?: Reframe | null;
   /** Trimmed outside the range detection analysed: the centre crop until it is analysed again. */
   reframeStale?: boolean;
+  /** Where captions go when a render does not say: set (top or center) only where the framed face
+   *  sits in the lower third (common/src/reframe/caption-band.ts); absent means the lower third. */
+  captionBand?: CaptionBand;
   /** Removed in the studio or by the API: kept so that no other short's id shifts (short-edits.ts). */
   removed?: boolean;
 }
@@ -34,6 +38,14 @@ export interface JobData {
   reframePlan?: ReframePlan;
   /** Counts the edits made to the shorts (short-edits.ts); absent before the first. */
   shortsRevision?: number;
+}
+
+/** A short's stored captionBand: kept only where it is not the lower third, and only for a path
+ *  planned for a known output shape. */
+export function bandOf(reframe: Reframe | null | undefined, detections: ShortDetections | null | undefined, output: { width: number; height: number } | undefined): Pick<StoredShort, 'captionBand'> {
+  if (!output) return {};
+  const band = captionBandFor(reframe, detections, output);
+  return band === 'bottom' ? {} : { captionBand: band };
 }
 
 /** The shorts a client sees: removed ones keep their place in jobs.data only. */
@@ -126,6 +138,8 @@ export async function bearerView(job: JobRow, urls: ObjectUrls, waiting?: string
         cropFileUrl: s.cropObjectKey ? (await urls.sign(s.cropObjectKey, 'GET')).url : null,
         reframe: s.reframe ?? null,
         ...(s.reframeStale ? { reframeStale: true } : {}),
+        // Beyond the contract: the band captions take when a render names none (away from the face).
+        captionBand: s.captionBand ?? 'bottom',
       }))),
       // Beyond the contract: the analysed video itself, for players such as the web studio's.
       ...(job.data?.source?.objectKey ? {

@@ -22,7 +22,7 @@ import type { Reframe, ShortDetections } from '../../../common/src/reframe/types
 import type { Db } from '../db/db.js';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
 import { JOB_STATUS } from './jobs.js';
-import type { JobData, StoredShort } from './job-views.js';
+import { bandOf, type JobData, type StoredShort } from './job-views.js';
 import { remapShort } from './transcript-edits.js';
 
 /** Shorter than this is no short: there is nothing to caption or frame. Not in the contract, which
@@ -117,7 +117,8 @@ function placeShort(short: StoredShort, data: JobData, detections: ShortDetectio
   const { reframeStale: _was, ...rest } = placed;
   // Stale: the short had a path (or detections) once, but its range now reaches outside what was analysed.
   const stale = !reframe && (detections !== null || !!short.reframe);
-  return { ...rest, reframe, ...(stale ? { reframeStale: true } : {}) };
+  const { captionBand: _band, ...unbanded } = rest;
+  return { ...unbanded, reframe, ...(stale ? { reframeStale: true } : {}), ...bandOf(reframe, slice, data.reframePlan?.output) };
 }
 
 export async function updateShort(db: Db, organizationId: string, jobId: string, shortId: string, body: UpdateShortBody): Promise<EditedShort> {

@@ -15,6 +15,9 @@ interface RenderListRow {
   width: number;
   height: number;
   captionPreset: string;
+  brandPresetId: string | null;
+  brandPresetName: string | null;
+  thumbnailKey: string | null;
 }
 
 export async function listJobRenders(
@@ -24,10 +27,14 @@ export async function listJobRenders(
   const job = await app.db.one<{ id: string }>(`SELECT id FROM jobs WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL`, [jobId, organizationId]);
   if (!job) throw notFound('Job not found');
   const rows = await app.db.query<RenderListRow>(
-    `SELECT id, short_id AS "shortId", created_at AS "createdAt",
-            (spec->'output'->>'width')::int AS width, (spec->'output'->>'height')::int AS height, spec->>'captionPreset' AS "captionPreset"
-     FROM renders WHERE organization_id = $1 AND job_id = $2 AND ($3::int IS NULL OR short_id = $3)
-     ORDER BY created_at DESC, id DESC LIMIT ${RENDER_LIST_LIMIT}`,
+    `SELECT r.id, r.short_id AS "shortId", r.created_at AS "createdAt",
+            (r.spec->'output'->>'width')::int AS width, (r.spec->'output'->>'height')::int AS height, r.spec->>'captionPreset' AS "captionPreset",
+            r.spec->>'brandPresetId' AS "brandPresetId", b.name AS "brandPresetName", f.thumbnail_key AS "thumbnailKey"
+     FROM renders r
+     LEFT JOIN brand_presets b ON b.id = r.spec->>'brandPresetId' AND b.organization_id = r.organization_id
+     LEFT JOIN files f ON f.id = r.file_id
+     WHERE r.organization_id = $1 AND r.job_id = $2 AND ($3::int IS NULL OR r.short_id = $3)
+     ORDER BY r.created_at DESC, r.id DESC LIMIT ${RENDER_LIST_LIMIT}`,
     [organizationId, jobId, shortId ?? null],
   );
   return Promise.all(rows.map(async (r) => ({
@@ -37,6 +44,10 @@ export async function listJobRenders(
     // `output`, not `size`: a done status's `size` is the file's bytes.
     output: { width: r.width, height: r.height },
     captionPreset: r.captionPreset,
+    // The brand preset it was rendered with (its name as it is now; null when none, or since deleted).
+    brandPreset: r.brandPresetId ? { id: r.brandPresetId, name: r.brandPresetName } : null,
+    // The first frame the agent stored with the render: the player's poster.
+    ...(r.thumbnailKey ? { thumbnailUrl: (await app.urls.sign(r.thumbnailKey, 'GET')).url } : {}),
     // The same status a GET /api/render/:renderId gives (type, progress, url, ...).
     ...(await renderStatus(app, organizationId, r.id)),
   })));

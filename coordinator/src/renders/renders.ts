@@ -6,6 +6,7 @@ import type { RenderShortPayload } from '../../../common/src/tasks/render-short.
 import { directorSettings, sameDirector } from '../../../common/src/reframe/director.js';
 import type { ShortDetections } from '../../../common/src/reframe/types.js';
 import { detectionsWithin } from '../../../common/src/reframe/restrict.js';
+import { withCaptionBand } from '../../../common/src/reframe/caption-band.js';
 import { findJob, JOB_STATUS } from '../jobs/jobs.js';
 import type { JobData } from '../jobs/job-views.js';
 import { insertFiles } from '../files/files.js';
@@ -63,6 +64,10 @@ export async function createRender(app: Pick<Coordinator, 'db' | 'queue' | 'conf
   if (!watermark && wm?.waterMarkUrl) {
     watermark = { url: checkFetchableUrl(wm.waterMarkUrl, 'options.waterMark.waterMarkUrl', parseAllowlist(app.config.fetchAllowlist)).toString() };
   }
+
+  // A render that places its captions nowhere gets the short's band, away from the framed face.
+  const style = withCaptionBand(resolved.options.style, resolved.captionPreset, short.captionBand);
+  if (style !== resolved.options.style) resolved.options = { ...resolved.options, style };
 
   const words = data.transcription.words.filter((w) => w.end > short.startTime && w.start < short.endTime);
   const id = newId();
@@ -139,6 +144,7 @@ interface RenderRow {
   errorMessage: string | null;
   errorCode: string | null;
   objectKey: string | null;
+  captionsKey: string | null;
   lengthSec: number | null;
 }
 
@@ -147,7 +153,7 @@ export async function renderStatus(app: Pick<Coordinator, 'db' | 'urls' | 'queue
   if (!isId(id)) throw notFound('Render not found');
   const r = await app.db.one<RenderRow>(
     `SELECT r.id, r.status, r.progress, r.file_id AS "fileId", r.size_bytes AS "sizeBytes", r.error_message AS "errorMessage",
-            r.error_code AS "errorCode", f.object_key AS "objectKey", f.length_sec AS "lengthSec"
+            r.error_code AS "errorCode", f.object_key AS "objectKey", f.captions_key AS "captionsKey", f.length_sec AS "lengthSec"
      FROM renders r LEFT JOIN files f ON f.id = r.file_id
      WHERE r.id = $1 AND r.organization_id = $2`,
     [id, organizationId],
@@ -167,7 +173,12 @@ export async function renderStatus(app: Pick<Coordinator, 'db' | 'urls' | 'queue
       // fileId (beyond the contract): the render as a file of the organization, e.g. to post it by fileId.
       // length (beyond the contract, named as the file's): the output's seconds, shorter than the
       // short when jump cuts removed silences or fillers.
-      return { type: 'done', progress: 1, url: (await app.urls.sign(r.objectKey, 'GET')).url, size: Number(r.sizeBytes), length: Number(r.lengthSec), fileId: r.fileId };
+      // captionsUrl (beyond the contract): the ASS caption script burned into the picture, as text,
+      // so a client can check the words its captions said; absent for a short with no words.
+      return {
+        type: 'done', progress: 1, url: (await app.urls.sign(r.objectKey, 'GET')).url, size: Number(r.sizeBytes), length: Number(r.lengthSec), fileId: r.fileId,
+        ...(r.captionsKey ? { captionsUrl: (await app.urls.sign(r.captionsKey, 'GET')).url } : {}),
+      };
     case 'error':
       return { type: 'error', message: r.errorMessage ?? 'Rendering failed', code: r.errorCode ?? 'RENDERING_ERROR' };
   }
@@ -196,12 +207,12 @@ export function createRenderOutcomeHandler(app: Pick<Coordinator, 'urls' | 'stor
     async onComplete(c, task, result) {
       const render = (await c.query(`SELECT id, organization_id AS "organizationId", job_id AS "jobId", status FROM renders WHERE id = $1 FOR UPDATE`, [task.subjectId])).rows[0];
       if (!render || render.status === 'done' || render.status === 'error') return;
-      const stored = await verifyTaskObjects(app.store, task, [result.objectKey, result.thumbnailKey]);
+      const stored = await verifyTaskObjects(app.store, task, [result.objectKey, result.thumbnailKey, result.captionsKey]);
       const sizeBytes = stored.get(result.objectKey)!;
       const [fileId] = await insertFiles(c, [{
         organizationId: render.organizationId, jobId: render.jobId, name: `render-${render.id}.mp4`, type: 'video',
         contentType: result.contentType, sizeBytes, lengthSec: result.durationSec, objectKey: result.objectKey,
-        thumbnailKey: result.thumbnailKey ?? null, tags: ['render'],
+        thumbnailKey: result.thumbnailKey ?? null, captionsKey: result.captionsKey ?? null, tags: ['render'],
       }]);
       await c.query(
         `UPDATE renders SET status = 'done', progress = 1, file_id = $2, size_bytes = $3, updated_at = now() WHERE id = $1`,

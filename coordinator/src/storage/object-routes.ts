@@ -10,6 +10,7 @@ const CONTENT_TYPES: Record<string, string> = {
   mp4: 'video/mp4', mov: 'video/quicktime', webm: 'video/webm', mkv: 'video/x-matroska', avi: 'video/x-msvideo', flv: 'video/x-flv',
   ts: 'video/mp2t', mpg: 'video/mpeg', ogv: 'video/ogg', asf: 'video/x-ms-asf', mxf: 'application/mxf', jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png',
   webp: 'image/webp', gif: 'image/gif', svg: 'image/svg+xml', wav: 'audio/wav', mp3: 'audio/mpeg', m4a: 'audio/mp4', json: 'application/json',
+  ass: 'text/x-ssa; charset=utf-8',
 };
 
 function contentTypeOf(key: string): string {

@@ -20,6 +20,9 @@ function App() {
   const [session, setSession] = useState<SessionInfo | null | undefined>(undefined);
   const [error, setError] = useState<unknown>(null);
   const [orgId, setOrgId] = useState<string>('');
+  // On a phone the header is one row with a Menu button; the sections open under it (style.css).
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [route.path[0], route.path[1]]);
 
   useEffect(() => { loadSession().then(setSession, (err) => { setError(err); setSession(null); }); }, []);
   useEffect(() => {
@@ -58,18 +61,23 @@ function App() {
       <a class="skip" href="#content" onClick={(e) => { e.preventDefault(); document.getElementById('content')?.focus(); }}>Skip to content</a>
       <header class="top">
         <span class="brand">Shorts Studio</span>
-        <nav class="main" aria-label="Sections">
-          {NAV.map(([path, label]) => <a key={path} href={`#/${path}`} aria-current={section === path ? 'page' : undefined}>{label}</a>)}
-          <a href="/docs" target="_blank" rel="noopener">API docs</a>
-        </nav>
-        {session.organizations.length > 1 ? (
-          <select aria-label="Organization" value={orgId} onChange={(e) => chooseOrg((e.target as HTMLSelectElement).value)}>
-            {session.organizations.map((o) => <option key={o.id} value={o.id}>{o.name}</option>)}
-          </select>
-        ) : <span class="muted account-detail">{org.name} · {org.plan}</span>}
-        <span class="muted account-detail">{session.user.email}</span>
-        <button onClick={async () => { await signOut(); setSession(null); go('/sign-in'); }}>Sign out</button>
-        <button class="account-detail" title="Ends your sessions in every browser" onClick={async () => { await signOutEverywhere(); setSession(null); go('/sign-in'); }}>Sign out everywhere</button>
+        <button type="button" class="menu-toggle" aria-expanded={menuOpen} aria-controls="site-menu" onClick={() => setMenuOpen(!menuOpen)}>
+          {menuOpen ? 'Close menu' : 'Menu'}
+        </button>
+        <div id="site-menu" class={`site-menu${menuOpen ? ' open' : ''}`}>
+          <nav class="main" aria-label="Sections">
+            {NAV.map(([path, label]) => <a key={path} href={`#/${path}`} aria-current={section === path ? 'page' : undefined} onClick={() => setMenuOpen(false)}>{label}</a>)}
+            <a href="/docs" target="_blank" rel="noopener">API docs</a>
+          </nav>
+          {session.organizations.length > 1 ? (
+            <select aria-label="Organization" value={orgId} onChange={(e) => chooseOrg((e.target as HTMLSelectElement).value)}>
+              {session.organizations.map((o) => <option key={o.id} value={o.id}>{o.name}</option>)}
+            </select>
+          ) : <span class="muted account-detail">{org.name} · {org.plan}</span>}
+          <span class="muted account-detail">{session.user.email}</span>
+          <button onClick={async () => { await signOut(); setSession(null); go('/sign-in'); }}>Sign out</button>
+          <button class="account-detail" title="Ends your sessions in every browser" onClick={async () => { await signOutEverywhere(); setSession(null); go('/sign-in'); }}>Sign out everywhere</button>
+        </div>
       </header>
       <main id="content" tabIndex={-1} key={orgId}>
         <ErrorBox error={error} />

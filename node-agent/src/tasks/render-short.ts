@@ -1,4 +1,4 @@
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { access, readFile, stat, writeFile } from 'node:fs/promises';
 import { decodes, rasteriseSvg, sniffImage, stillPng } from '../../../common/src/media/image.js';
 import path from 'node:path';
 import { resolveCaptionStyle } from '../../../common/src/render/presets.js';
@@ -6,7 +6,7 @@ import { stageProgress } from '../../../common/src/tasks/contract.js';
 import { RENDER_STAGES } from '../../../common/src/tasks/render-short.js';
 import { planReframe } from '../../../common/src/reframe/camera.js';
 import { FfmpegError, ffprobe, runFfmpeg } from '../media/ffmpeg.js';
-import { prepareRender, type RenderSpec } from '../media/render-args.js';
+import { assPathFor, prepareRender, type RenderSpec } from '../media/render-args.js';
 import { editedDuration, planJumpCuts, resolveEditing } from '../../../common/src/render/jump-cuts.js';
 import { clipSpeech } from '../media/clip-speech.js';
 import { isBundledFfmpeg } from '../../../common/src/media/tools.js';
@@ -110,9 +110,13 @@ export const renderShort: TaskHandler<'render-short'> = {
     const thumb = path.join(ctx.workDir, 'render.jpg');
     await grabThumbnail(ctx.config.ffmpegPath, out, thumb, 0.5, ctx.signal);
     ctx.progress(stageProgress(RENDER_STAGES, 'uploading'), 'uploading');
-    const [file, thumbnail] = await Promise.all([
+    // The caption script as burned in goes up too: what the captions said can be read back as text.
+    const script = assPathFor(spec);
+    const hasScript = await access(script).then(() => true, () => false);
+    const [file, thumbnail, captions] = await Promise.all([
       ctx.upload(out, `render-${p.renderId}.mp4`, 'video/mp4'),
       ctx.upload(thumb, `render-${p.renderId}.jpg`, 'image/jpeg'),
+      hasScript ? ctx.upload(script, `render-${p.renderId}.ass`, 'text/x-ssa') : undefined,
     ]);
     return {
       objectKey: file.objectKey,
@@ -120,6 +124,7 @@ export const renderShort: TaskHandler<'render-short'> = {
       contentType: 'video/mp4',
       durationSec: rendered.durationSec,
       thumbnailKey: thumbnail.objectKey,
+      captionsKey: captions?.objectKey ?? null,
       width: rendered.width,
       height: rendered.height,
       encoder: spec.encoder,

@@ -8,6 +8,7 @@ import { api, currentPlan, seconds, stageOf } from '../api.js';
 import { PLAN_LIMITS, type Plan } from '../../../src/tenancy/plans.js';
 import { pageAt, styleFor, type Word } from '../captions.js';
 import type { ReframeLayout, SourceShot } from '../../../../common/src/reframe/types.js';
+import { withCaptionBand, type CaptionBand } from '../../../../common/src/reframe/caption-band.js';
 import { centredCrop, cropAt, layoutAt, readReframe, type Crop } from '../reframe.js';
 import { go } from '../router.js';
 import { ErrorBox, ProgressBar, useAction, useLoad } from '../ui.js';
@@ -21,6 +22,8 @@ export interface Short {
   cropFileUrl: string | null; reframe?: unknown;
   /** Moved outside the range detection analysed: centre-cropped until analysed again. */
   reframeStale?: boolean;
+  /** Where captions go when the render names no position: away from a face framed in the lower third. */
+  captionBand?: CaptionBand;
 }
 interface JobView {
   jobId: string; stage?: string; title: string | null; status: string; progress: number; createdAt: string; message?: string; cost?: number;
@@ -281,6 +284,7 @@ function LayoutLabel({ layout, announce = true }: { layout: ReframeLayout; annou
 }
 
 interface ShortEdit { revision: number; short: Short }
+const POSITION_WORDS = { top: 'top', center: 'middle', bottom: 'lower third' } as const;
 const round1 = (t: number) => Math.round(t * 10) / 10;
 
 /** Trim, rename, add and remove shorts in place; running the short again as a new job stays as an option. */
@@ -370,7 +374,9 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
   useEffect(() => onEditing(editing), [silences, fillers, choice]);
 
   // What the preview shows is what the request asks for: the caption band and the watermark's box.
-  const [captionPosition, setCaptionPosition] = useState<CaptionPosition>('bottom');
+  // Automatic: the render places the captions as the coordinator will (the short's band, away from a
+  // face framed in the lower third, unless the style places them), and the preview does the same.
+  const [captionPosition, setCaptionPosition] = useState<CaptionPosition | 'auto'>('auto');
   const [wmPlacement, setWmPlacement] = useState<WatermarkPlacement | null>(null);
   useEffect(() => setWmPlacement(null), [choice]);
   const presetWm: Record<string, any> | undefined = brand?.options?.waterMark;
@@ -383,8 +389,10 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
   // The size the render will have: a preset's own size only on plans that may change it (render-request.ts).
   const frame = brand?.size && PLAN_LIMITS[currentPlan() as Plan]?.renderSides ? brand.size : { width: 720, height: 1280 };
   const presetItems: StyleItem[] = brand?.options?.style ?? brand?.options?.styles ?? [];
-  const styleItems: StyleItem[] = [...presetItems, { property: 'position', value: captionPosition }];
-  const previewStyle = styleFor(styleName, styleItems);
+  const requestItems: StyleItem[] = captionPosition === 'auto' ? presetItems : [...presetItems, { property: 'position', value: captionPosition }];
+  const bandItems = captionPosition === 'auto' ? withCaptionBand(requestItems, styleName, short.captionBand) ?? requestItems : requestItems;
+  const previewStyle = styleFor(styleName, bandItems);
+  const autoLabel = `Automatic: ${POSITION_WORDS[previewStyle.position.anchor]}${bandItems !== requestItems ? ', away from the face' : ''}`;
 
   // The dragged box kept in the brand preset, so its next renders put the watermark there too.
   const saveWatermark = useAction(async () => {
@@ -399,7 +407,7 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
     if (brand) body.brandPresetId = brand.id;
     else body.preset = styleName;
     // Sent whenever either switch is on or the preset had one on: an explicit off must win over the preset.
-    const options: Record<string, unknown> = { style: styleItems };
+    const options: Record<string, unknown> = { style: requestItems };
     if (silences || fillers || presetEditing.removeSilences || presetEditing.removeFillers) options.editing = editing;
     // Top left in output pixels: `top` wins over a preset's `bottom`, which is left out.
     if (wmPlacement && presetWm) {
@@ -434,7 +442,7 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
       <RenderPreview short={short} source={source} time={time} crop={crop} layout={layout}
         layoutLabel={reframed ? <LayoutLabel layout={layout} announce={false} /> : null}
         style={previewStyle} page={page} frame={frame} watermark={previewWatermark} onWatermark={setWmPlacement}
-        captionPosition={captionPosition} onCaptionPosition={setCaptionPosition} />
+        captionPosition={captionPosition} autoLabel={autoLabel} onCaptionPosition={setCaptionPosition} />
       {brand && wmPlacement ? <button type="button" onClick={() => saveWatermark.run()} disabled={saveWatermark.busy}>Save watermark position to “{brand.name}”</button> : null}
       <ErrorBox error={saveWatermark.error} />
       {!presetWm ? <p class="muted">No watermark: choose a brand preset with one (Presets) to place it here.</p> : null}

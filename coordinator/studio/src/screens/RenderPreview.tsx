@@ -26,7 +26,7 @@ export interface PreviewWatermark {
  * render will put it (placeWatermark, the agent's own geometry), which the user drags and resizes.
  * Positions are output-frame pixels, so what is shown and stored is what the render reads.
  */
-export function RenderPreview({ short, source, time, crop, layout, layoutLabel, style, page, frame, watermark, onWatermark, captionPosition, onCaptionPosition }: {
+export function RenderPreview({ short, source, time, crop, layout, layoutLabel, style, page, frame, watermark, onWatermark, captionPosition, autoLabel, onCaptionPosition }: {
   short: { startTime: number; endTime: number };
   source: { current: HTMLVideoElement | null };
   time: number; crop: Crop | null; layout: ReframeLayout;
@@ -37,8 +37,10 @@ export function RenderPreview({ short, source, time, crop, layout, layoutLabel, 
   frame: { width: number; height: number };
   watermark: PreviewWatermark | null;
   onWatermark: (placement: WatermarkPlacement) => void;
-  captionPosition: CaptionPosition;
-  onCaptionPosition: (position: CaptionPosition) => void;
+  /** 'auto': the render's own choice (named by autoLabel), which the preview shows. */
+  captionPosition: CaptionPosition | 'auto';
+  autoLabel: string;
+  onCaptionPosition: (position: CaptionPosition | 'auto') => void;
 }) {
   // The cropped source frame, drawn from the player whenever it shows a new frame (a seek lands
   // after the playhead moved, so the frame events matter, not only the clock).
@@ -131,11 +133,12 @@ export function RenderPreview({ short, source, time, crop, layout, layoutLabel, 
   return (
     <>
       <label for="caption-position">Caption position</label>
-      <select id="caption-position" value={captionPosition} onChange={(e) => onCaptionPosition((e.target as HTMLSelectElement).value as CaptionPosition)}>
+      <select id="caption-position" value={captionPosition} onChange={(e) => onCaptionPosition((e.target as HTMLSelectElement).value as CaptionPosition | 'auto')}>
+        <option value="auto">{autoLabel}</option>
         {CAPTION_POSITIONS.map((p) => <option key={p.value} value={p.value}>{p.label}</option>)}
       </select>
       <h3>Live preview</h3>
-      <div class="preview" ref={previewEl} data-testid="caption-preview" data-frame={frameName} aria-label="Preview of the captions and watermark on the cropped frame">
+      <div class="preview" ref={previewEl} data-testid="caption-preview" data-frame={frameName} data-caption-anchor={style.position.anchor} aria-label="Preview of the captions and watermark on the cropped frame">
         <canvas ref={canvas} width={270} height={480} />
         {layoutLabel}
         {page ? (

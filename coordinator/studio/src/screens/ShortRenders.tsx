@@ -8,6 +8,7 @@ import { PostForm } from './Social.js';
 
 interface ListedRender {
   renderId: string; shortId: number; createdAt: string; output: { width: number; height: number }; captionPreset: string;
+  brandPreset: { id: string; name: string | null } | null; thumbnailUrl?: string;
   type: string; progress?: number; queuePosition?: number; stage?: string; url?: string; size?: number; length?: number; message?: string; code?: string; fileId?: string;
 }
 
@@ -30,7 +31,9 @@ export function ShortRenders({ jobId, shortId, title, refresh }: { jobId: string
         {renders.map((r) => (
           <li key={r.renderId} data-testid="short-render" data-render-id={r.renderId} data-state={r.type}>
             <p>
-              <strong>{r.output.width}x{r.output.height}</strong> · {r.captionPreset} · <span class="muted">{new Date(r.createdAt).toLocaleString()}</span>
+              <strong data-testid="render-preset">{r.brandPreset ? r.brandPreset.name ?? 'a deleted brand preset' : r.captionPreset}</strong>
+              {' · '}<span data-testid="render-size">{r.output.width}x{r.output.height}</span>
+              {r.brandPreset ? <span class="muted"> · {r.captionPreset}</span> : null} · <span class="muted">{new Date(r.createdAt).toLocaleString()}</span>
             </p>
             {r.type === 'queued' ? <p>Queued: position {r.queuePosition}</p> : null}
             {r.type === 'progress' ? <><p>Rendering: {Math.round((r.progress ?? 0) * 100)}%</p><ProgressBar value={(r.progress ?? 0) * 100} label={`Progress of the render of ${r.createdAt}`} /></> : null}
@@ -38,8 +41,8 @@ export function ShortRenders({ jobId, shortId, title, refresh }: { jobId: string
             {r.type === 'error' ? <div class="error">{r.message}{r.code ? ` (${r.code})` : ''}</div> : null}
             {r.type === 'done' && r.url ? (
               <>
-                {/* #t=0.1 makes the player show the first frame instead of black before it is played. */}
-                <video src={`${r.url}#t=0.1`} preload="metadata" controls playsInline aria-label={`Render of “${title}”, ${r.output.width}x${r.output.height}`}
+                {/* The stored first frame as the poster; #t=0.1 makes the player show a frame too where there is none. */}
+                <video src={`${r.url}#t=0.1`} poster={r.thumbnailUrl} preload="metadata" controls playsInline aria-label={`Render of “${title}”, ${r.output.width}x${r.output.height}`}
                   style={{ width: '100%', maxWidth: '180px', display: 'block' }} />
                 <p>
                   {r.length ? <span class="muted">{seconds(r.length)} · </span> : null}
