@@ -1,7 +1,7 @@
 import test from 'ava';
 import type { Box, ShortDetections, SpeakerTurn } from '../common/src/reframe/types.js';
 import { DEFAULT_DIRECTOR, directorSettings } from '../common/src/reframe/director.js';
-import { interpolate, planReframe, slices, contains, MIN_HOLD_SEC } from '../common/src/reframe/camera.js';
+import { interpolate, planReframe, slices, contains, MIN_HOLD_SEC, LEAD_IN_MAX_SEC } from '../common/src/reframe/camera.js';
 import { boxesShownAt } from './helpers/reframe.js';
 
 const OUT = { width: 1080, height: 1920 };
@@ -134,13 +134,16 @@ test('a turn puts the window on the new speaker within 1 s, cut on the turn, and
   t.true(centreX(cut[0]!) < 640 && centreX(cut[1]!) > 640);
 });
 
-test('a soft onset: the cut moves back to where the new speaker\'s mouth starts moving, not before the previous speech ends', (t) => {
+test('a mouth that moves before the first sound: the cut anticipates the turn by at most LEAD_IN_MAX_SEC, never before the previous speech ends', (t) => {
   const d = twoPeople([{ start: 0.3, end: 3.0, trackId: 1 }, { start: 4.4, end: 7.9, trackId: 2 }], 8);
-  // Person 2's mouth moves from 3.9 s, half a second before voice activity heard them.
-  for (const s of d.tracks[1]!.samples) s.mouthActivity = s.time >= 3.9 && s.time < 7.9 ? 0.12 : 0.005;
+  // Person 2's mouth moves from 4.2 s, a moment before their voice is heard: the cut goes there.
+  for (const s of d.tracks[1]!.samples) s.mouthActivity = s.time >= 4.2 && s.time < 7.9 ? 0.12 : 0.005;
   for (const s of d.tracks[0]!.samples) s.mouthActivity = s.time < 3.0 ? 0.1 : 0.005;
-  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
-  t.deepEqual(r.segments.map((s) => s.start), [0, 3.9]);
+  t.deepEqual(planReframe(d, DEFAULT_DIRECTOR, OUT).segments.map((s) => s.start), [0, 4.2]);
+  // Moving from 3.9 s, half a second early, the cut still lands no more than LEAD_IN_MAX_SEC early.
+  for (const s of d.tracks[1]!.samples) s.mouthActivity = s.time >= 3.9 && s.time < 7.9 ? 0.12 : 0.005;
+  const early = planReframe(d, DEFAULT_DIRECTOR, OUT).segments[1]!.start;
+  t.true(early >= 4.4 - LEAD_IN_MAX_SEC - 1e-9 && early < 4.4, `cut at ${early}`);
   // Never back into the previous speaker's words: with person 1 talking to 4.2 the cut stays at 4.4
   // minus nothing earlier than 4.2.
   const overlap = twoPeople([{ start: 0.3, end: 4.2, trackId: 1 }, { start: 4.4, end: 7.9, trackId: 2 }], 8);

@@ -104,6 +104,17 @@ function jitter(r: Reframe, spans: Array<{ start: number; end: number }>): numbe
 }
 
 let conversation: ComposedVideo;
+/** How far before the new speaker's first sound the cut to them may land. */
+const TURN_ONSET_SEC = 0.25;
+
+/** Where sound starts after silence and goes on for at least 0.3 s (a lip click is not a turn), by
+ *  ffmpeg alone: the voice above 200 Hz (no hum) louder than -30 dB after at least 0.2 s without. */
+async function soundStarts(videoPath: string): Promise<number[]> {
+  const { stderr } = await execFileAsync(FFMPEG, ['-hide_banner', '-nostats', '-i', videoPath, '-vn', '-af', 'highpass=f=200,silencedetect=n=-30dB:d=0.2', '-f', 'null', '-']);
+  const ends = [...stderr.matchAll(/silence_end: ([\d.]+)/g)].map((m) => Number(m[1]));
+  const starts = [...stderr.matchAll(/silence_start: ([\d.]+)/g)].map((m) => Number(m[1]));
+  return ends.filter((end) => (starts.find((start) => start > end) ?? Infinity) - end >= 0.3);
+}
 
 maybe('two people taking turns: the window is on the talker ≥90% of the speech, on each new speaker within 1 s, and cuts no face', async (t) => {
   conversation = await composeConversation(dir, { turns: [0, 1, 0] });
@@ -120,6 +131,7 @@ async function checkConversation(t: import('ava').ExecutionContext, conversation
   t.true(tracks.every((id) => id !== undefined), `a track for each person: ${JSON.stringify(d.tracks.map((tr) => [tr.id, tr.samples.length]))}`);
   const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
   t.log(`segments ${JSON.stringify(r.segments.map((s) => [s.start, s.end, s.layout, s.tracks]))}, ${r.keyframes.length} keyframes`);
+  t.log(`speech ${JSON.stringify(d.speech)}, turns ${JSON.stringify(d.turns)}, tracks ${JSON.stringify(tracks)}`);
 
   let onTalker = 0;
   let total = 0;
@@ -140,6 +152,20 @@ async function checkConversation(t: import('ava').ExecutionContext, conversation
     t.deepEqual(late, [], `on person ${turn.speaker} from 1 s after their first word at ${turn.speech.start.toFixed(2)}`);
   }
   t.log(`on the talking face ${onTalker}/${total} frames of speech (${((100 * onTalker) / total).toFixed(1)}%)`);
+  // The plan knows the whole short, so the cut to a new speaker lands on their first sound (as ffmpeg
+  // hears it), not a reaction time later, nor long before it while their lips get ready.
+  const onsets = await soundStarts(conversation.videoPath);
+  for (const [i, turn] of conversation.turns.entries()) {
+    const before = conversation.turns[i - 1];
+    if (!before || turn.speaker === null || before.speaker === turn.speaker || !turn.speech || !before.speech) continue;
+    const id = tracks[turn.speaker]!;
+    const heard = onsets.find((t) => t >= turn.start);
+    const cut = r.segments.find((s) => s.tracks[0] === id && s.end > turn.speech!.start && s.start > before.speech!.start);
+    t.truthy(heard !== undefined && cut, `a first sound and a segment framing person ${turn.speaker} for the turn at ${turn.start}`);
+    const offset = cut!.start - heard!;
+    t.log(`cut to person ${turn.speaker} at ${cut!.start.toFixed(3)}, first sound at ${heard!.toFixed(3)}: ${offset >= 0 ? '+' : ''}${offset.toFixed(3)} s`);
+    t.true(offset >= -TURN_ONSET_SEC && offset <= 1 / 8 + 1e-9, `cut ${offset.toFixed(3)} s from the turn's first sound`);
+  }
   t.true(total > 50);
   t.true(onTalker / total >= 0.9, `${onTalker}/${total}`);
   t.deepEqual(facesCut(d, r), []);

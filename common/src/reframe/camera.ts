@@ -11,8 +11,8 @@ import {
   type SourceShot,
 } from './types.js';
 
-/** The farthest a cut moves before the turn that voice activity found (see leadIn). */
-const LEAD_IN_MAX_SEC = 1.0;
+/** The farthest a cut moves before the turn's first sound (see leadIn). */
+export const LEAD_IN_MAX_SEC = 0.25;
 /** Shots shorter than this are not taken: a "yeah" from the listener does not move the camera. */
 export const MIN_HOLD_SEC = 1.2;
 /** Faces below this share of the source height are too small to frame (a crowd, a poster). */
@@ -276,10 +276,13 @@ function planShots(d: ShortDetections, framed: number[], faces: FaceIndex): Shot
 }
 
 /**
- * Voice activity hears a new speaker's first syllable late (a soft onset); the mouth shows it
- * sooner. The cut moves back, up to LEAD_IN_MAX_SEC and never before the previous speech ends,
- * over the samples where the new speaker's mouth already moves (a quarter of its median in the
- * shot's turns) and moves more than the previous speaker's.
+ * A new speaker's mouth opens before their first sound (a breath, the lips closing for a "b"); a cut
+ * that shows them just as they start reads as on the turn, one on the sound itself as a beat late.
+ * The cut moves back over the samples where the new speaker's mouth already moves (a quarter of its
+ * median in the shot's turns) and moves more than the previous speaker's, up to LEAD_IN_MAX_SEC and
+ * never before the previous speech ends. Only that far: a mouth may move for half a second before
+ * the word, and a cut that long before it is early. (Detection puts the turn on its first sound; see
+ * soundOnsets in the agent.)
  */
 function leadIn(shot: Shot, before: Shot, turns: SpeakerTurn[], faces: FaceIndex): number {
   const own = turns.filter((t) => t.trackId === shot.trackId && t.start >= shot.start && t.start < shot.end);

@@ -10,7 +10,7 @@ import { cutFacePatches, mouthActivity, mouthOpenness, type FacePatches } from '
 import { attributeSpeakers, type MouthTrack } from './speakers.js';
 import { ShotTracker, type SceneScore } from './shots.js';
 import { readWavRange, speechInAudio, type Interval } from './speech.js';
-import { speechEnvelope } from './speech-envelope.js';
+import { soundOnsets, speechEnvelope } from './speech-envelope.js';
 import { detectStrided } from './strided-detection.js';
 import { linkTracks, type FrameFaces } from './tracks.js';
 import { ZoomPassDetector } from './zoom-pass.js';
@@ -76,7 +76,9 @@ async function detectShort(
   if (!(range.end > range.start)) throw new Error(`a short must end after it starts (${range.start}-${range.end})`);
   // One read of the short's sound serves voice activity and the lip-sync envelope.
   const audio = await readWavRange(input.wavPath, range);
-  const speech = await speechInAudio(audio, range, input.signal);
+  const envelope = speechEnvelope(audio);
+  // A turn starts at its first sound, which voice activity may hear a little late.
+  const speech = soundOnsets(await speechInAudio(audio, range, input.signal), envelope);
   const t1 = performance.now();
 
   const size = analysisSize(input.sourceWidth, input.sourceHeight);
@@ -122,7 +124,7 @@ async function detectShort(
     }),
   }));
   // Who speaks is whose lips move in step with the voice, so the sound's envelope goes in too.
-  const turns = attributeSpeakers(measured, speech, range, SAMPLE_FPS, {}, speechEnvelope(audio));
+  const turns = attributeSpeakers(measured, speech, range, SAMPLE_FPS, {}, envelope);
   // Openness served its purpose: the stored tracks keep what planning reads.
   const tracks: FaceTrack[] = measured.map((t) => ({ id: t.id, samples: t.samples.map(({ mouthOpen: _, ...s }) => s) }));
   const t3 = performance.now();
