@@ -12,6 +12,7 @@ import { repoRoot } from '../common/src/paths.js';
 import { allowed, type Endpoint, type NetworkPolicy } from './helpers/network-policy.js';
 import { composeCli, interpolateAll, readEnvFile } from './helpers/compose.js';
 import { strictTypeErrors } from './helpers/k8s-types.js';
+import { needing } from './helpers/requirements.js';
 
 // Every file under deploy/ parses, and what the files promise each other holds (names, paths,
 // ports, secrets). No Docker engine runs here, so the images themselves are not built: what goes
@@ -297,7 +298,7 @@ test('compose: each service gets only the secrets its environment names (agents:
   }
 });
 
-(cli ? test : test.skip)('compose CLI: `config` refuses to start without the secrets and passwords, and agents get none of the coordinator\'s', async (t) => {
+needing({ tools: { 'a compose CLI (docker compose or docker-compose)': Boolean(cli) } })('compose CLI: `config` refuses to start without the secrets and passwords, and agents get none of the coordinator\'s', async (t) => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'compose-config-'));
   try {
     // compose 1.x predates the compose spec's top-level `name`; everything else it checks as v2 does.
