@@ -25,8 +25,9 @@ const SIZES: Array<{ width: number; height: number; plan: 'pro' | 'business' }> 
   { width: 1080, height: 1080, plan: 'pro' }, { width: 2160, height: 3840, plan: 'business' }, { width: 64, height: 64, plan: 'pro' },
   { width: 66, height: 130, plan: 'pro' },
 ];
-// Five frames: the first is what is looked at; a 4K frame costs its encoder seconds on a loaded host.
-const SHORT = { startTime: 0, endTime: 0.2 };
+// Three frames: the first is what is looked at; a 4K frame costs its encoder seconds on a loaded host.
+// (Shorter than the half second the thumbnail was once always taken at, which failed such renders.)
+const SHORT = { startTime: 0, endTime: 0.12 };
 // A flat purple backdrop: every mode changes it visibly with each logo's colours (a grey one is left
 // as it was by hue, saturation and exclusion, whatever the logo).
 const BACKDROP = '0x5a3ca0';
