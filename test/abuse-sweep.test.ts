@@ -529,7 +529,7 @@ test('tus uploads, signed /objects/ and the studio files answer garbage, control
   t.is((await fetch(signed.url)).status, 200);
 });
 
-test.serial('agent upload URLs: tampered queries, chunked PUTs past the limit and stale URLs after completion or re-lease answer a 4xx JSON error and store nothing', async (t) => {
+test.serial('agent upload URLs: tampered queries, chunked PUTs past the limit, second PUTs to a written object and stale URLs after completion or re-lease answer a 4xx JSON error and store nothing', async (t) => {
   const me = await tenant(cluster);
   const agent = await new FakeAgent(cluster.app.grpcAddress, undefined, 'sweep-uploader').register(['render-short']);
   t.teardown(() => agent.close());
@@ -592,6 +592,13 @@ test.serial('agent upload URLs: tampered queries, chunked PUTs past the limit an
   const currentThumb = await urlFor(again, 'render.jpg');
   t.is((await fetch(current.url, { method: 'PUT', body: 'the short' })).status, 201);
   t.is((await fetch(currentThumb.url, { method: 'PUT', body: 'jpeg' })).status, 201);
+  // Written once: while the lease lives, a second PUT to a written object is refused too.
+  const rewrites: Probe[] = [
+    { method: 'PUT', url: pathOf(current.url), body: 'rewritten', why: 'second PUT to a written upload URL', expectStatus: 409 },
+    { method: 'PUT', url: pathOf((await urlFor(again, 'render.mp4')).url), body: '', why: 'empty PUT through a URL signed again for a written object', expectStatus: 409 },
+  ];
+  const rewritten = await sweep(cluster.app.httpUrl, rewrites);
+  t.deepEqual(rewritten.failures, [], rewritten.failures.join('\n'));
   await agent.complete(again.task_id, again.lease_token, { objectKey: current.object_key, sizeBytes: 9, contentType: 'video/mp4', durationSec: 2, thumbnailKey: currentThumb.object_key });
   stale.push({ method: 'PUT', url: pathOf(current.url), body: 'overwrite', why: 'URL of a completed task', expectStatus: 410 });
   stale.push({ method: 'PUT', url: pathOf(currentThumb.url), body: '', why: 'empty PUT to a completed task', expectStatus: 410 });

@@ -8,9 +8,10 @@ import { FakeAgent, type LeasedTask } from './helpers/fake-agent.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { taskObjectPrefix } from '../coordinator/src/tasks/task-queue.js';
 
-// An agent's upload URL is bound to its task's lease and to a size: once the task has finished,
-// failed, been cancelled or leased again, the URL stores nothing; a finished short cannot be
-// replaced through it; and a chunked PUT (no Content-Length) is cut off at the limit.
+// An agent's upload URL is bound to its task's lease and to a size, and writes once: once the task
+// has finished, failed, been cancelled or leased again, the URL stores nothing; an object a PUT has
+// written cannot be replaced through it (nor through another URL of that lease), while a PUT that
+// broke off may be tried again; and a chunked PUT (no Content-Length) is cut off at the limit.
 let cluster: TestCluster;
 let agent: FakeAgent;
 // The same rules with the S3 backend (s3rver), where the move into place is a copy in the service.
@@ -68,6 +69,12 @@ const keysUnder = async (prefix: string) => {
   return keys.sort();
 };
 
+/** Waits (briefly) for the keys under `prefix` to be these: a broken PUT's cleanup runs after the client gave up. */
+const waitForKeys = async (prefix: string, want: string[]) => {
+  for (let i = 0; i < 50 && JSON.stringify(await keysUnder(prefix)) !== JSON.stringify(want); i++) await new Promise((r) => setTimeout(r, 100));
+  return keysUnder(prefix);
+};
+
 /** A body sent in chunks with no Content-Length (Transfer-Encoding: chunked). */
 const chunked = (chunks: number, size: number) => {
   let sent = 0;
@@ -79,12 +86,52 @@ const chunked = (chunks: number, size: number) => {
   });
 };
 
-test.serial('a finished short cannot be overwritten: the URL works (and may be retried) while the lease lives, then answers 410', async (t) => {
+/** A body that sends `first` and then breaks off, as a connection that drops mid-upload. */
+const breaksOff = (first: string) => {
+  let sent = false;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent) return controller.error(new Error('the connection dropped'));
+      sent = true;
+      controller.enqueue(Buffer.from(first));
+    },
+  });
+};
+
+test.serial('an upload URL writes once: a PUT that broke off may be retried, a second PUT after one that completed is a 409 and the object stays as written', async (t) => {
+  const { task } = await leaseRender();
+  const video = await uploadUrl(task, 'render.mp4');
+  const prefix = video.object_key.slice(0, video.object_key.lastIndexOf('/') + 1);
+  // A PUT that breaks off records nothing: neither the object nor a staging part is left.
+  await t.throwsAsync(put(video.url, breaksOff('half a short')));
+  t.deepEqual(await waitForKeys(prefix, []), []);
+  t.is((await put(video.url, 'the short')).status, 201, 'the retry after the broken PUT is taken');
+  t.is(await stored(video.object_key), 'the short');
+
+  for (const body of ['replaced', '']) {
+    const again = await put(video.url, body);
+    t.is(again.status, 409);
+    t.is(again.body!.error, 'Conflict');
+    t.regex(again.body!.message!, /already written through an upload URL of this lease; an upload URL writes once/);
+  }
+  // Another URL signed under the same lease for the same object is no way round it.
+  const resigned = await uploadUrl(task, 'render.mp4');
+  t.is((await put(resigned.url, 'replaced')).status, 409);
+  t.is(await stored(video.object_key), 'the short');
+  t.deepEqual(await keysUnder(prefix), [video.object_key], 'no staging part left behind');
+
+  // Two PUTs racing on a fresh object: one is stored whole, the other refused.
+  const thumb = await uploadUrl(task, 'render.jpg');
+  const raced = await Promise.all(['jpeg one', 'jpeg two'].map((body) => put(thumb.url, body)));
+  t.deepEqual(raced.map((r) => r.status).sort(), [201, 409]);
+  t.is(await stored(thumb.object_key), raced[0]!.status === 201 ? 'jpeg one' : 'jpeg two');
+  t.deepEqual(await keysUnder(prefix), [thumb.object_key, video.object_key].sort());
+});
+
+test.serial('a finished short cannot be overwritten: after completion the URL answers 410', async (t) => {
   const { renderId, task } = await leaseRender();
   const video = await uploadUrl(task, 'render.mp4');
   const thumb = await uploadUrl(task, 'render.jpg');
-  t.is((await put(video.url, 'first try')).status, 201);
-  // A retry after a broken connection replaces what is not yet committed.
   t.is((await put(video.url, 'the short')).status, 201);
   t.is((await put(thumb.url, 'jpeg')).status, 201);
   await agent.complete(task.task_id, task.lease_token, { objectKey: video.object_key, sizeBytes: 9, contentType: 'video/mp4', durationSec: 2, thumbnailKey: thumb.object_key });
@@ -102,10 +149,12 @@ test.serial('a finished short cannot be overwritten: the URL works (and may be r
     [thumb.object_key, video.object_key].sort(), 'no staging object left behind');
 });
 
-test.serial('a PUT that was streaming while the task completed is refused at its end (410): the committed short stays as it was', async (t) => {
+test.serial('a PUT that was streaming while the task completed is refused at its end (410): nothing of it is stored', async (t) => {
   const { task } = await leaseRender();
   const video = await uploadUrl(task, 'render.mp4');
   const thumb = await uploadUrl(task, 'render.jpg');
+  // An object of the task not yet written, whose PUT is past its lease check when the task completes.
+  const extra = await uploadUrl(task, 'render-extra.mp4');
   t.is((await put(video.url, 'the short')).status, 201);
   t.is((await put(thumb.url, 'jpeg')).status, 201);
   let release!: () => void;
@@ -119,12 +168,13 @@ test.serial('a PUT that was streaming while the task completed is refused at its
       c.close();
     },
   });
-  const late = put(video.url, slow);
+  const late = put(extra.url, slow);
   await new Promise((r) => setTimeout(r, 200)); // the PUT is past its lease check, streaming
   await agent.complete(task.task_id, task.lease_token, { objectKey: video.object_key, sizeBytes: 9, contentType: 'video/mp4', durationSec: 2, thumbnailKey: thumb.object_key });
   release();
   const res = await late;
   t.is(res.status, 410);
+  t.is(await stored(extra.object_key), null);
   t.is(await stored(video.object_key), 'the short');
   const prefix = video.object_key.slice(0, video.object_key.lastIndexOf('/') + 1);
   t.deepEqual(await keysUnder(prefix), [thumb.object_key, video.object_key].sort(), 'its staging part is gone too');
@@ -180,7 +230,7 @@ test.serial('the lease and size in an upload URL are signed: changing either is 
   t.is(await cluster.app.store.stat(video.object_key), null);
 });
 
-test.serial('with S3 storage: retried while leased, refused (410) after completion, chunked PUT past the limit 413 with nothing stored', async (t) => {
+test.serial('with S3 storage: written once (409 for a second PUT), refused (410) after completion, chunked PUT past the limit 413 with nothing stored', async (t) => {
   const [c, a] = [cluster, agent];
   [cluster, agent] = [s3.cluster, s3.agent];
   try {
@@ -190,8 +240,9 @@ test.serial('with S3 storage: retried while leased, refused (410) after completi
     const prefix = video.object_key.slice(0, video.object_key.lastIndexOf('/') + 1);
     t.is((await put(video.url, chunked(20, 10_000))).status, 413);
     t.deepEqual(await keysUnder(prefix), []);
-    t.is((await put(video.url, 'first try')).status, 201);
-    t.is((await put(video.url, 'the short')).status, 201);
+    t.is((await put(video.url, 'the short')).status, 201, 'taken after the refused PUT');
+    t.is((await put(video.url, 'replaced')).status, 409);
+    t.is(await stored(video.object_key), 'the short');
     t.is((await put(thumb.url, 'jpeg')).status, 201);
     await agent.complete(task.task_id, task.lease_token, { objectKey: video.object_key, sizeBytes: 9, contentType: 'video/mp4', durationSec: 2, thumbnailKey: thumb.object_key });
     t.is((await cluster.app.db.one<{ status: string }>('SELECT status FROM renders WHERE id = $1', [renderId]))!.status, 'done');

@@ -8,6 +8,7 @@ import { newId } from '../common/src/ids.js';
 import { storeFile } from '../coordinator/src/files/store-file.js';
 import { archiveExpiredJobs, ARCHIVE_QUEUE } from '../coordinator/src/archive/archive.js';
 import { SWEEP_QUEUE } from '../coordinator/src/files/orphan-sweep.js';
+import { UPLOAD_SWEEP_QUEUE } from '../coordinator/src/uploads/uploads.js';
 
 const run = promisify(execFile);
 let cluster: TestCluster;
@@ -109,9 +110,12 @@ test('old jobs are archived per organization retention: 404 in the API, their fi
   t.is(await usedBytes(b.org.id), 0);
 });
 
-test('the archive and orphan sweep run as daily pg-boss cron jobs', async (t) => {
-  const rows = await cluster.app.db.query<{ name: string; cron: string }>('SELECT name, cron FROM pgboss.schedule ORDER BY name');
+test('the archive and orphan sweep run as daily pg-boss cron jobs, the abandoned-upload sweep every ten minutes', async (t) => {
+  const rows = await cluster.app.db.query<{ name: string; cron: string; timezone: string }>('SELECT name, cron, timezone FROM pgboss.schedule ORDER BY name');
   const byName = Object.fromEntries(rows.map((r) => [r.name, r.cron]));
   t.regex(byName[ARCHIVE_QUEUE] ?? '', /^\d+ \d+ \* \* \*$/);
   t.regex(byName[SWEEP_QUEUE] ?? '', /^\d+ \d+ \* \* \*$/);
+  // Not only when the same organization starts another upload: abandoned uploads go on a schedule.
+  t.is(byName[UPLOAD_SWEEP_QUEUE], '*/10 * * * *');
+  t.is(rows.find((r) => r.name === UPLOAD_SWEEP_QUEUE)?.timezone, 'UTC');
 });

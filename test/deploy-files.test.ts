@@ -12,6 +12,7 @@ import { repoRoot } from '../common/src/paths.js';
 import { allowed, type Endpoint, type NetworkPolicy } from './helpers/network-policy.js';
 import { composeCli, interpolateAll, readEnvFile } from './helpers/compose.js';
 import { strictTypeErrors } from './helpers/k8s-types.js';
+import { needing } from './helpers/requirements.js';
 
 // Every file under deploy/ parses, and what the files promise each other holds (names, paths,
 // ports, secrets). No Docker engine runs here, so the images themselves are not built: what goes
@@ -297,7 +298,7 @@ test('compose: each service gets only the secrets its environment names (agents:
   }
 });
 
-(cli ? test : test.skip)('compose CLI: `config` refuses to start without the secrets and passwords, and agents get none of the coordinator\'s', async (t) => {
+needing({ tools: { 'a compose CLI (docker compose or docker-compose)': Boolean(cli) } })('compose CLI: `config` refuses to start without the secrets and passwords, agents get none of the coordinator\'s, and every service keeps its resource limits', async (t) => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'compose-config-'));
   try {
     // compose 1.x predates the compose spec's top-level `name`; everything else it checks as v2 does.
@@ -316,6 +317,8 @@ test('compose: each service gets only the secrets its environment names (agents:
     // The gpu profile is left out by compose v2's `config`; the CPU agents are enough here.
     if (!services['agent-gpu']) services['agent-gpu'] = services['agent-1'];
     checkSecretsPerService(t, services, env);
+    // The limits are keys the CLI knows and keeps (an unknown key would have failed `config`).
+    checkResourceLimits(t, services);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -328,7 +331,26 @@ function pinned(image: string): boolean {
   return Boolean(tag) && tag !== 'latest' && /\d+\.\d+/.test(tag!);
 }
 
-test('compose: every container has a read-only root, scratch on tmpfs, no capabilities, no privilege gain and a pinned image', async (t) => {
+/** Compose's byte values (`mem_limit: 2g`, or the bytes compose v2's `config` writes) in bytes; NaN when unreadable. */
+function composeBytes(value: unknown): number {
+  const m = String(value).trim().match(/^(\d+(?:\.\d+)?)\s*([kmg]?)b?$/i);
+  if (!m) return Number.NaN;
+  return Number(m[1]) * 1024 ** ['', 'k', 'm', 'g'].indexOf(m[2]!.toLowerCase());
+}
+
+/** CPU, memory and process limits on every service, as a host needs them: set, finite and not "unlimited". */
+function checkResourceLimits(t: ExecutionContext, services: Record<string, any>) {
+  for (const [name, svc] of Object.entries(services)) {
+    const cpus = Number(svc.cpus);
+    t.true(cpus > 0 && cpus <= 16, `${name}: cpus ${svc.cpus}`);
+    const memory = composeBytes(svc.mem_limit);
+    t.true(memory >= 256 * 1024 ** 2 && memory <= 64 * 1024 ** 3, `${name}: mem_limit ${svc.mem_limit}`);
+    // 0 and -1 mean no limit to Docker.
+    t.true(Number.isInteger(svc.pids_limit) && svc.pids_limit >= 64 && svc.pids_limit <= 8192, `${name}: pids_limit ${svc.pids_limit}`);
+  }
+}
+
+test('compose: every container has a read-only root, scratch on tmpfs, no capabilities, no privilege gain, CPU, memory and process limits, and a pinned image', async (t) => {
   const [compose] = await yamlDocs(path.join(deploy, 'compose.yaml'));
   for (const [name, svc] of Object.entries<any>(compose.services)) {
     t.is(svc.read_only, true, name);
@@ -340,6 +362,7 @@ test('compose: every container has a read-only root, scratch on tmpfs, no capabi
     t.true(pinned(svc.image), `${name}: ${svc.image}`);
     if (svc.build) t.is(svc.image.split(':').at(-1), version, `${name}: our images carry package.json's version`);
   }
+  checkResourceLimits(t, compose.services);
   // The Postgres image's entrypoint would need capabilities to chown and switch users as root.
   t.is(compose.services.postgres.user, 'postgres');
 });

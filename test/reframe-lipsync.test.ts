@@ -11,13 +11,14 @@ import { gridClips } from './helpers/grid.js';
 import { composeLipsync, type LipsyncSegment, type LipsyncVideo, type PanelShow } from './helpers/grid-lipsync.js';
 import { detectWholeVideo } from './helpers/reframe.js';
 import { FFMPEG } from './helpers/media.js';
+import { needing } from './helpers/requirements.js';
 
 // Who speaks is whose lips move in step with the voice that is heard, not whose lips move most: GRID
 // speakers side by side, one heard while the other's lips move too (mouthing, chewing, talking with
 // no sound), or a voice from off screen.
 
 const haveMedia = Boolean(gridClips());
-const withMedia = haveMedia ? test.serial : test.skip;
+const withMedia = needing({ media: haveMedia }).serial;
 const OUT = { width: 1080, height: 1920 };
 let dir: string;
 

@@ -11,6 +11,7 @@ import { contains, interpolate, planReframe } from '../common/src/reframe/camera
 import { gridClips } from './helpers/grid.js';
 import { FFMPEG } from './helpers/media.js';
 import { detectWholeVideo } from './helpers/reframe.js';
+import { needing } from './helpers/requirements.js';
 
 // A subject who moves: followed by continuous, eased tracking (no pan, hold, pan pulsing), and a
 // subject faster than any pan should go is one cut, not a chase.
@@ -19,7 +20,7 @@ const run = promisify(execFile);
 const FPS = 25;
 const OUT = { width: 1080, height: 1920 };
 const media = gridClips();
-const withMedia = media ? test.serial : test.skip;
+const withMedia = needing({ media: Boolean(media) }).serial;
 let dir: string;
 
 test.before(async () => {

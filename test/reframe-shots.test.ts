@@ -27,7 +27,7 @@ const run = promisify(execFile);
 const FRAME = 1 / EDIT_FPS;
 const OUT = { width: 1080, height: 1920 };
 const media = gridClips();
-const withMedia = media ? test.serial : test.skip;
+const withMedia = needing({ media: Boolean(media) }).serial;
 let dir: string;
 
 test.before(async () => {

@@ -8,6 +8,7 @@ import { sharedFaceDetector } from '../node-agent/src/reframe/detector-factory.j
 import { zoomTiles } from '../node-agent/src/reframe/zoom-pass.js';
 import { gridClips } from './helpers/grid.js';
 import { FFMPEG } from './helpers/media.js';
+import { needing } from './helpers/requirements.js';
 import { composeWideShot, measureRecall, type WideShotOptions } from './helpers/small-faces.js';
 
 // Small faces on large sources: three GRID people in one wide shot, their faces 4-8 % of the frame's
@@ -16,6 +17,7 @@ import { composeWideShot, measureRecall, type WideShotOptions } from './helpers/
 
 const log = createLogger({}, 'silent');
 const media = gridClips();
+const withMedia = needing({ media: Boolean(media) });
 let dir: string;
 
 test.before(async () => {
@@ -45,11 +47,7 @@ test('zoomed tiles cover a 640x360 frame in overlapping rows and columns', (t) =
 
 for (const [label, width, height] of [['1080p', 1920, 1080], ['4K', 3840, 2160]] as const) {
   const name = `three small faces of a ${label} wide shot are tracked: 95 % of frames from 5 % of the height, 80 % at 4 %, almost no false faces`;
-  if (!media) {
-    test.skip(name, () => undefined);
-    continue;
-  }
-  test(name, async (t) => {
+  withMedia(name, async (t) => {
     const r = await recallOf({ width, height, fractions: [0.04, 0.05, 0.08] });
     t.log(r.faces.map((f, k) => `${(100 * f.fraction).toFixed(0)} % of the height: found in ${(100 * r.share[k]!).toFixed(0)} % of ${r.frames} frames`).join('; '), `false faces a frame: ${r.falsePerFrame.toFixed(3)}`);
     r.faces.forEach((f, k) => t.true(r.share[k]! >= (f.fraction >= 0.05 ? 0.95 : 0.8), `face at ${f.fraction * 100} %: ${r.share[k]}`));
@@ -58,14 +56,11 @@ for (const [label, width, height] of [['1080p', 1920, 1080], ['4K', 3840, 2160]]
 }
 
 const turnedName = 'turned faces at 4 % of a 1080p frame (narrowed, keystoned, tilted 12-18 degrees) are tracked in 80 % of frames';
-if (!media) test.skip(turnedName, () => undefined);
-else {
-  test(turnedName, async (t) => {
-    // What the detector reaches on imitated turns; heads tilted 30 degrees and more, narrowed to 40 %,
-    // are found in about half the frames (see bench/small-faces.ts), and a true profile not at all.
-    const r = await recallOf({ width: 1920, height: 1080, fractions: [0.04, 0.04, 0.04], turned: true, turn: { narrow: 0.55, keystone: 0.2, tilt: 1.5 } });
-    t.log(r.faces.map((f, k) => `${(100 * f.fraction).toFixed(0)} %: ${(100 * r.share[k]!).toFixed(0)} %`).join('; '), `false faces a frame: ${r.falsePerFrame.toFixed(3)}`);
-    r.share.forEach((share, k) => t.true(share >= 0.8, `turned face ${k + 1}: found in ${share}`));
-    t.true(r.falsePerFrame <= 0.05);
-  });
-}
+withMedia(turnedName, async (t) => {
+  // What the detector reaches on imitated turns; heads tilted 30 degrees and more, narrowed to 40 %,
+  // are found in about half the frames (see bench/small-faces.ts), and a true profile not at all.
+  const r = await recallOf({ width: 1920, height: 1080, fractions: [0.04, 0.04, 0.04], turned: true, turn: { narrow: 0.55, keystone: 0.2, tilt: 1.5 } });
+  t.log(r.faces.map((f, k) => `${(100 * f.fraction).toFixed(0)} %: ${(100 * r.share[k]!).toFixed(0)} %`).join('; '), `false faces a frame: ${r.falsePerFrame.toFixed(3)}`);
+  r.share.forEach((share, k) => t.true(share >= 0.8, `turned face ${k + 1}: found in ${share}`));
+  t.true(r.falsePerFrame <= 0.05);
+});

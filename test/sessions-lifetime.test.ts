@@ -8,6 +8,7 @@ import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { loadConfig } from '../coordinator/src/config.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { createLoginLink, setPassword } from '../coordinator/src/tenancy/sessions.js';
+import { needing } from './helpers/requirements.js';
 
 // Studio sessions end when unused (idle timeout) and at their absolute lifetime, all at once when
 // the password changes or the user signs out everywhere; behind https the cookie is Secure with the
@@ -211,7 +212,7 @@ function adminAtTerminal(args: string[], answers: string[]): Promise<{ code: num
   });
 }
 
-(existsSync('/usr/bin/script') ? test.serial : test.skip)('at a terminal the admin CLI asks for the password twice without echoing it', async (t) => {
+needing({ tools: { 'script (util-linux, /usr/bin/script)': existsSync('/usr/bin/script') } }).serial('at a terminal the admin CLI asks for the password twice without echoing it', async (t) => {
   const u = await user(dev);
   const session = await signIn(dev.app.httpUrl, { email: u.email, password: PASSWORD });
   const differ = await adminAtTerminal(['user', 'set-password', '--email', u.email, '--json'], ['typed password 1', 'typed password 2']);

@@ -6,10 +6,9 @@ import { repoRoot } from '../../common/src/paths.js';
 
 // What a test needs from the host, decided when its file loads so that ava counts a test that cannot
 // run as skipped, never as passed:
-// - a system tool (`tools`) is installed by CI (.ci/run): there its absence fails the test, saying
-//   what is missing; elsewhere the test is skipped, its title saying why;
-// - the shared media folder (`media`) may or may not be beside a CI checkout: absent, the test is
-//   skipped everywhere;
+// - a system tool (`tools`) is installed by CI (.ci/run) and the shared media folder (`media`) lies
+//   beside every CI checkout: there their absence fails the test, saying what is missing; elsewhere
+//   the test is skipped, its title saying why;
 // - anything else a host may lack on purpose (`optional`: model files CI cannot download, a data
 //   package): skipped everywhere.
 
@@ -34,7 +33,7 @@ const inCi = () => process.env.CI === 'true' || process.env.CI === '1';
 export interface Needs {
   /** System tools CI installs, by the name a person would install: CI fails without one, elsewhere it is a skip. */
   tools?: Record<string, boolean>;
-  /** Whether the shared media (../shared/media) the test reads is there: a skip everywhere when not. */
+  /** Whether the shared media (../shared/media) the test reads is there: CI fails without it, elsewhere it is a skip. */
   media?: boolean;
   /** What a host may lack on purpose (model files, a data package), by what it is: a skip everywhere. */
   optional?: Record<string, boolean>;
@@ -46,22 +45,26 @@ function missing(record: Record<string, boolean> | undefined): string[] {
   return Object.entries(record ?? {}).filter(([, ok]) => !ok).map(([name]) => name);
 }
 
-/** Why a test with these needs does not run here (skip), or fails here (CI without a tool), or nothing. */
+/** Why a test with these needs does not run here (skip), or fails here (CI without a tool or the media), or nothing. */
 function verdict(needs: Needs): { skip: string } | { fail: string } | undefined {
-  const absent = [...(needs.media === false ? [`${MEDIA} absent`] : []), ...missing(needs.optional).map((n) => `${n} absent`)];
-  if (absent.length) return { skip: absent.join('; ') };
+  const optional = missing(needs.optional).map((n) => `${n} absent`);
+  if (optional.length) return { skip: optional.join('; ') };
   const tools = missing(needs.tools);
-  if (!tools.length) return undefined;
-  if (inCi()) {
-    return { fail: `${tools.join(' and ')} not installed: CI installs ${tools.length > 1 ? 'them' : 'it'} (.ci/run), so this is a broken CI machine, not a skip` };
-  }
-  return { skip: `${tools.join(' and ')} not installed` };
+  const mediaAbsent = needs.media === false;
+  if (!tools.length && !mediaAbsent) return undefined;
+  const why = [...(mediaAbsent ? [`${MEDIA} absent`] : []), ...(tools.length ? [`${tools.join(' and ')} not installed`] : [])];
+  if (!inCi()) return { skip: why.join('; ') };
+  const provided = [
+    ...(mediaAbsent ? [`CI runs beside the shared media (${MEDIA})`] : []),
+    ...(tools.length ? [`CI installs ${tools.length > 1 ? 'them' : 'it'} (.ci/run)`] : []),
+  ];
+  return { fail: `${why.join('; ')}: ${provided.join(' and ')}, so this is a broken CI machine, not a skip` };
 }
 
 /**
  * ava's `test` (and `.serial`) for tests that need these: `needing({ tools: { flite: haveFlite } })('title', impl)`.
  * A test that cannot run here is declared with `test.skip`, its title ending `[skipped: why]`; one
- * whose tool CI should have installed is declared as a test that fails saying so.
+ * whose tool or media CI should have provided is declared as a test that fails saying so.
  */
 export function needing<Context = unknown>(needs: Needs, base: TestFn<Context> = test as TestFn<Context>): Declare<Context> & { serial: Declare<Context> } {
   const outcome = verdict(needs);

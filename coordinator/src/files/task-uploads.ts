@@ -1,10 +1,12 @@
 // An agent's upload URL is good for one object of its task while the lease it was signed under
-// lasts, and up to that object's size limit. Bytes arrive under a staging key and are moved into
-// place only while the lease is still live, holding the task's row: a completion (which locks the
-// row to commit the result) cannot slip between the check and the move. So once a task has
-// finished, failed, been cancelled or re-leased, its objects cannot change through an old URL;
-// before that the agent may PUT an object again (a retry after a network error mid-stream), as
-// nothing has been committed from it yet.
+// lasts, up to that object's size limit, and once. Bytes arrive under a staging key and are moved
+// into place only while the lease is still live, holding the task's row: a completion (which locks
+// the row to commit the result) cannot slip between the check and the move. So once a task has
+// finished, failed, been cancelled or re-leased, its objects cannot change through an old URL.
+// The move is recorded (task_upload_writes) in the same transaction, so an object written under a
+// lease is final: a second PUT for it is refused (409) whatever URL of that lease it comes by. A PUT
+// that broke off or was refused part-way recorded nothing and may be tried again; the agent itself
+// fails such a task as retryable, and its next lease signs new URLs.
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import { AppError } from '../../../common/src/errors.js';
@@ -42,12 +44,16 @@ export async function taskUploadLimit(
 }
 
 const gone = (message: string) => new AppError(410, 'Gone', message);
+const written = () =>
+  new AppError(409, 'Conflict', 'This object was already written through an upload URL of this lease; an upload URL writes once, and the stored object is unchanged');
 
 export interface UploadGate {
-  /** Refuses (410) an upload whose lease is no longer live, before any byte is read. */
-  check(grant: UploadGrant): Promise<void>;
-  /** Runs `publish` (the move into place) only while the lease is live, the task's row held. */
-  publish(grant: UploadGrant, publish: () => Promise<void>): Promise<void>;
+  /** Refuses an upload whose lease is no longer live (410) or whose object that lease already
+   *  wrote (409), before any byte is read. */
+  check(grant: UploadGrant, key: string): Promise<void>;
+  /** Runs `publish` (the move into place) only while the lease is live, the task's row held, and
+   *  only for the first upload of `key` under it; the write is recorded only if `publish` succeeds. */
+  publish(grant: UploadGrant, key: string, sizeBytes: number, publish: () => Promise<void>): Promise<void>;
 }
 
 export function createUploadGate(db: Db): UploadGate {
@@ -59,12 +65,21 @@ export function createUploadGate(db: Db): UploadGate {
   };
   const select = `SELECT state, lease_token AS "leaseToken" FROM tasks WHERE id = $1`;
   return {
-    async check(grant) {
+    async check(grant, key) {
       assertLive(await db.one<{ state: string; leaseToken: string | null }>(select, [grant.taskId]), grant);
+      const done = await db.one(`SELECT 1 AS n FROM task_upload_writes WHERE task_id = $1 AND lease = $2 AND object_key = $3`, [grant.taskId, grant.lease, key]);
+      if (done) throw written();
     },
-    async publish(grant, publish) {
+    async publish(grant, key, sizeBytes, publish) {
       await db.tx(async (c) => {
         assertLive((await c.query(`${select} FOR SHARE`, [grant.taskId])).rows[0], grant);
+        // Two PUTs racing to the end: the second waits here for the first to commit, then finds its row.
+        const first = await c.query(
+          `INSERT INTO task_upload_writes (task_id, lease, object_key, size_bytes) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (task_id, lease, object_key) DO NOTHING RETURNING 1`,
+          [grant.taskId, grant.lease, key, sizeBytes],
+        );
+        if (!first.rowCount) throw written();
         await publish();
       });
     },

@@ -44,8 +44,8 @@ const tooLarge = (max: number) => new AppError(413, 'Payload Too Large', `This u
 
 /**
  * Receives an upload under a staging key, counting bytes as they arrive (a chunked PUT declares no
- * length), then moves it into place through the gate, which allows it only while the lease lives.
- * Whatever fails, nothing is left under the key or the staging key.
+ * length), then moves it into place through the gate, which allows it only while the lease lives
+ * and only once. Whatever fails, nothing is left under the staging key and the key is unchanged.
  */
 async function receiveUpload(ctx: Koa.Context, store: ObjectStore, gate: UploadGate, key: string, grant: UploadGrant, contentType: string): Promise<number> {
   const max = Math.min(grant.maxBytes, MAX_UPLOAD_BYTES);
@@ -55,23 +55,30 @@ async function receiveUpload(ctx: Koa.Context, store: ObjectStore, gate: UploadG
     ctx.set('Connection', 'close');
     throw tooLarge(max);
   }
-  await gate.check(grant);
+  // Listening from the first moment: a client that goes away while the gate is asked would otherwise
+  // raise its 'aborted' error with no one listening, an uncaught exception that ends the process.
+  let gone: Error | undefined;
+  let counted: Transform | undefined;
+  finished(ctx.req, (err) => {
+    if (!err) return;
+    gone = err;
+    counted?.destroy(err); // the client went away mid-stream
+  });
+  await gate.check(grant, key);
+  if (gone) throw gone;
   let received = 0;
-  const counted = new Transform({
+  counted = new Transform({
     transform(chunk: Buffer, _enc, done) {
       received += chunk.length;
       if (received > max) done(tooLarge(max));
       else done(null, chunk);
     },
   });
-  finished(ctx.req, (err) => {
-    if (err) counted.destroy(err); // the client went away mid-stream
-  });
   ctx.req.pipe(counted);
   const staging = `${key}.part-${randomBytes(6).toString('hex')}`;
   try {
     await store.put(staging, counted, { contentType });
-    await gate.publish(grant, () => store.move(staging, key));
+    await gate.publish(grant, key, received, () => store.move(staging, key));
   } catch (err) {
     ctx.req.unpipe(counted);
     ctx.set('Connection', 'close');

@@ -108,7 +108,9 @@ export const renderShort: TaskHandler<'render-short'> = {
     const rendered = await ffprobe(out, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
     ctx.metrics.renderEncoded(spec.encoder === 'h264_nvenc' ? 'nvenc' : 'x264', Math.round(rendered.durationSec * (rendered.fps ?? 0)), encodeSeconds);
     const thumb = path.join(ctx.workDir, 'render.jpg');
-    await grabThumbnail(ctx.config.ffmpegPath, out, thumb, 0.5, ctx.signal);
+    // Half a second in, or half-way through an output shorter than a second (jump cuts can make one):
+    // a seek past the end writes no picture, and the render would fail for want of its thumbnail.
+    await grabThumbnail(ctx.config.ffmpegPath, out, thumb, Math.min(0.5, rendered.durationSec / 2), ctx.signal);
     ctx.progress(stageProgress(RENDER_STAGES, 'uploading'), 'uploading');
     // The caption script as burned in goes up too: what the captions said can be read back as text.
     const script = assPathFor(spec);
