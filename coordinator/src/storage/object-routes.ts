@@ -83,9 +83,40 @@ async function receiveUpload(ctx: Koa.Context, store: ObjectStore, gate: UploadG
     ctx.req.unpipe(counted);
     ctx.set('Connection', 'close');
     await store.delete(staging).catch(() => undefined);
+    if (err instanceof AppError && err.status === 413) await drainBriefly(ctx.req);
     throw err;
   }
   return received;
+}
+
+/** What a refused upload's client may still send, read and dropped, before the refusal is answered. */
+const DRAIN_MAX_BYTES = 32 * 1024 * 1024;
+const DRAIN_MAX_MS = 2_000;
+
+/**
+ * A client still sending a body that is refused part-way gets a reset, not the 413, when the
+ * connection closes under it (fetch reports "fetch failed", curl a broken pipe). Reading what is
+ * still on its way, up to a bound in bytes and time, lets it finish and read why; one that keeps
+ * sending past the bound is cut off as before.
+ */
+async function drainBriefly(req: Koa.Context['req']): Promise<void> {
+  if (req.readableEnded || req.destroyed) return;
+  await new Promise<void>((resolve) => {
+    let seen = 0;
+    const done = () => {
+      clearTimeout(timer);
+      req.off('data', onData).off('end', done).off('error', done).off('close', done);
+      req.pause();
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > DRAIN_MAX_BYTES) done();
+    };
+    const timer = setTimeout(done, DRAIN_MAX_MS);
+    req.on('data', onData).once('end', done).once('error', done).once('close', done);
+    req.resume();
+  });
 }
 
 /** Serves `/objects/<key>?exp&sig`: GET/HEAD with byte ranges (so a browser can seek in a video),
