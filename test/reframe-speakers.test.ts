@@ -7,6 +7,7 @@ import type { FaceDetection, FaceTrack, ShortDetections } from '../common/src/re
 import { detectShorts } from '../node-agent/src/reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../node-agent/src/reframe/detector-factory.js';
 import { attributeSpeakers } from '../node-agent/src/reframe/speakers.js';
+import { MOUTH, RIGID, mouthActivity, mouthOpenness, type FacePatches } from '../node-agent/src/reframe/mouth.js';
 import { linkTracks } from '../node-agent/src/reframe/tracks.js';
 import { readWavRange, speechIn } from '../node-agent/src/reframe/speech.js';
 import { writeWavPcm } from '../node-agent/src/media/audio.js';
@@ -47,6 +48,34 @@ needing({ media: Boolean(sharedMediaDir()) })('speech in a stretch of a WAV is o
   t.true(speech.length > 0);
   t.true(speech.every((s) => s.start >= 2 && s.end <= 6));
   t.true(speech.reduce((sum, s) => sum + s.end - s.start, 0) > 2.5);
+});
+
+/** Patches as cutFacePatches makes them: a mouth closed (a thin dark line between the lips) or open
+ *  (a dark cavity), and a rigid part (the nose bridge) with a given texture. */
+function patches(mouth: 'closed' | 'open', rigidTexture: (i: number) => number): FacePatches {
+  const mw = MOUTH.w + 2 * MOUTH.margin;
+  const m = new Float32Array(mw * (MOUTH.h + 2 * MOUTH.margin)).fill(0.4);
+  const rows = mouth === 'open' ? [9, 10, 11, 12, 13, 14, 15] : [12];
+  for (const y of rows) for (let x = 9; x < 21; x++) m[y * mw + x] = -1.6;
+  const r = new Float32Array((RIGID.w + 2 * RIGID.margin) * (RIGID.h + 2 * RIGID.margin)).map((_, i) => rigidTexture(i));
+  return { mouth: m, rigid: r };
+}
+
+test('a mouth that opens while the head turns keeps its activity; a still mouth stays still', (t) => {
+  const front = (i: number) => Math.sin(i * 0.7) * 1.2;
+  // Turned: the nose bridge seen from the side no longer resembles the frontal one at any shift.
+  const turned = (i: number) => -Math.sin(i * 0.7) * 2 + 1.5 * Math.cos(i * 2.3);
+  t.true(mouthOpenness(patches('open', front)) > mouthOpenness(patches('closed', front)) + 0.2, 'an open mouth is more open');
+  const still = mouthActivity(patches('closed', front), patches('closed', front));
+  const talking = mouthActivity(patches('closed', front), patches('open', front));
+  const talkingWhileTurning = mouthActivity(patches('closed', front), patches('open', turned));
+  const turningOnly = mouthActivity(patches('closed', front), patches('closed', turned));
+  t.log({ still, talking, talkingWhileTurning, turningOnly });
+  t.is(still, 0);
+  t.true(talking > 0.1);
+  // Before, a rigid part changed beyond recognition made the sample's activity 0.
+  t.true(talkingWhileTurning > 0.1, `activity ${talkingWhileTurning} while the head turns`);
+  t.true(turningOnly < 0.02, `a turn alone is not talking: ${turningOnly}`);
 });
 
 test('tracks keep each face through a one-second miss and do not swap two faces', (t) => {

@@ -8,8 +8,11 @@ import type { FaceDetection } from '../../../common/src/reframe/types.js';
 import { greyPatch, type RgbImage } from './image.js';
 
 /** Patch grid: an inner area compared, plus a margin of pixels for the shift search. */
-const MOUTH = { w: 24, h: 16, margin: 3 };
-const RIGID = { w: 24, h: 10, margin: 3 };
+export const MOUTH = { w: 24, h: 16, margin: 3 } as const;
+export const RIGID = { w: 24, h: 10, margin: 3 } as const;
+/** A change of openness between two samples, in units of activity (talking faces: activity about
+ *  2-2.5 times the change of openness, measured on the GRID speakers). */
+const OPENNESS_TO_ACTIVITY = 2;
 /** Talking faces measure up to about 0.4 between samples, their rigid part up to about 0.3. */
 const RIGID_CHANGED = 1;
 const MAX_ACTIVITY = 0.6;
@@ -103,9 +106,11 @@ export function mouthOpenness(patches: FacePatches): number {
 export function mouthActivity(prev: FacePatches, cur: FacePatches): number {
   const mouth = shiftedDifference(prev.mouth, cur.mouth, MOUTH);
   const rigid = shiftedDifference(prev.rigid, cur.rigid, RIGID);
-  // When the rigid part itself changed beyond recognition (a cut to another shot that happens to put a
-  // face in the same place, a hand over the face), the two samples do not show the same mouth.
-  if (rigid > RIGID_CHANGED) return 0;
+  // When the rigid part itself changed beyond recognition (the head turned between the samples, or
+  // a hand passed over the face; a cut ends the track before this), the two patches cannot be
+  // compared pixel by pixel. How open the mouth is, measured on each sample alone, still says
+  // whether it moved: a speaker who turns their head keeps talking in the evidence.
+  if (rigid > RIGID_CHANGED) return Math.min(MAX_ACTIVITY, OPENNESS_TO_ACTIVITY * Math.abs(mouthOpenness(cur) - mouthOpenness(prev)));
   // Speech moves the cheeks and the whole face a little too, so only half the rigid change is taken
   // off: enough to cancel a nod or a sway, not so much that a talking face cancels itself.
   return Math.min(MAX_ACTIVITY, Math.max(0, mouth - 0.5 * rigid));
