@@ -17,6 +17,7 @@ const SOURCE = '\\.(mp4|webm|mkv|avi|flv|ts|mpg|ogv|asf|mxf|nut|bin)';
 const EXPECTED_NAMES: Record<TaskType, RegExp> = {
   'analyze-video': new RegExp(`^(source${SOURCE}|source-thumb${THUMBNAIL}|short-\\d+\\.mp4|short-\\d+${THUMBNAIL})$`),
   'render-short': new RegExp(`^render[A-Za-z0-9_-]*(\\.mp4|${THUMBNAIL})$`),
+  'render-chunk': /^chunk-\d+\.mp4$/,
   'probe-media': /^$/,
 };
 
