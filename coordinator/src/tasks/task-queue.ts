@@ -207,7 +207,8 @@ export class TaskQueue {
        ),
        eligible AS (
          SELECT t.id, t.organization_id AS org, t.priority, t.queued_at,
-                row_number() OVER (PARTITION BY t.organization_id ORDER BY t.priority DESC, t.queued_at, t.id) AS place
+                -- A parent's children, queued in one transaction, go in their order (ids within a millisecond are random).
+                row_number() OVER (PARTITION BY t.organization_id ORDER BY t.priority DESC, t.queued_at, t.child_index NULLS FIRST, t.id) AS place
          FROM tasks t, me
          WHERE t.state = 'queued' AND NOT t.cancel_requested AND t.type = ANY($3::text[]) AND t.requires <@ me.tags
            AND (t.prefers <@ me.tags
