@@ -38,11 +38,13 @@ export const secToUs = (s: number) => Math.round(s * 1000) * 1000;
 
 export interface SourceFrames {
   timeBase: { num: number; den: number };
-  /** Each video frame's time from the container's start (what -ss counts), seconds, ascending. */
-  times: number[];
+  /** Each video frame's timestamp in the stream's ticks, ascending. */
+  pts: number[];
+  /** The container's start (what -ss counts from), seconds. */
+  containerStart: number;
 }
 
-/** The video frames' times over [start, end] from the packets (no decoding). */
+/** The video frames' timestamps over [start, end] from the packets (no decoding). */
 export async function probeFrameTimes(ffprobePath: string, file: string, start: number, end: number, signal?: AbortSignal): Promise<SourceFrames> {
   const { stdout } = await run(ffprobePath, [
     '-v', 'error', ...inputGuard(), '-select_streams', 'v:0', '-read_intervals', `${Math.max(0, start - 5).toFixed(3)}%${(end + 1).toFixed(3)}`,
@@ -51,47 +53,61 @@ export async function probeFrameTimes(ffprobePath: string, file: string, start: 
   const json = JSON.parse(stdout) as { packets?: Array<{ pts?: number }>; streams?: Array<{ time_base?: string }>; format?: { start_time?: string } };
   const [num, den] = (json.streams?.[0]?.time_base ?? '').split('/').map(Number);
   if (!(num! > 0 && den! > 0)) throw new Error('the video stream has no time base');
-  const containerStart = Number(json.format?.start_time ?? 0) || 0;
-  const times = (json.packets ?? []).filter((p) => Number.isFinite(p.pts)).map((p) => (p.pts! * num!) / den! - containerStart).sort((a, b) => a - b);
-  return { timeBase: { num: num!, den: den! }, times };
+  const pts = (json.packets ?? []).map((p) => p.pts).filter((p): p is number => Number.isFinite(p)).sort((a, b) => a - b);
+  return { timeBase: { num: num!, den: den! }, pts, containerStart: Number(json.format?.start_time ?? 0) || 0 };
 }
 
 const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
+/** av_rescale's rounding: to the nearest, halves away from zero. */
+const roundHalfAway = (x: number) => Math.sign(x) * Math.round(Math.abs(x));
 
 /**
  * Where `chunks` chunks of the render [start, end) are cut, or null when they cannot be cut
  * exactly. Cut k sits between the frames k*per-1 and k*per of the render (per a multiple of the
  * GOP), on a microsecond the stream's time base also counts whole (so the shift back to the single
  * pass's clock is an exact number of ticks), as near as it can to the middle of the two frames.
+ *
+ * ffmpeg keeps, after an input -ss, the frames from the first at or after it, and with -to those
+ * whose distance from that first kept frame is under (to - ss) in ticks. So each chunk's -to is set
+ * half a frame past its own last frame, counted from its own first: the single pass's last frame is
+ * found by the same rule, from its -ss/-to.
  */
 export function planChunkCuts(frames: SourceFrames, o: { start: number; end: number; chunks: number; gopFrames: number }): ChunkCut[] | null {
+  const { num, den } = frames.timeBase;
+  const usToTicks = (us: number) => (us * den) / (1e6 * num);
+  const ticksToUs = (ticks: number) => (ticks * 1e6 * num) / den;
   const startUs = secToUs(o.start);
   const endUs = secToUs(o.end);
-  const inRender = frames.times.filter((t) => t * 1e6 >= startUs - 1 && t * 1e6 < endUs - 1);
+  const offsetTicks = usToTicks(startUs + Math.round(frames.containerStart * 1e6));
+  const firstIndex = frames.pts.findIndex((p) => p >= offsetTicks - 1e-6);
+  if (firstIndex < 0) return null;
+  const lengthTicks = roundHalfAway(usToTicks(endUs - startUs));
+  const inRender = frames.pts.slice(firstIndex).filter((p) => p - frames.pts[firstIndex]! < lengthTicks);
   const gops = Math.floor(inRender.length / o.gopFrames);
   if (o.chunks < 2 || gops < o.chunks) return null;
-  const { num, den } = frames.timeBase;
-  // A shift of stepUs is a whole number of ticks (num/den seconds each).
-  const stepUs = 1e6 * num / gcd(1e6 * num, den);
-  const cutsUs: number[] = [];
+  // A shift of stepUs is a whole number of ticks.
+  const stepUs = (1e6 * num) / gcd(1e6 * num, den);
+  const firsts = [0];
+  const fromsUs = [startUs];
   for (let k = 1; k < o.chunks; k++) {
     const first = Math.round((k * gops) / o.chunks) * o.gopFrames;
-    const lo = inRender[first - 1]! * 1e6;
-    const hi = inRender[first]! * 1e6;
+    const lo = ticksToUs(inRender[first - 1]! - offsetTicks) + startUs;
+    const hi = ticksToUs(inRender[first]! - offsetTicks) + startUs;
     const margin = Math.min(500, (hi - lo) / 4);
     const mid = (lo + hi) / 2;
-    const candidates = [Math.round((mid - startUs) / stepUs), Math.floor((mid - startUs) / stepUs), Math.ceil((mid - startUs) / stepUs)]
+    const cut = [Math.round((mid - startUs) / stepUs), Math.floor((mid - startUs) / stepUs), Math.ceil((mid - startUs) / stepUs)]
       .map((n) => startUs + n * stepUs)
-      .filter((us) => us > lo + margin && us < hi - margin);
-    if (!candidates.length) return null;
-    cutsUs.push(candidates[0]!);
+      .find((us) => us > lo + margin && us < hi - margin);
+    if (cut === undefined) return null;
+    firsts.push(first);
+    fromsUs.push(cut);
   }
-  const bounds = [startUs, ...cutsUs, endUs];
-  return bounds.slice(0, -1).map((fromUs, k) => ({
-    fromUs,
-    toUs: bounds[k + 1]!,
-    shiftTicks: Math.round(((fromUs - startUs) * den) / (1e6 * num)),
-  }));
+  return firsts.map((first, k) => {
+    const last = k + 1 < firsts.length ? firsts[k + 1]! - 1 : inRender.length - 1;
+    const gapTicks = last > 0 ? inRender[last]! - inRender[last - 1]! : usToTicks(1e6 / 30);
+    const toUs = fromsUs[k]! + Math.round(ticksToUs(inRender[last]! - inRender[first]! + gapTicks / 2));
+    return { fromUs: fromsUs[k]!, toUs, shiftTicks: Math.round(usToTicks(fromsUs[k]! - startUs)) };
+  });
 }
 
 /** The render's sound over [start, end], encoded once as the single pass encodes it. False: the
