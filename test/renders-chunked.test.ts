@@ -10,7 +10,7 @@ import { FFMPEG } from './helpers/media.js';
 import { prepareRender } from '../node-agent/src/media/render-args.js';
 import { runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { resolveCaptionStyle } from '../common/src/render/presets.js';
-import { isBundledFfmpeg } from '../common/src/media/tools.js';
+import { isBundledFfmpeg, processMediaTools } from '../common/src/media/tools.js';
 import { requestTaskCancel, showTask } from '../coordinator/src/cluster/agents.js';
 import { repoRoot } from '../common/src/paths.js';
 import type { RenderShortPayload } from '../common/src/tasks/render-short.js';
@@ -30,6 +30,8 @@ let jobId: string;
 let single: { file: string; renderId: string };
 
 const FPS = 30;
+/** The ffmpeg the agents run (their environment is this process's). */
+const agentFfmpeg = processMediaTools().ffmpegPath;
 const SHORT = { startTime: 1, endTime: 13 };
 // Words all along the short, two to a caption page: captions change near every join.
 const WORDS = Array.from({ length: 34 }, (_, i) => ({ text: `word${i}`, start: 1 + i * 0.35, end: 1 + i * 0.35 + 0.3 }));
@@ -134,12 +136,12 @@ async function losslessReference(renderId: string): Promise<string> {
   const args = await prepareRender({
     sourcePath: source, startTime: p.startTime, endTime: p.endTime, words: p.words, output: { ...p.output, path: out }, reframe: p.reframe,
     caption: { style: resolveCaptionStyle(p.captionPreset, p.options.style), maxWordsInPage: p.options.maxWordsInPage ?? 4 },
-    encoder: 'libx264', legacyFfmpeg: isBundledFfmpeg(FFMPEG), workDir, sourceWidth: 1280, sourceHeight: 720,
+    encoder: 'libx264', legacyFfmpeg: isBundledFfmpeg(agentFfmpeg), workDir, sourceWidth: 1280, sourceHeight: 720,
   });
   args.splice(args.indexOf('-crf'), 2, '-qp', '0');
   args.splice(args.indexOf('-movflags'), 2);
   args[args.indexOf('mp4')] = 'matroska';
-  await runFfmpeg(FFMPEG, args, { durationSec: p.endTime - p.startTime });
+  await runFfmpeg(agentFfmpeg, args, { durationSec: p.endTime - p.startTime });
   return out;
 }
 

@@ -16,6 +16,8 @@ export const chunkCutSchema = z.object({
 export const renderChunkPayloadSchema = renderShortPayloadSchema.extend({
   chunk: chunkCutSchema.extend({
     index: z.number().int().nonnegative(),
+    /** The render's last chunk ends as the single pass does; the others hold their last caption. */
+    last: z.boolean(),
     /** Every chunk of a render has the same encoder and GOP, whatever its host has: their streams are
      *  joined as they are. */
     encoder: renderEncoderSchema,

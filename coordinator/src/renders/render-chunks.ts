@@ -76,7 +76,7 @@ export async function renderChunks(app: App, parent: TaskRow, result: TaskResult
     if (audio.objectKey !== taskObjectKey(parent, renderAudioName(spec.renderId))) throw new AppError(422, 'bad_result', 'the render\'s sound has another name');
   }
   return cuts.map((cut, index) => ({
-    payload: { ...spec, chunk: { ...cut, index, encoder, gopFrames } },
+    payload: { ...spec, chunk: { ...cut, index, last: index === cuts.length - 1, encoder, gopFrames } },
     placement: encoder === 'h264_nvenc' ? { requires: ['nvenc'] } : undefined,
   }));
 }

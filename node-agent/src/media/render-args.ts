@@ -55,7 +55,7 @@ export interface RenderSpec {
   gopFrames?: number;
   /** One chunk of the render (render-chunks.ts): the whole render's graph over this stretch of the
    *  source, video only. */
-  chunk?: ChunkCut;
+  chunk?: ChunkCut & { last: boolean };
 }
 
 /** The plan when it cuts something; null when the render is the uncut one. */
@@ -102,7 +102,11 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     graph.push(`[${video}]split=2[cap_frame][cap_clock]`);
     graph.push(`[cap_clock]select=${filterArg(changes)},crop=2:2:0:0,format=yuva420p,pad=${W}:${height + 2}:0:${height}:color=${K},` +
       `crop=${W}:${height}:0:0,${subtitles}:alpha=1[cap_strip]`);
-    chain = `[cap_frame][cap_strip]overlay=x=0:y=${top}:format=yuv420:eof_action=pass`;
+    // A chunk's strip stream ends with its input while its last frames may still be on their way to
+    // the overlay: the chunk holds the last strip there (repeat), as the single pass, whose strips go
+    // on, does. The last chunk ends as the single pass ends (pass).
+    const eof = chunk && !chunk.last ? 'repeat' : 'pass';
+    chain = `[cap_frame][cap_strip]overlay=x=0:y=${top}:format=yuv420:eof_action=${eof}`;
   } else if (spec.caption) {
     chain += `,${subtitles}`;
   }

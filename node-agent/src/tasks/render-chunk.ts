@@ -14,9 +14,9 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
     ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'downloading'), 'downloading');
     const out = path.join(ctx.workDir, `chunk-${p.chunk.index}.mp4`);
     const { spec } = await prepareRenderSpec(ctx, p, out);
-    const { fromUs, toUs, shiftTicks, encoder, gopFrames } = p.chunk;
+    const { fromUs, toUs, shiftTicks, last, encoder, gopFrames } = p.chunk;
     ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'rendering'), 'rendering');
-    const rendered = await encodeRender(ctx, { ...spec, encoder, gopFrames, chunk: { fromUs, toUs, shiftTicks } }, (toUs - fromUs) / 1e6,
+    const rendered = await encodeRender(ctx, { ...spec, encoder, gopFrames, chunk: { fromUs, toUs, shiftTicks, last } }, (toUs - fromUs) / 1e6,
       (f) => ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'rendering', f), 'rendering'));
     ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'uploading'), 'uploading');
     const file = await ctx.upload(out, `chunk-${p.chunk.index}.mp4`, 'video/mp4');

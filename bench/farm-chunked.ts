@@ -1,0 +1,62 @@
+// bench:farm's one-job round (issue 22): one long 1080x1920 render (VIRAL captions), first on one
+// agent pinned to core 0, then on two agents pinned to cores 0 and 1, where the coordinator splits it
+// into two chunks (RENDER_CHUNK_MIN_SEC is set low for the bench). Every process an agent starts
+// (ffmpeg) inherits its core. Prints each round's wall time, from the API's create to `done`.
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { startCluster, waitFor, type AgentProcess } from '../test/helpers/cluster.js';
+import { insertCompletedJob } from '../test/helpers/completed-job.js';
+import { FFMPEG } from '../test/helpers/media.js';
+
+const r2 = (n: number) => Math.round(n * 100) / 100;
+
+/** Pins the agent (and what it starts from now on) to one core. */
+function pin(agent: AgentProcess, core: number): void {
+  execFileSync('taskset', ['-a', '-cp', String(core), String(agent.proc.pid)], { stdio: 'ignore' });
+}
+
+export async function benchChunkedRender(seconds: number): Promise<void> {
+  const cluster = await startCluster('bench_farm_chunked', { renderActiveLimit: 10_000, timers: false, renderChunkMinSec: 10, renderChunkSec: 10 });
+  try {
+    const { org, key } = await cluster.org({ plan: 'business', credits: 1000 });
+    const source = path.join(cluster.dataDir, 'source.mp4');
+    execFileSync(FFMPEG, ['-y', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=s=1920x1080:r=30:d=${seconds + 1}`,
+      '-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds + 1}`, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+    const words = Array.from({ length: Math.floor(seconds / 0.4) }, (_, i) => ({ text: `word${i}`, start: i * 0.4, end: i * 0.4 + 0.35 }));
+    const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words, shorts: [{ startTime: 0, endTime: seconds }], width: 1920, height: 1080 });
+    const env = { AGENT_TASK_TYPES: 'render-short,render-chunk', MAX_CONCURRENT_TASKS: '1', LOG_LEVEL: 'info' };
+
+    const renderOnce = async (): Promise<{ seconds: number; chunks: number }> => {
+      const t0 = performance.now();
+      const r = await cluster.api('POST', '/api/render', { key, body: { id: jobId, target: 0, preset: 'VIRAL', size: { width: 1080, height: 1920 } } });
+      if (r.status !== 201) throw new Error(`render: ${r.status} ${JSON.stringify(r.body)}`);
+      const done = await waitFor(async () => {
+        const s = await cluster.api('GET', `/api/render/${r.body.renderId}`, { key });
+        return s.body.type === 'done' || s.body.type === 'error' ? s.body : undefined;
+      }, 60 * 60_000, 'render');
+      if (done.type !== 'done') throw new Error(`render failed: ${JSON.stringify(done)}`);
+      const wall = (performance.now() - t0) / 1000;
+      const chunks = (await cluster.app.db.query(`SELECT 1 FROM tasks WHERE subject_id = $1 AND parent_id IS NOT NULL`, [r.body.renderId])).length;
+      return { seconds: wall, chunks };
+    };
+
+    const first = await cluster.startAgent(env);
+    pin(first, 0);
+    const one = await renderOnce();
+    console.error(`1 agent (core 0): ${r2(one.seconds)} s, ${one.chunks} chunks`);
+    const second = await cluster.startAgent(env);
+    pin(second, 1 % os.cpus().length);
+    const two = await renderOnce();
+    console.error(`2 agents (cores 0, 1): ${r2(two.seconds)} s, ${two.chunks} chunks`);
+    const rounds = [
+      { agents: 1, chunks: one.chunks, seconds: r2(one.seconds), 'x real time': r2(one.seconds / seconds) },
+      { agents: 2, chunks: two.chunks, seconds: r2(two.seconds), 'x real time': r2(two.seconds / seconds), 'speed-up': r2(one.seconds / two.seconds) },
+    ];
+    console.table(rounds);
+    console.log(JSON.stringify({ cores: os.cpus().length, loadAverage: os.loadavg().map(r2), renderSec: seconds, output: '1080x1920', rounds }, null, 2));
+  } finally {
+    await cluster.close();
+  }
+}
