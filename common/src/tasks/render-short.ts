@@ -93,6 +93,9 @@ export const renderShortContract = {
   timeLimitSec: 3600,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof RENDER_STAGES>;
 
+/** The name of a chunked render's sound among its task's objects. */
+export const renderAudioName = (renderId: string) => `render-${renderId}-audio.mp4`;
+
 export type RenderShortPayload = z.output<typeof renderShortPayloadSchema>;
 export type RenderShortLease = z.output<typeof renderShortLeaseSchema>;
 export type RenderShortResult = z.output<typeof renderShortResultSchema>;

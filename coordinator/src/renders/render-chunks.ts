@@ -9,7 +9,7 @@ import type { Queryable } from '../db/db.js';
 import { AppError } from '../../../common/src/errors.js';
 import type { TaskLeasePayload, TaskPayload, TaskResult } from '../../../common/src/tasks/contracts.js';
 import { stageProgress } from '../../../common/src/tasks/contract.js';
-import { RENDER_STAGES, type RenderShortPayload, type RenderSplit } from '../../../common/src/tasks/render-short.js';
+import { RENDER_STAGES, renderAudioName, type RenderShortPayload, type RenderSplit } from '../../../common/src/tasks/render-short.js';
 import { verifyTaskObjects } from '../files/task-objects.js';
 import { deletePrefix } from '../storage/object-store.js';
 import { taskObjectKey, taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
@@ -17,9 +17,6 @@ import type { TypedChildTask, TypedOutcomeHandler } from '../tasks/typed-outcome
 
 type App = Pick<Coordinator, 'db' | 'urls' | 'store' | 'config'>;
 type SplitLease = Pick<TaskLeasePayload<'render-short'>, 'split' | 'join'>;
-
-/** The name of a chunked render's sound among its task's objects. */
-export const renderAudioName = (renderId: string) => `render-${renderId}-audio.mp4`;
 
 const signed = async (app: App, key: string) => (await app.urls.sign(key, 'GET', 6 * 3600)).url;
 

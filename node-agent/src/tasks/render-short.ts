@@ -3,7 +3,7 @@ import { decodes, rasteriseSvg, sniffImage, stillPng } from '../../../common/src
 import path from 'node:path';
 import { resolveCaptionStyle } from '../../../common/src/render/presets.js';
 import { stageProgress } from '../../../common/src/tasks/contract.js';
-import { RENDER_STAGES, type RenderSplit } from '../../../common/src/tasks/render-short.js';
+import { RENDER_STAGES, renderAudioName, type RenderSplit } from '../../../common/src/tasks/render-short.js';
 import type { TaskLeasePayload, TaskResult } from '../../../common/src/tasks/contracts.js';
 import { planReframe } from '../../../common/src/reframe/camera.js';
 import { FfmpegError, ffprobe, runFfmpeg, type ProbeResult } from '../media/ffmpeg.js';
@@ -146,7 +146,7 @@ async function splitRender(
   if (info.hasAudio) {
     const file = path.join(ctx.workDir, 'audio.mp4');
     await encodeRenderAudio(ctx.config.ffmpegPath, { sourcePath: spec.sourcePath, start: p.startTime, end: p.endTime, out: file, signal: ctx.signal });
-    const uploaded = await ctx.upload(file, `render-${p.renderId}-audio.mp4`, 'audio/mp4');
+    const uploaded = await ctx.upload(file, renderAudioName(p.renderId), 'audio/mp4');
     audio = { objectKey: uploaded.objectKey, sizeBytes: uploaded.sizeBytes, contentType: 'audio/mp4' };
   }
   ctx.log.info('render split', { renderId: p.renderId, chunks: cuts.length, encoder: asked.encoder, gopFrames: spec.gopFrames });
