@@ -28,7 +28,7 @@ export async function benchChunkedRender(seconds: number): Promise<void> {
     const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words, shorts: [{ startTime: 0, endTime: seconds }], width: 1920, height: 1080 });
     const env = { AGENT_TASK_TYPES: 'render-short,render-chunk', MAX_CONCURRENT_TASKS: '1', LOG_LEVEL: 'info' };
 
-    const renderOnce = async (): Promise<{ seconds: number; chunks: number }> => {
+    const renderOnce = async (): Promise<{ seconds: number; chunks: number; steps: string }> => {
       const t0 = performance.now();
       const r = await cluster.api('POST', '/api/render', { key, body: { id: jobId, target: 0, preset: 'VIRAL', size: { width: 1080, height: 1920 } } });
       if (r.status !== 201) throw new Error(`render: ${r.status} ${JSON.stringify(r.body)}`);
@@ -39,17 +39,23 @@ export async function benchChunkedRender(seconds: number): Promise<void> {
       if (done.type !== 'done') throw new Error(`render failed: ${JSON.stringify(done)}`);
       const wall = (performance.now() - t0) / 1000;
       const chunks = (await cluster.app.db.query(`SELECT 1 FROM tasks WHERE subject_id = $1 AND parent_id IS NOT NULL`, [r.body.renderId])).length;
-      return { seconds: wall, chunks };
+      // Where the time went: each lease of the render's tasks, from the create, on which agent.
+      const events = await cluster.app.db.query<{ part: number | null; kind: string; at: number; agent: string | null }>(
+        `SELECT t.child_index AS part, e.kind, EXTRACT(EPOCH FROM e.created_at - r.created_at)::float8 AS at, a.name AS agent
+           FROM task_events e JOIN tasks t ON t.id = e.task_id JOIN renders r ON r.id = t.subject_id LEFT JOIN agents a ON a.id = e.agent_id
+          WHERE t.subject_id = $1 AND e.kind IN ('leased', 'fanned_out', 'joining', 'completed') ORDER BY e.created_at`, [r.body.renderId]);
+      const steps = events.map((e) => `${e.part === null ? 'render' : `chunk ${e.part + 1}`} ${e.kind} ${r2(e.at)} s${e.agent ? ` (${e.agent})` : ''}`).join('; ');
+      return { seconds: wall, chunks, steps };
     };
 
     const first = await cluster.startAgent(env);
     pin(first, 0);
     const one = await renderOnce();
-    console.error(`1 agent (core 0): ${r2(one.seconds)} s, ${one.chunks} chunks`);
+    console.error(`1 agent (core 0): ${r2(one.seconds)} s, ${one.chunks} chunks: ${one.steps}`);
     const second = await cluster.startAgent(env);
     pin(second, 1 % os.cpus().length);
     const two = await renderOnce();
-    console.error(`2 agents (cores 0, 1): ${r2(two.seconds)} s, ${two.chunks} chunks`);
+    console.error(`2 agents (cores 0, 1): ${r2(two.seconds)} s, ${two.chunks} chunks: ${two.steps}`);
     const rounds = [
       { agents: 1, chunks: one.chunks, seconds: r2(one.seconds), 'x real time': r2(one.seconds / seconds) },
       { agents: 2, chunks: two.chunks, seconds: r2(two.seconds), 'x real time': r2(two.seconds / seconds), 'speed-up': r2(one.seconds / two.seconds) },

@@ -110,8 +110,8 @@ export function planChunkCuts(frames: SourceFrames, o: { start: number; end: num
   });
 }
 
-/** The render's sound over [start, end], encoded once as the single pass encodes it. False: the
- *  source has no audio (nothing written). */
+/** The render's sound over [start, end], encoded once as the single pass encodes it (the caller
+ *  checks the source has sound). */
 export async function encodeRenderAudio(ffmpegPath: string, o: { sourcePath: string; start: number; end: number; out: string; signal?: AbortSignal }): Promise<void> {
   await runFfmpeg(ffmpegPath, [
     '-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1',
