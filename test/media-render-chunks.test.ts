@@ -61,3 +61,11 @@ test('a render too short for two keyframe intervals a chunk is not cut', (t) => 
   t.is(planChunkCuts(frames, { start: 0, end: 3, chunks: 2, gopFrames: 60 }), null);
   t.not(planChunkCuts(frames, { start: 0, end: 4, chunks: 2, gopFrames: 60 }), null);
 });
+
+test('a variable frame rate is not cut (the constant-rate output would repeat or drop frames elsewhere in a chunk)', (t) => {
+  const steady = source(30, 1, 90000, 20);
+  t.not(planChunkCuts(steady, { start: 1, end: 13, chunks: 2, gopFrames: 60 }), null);
+  // A phone's 30 fps: frames 33.2-33.5 ms apart.
+  const phone = { ...steady, pts: steady.pts.map((p, i) => p + (i % 3 === 1 ? 30 : 0)) };
+  t.is(planChunkCuts(phone, { start: 1, end: 13, chunks: 2, gopFrames: 60 }), null);
+});

@@ -63,7 +63,7 @@ const roundHalfAway = (x: number) => Math.sign(x) * Math.round(Math.abs(x));
 
 /**
  * Where `chunks` chunks of the render [start, end) are cut, or null when they cannot be cut
- * exactly. Cut k sits between the frames k*per-1 and k*per of the render (per a multiple of the
+ * exactly (too few GOPs, or a variable frame rate). Cut k sits between the frames k*per-1 and k*per of the render (per a multiple of the
  * GOP), on a microsecond the stream's time base also counts whole (so the shift back to the single
  * pass's clock is an exact number of ticks), as near as it can to the middle of the two frames.
  *
@@ -85,6 +85,14 @@ export function planChunkCuts(frames: SourceFrames, o: { start: number; end: num
   const inRender = frames.pts.slice(firstIndex).filter((p) => p - frames.pts[firstIndex]! < lengthTicks);
   const gops = Math.floor(inRender.length / o.gopFrames);
   if (o.chunks < 2 || gops < o.chunks) return null;
+  // A variable frame rate: the encoder's constant-rate output repeats or drops frames by where each
+  // falls from the render's start, which a chunk (restarted at 0) would decide differently.
+  let [minGap, maxGap] = [Infinity, 0];
+  for (let i = 1; i < inRender.length; i++) {
+    const gap = inRender[i]! - inRender[i - 1]!;
+    [minGap, maxGap] = [Math.min(minGap, gap), Math.max(maxGap, gap)];
+  }
+  if (maxGap - minGap > 1) return null;
   // A shift of stepUs is a whole number of ticks.
   const stepUs = (1e6 * num) / gcd(1e6 * num, den);
   const firsts = [0];
