@@ -1,6 +1,9 @@
 // A farm on this machine: N real agent processes rendering a queue of short real renders.
 // Prints, for 1..N agents, throughput, queue wait percentiles and the speed-up over one agent.
 //   npm run bench:farm -- [max agents=4] [renders per round=12] [seconds per short=2]
+// One job on the farm (issue 22): a single long 1080x1920 render on 1 agent pinned to one core
+// (`taskset`), then on 2 agents each pinned to its own core, where it is rendered in 2 chunks.
+//   npm run bench:farm -- chunked [seconds=60]
 // Uses the test Postgres (TEST_DATABASE_URL or local, else embedded). Each agent has one slot, so
 // N agents run N ffmpeg encodes at once: on a machine with C cores throughput stops growing near C.
 import os from 'node:os';
@@ -9,6 +12,12 @@ import { performance } from 'node:perf_hooks';
 import { startCluster, waitFor } from '../test/helpers/cluster.js';
 import { insertCompletedJob } from '../test/helpers/completed-job.js';
 import { makeTestVideo } from '../test/helpers/media.js';
+
+if (process.argv[2] === 'chunked') {
+  const { benchChunkedRender } = await import('./farm-chunked.js');
+  await benchChunkedRender(Number(process.argv[3] ?? 60));
+  process.exit(0);
+}
 
 const maxAgents = Number(process.argv[2] ?? 4);
 const perRound = Number(process.argv[3] ?? 12);
@@ -31,7 +40,7 @@ try {
   let running = 0;
   for (let agents = 1; agents <= maxAgents; agents = agents < 4 ? agents + 1 : agents * 2) {
     // Add agents up to this round's count; they stay for the next round.
-    await Promise.all(Array.from({ length: agents - running }, () => cluster.startAgent({ AGENT_TASK_TYPES: 'render-short', MAX_CONCURRENT_TASKS: '1', LOG_LEVEL: 'info' })));
+    await Promise.all(Array.from({ length: agents - running }, () => cluster.startAgent({ AGENT_TASK_TYPES: 'render-short,render-chunk', MAX_CONCURRENT_TASKS: '1', LOG_LEVEL: 'info' })));
     running = agents;
     const t0 = performance.now();
     const ids: string[] = [];

@@ -1,6 +1,6 @@
 // Fan-out and fan-in in the lease queue, against a real Postgres with in-process agents that speak
 // the real gRPC protocol (FakeAgent). The domain is a small recording one on render-short (whose
-// contract declares render-short children): a parent's payload says how many parts it splits into.
+// contract declares render-chunk children): a parent's payload says how many parts it splits into.
 import test from 'ava';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -67,6 +67,7 @@ test.before(async () => {
     },
   });
   queue.registerHandler('probe-media', { async onComplete() {}, async onFailed() {} });
+  queue.registerHandler('render-chunk', { async onComplete() {}, async onFailed() {} });
   await queue.start();
   storeDir = await mkdtemp(path.join(os.tmpdir(), 'task-fanout-'));
   const store = createObjectStore({ kind: 'local', root: storeDir });
@@ -103,7 +104,7 @@ test.beforeEach(async () => {
 });
 
 async function agent(name: string, host: Parameters<FakeAgent['register']>[1] = {}): Promise<FakeAgent> {
-  const a = await new FakeAgent(address, TOKEN, name).register(['render-short'], host);
+  const a = await new FakeAgent(address, TOKEN, name).register(['render-short', 'render-chunk'], host);
   agents.push(a);
   return a;
 }
@@ -253,24 +254,25 @@ test.serial('only a type whose contract declares children may fan out', (t) => {
 });
 
 test.serial("a typed handler's children are read through their own contract, both ways", async (t) => {
-  const chunk = (durationSec: number) => ({ objectKey: `chunks/${durationSec}.mp4`, sizeBytes: 100, contentType: 'video/mp4', durationSec });
+  const render = (durationSec: number) => ({ objectKey: `renders/${durationSec}.mp4`, sizeBytes: 100, contentType: 'video/mp4', durationSec });
+  const chunk = (frames: number) => ({ objectKey: `chunks/${frames}.mp4`, sizeBytes: 100, contentType: 'video/mp4', frames });
   const handler = withContract('render-short', {
     async onComplete() {},
     async onFailed() {},
-    // A payload that is not a render-short payload: the coordinator's own mistake, caught before any child is queued.
-    async fanOut() { return [{ payload: { renderId: 'r1' } as unknown as TaskPayload<'render-short'> }]; },
+    // A payload that is not a render-chunk payload: the coordinator's own mistake, caught before any child is queued.
+    async fanOut() { return [{ payload: { renderId: 'r1' } as unknown as TaskPayload<'render-chunk'> }]; },
     async fanIn(_c, _parent, result, childResults) {
-      return { ...result, durationSec: childResults.reduce((sum, r) => sum + r.durationSec, 0) };
+      return { ...result, durationSec: childResults.reduce((sum, r) => sum + r.frames, 0) / 25 };
     },
   });
   const parent = { id: 'p1', type: 'render-short' } as TaskRow;
   const c = {} as Queryable;
-  const joined = await handler.fanIn!(c, parent, chunk(1), [chunk(20), chunk(10.5)]);
-  t.is((joined as { durationSec: number }).durationSec, 30.5);
-  const badChild = await t.throwsAsync(handler.fanIn!(c, parent, chunk(1), [chunk(20), { objectKey: 'x' }]));
+  const joined = await handler.fanIn!(c, parent, render(1), [chunk(500), chunk(250)]);
+  t.is((joined as { durationSec: number }).durationSec, 30);
+  const badChild = await t.throwsAsync(handler.fanIn!(c, parent, render(1), [chunk(500), { objectKey: 'x' }]));
   t.true(badChild instanceof ContractViolation);
-  t.regex(badChild!.message, /result does not match the render-short contract/);
-  const badPayload = await t.throwsAsync(handler.fanOut!(c, parent, chunk(1)));
+  t.regex(badChild!.message, /result does not match the render-chunk contract/);
+  const badPayload = await t.throwsAsync(handler.fanOut!(c, parent, render(1)));
   t.true(badPayload instanceof ContractViolation);
-  t.regex(badPayload!.message, /payload does not match the render-short contract/);
+  t.regex(badPayload!.message, /payload does not match the render-chunk contract/);
 });

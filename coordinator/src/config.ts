@@ -84,6 +84,11 @@ const schema = z.object({
   uploadWriterLeaseMs: z.coerce.number().int().min(1000).default(15_000),
   /** Renders one organization may have queued or running at once; 429 beyond. */
   renderActiveLimit: z.coerce.number().int().positive().default(20),
+  /** A render at least this long (seconds; 0: never) is cut into chunks rendered by several agents
+   *  at once (issue 22), when the farm has at least two free render slots. */
+  renderChunkMinSec: z.coerce.number().min(0).default(120),
+  /** The shortest chunk (seconds): a render makes at most its length / this many chunks. */
+  renderChunkSec: z.coerce.number().positive().default(20),
   /** Which proxies' X-Forwarded-* headers count: a number of hops, or their addresses (api/client-address.ts). */
   trustProxy: z.string().optional().transform((text, ctx): TrustProxy => {
     try {
@@ -149,7 +154,7 @@ const ENV: Record<keyof z.infer<typeof schema>, string> = {
   placementGraceMs: 'PLACEMENT_GRACE_MS', waitingNoticeMs: 'WAITING_NOTICE_MS', unmetNeedsFailMs: 'UNMET_NEEDS_FAIL_MS', taskTimeLimits: 'TASK_TIME_LIMITS',
   creditsPerDollar: 'CREDITS_PER_DOLLAR', signedUrlTtlSec: 'SIGNED_URL_TTL_SEC', agentUploadMaxBytes: 'AGENT_UPLOAD_MAX_BYTES', webhookRetryDelaySec: 'WEBHOOK_RETRY_DELAY_SEC', webhookTimeoutMs: 'WEBHOOK_TIMEOUT_MS', timers: 'TIMERS',
   rateLimitFilesPerMinute: 'RATE_LIMIT_FILES_PER_MINUTE', rateLimitSocialPerMinute: 'RATE_LIMIT_SOCIAL_PER_MINUTE',
-  renderActiveLimit: 'RENDER_ACTIVE_LIMIT', svgRasterTimeoutMs: 'SVG_RASTER_TIMEOUT_MS',
+  renderActiveLimit: 'RENDER_ACTIVE_LIMIT', renderChunkMinSec: 'RENDER_CHUNK_MIN_SEC', renderChunkSec: 'RENDER_CHUNK_SEC', svgRasterTimeoutMs: 'SVG_RASTER_TIMEOUT_MS',
   uploadWriterLeaseMs: 'UPLOAD_WRITER_LEASE_MS', logLevel: 'LOG_LEVEL',
   sessionIdleTimeoutSec: 'SESSION_IDLE_TIMEOUT_SEC', sessionAbsoluteTimeoutSec: 'SESSION_ABSOLUTE_TIMEOUT_SEC',
   trustProxy: 'TRUST_PROXY', signInHashConcurrency: 'SIGN_IN_HASH_CONCURRENCY', signInHashQueue: 'SIGN_IN_HASH_QUEUE',

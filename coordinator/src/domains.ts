@@ -7,6 +7,7 @@ import { createAnalyzeOutcomeHandler } from './jobs/analyze-outcome.js';
 import { startWebhookWorker } from './webhooks/webhooks.js';
 import { registerRenderRoutes } from './api/renders.js';
 import { createRenderOutcomeHandler } from './renders/renders.js';
+import { createRenderChunkHandler } from './renders/render-chunks.js';
 import { registerSocialRoutes } from './api/social.js';
 import { registerUploadRoutes } from './api/uploads.js';
 import { registerSessionRoutes } from './api/sessions.js';
@@ -25,6 +26,7 @@ export async function registerDomains(api: Api, app: Coordinator): Promise<void>
   app.queue.registerHandler('analyze-video', withContract('analyze-video', createAnalyzeOutcomeHandler(app)));
   registerJobRoutes(api, app);
   app.queue.registerHandler('render-short', withContract('render-short', createRenderOutcomeHandler(app)));
+  app.queue.registerHandler('render-chunk', withContract('render-chunk', createRenderChunkHandler(app)));
   registerRenderRoutes(api, app);
   registerSocialRoutes(api, app);
 

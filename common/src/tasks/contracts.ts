@@ -3,12 +3,14 @@ import { TASK_TYPES, isTaskType, type TaskType } from '../tasks.js';
 import { analyzeVideoContract } from './analyze-video.js';
 import { probeMediaContract } from './probe-media.js';
 import { renderShortContract } from './render-short.js';
+import { renderChunkContract } from './render-chunk.js';
 
 /** Every task type's contract; the compiler checks none is missing. */
 export const TASK_CONTRACTS = {
   'probe-media': probeMediaContract,
   'analyze-video': analyzeVideoContract,
   'render-short': renderShortContract,
+  'render-chunk': renderChunkContract,
 } as const satisfies Record<TaskType, unknown>;
 
 type Contracts = typeof TASK_CONTRACTS;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { renderOptionsSchema } from '../render/options.js';
 import { directorSettingsSchema, reframeSchema, shortDetectionsSchema } from '../reframe/schema.js';
-import { noFactsSchema, wordSchema, type TaskContract } from './contract.js';
+import { noFactsSchema, storedObjectSchema, wordSchema, type TaskContract } from './contract.js';
 
 // render-short: one short of a completed job, rendered at the asked size with captions and watermark.
 
@@ -35,6 +35,27 @@ export const renderShortLeaseSchema = z.object({
   watermarkObjectUrl: z.string().min(1).nullable(),
 });
 
+/** A long render is done in chunks (issue 22), in three steps on agents: the render's own agent
+ *  encodes the sound and plans the cuts (`split`), render-chunk children render the video, then the
+ *  render is leased again to join them (`join`). Neither: one pass, as always. */
+export const renderEncoderSchema = z.enum(['libx264', 'h264_nvenc']);
+export const renderSplitLeaseSchema = z.object({
+  /** Chunks to cut (the farm's free render slots when it was leased) and their encoder. */
+  split: z.object({ chunks: z.number().int().min(2), encoder: renderEncoderSchema }).nullish(),
+  /** Signed URLs of the sound and of each chunk, in order. */
+  join: z.object({ audioUrl: z.string().min(1).nullable(), chunkUrls: z.array(z.string().min(1)).min(2) }).nullish(),
+});
+
+/** The split's result: the sound of the whole render (null: the source has none) and the cuts;
+ *  once the children are done (fan-in) also their chunks, in order. */
+export const renderSplitSchema = z.object({
+  audio: storedObjectSchema.nullable(),
+  cuts: z.array(z.object({ fromUs: z.number().int().nonnegative(), toUs: z.number().int().positive(), shiftTicks: z.number().int().nonnegative() })).min(2),
+  gopFrames: z.number().int().positive(),
+  encoder: renderEncoderSchema,
+  chunks: z.array(z.object({ objectKey: z.string().min(1), frames: z.number().int().positive() })).optional(),
+});
+
 export const renderShortResultSchema = z.object({
   objectKey: z.string().min(1),
   sizeBytes: z.number().int().nonnegative(),
@@ -51,24 +72,33 @@ export const renderShortResultSchema = z.object({
 
 export const RENDER_STAGES = {
   downloading: { start: 0.01, end: 0.05 },
-  rendering: { start: 0.05, end: 0.95 },
+  /** Chunked: the sound encoded and the cuts planned. */
+  splitting: { start: 0.05, end: 0.07 },
+  /** Chunked: the chunks' renders, as one (the parent's progress while its children run). */
+  rendering: { start: 0.07, end: 0.95 },
+  /** Chunked: the chunks joined with the sound. */
+  joining: { start: 0.95, end: 0.97 },
   uploading: { start: 0.97, end: 1 },
 };
 
 export const renderShortContract = {
   payload: renderShortPayloadSchema,
-  leasePayload: renderShortPayloadSchema.extend(renderShortLeaseSchema.shape),
+  leasePayload: renderShortPayloadSchema.extend(renderShortLeaseSchema.shape).extend(renderSplitLeaseSchema.shape),
   facts: noFactsSchema,
-  result: renderShortResultSchema,
+  result: z.union([renderShortResultSchema, z.object({ split: renderSplitSchema })]),
   stages: RENDER_STAGES,
   needs: ['ffmpeg'],
   // Every agent encodes with libx264; an NVENC host renders several times faster.
   placement: { requires: [], prefers: ['nvenc'] },
   // A long render splits into frame-exact chunks, each rendered by its own child (issue 22).
-  children: { type: 'render-short' },
+  children: { type: 'render-chunk' },
   timeLimitSec: 3600,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof RENDER_STAGES>;
+
+/** The name of a chunked render's sound among its task's objects. */
+export const renderAudioName = (renderId: string) => `render-${renderId}-audio.mp4`;
 
 export type RenderShortPayload = z.output<typeof renderShortPayloadSchema>;
 export type RenderShortLease = z.output<typeof renderShortLeaseSchema>;
 export type RenderShortResult = z.output<typeof renderShortResultSchema>;
+export type RenderSplit = z.output<typeof renderSplitSchema>;

@@ -10,7 +10,7 @@ import { migrate } from '../db/migrate.js';
 import { embeddedPostgresUrl, startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded.js';
 import { loadSecrets } from '../secrets.js';
 import { createTokenSigner } from '../tenancy/auth.js';
-import { listAgents, requestTaskCancel, setDraining, type AgentView } from '../cluster/agents.js';
+import { listAgents, requestTaskCancel, setDraining, showTask, type AgentView, type TaskView } from '../cluster/agents.js';
 import { createLoginLink, findUserIdByEmail, LOGIN_LINK_TTL_SEC, MIN_PASSWORD_LENGTH, setPassword } from '../tenancy/sessions.js';
 import {
   addMembership, createOrganization, createUser, issueApiKey, listApiKeys, listOrganizations, requireOrganization,
@@ -39,6 +39,8 @@ const USAGE = `Usage: shorts-admin <command> [options] [--json]
   agent resume AGENT_ID       lifts a drain
   task cancel ID              a task, or the tasks of a job or render: queued ones end at once,
                               running ones when their agent next reports (it stops its work)
+  task show ID                a task (or a job's or render's) and its child tasks (fan-out): state,
+                              attempts, progress and the agent running each
 
 Connects to DATABASE_URL, or to the embedded Postgres under DATA_DIR (default ./data).`;
 
@@ -192,6 +194,12 @@ async function main(argv: string[]): Promise<number> {
       case 'task cancel':
         print(await requestTaskCancel(db, need(arg, 'task, job or render id')), json);
         break;
+      case 'task show': {
+        const family = await showTask(db, need(arg, 'task, job or render id'));
+        if (json) print(family, true);
+        else process.stdout.write(taskTable([family.task, ...family.children]));
+        break;
+      }
       default:
         process.stderr.write(`unknown command: ${cmd}\n\n${USAGE}\n`);
         return 2;
@@ -210,6 +218,16 @@ function agentTable(agents: AgentView[]): string {
   const rows = [['ID', 'NAME', 'STATE', 'RUNNING', 'FREE DISK', 'LAST SEEN', 'TASK TYPES', 'CAPABILITIES']];
   for (const a of agents) {
     rows.push([a.id, a.name, a.state, `${a.runningTasks}/${a.slots}`, gb(a.freeDiskBytes), ago(a.lastSeenAt), a.taskTypes.join(','), a.capabilities.join(',')]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+}
+
+function taskTable(tasks: TaskView[]): string {
+  const rows = [['ID', 'TYPE', 'PART', 'STATE', 'ATTEMPTS', 'PROGRESS', 'STAGE', 'AGENT', 'LAST ERROR']];
+  for (const t of tasks) {
+    rows.push([t.id, t.type, t.childIndex === null ? '-' : String(t.childIndex + 1), t.state, String(t.attempts),
+      `${Math.round(t.progress * 100)}%`, t.stage ?? '-', t.agent ?? '-', t.lastError ?? '']);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';

@@ -69,7 +69,8 @@ export interface CancelRequest {
 export async function requestTaskCancel(db: Db, id: string): Promise<CancelRequest[]> {
   if (!isId(id)) throw notFound(`No task, job or render ${id}`);
   const tasks = await db.query<{ taskId: string; type: string; state: string }>(
-    `SELECT id AS "taskId", type, state FROM tasks WHERE id = $1 OR subject_id = $1 ORDER BY created_at`, [id],
+    // A parent task's children are part of it (a waiting parent ends when a child is cancelled).
+    `SELECT id AS "taskId", type, state FROM tasks WHERE id = $1 OR subject_id = $1 OR parent_id = $1 ORDER BY created_at`, [id],
   );
   if (!tasks.length) throw notFound(`No task, job or render ${id}`);
   const out: CancelRequest[] = [];
@@ -83,4 +84,32 @@ export async function requestTaskCancel(db: Db, id: string): Promise<CancelReque
     throw new AppError(409, 'Conflict', `Nothing to cancel: ${out.map((t) => `task ${t.taskId} is ${t.state}`).join(', ')}`);
   }
   return out;
+}
+
+export interface TaskView {
+  id: string;
+  type: string;
+  state: string;
+  /** The task's place among its parent's children (fan-out); null for a task of its own. */
+  childIndex: number | null;
+  attempts: number;
+  progress: number;
+  stage: string | null;
+  /** The agent holding it now, by name. */
+  agent: string | null;
+  lastError: string | null;
+}
+
+const TASK_VIEW = `t.id, t.type, t.state, t.child_index AS "childIndex", t.attempts, t.progress, t.stage,
+  (SELECT a.name FROM agents a WHERE a.id = t.leased_by AND t.state = 'leased') AS agent, t.last_error AS "lastError"`;
+
+/** A task (by task id, or the first task of a job or render) and its child tasks, in their order. */
+export async function showTask(db: Db, id: string): Promise<{ task: TaskView; children: TaskView[] }> {
+  if (!isId(id)) throw notFound(`No task, job or render ${id}`);
+  const [task] = await db.query<TaskView>(
+    `SELECT ${TASK_VIEW} FROM tasks t WHERE (t.id = $1 OR t.subject_id = $1) AND t.parent_id IS NULL ORDER BY t.id = $1 DESC, t.created_at LIMIT 1`, [id],
+  );
+  if (!task) throw notFound(`No task, job or render ${id}`);
+  const children = await db.query<TaskView>(`SELECT ${TASK_VIEW} FROM tasks t WHERE t.parent_id = $1 ORDER BY t.child_index`, [task.id]);
+  return { task, children };
 }

@@ -18,6 +18,7 @@ const EXPECTED_NAMES: Record<TaskType, RegExp> = {
   'analyze-video': new RegExp(`^(source${SOURCE}|source-thumb${THUMBNAIL}|short-\\d+\\.mp4|short-\\d+${THUMBNAIL})$`),
   // .ass: the caption script the render burned in, kept so a client can read the words back.
   'render-short': new RegExp(`^render[A-Za-z0-9_-]*(\\.mp4|\\.ass|${THUMBNAIL})$`),
+  'render-chunk': /^chunk-\d+\.mp4$/,
   'probe-media': /^$/,
 };
 

@@ -4,7 +4,7 @@ import { TASK_TYPES } from '../../../common/src/tasks.js';
 
 /** What the farm looks like in Postgres right now: the same answer from every coordinator. */
 export interface FarmState {
-  tasks: Array<{ type: string; queued: number; leased: number; oldestQueuedSec: number }>;
+  tasks: Array<{ type: string; queued: number; leased: number; waiting: number; oldestQueuedSec: number }>;
   agents: Array<{ name: string; slots: number; slotsBusy: number; encoder: 'nvenc' | 'x264'; onnxProvider: 'cuda' | 'cpu'; faceDetectorProvider: 'cuda' | 'cpu' | 'none' }>;
   /** Agents per state: online, draining, and offline ones seen within the last day. */
   agentStates: Array<{ state: 'online' | 'draining' | 'offline'; count: number }>;
@@ -19,8 +19,9 @@ export async function readFarmState(db: Db, opts: { agentSilenceMs: number; loca
       `SELECT type,
               count(*) FILTER (WHERE state = 'queued')::int AS queued,
               count(*) FILTER (WHERE state = 'leased')::int AS leased,
+              count(*) FILTER (WHERE state = 'waiting')::int AS waiting,
               COALESCE(EXTRACT(EPOCH FROM now() - min(queued_at) FILTER (WHERE state = 'queued')), 0)::float8 AS "oldestQueuedSec"
-         FROM tasks WHERE state IN ('queued', 'leased') GROUP BY type`,
+         FROM tasks WHERE state IN ('queued', 'leased', 'waiting') GROUP BY type`,
     ),
     // An agent that re-registered (coordinator restart) has a new row; the newest one per name counts.
     db.query<FarmState['agents'][number]>(
@@ -46,7 +47,7 @@ export async function readFarmState(db: Db, opts: { agentSilenceMs: number; loca
   ]);
   // Every task type has its series, at zero when nothing waits.
   const byType = new Map(tasks.map((t) => [t.type, t]));
-  for (const type of TASK_TYPES) if (!byType.has(type)) byType.set(type, { type, queued: 0, leased: 0, oldestQueuedSec: 0 });
+  for (const type of TASK_TYPES) if (!byType.has(type)) byType.set(type, { type, queued: 0, leased: 0, waiting: 0, oldestQueuedSec: 0 });
   return {
     tasks: [...byType.values()],
     agents,

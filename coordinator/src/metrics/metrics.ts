@@ -69,6 +69,10 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>, onFarmSt
   const m = {
     registry,
     tasksEnqueued: new client.Counter({ name: 'shorts_tasks_enqueued_total', help: 'Tasks put in the queue, by type', labelNames: ['type'], registers }),
+    // Fan-out (issue 22): parents split into child tasks (by the parent's type) and the children
+    // made (by theirs); tasks_waiting_for_children says how many parents wait on theirs now.
+    fanOuts: new client.Counter({ name: 'shorts_task_fan_outs_total', help: 'Tasks split into child tasks (fan-out), by the parent\'s type', labelNames: ['type'], registers }),
+    childTasks: new client.Counter({ name: 'shorts_task_children_total', help: 'Child tasks created by fan-outs, by the child\'s type', labelNames: ['type'], registers }),
     tasksLeased: new client.Counter({ name: 'shorts_tasks_leased_total', help: 'Leases granted to agents, by type', labelNames: ['type'], registers }),
     reLeases: new client.Counter({ name: 'shorts_task_re_leases_total', help: 'Leases granted for a task that had been leased before (after a lost lease or a retryable failure), by type', labelNames: ['type'], registers }),
     tasksFinished: new client.Counter({ name: 'shorts_tasks_finished_total', help: 'Tasks finished for good, by type and outcome (completed, failed, cancelled)', labelNames: ['type', 'outcome'], registers }),
@@ -96,6 +100,9 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>, onFarmSt
     }),
     tasksRunning: farmGauge('shorts_tasks_leased', 'Tasks leased to an agent now, by type', ['type'], (g, s) => {
       for (const t of s.tasks) g.labels(t.type).set(t.leased);
+    }),
+    tasksWaitingForChildren: farmGauge('shorts_tasks_waiting_for_children', 'Tasks whose own part is done and whose child tasks run (fan-out), by type', ['type'], (g, s) => {
+      for (const t of s.tasks) g.labels(t.type).set(t.waiting);
     }),
     oldestQueued: farmGauge('shorts_task_oldest_queued_age_seconds', 'Age of the oldest task still waiting for an agent, by type (0 when none waits)', ['type'], (g, s) => {
       for (const t of s.tasks) g.labels(t.type).set(t.oldestQueuedSec);
@@ -128,6 +135,8 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>, onFarmSt
   // Series exist from the start at zero, so rate() and increase() see the first event of each kind.
   for (const type of TASK_TYPES) {
     m.tasksEnqueued.labels(type).inc(0);
+    m.fanOuts.labels(type).inc(0);
+    m.childTasks.labels(type).inc(0);
     m.tasksLeased.labels(type).inc(0);
     m.reLeases.labels(type).inc(0);
     m.leasesExpired.labels(type).inc(0);

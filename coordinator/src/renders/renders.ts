@@ -18,6 +18,7 @@ import { deletePrefix } from '../storage/object-store.js';
 import { checkFetchableUrl } from '../../../common/src/net/url-rules.js';
 import { parseAllowlist } from '../../../common/src/net/address-policy.js';
 import { parseTarget, resolveRender, type BrandPresetRow, type RenderBody } from './render-request.js';
+import { chunkedLease, chunksProgress, joinedChunks, removeChunkObjects, renderChunks } from './render-chunks.js';
 
 
 /** A render takes tens of seconds; asking again sooner than this finds the line as it was. */
@@ -189,13 +190,19 @@ const withStage = (status: Record<string, unknown>, waiting: string | undefined)
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
-export function createRenderOutcomeHandler(app: Pick<Coordinator, 'urls' | 'store' | 'metrics'>): TypedOutcomeHandler<'render-short'> {
+export function createRenderOutcomeHandler(app: Pick<Coordinator, 'db' | 'urls' | 'store' | 'metrics' | 'config'>): TypedOutcomeHandler<'render-short'> {
   return {
-    async prepareLease(_task, spec) {
+    async prepareLease(task, spec) {
       const sourceUrl = (await app.urls.sign(spec.sourceObjectKey, 'GET', 6 * 3600)).url;
       const watermarkObjectUrl = spec.watermark?.objectKey ? (await app.urls.sign(spec.watermark.objectKey, 'GET', 6 * 3600)).url : null;
-      return { ...spec, sourceUrl, watermarkObjectUrl };
+      return { ...spec, sourceUrl, watermarkObjectUrl, ...(await chunkedLease(app, task, spec)) };
     },
+
+    // A long render in chunks (./render-chunks.ts): split, chunks, then the join on an agent.
+    fanOut: (_c, parent, result) => renderChunks(app, parent, result),
+    fanIn: (c, parent, result, chunks) => joinedChunks(c, app, parent, result, chunks),
+    joinsOnAgent: (result) => 'split' in result,
+    onChildrenProgress: chunksProgress,
 
     async onProgress(c, task, progress) {
       await c.query(
@@ -205,6 +212,7 @@ export function createRenderOutcomeHandler(app: Pick<Coordinator, 'urls' | 'stor
     },
 
     async onComplete(c, task, result) {
+      if ('split' in result) throw new Error('a split render completes with its join');
       const render = (await c.query(`SELECT id, organization_id AS "organizationId", job_id AS "jobId", status FROM renders WHERE id = $1 FOR UPDATE`, [task.subjectId])).rows[0];
       if (!render || render.status === 'done' || render.status === 'error') return;
       const stored = await verifyTaskObjects(app.store, task, [result.objectKey, result.thumbnailKey, result.captionsKey]);
@@ -229,6 +237,7 @@ export function createRenderOutcomeHandler(app: Pick<Coordinator, 'urls' | 'stor
 
     async afterFinish(task, outcome) {
       app.metrics.rendersFinished.labels(outcome).inc();
+      await removeChunkObjects(app, task);
       if (outcome === 'failed') await deletePrefix(app.store, taskObjectPrefix(task));
     },
   };

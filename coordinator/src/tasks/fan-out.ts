@@ -64,6 +64,8 @@ export class TaskFamilies {
       );
     }
     this.metrics.tasksEnqueued.labels(type).inc(children.length);
+    this.metrics.fanOuts.labels(parent.type).inc();
+    this.metrics.childTasks.labels(type).inc(children.length);
     await this.wakeups.notify(c, type);
     await this.queue.event(parent.id, parent.leasedBy, 'fanned_out', `${children.length} ${type} child tasks`, c);
   }
@@ -76,12 +78,13 @@ export class TaskFamilies {
     const { pending } = (await c.query(
       `UPDATE tasks SET children_pending = children_pending - 1 WHERE id = $1 RETURNING children_pending AS pending`, [parent.id],
     )).rows[0] as { pending: number };
-    if (pending > 0) return;
+    if (pending > 0) return this.childProgressed(c, child);
     const childResults = (await c.query(
       `SELECT result FROM tasks WHERE parent_id = $1 ORDER BY child_index`, [parent.id],
     )).rows.map((r: { result: unknown }) => r.result);
     const handler = this.queue.handlerOf(parent.type);
     const result = await handler.fanIn!(c, parent, parent.result, childResults);
+    if (handler.joinsOnAgent?.(result)) return this.queueJoin(c, parent, result, childResults.length);
     await c.query(
       `UPDATE tasks SET state = 'completed', result = $2, progress = 1, finished_at = now() WHERE id = $1`,
       [parent.id, result],
@@ -89,6 +92,31 @@ export class TaskFamilies {
     await handler.onComplete(c, parent, result);
     await this.queue.event(parent.id, null, 'completed', `after ${childResults.length} child tasks`, c);
     this.queue.endsWith(c, parent, TASK_STATES.completed);
+  }
+
+  /** The children are done and their results joined, for an agent to finish: the parent goes back
+   *  to the queue (at its old place in line, its attempts counted afresh) with that joined result. */
+  private async queueJoin(c: Queryable, parent: TaskRow, result: unknown, children: number): Promise<void> {
+    await c.query(
+      `UPDATE tasks SET state = 'queued', result = $2, children_pending = 0, attempts = 0, stage = NULL, leased_by = NULL WHERE id = $1`,
+      [parent.id, result],
+    );
+    await this.wakeups.notify(c, parent.type);
+    await this.queue.event(parent.id, null, 'joining', `${children} child tasks done; an agent joins their results`, c);
+  }
+
+  /** A child moved on: its parent's progress follows all of its children's (a completed one counts
+   *  whole), and the parent's domain shows it. Runs with the parent locked. */
+  async childProgressed(c: Queryable, child: TaskRow): Promise<void> {
+    const parent = await this.lockedWaitingParent(c, child);
+    const handler = parent && this.queue.handlerOf(parent.type);
+    if (!parent || !handler?.onChildrenProgress) return;
+    const { fraction } = (await c.query(
+      `SELECT COALESCE(avg(CASE WHEN state = 'completed' THEN 1 ELSE progress END), 0)::float8 AS fraction FROM tasks WHERE parent_id = $1`,
+      [parent.id],
+    )).rows[0] as { fraction: number };
+    const progress = await handler.onChildrenProgress(c, parent, fraction);
+    await c.query(`UPDATE tasks SET progress = GREATEST(progress, $2) WHERE id = $1`, [parent.id, progress]);
   }
 
   /** A child failed for good (or was cancelled): so does its parent, with the child's reason. */

@@ -34,6 +34,13 @@ export interface TaskOutcomeHandler {
   /** Fan-in: the parent's result from its own and its children's (in child order), before the
    *  parent's onComplete in the same transaction. */
   fanIn?(c: Queryable, parent: TaskRow, result: unknown, childResults: unknown[]): Promise<unknown>;
+  /** True when the joined result is not the parent's last word but work for an agent: the parent
+   *  is queued again with it (its prepareLease reads it from task.result) and completes, as any
+   *  task, with that agent's result (fanOut then returns none). A render joins its chunks so. */
+  joinsOnAgent?(result: unknown): boolean;
+  /** The children's progress, 0..1 over all of them (a completed child counts 1): the parent's own
+   *  progress to store, its domain's to show. */
+  onChildrenProgress?(c: Queryable, parent: TaskRow, fraction: number): Promise<number>;
 }
 
 export const LEASE_LOST = 'lease_lost';
@@ -200,7 +207,8 @@ export class TaskQueue {
        ),
        eligible AS (
          SELECT t.id, t.organization_id AS org, t.priority, t.queued_at,
-                row_number() OVER (PARTITION BY t.organization_id ORDER BY t.priority DESC, t.queued_at, t.id) AS place
+                -- A parent's children, queued in one transaction, go in their order (ids within a millisecond are random).
+                row_number() OVER (PARTITION BY t.organization_id ORDER BY t.priority DESC, t.queued_at, t.child_index NULLS FIRST, t.id) AS place
          FROM tasks t, me
          WHERE t.state = 'queued' AND NOT t.cancel_requested AND t.type = ANY($3::text[]) AND t.requires <@ me.tags
            AND (t.prefers <@ me.tags
@@ -334,6 +342,7 @@ export class TaskQueue {
       );
       const row = res.rows[0];
       if (!task.parentId) await this.handler(task.type).onProgress?.(c, task, row.progress, stage ?? task.stage, facts);
+      else await this.families.childProgressed(c, task);
       if (message) this.log.debug('task progress', { taskId: id, progress: row.progress, stage, message });
       return { cancelRequested: row.cancelRequested };
     });

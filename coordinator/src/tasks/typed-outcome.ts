@@ -28,13 +28,17 @@ export interface TypedOutcomeHandler<T extends TaskType> {
   fanOut?(c: Queryable, parent: TaskRow, result: TaskResult<T>): Promise<TypedChildTask<TaskChildType<T>>[]>;
   /** Fan-in: the parent's result from its own and its children's, in child order. */
   fanIn?(c: Queryable, parent: TaskRow, result: TaskResult<T>, childResults: TaskResult<TaskChildType<T>>[]): Promise<TaskResult<T>>;
+  /** The joined result is work for an agent: the parent is queued again with it (./fan-out.ts). */
+  joinsOnAgent?(result: TaskResult<T>): boolean;
+  /** The children's progress (0..1 over all of them): the parent's own progress to store. */
+  onChildrenProgress?: TaskOutcomeHandler['onChildrenProgress'];
 }
 
 /** The queue's handler for a task type: reads what the agent reported through the type's contract
  *  (a report that does not parse throws ContractViolation, which the queue refuses) and hands the
  *  domain typed values. */
 export function withContract<T extends TaskType>(type: T, domain: TypedOutcomeHandler<T>): TaskOutcomeHandler {
-  const { onProgress, prepareLease, fanOut, fanIn } = domain;
+  const { onProgress, prepareLease, fanOut, fanIn, joinsOnAgent } = domain;
   const childType = childTypeOf(type) as TaskChildType<T> | undefined;
   return {
     onProgress: onProgress
@@ -54,5 +58,7 @@ export function withContract<T extends TaskType>(type: T, domain: TypedOutcomeHa
       ? async (c, parent, result, childResults) =>
         fanIn(c, parent, parseTaskResult(type, result), childResults.map((r) => parseTaskResult(childType!, r)))
       : undefined,
+    joinsOnAgent: joinsOnAgent ? (result) => joinsOnAgent(parseTaskResult(type, result)) : undefined,
+    onChildrenProgress: domain.onChildrenProgress,
   };
 }

@@ -52,6 +52,10 @@ export function buildReframeGraph(reframe: Reframe | null | undefined, o: Refram
   return 'reframed';
 }
 
+/** How many pieces the graph cuts the clip into. A render in chunks needs one: each piece restarts
+ *  its clock at its first frame, which in a chunk would be another frame than in the single pass. */
+export const reframePieceCount = (reframe: Reframe | null | undefined, o: ReframeTarget): number => piecesOf(reframe, o).length;
+
 /** The filter chain of one piece: `head` (an input label, maybe a trim) to `[out]` at the output size. */
 function pieceChain(p: Piece, o: ReframeTarget): (head: string, out: string) => string {
   const { width: W, height: H } = o;

@@ -14,6 +14,7 @@ import { inputGuard } from '../../../common/src/media/input-guard.js';
 import { buildReframeGraph, sec } from './reframe-graph.js';
 import { editedDuration, editedWords, type JumpCutPlan } from '../../../common/src/render/jump-cuts.js';
 import { buildAudioCut, buildVideoCut, remapReframe } from './jump-cut-graph.js';
+import { usToSec, type ChunkCut } from './render-chunks.js';
 
 export interface RenderSpec {
   sourcePath: string;
@@ -49,6 +50,12 @@ export interface RenderSpec {
   /** With `edit`: the source's frame rate (frames are kept whole) and whether it has sound. */
   sourceFps?: number | null;
   sourceHasAudio?: boolean;
+  /** Frames between keyframes (render-chunks.ts gopFramesFor): the same in a single pass and in
+   *  each chunk, so chunks start where the single pass has a keyframe. Absent: the encoder's own. */
+  gopFrames?: number;
+  /** One chunk of the render (render-chunks.ts): the whole render's graph over this stretch of the
+   *  source, video only. */
+  chunk?: ChunkCut & { last: boolean };
 }
 
 /** The plan when it cuts something; null when the render is the uncut one. */
@@ -64,6 +71,15 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
   if (!(spec.endTime > spec.startTime && spec.startTime >= 0)) throw new Error(`bad clip range ${spec.startTime}..${spec.endTime}`);
   const graph: string[] = [];
   const edit = activeEdit(spec);
+  const chunk = spec.chunk;
+  if (chunk && edit) throw new Error('a render with jump cuts is not rendered in chunks');
+  // A chunk's frames go back on the single pass's clock (exact ticks): the crop path, caption
+  // canvas and libass see the very timestamps the single pass gives them.
+  let source = '0:v';
+  if (chunk?.shiftTicks) {
+    graph.push(`[0:v]setpts=PTS+${chunk.shiftTicks}[chunk_in]`);
+    source = 'chunk_in';
+  }
   // Output-sized 4:2:0 frames from here on whatever the source is (10-bit, 4:4:4): captions and the
   // watermark patch are drawn on the frame the encoder gets.
   const video = edit
@@ -72,7 +88,7 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     }, graph, buildVideoCut(edit, spec.startTime, spec.sourceFps ?? 0, graph))
     : buildReframeGraph(spec.reframe, {
       start: spec.startTime, end: spec.endTime, width: W, height: H, sourceWidth: spec.sourceWidth, sourceHeight: spec.sourceHeight,
-    }, graph);
+    }, graph, source);
   const audio = edit && spec.sourceHasAudio ? buildAudioCut(edit, spec.startTime, graph) : null;
   let chain = `[${video}]null`;
   const captions = captionLayout(spec);
@@ -86,19 +102,27 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     graph.push(`[${video}]split=2[cap_frame][cap_clock]`);
     graph.push(`[cap_clock]select=${filterArg(changes)},crop=2:2:0:0,format=yuva420p,pad=${W}:${height + 2}:0:${height}:color=${K},` +
       `crop=${W}:${height}:0:0,${subtitles}:alpha=1[cap_strip]`);
-    chain = `[cap_frame][cap_strip]overlay=x=0:y=${top}:format=yuv420:eof_action=pass`;
+    // A chunk's strip stream ends with its input while its last frames may still be on their way to
+    // the overlay: the chunk holds the last strip there (repeat), as the single pass, whose strips go
+    // on, does. The last chunk ends as the single pass ends (pass).
+    const eof = chunk && !chunk.last ? 'repeat' : 'pass';
+    chain = `[cap_frame][cap_strip]overlay=x=0:y=${top}:format=yuv420:eof_action=${eof}`;
   } else if (spec.caption) {
     chain += `,${subtitles}`;
   }
 
   // `file:` so a ':' in a path is never read as a protocol name (and a leading '-' never as an option).
-  const inputs = [...inputGuard(), '-ss', sec(spec.startTime), '-to', sec(spec.endTime), '-i', fileUrl(spec.sourcePath)];
+  const range = chunk ? [usToSec(chunk.fromUs), usToSec(chunk.toUs)] : [sec(spec.startTime), sec(spec.endTime)];
+  const inputs = [...inputGuard(), '-ss', range[0]!, '-to', range[1]!, '-i', fileUrl(spec.sourcePath)];
+  // Chunks after the first start at 0 for the encoder (their frames then map one to one to output
+  // frames); the first keeps the single pass's start as it is.
+  const out = chunk?.shiftTicks ? 'vchunk' : 'vout';
   const wm = spec.watermark;
   if (wm && wm.opacity > 0) {
     if (!wm.imageWidth || !wm.imageHeight) throw new Error('watermark imageWidth/imageHeight are needed (prepareRender reads them)');
     graph.push(`${chain}[captioned]`);
     const f = buildWatermarkFilter({
-      ...wm, videoLabel: 'captioned', imageLabel: '1:v', outLabel: 'vout',
+      ...wm, videoLabel: 'captioned', imageLabel: '1:v', outLabel: out,
       frameWidth: W, frameHeight: H, imageWidth: wm.imageWidth, imageHeight: wm.imageHeight, frameFormat: 'yuv420p',
       legacyFfmpeg: spec.legacyFfmpeg,
     });
@@ -110,8 +134,10 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     // image2 named: ffmpeg 5+ probes a .png as png_pipe, which has no -pattern_type and refuses it.
     if (f.box) inputs.push(...inputGuard('image'), '-f', 'image2', '-pattern_type', 'none', '-i', fileUrl(wm.imagePath));
   } else {
-    graph.push(`${chain}[vout]`);
+    graph.push(`${chain}[${out}]`);
   }
+  if (out !== 'vout') graph.push(`[${out}]setpts=PTS-STARTPTS[vout]`);
+  const audioMap = chunk ? ['-an'] : edit ? (audio ? ['-map', `[${audio}]`] : []) : ['-map', '0:a:0?'];
 
   return [
     '-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1',
@@ -121,9 +147,9 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     '-filter_complex_threads', '1',
     ...inputs,
     '-filter_complex', graph.join(';'),
-    '-map', '[vout]', ...(edit ? (audio ? ['-map', `[${audio}]`] : []) : ['-map', '0:a:0?']),
-    ...encoderArgs(spec.encoder), '-pix_fmt', 'yuv420p',
-    '-c:a', 'aac', '-b:a', '160k',
+    '-map', '[vout]', ...audioMap,
+    ...encoderArgs(spec.encoder, spec.gopFrames), '-pix_fmt', 'yuv420p',
+    ...(chunk ? [] : ['-c:a', 'aac', '-b:a', '160k']),
     '-map_metadata', '-1', '-map_chapters', '-1',
     '-movflags', '+faststart', '-f', 'mp4', fileUrl(spec.output.path),
   ];
@@ -192,11 +218,14 @@ export function clipWords(words: CaptionWord[], start: number, end: number): Cap
     .map((w) => ({ text: w.text, start: Math.max(0, w.start - start), end: Math.min(end, w.end) - start }));
 }
 
-/** The video encoder's options: NVENC where the host has it, else libx264. */
-export function encoderArgs(encoder: RenderSpec['encoder']): string[] {
+/** The video encoder's options: NVENC where the host has it, else libx264. With `gopFrames`, a
+ *  closed GOP of exactly that many frames, no keyframe put in at scene changes: a chunk (which
+ *  starts on a keyframe) then has the keyframes the single pass has at the same frames. */
+export function encoderArgs(encoder: RenderSpec['encoder'], gopFrames?: number): string[] {
+  const gop = gopFrames ? ['-g', String(gopFrames), '-keyint_min', String(gopFrames), '-flags', '+cgop'] : [];
   return encoder === 'h264_nvenc'
-    ? ['-c:v', 'h264_nvenc', '-preset', 'p4', '-rc', 'vbr', '-cq', '21', '-b:v', '0']
-    : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20'];
+    ? ['-c:v', 'h264_nvenc', '-preset', 'p4', '-rc', 'vbr', '-cq', '21', '-b:v', '0', ...gop, ...(gopFrames ? ['-no-scenecut', '1', '-forced-idr', '1'] : [])]
+    : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', ...gop, ...(gopFrames ? ['-sc_threshold', '0'] : [])];
 }
 
 // ---- escaping -----------------------------------------------------------------------------------

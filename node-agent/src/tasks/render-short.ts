@@ -3,133 +3,206 @@ import { decodes, rasteriseSvg, sniffImage, stillPng } from '../../../common/src
 import path from 'node:path';
 import { resolveCaptionStyle } from '../../../common/src/render/presets.js';
 import { stageProgress } from '../../../common/src/tasks/contract.js';
-import { RENDER_STAGES } from '../../../common/src/tasks/render-short.js';
+import { RENDER_STAGES, renderAudioName, type RenderSplit } from '../../../common/src/tasks/render-short.js';
+import type { TaskLeasePayload, TaskResult } from '../../../common/src/tasks/contracts.js';
 import { planReframe } from '../../../common/src/reframe/camera.js';
-import { FfmpegError, ffprobe, runFfmpeg } from '../media/ffmpeg.js';
+import { FfmpegError, ffprobe, runFfmpeg, type ProbeResult } from '../media/ffmpeg.js';
 import { assPathFor, prepareRender, type RenderSpec } from '../media/render-args.js';
+import { reframePieceCount } from '../media/reframe-graph.js';
+import { encodeRenderAudio, gopFramesFor, joinChunks, planChunkCuts, probeFrameTimes } from '../media/render-chunks.js';
 import { editedDuration, planJumpCuts, resolveEditing } from '../../../common/src/render/jump-cuts.js';
 import { clipSpeech } from '../media/clip-speech.js';
 import { isBundledFfmpeg } from '../../../common/src/media/tools.js';
 import { grabThumbnail } from '../media/clips.js';
 import { downloadObject, downloadSource } from './download.js';
-import { TaskError, type TaskHandler } from './task-context.js';
+import { TaskError, type TaskContext, type TaskHandler } from './task-context.js';
 import { checkSourceLimits } from './analyze-video.js';
 
 const WATERMARK_MAX_BYTES = 10_000_000;
 
+/** What a render and each of its chunks set up alike: the source, watermark, crop path and cuts. */
+export async function prepareRenderSpec(
+  ctx: TaskContext<'render-short'> | TaskContext<'render-chunk'>, p: TaskLeasePayload<'render-short'>, out: string,
+): Promise<{ spec: RenderSpec; info: ProbeResult }> {
+  const source = path.join(ctx.workDir, 'source.mp4');
+  await downloadObject(p.sourceUrl, source, ctx.signal);
+  const info = await ffprobe(source, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal }).catch(() => undefined);
+  if (!info?.width || !info.height) throw new TaskError('The job\'s source video could not be read', 'SOURCE_MISSING');
+  checkSourceLimits(info, ctx.config);
+
+  let watermark: RenderSpec['watermark'];
+  const wm = p.options.waterMark;
+  if (p.watermark && wm) {
+    let image = path.join(ctx.workDir, 'watermark');
+    if (p.watermarkObjectUrl) await downloadObject(p.watermarkObjectUrl, image, ctx.signal);
+    else await downloadSource(ctx, p.watermark.url!, image, WATERMARK_MAX_BYTES);
+    // Judged by its bytes; an SVG reaches the renderer only as a PNG rasterised from clean markup.
+    const bytes = await readFile(image);
+    const kind = sniffImage(bytes);
+    if (!kind || (kind !== 'svg' && !(await decodes(bytes)))) throw new TaskError('The watermark is not a PNG, JPEG, WebP, GIF or SVG image', 'WATERMARK_FORMAT');
+    image = path.join(ctx.workDir, 'watermark.png');
+    await writeFile(image, kind === 'svg' ? await rasteriseSvg(bytes) : await stillPng(bytes));
+    watermark = {
+      imagePath: image,
+      left: wm.left, top: wm.top, bottom: wm.bottom, width: wm.width,
+      opacity: wm.opacity === undefined ? 1 : Number(wm.opacity),
+      blendMode: wm.blendMode ?? 'normal',
+    };
+  }
+
+  let reframe = p.reframe;
+  if (p.recompute) {
+    reframe = planReframe(p.recompute.detections, p.recompute.director, p.output);
+    ctx.log.info('camera path recomputed', { renderId: p.renderId, director: p.recompute.director, keyframes: reframe.keyframes.length });
+  }
+
+  // Jump cuts are planned here, where the source's frame rate is known: cuts land on its frames.
+  // Silences need voice activity: the analysis's when it stored some, else heard here.
+  let speech = p.speech;
+  if (resolveEditing(p.options.editing)?.silence && !speech?.length && info.hasAudio) {
+    speech = await clipSpeech(ctx.config.ffmpegPath, source, { start: p.startTime, end: p.endTime }, ctx.workDir, ctx.signal).catch((err) => {
+      if (ctx.signal.aborted) throw err;
+      // A render is not lost for want of voice activity: the words alone then say where speech is.
+      ctx.log.warn('voice activity unavailable: silences from word timings alone', { renderId: p.renderId, err });
+      return null;
+    });
+    ctx.log.info('voice activity heard for jump cuts', { renderId: p.renderId, intervals: speech?.length ?? 0 });
+  }
+  const edit = p.options.editing
+    ? planJumpCuts({ start: p.startTime, end: p.endTime, words: p.words, speech, editing: p.options.editing, fps: info.fps })
+    : null;
+  if (edit) ctx.log.info('jump cuts planned', { renderId: p.renderId, cuts: edit.cuts.length, removedSec: edit.removedSec, fillers: edit.fillerWords.length });
+
+  const spec: RenderSpec = {
+    sourcePath: source,
+    startTime: p.startTime,
+    endTime: p.endTime,
+    words: p.words,
+    output: { ...p.output, path: out },
+    reframe,
+    caption: { style: resolveCaptionStyle(p.captionPreset, p.options.style), maxWordsInPage: p.options.maxWordsInPage ?? 4 },
+    watermark,
+    encoder: ctx.host.nvencAvailable ? 'h264_nvenc' : 'libx264',
+    legacyFfmpeg: isBundledFfmpeg(ctx.config.ffmpegPath),
+    workDir: ctx.workDir,
+    sourceWidth: info.width,
+    sourceHeight: info.height,
+    gopFrames: gopFramesFor(info.fps),
+    ...(edit?.cuts.length ? { edit, sourceFps: info.fps, sourceHasAudio: info.hasAudio } : {}),
+  };
+  return { spec, info };
+}
+
+/** Runs the render's (or chunk's) ffmpeg, its progress over the `rendering` stage. */
+export async function encodeRender(
+  ctx: TaskContext<'render-short'> | TaskContext<'render-chunk'>, spec: RenderSpec, durationSec: number, onProgress: (f: number) => void,
+): Promise<ProbeResult> {
+  const args = await prepareRender(spec);
+  const encodeStarted = performance.now();
+  try {
+    await runFfmpeg(ctx.config.ffmpegPath, args, { durationSec, signal: ctx.signal, onProgress });
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    ctx.log.error('ffmpeg failed', { err });
+    // A graph ffmpeg cannot set up fails again on any agent: fail once, with the filter's reason.
+    const refused = err instanceof FfmpegError && err.graphRefused;
+    const reason = err instanceof FfmpegError ? err.reason : String((err as Error).message).split('\n').slice(-1)[0];
+    throw new TaskError(`Rendering failed: ${reason}`, 'RENDERING_ERROR', !refused);
+  }
+  const encodeSeconds = (performance.now() - encodeStarted) / 1000;
+  const rendered = await ffprobe(spec.output.path, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
+  ctx.metrics.renderEncoded(spec.encoder === 'h264_nvenc' ? 'nvenc' : 'x264', Math.round(rendered.durationSec * (rendered.fps ?? 0)), encodeSeconds);
+  return rendered;
+}
+
 export const renderShort: TaskHandler<'render-short'> = {
   async run(ctx) {
     const p = ctx.payload;
+    if (p.join) return joinRender(ctx, p.join);
     ctx.progress(stageProgress(RENDER_STAGES, 'downloading'), 'downloading');
-    const source = path.join(ctx.workDir, 'source.mp4');
-    await downloadObject(p.sourceUrl, source, ctx.signal);
-    const info = await ffprobe(source, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal }).catch(() => undefined);
-    if (!info?.width || !info.height) throw new TaskError('The job\'s source video could not be read', 'SOURCE_MISSING');
-    checkSourceLimits(info, ctx.config);
-
-    let watermark: RenderSpec['watermark'];
-    const wm = p.options.waterMark;
-    if (p.watermark && wm) {
-      let image = path.join(ctx.workDir, 'watermark');
-      if (p.watermarkObjectUrl) await downloadObject(p.watermarkObjectUrl, image, ctx.signal);
-      else await downloadSource(ctx, p.watermark.url!, image, WATERMARK_MAX_BYTES);
-      // Judged by its bytes; an SVG reaches the renderer only as a PNG rasterised from clean markup.
-      const bytes = await readFile(image);
-      const kind = sniffImage(bytes);
-      if (!kind || (kind !== 'svg' && !(await decodes(bytes)))) throw new TaskError('The watermark is not a PNG, JPEG, WebP, GIF or SVG image', 'WATERMARK_FORMAT');
-      image = path.join(ctx.workDir, 'watermark.png');
-      await writeFile(image, kind === 'svg' ? await rasteriseSvg(bytes) : await stillPng(bytes));
-      watermark = {
-        imagePath: image,
-        left: wm.left, top: wm.top, bottom: wm.bottom, width: wm.width,
-        opacity: wm.opacity === undefined ? 1 : Number(wm.opacity),
-        blendMode: wm.blendMode ?? 'normal',
-      };
-    }
-
-    let reframe = p.reframe;
-    if (p.recompute) {
-      reframe = planReframe(p.recompute.detections, p.recompute.director, p.output);
-      ctx.log.info('camera path recomputed', { renderId: p.renderId, director: p.recompute.director, keyframes: reframe.keyframes.length });
-    }
-
-    // Jump cuts are planned here, where the source's frame rate is known: cuts land on its frames.
-    // Silences need voice activity: the analysis's when it stored some, else heard here.
-    let speech = p.speech;
-    if (resolveEditing(p.options.editing)?.silence && !speech?.length && info.hasAudio) {
-      speech = await clipSpeech(ctx.config.ffmpegPath, source, { start: p.startTime, end: p.endTime }, ctx.workDir, ctx.signal).catch((err) => {
-        if (ctx.signal.aborted) throw err;
-        // A render is not lost for want of voice activity: the words alone then say where speech is.
-        ctx.log.warn('voice activity unavailable: silences from word timings alone', { renderId: p.renderId, err });
-        return null;
-      });
-      ctx.log.info('voice activity heard for jump cuts', { renderId: p.renderId, intervals: speech?.length ?? 0 });
-    }
-    const edit = p.options.editing
-      ? planJumpCuts({ start: p.startTime, end: p.endTime, words: p.words, speech, editing: p.options.editing, fps: info.fps })
-      : null;
-    if (edit) ctx.log.info('jump cuts planned', { renderId: p.renderId, cuts: edit.cuts.length, removedSec: edit.removedSec, fillers: edit.fillerWords.length });
-
     const out = path.join(ctx.workDir, 'render.mp4');
-    const spec: RenderSpec = {
-      sourcePath: source,
-      startTime: p.startTime,
-      endTime: p.endTime,
-      words: p.words,
-      output: { ...p.output, path: out },
-      reframe,
-      caption: { style: resolveCaptionStyle(p.captionPreset, p.options.style), maxWordsInPage: p.options.maxWordsInPage ?? 4 },
-      watermark,
-      encoder: ctx.host.nvencAvailable ? 'h264_nvenc' : 'libx264',
-      legacyFfmpeg: isBundledFfmpeg(ctx.config.ffmpegPath),
-      workDir: ctx.workDir,
-      sourceWidth: info.width,
-      sourceHeight: info.height,
-      ...(edit?.cuts.length ? { edit, sourceFps: info.fps, sourceHasAudio: info.hasAudio } : {}),
-    };
-    const args = await prepareRender(spec);
-    ctx.progress(stageProgress(RENDER_STAGES, 'rendering'), 'rendering');
-    const encodeStarted = performance.now();
-    try {
-      await runFfmpeg(ctx.config.ffmpegPath, args, {
-        durationSec: edit ? editedDuration(edit) : p.endTime - p.startTime,
-        signal: ctx.signal,
-        onProgress: (f) => ctx.progress(stageProgress(RENDER_STAGES, 'rendering', f), 'rendering'),
-      });
-    } catch (err) {
-      if (ctx.signal.aborted) throw err;
-      ctx.log.error('ffmpeg failed', { err });
-      // A graph ffmpeg cannot set up fails again on any agent: fail once, with the filter's reason.
-      const refused = err instanceof FfmpegError && err.graphRefused;
-      const reason = err instanceof FfmpegError ? err.reason : String((err as Error).message).split('\n').slice(-1)[0];
-      throw new TaskError(`Rendering failed: ${reason}`, 'RENDERING_ERROR', !refused);
+    const { spec, info } = await prepareRenderSpec(ctx, p, out);
+    if (p.split) {
+      const split = await splitRender(ctx, spec, info, p.split);
+      if (split) return { split };
     }
-    const encodeSeconds = (performance.now() - encodeStarted) / 1000;
-    const rendered = await ffprobe(out, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
-    ctx.metrics.renderEncoded(spec.encoder === 'h264_nvenc' ? 'nvenc' : 'x264', Math.round(rendered.durationSec * (rendered.fps ?? 0)), encodeSeconds);
-    const thumb = path.join(ctx.workDir, 'render.jpg');
-    // Half a second in, or half-way through an output shorter than a second (jump cuts can make one):
-    // a seek past the end writes no picture, and the render would fail for want of its thumbnail.
-    await grabThumbnail(ctx.config.ffmpegPath, out, thumb, Math.min(0.5, rendered.durationSec / 2), ctx.signal);
-    ctx.progress(stageProgress(RENDER_STAGES, 'uploading'), 'uploading');
-    // The caption script as burned in goes up too: what the captions said can be read back as text.
-    const script = assPathFor(spec);
-    const hasScript = await access(script).then(() => true, () => false);
-    const [file, thumbnail, captions] = await Promise.all([
-      ctx.upload(out, `render-${p.renderId}.mp4`, 'video/mp4'),
-      ctx.upload(thumb, `render-${p.renderId}.jpg`, 'image/jpeg'),
-      hasScript ? ctx.upload(script, `render-${p.renderId}.ass`, 'text/x-ssa') : undefined,
-    ]);
-    return {
-      objectKey: file.objectKey,
-      sizeBytes: (await stat(out)).size,
-      contentType: 'video/mp4',
-      durationSec: rendered.durationSec,
-      thumbnailKey: thumbnail.objectKey,
-      captionsKey: captions?.objectKey ?? null,
-      width: rendered.width,
-      height: rendered.height,
-      encoder: spec.encoder,
-    };
+    ctx.progress(stageProgress(RENDER_STAGES, 'rendering'), 'rendering');
+    const durationSec = spec.edit?.cuts.length ? editedDuration(spec.edit) : p.endTime - p.startTime;
+    await encodeRender(ctx, spec, durationSec, (f) => ctx.progress(stageProgress(RENDER_STAGES, 'rendering', f), 'rendering'));
+    return finishRender(ctx, out, spec.encoder, assPathFor(spec));
   },
 };
+
+/**
+ * A render in chunks, its first step: the cuts (frame-exact, on keyframe boundaries) and the sound
+ * of the whole render, encoded once. Undefined when it cannot be cut exactly (jump cuts, a crop
+ * path of several pieces, no frame rate): it is then rendered in one pass here.
+ */
+async function splitRender(
+  ctx: TaskContext<'render-short'>, spec: RenderSpec, info: ProbeResult, asked: NonNullable<TaskLeasePayload<'render-short'>['split']>,
+): Promise<RenderSplit | undefined> {
+  const p = ctx.payload;
+  const target = { start: p.startTime, end: p.endTime, width: p.output.width, height: p.output.height, sourceWidth: spec.sourceWidth, sourceHeight: spec.sourceHeight };
+  if (spec.edit?.cuts.length || !spec.gopFrames || reframePieceCount(spec.reframe, target) > 1) {
+    ctx.log.info('render not split: it cannot be cut exactly', { renderId: p.renderId });
+    return undefined;
+  }
+  ctx.progress(stageProgress(RENDER_STAGES, 'splitting'), 'splitting');
+  const frames = await probeFrameTimes(ctx.config.ffprobePath, spec.sourcePath, p.startTime, p.endTime, ctx.signal);
+  const cuts = planChunkCuts(frames, { start: p.startTime, end: p.endTime, chunks: asked.chunks, gopFrames: spec.gopFrames });
+  if (!cuts) {
+    ctx.log.info('render not split: too few keyframe intervals or no exact cut', { renderId: p.renderId, chunks: asked.chunks });
+    return undefined;
+  }
+  let audio: RenderSplit['audio'] = null;
+  if (info.hasAudio) {
+    const file = path.join(ctx.workDir, 'audio.mp4');
+    await encodeRenderAudio(ctx.config.ffmpegPath, { sourcePath: spec.sourcePath, start: p.startTime, end: p.endTime, out: file, signal: ctx.signal });
+    const uploaded = await ctx.upload(file, renderAudioName(p.renderId), 'audio/mp4');
+    audio = { objectKey: uploaded.objectKey, sizeBytes: uploaded.sizeBytes, contentType: 'audio/mp4' };
+  }
+  ctx.log.info('render split', { renderId: p.renderId, chunks: cuts.length, encoder: asked.encoder, gopFrames: spec.gopFrames });
+  return { audio, cuts, gopFrames: spec.gopFrames, encoder: asked.encoder };
+}
+
+/** A render in chunks, its last step: the chunks' video joined as it is, with the sound. */
+async function joinRender(ctx: TaskContext<'render-short'>, join: NonNullable<TaskLeasePayload<'render-short'>['join']>): Promise<TaskResult<'render-short'>> {
+  ctx.progress(stageProgress(RENDER_STAGES, 'joining'), 'joining');
+  const chunkPaths = join.chunkUrls.map((_, i) => path.join(ctx.workDir, `chunk-${i}.mp4`));
+  await Promise.all(join.chunkUrls.map((url, i) => downloadObject(url, chunkPaths[i]!, ctx.signal)));
+  const audioPath = join.audioUrl ? path.join(ctx.workDir, 'audio.mp4') : null;
+  if (join.audioUrl) await downloadObject(join.audioUrl, audioPath!, ctx.signal);
+  const out = path.join(ctx.workDir, 'render.mp4');
+  await joinChunks(ctx.config.ffmpegPath, { chunkPaths, audioPath, out, workDir: ctx.workDir, signal: ctx.signal });
+  return finishRender(ctx, out);
+}
+
+/** The finished render, its thumbnail and (rendered in one pass) the caption script it burned in,
+ *  uploaded. A joined render's script stayed with its chunks' agents: it keeps none. */
+async function finishRender(ctx: TaskContext<'render-short'>, out: string, encoder?: string, captionScript?: string): Promise<TaskResult<'render-short'>> {
+  const p = ctx.payload;
+  const rendered = await ffprobe(out, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
+  const thumb = path.join(ctx.workDir, 'render.jpg');
+  // Half a second in, or half-way through an output shorter than a second (jump cuts can make one):
+  // a seek past the end writes no picture, and the render would fail for want of its thumbnail.
+  await grabThumbnail(ctx.config.ffmpegPath, out, thumb, Math.min(0.5, rendered.durationSec / 2), ctx.signal);
+  ctx.progress(stageProgress(RENDER_STAGES, 'uploading'), 'uploading');
+  // The caption script as burned in goes up too: what the captions said can be read back as text.
+  const hasScript = captionScript ? await access(captionScript).then(() => true, () => false) : false;
+  const [file, thumbnail, captions] = await Promise.all([
+    ctx.upload(out, `render-${p.renderId}.mp4`, 'video/mp4'),
+    ctx.upload(thumb, `render-${p.renderId}.jpg`, 'image/jpeg'),
+    hasScript ? ctx.upload(captionScript!, `render-${p.renderId}.ass`, 'text/x-ssa') : undefined,
+  ]);
+  return {
+    objectKey: file.objectKey,
+    sizeBytes: (await stat(out)).size,
+    contentType: 'video/mp4',
+    durationSec: rendered.durationSec,
+    thumbnailKey: thumbnail.objectKey,
+    captionsKey: captions?.objectKey ?? null,
+    width: rendered.width,
+    height: rendered.height,
+    encoder,
+  };
+}

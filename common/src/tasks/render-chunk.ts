@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { noFactsSchema, type TaskContract } from './contract.js';
+import { renderEncoderSchema, renderShortLeaseSchema, renderShortPayloadSchema } from './render-short.js';
+
+// render-chunk: one stretch of a long render (issue 22), a child of its render-short. It runs the
+// whole render's graph over its own frames, video only; its parent joins the chunks with the sound.
+
+/** Where the chunk lies: microseconds on ffmpeg's -ss clock, and the shift (video stream ticks) that
+ *  puts its frames back on the single pass's clock (node-agent/src/media/render-chunks.ts). */
+export const chunkCutSchema = z.object({
+  fromUs: z.number().int().nonnegative(),
+  toUs: z.number().int().positive(),
+  shiftTicks: z.number().int().nonnegative(),
+});
+
+export const renderChunkPayloadSchema = renderShortPayloadSchema.extend({
+  chunk: chunkCutSchema.extend({
+    index: z.number().int().nonnegative(),
+    /** The render's last chunk ends as the single pass does; the others hold their last caption. */
+    last: z.boolean(),
+    /** Every chunk of a render has the same encoder and GOP, whatever its host has: their streams are
+     *  joined as they are. */
+    encoder: renderEncoderSchema,
+    gopFrames: z.number().int().positive(),
+  }),
+});
+
+export const renderChunkResultSchema = z.object({
+  objectKey: z.string().min(1),
+  sizeBytes: z.number().int().nonnegative(),
+  contentType: z.string().min(1),
+  frames: z.number().int().positive(),
+});
+
+export const RENDER_CHUNK_STAGES = {
+  downloading: { start: 0.01, end: 0.05 },
+  rendering: { start: 0.05, end: 0.95 },
+  uploading: { start: 0.97, end: 1 },
+};
+
+export const renderChunkContract = {
+  payload: renderChunkPayloadSchema,
+  leasePayload: renderChunkPayloadSchema.extend(renderShortLeaseSchema.shape),
+  facts: noFactsSchema,
+  result: renderChunkResultSchema,
+  stages: RENDER_CHUNK_STAGES,
+  needs: ['ffmpeg'],
+  // An NVENC chunk requires NVENC (added per child); an x264 one runs anywhere.
+  placement: { requires: [], prefers: [] },
+  timeLimitSec: 3600,
+} as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof RENDER_CHUNK_STAGES>;
+
+export type RenderChunkPayload = z.output<typeof renderChunkPayloadSchema>;
+export type RenderChunkResult = z.output<typeof renderChunkResultSchema>;

@@ -1,0 +1,125 @@
+// A long render on several agents at once (issue 22). The render's task goes to one agent, which
+// encodes the sound of the whole render and plans frame-exact cuts (`split`); each cut becomes a
+// render-chunk child that renders the video of its stretch; when the last is done the render's task
+// is queued again and an agent joins the chunks with the sound, without re-encoding (`join`).
+// The queue's fan-out (tasks/fan-out.ts) keeps it exactly-once: the render completes, and its file
+// is stored, once, with the join's result.
+import type { Coordinator } from '../coordinator.js';
+import type { Queryable } from '../db/db.js';
+import { AppError } from '../../../common/src/errors.js';
+import type { TaskLeasePayload, TaskPayload, TaskResult } from '../../../common/src/tasks/contracts.js';
+import { stageProgress } from '../../../common/src/tasks/contract.js';
+import { RENDER_STAGES, renderAudioName, type RenderShortPayload, type RenderSplit } from '../../../common/src/tasks/render-short.js';
+import { verifyTaskObjects } from '../files/task-objects.js';
+import { deletePrefix } from '../storage/object-store.js';
+import { taskObjectKey, taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
+import type { TypedChildTask, TypedOutcomeHandler } from '../tasks/typed-outcome.js';
+
+type App = Pick<Coordinator, 'db' | 'urls' | 'store' | 'config'>;
+type SplitLease = Pick<TaskLeasePayload<'render-short'>, 'split' | 'join'>;
+
+const signed = async (app: App, key: string) => (await app.urls.sign(key, 'GET', 6 * 3600)).url;
+
+/** Free render slots in the farm (connected agents that take render-chunk), all and on NVENC hosts.
+ *  The slot the render's own task holds counts as free: it is, once the split is done. */
+async function freeRenderSlots(app: App, taskId: string): Promise<{ all: number; nvenc: number }> {
+  const row = await app.db.one<{ all: number; nvenc: number }>(
+    `WITH free AS (
+       SELECT 'nvenc' = ANY(a.capability_tags) AS nvenc,
+              GREATEST(a.max_slots - (SELECT count(*) FROM tasks t WHERE t.state = 'leased' AND t.leased_by = a.id AND t.id <> $2), 0) AS slots
+         FROM agents a
+        WHERE a.state = 'online' AND a.last_seen_at > now() - make_interval(secs => $1 / 1000.0) AND 'render-chunk' = ANY(a.task_types)
+     )
+     SELECT COALESCE(sum(slots), 0)::int AS all, COALESCE(sum(slots) FILTER (WHERE nvenc), 0)::int AS nvenc FROM free`,
+    [app.config.leaseTtlMs, taskId],
+  );
+  return row ?? { all: 0, nvenc: 0 };
+}
+
+/**
+ * What the render's task is asked to do when an agent takes it: join the chunks (its children are
+ * done), split (a long render and a farm with two free slots or more: as many chunks as free slots,
+ * no shorter than RENDER_CHUNK_SEC each), or the whole render in one pass. Renders with jump cuts
+ * are never split.
+ */
+export async function chunkedLease(app: App, task: TaskRow, spec: RenderShortPayload): Promise<SplitLease> {
+  const joined = (task.result as { split?: RenderSplit } | null)?.split;
+  if (joined?.chunks) {
+    return {
+      join: {
+        audioUrl: joined.audio ? await signed(app, joined.audio.objectKey) : null,
+        chunkUrls: await Promise.all(joined.chunks.map((c) => signed(app, c.objectKey))),
+      },
+    };
+  }
+  const lengthSec = spec.endTime - spec.startTime;
+  const { renderChunkMinSec, renderChunkSec } = app.config;
+  if (!(renderChunkMinSec > 0) || lengthSec < renderChunkMinSec || spec.options.editing) return {};
+  const byLength = Math.floor(lengthSec / renderChunkSec);
+  const free = await freeRenderSlots(app, task.id);
+  // Every chunk of a render is encoded alike: on NVENC hosts only when two or more have a free slot.
+  const encoder = free.nvenc >= 2 ? 'h264_nvenc' : 'libx264';
+  const chunks = Math.min(byLength, encoder === 'h264_nvenc' ? free.nvenc : free.all);
+  return chunks >= 2 ? { split: { chunks, encoder } } : {};
+}
+
+/** The chunks a split render fans out into (none for a render done in one pass or joined). */
+export async function renderChunks(app: App, parent: TaskRow, result: TaskResult<'render-short'>): Promise<TypedChildTask<'render-chunk'>[]> {
+  if (!('split' in result) || result.split.chunks) return [];
+  const { audio, cuts, encoder, gopFrames } = result.split;
+  const spec = parent.payload as unknown as TaskPayload<'render-short'>;
+  if (audio) {
+    await verifyTaskObjects(app.store, parent, [audio.objectKey]);
+    if (audio.objectKey !== taskObjectKey(parent, renderAudioName(spec.renderId))) throw new AppError(422, 'bad_result', 'the render\'s sound has another name');
+  }
+  return cuts.map((cut, index) => ({
+    payload: { ...spec, chunk: { ...cut, index, last: index === cuts.length - 1, encoder, gopFrames } },
+    placement: encoder === 'h264_nvenc' ? { requires: ['nvenc'] } : undefined,
+  }));
+}
+
+/** Fan-in: the chunks, in order, each checked to be its own child's, for the join. */
+export async function joinedChunks(c: Queryable, app: App, parent: TaskRow, result: TaskResult<'render-short'>, chunks: TaskResult<'render-chunk'>[]): Promise<TaskResult<'render-short'>> {
+  if (!('split' in result)) throw new Error('only a split render has chunks to join');
+  const children = (await c.query(
+    `SELECT id, organization_id AS "organizationId", type FROM tasks WHERE parent_id = $1 ORDER BY child_index`, [parent.id],
+  )).rows as Array<Pick<TaskRow, 'id' | 'organizationId' | 'type'>>;
+  for (const [i, child] of children.entries()) await verifyTaskObjects(app.store, child, [chunks[i]!.objectKey]);
+  return { split: { ...result.split, chunks: chunks.map((r) => ({ objectKey: r.objectKey, frames: r.frames })) } };
+}
+
+/** While the chunks render, the render's progress is theirs (over the `rendering` stage). */
+export async function chunksProgress(c: Queryable, parent: TaskRow, fraction: number): Promise<number> {
+  const progress = stageProgress(RENDER_STAGES, 'rendering', fraction);
+  await c.query(
+    `UPDATE renders SET status = 'progress', progress = GREATEST(progress, $2), updated_at = now() WHERE id = $1 AND status IN ('queued', 'progress')`,
+    [parent.subjectId, progress],
+  );
+  return progress;
+}
+
+/** The chunks and the sound are the join's inputs only: gone once the render has ended. */
+export async function removeChunkObjects(app: App, task: TaskRow): Promise<void> {
+  const children = (await app.db.query(
+    `SELECT id, organization_id AS "organizationId" FROM tasks WHERE parent_id = $1`, [task.id],
+  )) as Array<Pick<TaskRow, 'id' | 'organizationId'>>;
+  if (!children.length) return;
+  for (const child of children) await deletePrefix(app.store, taskObjectPrefix(child));
+  const spec = task.payload as unknown as RenderShortPayload;
+  await app.store.delete(taskObjectKey(task, renderAudioName(spec.renderId))).catch(() => undefined);
+}
+
+/** render-chunk's side in the coordinator: fresh URLs when an agent takes one. Its outcome is its
+ *  parent's business (fan-out.ts), never a domain's. */
+export function createRenderChunkHandler(app: App): TypedOutcomeHandler<'render-chunk'> {
+  const never = () => { throw new Error('a render-chunk is always a render\'s child'); };
+  return {
+    async prepareLease(_task, spec) {
+      const sourceUrl = await signed(app, spec.sourceObjectKey);
+      const watermarkObjectUrl = spec.watermark?.objectKey ? await signed(app, spec.watermark.objectKey) : null;
+      return { ...spec, sourceUrl, watermarkObjectUrl };
+    },
+    async onComplete() { never(); },
+    async onFailed() { never(); },
+  };
+}

@@ -1,0 +1,144 @@
+// A long render in chunks (issue 22): the cut points, the audio encoded once, and the join.
+//
+// Each chunk runs the whole render's filter graph on its own stretch of the source (render-args.ts,
+// `chunk`): same caption script, same crop path, same encoder settings, a keyframe every GOP. The
+// cuts fall between two source frames, GOP-aligned, so every frame of the single-pass render is in
+// exactly one chunk and each chunk starts where the single pass has a keyframe. The chunk's frames
+// are put back on the single pass's clock (to the tick) before the graph, so captions appear on the
+// same frames; then the video streams are joined as they are (concat demuxer, -c copy) with the
+// audio of the whole range, encoded once: no seam in sound, no frame repeated or lost.
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { inputGuard } from '../../../common/src/media/input-guard.js';
+import { toolEnv } from '../../../common/src/media/tools.js';
+import { runFfmpeg } from './ffmpeg.js';
+
+const run = promisify(execFile);
+
+/** Keyframe interval of every render, chunked or not (seconds of source frames). */
+export const KEYFRAME_INTERVAL_SEC = 2;
+
+export const gopFramesFor = (fps: number | null | undefined): number | undefined =>
+  fps && fps > 0 ? Math.max(1, Math.round(KEYFRAME_INTERVAL_SEC * fps)) : undefined;
+
+/** One chunk's stretch of the source, in microseconds on ffmpeg's `-ss` clock, and the shift (in
+ *  the video stream's ticks) that puts its frames back on the single pass's clock. */
+export interface ChunkCut {
+  fromUs: number;
+  toUs: number;
+  shiftTicks: number;
+}
+
+/** Seconds as ffmpeg's -ss/-to read them, exact to the microsecond. */
+export const usToSec = (us: number) => (us / 1e6).toFixed(6);
+/** The microseconds ffmpeg reads from `sec()` (reframe-graph.ts), which rounds to the millisecond. */
+export const secToUs = (s: number) => Math.round(s * 1000) * 1000;
+
+export interface SourceFrames {
+  timeBase: { num: number; den: number };
+  /** Each video frame's timestamp in the stream's ticks, ascending. */
+  pts: number[];
+  /** The container's start (what -ss counts from), seconds. */
+  containerStart: number;
+}
+
+/** The video frames' timestamps over [start, end] from the packets (no decoding). */
+export async function probeFrameTimes(ffprobePath: string, file: string, start: number, end: number, signal?: AbortSignal): Promise<SourceFrames> {
+  const { stdout } = await run(ffprobePath, [
+    '-v', 'error', ...inputGuard(), '-select_streams', 'v:0', '-read_intervals', `${Math.max(0, start - 5).toFixed(3)}%${(end + 1).toFixed(3)}`,
+    '-show_entries', 'packet=pts:stream=time_base:format=start_time', '-of', 'json', file,
+  ], { signal, maxBuffer: 64 * 1024 * 1024, env: toolEnv() });
+  const json = JSON.parse(stdout) as { packets?: Array<{ pts?: number }>; streams?: Array<{ time_base?: string }>; format?: { start_time?: string } };
+  const [num, den] = (json.streams?.[0]?.time_base ?? '').split('/').map(Number);
+  if (!(num! > 0 && den! > 0)) throw new Error('the video stream has no time base');
+  const pts = (json.packets ?? []).map((p) => p.pts).filter((p): p is number => Number.isFinite(p)).sort((a, b) => a - b);
+  return { timeBase: { num: num!, den: den! }, pts, containerStart: Number(json.format?.start_time ?? 0) || 0 };
+}
+
+const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
+/** av_rescale's rounding: to the nearest, halves away from zero. */
+const roundHalfAway = (x: number) => Math.sign(x) * Math.round(Math.abs(x));
+
+/**
+ * Where `chunks` chunks of the render [start, end) are cut, or null when they cannot be cut
+ * exactly (too few GOPs, or a variable frame rate). Cut k sits between the frames k*per-1 and k*per of the render (per a multiple of the
+ * GOP), on a microsecond the stream's time base also counts whole (so the shift back to the single
+ * pass's clock is an exact number of ticks), as near as it can to the middle of the two frames.
+ *
+ * ffmpeg keeps, after an input -ss, the frames from the first at or after it, and with -to those
+ * whose distance from that first kept frame is under (to - ss) in ticks. So each chunk's -to is set
+ * half a frame past its own last frame, counted from its own first: the single pass's last frame is
+ * found by the same rule, from its -ss/-to.
+ */
+export function planChunkCuts(frames: SourceFrames, o: { start: number; end: number; chunks: number; gopFrames: number }): ChunkCut[] | null {
+  const { num, den } = frames.timeBase;
+  const usToTicks = (us: number) => (us * den) / (1e6 * num);
+  const ticksToUs = (ticks: number) => (ticks * 1e6 * num) / den;
+  const startUs = secToUs(o.start);
+  const endUs = secToUs(o.end);
+  const offsetTicks = usToTicks(startUs + Math.round(frames.containerStart * 1e6));
+  const firstIndex = frames.pts.findIndex((p) => p >= offsetTicks - 1e-6);
+  if (firstIndex < 0) return null;
+  const lengthTicks = roundHalfAway(usToTicks(endUs - startUs));
+  const inRender = frames.pts.slice(firstIndex).filter((p) => p - frames.pts[firstIndex]! < lengthTicks);
+  const gops = Math.floor(inRender.length / o.gopFrames);
+  if (o.chunks < 2 || gops < o.chunks) return null;
+  // A variable frame rate: the encoder's constant-rate output repeats or drops frames by where each
+  // falls from the render's start, which a chunk (restarted at 0) would decide differently.
+  let [minGap, maxGap] = [Infinity, 0];
+  for (let i = 1; i < inRender.length; i++) {
+    const gap = inRender[i]! - inRender[i - 1]!;
+    [minGap, maxGap] = [Math.min(minGap, gap), Math.max(maxGap, gap)];
+  }
+  if (maxGap - minGap > 1) return null;
+  // A shift of stepUs is a whole number of ticks.
+  const stepUs = (1e6 * num) / gcd(1e6 * num, den);
+  const firsts = [0];
+  const fromsUs = [startUs];
+  for (let k = 1; k < o.chunks; k++) {
+    const first = Math.round((k * gops) / o.chunks) * o.gopFrames;
+    const lo = ticksToUs(inRender[first - 1]! - offsetTicks) + startUs;
+    const hi = ticksToUs(inRender[first]! - offsetTicks) + startUs;
+    const margin = Math.min(500, (hi - lo) / 4);
+    const mid = (lo + hi) / 2;
+    const cut = [Math.round((mid - startUs) / stepUs), Math.floor((mid - startUs) / stepUs), Math.ceil((mid - startUs) / stepUs)]
+      .map((n) => startUs + n * stepUs)
+      .find((us) => us > lo + margin && us < hi - margin);
+    if (cut === undefined) return null;
+    firsts.push(first);
+    fromsUs.push(cut);
+  }
+  return firsts.map((first, k) => {
+    const last = k + 1 < firsts.length ? firsts[k + 1]! - 1 : inRender.length - 1;
+    const gapTicks = last > 0 ? inRender[last]! - inRender[last - 1]! : usToTicks(1e6 / 30);
+    const toUs = fromsUs[k]! + Math.round(ticksToUs(inRender[last]! - inRender[first]! + gapTicks / 2));
+    return { fromUs: fromsUs[k]!, toUs, shiftTicks: Math.round(usToTicks(fromsUs[k]! - startUs)) };
+  });
+}
+
+/** The render's sound over [start, end], encoded once as the single pass encodes it (the caller
+ *  checks the source has sound). */
+export async function encodeRenderAudio(ffmpegPath: string, o: { sourcePath: string; start: number; end: number; out: string; signal?: AbortSignal }): Promise<void> {
+  await runFfmpeg(ffmpegPath, [
+    '-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1',
+    ...inputGuard(), '-ss', String(Math.round(o.start * 1000) / 1000), '-to', String(Math.round(o.end * 1000) / 1000), '-i', `file:${path.resolve(o.sourcePath)}`,
+    '-map', '0:a:0', '-vn', '-c:a', 'aac', '-b:a', '160k', '-map_metadata', '-1', '-map_chapters', '-1', '-f', 'mp4', `file:${path.resolve(o.out)}`,
+  ], { durationSec: o.end - o.start, signal: o.signal });
+}
+
+/** The chunks' video streams joined as they are, with the sound (if any): the finished render. */
+export async function joinChunks(ffmpegPath: string, o: { chunkPaths: string[]; audioPath: string | null; out: string; workDir: string; signal?: AbortSignal }): Promise<void> {
+  const list = path.join(o.workDir, 'chunks.txt');
+  // The concat demuxer's quoting: a ' in a path is closed, escaped and reopened.
+  await writeFile(list, o.chunkPaths.map((p) => `file '${path.resolve(p).replace(/'/g, "'\\''")}'\n`).join(''), 'utf8');
+  await run(ffmpegPath, [
+    '-hide_banner', '-nostdin', '-y', '-loglevel', 'error',
+    // Chunks are read as MP4 only (concat hands its whitelists to each file it opens).
+    '-f', 'concat', '-safe', '0', '-protocol_whitelist', 'file', '-format_whitelist', 'concat,mov,mp4,m4a,3gp,3g2,mj2', '-i', list,
+    ...(o.audioPath ? [...inputGuard(), '-i', `file:${path.resolve(o.audioPath)}`] : []),
+    '-map', '0:v:0', ...(o.audioPath ? ['-map', '1:a:0'] : []), '-c', 'copy',
+    '-map_metadata', '-1', '-map_chapters', '-1', '-movflags', '+faststart', '-f', 'mp4', `file:${path.resolve(o.out)}`,
+  ], { signal: o.signal, env: toolEnv() });
+}
