@@ -242,9 +242,11 @@ export async function assertSettled(t: { is: Function; deepEqual: Function; true
   t.deepEqual(dupes, [], 'one file row per job and name');
   const rendersPerFile = await db.query(`SELECT file_id, count(*)::int AS n FROM renders WHERE organization_id = $1 AND file_id IS NOT NULL GROUP BY file_id HAVING count(*) > 1`, [org.id]);
   t.deepEqual(rendersPerFile, [], 'one file per render');
-  const files = await db.query<{ key: string; thumb: string | null; size: string }>(`SELECT object_key AS key, thumbnail_key AS thumb, size_bytes AS size FROM files WHERE organization_id = $1`, [org.id]);
+  const files = await db.query<{ key: string; thumb: string | null; captions: string | null; size: string }>(
+    `SELECT object_key AS key, thumbnail_key AS thumb, captions_key AS captions, size_bytes AS size FROM files WHERE organization_id = $1`, [org.id]);
   const objects = await storedObjects(stack, org.id);
-  const rowKeys = new Set(files.flatMap((f) => [f.key, ...(f.thumb ? [f.thumb] : [])]).map((k) => k.replace(/^\/+/, '')));
+  // A render's row names its video, its thumbnail and the caption script it burned in.
+  const rowKeys = new Set(files.flatMap((f) => [f.key, ...(f.thumb ? [f.thumb] : []), ...(f.captions ? [f.captions] : [])]).map((k) => k.replace(/^\/+/, '')));
   t.deepEqual([...objects.keys()].sort(), [...rowKeys].sort(), 'stored objects are exactly those the file rows name');
   for (const f of files) t.is(objects.get(f.key), Number(f.size), `size of ${f.key}`);
 
