@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { TASK_TYPES, isTaskType, type TaskType } from '../tasks.js';
 import { analyzeVideoContract } from './analyze-video.js';
+import { analyzeRangeContract } from './analyze-range.js';
 import { probeMediaContract } from './probe-media.js';
 import { renderShortContract } from './render-short.js';
 
@@ -8,6 +9,7 @@ import { renderShortContract } from './render-short.js';
 export const TASK_CONTRACTS = {
   'probe-media': probeMediaContract,
   'analyze-video': analyzeVideoContract,
+  'analyze-range': analyzeRangeContract,
   'render-short': renderShortContract,
 } as const satisfies Record<TaskType, unknown>;
 

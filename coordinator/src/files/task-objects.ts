@@ -18,6 +18,8 @@ const EXPECTED_NAMES: Record<TaskType, RegExp> = {
   'analyze-video': new RegExp(`^(source${SOURCE}|source-thumb${THUMBNAIL}|short-\\d+\\.mp4|short-\\d+${THUMBNAIL})$`),
   'render-short': new RegExp(`^render[A-Za-z0-9_-]*(\\.mp4|${THUMBNAIL})$`),
   'probe-media': /^$/,
+  // A range reports words only.
+  'analyze-range': /^$/,
 };
 
 /** Whether a task of this type writes an object of this name (upload URLs are signed for no other). */

@@ -14,6 +14,7 @@ import { enqueueWebhook } from '../webhooks/webhooks.js';
 import { bearerView, type StoredShort } from './job-views.js';
 import { JOB_COLUMNS, JOB_STATUS, type JobRow } from './jobs.js';
 import { priceJob } from './pricing.js';
+import { finalPartPayload, rangeChildren, rangesFromSec, rangesProgressed } from './analysis-ranges.js';
 
 async function lockJob(c: Queryable, id: string): Promise<JobRow | undefined> {
   return (await c.query(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 FOR UPDATE`, [id])).rows[0];
@@ -59,10 +60,17 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
   return {
     /** A video in the organization's storage reaches the agent by a signed URL made at lease time. */
     async prepareLease(_task, payload) {
-      const { source } = payload;
-      if (source.kind !== 'object') return { ...payload, source };
-      return { ...payload, source: { ...source, url: (await app.urls.sign(source.objectKey, 'GET', 6 * 3600)).url } };
+      const { source, stitched, ...rest } = payload;
+      const sign = async (key: string) => (await app.urls.sign(key, 'GET', 6 * 3600)).url;
+      const leased = source.kind === 'object' ? { ...rest, source: { ...source, url: await sign(source.objectKey) } } : { ...rest, source };
+      // A ranged analysis's final part reads the source its first part stored.
+      if (stitched) return { ...leased, stitched: { ...stitched, sourceUrl: await sign(stitched.source.objectKey) } };
+      return { ...leased, rangesFromSec: rangesFromSec(app.config) };
     },
+
+    fanOut: (_c, task, result) => rangeChildren(app, task, result),
+    finishOnAgent: async (_c, task, result, ranges) => finalPartPayload(task, result, ranges),
+    onChildrenProgress: rangesProgressed,
 
     async onProgress(c, task, _progress, stage, facts) {
       if (facts) await reserveForVideo(c, task.subjectId!, facts.durationSec, facts.downloadBytes);
@@ -72,6 +80,7 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
     },
 
     async onComplete(c, task, result) {
+      if (result.ranged) throw new AppError(500, 'bad_result', 'a ranged analysis completed without its final part');
       const job = await lockJob(c, task.subjectId!);
       if (!job || job.status !== JOB_STATUS.processing) return; // archived or already settled: keep nothing twice
       checkShorts(job, result);

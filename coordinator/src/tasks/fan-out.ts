@@ -39,7 +39,7 @@ export class TaskFamilies {
   static check(type: TaskType, handler: TaskOutcomeHandler): void {
     if (!handler.fanOut && !handler.fanIn) return;
     if (!childTypeOf(type)) throw new Error(`${type} handler fans out, but the ${type} contract declares no children`);
-    if (!handler.fanOut || !handler.fanIn) throw new Error(`${type} handler needs both fanOut and fanIn`);
+    if (!handler.fanOut || !(handler.fanIn || handler.finishOnAgent)) throw new Error(`${type} handler needs fanOut, and fanIn or finishOnAgent`);
   }
 
   /** Locks the task's parent, if it has one, so that the task's own lock comes second. */
@@ -76,11 +76,24 @@ export class TaskFamilies {
     const { pending } = (await c.query(
       `UPDATE tasks SET children_pending = children_pending - 1 WHERE id = $1 RETURNING children_pending AS pending`, [parent.id],
     )).rows[0] as { pending: number };
+    const handler = this.queue.handlerOf(parent.type);
+    await this.reportChildrenProgress(c, parent);
     if (pending > 0) return;
     const childResults = (await c.query(
       `SELECT result FROM tasks WHERE parent_id = $1 ORDER BY child_index`, [parent.id],
     )).rows.map((r: { result: unknown }) => r.result);
-    const handler = this.queue.handlerOf(parent.type);
+    if (handler.finishOnAgent) {
+      // The join needs an agent: the parent is queued again for its final part, with fresh attempts.
+      const payload = await handler.finishOnAgent(c, parent, parent.result, childResults);
+      await c.query(
+        `UPDATE tasks SET state = 'queued', payload = $2, result = NULL, attempts = 0, queued_at = now(), leased_by = NULL
+         WHERE id = $1`,
+        [parent.id, payload],
+      );
+      await this.wakeups.notify(c, parent.type);
+      await this.queue.event(parent.id, null, 'children_done', `${childResults.length} child tasks; the final part is queued`, c);
+      return;
+    }
     const result = await handler.fanIn!(c, parent, parent.result, childResults);
     await c.query(
       `UPDATE tasks SET state = 'completed', result = $2, progress = 1, finished_at = now() WHERE id = $1`,
@@ -89,6 +102,23 @@ export class TaskFamilies {
     await handler.onComplete(c, parent, result);
     await this.queue.event(parent.id, null, 'completed', `after ${childResults.length} child tasks`, c);
     this.queue.endsWith(c, parent, TASK_STATES.completed);
+  }
+
+  /** A child reported progress: the parent's domain hears the children's share done (the parent is
+   *  locked already, as lockLeased locks it first). */
+  async childProgressed(c: Queryable, child: TaskRow): Promise<void> {
+    const parent = (await c.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1`, [child.parentId])).rows[0] as TaskRow | undefined;
+    if (parent?.state === TASK_STATES.waiting) await this.reportChildrenProgress(c, parent);
+  }
+
+  private async reportChildrenProgress(c: Queryable, parent: TaskRow): Promise<void> {
+    const handler = this.queue.handlerOf(parent.type);
+    if (!handler.onChildrenProgress) return;
+    const { fraction } = (await c.query(
+      `SELECT COALESCE(avg(CASE WHEN state = 'completed' THEN 1 ELSE progress END), 0)::float8 AS fraction FROM tasks WHERE parent_id = $1`,
+      [parent.id],
+    )).rows[0] as { fraction: number };
+    await handler.onChildrenProgress(c, parent, fraction);
   }
 
   /** A child failed for good (or was cancelled): so does its parent, with the child's reason. */

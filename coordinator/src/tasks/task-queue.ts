@@ -34,6 +34,12 @@ export interface TaskOutcomeHandler {
   /** Fan-in: the parent's result from its own and its children's (in child order), before the
    *  parent's onComplete in the same transaction. */
   fanIn?(c: Queryable, parent: TaskRow, result: unknown, childResults: unknown[]): Promise<unknown>;
+  /** Instead of fanIn, for a join only an agent can make: after the last child the parent goes back
+   *  to the queue with this payload for its final part, whose completion ends it as any task's does
+   *  (fanOut then sees that part's result and returns no children). */
+  finishOnAgent?(c: Queryable, parent: TaskRow, result: unknown, childResults: unknown[]): Promise<Record<string, unknown>>;
+  /** The children's progress, 0..1 over all of them (completed ones count whole), as a child reports. */
+  onChildrenProgress?(c: Queryable, parent: TaskRow, fraction: number): Promise<void>;
 }
 
 export const LEASE_LOST = 'lease_lost';
@@ -334,6 +340,7 @@ export class TaskQueue {
       );
       const row = res.rows[0];
       if (!task.parentId) await this.handler(task.type).onProgress?.(c, task, row.progress, stage ?? task.stage, facts);
+      else await this.families.childProgressed(c, task);
       if (message) this.log.debug('task progress', { taskId: id, progress: row.progress, stage, message });
       return { cancelRequested: row.cancelRequested };
     });

@@ -28,13 +28,16 @@ export interface TypedOutcomeHandler<T extends TaskType> {
   fanOut?(c: Queryable, parent: TaskRow, result: TaskResult<T>): Promise<TypedChildTask<TaskChildType<T>>[]>;
   /** Fan-in: the parent's result from its own and its children's, in child order. */
   fanIn?(c: Queryable, parent: TaskRow, result: TaskResult<T>, childResults: TaskResult<TaskChildType<T>>[]): Promise<TaskResult<T>>;
+  /** Instead of fanIn, when the join needs an agent: the payload of the parent's final part. */
+  finishOnAgent?(c: Queryable, parent: TaskRow, result: TaskResult<T>, childResults: TaskResult<TaskChildType<T>>[]): Promise<TaskPayload<T>>;
+  onChildrenProgress?: TaskOutcomeHandler['onChildrenProgress'];
 }
 
 /** The queue's handler for a task type: reads what the agent reported through the type's contract
  *  (a report that does not parse throws ContractViolation, which the queue refuses) and hands the
  *  domain typed values. */
 export function withContract<T extends TaskType>(type: T, domain: TypedOutcomeHandler<T>): TaskOutcomeHandler {
-  const { onProgress, prepareLease, fanOut, fanIn } = domain;
+  const { onProgress, prepareLease, fanOut, fanIn, finishOnAgent } = domain;
   const childType = childTypeOf(type) as TaskChildType<T> | undefined;
   return {
     onProgress: onProgress
@@ -54,5 +57,10 @@ export function withContract<T extends TaskType>(type: T, domain: TypedOutcomeHa
       ? async (c, parent, result, childResults) =>
         fanIn(c, parent, parseTaskResult(type, result), childResults.map((r) => parseTaskResult(childType!, r)))
       : undefined,
+    finishOnAgent: finishOnAgent
+      ? async (c, parent, result, childResults) => parseStoredPayload(type,
+        await finishOnAgent(c, parent, parseTaskResult(type, result), childResults.map((r) => parseTaskResult(childType!, r)))) as Record<string, unknown>
+      : undefined,
+    onChildrenProgress: domain.onChildrenProgress,
   };
 }

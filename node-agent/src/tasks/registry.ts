@@ -10,11 +10,13 @@ import type { TaskHandler } from './task-context.js';
 import { probeMedia } from './probe-media.js';
 import { analyzeVideo, analyzePrerequisites } from './analyze-video.js';
 import { renderShort } from './render-short.js';
+import { analyzeRange } from './analyze-range.js';
 
 /** One handler per task type; the compiler checks none is missing. */
 export const TASK_HANDLERS: { [T in TaskType]: TaskHandler<T> } = {
   'probe-media': probeMedia,
   'analyze-video': analyzeVideo,
+  'analyze-range': analyzeRange,
   'render-short': renderShort,
 };
 

@@ -1,0 +1,68 @@
+// A long source's analysis in time ranges (issue 22). The analyze-video task's first part stores
+// and measures the source and returns `ranged`; its ranges run as analyze-range child tasks, each
+// reading only its part of the stored source; their words are joined at pauses inside the overlaps
+// (common/src/text/ranges.ts) and the task goes back to the queue for its final part on an agent:
+// the shorts picked over the whole transcript, their faces found and their crops cut, as in a
+// whole-file analysis. Only then do the job's rows, credits and webhook commit (analyze-outcome.ts).
+import type { Coordinator } from '../coordinator.js';
+import type { Queryable } from '../db/db.js';
+import { ANALYZE_STAGES, type AnalyzeVideoResult, type AnalyzeVideoPayload } from '../../../common/src/tasks/analyze-video.js';
+import type { AnalyzeRangeResult } from '../../../common/src/tasks/analyze-range.js';
+import { parseStoredPayload } from '../../../common/src/tasks/contracts.js';
+import { planRanges, stitchRanges } from '../../../common/src/text/ranges.js';
+import { joinWords } from '../../../common/src/text/transcript.js';
+import { verifyTaskObjects } from '../files/task-objects.js';
+import type { TaskRow } from '../tasks/task-queue.js';
+import type { TypedChildTask, TypedOutcomeHandler } from '../tasks/typed-outcome.js';
+
+type RangeConfig = Pick<Coordinator['config'], 'analysisRangeMinSec' | 'analysisRangeSec' | 'analysisRangeOverlapSec'>;
+
+/** The length from which the agent stops after storing the source; undefined: never split. */
+export const rangesFromSec = (config: RangeConfig): number | undefined => config.analysisRangeMinSec > 0 ? config.analysisRangeMinSec : undefined;
+
+/** The ranges of a stored, measured source, one child each. */
+export async function rangeChildren(
+  app: Pick<Coordinator, 'config' | 'store'>, task: TaskRow, result: AnalyzeVideoResult,
+): Promise<TypedChildTask<'analyze-range'>[]> {
+  if (!result.ranged) return [];
+  // The children read this object: it must be the task's own, as any object it names.
+  await verifyTaskObjects(app.store, task, [result.source.objectKey, result.source.thumbnailKey]);
+  const { jobId } = parseStoredPayload('analyze-video', task.payload);
+  return planRanges(result.durationSec, { rangeSec: app.config.analysisRangeSec, overlapSec: app.config.analysisRangeOverlapSec })
+    .map((range) => ({ payload: { jobId, sourceKey: result.source.objectKey, start: range.start, end: range.end } }));
+}
+
+/** The final part's payload: the source stored by the first part and the ranges' words as one transcript. */
+export function finalPartPayload(task: TaskRow, result: AnalyzeVideoResult, ranges: AnalyzeRangeResult[]): AnalyzeVideoPayload {
+  const words = stitchRanges(ranges.map((r) => ({ range: { start: r.start, end: r.end }, words: r.words })));
+  return {
+    ...parseStoredPayload('analyze-video', task.payload),
+    stitched: {
+      source: result.source,
+      durationSec: result.durationSec,
+      downloadBytes: result.downloadBytes,
+      transcript: { language: ranges[0]?.language ?? 'en', backend: ranges[0]?.backend ?? 'unknown', text: joinWords(words), words },
+    },
+  };
+}
+
+/** While ranges run the job is transcribing: its progress moves from that stage's value towards the
+ *  next one's as the ranges finish, never back (the final part's own reports start lower). */
+export async function rangesProgressed(c: Queryable, parent: TaskRow, fraction: number): Promise<void> {
+  const from = ANALYZE_STAGES.transcribing.jobProgress;
+  const to = ANALYZE_STAGES.generating_shorts.jobProgress - 1;
+  const value = Math.floor(from + Math.max(0, Math.min(1, fraction)) * (to - from));
+  await c.query(`UPDATE jobs SET progress = GREATEST(progress, $2), updated_at = now() WHERE id = $1 AND status = 'PROCESSING'`, [parent.subjectId, value]);
+}
+
+/** The coordinator's side of analyze-range: children report to their parent, so it only signs the
+ *  URL of the source the range reads when an agent takes it. */
+export function createAnalyzeRangeHandler(app: Pick<Coordinator, 'urls'>): TypedOutcomeHandler<'analyze-range'> {
+  return {
+    async prepareLease(_task, payload) {
+      return { ...payload, sourceUrl: (await app.urls.sign(payload.sourceKey, 'GET', 6 * 3600)).url };
+    },
+    async onComplete() {},
+    async onFailed() {},
+  };
+}
