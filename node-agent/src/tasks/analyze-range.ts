@@ -28,8 +28,11 @@ export const analyzeRange: TaskHandler<'analyze-range'> = {
     } catch (err) {
       if (err instanceof NoAudioTrackError) throw new TaskError('Nothing to transcribe: the video has no audio track', 'NO_SPEECH');
       if (ctx.signal.aborted) throw err;
-      // The store was unreachable or the read broke off: another attempt may well succeed.
-      throw new TaskError(`Could not read the range ${p.start}-${p.end} s of the stored source: ${(err as Error).message}`, 'SOURCE_READ_FAILED', true);
+      // The store was unreachable or the read broke off: another attempt may well succeed. A 4xx is
+      // final: the source is gone (its job was cancelled) or the URL is refused.
+      const message = (err as Error).message.replace(/\?exp=[^:\s]*/, '');
+      const refused = /Server returned 4\d\d/.test(message);
+      throw new TaskError(`Could not read the range ${p.start}-${p.end} s of the stored source: ${message}`, 'SOURCE_READ_FAILED', !refused);
     }
     ctx.progress(stageProgress(ANALYZE_RANGE_STAGES, 'transcribing'), 'transcribing');
     const transcriber = createTranscriber({ ...ctx.config.transcriber, workDir: dir }, ctx.log);
