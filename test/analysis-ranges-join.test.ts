@@ -1,7 +1,7 @@
 // Where a long source's analysis ranges lie and how their words are joined (common/src/text/ranges.ts);
 // the ranges end to end, against a whole-file analysis, are in analysis-ranges.test.ts.
 import test from 'ava';
-import { planRanges, stitchRanges } from '../common/src/text/ranges.js';
+import { planRanges, planSpanRanges, stitchRanges } from '../common/src/text/ranges.js';
 import type { Word } from '../common/src/text/transcript.js';
 
 const w = (text: string, start: number, end: number): Word => ({ text, start, end });
@@ -25,3 +25,16 @@ test('the join takes each word once, cutting at a pause both ranges heard, not m
   t.deepEqual(stitchRanges([one, two]).map((x) => x.text), ['long']);
 });
 
+
+test('ranges of whole speech spans: grouped up to the range length, read from a lead-in, each word taken from the range that decoded it', (t) => {
+  const spans = [{ start: 0.5, end: 9 }, { start: 9, end: 14 }, { start: 14, end: 26 }, { start: 26, end: 29 }, { start: 31, end: 70 }];
+  const ranges = planSpanRanges(spans, { rangeSec: 15, leadInSec: 2.5 });
+  t.deepEqual(ranges.map((r) => [r.start, r.end, r.spans.length]), [[0, 14, 2], [11.5, 29, 2], [28.5, 70, 1]]);
+  // The lead-in holds the previous range's words, which this range does not decode.
+  const parts = [
+    { range: ranges[0]!, owns: { start: 0.5, end: 14 }, words: [w('a', 1, 2), w('b', 12, 13.9)] },
+    { range: ranges[1]!, owns: { start: 14, end: 29 }, words: [w('c', 14.2, 15), w('d', 28, 28.8)] },
+    { range: ranges[2]!, owns: { start: 31, end: 70 }, words: [w('e', 31.2, 32)] },
+  ];
+  t.deepEqual(stitchRanges(parts).map((x) => x.text), ['a', 'b', 'c', 'd', 'e']);
+});

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { wordSchema, type TaskContract } from './contract.js';
 
+const spanSchema = z.object({ start: z.number().finite().nonnegative(), end: z.number().finite().positive() });
+/** The whole-source plan's speech spans this range decodes, each alone (see analyze-video's
+ *  `speechSpans`); absent, the range's audio is transcribed as it is. */
+const spans = z.array(spanSchema).min(1).optional();
+
 // analyze-range: one time range of a long source's analysis (a child of analyze-video, issue 22).
 // The parent stored the source once; the child reads only its range of it through a signed URL
 // (ffmpeg seeks over HTTP with byte ranges), transcribes that audio and returns its words on the
@@ -13,6 +18,7 @@ export const analyzeRangePayloadSchema = z.object({
   /** Seconds on the source's timeline. */
   start: z.number().finite().nonnegative(),
   end: z.number().finite().positive(),
+  spans,
 }).refine((p) => p.end > p.start, 'a range ends after it starts');
 
 export const analyzeRangeLeaseSchema = z.object({
@@ -20,6 +26,7 @@ export const analyzeRangeLeaseSchema = z.object({
   sourceKey: z.string().min(1),
   start: z.number().finite().nonnegative(),
   end: z.number().finite().positive(),
+  spans,
   /** The source's signed GET URL, made at lease time. */
   sourceUrl: z.string().min(1),
 });
@@ -27,6 +34,9 @@ export const analyzeRangeLeaseSchema = z.object({
 export const analyzeRangeResultSchema = z.object({
   start: z.number().finite().nonnegative(),
   end: z.number().finite().positive(),
+  /** With spans: from the first one's start to the last one's end. Its words are this range's alone;
+   *  the audio before it was read only to start decoding cleanly. */
+  owns: spanSchema.optional(),
   words: z.array(wordSchema),
   language: z.string(),
   backend: z.string(),

@@ -80,6 +80,10 @@ export const analyzeVideoResultSchema = z.object({
   /** The first part of a ranged analysis: the source stored and measured, no transcript or shorts
    *  yet; its ranges follow as child tasks, then a final part on an agent. */
   ranged: z.literal(true).optional(),
+  /** With `ranged`: the spans the transcriber's plan over the whole audio decodes one at a time (cut
+   *  in pauses found by the VAD), in seconds. Ranges are made of whole spans, so that each span is
+   *  decoded as in a whole-file run and the words come out the same. */
+  speechSpans: z.array(z.object({ start: z.number().finite().nonnegative(), end: z.number().finite().positive() })).optional(),
 });
 
 /** Stages in order: the span of the task's own progress each covers, and the progress the contract

@@ -66,15 +66,44 @@ export function cutBetween(left: readonly Word[], right: readonly Word[], overla
   return (best.start + best.end) / 2;
 }
 
-/** One range's words, on the source's timeline. */
+/** A range made of whole speech spans: it reads from `start` (a lead-in before its first span, so
+ *  decoding starts clean) and decodes exactly `spans`. */
+export interface SpanRange extends TimeRange {
+  spans: TimeRange[];
+}
+
+/**
+ * Ranges made of the transcriber's own speech spans (planned once over the whole audio): consecutive
+ * spans are grouped until a group covers about rangeSec, so every span is decoded exactly as a
+ * whole-file run decodes it and no word is heard by two ranges. Each range reads `leadInSec` before
+ * its first span (the audio decoder's warm-up after a seek falls there, not in the speech).
+ */
+export function planSpanRanges(spans: readonly TimeRange[], opts: { rangeSec: number; leadInSec: number }): SpanRange[] {
+  const groups: TimeRange[][] = [];
+  for (const span of spans) {
+    const group = groups.at(-1);
+    if (group && span.end - group[0]!.start <= opts.rangeSec) group.push(span);
+    else groups.push([span]);
+  }
+  return groups.map((group) => ({
+    start: round3(Math.max(0, group[0]!.start - opts.leadInSec)),
+    end: group.at(-1)!.end,
+    spans: group,
+  }));
+}
+
+/** One range's words, on the source's timeline; `owns` for a range of whole spans. */
 export interface RangeWords {
   range: TimeRange;
   words: Word[];
+  owns?: TimeRange;
 }
 
 /** The words of consecutive overlapping ranges as one transcript's words, each word once. */
 export function stitchRanges(parts: readonly RangeWords[]): Word[] {
   if (!parts.length) return [];
+  // Ranges of whole spans share no speech: each one's words are its own.
+  if (parts.every((p) => p.owns)) return parts.flatMap((p) => p.words).sort((a, b) => a.start - b.start);
   const cuts = parts.slice(1).map((part, i) => {
     const before = parts[i]!;
     const overlap = { start: part.range.start, end: before.range.end };

@@ -9,7 +9,7 @@ import type { Queryable } from '../db/db.js';
 import { ANALYZE_STAGES, type AnalyzeVideoResult, type AnalyzeVideoPayload } from '../../../common/src/tasks/analyze-video.js';
 import type { AnalyzeRangeResult } from '../../../common/src/tasks/analyze-range.js';
 import { parseStoredPayload } from '../../../common/src/tasks/contracts.js';
-import { planRanges, stitchRanges } from '../../../common/src/text/ranges.js';
+import { planRanges, planSpanRanges, stitchRanges } from '../../../common/src/text/ranges.js';
 import { joinWords } from '../../../common/src/text/transcript.js';
 import { verifyTaskObjects } from '../files/task-objects.js';
 import type { TaskRow } from '../tasks/task-queue.js';
@@ -28,13 +28,21 @@ export async function rangeChildren(
   // The children read this object: it must be the task's own, as any object it names.
   await verifyTaskObjects(app.store, task, [result.source.objectKey, result.source.thumbnailKey]);
   const { jobId } = parseStoredPayload('analyze-video', task.payload);
-  return planRanges(result.durationSec, { rangeSec: app.config.analysisRangeSec, overlapSec: app.config.analysisRangeOverlapSec })
-    .map((range) => ({ payload: { jobId, sourceKey: result.source.objectKey, start: range.start, end: range.end } }));
+  const sourceKey = result.source.objectKey;
+  const { analysisRangeSec: rangeSec, analysisRangeOverlapSec: overlapSec } = app.config;
+  // The transcriber's own spans when the first part planned them (the words then equal a whole-file
+  // run's); plain overlapping time ranges otherwise, joined at pauses.
+  if (result.speechSpans) {
+    return planSpanRanges(result.speechSpans, { rangeSec, leadInSec: overlapSec / 2 })
+      .map((range) => ({ payload: { jobId, sourceKey, start: range.start, end: range.end, spans: range.spans } }));
+  }
+  return planRanges(result.durationSec, { rangeSec, overlapSec })
+    .map((range) => ({ payload: { jobId, sourceKey, start: range.start, end: range.end } }));
 }
 
 /** The final part's payload: the source stored by the first part and the ranges' words as one transcript. */
 export function finalPartPayload(task: TaskRow, result: AnalyzeVideoResult, ranges: AnalyzeRangeResult[]): AnalyzeVideoPayload {
-  const words = stitchRanges(ranges.map((r) => ({ range: { start: r.start, end: r.end }, words: r.words })));
+  const words = stitchRanges(ranges.map((r) => ({ range: { start: r.start, end: r.end }, words: r.words, owns: r.owns })));
   return {
     ...parseStoredPayload('analyze-video', task.payload),
     stitched: {

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { stageProgress } from '../../../common/src/tasks/contract.js';
 import { ANALYZE_RANGE_STAGES } from '../../../common/src/tasks/analyze-range.js';
-import { extractAudio, NoAudioTrackError } from '../media/audio.js';
+import { extractAudio, NoAudioTrackError, readWavPcm } from '../media/audio.js';
 import { createTranscriber } from '../transcribe/transcriber.js';
 import { analysisWavByteCap } from './analyze-video.js';
 import { TaskError, type TaskHandler } from './task-context.js';
@@ -23,7 +23,8 @@ export const analyzeRange: TaskHandler<'analyze-range'> = {
     const lengthSec = p.end - p.start;
     try {
       await extractAudio(ctx.config.ffmpegPath, p.sourceUrl, wav, {
-        signal: ctx.signal, startSec: p.start, durationSec: lengthSec, maxBytes: analysisWavByteCap(lengthSec), storedObjectUrl: true,
+        // A little past the end, so that the last span's samples are all there whatever ffmpeg rounds.
+        signal: ctx.signal, startSec: p.start, durationSec: lengthSec + 0.1, maxBytes: analysisWavByteCap(lengthSec + 0.1), storedObjectUrl: true,
       });
     } catch (err) {
       if (err instanceof NoAudioTrackError) throw new TaskError('Nothing to transcribe: the video has no audio track', 'NO_SPEECH');
@@ -36,11 +37,23 @@ export const analyzeRange: TaskHandler<'analyze-range'> = {
     }
     ctx.progress(stageProgress(ANALYZE_RANGE_STAGES, 'transcribing'), 'transcribing');
     const transcriber = createTranscriber({ ...ctx.config.transcriber, workDir: dir }, ctx.log);
-    const transcript = await transcriber.transcribe(wav, {
-      signal: ctx.signal,
-      onProgress: (f: number) => ctx.progress(stageProgress(ANALYZE_RANGE_STAGES, 'transcribing', f), 'transcribing'),
-    });
+    const onProgress = (f: number) => ctx.progress(stageProgress(ANALYZE_RANGE_STAGES, 'transcribing', f), 'transcribing');
     const round3 = (n: number) => Math.round(n * 1000) / 1000;
+    if (p.spans) {
+      // The whole source's spans, each decoded alone from the same samples as a whole-file run.
+      const { samples, sampleRate } = await readWavPcm(wav);
+      const at = (sec: number) => Math.max(0, Math.min(samples.length, Math.round((sec - p.start) * sampleRate)));
+      const chunks = p.spans.map((span, index) => {
+        const startSample = at(span.start);
+        const endSample = at(span.end);
+        return { index, startSample, endSample, offsetSec: span.start, durationSec: (endSample - startSample) / sampleRate };
+      });
+      const transcript = await transcriber.transcribeChunks(samples, chunks, lengthSec, { signal: ctx.signal, onProgress });
+      const owns = { start: p.spans[0]!.start, end: p.spans.at(-1)!.end };
+      ctx.log.info('range transcribed', { start: p.start, end: p.end, spans: chunks.length, words: transcript.words.length, backend: transcript.backend });
+      return { start: p.start, end: p.end, owns, words: transcript.words, language: transcript.language, backend: transcript.backend };
+    }
+    const transcript = await transcriber.transcribe(wav, { signal: ctx.signal, onProgress });
     const words = transcript.words.map((w) => ({ ...w, start: round3(w.start + p.start), end: round3(w.end + p.start) }));
     ctx.log.info('range transcribed', { start: p.start, end: p.end, words: words.length, backend: transcript.backend });
     return { start: p.start, end: p.end, words, language: transcript.language, backend: transcript.backend };

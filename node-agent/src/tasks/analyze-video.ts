@@ -228,16 +228,6 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       name: source.name, objectKey: sourceObj.objectKey, sizeBytes: sourceObj.sizeBytes, contentType: container.contentType,
       thumbnailKey: sourceThumb.objectKey, width: info.width, height: info.height,
     };
-    if (p.rangesFromSec !== undefined && info.durationSec >= p.rangesFromSec) {
-      // Long: the source is stored and measured; its ranges are transcribed by child tasks, each
-      // reading only its part, and this task comes back for the shorts (finishRanged).
-      ctx.log.info('analysing in ranges', { durationSec: info.durationSec, fromSec: p.rangesFromSec });
-      return {
-        ranged: true, durationSec: info.durationSec, downloadBytes: source.bytes, source: storedSource,
-        transcript: { language: '', text: '', words: [], backend: '' }, shorts: [],
-      };
-    }
-
     ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing'), 'transcribing');
     const wav = path.join(dir, 'audio.wav');
     let audio: Awaited<ReturnType<typeof scanWav>>;
@@ -256,6 +246,19 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       throw nothingToTranscribe(err);
     }
     const transcriber = createTranscriber(transcriberConfig(ctx.config, dir), ctx.log);
+    if (p.rangesFromSec !== undefined && info.durationSec >= p.rangesFromSec) {
+      // Long: the source is stored and measured, and the transcriber's plan of speech spans made
+      // over the whole audio (the VAD: seconds for an hour). Child tasks decode the spans in ranges,
+      // each reading only its part of the stored source, and this task comes back for the shorts.
+      const { chunks } = await transcriber.plan(wav, ctx.signal);
+      if (!chunks.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
+      ctx.log.info('analysing in ranges', { durationSec: info.durationSec, fromSec: p.rangesFromSec, spans: chunks.length });
+      return {
+        ranged: true, durationSec: info.durationSec, downloadBytes: source.bytes, source: storedSource,
+        transcript: { language: '', text: '', words: [], backend: '' }, shorts: [],
+        speechSpans: chunks.map((c) => ({ start: c.startSample / ANALYSIS_SAMPLE_RATE, end: c.endSample / ANALYSIS_SAMPLE_RATE })),
+      };
+    }
     const transcript = await transcriber.transcribe(wav, {
       signal: ctx.signal,
       onProgress: (f: number) => ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing', f), 'transcribing'),
