@@ -1,23 +1,20 @@
 // A long source analysed in time ranges (issue 22 item 2), against the same source analysed whole:
 // real Postgres, real agent processes, ffmpeg, pocketsphinx and the face detector on a flite-spoken
 // talk of about 45 s. Two coordinators run side by side: one never splits, one splits anything past
-// 15 s into ranges of about 15 s (whole speech spans of the transcriber's plan, read from 2.5 s before). Pocketsphinx runs at about 0.4 x real time on a loaded
+// 15 s into ranges of about 15 s (runs of whole speech spans of the transcriber's plan). Pocketsphinx runs at about 0.4 x real time on a loaded
 // 2-core machine, so the end-to-end case makes one job of each and kills an agent inside it.
 import test from 'ava';
+import { stat } from 'node:fs/promises';
 import { Transform } from 'node:stream';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Word } from '../common/src/text/transcript.js';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
-import { FFMPEG, serveFiles, type MediaServer } from './helpers/media.js';
+import { serveFiles, type MediaServer } from './helpers/media.js';
 import { havePocketsphinx, needing } from './helpers/requirements.js';
-import { TALK } from './helpers/talk-video.js';
+import { makeTalkVideo, TALK } from './helpers/talk-video.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
-import { fliteAvailable, synthesiseTalk, type Synthesised } from './transcribe-synth.js';
+import { fliteAvailable, type Synthesised } from './transcribe-synth.js';
 
-const run = promisify(execFile);
-const RANGED = { analysisRangeMinSec: 15, analysisRangeSec: 15, analysisRangeOverlapSec: 5 };
+const RANGED = { analysisRangeMinSec: 15, analysisRangeSec: 15 };
 /** Both farms' agents: transcription chunks of at most 12 s, so that the talk has several to group. */
 const AGENT_ENV = { TRANSCRIBE_MAX_CHUNK_SEC: '12' };
 
@@ -41,17 +38,9 @@ const needs = needing({ tools: { flite: fliteAvailable(), pocketsphinx: havePock
 test.before(async () => {
   if (!fliteAvailable() || !havePocketsphinx) return;
   [whole, ranged] = await Promise.all([startCluster('ranges_whole', { analysisRangeMinSec: 0 }), startCluster('ranges_split', RANGED)]);
-  const spoken = await synthesiseTalk(whole.dataDir, [...TALK, ...MORE]);
-  const videoPath = path.join(whole.dataDir, 'long-talk.mp4');
-  // Keyframes every second, as a camera's recording has them, so a range's seek lands near its start.
-  await run(FFMPEG, [
-    '-y', '-hide_banner', '-loglevel', 'error',
-    '-f', 'lavfi', '-i', `testsrc2=size=640x360:rate=25:duration=${spoken.durationSec.toFixed(3)}`, '-i', spoken.wavPath,
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '96k', '-shortest', videoPath,
-  ]);
-  const { stat } = await import('node:fs/promises');
-  talk = { ...spoken, videoPath, sizeBytes: (await stat(videoPath)).size };
-  media = await serveFiles({ 'talk.mp4': videoPath });
+  const made = await makeTalkVideo(whole.dataDir, { phrases: [...TALK, ...MORE] });
+  talk = { ...made, sizeBytes: (await stat(made.videoPath)).size };
+  media = await serveFiles({ 'talk.mp4': talk.videoPath });
   const store = ranged.app.store;
   const get = store.get.bind(store);
   store.get = async (key, range) => {
@@ -110,8 +99,8 @@ function assertSameShorts(t: import('ava').ExecutionContext, got: any[], expecte
 }
 
 async function tasksOf(cluster: TestCluster, jobId: string) {
-  return cluster.app.db.query<{ id: string; type: string; state: string; parentId: string | null; childIndex: number | null; startedAt: Date; finishedAt: Date | null; attempts: number; payload: any; leasedBy: string | null }>(
-    `SELECT id, type, state, parent_id AS "parentId", child_index AS "childIndex", started_at AS "startedAt", finished_at AS "finishedAt", attempts, payload, leased_by AS "leasedBy"
+  return cluster.app.db.query<{ id: string; type: string; state: string; parentId: string | null; childIndex: number | null; startedAt: Date; finishedAt: Date | null; attempts: number; payload: any; result: any; leasedBy: string | null }>(
+    `SELECT id, type, state, parent_id AS "parentId", child_index AS "childIndex", started_at AS "startedAt", finished_at AS "finishedAt", attempts, payload, result, leased_by AS "leasedBy"
      FROM tasks WHERE subject_id = $1 ORDER BY parent_id NULLS FIRST, child_index`, [jobId],
   );
 }
@@ -146,11 +135,11 @@ needs.serial('a ranged analysis gives the whole-file words, shorts and reframing
   t.like(parent, { type: 'analyze-video', state: 'completed', parentId: null });
   t.deepEqual(children.map((c) => [c.type, c.state]), children.map(() => ['analyze-range', 'completed']));
   t.true(children.length >= 3, `${children.length} ranges`);
-  // Each range decodes whole speech spans of about 15 s at most, after the previous range's last.
+  // Each range decodes whole speech spans, about 15 s of them at most, after the previous range's.
   children.forEach((c, i) => {
-    const spans = c.payload.spans as Array<{ start: number; end: number }>;
-    t.true(spans.length === 1 || spans.at(-1)!.end - spans[0]!.start <= RANGED.analysisRangeSec, `range ${i} spans`);
-    if (i > 0) t.true(spans[0]!.start >= children[i - 1]!.payload.spans.at(-1).end, `range ${i} follows range ${i - 1}`);
+    const spans = c.payload.spans as Array<{ startSample: number; endSample: number }>;
+    t.true(spans.length === 1 || spans.at(-1)!.endSample - spans[0]!.startSample <= RANGED.analysisRangeSec * 16_000, `range ${i} spans`);
+    if (i > 0) t.true(spans[0]!.startSample >= children[i - 1]!.payload.spans.at(-1).endSample, `range ${i} follows range ${i - 1}`);
   });
   t.is(children.find((c) => c.id === held.id)!.attempts, 2, 'the killed range was leased again');
   t.deepEqual(seen, [...seen].sort((x, y) => x - y), `progress ${seen.join(',')}`);
@@ -163,20 +152,29 @@ needs.serial('a ranged analysis gives the whole-file words, shorts and reframing
   const org = await ranged.app.db.one<{ credits: number; reserved: number }>('SELECT credits, reserved_credits AS reserved FROM organizations WHERE id = $1', [r.org.id]);
   t.deepEqual(org, { credits: 10 - b.job.cost, reserved: 0 });
 
-  // The source came from its origin once; each range then read only its own part of the stored
-  // copy (the file's index and the bytes around its time span). One agent ran at a time, so a
-  // range's reads are those made between its last lease and its completion.
+  // The source came from its origin once and was read whole once more, by the final part (the
+  // shorts' frames). Each range read exactly its own samples of the stored analysis audio, one
+  // bounded byte range, and nothing read that audio whole.
   t.is(media.requests.filter((u) => u.includes('talk.mp4')).length, 2, 'the origin was fetched once per coordinator');
   const sourceKey = parent!.payload.stitched.source.objectKey as string;
-  for (const child of children) {
-    const from = new Date(child.startedAt).getTime();
-    const to = new Date(child.finishedAt!).getTime();
-    const bytes = reads.filter((x) => x.key === sourceKey && x.at >= from && x.at <= to).reduce((sum, x) => sum + x.bytes, 0);
-    const share = (child.payload.end - child.payload.start) / talk.durationSec;
-    t.log(`range ${child.payload.start}-${child.payload.end} s read ${bytes} of ${talk.sizeBytes} bytes (its time share ${(share * 100).toFixed(0)} %)`);
-    t.true(bytes > 0, 'the range read the stored source');
-    t.true(bytes < talk.sizeBytes * (share + 0.15), `range ${child.childIndex} read ${bytes} bytes`);
+  t.deepEqual(reads.filter((x) => x.key === sourceKey).map((x) => x.range), [undefined], 'the source read once, by the final part');
+  const audioKey = children[0]!.payload.audioKey as string;
+  const audioBytes = (await ranged.app.store.stat(audioKey))!.size;
+  const audioReads = reads.filter((x) => x.key === audioKey);
+  const expected = children.map((c) => {
+    const from = c.payload.dataOffset + c.payload.spans[0].startSample * 2;
+    const to = c.payload.dataOffset + c.payload.spans.at(-1).endSample * 2 - 1;
+    t.is(c.result.readBytes, to - from + 1, `range ${c.childIndex} read its samples`);
+    t.log(`range ${c.childIndex}: ${to - from + 1} of the audio's ${audioBytes} bytes`);
+    return { start: from, end: to };
+  });
+  for (const read of audioReads) {
+    t.true(expected.some((e) => e.start === read.range?.start && e.end === read.range?.end), `a read of ${JSON.stringify(read.range)}`);
+    t.is(read.bytes, read.range!.end! - read.range!.start + 1);
   }
+  // Every range read at least once (the killed one twice), and together less than the whole audio.
+  t.true(expected.every((e) => audioReads.some((x) => x.range?.start === e.start)));
+  t.true(expected.reduce((sum, e) => sum + e.end - e.start + 1, 0) < audioBytes);
 });
 
 needs.serial('cancelling a ranged analysis while its ranges run leaves no task running and charges nothing', async (t) => {

@@ -18,9 +18,3 @@ export function inputGuard(kind: 'media' | 'image' | 'media-or-image' = 'media')
   const demuxers = kind === 'media' ? MEDIA_DEMUXERS : kind === 'image' ? IMAGE_DEMUXERS : [...MEDIA_DEMUXERS, ...IMAGE_DEMUXERS];
   return ['-protocol_whitelist', 'file,pipe', '-format_whitelist', demuxers.join(',')];
 }
-
-/** The same for a stored object read over the coordinator's signed URL (an analysis range seeks in
- *  it with HTTP byte ranges): web protocols instead of files, the same plain containers. */
-export function storedObjectInputGuard(): string[] {
-  return ['-protocol_whitelist', 'http,https,tcp,tls,crypto', '-format_whitelist', MEDIA_DEMUXERS.join(',')];
-}

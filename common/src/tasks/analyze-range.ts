@@ -1,50 +1,40 @@
 import { z } from 'zod';
 import { wordSchema, type TaskContract } from './contract.js';
+import { sampleSpanSchema } from './analyze-video.js';
 
-const spanSchema = z.object({ start: z.number().finite().nonnegative(), end: z.number().finite().positive() });
-/** The whole-source plan's speech spans this range decodes, each alone (see analyze-video's
- *  `speechSpans`); absent, the range's audio is transcribed as it is. */
-const spans = z.array(spanSchema).min(1).optional();
-
-// analyze-range: one time range of a long source's analysis (a child of analyze-video, issue 22).
-// The parent stored the source once; the child reads only its range of it through a signed URL
-// (ffmpeg seeks over HTTP with byte ranges), transcribes that audio and returns its words on the
-// source's timeline. The parent joins the ranges' words (common/src/text/ranges.ts).
+// analyze-range: one range of a long source's analysis (a child of analyze-video, issue 22). The
+// parent stored the source and its analysis audio once, and planned the speech spans the transcriber
+// decodes one at a time; a range is a run of whole spans. The child reads only those samples of the
+// stored audio (one HTTP byte range), decodes each span alone, and returns its words on the source's
+// timeline. The parent's final part takes every range's words (common/src/text/ranges.ts).
 
 export const analyzeRangePayloadSchema = z.object({
   jobId: z.string(),
-  /** The source the parent stored (its own task's object). */
-  sourceKey: z.string().min(1),
-  /** Seconds on the source's timeline. */
-  start: z.number().finite().nonnegative(),
-  end: z.number().finite().positive(),
-  spans,
-}).refine((p) => p.end > p.start, 'a range ends after it starts');
+  /** The parent's stored analysis audio: a WAV whose PCM data starts at dataOffset. */
+  audioKey: z.string().min(1),
+  dataOffset: z.number().int().nonnegative(),
+  sampleRate: z.number().int().positive(),
+  spans: z.array(sampleSpanSchema).min(1),
+});
 
-export const analyzeRangeLeaseSchema = z.object({
-  jobId: z.string(),
-  sourceKey: z.string().min(1),
-  start: z.number().finite().nonnegative(),
-  end: z.number().finite().positive(),
-  spans,
-  /** The source's signed GET URL, made at lease time. */
-  sourceUrl: z.string().min(1),
+export const analyzeRangeLeaseSchema = analyzeRangePayloadSchema.extend({
+  /** The audio's signed GET URL, made at lease time. */
+  audioUrl: z.string().min(1),
 });
 
 export const analyzeRangeResultSchema = z.object({
-  start: z.number().finite().nonnegative(),
-  end: z.number().finite().positive(),
-  /** With spans: from the first one's start to the last one's end. Its words are this range's alone;
-   *  the audio before it was read only to start decoding cleanly. */
-  owns: spanSchema.optional(),
+  /** From the first span's start to the last one's end, in seconds: the words are this range's alone. */
+  owns: z.object({ start: z.number().finite().nonnegative(), end: z.number().finite().positive() }),
   words: z.array(wordSchema),
   language: z.string(),
   backend: z.string(),
+  /** Bytes of the stored audio this range read. */
+  readBytes: z.number().int().nonnegative(),
 });
 
 export const ANALYZE_RANGE_STAGES = {
-  reading: { start: 0, end: 0.1 },
-  transcribing: { start: 0.1, end: 1 },
+  reading: { start: 0, end: 0.05 },
+  transcribing: { start: 0.05, end: 1 },
 };
 
 export const analyzeRangeContract = {
@@ -53,7 +43,7 @@ export const analyzeRangeContract = {
   facts: z.object({}).strict(),
   result: analyzeRangeResultSchema,
   stages: ANALYZE_RANGE_STAGES,
-  needs: ['ffmpeg', 'speech-recognition'],
+  needs: ['speech-recognition'],
   // Transcription only: faces are found later, per short, by the parent's final part.
   placement: { requires: ['model:silero-vad', 'transcriber'], prefers: [] },
   timeLimitSec: 2 * 3600,

@@ -10,6 +10,8 @@ const youtubeSource = z.object({ kind: z.literal('youtube'), videoId: z.string()
  *  once the job has its own copy) or the source of an earlier job run again. */
 const storedSource = z.object({ kind: z.literal('object'), objectKey: z.string().min(1), fileId: z.string().nullable(), consume: z.boolean() });
 
+/** Samples [startSample, endSample) of the analysis audio. */
+export const sampleSpanSchema = z.object({ startSample: z.number().int().nonnegative(), endSample: z.number().int().positive() });
 const transcriptSchema = z.object({ language: z.string(), text: z.string(), words: z.array(wordSchema), backend: z.string() });
 const sourceObjectSchema = storedObjectSchema.extend({ name: z.string().min(1), width: z.number().int().positive(), height: z.number().int().positive() });
 
@@ -80,10 +82,14 @@ export const analyzeVideoResultSchema = z.object({
   /** The first part of a ranged analysis: the source stored and measured, no transcript or shorts
    *  yet; its ranges follow as child tasks, then a final part on an agent. */
   ranged: z.literal(true).optional(),
-  /** With `ranged`: the spans the transcriber's plan over the whole audio decodes one at a time (cut
-   *  in pauses found by the VAD), in seconds. Ranges are made of whole spans, so that each span is
-   *  decoded as in a whole-file run and the words come out the same. */
-  speechSpans: z.array(z.object({ start: z.number().finite().nonnegative(), end: z.number().finite().positive() })).optional(),
+  /** With `ranged`: the analysis audio (16 kHz mono s16 WAV) the first part stored, and the speech
+   *  spans the transcriber's plan over it decodes one at a time (cut in pauses the VAD found), in
+   *  samples. Ranges are made of whole spans read from that audio, so that each span is decoded from
+   *  the same samples as in a whole-file run and the words come out the same. */
+  rangePlan: z.object({
+    audio: z.object({ objectKey: z.string().min(1), dataOffset: z.number().int().nonnegative(), sampleRate: z.number().int().positive() }),
+    spans: z.array(sampleSpanSchema).min(1),
+  }).optional(),
 });
 
 /** Stages in order: the span of the task's own progress each covers, and the progress the contract

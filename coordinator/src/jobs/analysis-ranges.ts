@@ -1,7 +1,8 @@
-// A long source's analysis in time ranges (issue 22). The analyze-video task's first part stores
-// and measures the source and returns `ranged`; its ranges run as analyze-range child tasks, each
-// reading only its part of the stored source; their words are joined at pauses inside the overlaps
-// (common/src/text/ranges.ts) and the task goes back to the queue for its final part on an agent:
+// A long source's analysis in ranges (issue 22). The analyze-video task's first part stores and
+// measures the source, stores its analysis audio, plans the transcriber's speech spans over it and
+// returns `ranged`; runs of whole spans are transcribed by analyze-range child tasks, each reading
+// only its samples of the stored audio; their words are joined (common/src/text/ranges.ts) and the
+// task goes back to the queue for its final part on an agent:
 // the shorts picked over the whole transcript, their faces found and their crops cut, as in a
 // whole-file analysis. Only then do the job's rows, credits and webhook commit (analyze-outcome.ts).
 import type { Coordinator } from '../coordinator.js';
@@ -9,40 +10,36 @@ import type { Queryable } from '../db/db.js';
 import { ANALYZE_STAGES, type AnalyzeVideoResult, type AnalyzeVideoPayload } from '../../../common/src/tasks/analyze-video.js';
 import type { AnalyzeRangeResult } from '../../../common/src/tasks/analyze-range.js';
 import { parseStoredPayload } from '../../../common/src/tasks/contracts.js';
-import { planRanges, planSpanRanges, stitchRanges } from '../../../common/src/text/ranges.js';
+import { joinRanges, planSpanRanges } from '../../../common/src/text/ranges.js';
+import { AppError } from '../../../common/src/errors.js';
 import { joinWords } from '../../../common/src/text/transcript.js';
 import { verifyTaskObjects } from '../files/task-objects.js';
 import type { TaskRow } from '../tasks/task-queue.js';
 import type { TypedChildTask, TypedOutcomeHandler } from '../tasks/typed-outcome.js';
 
-type RangeConfig = Pick<Coordinator['config'], 'analysisRangeMinSec' | 'analysisRangeSec' | 'analysisRangeOverlapSec'>;
+type RangeConfig = Pick<Coordinator['config'], 'analysisRangeMinSec'>;
 
 /** The length from which the agent stops after storing the source; undefined: never split. */
 export const rangesFromSec = (config: RangeConfig): number | undefined => config.analysisRangeMinSec > 0 ? config.analysisRangeMinSec : undefined;
 
-/** The ranges of a stored, measured source, one child each. */
+/** The ranges of a stored, measured source, one child each: runs of the planned speech spans. */
 export async function rangeChildren(
   app: Pick<Coordinator, 'config' | 'store'>, task: TaskRow, result: AnalyzeVideoResult,
 ): Promise<TypedChildTask<'analyze-range'>[]> {
   if (!result.ranged) return [];
-  // The children read this object: it must be the task's own, as any object it names.
-  await verifyTaskObjects(app.store, task, [result.source.objectKey, result.source.thumbnailKey]);
+  const plan = result.rangePlan;
+  if (!plan) throw new AppError(422, 'bad_result', 'a ranged analysis came without its speech spans');
+  // The children read this audio and the final part this source: they must be the task's own.
+  await verifyTaskObjects(app.store, task, [result.source.objectKey, result.source.thumbnailKey, plan.audio.objectKey]);
   const { jobId } = parseStoredPayload('analyze-video', task.payload);
-  const sourceKey = result.source.objectKey;
-  const { analysisRangeSec: rangeSec, analysisRangeOverlapSec: overlapSec } = app.config;
-  // The transcriber's own spans when the first part planned them (the words then equal a whole-file
-  // run's); plain overlapping time ranges otherwise, joined at pauses.
-  if (result.speechSpans) {
-    return planSpanRanges(result.speechSpans, { rangeSec, leadInSec: overlapSec / 2 })
-      .map((range) => ({ payload: { jobId, sourceKey, start: range.start, end: range.end, spans: range.spans } }));
-  }
-  return planRanges(result.durationSec, { rangeSec, overlapSec })
-    .map((range) => ({ payload: { jobId, sourceKey, start: range.start, end: range.end } }));
+  const { objectKey: audioKey, dataOffset, sampleRate } = plan.audio;
+  return planSpanRanges(plan.spans, app.config.analysisRangeSec * sampleRate)
+    .map((spans) => ({ payload: { jobId, audioKey, dataOffset, sampleRate, spans } }));
 }
 
 /** The final part's payload: the source stored by the first part and the ranges' words as one transcript. */
 export function finalPartPayload(task: TaskRow, result: AnalyzeVideoResult, ranges: AnalyzeRangeResult[]): AnalyzeVideoPayload {
-  const words = stitchRanges(ranges.map((r) => ({ range: { start: r.start, end: r.end }, words: r.words, owns: r.owns })));
+  const words = joinRanges(ranges);
   return {
     ...parseStoredPayload('analyze-video', task.payload),
     stitched: {
@@ -64,11 +61,11 @@ export async function rangesProgressed(c: Queryable, parent: TaskRow, fraction: 
 }
 
 /** The coordinator's side of analyze-range: children report to their parent, so it only signs the
- *  URL of the source the range reads when an agent takes it. */
+ *  URL of the audio the range reads when an agent takes it. */
 export function createAnalyzeRangeHandler(app: Pick<Coordinator, 'urls'>): TypedOutcomeHandler<'analyze-range'> {
   return {
     async prepareLease(_task, payload) {
-      return { ...payload, sourceUrl: (await app.urls.sign(payload.sourceKey, 'GET', 6 * 3600)).url };
+      return { ...payload, audioUrl: (await app.urls.sign(payload.audioKey, 'GET', 6 * 3600)).url };
     },
     async onComplete() {},
     async onFailed() {},

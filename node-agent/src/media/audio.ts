@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { open, readFile, writeFile } from 'node:fs/promises';
-import { inputGuard, storedObjectInputGuard } from '../../../common/src/media/input-guard.js';
+import { inputGuard } from '../../../common/src/media/input-guard.js';
 import { toolEnv } from '../../../common/src/media/tools.js';
 
 export const ANALYSIS_SAMPLE_RATE = 16_000;
@@ -30,8 +30,6 @@ export interface ExtractOptions {
   durationSec?: number;
   /** Output size limit (`-fs`): stops the decode where timestamps cannot be trusted to. */
   maxBytes?: number;
-  /** `inputPath` is a signed URL of the coordinator's object store, not a local file. */
-  storedObjectUrl?: boolean;
 }
 
 /**
@@ -40,7 +38,7 @@ export interface ExtractOptions {
  * local resources on its own.
  */
 export async function extractAudio(ffmpegPath: string, inputPath: string, outWav: string, opts: ExtractOptions = {}): Promise<void> {
-  const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', ...(opts.storedObjectUrl ? storedObjectInputGuard() : inputGuard())];
+  const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', ...inputGuard()];
   if (opts.startSec !== undefined) args.push('-ss', String(opts.startSec));
   args.push('-i', inputPath);
   if (opts.durationSec !== undefined) args.push('-t', String(opts.durationSec));

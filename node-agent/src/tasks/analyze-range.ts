@@ -1,61 +1,61 @@
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
 import { stageProgress } from '../../../common/src/tasks/contract.js';
 import { ANALYZE_RANGE_STAGES } from '../../../common/src/tasks/analyze-range.js';
-import { extractAudio, NoAudioTrackError, readWavPcm } from '../media/audio.js';
 import { createTranscriber } from '../transcribe/transcriber.js';
-import { analysisWavByteCap } from './analyze-video.js';
 import { TaskError, type TaskHandler } from './task-context.js';
 
 /**
- * One time range of a long source (a child of analyze-video): its audio read straight from the
- * stored source over the signed URL, where ffmpeg's input seek asks the store for byte ranges, so
- * only this range's part of the file (and the container's index) crosses the network; then
- * transcribed, its words put on the source's timeline. The parent joins the ranges.
+ * One range of a long source (a child of analyze-video): a run of whole speech spans of the
+ * transcriber's plan over the source's analysis audio. Only those samples are read from the stored
+ * audio (one HTTP byte range), and each span is decoded alone from exactly the samples a whole-file
+ * run decodes, so the words are that run's; they go back on the source's timeline.
  */
 export const analyzeRange: TaskHandler<'analyze-range'> = {
   async run(ctx) {
     const p = ctx.payload;
-    const dir = path.join(ctx.workDir, 'range');
-    await mkdir(dir, { recursive: true });
     ctx.progress(stageProgress(ANALYZE_RANGE_STAGES, 'reading'), 'reading');
-    const wav = path.join(dir, 'range.wav');
-    const lengthSec = p.end - p.start;
-    try {
-      await extractAudio(ctx.config.ffmpegPath, p.sourceUrl, wav, {
-        // A little past the end, so that the last span's samples are all there whatever ffmpeg rounds.
-        signal: ctx.signal, startSec: p.start, durationSec: lengthSec + 0.1, maxBytes: analysisWavByteCap(lengthSec + 0.1), storedObjectUrl: true,
-      });
-    } catch (err) {
-      if (err instanceof NoAudioTrackError) throw new TaskError('Nothing to transcribe: the video has no audio track', 'NO_SPEECH');
-      if (ctx.signal.aborted) throw err;
-      // The store was unreachable or the read broke off: another attempt may well succeed. A 4xx is
-      // final: the source is gone (its job was cancelled) or the URL is refused.
-      const message = (err as Error).message.replace(/\?exp=[^:\s]*/, '');
-      const refused = /Server returned 4\d\d/.test(message);
-      throw new TaskError(`Could not read the range ${p.start}-${p.end} s of the stored source: ${message}`, 'SOURCE_READ_FAILED', !refused);
-    }
+    const first = p.spans[0]!.startSample;
+    const last = p.spans.at(-1)!.endSample;
+    const samples = await readSamples(p.audioUrl, p.dataOffset, first, last, ctx.signal);
+
     ctx.progress(stageProgress(ANALYZE_RANGE_STAGES, 'transcribing'), 'transcribing');
-    const transcriber = createTranscriber({ ...ctx.config.transcriber, workDir: dir }, ctx.log);
-    const onProgress = (f: number) => ctx.progress(stageProgress(ANALYZE_RANGE_STAGES, 'transcribing', f), 'transcribing');
-    const round3 = (n: number) => Math.round(n * 1000) / 1000;
-    if (p.spans) {
-      // The whole source's spans, each decoded alone from the same samples as a whole-file run.
-      const { samples, sampleRate } = await readWavPcm(wav);
-      const at = (sec: number) => Math.max(0, Math.min(samples.length, Math.round((sec - p.start) * sampleRate)));
-      const chunks = p.spans.map((span, index) => {
-        const startSample = at(span.start);
-        const endSample = at(span.end);
-        return { index, startSample, endSample, offsetSec: span.start, durationSec: (endSample - startSample) / sampleRate };
-      });
-      const transcript = await transcriber.transcribeChunks(samples, chunks, lengthSec, { signal: ctx.signal, onProgress });
-      const owns = { start: p.spans[0]!.start, end: p.spans.at(-1)!.end };
-      ctx.log.info('range transcribed', { start: p.start, end: p.end, spans: chunks.length, words: transcript.words.length, backend: transcript.backend });
-      return { start: p.start, end: p.end, owns, words: transcript.words, language: transcript.language, backend: transcript.backend };
-    }
-    const transcript = await transcriber.transcribe(wav, { signal: ctx.signal, onProgress });
-    const words = transcript.words.map((w) => ({ ...w, start: round3(w.start + p.start), end: round3(w.end + p.start) }));
-    ctx.log.info('range transcribed', { start: p.start, end: p.end, words: words.length, backend: transcript.backend });
-    return { start: p.start, end: p.end, words, language: transcript.language, backend: transcript.backend };
+    const chunks = p.spans.map((span, index) => ({
+      index, startSample: span.startSample - first, endSample: span.endSample - first,
+      offsetSec: span.startSample / p.sampleRate, durationSec: (span.endSample - span.startSample) / p.sampleRate,
+    }));
+    const transcriber = createTranscriber({ ...ctx.config.transcriber, workDir: ctx.workDir }, ctx.log);
+    const transcript = await transcriber.transcribeChunks(samples, chunks, (last - first) / p.sampleRate, {
+      signal: ctx.signal,
+      onProgress: (f: number) => ctx.progress(stageProgress(ANALYZE_RANGE_STAGES, 'transcribing', f), 'transcribing'),
+    });
+    const owns = { start: first / p.sampleRate, end: last / p.sampleRate };
+    ctx.log.info('range transcribed', { ...owns, spans: chunks.length, words: transcript.words.length, backend: transcript.backend });
+    return { owns, words: transcript.words, language: transcript.language, backend: transcript.backend, readBytes: samples.byteLength };
   },
 };
+
+/** Samples [first, last) of the stored 16-bit mono WAV whose data starts at dataOffset: one bounded
+ *  byte range, so the store sends these bytes and no others. */
+async function readSamples(url: string, dataOffset: number, first: number, last: number, signal: AbortSignal): Promise<Int16Array> {
+  const from = dataOffset + first * 2;
+  const to = dataOffset + last * 2 - 1;
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { range: `bytes=${from}-${to}` }, signal });
+  } catch (err) {
+    if (signal.aborted) throw err;
+    throw new TaskError(`Could not read the range's audio from the store: ${(err as Error).message}`, 'SOURCE_READ_FAILED', true);
+  }
+  // A 4xx is final: the audio is gone (its job was cancelled) or the URL is refused.
+  if (res.status !== 206) {
+    await res.body?.cancel();
+    throw new TaskError(`Could not read the range's audio from the store (HTTP ${res.status})`, 'SOURCE_READ_FAILED', res.status >= 500);
+  }
+  const bytes = Buffer.from(await res.arrayBuffer());
+  if (bytes.length !== to - from + 1) {
+    throw new TaskError(`The store sent ${bytes.length} bytes of the range's audio, not ${to - from + 1}`, 'SOURCE_READ_FAILED', true);
+  }
+  // Copied into an aligned buffer: WAV is little-endian like every host this runs on.
+  const samples = new Int16Array(bytes.length / 2);
+  Buffer.from(samples.buffer).set(bytes);
+  return samples;
+}

@@ -250,13 +250,18 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       // Long: the source is stored and measured, and the transcriber's plan of speech spans made
       // over the whole audio (the VAD: seconds for an hour). Child tasks decode the spans in ranges,
       // each reading only its part of the stored source, and this task comes back for the shorts.
+      // The ranges read their samples of this audio, the very samples this plan was made from.
       const { chunks } = await transcriber.plan(wav, ctx.signal);
       if (!chunks.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
+      const [{ dataOffset, sampleRate }, audioObj] = await Promise.all([readWavInfo(wav), ctx.upload(wav, 'analysis-audio.wav', 'audio/wav')]);
       ctx.log.info('analysing in ranges', { durationSec: info.durationSec, fromSec: p.rangesFromSec, spans: chunks.length });
       return {
         ranged: true, durationSec: info.durationSec, downloadBytes: source.bytes, source: storedSource,
         transcript: { language: '', text: '', words: [], backend: '' }, shorts: [],
-        speechSpans: chunks.map((c) => ({ start: c.startSample / ANALYSIS_SAMPLE_RATE, end: c.endSample / ANALYSIS_SAMPLE_RATE })),
+        rangePlan: {
+          audio: { objectKey: audioObj.objectKey, dataOffset, sampleRate },
+          spans: chunks.map((c) => ({ startSample: c.startSample, endSample: c.endSample })),
+        },
       };
     }
     const transcript = await transcriber.transcribe(wav, {
