@@ -105,7 +105,7 @@ async function tasksOf(cluster: TestCluster, jobId: string) {
   );
 }
 
-needs.serial('a ranged analysis gives the whole-file words, shorts and reframing, with an agent killed while it holds a range; each range reads only its part of the stored source', async (t) => {
+needs.serial('a ranged analysis gives the whole-file words, shorts and reframing, with an agent killed while it holds a range; each range reads only its own samples of the stored audio', async (t) => {
   t.timeout(20 * 60_000); // pocketsphinx on a machine others share
   const [w, r] = await Promise.all([submit(whole), submit(ranged)]);
   const seen: number[] = [];

@@ -249,8 +249,8 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     if (p.rangesFromSec !== undefined && info.durationSec >= p.rangesFromSec) {
       // Long: the source is stored and measured, and the transcriber's plan of speech spans made
       // over the whole audio (the VAD: seconds for an hour). Child tasks decode the spans in ranges,
-      // each reading only its part of the stored source, and this task comes back for the shorts.
-      // The ranges read their samples of this audio, the very samples this plan was made from.
+      // each reading only its samples of this audio, stored for them (the very samples the plan was
+      // made from), and this task comes back for the shorts.
       const { chunks } = await transcriber.plan(wav, ctx.signal);
       if (!chunks.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
       const [{ dataOffset, sampleRate }, audioObj] = await Promise.all([readWavInfo(wav), ctx.upload(wav, 'analysis-audio.wav', 'audio/wav')]);
