@@ -159,7 +159,7 @@ needs.serial('a ranged analysis gives the whole-file words, shorts and reframing
   const sourceKey = parent!.payload.stitched.source.objectKey as string;
   t.deepEqual(reads.filter((x) => x.key === sourceKey).map((x) => x.range), [undefined], 'the source read once, by the final part');
   const audioKey = children[0]!.payload.audioKey as string;
-  const audioBytes = (await ranged.app.store.stat(audioKey))!.size;
+  const audioBytes = children[0]!.payload.dataOffset + Math.round(talk.durationSec * 16_000) * 2;
   const audioReads = reads.filter((x) => x.key === audioKey);
   const expected = children.map((c) => {
     const from = c.payload.dataOffset + c.payload.spans[0].startSample * 2;
@@ -175,6 +175,9 @@ needs.serial('a ranged analysis gives the whole-file words, shorts and reframing
   // Every range read at least once (the killed one twice), and together less than the whole audio.
   t.true(expected.every((e) => audioReads.some((x) => x.range?.start === e.start)));
   t.true(expected.reduce((sum, e) => sum + e.end - e.start + 1, 0) < audioBytes);
+  // The analysis audio was for the ranges only: it goes once the job is done.
+  await waitFor(async () => (await ranged.app.store.stat(audioKey)) === null, 30_000, 'the analysis audio to be deleted');
+  t.truthy(await ranged.app.store.stat(sourceKey), 'the source stays');
 });
 
 needs.serial('cancelling a ranged analysis while its ranges run leaves no task running and charges nothing', async (t) => {

@@ -7,14 +7,14 @@ import { chargeCredits, releaseCredits, reserveEstimate } from '../credits/credi
 import { deleteFileRows, insertFiles, type NewFile } from '../files/files.js';
 import { verifyTaskObjects } from '../files/task-objects.js';
 import { deletePrefix } from '../storage/object-store.js';
-import { taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
+import { taskObjectKey, taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
 import type { TypedOutcomeHandler } from '../tasks/typed-outcome.js';
 import type { Plan } from '../tenancy/plans.js';
 import { enqueueWebhook } from '../webhooks/webhooks.js';
 import { bearerView, type StoredShort } from './job-views.js';
 import { JOB_COLUMNS, JOB_STATUS, type JobRow } from './jobs.js';
 import { priceJob } from './pricing.js';
-import { finalPartPayload, rangeChildren, rangesFromSec, rangesProgressed } from './analysis-ranges.js';
+import { ANALYSIS_AUDIO_NAME, finalPartPayload, rangeChildren, rangesFromSec, rangesProgressed } from './analysis-ranges.js';
 
 async function lockJob(c: Queryable, id: string): Promise<JobRow | undefined> {
   return (await c.query(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 FOR UPDATE`, [id])).rows[0];
@@ -157,6 +157,8 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
       app.metrics.jobsFinished.labels(outcome === 'completed' ? JOB_STATUS.completed : JOB_STATUS.failed).inc();
       // Nothing half-written stays behind a failed job.
       if (outcome === 'failed') await deletePrefix(app.store, taskObjectPrefix(task));
+      // A long source's analysis audio was for its ranges only (analysis-ranges.ts).
+      else if (parseStoredPayload('analyze-video', task.payload).stitched) await app.store.delete(taskObjectKey(task, ANALYSIS_AUDIO_NAME));
       const stored = storedSource(task);
       // The staging upload's row went with the completion; its objects (original and thumbnail) go now.
       if (outcome === 'completed' && stored?.consume && stored.fileId) await deletePrefix(app.store, stored.objectKey.replace(/original\/[^/]+$/, ''));
