@@ -32,6 +32,15 @@ export async function rangeChildren(
   if (!result.ranged) return [];
   const plan = result.rangePlan;
   if (!plan) throw new AppError(422, 'bad_result', 'a ranged analysis came without its speech spans');
+  // In order, apart and within the measured audio: then the ranges (runs up to rangeSec, each pair
+  // of neighbours longer than that) number at most twice the length over rangeSec, plus one.
+  const lastSample = Math.ceil((result.durationSec + 1) * plan.audio.sampleRate);
+  plan.spans.forEach((span, i) => {
+    const previousEnd = i === 0 ? 0 : plan.spans[i - 1]!.endSample;
+    if (!(span.startSample >= previousEnd && span.endSample > span.startSample && span.endSample <= lastSample)) {
+      throw new AppError(422, 'bad_result', `speech span ${i} is out of order or past the audio's end`);
+    }
+  });
   // The children read this audio and the final part this source: they must be the task's own.
   await verifyTaskObjects(app.store, task, [result.source.objectKey, result.source.thumbnailKey, plan.audio.objectKey]);
   const { jobId } = parseStoredPayload('analyze-video', task.payload);
