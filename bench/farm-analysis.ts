@@ -1,7 +1,7 @@
 // One job, not a queue: a generated talk's analysis in ranges (issue 22) on 1 agent, then on 2
 // agents, each agent pinned to one core with taskset so that the speed-up is the farm's, not the
 // machine's other core. Also the same job analysed whole on one pinned agent, for comparison.
-//   npm run bench:farm:analysis -- [minutes=20] [range seconds=300] [overlap seconds=10]
+//   npm run bench:farm:analysis -- [minutes=20] [range seconds=300]
 // Uses the test Postgres (TEST_DATABASE_URL or local). Needs taskset (util-linux) and 2 cores.
 import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
@@ -11,7 +11,6 @@ import { makeTalkVideo, TALK } from '../test/helpers/talk-video.js';
 
 const minutes = Number(process.argv[2] ?? 20);
 const rangeSec = Number(process.argv[3] ?? 300);
-const overlapSec = Number(process.argv[4] ?? 10);
 
 const EXTRA = [
   'Let me tell you about the three mistakes every beginner makes.', 'The first mistake is trying to learn everything at once.',
@@ -56,12 +55,12 @@ const talk = await makeTalkVideo(scratch.dataDir, { phrases });
 const media = await serveFiles({ 'talk.mp4': talk.videoPath });
 try {
   const url = media.url('talk.mp4');
-  const ranged = { analysisRangeMinSec: 1, analysisRangeSec: rangeSec, analysisRangeOverlapSec: overlapSec };
+  const ranged = { analysisRangeMinSec: 1, analysisRangeSec: rangeSec };
   const whole = await round('whole_1', { analysisRangeMinSec: 0 }, 1, url);
   const one = await round('ranges_1', ranged, 1, url);
   const two = await round('ranges_2', ranged, 2, url);
   console.log(JSON.stringify({
-    sourceSec: r1(talk.durationSec), rangeSec, overlapSec,
+    sourceSec: r1(talk.durationSec), rangeSec,
     wholeOnOneAgentSec: r1(whole.seconds), rangesOnOneAgentSec: r1(one.seconds), rangesOnTwoAgentsSec: r1(two.seconds),
     tasks: two.tasks, speedUpTwoOverOne: Math.round((one.seconds / two.seconds) * 100) / 100,
     speedUpTwoOverWhole: Math.round((whole.seconds / two.seconds) * 100) / 100,
