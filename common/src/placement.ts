@@ -75,6 +75,7 @@ export function placementOf(type: TaskType, extra: Partial<TaskPlacement> = {}):
 const TYPE_NOUN: Record<TaskType, string> = {
   'probe-media': 'a media probe agent',
   'analyze-video': 'an analysis agent',
+  'analyze-range': 'a transcription agent',
   'render-short': 'a render agent',
   'render-chunk': 'a render agent',
 };

@@ -56,6 +56,11 @@ const schema = z.object({
       return z.NEVER;
     }
   }),
+  /** A source at least this long is analysed in time ranges, each by its own child task (issue 22);
+   *  0 never splits. */
+  analysisRangeMinSec: z.coerce.number().min(0).default(600),
+  /** The most a range spans: runs of the transcriber's whole speech spans up to this long. */
+  analysisRangeSec: z.coerce.number().positive().default(300),
   /** Credits per US dollar of the price table. */
   creditsPerDollar: z.coerce.number().positive().default(1),
   signedUrlTtlSec: z.coerce.number().int().positive().default(3600),
@@ -152,6 +157,7 @@ const ENV: Record<keyof z.infer<typeof schema>, string> = {
   fetchAllowlist: 'FETCH_ALLOWLIST', bodyLimitBytes: 'BODY_LIMIT_BYTES', leaseTtlMs: 'LEASE_TTL_MS',
   leaseWaitMs: 'LEASE_WAIT_MS', taskMaxAttempts: 'TASK_MAX_ATTEMPTS', watchdogIntervalMs: 'WATCHDOG_INTERVAL_MS',
   placementGraceMs: 'PLACEMENT_GRACE_MS', waitingNoticeMs: 'WAITING_NOTICE_MS', unmetNeedsFailMs: 'UNMET_NEEDS_FAIL_MS', taskTimeLimits: 'TASK_TIME_LIMITS',
+  analysisRangeMinSec: 'ANALYSIS_RANGE_MIN_SEC', analysisRangeSec: 'ANALYSIS_RANGE_SEC',
   creditsPerDollar: 'CREDITS_PER_DOLLAR', signedUrlTtlSec: 'SIGNED_URL_TTL_SEC', agentUploadMaxBytes: 'AGENT_UPLOAD_MAX_BYTES', webhookRetryDelaySec: 'WEBHOOK_RETRY_DELAY_SEC', webhookTimeoutMs: 'WEBHOOK_TIMEOUT_MS', timers: 'TIMERS',
   rateLimitFilesPerMinute: 'RATE_LIMIT_FILES_PER_MINUTE', rateLimitSocialPerMinute: 'RATE_LIMIT_SOCIAL_PER_MINUTE',
   renderActiveLimit: 'RENDER_ACTIVE_LIMIT', renderChunkMinSec: 'RENDER_CHUNK_MIN_SEC', renderChunkSec: 'RENDER_CHUNK_SEC', svgRasterTimeoutMs: 'SVG_RASTER_TIMEOUT_MS',

@@ -4,6 +4,7 @@ import { registerProbeRoutes } from './api/probes.js';
 import { probeTaskHandler } from './probes/probes.js';
 import { registerJobRoutes } from './api/jobs.js';
 import { createAnalyzeOutcomeHandler } from './jobs/analyze-outcome.js';
+import { createAnalyzeRangeHandler } from './jobs/analysis-ranges.js';
 import { startWebhookWorker } from './webhooks/webhooks.js';
 import { registerRenderRoutes } from './api/renders.js';
 import { createRenderOutcomeHandler } from './renders/renders.js';
@@ -24,6 +25,7 @@ export async function registerDomains(api: Api, app: Coordinator): Promise<void>
   registerProbeRoutes(api, app);
 
   app.queue.registerHandler('analyze-video', withContract('analyze-video', createAnalyzeOutcomeHandler(app)));
+  app.queue.registerHandler('analyze-range', withContract('analyze-range', createAnalyzeRangeHandler(app)));
   registerJobRoutes(api, app);
   app.queue.registerHandler('render-short', withContract('render-short', createRenderOutcomeHandler(app)));
   app.queue.registerHandler('render-chunk', withContract('render-chunk', createRenderChunkHandler(app)));

@@ -206,7 +206,9 @@ export class Agent {
       if (!isTaskType(task.type)) throw new TaskError(`this agent has no handler for ${task.type}`, 'UNSUPPORTED', true);
       const result = await runHandler(task.type, task.payload_json, ctx);
       const seconds = (performance.now() - started) / 1000;
-      if (task.type === 'analyze-video' && 'durationSec' in result) this.metrics.analysed(result.durationSec, seconds);
+      const analysedSec = task.type === 'analyze-range' && 'owns' in result ? result.owns.end - result.owns.start
+        : task.type === 'analyze-video' && 'shorts' in result && !result.ranged ? result.durationSec : 0;
+      if (analysedSec > 0) this.metrics.analysed(analysedSec, seconds);
       await reporter.flush();
       await this.client.call('CompleteTask', { task_id: task.task_id, lease_token: task.lease_token, result_json: JSON.stringify(result) }, { retryForMs: 10 * 60_000 });
       outcome = 'completed';

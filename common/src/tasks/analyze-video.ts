@@ -10,6 +10,24 @@ const youtubeSource = z.object({ kind: z.literal('youtube'), videoId: z.string()
  *  once the job has its own copy) or the source of an earlier job run again. */
 const storedSource = z.object({ kind: z.literal('object'), objectKey: z.string().min(1), fileId: z.string().nullable(), consume: z.boolean() });
 
+/** Samples [startSample, endSample) of the analysis audio. */
+export const sampleSpanSchema = z.object({ startSample: z.number().int().nonnegative(), endSample: z.number().int().positive() });
+const transcriptSchema = z.object({ language: z.string(), text: z.string(), words: z.array(wordSchema), backend: z.string() });
+const sourceObjectSchema = storedObjectSchema.extend({
+  name: z.string().min(1), width: z.number().int().positive(), height: z.number().int().positive(),
+  /** Frames per second as ffprobe reads them; absent from agents older than it, null when unknown. */
+  fps: z.number().finite().positive().nullish(),
+});
+
+/** A ranged analysis's final part (issue 22): the source this task stored in its first part and the
+ *  transcript joined from its ranges; the agent picks and reframes the shorts from them. */
+const stitchedSchema = z.object({
+  source: sourceObjectSchema,
+  durationSec: z.number().finite().positive(),
+  downloadBytes: z.number().int().nonnegative(),
+  transcript: transcriptSchema,
+});
+
 export const analyzeVideoPayloadSchema = z.object({
   jobId: z.string(),
   source: z.discriminatedUnion('kind', [urlSource, youtubeSource, storedSource]),
@@ -17,11 +35,16 @@ export const analyzeVideoPayloadSchema = z.object({
   predefinedShorts: z.array(z.object({ title: z.string(), start: z.number().finite(), end: z.number().finite() })).nullable(),
   maxDownloadBytes: z.number().int().positive(),
   maxAutoShortSec: z.number().positive(),
+  stitched: stitchedSchema.optional(),
 });
 
 /** What the agent receives: a stored source comes with a URL signed at lease time. */
 export const analyzeVideoLeaseSchema = analyzeVideoPayloadSchema.extend({
   source: z.discriminatedUnion('kind', [urlSource, youtubeSource, storedSource.extend({ url: z.string().min(1) })]),
+  /** A source at least this long is analysed in ranges: the agent stores and probes it, and returns
+   *  (`ranged`) without transcribing. Absent: the whole file here, as always. */
+  rangesFromSec: z.number().positive().optional(),
+  stitched: stitchedSchema.extend({ sourceUrl: z.string().min(1) }).optional(),
 });
 
 /** Known as soon as the source is probed; the coordinator prices the job on them before transcribing. */
@@ -55,15 +78,22 @@ export const reframePlanSchema = z.object({
 export const analyzeVideoResultSchema = z.object({
   durationSec: z.number().finite().positive(),
   downloadBytes: z.number().int().nonnegative(),
-  source: storedObjectSchema.extend({
-    name: z.string().min(1), width: z.number().int().positive(), height: z.number().int().positive(),
-    /** Frames per second as ffprobe reads them; absent from agents older than it, null when unknown. */
-    fps: z.number().finite().positive().nullish(),
-  }),
-  transcript: z.object({ language: z.string(), text: z.string(), words: z.array(wordSchema), backend: z.string() }),
+  source: sourceObjectSchema,
+  transcript: transcriptSchema,
   shorts: z.array(analyzedShortSchema),
   /** Absent when no short has a path. */
   reframePlan: reframePlanSchema.optional(),
+  /** The first part of a ranged analysis: the source stored and measured, no transcript or shorts
+   *  yet; its ranges follow as child tasks, then a final part on an agent. */
+  ranged: z.literal(true).optional(),
+  /** With `ranged`: the analysis audio (16 kHz mono s16 WAV) the first part stored, and the speech
+   *  spans the transcriber's plan over it decodes one at a time (cut in pauses the VAD found), in
+   *  samples. Ranges are made of whole spans read from that audio, so that each span is decoded from
+   *  the same samples as in a whole-file run and the words come out the same. */
+  rangePlan: z.object({
+    audio: z.object({ objectKey: z.string().min(1), dataOffset: z.number().int().nonnegative(), sampleRate: z.number().int().positive() }),
+    spans: z.array(sampleSpanSchema).min(1),
+  }).optional(),
 });
 
 /** Stages in order: the span of the task's own progress each covers, and the progress the contract
@@ -91,14 +121,15 @@ export const analyzeVideoContract = {
   // when it can (VAD and the transcribers here run on the CPU), so the host where the detector's own
   // session runs on CUDA is preferred, not any host where some CUDA provider loaded.
   placement: { requires: ['face-detector', 'model:silero-vad', 'transcriber'], prefers: ['face-detector:cuda'] },
-  // A long source's analysis splits into time ranges, each analysed by its own child (issue 22).
-  children: { type: 'analyze-video' },
+  // A long source's analysis splits into time ranges, each transcribed by its own child (issue 22).
+  children: { type: 'analyze-range' },
   timeLimitSec: 4 * 3600,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, AnalyzeStage>;
 
 export type AnalyzeVideoPayload = z.output<typeof analyzeVideoPayloadSchema>;
 export type AnalyzeVideoLease = z.output<typeof analyzeVideoLeaseSchema>;
 export type StoredSource = z.output<typeof storedSource>;
+export type StitchedAnalysis = z.output<typeof stitchedSchema>;
 export type AnalyzeVideoFacts = z.output<typeof analyzeVideoFactsSchema>;
 export type AnalyzedShort = z.output<typeof analyzedShortSchema>;
 export type AnalyzeVideoResult = z.output<typeof analyzeVideoResultSchema>;

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { TASK_TYPES, isTaskType, type TaskType } from '../tasks.js';
 import { analyzeVideoContract } from './analyze-video.js';
+import { analyzeRangeContract } from './analyze-range.js';
 import { probeMediaContract } from './probe-media.js';
 import { renderShortContract } from './render-short.js';
 import { renderChunkContract } from './render-chunk.js';
@@ -9,6 +10,7 @@ import { renderChunkContract } from './render-chunk.js';
 export const TASK_CONTRACTS = {
   'probe-media': probeMediaContract,
   'analyze-video': analyzeVideoContract,
+  'analyze-range': analyzeRangeContract,
   'render-short': renderShortContract,
   'render-chunk': renderChunkContract,
 } as const satisfies Record<TaskType, unknown>;

@@ -15,11 +15,14 @@ const THUMBNAIL = '\\.(jpg|png)';
 // A source keeps its container's extension (containerType in node-agent/src/media/ffmpeg.ts).
 const SOURCE = '\\.(mp4|webm|mkv|avi|flv|ts|mpg|ogv|asf|mxf|nut|bin)';
 const EXPECTED_NAMES: Record<TaskType, RegExp> = {
-  'analyze-video': new RegExp(`^(source${SOURCE}|source-thumb${THUMBNAIL}|short-\\d+\\.mp4|short-\\d+${THUMBNAIL})$`),
+  // analysis-audio.wav: a long source's 16 kHz audio, which its ranges read (issue 22).
+  'analyze-video': new RegExp(`^(source${SOURCE}|source-thumb${THUMBNAIL}|analysis-audio\\.wav|short-\\d+\\.mp4|short-\\d+${THUMBNAIL})$`),
   // .ass: the caption script the render burned in, kept so a client can read the words back.
   'render-short': new RegExp(`^render[A-Za-z0-9_-]*(\\.mp4|\\.ass|${THUMBNAIL})$`),
   'render-chunk': /^chunk-\d+\.mp4$/,
   'probe-media': /^$/,
+  // A range reports words only.
+  'analyze-range': /^$/,
 };
 
 /** Whether a task of this type writes an object of this name (upload URLs are signed for no other). */

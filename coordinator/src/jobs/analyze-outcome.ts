@@ -7,13 +7,14 @@ import { chargeCredits, releaseCredits, reserveEstimate } from '../credits/credi
 import { deleteFileRows, insertFiles, type NewFile } from '../files/files.js';
 import { verifyTaskObjects } from '../files/task-objects.js';
 import { deletePrefix } from '../storage/object-store.js';
-import { taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
+import { taskObjectKey, taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
 import type { TypedOutcomeHandler } from '../tasks/typed-outcome.js';
 import type { Plan } from '../tenancy/plans.js';
 import { enqueueWebhook } from '../webhooks/webhooks.js';
 import { bandOf, bearerView, type StoredShort } from './job-views.js';
 import { JOB_COLUMNS, JOB_STATUS, type JobRow } from './jobs.js';
 import { priceJob } from './pricing.js';
+import { ANALYSIS_AUDIO_NAME, finalPartPayload, rangeChildren, rangesFromSec, rangesProgressed } from './analysis-ranges.js';
 
 async function lockJob(c: Queryable, id: string): Promise<JobRow | undefined> {
   return (await c.query(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 FOR UPDATE`, [id])).rows[0];
@@ -59,10 +60,17 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
   return {
     /** A video in the organization's storage reaches the agent by a signed URL made at lease time. */
     async prepareLease(_task, payload) {
-      const { source } = payload;
-      if (source.kind !== 'object') return { ...payload, source };
-      return { ...payload, source: { ...source, url: (await app.urls.sign(source.objectKey, 'GET', 6 * 3600)).url } };
+      const { source, stitched, ...rest } = payload;
+      const sign = async (key: string) => (await app.urls.sign(key, 'GET', 6 * 3600)).url;
+      const leased = source.kind === 'object' ? { ...rest, source: { ...source, url: await sign(source.objectKey) } } : { ...rest, source };
+      // A ranged analysis's final part reads the source its first part stored.
+      if (stitched) return { ...leased, stitched: { ...stitched, sourceUrl: await sign(stitched.source.objectKey) } };
+      return { ...leased, rangesFromSec: rangesFromSec(app.config) };
     },
+
+    fanOut: (_c, task, result) => rangeChildren(app, task, result),
+    finishOnAgent: async (_c, task, result, ranges) => finalPartPayload(task, result, ranges),
+    onChildrenProgress: rangesProgressed,
 
     async onProgress(c, task, _progress, stage, facts) {
       if (facts) await reserveForVideo(c, task.subjectId!, facts.durationSec, facts.downloadBytes);
@@ -72,6 +80,7 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
     },
 
     async onComplete(c, task, result) {
+      if (result.ranged) throw new AppError(500, 'bad_result', 'a ranged analysis completed without its final part');
       const job = await lockJob(c, task.subjectId!);
       if (!job || job.status !== JOB_STATUS.processing) return; // archived or already settled: keep nothing twice
       checkShorts(job, result);
@@ -149,6 +158,8 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
       app.metrics.jobsFinished.labels(outcome === 'completed' ? JOB_STATUS.completed : JOB_STATUS.failed).inc();
       // Nothing half-written stays behind a failed job.
       if (outcome === 'failed') await deletePrefix(app.store, taskObjectPrefix(task));
+      // A long source's analysis audio was for its ranges only (analysis-ranges.ts).
+      else if (parseStoredPayload('analyze-video', task.payload).stitched) await app.store.delete(taskObjectKey(task, ANALYSIS_AUDIO_NAME));
       const stored = storedSource(task);
       // The staging upload's row went with the completion; its objects (original and thumbnail) go now.
       if (outcome === 'completed' && stored?.consume && stored.fileId) await deletePrefix(app.store, stored.objectKey.replace(/original\/[^/]+$/, ''));

@@ -39,7 +39,7 @@ export class TaskFamilies {
   static check(type: TaskType, handler: TaskOutcomeHandler): void {
     if (!handler.fanOut && !handler.fanIn) return;
     if (!childTypeOf(type)) throw new Error(`${type} handler fans out, but the ${type} contract declares no children`);
-    if (!handler.fanOut || !handler.fanIn) throw new Error(`${type} handler needs both fanOut and fanIn`);
+    if (!handler.fanOut || !(handler.fanIn || handler.finishOnAgent)) throw new Error(`${type} handler needs fanOut, and fanIn or finishOnAgent`);
   }
 
   /** Locks the task's parent, if it has one, so that the task's own lock comes second. */
@@ -78,11 +78,25 @@ export class TaskFamilies {
     const { pending } = (await c.query(
       `UPDATE tasks SET children_pending = children_pending - 1 WHERE id = $1 RETURNING children_pending AS pending`, [parent.id],
     )).rows[0] as { pending: number };
-    if (pending > 0) return this.childProgressed(c, child);
+    // The parent's progress follows its children's, the last one's completion included.
+    await this.childProgressed(c, child);
+    if (pending > 0) return;
+    const handler = this.queue.handlerOf(parent.type);
     const childResults = (await c.query(
       `SELECT result FROM tasks WHERE parent_id = $1 ORDER BY child_index`, [parent.id],
     )).rows.map((r: { result: unknown }) => r.result);
-    const handler = this.queue.handlerOf(parent.type);
+    if (handler.finishOnAgent) {
+      // The join needs an agent: the parent is queued again for its final part, with fresh attempts.
+      const payload = await handler.finishOnAgent(c, parent, parent.result, childResults);
+      await c.query(
+        `UPDATE tasks SET state = 'queued', payload = $2, result = NULL, attempts = 0, queued_at = now(), leased_by = NULL
+         WHERE id = $1`,
+        [parent.id, payload],
+      );
+      await this.wakeups.notify(c, parent.type);
+      await this.queue.event(parent.id, null, 'children_done', `${childResults.length} child tasks; the final part is queued`, c);
+      return;
+    }
     const result = await handler.fanIn!(c, parent, parent.result, childResults);
     if (handler.joinsOnAgent?.(result)) return this.queueJoin(c, parent, result, childResults.length);
     await c.query(
@@ -106,7 +120,8 @@ export class TaskFamilies {
   }
 
   /** A child moved on: its parent's progress follows all of its children's (a completed one counts
-   *  whole), and the parent's domain shows it. Runs with the parent locked. */
+   *  whole), and the parent's domain shows it (and may name the parent's own progress). Runs with the
+   *  parent locked. */
   async childProgressed(c: Queryable, child: TaskRow): Promise<void> {
     const parent = await this.lockedWaitingParent(c, child);
     const handler = parent && this.queue.handlerOf(parent.type);
@@ -116,7 +131,7 @@ export class TaskFamilies {
       [parent.id],
     )).rows[0] as { fraction: number };
     const progress = await handler.onChildrenProgress(c, parent, fraction);
-    await c.query(`UPDATE tasks SET progress = GREATEST(progress, $2) WHERE id = $1`, [parent.id, progress]);
+    if (typeof progress === 'number') await c.query(`UPDATE tasks SET progress = GREATEST(progress, $2) WHERE id = $1`, [parent.id, progress]);
   }
 
   /** A child failed for good (or was cancelled): so does its parent, with the child's reason. */

@@ -38,9 +38,14 @@ export interface TaskOutcomeHandler {
    *  is queued again with it (its prepareLease reads it from task.result) and completes, as any
    *  task, with that agent's result (fanOut then returns none). A render joins its chunks so. */
   joinsOnAgent?(result: unknown): boolean;
-  /** The children's progress, 0..1 over all of them (a completed child counts 1): the parent's own
-   *  progress to store, its domain's to show. */
-  onChildrenProgress?(c: Queryable, parent: TaskRow, fraction: number): Promise<number>;
+
+  /** Instead of fanIn, for a join only an agent can make: after the last child the parent goes back
+   *  to the queue with this payload for its final part, whose completion ends it as any task's does
+   *  (fanOut then sees that part's result and returns no children). */
+  finishOnAgent?(c: Queryable, parent: TaskRow, result: unknown, childResults: unknown[]): Promise<Record<string, unknown>>;
+  /** The children's progress, 0..1 over all of them (a completed child counts 1), as a child reports:
+   *  its domain shows it, and a number returned is the parent's own progress to store. */
+  onChildrenProgress?(c: Queryable, parent: TaskRow, fraction: number): Promise<number | void>;
 }
 
 export const LEASE_LOST = 'lease_lost';

@@ -30,7 +30,10 @@ export interface TypedOutcomeHandler<T extends TaskType> {
   fanIn?(c: Queryable, parent: TaskRow, result: TaskResult<T>, childResults: TaskResult<TaskChildType<T>>[]): Promise<TaskResult<T>>;
   /** The joined result is work for an agent: the parent is queued again with it (./fan-out.ts). */
   joinsOnAgent?(result: TaskResult<T>): boolean;
-  /** The children's progress (0..1 over all of them): the parent's own progress to store. */
+  /** Instead of fanIn, when the join needs an agent: the payload of the parent's final part. */
+  finishOnAgent?(c: Queryable, parent: TaskRow, result: TaskResult<T>, childResults: TaskResult<TaskChildType<T>>[]): Promise<TaskPayload<T>>;
+  /** The children's progress (0..1 over all of them): the domain's to show; a number returned is the
+   *  parent's own progress to store. */
   onChildrenProgress?: TaskOutcomeHandler['onChildrenProgress'];
 }
 
@@ -38,7 +41,7 @@ export interface TypedOutcomeHandler<T extends TaskType> {
  *  (a report that does not parse throws ContractViolation, which the queue refuses) and hands the
  *  domain typed values. */
 export function withContract<T extends TaskType>(type: T, domain: TypedOutcomeHandler<T>): TaskOutcomeHandler {
-  const { onProgress, prepareLease, fanOut, fanIn, joinsOnAgent } = domain;
+  const { onProgress, prepareLease, fanOut, fanIn, joinsOnAgent, finishOnAgent } = domain;
   const childType = childTypeOf(type) as TaskChildType<T> | undefined;
   return {
     onProgress: onProgress
@@ -59,6 +62,10 @@ export function withContract<T extends TaskType>(type: T, domain: TypedOutcomeHa
         fanIn(c, parent, parseTaskResult(type, result), childResults.map((r) => parseTaskResult(childType!, r)))
       : undefined,
     joinsOnAgent: joinsOnAgent ? (result) => joinsOnAgent(parseTaskResult(type, result)) : undefined,
+    finishOnAgent: finishOnAgent
+      ? async (c, parent, result, childResults) => parseStoredPayload(type,
+        await finishOnAgent(c, parent, parseTaskResult(type, result), childResults.map((r) => parseTaskResult(childType!, r)))) as Record<string, unknown>
+      : undefined,
     onChildrenProgress: domain.onChildrenProgress,
   };
 }

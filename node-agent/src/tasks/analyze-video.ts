@@ -9,6 +9,7 @@ import { detectShorts, SAMPLE_FPS } from '../reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../reframe/detector-factory.js';
 import type { AgentConfig } from '../config.js';
 import { ANALYSIS_SAMPLE_RATE, extractAudio, NoAudioTrackError, SilentAudioError, isSilent, readWavInfo, scanWav } from '../media/audio.js';
+import type { Transcript } from '../../../common/src/text/transcript.js';
 import { containerType, ffprobe, measureMediaDuration } from '../media/ffmpeg.js';
 import { cropClipSize, cutCropClip, grabThumbnail } from '../media/clips.js';
 import { downloadYoutube, YoutubeDownloadError } from '../media/youtube.js';
@@ -187,6 +188,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     const dir = path.join(ctx.workDir, 'analyze');
     await mkdir(dir, { recursive: true });
     ctx.progress(stageProgress(ANALYZE_STAGES, 'initiating'), 'initiating');
+    if (p.stitched) return finishRanged(ctx, p.stitched, dir);
 
     const source = await fetchSource(ctx, p, dir);
     // The content decides, not the extension or the server's content type.
@@ -222,7 +224,10 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       ctx.upload(source.file, `source.${container.extension}`, container.contentType),
       ctx.upload(thumbPath, 'source-thumb.jpg', 'image/jpeg'),
     ]);
-
+    const storedSource: AnalyzeVideoResult['source'] = {
+      name: source.name, objectKey: sourceObj.objectKey, sizeBytes: sourceObj.sizeBytes, contentType: container.contentType,
+      thumbnailKey: sourceThumb.objectKey, width: info.width, height: info.height, fps: info.fps,
+    };
     ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing'), 'transcribing');
     const wav = path.join(dir, 'audio.wav');
     let audio: Awaited<ReturnType<typeof scanWav>>;
@@ -238,63 +243,127 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       audio = await scanWav(wav);
       if (isSilent(audio.levels)) throw new SilentAudioError(audio.levels);
     } catch (err) {
-      if (err instanceof NoAudioTrackError || err instanceof SilentAudioError) {
-        throw new TaskError(`Nothing to transcribe: ${err.message}`, 'NO_SPEECH');
-      }
-      throw err;
+      throw nothingToTranscribe(err);
     }
     const transcriber = createTranscriber(transcriberConfig(ctx.config, dir), ctx.log);
+    if (p.rangesFromSec !== undefined && info.durationSec >= p.rangesFromSec) {
+      // Long: the source is stored and measured, and the transcriber's plan of speech spans made
+      // over the whole audio (the VAD: seconds for an hour). Child tasks decode the spans in ranges,
+      // each reading only its samples of this audio, stored for them (the very samples the plan was
+      // made from), and this task comes back for the shorts.
+      const { chunks } = await transcriber.plan(wav, ctx.signal);
+      if (!chunks.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
+      const [{ dataOffset, sampleRate }, audioObj] = await Promise.all([readWavInfo(wav), ctx.upload(wav, 'analysis-audio.wav', 'audio/wav')]);
+      ctx.log.info('analysing in ranges', { durationSec: info.durationSec, fromSec: p.rangesFromSec, spans: chunks.length });
+      return {
+        ranged: true, durationSec: info.durationSec, downloadBytes: source.bytes, source: storedSource,
+        transcript: { language: '', text: '', words: [], backend: '' }, shorts: [],
+        rangePlan: {
+          audio: { objectKey: audioObj.objectKey, dataOffset, sampleRate },
+          spans: chunks.map((c) => ({ startSample: c.startSample, endSample: c.endSample })),
+        },
+      };
+    }
     const transcript = await transcriber.transcribe(wav, {
       signal: ctx.signal,
       onProgress: (f: number) => ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing', f), 'transcribing'),
     });
     ctx.log.info('transcribed', { backend: transcript.backend, words: transcript.words.length, durationSec: info.durationSec });
-
-    ctx.progress(stageProgress(ANALYZE_STAGES, 'generating_shorts'), 'generating_shorts');
-    const picked = p.predefinedShorts?.length
-      ? predefinedShorts(transcript, p.predefinedShorts)
-      : await createHighlightModel(ctx.config.highlightApi, ctx.log).pick(transcript, { signal: ctx.signal, energy: audio.loudness });
-    if (!picked.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
-
-    // Stage 80: who is on screen and who speaks in each short, the camera path planned from it,
-    // and the crop clip rendered along that path.
-    ctx.progress(stageProgress(ANALYZE_STAGES, 'detecting_speakers'), 'detecting_speakers');
-    const stage = (from: number, to: number) => (f: number) =>
-      ctx.progress(stageProgress(ANALYZE_STAGES, 'detecting_speakers', from + f * (to - from)), 'detecting_speakers');
-    const reframePlan: ReframePlan = { director: { ...DEFAULT_DIRECTOR }, output: cropClipSize(info.width, info.height) };
-    const detections = await detectSpeakers(ctx, { sourceFile: source.file, sourceWidth: info.width, sourceHeight: info.height, wavPath: wav }, picked, stage(0, 0.6));
-    const encoder = ctx.host.nvencAvailable ? 'h264_nvenc' as const : 'libx264' as const;
-    const shorts: AnalyzedShort[] = [];
-    for (const [i, s] of picked.entries()) {
-      const found = detections[i]!;
-      const reframe = planReframe(found, reframePlan.director, reframePlan.output);
-      const clip = path.join(dir, `short-${i}.mp4`);
-      const thumb = path.join(dir, `short-${i}.jpg`);
-      const progress = stage(0.6 + (0.4 * i) / picked.length, 0.6 + (0.4 * (i + 1)) / picked.length);
-      await cutCropClip(ctx.config.ffmpegPath, {
-        sourcePath: source.file, out: clip, start: s.startTime, end: s.endTime, sourceWidth: info.width, sourceHeight: info.height,
-        reframe, encoder, workDir: path.join(dir, `short-${i}-work`),
-      }, { signal: ctx.signal, onProgress: progress });
-      await grabThumbnail(ctx.config.ffmpegPath, clip, thumb, 0.5, ctx.signal);
-      const [crop, cropThumb] = await Promise.all([ctx.upload(clip, `short-${i}.mp4`, 'video/mp4'), ctx.upload(thumb, `short-${i}.jpg`, 'image/jpeg')]);
-      shorts.push({
-        title: s.title, reason: s.reason ?? null, startTime: s.startTime, endTime: s.endTime, startId: s.startId, endId: s.endId, text: s.text,
-        crop: { objectKey: crop.objectKey, sizeBytes: crop.sizeBytes, contentType: 'video/mp4', thumbnailKey: cropThumb.objectKey },
-        reframe, detections: found,
-      });
-    }
-
-    const result: AnalyzeVideoResult = {
-      durationSec: info.durationSec,
-      downloadBytes: source.bytes,
-      source: {
-        name: source.name, objectKey: sourceObj.objectKey, sizeBytes: sourceObj.sizeBytes, contentType: container.contentType,
-        thumbnailKey: sourceThumb.objectKey, width: info.width, height: info.height, fps: info.fps,
-      },
-      transcript: { language: transcript.language, text: transcript.text, words: transcript.words, backend: transcript.backend },
-      shorts,
-      reframePlan,
-    };
-    return result;
+    return pickAndReframe(ctx, dir, {
+      sourceFile: source.file, width: info.width, height: info.height, wav, loudness: audio.loudness, transcript,
+      durationSec: info.durationSec, downloadBytes: source.bytes, storedSource,
+    });
   },
 };
+
+/** A missing or silent audio track is the user's video, not a fault to retry. */
+function nothingToTranscribe(err: unknown): unknown {
+  if (err instanceof NoAudioTrackError || err instanceof SilentAudioError) return new TaskError(`Nothing to transcribe: ${err.message}`, 'NO_SPEECH');
+  return err;
+}
+
+/**
+ * The final part of a ranged analysis: the source this task stored in its first part, and the
+ * transcript the coordinator joined from the ranges. What follows is the whole-file analysis's own
+ * second half, so the shorts and their reframing are the same as if one agent had done it all.
+ */
+async function finishRanged(ctx: TaskContext<'analyze-video'>, stitched: NonNullable<AnalyzeVideoLease['stitched']>, dir: string): Promise<AnalyzeVideoResult> {
+  ctx.progress(stageProgress(ANALYZE_STAGES, 'downloading'), 'downloading');
+  const file = path.join(dir, 'source');
+  await downloadObject(stitched.sourceUrl, file, ctx.signal);
+  const wav = path.join(dir, 'audio.wav');
+  let audio: Awaited<ReturnType<typeof scanWav>>;
+  try {
+    // The loudness the shorts are picked with, and the audio the reframing's voice activity reads.
+    await extractAudio(ctx.config.ffmpegPath, file, wav, { signal: ctx.signal, durationSec: stitched.durationSec, maxBytes: analysisWavByteCap(stitched.durationSec) });
+    audio = await scanWav(wav);
+    if (isSilent(audio.levels)) throw new SilentAudioError(audio.levels);
+  } catch (err) {
+    throw nothingToTranscribe(err);
+  }
+  return pickAndReframe(ctx, dir, {
+    sourceFile: file, width: stitched.source.width, height: stitched.source.height, wav, loudness: audio.loudness,
+    transcript: { ...stitched.transcript, durationSec: stitched.durationSec },
+    durationSec: stitched.durationSec, downloadBytes: stitched.downloadBytes, storedSource: stitched.source,
+  });
+}
+
+interface Transcribed {
+  sourceFile: string;
+  width: number;
+  height: number;
+  wav: string;
+  loudness: Awaited<ReturnType<typeof scanWav>>['loudness'];
+  transcript: Transcript;
+  durationSec: number;
+  downloadBytes: number;
+  storedSource: AnalyzeVideoResult['source'];
+}
+
+/** Shorts picked over the whole transcript, then each one's speakers found and its crop cut. */
+async function pickAndReframe(ctx: TaskContext<'analyze-video'>, dir: string, t: Transcribed): Promise<AnalyzeVideoResult> {
+  const p = ctx.payload;
+  const { transcript } = t;
+  ctx.progress(stageProgress(ANALYZE_STAGES, 'generating_shorts'), 'generating_shorts');
+  const picked = p.predefinedShorts?.length
+    ? predefinedShorts(transcript, p.predefinedShorts)
+    : await createHighlightModel(ctx.config.highlightApi, ctx.log).pick(transcript, { signal: ctx.signal, energy: t.loudness });
+  if (!picked.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
+
+  // Stage 80: who is on screen and who speaks in each short, the camera path planned from it,
+  // and the crop clip rendered along that path.
+  ctx.progress(stageProgress(ANALYZE_STAGES, 'detecting_speakers'), 'detecting_speakers');
+  const stage = (from: number, to: number) => (f: number) =>
+    ctx.progress(stageProgress(ANALYZE_STAGES, 'detecting_speakers', from + f * (to - from)), 'detecting_speakers');
+  const reframePlan: ReframePlan = { director: { ...DEFAULT_DIRECTOR }, output: cropClipSize(t.width, t.height) };
+  const detections = await detectSpeakers(ctx, { sourceFile: t.sourceFile, sourceWidth: t.width, sourceHeight: t.height, wavPath: t.wav }, picked, stage(0, 0.6));
+  const encoder = ctx.host.nvencAvailable ? 'h264_nvenc' as const : 'libx264' as const;
+  const shorts: AnalyzedShort[] = [];
+  for (const [i, s] of picked.entries()) {
+    const found = detections[i]!;
+    const reframe = planReframe(found, reframePlan.director, reframePlan.output);
+    const clip = path.join(dir, `short-${i}.mp4`);
+    const thumb = path.join(dir, `short-${i}.jpg`);
+    const progress = stage(0.6 + (0.4 * i) / picked.length, 0.6 + (0.4 * (i + 1)) / picked.length);
+    await cutCropClip(ctx.config.ffmpegPath, {
+      sourcePath: t.sourceFile, out: clip, start: s.startTime, end: s.endTime, sourceWidth: t.width, sourceHeight: t.height,
+      reframe, encoder, workDir: path.join(dir, `short-${i}-work`),
+    }, { signal: ctx.signal, onProgress: progress });
+    await grabThumbnail(ctx.config.ffmpegPath, clip, thumb, 0.5, ctx.signal);
+    const [crop, cropThumb] = await Promise.all([ctx.upload(clip, `short-${i}.mp4`, 'video/mp4'), ctx.upload(thumb, `short-${i}.jpg`, 'image/jpeg')]);
+    shorts.push({
+      title: s.title, reason: s.reason ?? null, startTime: s.startTime, endTime: s.endTime, startId: s.startId, endId: s.endId, text: s.text,
+      crop: { objectKey: crop.objectKey, sizeBytes: crop.sizeBytes, contentType: 'video/mp4', thumbnailKey: cropThumb.objectKey },
+      reframe, detections: found,
+    });
+  }
+
+  return {
+    durationSec: t.durationSec,
+    downloadBytes: t.downloadBytes,
+    source: t.storedSource,
+    transcript: { language: transcript.language, text: transcript.text, words: transcript.words, backend: transcript.backend },
+    shorts,
+    reframePlan,
+  };
+}

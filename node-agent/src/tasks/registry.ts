@@ -11,11 +11,13 @@ import { probeMedia } from './probe-media.js';
 import { analyzeVideo, analyzePrerequisites } from './analyze-video.js';
 import { renderShort } from './render-short.js';
 import { renderChunk } from './render-chunk.js';
+import { analyzeRange } from './analyze-range.js';
 
 /** One handler per task type; the compiler checks none is missing. */
 export const TASK_HANDLERS: { [T in TaskType]: TaskHandler<T> } = {
   'probe-media': probeMedia,
   'analyze-video': analyzeVideo,
+  'analyze-range': analyzeRange,
   'render-short': renderShort,
   'render-chunk': renderChunk,
 };
@@ -36,10 +38,17 @@ const NEED_CHECKS: Record<HostNeed, (config: AgentConfig) => Promise<string | un
   'speech-recognition': analyzePrerequisites,
 };
 
+// Each need is checked once per config: analyze-video and analyze-range both need speech
+// recognition, whose deep check runs the recogniser.
+const checked = new WeakMap<AgentConfig, Map<HostNeed, Promise<string | undefined>>>();
+
 /** What a task type needs on this host; a message when something is missing, else undefined. */
 export async function checkTaskPrerequisites(type: TaskType, config: AgentConfig): Promise<string | undefined> {
+  const known = checked.get(config) ?? new Map<HostNeed, Promise<string | undefined>>();
+  checked.set(config, known);
   for (const need of TASK_CONTRACTS[type].needs) {
-    const missing = await NEED_CHECKS[need](config);
+    if (!known.has(need)) known.set(need, NEED_CHECKS[need](config));
+    const missing = await known.get(need)!;
     if (missing) return missing;
   }
   return undefined;

@@ -159,7 +159,17 @@ export class ChunkedTranscriber implements Transcriber {
     const started = Date.now();
     const { mono, chunks, durationSec } = await this.plan(wavPath, opts.signal, (f) => report(f * vadShare));
     this.opts.log?.info('transcription chunks planned', { backend: this.inner.name, chunks: chunks.length, durationSec, vadMs: Date.now() - started });
+    return this.transcribeChunks(mono, chunks, durationSec, { ...opts, onProgress: (f) => report(vadShare + (1 - vadShare) * f) });
+  }
 
+  /**
+   * Chunks already planned (by `plan` over the same audio): each one's samples of `mono` decoded
+   * alone, its words shifted by its `offsetSec`. A time range of a long source (analyze-range)
+   * decodes the chunks the whole source's plan gave it, so its words are the whole-file run's.
+   */
+  async transcribeChunks(mono: Int16Array, chunks: Chunk[], durationSec: number, opts: TranscribeOptions = {}): Promise<Transcript> {
+    const report = progressReporter(opts.onProgress);
+    const started = Date.now();
     const dir = await mkdtemp(path.join(this.opts.workDir ?? os.tmpdir(), 'chunks-'));
     // One failed chunk stops the others: the job fails either way, no point burning CPU.
     const ctrl = new AbortController();
@@ -168,7 +178,7 @@ export class ChunkedTranscriber implements Transcriber {
     try {
       const total = chunks.reduce((s, c) => s + c.durationSec, 0) || 1;
       const done = new Float64Array(chunks.length);
-      const update = () => report(vadShare + (1 - vadShare) * (done.reduce((s, d, i) => s + d * chunks[i]!.durationSec, 0) / total));
+      const update = () => report(done.reduce((s, d, i) => s + d * chunks[i]!.durationSec, 0) / total);
       const results: Word[][] = new Array(chunks.length);
       let language = 'en';
       await runPool(chunks, Math.max(1, this.opts.concurrency ?? os.cpus().length), async (chunk) => {

@@ -122,7 +122,7 @@ export async function checkTranscriberAvailable(config: TranscriberConfig, opts:
  * The configured backend, wrapped in VAD chunking: local backends get short chunks transcribed in
  * parallel; an endpoint gets 10-minute chunks (upload limits are ~25 MB, 16 kHz s16 is ~2 MB/min).
  */
-export function createTranscriber(config: TranscriberConfig, log?: Logger): Transcriber {
+export function createTranscriber(config: TranscriberConfig, log?: Logger): ChunkedTranscriber {
   const choice = chooseBackend(config);
   const common = { workDir: config.workDir, log };
   switch (choice.kind) {

@@ -1,0 +1,85 @@
+// A long source's analysis in ranges (issue 22). The analyze-video task's first part stores and
+// measures the source, stores its analysis audio, plans the transcriber's speech spans over it and
+// returns `ranged`; runs of whole spans are transcribed by analyze-range child tasks, each reading
+// only its samples of the stored audio; their words are joined (common/src/text/ranges.ts) and the
+// task goes back to the queue for its final part on an agent:
+// the shorts picked over the whole transcript, their faces found and their crops cut, as in a
+// whole-file analysis. Only then do the job's rows, credits and webhook commit (analyze-outcome.ts).
+import type { Coordinator } from '../coordinator.js';
+import type { Queryable } from '../db/db.js';
+import { ANALYZE_STAGES, type AnalyzeVideoResult, type AnalyzeVideoPayload } from '../../../common/src/tasks/analyze-video.js';
+import type { AnalyzeRangeResult } from '../../../common/src/tasks/analyze-range.js';
+import { parseStoredPayload } from '../../../common/src/tasks/contracts.js';
+import { joinRanges, planSpanRanges } from '../../../common/src/text/ranges.js';
+import { AppError } from '../../../common/src/errors.js';
+import { joinWords } from '../../../common/src/text/transcript.js';
+import { verifyTaskObjects } from '../files/task-objects.js';
+import type { TaskRow } from '../tasks/task-queue.js';
+import type { TypedChildTask, TypedOutcomeHandler } from '../tasks/typed-outcome.js';
+
+type RangeConfig = Pick<Coordinator['config'], 'analysisRangeMinSec'>;
+
+/** The name the first part stores the analysis audio under (node-agent/src/tasks/analyze-video.ts). */
+export const ANALYSIS_AUDIO_NAME = 'analysis-audio.wav';
+
+/** The length from which the agent stops after storing the source; undefined: never split. */
+export const rangesFromSec = (config: RangeConfig): number | undefined => config.analysisRangeMinSec > 0 ? config.analysisRangeMinSec : undefined;
+
+/** The ranges of a stored, measured source, one child each: runs of the planned speech spans. */
+export async function rangeChildren(
+  app: Pick<Coordinator, 'config' | 'store'>, task: TaskRow, result: AnalyzeVideoResult,
+): Promise<TypedChildTask<'analyze-range'>[]> {
+  if (!result.ranged) return [];
+  const plan = result.rangePlan;
+  if (!plan) throw new AppError(422, 'bad_result', 'a ranged analysis came without its speech spans');
+  // In order, apart and within the measured audio: then the ranges (runs up to rangeSec, each pair
+  // of neighbours longer than that) number at most twice the length over rangeSec, plus one.
+  const lastSample = Math.ceil((result.durationSec + 1) * plan.audio.sampleRate);
+  plan.spans.forEach((span, i) => {
+    const previousEnd = i === 0 ? 0 : plan.spans[i - 1]!.endSample;
+    if (!(span.startSample >= previousEnd && span.endSample > span.startSample && span.endSample <= lastSample)) {
+      throw new AppError(422, 'bad_result', `speech span ${i} is out of order or past the audio's end`);
+    }
+  });
+  // The children read this audio and the final part this source: they must be the task's own.
+  await verifyTaskObjects(app.store, task, [result.source.objectKey, result.source.thumbnailKey, plan.audio.objectKey]);
+  const { jobId } = parseStoredPayload('analyze-video', task.payload);
+  const { objectKey: audioKey, dataOffset, sampleRate } = plan.audio;
+  return planSpanRanges(plan.spans, app.config.analysisRangeSec * sampleRate)
+    .map((spans) => ({ payload: { jobId, audioKey, dataOffset, sampleRate, spans } }));
+}
+
+/** The final part's payload: the source stored by the first part and the ranges' words as one transcript. */
+export function finalPartPayload(task: TaskRow, result: AnalyzeVideoResult, ranges: AnalyzeRangeResult[]): AnalyzeVideoPayload {
+  const words = joinRanges(ranges);
+  return {
+    ...parseStoredPayload('analyze-video', task.payload),
+    stitched: {
+      source: result.source,
+      durationSec: result.durationSec,
+      downloadBytes: result.downloadBytes,
+      transcript: { language: ranges[0]?.language ?? 'en', backend: ranges[0]?.backend ?? 'unknown', text: joinWords(words), words },
+    },
+  };
+}
+
+/** While ranges run the job is transcribing: its progress moves from that stage's value towards the
+ *  next one's as the ranges finish, never back (the final part's own reports start lower). */
+export async function rangesProgressed(c: Queryable, parent: TaskRow, fraction: number): Promise<void> {
+  const from = ANALYZE_STAGES.transcribing.jobProgress;
+  const to = ANALYZE_STAGES.generating_shorts.jobProgress - 1;
+  const value = Math.floor(from + Math.max(0, Math.min(1, fraction)) * (to - from));
+  await c.query(`UPDATE jobs SET progress = GREATEST(progress, $2), updated_at = now() WHERE id = $1 AND status = 'PROCESSING'`, [parent.subjectId, value]);
+}
+
+/** The coordinator's side of analyze-range: children report to their parent, so it only signs the
+ *  URL of the audio the range reads when an agent takes it. */
+export function createAnalyzeRangeHandler(app: Pick<Coordinator, 'urls'>): TypedOutcomeHandler<'analyze-range'> {
+  return {
+    async prepareLease(_task, payload) {
+      return { ...payload, audioUrl: (await app.urls.sign(payload.audioKey, 'GET', 6 * 3600)).url };
+    },
+    async onComplete() {},
+    async onFailed() {},
+  };
+}
