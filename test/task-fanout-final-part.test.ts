@@ -1,6 +1,6 @@
 // Fan-out whose join needs an agent (finishOnAgent, coordinator/src/tasks/fan-out.ts), against a real
 // Postgres with in-process agents speaking the real gRPC protocol (FakeAgent). The test domain sits
-// on render-short: a parent's payload says how many parts it has; its final part's payload carries
+// on render-short (whose children are render-chunk tasks): a parent's payload says how many parts it has; its final part's payload carries
 // the parts' results, and only the final part's completion reaches the domain.
 import test from 'ava';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -57,6 +57,8 @@ test.before(async () => {
     },
     async onFailed() {},
   });
+  // The children: ordinary tasks of their own type, which never reach a domain themselves.
+  queue.registerHandler('render-chunk', { async onComplete() {}, async onFailed() {} });
   await queue.start();
   storeDir = await mkdtemp(path.join(os.tmpdir(), 'task-fanout-final-'));
   const store = createObjectStore({ kind: 'local', root: storeDir });
@@ -81,7 +83,7 @@ test.after.always(async () => {
 });
 
 test.serial('a join that needs an agent: after the last child the parent is queued again with its final payload, and completes once after that part', async (t) => {
-  const a = await new FakeAgent(address, TOKEN, 'runner').register(['render-short'], {});
+  const a = await new FakeAgent(address, TOKEN, 'runner').register(['render-short', 'render-chunk'], {});
   agents.push(a);
   const parentId = await queue.enqueue(db.pool, { type: 'render-short', organizationId: org, subjectId: null, payload: { parts: 2 } as unknown as TaskPayload<'render-short'> });
   const first = (await a.lease())!;
