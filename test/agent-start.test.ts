@@ -14,9 +14,9 @@ test('an agent missing speech recognition says so at start and takes no analysis
   t.is(disabled.taskType, 'analyze-video');
   t.regex(disabled.missing, /pocketsphinx/i);
   const ready = JSON.parse(await agent.waitForLog(/"agent ready"/));
-  t.deepEqual(ready.taskTypes, ['probe-media', 'render-short']);
+  t.deepEqual(ready.taskTypes, ['probe-media', 'render-short', 'render-chunk']);
   const row = await cluster.app.db.one(`SELECT capabilities FROM agents WHERE id = $1`, [ready.agentId]);
-  t.deepEqual(row!.capabilities.task_types, ['probe-media', 'render-short']);
+  t.deepEqual(row!.capabilities.task_types, ['probe-media', 'render-short', 'render-chunk']);
   t.false(row!.capabilities.nvenc_available);
   t.true(row!.capabilities.cpu_cores >= 1);
   t.true(row!.capabilities.video_encoders.includes('libx264'));
