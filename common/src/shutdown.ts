@@ -33,9 +33,14 @@ export function stopOnSignals(log: Logger, stop: () => Promise<void>): void {
   }
 }
 
-/** Tells a supervising parent (if there is one with an IPC channel) that this process is ready. */
-export function tellParentReady(): void {
-  if (process.send && process.connected) process.send({ type: 'ready', stopDeadlineMs: STOP_DEADLINE_MS });
+/** Tells a supervising parent (if there is one with an IPC channel) that this process is ready;
+ *  resolves once the message is on the channel, so a log line written after it cannot reach anyone
+ *  before the parent can know. */
+export function tellParentReady(): Promise<void> {
+  return new Promise((resolve) => {
+    if (!process.send || !process.connected) return resolve();
+    process.send({ type: 'ready', stopDeadlineMs: STOP_DEADLINE_MS }, undefined, {}, () => resolve());
+  });
 }
 
 /** Exits 1 after telling a supervising parent why start-up failed (it prints that when it gives up). */

@@ -14,7 +14,7 @@ const log = createLogger({ service: 'coordinator' }, config.logLevel);
 
 startCoordinator(config, log).then((app) => {
   stopOnSignals(log, () => app.close());
-  tellParentReady();
+  void tellParentReady();
 }, (err) => {
   log.error('coordinator failed to start', { err });
   process.exit(1);

@@ -50,7 +50,7 @@ export class Agent {
     this.client = new CoordinatorClient(config.coordinator, config.clusterToken, config.tlsCaPath);
   }
 
-  async start(): Promise<void> {
+  async start(onReady?: () => Promise<void>): Promise<void> {
     const tools = { ffmpegPath: this.config.ffmpegPath, ffprobePath: this.config.ffprobePath, source: this.config.mediaToolsSource };
     for (const w of mediaToolWarnings(tools)) this.log.warn(w.message, w.fields);
     this.host = await probeHost({ ffmpegPath: this.config.ffmpegPath, workDir: this.config.workDir }, this.log);
@@ -72,6 +72,9 @@ export class Agent {
       this.metricsServer = await serveAgentMetrics(this.metrics, { host: this.config.metricsHost, port: this.config.metricsPort }, this.log);
       this.log.info('metrics listening', { host: this.config.metricsHost, port: this.metricsServer.port });
     }
+    // The supervisor hears "ready" before anyone reads it in the log: one who kills the agent on
+    // seeing that line must find it treated as a running agent, not one that failed to start.
+    await onReady?.();
     this.log.info('agent ready', { agentId: this.agentId, host: this.host, taskTypes: this.taskTypes, slots: this.config.maxConcurrentTasks });
     this.heartbeatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
     for (let i = 0; i < this.config.maxConcurrentTasks; i++) this.slots.push(this.slotLoop(i));

@@ -14,7 +14,7 @@ const log = createLogger({ service: 'node-agent', agent: config.name }, config.l
 const agent = new Agent(config, log);
 stopOnSignals(log, () => agent.stop());
 
-agent.start().then(tellParentReady, (err) => {
+agent.start(tellParentReady).catch((err) => {
   log.error('agent failed to start', { err });
   exitStartFailed(`agent failed to start: ${err?.message ?? String(err)}`);
 });
