@@ -23,7 +23,7 @@ export interface SpeechEnvelope {
 }
 
 /** The envelope of mono s16 samples whose first one is at `startSec` on the source clock. */
-export function envelopeOf(samples: Int16Array, sampleRate: number, startSec: number, rate = ENVELOPE_RATE, emphasis = PRE_EMPHASIS): SpeechEnvelope {
+export function envelopeOf(samples: Int16Array, sampleRate: number, startSec: number, rate = ENVELOPE_RATE): SpeechEnvelope {
   const hop = Math.max(1, Math.round(sampleRate / rate));
   const window = Math.max(hop, Math.round(WINDOW_SEC * sampleRate));
   const count = samples.length >= window ? Math.floor((samples.length - window) / hop) + 1 : 0;
@@ -32,9 +32,7 @@ export function envelopeOf(samples: Int16Array, sampleRate: number, startSec: nu
     let sum = 0;
     let prev = samples[i * hop]!;
     for (let j = i * hop + 1; j < i * hop + window; j++) {
-      // Pre-emphasis: the consonants and formants that the lips shape count more than the low hum of
-      // the voice (and of the room), which carries energy whether the mouth opens or not.
-      const v = samples[j]! - emphasis * prev;
+      const v = samples[j]! - PRE_EMPHASIS * prev;
       prev = samples[j]!;
       sum += v * v;
     }
