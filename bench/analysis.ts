@@ -12,8 +12,8 @@ import { serveFiles, FFMPEG } from '../test/helpers/media.js';
 import { makeTalkVideo, TALK } from '../test/helpers/talk-video.js';
 import { createTranscriber, transcriberConfigFromEnv } from '../node-agent/src/transcribe/transcriber.js';
 import { extractAudio } from '../node-agent/src/media/audio.js';
-import { wordErrorRate } from '../common/src/text/transcript.js';
-import { repoRoot } from '../common/src/paths.js';
+import { wordErrorRate } from '@shorts/common/text/transcript';
+import { repoRoot } from '@shorts/common/paths';
 
 const run = promisify(execFile);
 const minutes = Number(process.argv[2] ?? 10);

@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { isBundledFfmpeg, processMediaTools, toolEnv } from '../common/src/media/tools.js';
-import { editedDuration, editedWords, planJumpCuts } from '../common/src/render/jump-cuts.js';
-import { resolveCaptionStyle } from '../common/src/render/presets.js';
+import { isBundledFfmpeg, processMediaTools, toolEnv } from '@shorts/common/media/tools';
+import { editedDuration, editedWords, planJumpCuts } from '@shorts/common/render/jump-cuts';
+import { resolveCaptionStyle } from '@shorts/common/render/presets';
 import { prepareRender, type RenderSpec } from '../node-agent/src/media/render-args.js';
 
 const run = promisify(execFile);

@@ -16,11 +16,11 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import { isBundledFfmpeg, processMediaTools, toolEnv } from '../common/src/media/tools.js';
+import { isBundledFfmpeg, processMediaTools, toolEnv } from '@shorts/common/media/tools';
 import { prepareRender, type RenderSpec } from '../node-agent/src/media/render-args.js';
-import { largestWindow } from '../common/src/reframe/camera.js';
-import { resolveCaptionStyle } from '../common/src/render/presets.js';
-import { BLEND_MODES, type BlendMode } from '../common/src/render/options.js';
+import { largestWindow } from '@shorts/common/reframe/camera';
+import { resolveCaptionStyle } from '@shorts/common/render/presets';
+import { BLEND_MODES, type BlendMode } from '@shorts/common/render/options';
 
 if (process.argv[2] === 'jumpcuts') {
   await import('./render-jump-cuts.js');

@@ -15,20 +15,25 @@ const built = path.join(root, 'dist/studio/index.html');
 const entriesUnder = (dir) => [dir, ...readdirSync(dir, { withFileTypes: true })
   .flatMap((e) => (e.isDirectory() ? entriesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]))];
 
-// Relative specifiers in `import … from`, `export … from`, bare `import '…'` and `import('…')`.
-const RELATIVE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
+// Relative and `@shorts/common/…` specifiers in `import … from`, `export … from`, bare `import '…'`
+// and `import('…')`.
+const LOCAL_IMPORT = /(?:\bfrom\s*|\bimport\s*\(?\s*)['"](\.{1,2}\/[^'"]+|@shorts\/common\/[^'"]+)['"]/g;
+const COMMON_PREFIX = '@shorts/common/';
 const SCRIPT = /\.(?:[cm]?[jt]sx?)$/;
 
-/** The file a relative import names: sources are TypeScript imported with `.js` specifiers. */
+/** The file a local import names: relative ones are TypeScript imported with `.js` specifiers, and
+ *  `@shorts/common/x` is common/src/x.ts (common/package.json's exports). */
 function resolveImport(from, specifier) {
-  const base = path.resolve(path.dirname(from), specifier);
+  const base = specifier.startsWith(COMMON_PREFIX)
+    ? path.join(root, 'common/src', `${specifier.slice(COMMON_PREFIX.length)}.js`)
+    : path.resolve(path.dirname(from), specifier);
   const candidates = [base, base.replace(/\.js$/, '.ts'), base.replace(/\.js$/, '.tsx'), `${base}.ts`, `${base}.tsx`, path.join(base, 'index.ts')];
   return candidates.find((c) => existsSync(c) && statSync(c).isFile());
 }
 
 /**
  * Everything the build reads: the studio's own folder, and every file outside it that the studio
- * imports, followed through their own imports (common/src/render/presets.ts brings
+ * imports, followed through their own imports (@shorts/common/render/presets brings
  * common/src/errors.ts), so a change to any of them makes the build stale.
  */
 export function studioSources() {
@@ -36,7 +41,7 @@ export function studioSources() {
   const queue = [...seen].filter((f) => SCRIPT.test(f) && statSync(f).isFile());
   while (queue.length) {
     const file = queue.pop();
-    for (const [, specifier] of readFileSync(file, 'utf8').matchAll(RELATIVE_IMPORT)) {
+    for (const [, specifier] of readFileSync(file, 'utf8').matchAll(LOCAL_IMPORT)) {
       const target = resolveImport(file, specifier);
       if (!target || seen.has(target)) continue;
       seen.add(target);

@@ -3,8 +3,8 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { AGENT_PROTO_FILE, PROTO_LOAD_OPTIONS } from '../common/src/proto.js';
-import { repoRoot } from '../common/src/paths.js';
+import { AGENT_PROTO_FILE, PROTO_LOAD_OPTIONS } from '@shorts/common/proto';
+import { repoRoot } from '@shorts/common/paths';
 
 const root = repoRoot();
 const outDir = path.resolve(process.argv[2] ?? path.join(root, 'common/src/generated'));

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildStudio } from './build-studio.mjs';
+import { linkCompiledCommon } from './link-common.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = path.resolve(process.env.DATA_DIR ?? path.join(root, 'data'));
@@ -191,6 +192,7 @@ async function main() {
     say('building (tsc)');
     const build = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
     if (build.status !== 0 && !existsSync(dist('coordinator/src/main.js'))) throw new Error('build failed');
+    linkCompiledCommon();
   }
   buildStudio({ log: say }); // the web studio at /studio/, rebuilt only when its sources changed
 

@@ -6,7 +6,7 @@ import { FakeAgent } from './helpers/fake-agent.js';
 import { storeFile } from '../coordinator/src/files/store-file.js';
 import { createLoginLink } from '../coordinator/src/tenancy/sessions.js';
 import { createUser, issueApiKey } from '../coordinator/src/tenancy/tenancy.js';
-import { renderOptionsSchema } from '../common/src/render/options.js';
+import { renderOptionsSchema } from '@shorts/common/render/options';
 
 // Generated from /openapi.json: every route and method, fed wrong types, missing and extra fields,
 // huge and deeply nested bodies, unicode and control characters in every string (top level, inside

@@ -10,7 +10,7 @@ import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { FFMPEG, makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
 import { ffprobe, measureMediaDuration, runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { extractAudio, measureLevels, readWavInfo, readWavPcm, rmsDbBetween, scanWav, toMonoFloat32 } from '../node-agent/src/media/audio.js';
-import { chooseMediaTools, isBundledFfprobe, mediaToolWarnings, toolEnv } from '../common/src/media/tools.js';
+import { chooseMediaTools, isBundledFfprobe, mediaToolWarnings, toolEnv } from '@shorts/common/media/tools';
 import { analysisWavByteCap, lengthSlackSec } from '../node-agent/src/tasks/analyze-video.js';
 
 const run = promisify(execFile);

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { serveFiles, type MediaServer } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
-import { chooseMediaTools } from '../common/src/media/tools.js';
+import { chooseMediaTools } from '@shorts/common/media/tools';
 import { measureMediaDuration } from '../node-agent/src/media/ffmpeg.js';
 import { extractAnalysisAudio, lengthSlackSec } from '../node-agent/src/tasks/analyze-video.js';
 import { TaskError } from '../node-agent/src/tasks/task-context.js';

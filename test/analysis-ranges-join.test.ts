@@ -2,8 +2,8 @@
 // (common/src/text/ranges.ts); the ranges end to end, against a whole-file analysis, are in
 // analysis-ranges.test.ts.
 import test from 'ava';
-import { joinRanges, planSpanRanges } from '../common/src/text/ranges.js';
-import type { Word } from '../common/src/text/transcript.js';
+import { joinRanges, planSpanRanges } from '@shorts/common/text/ranges';
+import type { Word } from '@shorts/common/text/transcript';
 
 const w = (text: string, start: number, end: number): Word => ({ text, start, end });
 const span = (startSec: number, endSec: number) => ({ startSample: startSec * 16_000, endSample: endSec * 16_000 });

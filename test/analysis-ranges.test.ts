@@ -6,7 +6,7 @@
 import test from 'ava';
 import { stat } from 'node:fs/promises';
 import { Transform } from 'node:stream';
-import type { Word } from '../common/src/text/transcript.js';
+import type { Word } from '@shorts/common/text/transcript';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { serveFiles, type MediaServer } from './helpers/media.js';
 import { havePocketsphinx, needing } from './helpers/requirements.js';

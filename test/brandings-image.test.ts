@@ -1,7 +1,7 @@
 import test from 'ava';
 import sharp from 'sharp';
-import { rasteriseSvg, sniffImage } from '../common/src/media/image.js';
-import { sanitiseSvg } from '../common/src/media/svg-sanitise.js';
+import { rasteriseSvg, sniffImage } from '@shorts/common/media/image';
+import { sanitiseSvg } from '@shorts/common/media/svg-sanitise';
 
 test('formats are told by their bytes', async (t) => {
   const img = sharp({ create: { width: 4, height: 4, channels: 3, background: '#123456' } });

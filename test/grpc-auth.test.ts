@@ -63,7 +63,7 @@ test.serial('an agent with the token may send a message of that size (analysis r
 });
 
 test.serial('a call with no token at all is refused the same way', async (t) => {
-  const { AgentService } = await import('../common/src/proto.js').then((m) => m.loadAgentProto());
+  const { AgentService } = await import('@shorts/common/proto').then((m) => m.loadAgentProto());
   const client = new AgentService(cluster.app.grpcAddress, grpc.credentials.createInsecure());
   t.teardown(() => client.close());
   const err = await new Promise<grpc.ServiceError | null>((resolve) =>

@@ -1,7 +1,7 @@
 import test from 'ava';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { joinWords, type Transcript, type Word } from '../common/src/text/transcript.js';
+import { joinWords, type Transcript, type Word } from '@shorts/common/text/transcript';
 import { ChatHighlightModel, createHighlightModel, highlightApiFromEnv, LocalHighlightModel, parseJsonContent } from '../node-agent/src/highlights/highlight-model.js';
 import { selectShorts } from '../node-agent/src/highlights/selector.js';
 

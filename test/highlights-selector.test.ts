@@ -1,5 +1,5 @@
 import test from 'ava';
-import { joinWords, type Transcript, type Word } from '../common/src/text/transcript.js';
+import { joinWords, type Transcript, type Word } from '@shorts/common/text/transcript';
 import { predefinedShorts } from '../node-agent/src/highlights/predefined.js';
 import { segmentSentences } from '../node-agent/src/highlights/segments.js';
 import { defaultShortCount, makeTitle, selectShorts } from '../node-agent/src/highlights/selector.js';

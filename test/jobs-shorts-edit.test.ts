@@ -2,10 +2,10 @@ import test from 'ava';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
-import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
-import { planReframe } from '../common/src/reframe/camera.js';
-import type { ShortDetections } from '../common/src/reframe/types.js';
-import type { Word } from '../common/src/text/transcript.js';
+import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
+import { planReframe } from '@shorts/common/reframe/camera';
+import type { ShortDetections } from '@shorts/common/reframe/types';
+import type { Word } from '@shorts/common/text/transcript';
 
 // Editing a completed job's shorts in place (POST/PATCH/DELETE /api/jobs/:jobId/shorts[/:shortId]):
 // no new job or charge, ids that never shift, renders that follow the new range, and a crop path

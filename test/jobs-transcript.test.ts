@@ -2,7 +2,7 @@ import test from 'ava';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
-import type { Word } from '../common/src/text/transcript.js';
+import type { Word } from '@shorts/common/text/transcript';
 
 // Correcting a completed job's transcript (PATCH /api/jobs/:jobId/transcription): words fixed, joined,
 // split and deleted keep their timings as the edit asks, the shorts' text follows, both retrieve forms

@@ -1,8 +1,8 @@
 import test from 'ava';
-import { editedDuration, editedTime, editedWords, fillerKey, planJumpCuts, VOICE_TAIL_SEC, type TimedWord } from '../common/src/render/jump-cuts.js';
-import { normalizeRenderOptions } from '../common/src/render/options.js';
+import { editedDuration, editedTime, editedWords, fillerKey, planJumpCuts, VOICE_TAIL_SEC, type TimedWord } from '@shorts/common/render/jump-cuts';
+import { normalizeRenderOptions } from '@shorts/common/render/options';
 import { buildRenderArgs, type RenderSpec } from '../node-agent/src/media/render-args.js';
-import { resolveCaptionStyle } from '../common/src/render/presets.js';
+import { resolveCaptionStyle } from '@shorts/common/render/presets';
 
 // The planner that turns words + voice activity + options into kept ranges (issue 24), and the
 // options' validation.

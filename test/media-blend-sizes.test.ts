@@ -10,9 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import { BLEND_MODES, type BlendMode } from '../common/src/render/options.js';
-import { rasteriseSvg, stillPng } from '../common/src/media/image.js';
-import { chooseMediaTools } from '../common/src/media/tools.js';
+import { BLEND_MODES, type BlendMode } from '@shorts/common/render/options';
+import { rasteriseSvg, stillPng } from '@shorts/common/media/image';
+import { chooseMediaTools } from '@shorts/common/media/tools';
 import { prepareRender } from '../node-agent/src/media/render-args.js';
 import { FFMPEG } from './helpers/media.js';
 

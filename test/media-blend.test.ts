@@ -7,10 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import { BLEND_MODES, type BlendMode } from '../common/src/render/options.js';
+import { BLEND_MODES, type BlendMode } from '@shorts/common/render/options';
 import { buildWatermarkFilter, placeWatermark } from '../node-agent/src/media/blend.js';
 import { NON_SEPARABLE_MODES } from '../node-agent/src/media/non-separable.js';
-import { chooseMediaTools, isBundledFfmpeg } from '../common/src/media/tools.js';
+import { chooseMediaTools, isBundledFfmpeg } from '@shorts/common/media/tools';
 import { FFMPEG as BUNDLED_FFMPEG } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
 

@@ -6,10 +6,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { chooseMediaTools, isBundledFfmpeg } from '../common/src/media/tools.js';
-import { resolveCaptionStyle, type StyleItem } from '../common/src/render/presets.js';
+import { chooseMediaTools, isBundledFfmpeg } from '@shorts/common/media/tools';
+import { resolveCaptionStyle, type StyleItem } from '@shorts/common/render/presets';
 import { changeExpression } from '../node-agent/src/media/caption-canvas.js';
-import type { Reframe } from '../common/src/reframe/types.js';
+import type { Reframe } from '@shorts/common/reframe/types';
 import type { CaptionWord } from '../node-agent/src/media/captions.js';
 import { prepareRender } from '../node-agent/src/media/render-args.js';
 

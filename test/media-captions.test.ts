@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { resolveCaptionStyle, type StyleItem } from '../common/src/render/presets.js';
+import { resolveCaptionStyle, type StyleItem } from '@shorts/common/render/presets';
 import { buildAssFile, buildCaptionPages, escapeAssText, type CaptionWord } from '../node-agent/src/media/captions.js';
 import { readFontNames, resolveFontFace } from '../node-agent/src/media/fonts.js';
 import { runFfmpeg } from '../node-agent/src/media/ffmpeg.js';

@@ -2,9 +2,9 @@ import test from 'ava';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { editedTime, planJumpCuts } from '../common/src/render/jump-cuts.js';
-import { resolveCaptionStyle } from '../common/src/render/presets.js';
-import type { Reframe } from '../common/src/reframe/types.js';
+import { editedTime, planJumpCuts } from '@shorts/common/render/jump-cuts';
+import { resolveCaptionStyle } from '@shorts/common/render/presets';
+import type { Reframe } from '@shorts/common/reframe/types';
 import { remapReframe } from '../node-agent/src/media/jump-cut-graph.js';
 import { prepareRender, type RenderSpec } from '../node-agent/src/media/render-args.js';
 

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { AppError } from '../common/src/errors.js';
-import { BLEND_MODES, normalizeRenderOptions, watermarkOpacity } from '../common/src/render/options.js';
-import { CAPTION_PRESETS, isCaptionPreset, parseColor, resolveCaptionStyle } from '../common/src/render/presets.js';
+import { AppError } from '@shorts/common/errors';
+import { BLEND_MODES, normalizeRenderOptions, watermarkOpacity } from '@shorts/common/render/options';
+import { CAPTION_PRESETS, isCaptionPreset, parseColor, resolveCaptionStyle } from '@shorts/common/render/presets';
 
 const rejects = (t: any, raw: unknown, message: RegExp) => {
   const err = t.throws(() => normalizeRenderOptions(raw), { instanceOf: AppError }) as AppError;

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { AppError } from '../common/src/errors.js';
-import { parseLength, resolveLength } from '../common/src/render/position.js';
+import { AppError } from '@shorts/common/errors';
+import { parseLength, resolveLength } from '@shorts/common/render/position';
 
 const px = (value: string, ref = 1000) => resolveLength(parseLength('waterMark.left', value), ref);
 

@@ -6,11 +6,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import ffprobeInstaller from '@ffprobe-installer/ffprobe';
 import sharp from 'sharp';
-import { resolveCaptionStyle } from '../common/src/render/presets.js';
+import { resolveCaptionStyle } from '@shorts/common/render/presets';
 import { FfmpegError, ffprobe, runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { buildRenderArgs, clipWords, filterArg, prepareRender, type RenderSpec } from '../node-agent/src/media/render-args.js';
 import { FFMPEG, makeTestVideo } from './helpers/media.js';
-import { inputGuard } from '../common/src/media/input-guard.js';
+import { inputGuard } from '@shorts/common/media/input-guard';
 
 const run = promisify(execFile);
 

@@ -2,7 +2,7 @@ import test from 'ava';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createLogger } from '../common/src/logger.js';
+import { createLogger } from '@shorts/common/logger';
 import { loadConfig } from '../coordinator/src/config.js';
 import { startCoordinator, type Coordinator } from '../coordinator/src/coordinator.js';
 import { enqueueProbe } from '../coordinator/src/probes/probes.js';

@@ -5,7 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse, stringify } from 'yaml';
-import { repoRoot } from '../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 import { startCluster, waitFor, type AgentProcess, type TestCluster } from './helpers/cluster.js';
 import { serveFiles, type MediaServer } from './helpers/media.js';
 import { makeTalkVideo, TALK } from './helpers/talk-video.js';

@@ -3,8 +3,8 @@ import http from 'node:http';
 import { mkdtemp, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { safeFetch, safeDownload, checkUrl, FetchRefusedError, type LookupFn } from '../common/src/net/safe-fetch.js';
-import { isBlockedAddress, parseAllowlist } from '../common/src/net/address-policy.js';
+import { safeFetch, safeDownload, checkUrl, FetchRefusedError, type LookupFn } from '@shorts/common/net/safe-fetch';
+import { isBlockedAddress, parseAllowlist } from '@shorts/common/net/address-policy';
 
 // The guard every user-supplied URL goes through (fileUrl, waterMarkUrl, webhooks, social media).
 

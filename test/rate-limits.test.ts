@@ -3,7 +3,7 @@ import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { loadConfig } from '../coordinator/src/config.js';
 import { startCoordinator } from '../coordinator/src/coordinator.js';
-import { createLogger } from '../common/src/logger.js';
+import { createLogger } from '@shorts/common/logger';
 
 // Contract section 8: file routes are limited by plan, social routes for API-key calls. Small
 // limits here (files: free 3, starter 3, pro 5, business 5 a minute; social 2) so a test can reach them.

@@ -6,9 +6,9 @@ import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { FFMPEG } from './helpers/media.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
-import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
-import type { ShortDetections } from '../common/src/reframe/types.js';
-import { planReframe } from '../common/src/reframe/camera.js';
+import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
+import type { ShortDetections } from '@shorts/common/reframe/types';
+import { planReframe } from '@shorts/common/reframe/camera';
 
 // The crop path as data: served under `reframe` in both retrieve forms and described in the OpenAPI
 // document; a render with other director settings plans it again from the stored detections.

@@ -1,7 +1,7 @@
 import test from 'ava';
-import type { Box, ShortDetections, SpeakerTurn } from '../common/src/reframe/types.js';
-import { DEFAULT_DIRECTOR, directorSettings } from '../common/src/reframe/director.js';
-import { interpolate, planReframe, slices, contains, MIN_HOLD_SEC, LEAD_IN_MAX_SEC } from '../common/src/reframe/camera.js';
+import type { Box, ShortDetections, SpeakerTurn } from '@shorts/common/reframe/types';
+import { DEFAULT_DIRECTOR, directorSettings } from '@shorts/common/reframe/director';
+import { interpolate, planReframe, slices, contains, MIN_HOLD_SEC, LEAD_IN_MAX_SEC } from '@shorts/common/reframe/camera';
 import { boxesShownAt } from './helpers/reframe.js';
 
 const OUT = { width: 1080, height: 1920 };

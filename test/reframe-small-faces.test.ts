@@ -2,7 +2,7 @@ import test from 'ava';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createLogger } from '../common/src/logger.js';
+import { createLogger } from '@shorts/common/logger';
 import { detectShorts } from '../node-agent/src/reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../node-agent/src/reframe/detector-factory.js';
 import { zoomTiles } from '../node-agent/src/reframe/zoom-pass.js';

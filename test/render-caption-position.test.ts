@@ -6,9 +6,9 @@ import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { FFMPEG } from './helpers/media.js';
-import { planReframe } from '../common/src/reframe/camera.js';
-import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
-import type { ShortDetections } from '../common/src/reframe/types.js';
+import { planReframe } from '@shorts/common/reframe/camera';
+import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
+import type { ShortDetections } from '@shorts/common/reframe/types';
 
 // The studio's caption position control sends the `position` style item (top / center / bottom);
 // a real agent renders it: the caption's bright pixels sit in the band the control names.

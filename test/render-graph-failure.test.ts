@@ -7,7 +7,7 @@ import sharp from 'sharp';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { FFMPEG } from './helpers/media.js';
-import { chooseMediaTools } from '../common/src/media/tools.js';
+import { chooseMediaTools } from '@shorts/common/media/tools';
 import { FfmpegError, runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { insertFiles } from '../coordinator/src/files/files.js';
 

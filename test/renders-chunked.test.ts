@@ -9,11 +9,11 @@ import { insertCompletedJob } from './helpers/completed-job.js';
 import { FFMPEG } from './helpers/media.js';
 import { prepareRender } from '../node-agent/src/media/render-args.js';
 import { runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
-import { resolveCaptionStyle } from '../common/src/render/presets.js';
-import { isBundledFfmpeg, processMediaTools } from '../common/src/media/tools.js';
+import { resolveCaptionStyle } from '@shorts/common/render/presets';
+import { isBundledFfmpeg, processMediaTools } from '@shorts/common/media/tools';
 import { requestTaskCancel, showTask } from '../coordinator/src/cluster/agents.js';
-import { repoRoot } from '../common/src/paths.js';
-import type { RenderShortPayload } from '../common/src/tasks/render-short.js';
+import { repoRoot } from '@shorts/common/paths';
+import type { RenderShortPayload } from '@shorts/common/tasks/render-short';
 
 // A long render cut into chunks that several real agents render at once, then joined without
 // re-encoding the video (issue 22): the same frames, timestamps, sound and sync as the one-pass

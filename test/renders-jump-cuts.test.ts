@@ -8,14 +8,14 @@ import sharp from 'sharp';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { FFMPEG } from './helpers/media.js';
-import { processMediaTools } from '../common/src/media/tools.js';
+import { processMediaTools } from '@shorts/common/media/tools';
 import { haveMedia, MEDIA, needing } from './helpers/requirements.js';
 import { fliteAvailable } from './transcribe-synth.js';
 import { QUIET, SPEECH_RATE, makeSpeech, readPcm16, speechVideo, wavFile } from './helpers/speech.js';
-import { editedDuration, editedWords, planJumpCuts, resolveEditing, type JumpCutPlan } from '../common/src/render/jump-cuts.js';
+import { editedDuration, editedWords, planJumpCuts, resolveEditing, type JumpCutPlan } from '@shorts/common/render/jump-cuts';
 import { clipSpeech } from '../node-agent/src/media/clip-speech.js';
-import type { EditingOptions } from '../common/src/render/options.js';
-import type { Word } from '../common/src/text/transcript.js';
+import type { EditingOptions } from '@shorts/common/render/options';
+import type { Word } from '@shorts/common/text/transcript';
 import { insertFiles } from '../coordinator/src/files/files.js';
 
 // Jump cuts through the API (issue 24): a real coordinator, agent, Postgres and ffmpeg render speech

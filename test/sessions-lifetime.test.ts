@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { repoRoot } from '../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { loadConfig } from '../coordinator/src/config.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';

@@ -10,7 +10,7 @@ import { createObjectRoutes } from '../coordinator/src/storage/object-routes.js'
 import { signObjectUrl } from '../coordinator/src/storage/signed-url.js';
 import { sweepOrphans } from '../coordinator/src/storage/sweeper.js';
 import { errorMiddleware } from '../coordinator/src/api/errors.js';
-import { createLogger } from '../common/src/logger.js';
+import { createLogger } from '@shorts/common/logger';
 import { createMetrics } from '../coordinator/src/metrics/metrics.js';
 
 const SECRET = 's'.repeat(40);

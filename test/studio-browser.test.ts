@@ -10,10 +10,10 @@ import { makeTalkVideo } from './helpers/talk-video.js';
 import { CHROMIUM_PATH, launchChromium, screenshotter, type Page } from './helpers/browser.js';
 import { needing } from './helpers/requirements.js';
 import { fliteAvailable } from './transcribe-synth.js';
-import { repoRoot } from '../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { setPassword } from '../coordinator/src/tenancy/sessions.js';
-import type { Reframe } from '../common/src/reframe/types.js';
+import type { Reframe } from '@shorts/common/reframe/types';
 
 // The whole studio in a real browser (Debian's chromium through playwright-core) against a real
 // coordinator, Postgres and agent: sign in, upload a made video, watch it complete, review a short

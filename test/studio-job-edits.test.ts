@@ -8,10 +8,10 @@ import { insertCompletedJob } from './helpers/completed-job.js';
 import { CHROMIUM_PATH, launchChromium, screenshotter } from './helpers/browser.js';
 import { FFMPEG } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
-import { repoRoot } from '../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { setPassword } from '../coordinator/src/tenancy/sessions.js';
-import type { Word } from '../common/src/text/transcript.js';
+import type { Word } from '@shorts/common/text/transcript';
 
 // The job page as a workbench: a word fixed and a word split reach the stored transcript (and so the
 // next render's captions), Undo puts every word back as it was, timings too; every render of a short

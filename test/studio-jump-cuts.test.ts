@@ -8,10 +8,10 @@ import { CHROMIUM_PATH, launchChromium } from './helpers/browser.js';
 import { needing } from './helpers/requirements.js';
 import { makeSpeech, speechVideo } from './helpers/speech.js';
 import { fliteAvailable } from './transcribe-synth.js';
-import { repoRoot } from '../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { setPassword } from '../coordinator/src/tenancy/sessions.js';
-import { planJumpCuts } from '../common/src/render/jump-cuts.js';
+import { planJumpCuts } from '@shorts/common/render/jump-cuts';
 
 // The studio's jump cuts in a real browser: the render dialog's two switches, the removed ranges on
 // the short's timeline, playback that skips them, and a render whose length says they were cut.

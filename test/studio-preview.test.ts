@@ -10,14 +10,14 @@ import { insertCompletedJob } from './helpers/completed-job.js';
 import { CHROMIUM_PATH, launchChromium, screenshotter, type Page } from './helpers/browser.js';
 import { FFMPEG } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
-import { repoRoot } from '../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { setPassword } from '../coordinator/src/tenancy/sessions.js';
 import { insertFiles } from '../coordinator/src/files/files.js';
-import type { Word } from '../common/src/text/transcript.js';
-import { planReframe } from '../common/src/reframe/camera.js';
-import { DEFAULT_DIRECTOR } from '../common/src/reframe/director.js';
-import type { Reframe, ShortDetections } from '../common/src/reframe/types.js';
+import type { Word } from '@shorts/common/text/transcript';
+import { planReframe } from '@shorts/common/reframe/camera';
+import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
+import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
 
 // What you see is what you get: the job page's live preview opens on the short's first frame, draws
 // the brand preset's watermark where the render puts it, lets the user drag and resize it (the px

@@ -8,10 +8,10 @@ import { insertCompletedJob } from './helpers/completed-job.js';
 import { CHROMIUM_PATH, launchChromium, screenshotter, type Page } from './helpers/browser.js';
 import { FFMPEG } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
-import { repoRoot } from '../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { setPassword } from '../coordinator/src/tenancy/sessions.js';
-import type { Word } from '../common/src/text/transcript.js';
+import type { Word } from '@shorts/common/text/transcript';
 
 // Shorts edited in place on the job page: the out handle dragged on the timeline, the start set at
 // the playhead, a title saved, a short added and one removed; the API shows each change on the same

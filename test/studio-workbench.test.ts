@@ -11,7 +11,7 @@ import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { FakeAgent } from './helpers/fake-agent.js';
 import { CHROMIUM_PATH, launchChromium, screenshotter, type Page } from './helpers/browser.js';
 import { needing } from './helpers/requirements.js';
-import { repoRoot } from '../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { setPassword } from '../coordinator/src/tenancy/sessions.js';
 

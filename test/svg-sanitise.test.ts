@@ -6,8 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
-import { rasteriseSvg } from '../common/src/media/image.js';
-import { sanitiseSvg } from '../common/src/media/svg-sanitise.js';
+import { rasteriseSvg } from '@shorts/common/media/image';
+import { sanitiseSvg } from '@shorts/common/media/svg-sanitise';
 
 // Watermark SVGs are parsed as XML with namespaces: an href is an href whatever prefix binds the
 // xlink namespace, and nothing that reaches outside the document survives to the rasteriser.

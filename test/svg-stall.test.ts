@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { storeFile } from '../coordinator/src/files/store-file.js';
-import { rasteriseSvg } from '../common/src/media/image.js';
+import { rasteriseSvg } from '@shorts/common/media/image';
 
 // A crafted SVG (a few elements under a blur and a dilation, at full canvas) keeps librsvg busy for
 // minutes. Drawn in-process it held libuv's thread pool, which the local object store and DNS share

@@ -3,11 +3,11 @@ import * as grpc from '@grpc/grpc-js';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { FakeAgent, probeResult } from './helpers/fake-agent.js';
 import { enqueueProbe } from '../coordinator/src/probes/probes.js';
-import { ANALYZE_STAGES } from '../common/src/tasks/analyze-video.js';
-import { RENDER_STAGES } from '../common/src/tasks/render-short.js';
-import { PROBE_MEDIA_STAGES } from '../common/src/tasks/probe-media.js';
-import { parseTaskResult } from '../common/src/tasks/contracts.js';
-import type { Reframe } from '../common/src/reframe/types.js';
+import { ANALYZE_STAGES } from '@shorts/common/tasks/analyze-video';
+import { RENDER_STAGES } from '@shorts/common/tasks/render-short';
+import { PROBE_MEDIA_STAGES } from '@shorts/common/tasks/probe-media';
+import { parseTaskResult } from '@shorts/common/tasks/contracts';
+import type { Reframe } from '@shorts/common/reframe/types';
 
 // What an agent reports is checked against its task type's contract (common/src/tasks/<type>.ts):
 // a report that does not parse is refused with INVALID_ARGUMENT and the task fails for good, saying why.

@@ -8,7 +8,7 @@ import test from 'ava';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { repoRoot } from '../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 import { processAlive } from './helpers/processes.js';
 
 let dir: string;

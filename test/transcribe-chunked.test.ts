@@ -2,7 +2,7 @@ import test from 'ava';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { wordErrorRate, type Transcript } from '../common/src/text/transcript.js';
+import { wordErrorRate, type Transcript } from '@shorts/common/text/transcript';
 import { readWavInfo } from '../node-agent/src/media/audio.js';
 import { ChunkedTranscriber, planChunks, speechFrames } from '../node-agent/src/transcribe/chunked.js';
 import { PocketsphinxTranscriber } from '../node-agent/src/transcribe/pocketsphinx.js';

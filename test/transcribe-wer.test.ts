@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
-import { joinWords, normaliseWords, wordErrorRate } from '../common/src/text/transcript.js';
+import { joinWords, normaliseWords, wordErrorRate } from '@shorts/common/text/transcript';
 import { extractAudio, readWavInfo, readWavPcm, writeWavPcm } from '../node-agent/src/media/audio.js';
 import { PocketsphinxTranscriber } from '../node-agent/src/transcribe/pocketsphinx.js';
 import { haveMedia, havePocketsphinx, MEDIA, needing } from './helpers/requirements.js';

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { wordErrorRate } from '../common/src/text/transcript.js';
-import { repoRoot } from '../common/src/paths.js';
+import { wordErrorRate } from '@shorts/common/text/transcript';
+import { repoRoot } from '@shorts/common/paths';
 import { haveMedia, MEDIA, needing } from './helpers/requirements.js';
 import { createTranscriber, transcriberConfigFromEnv } from '../node-agent/src/transcribe/transcriber.js';
 import { findWhisperModel, mergeTokensToWords } from '../node-agent/src/transcribe/whisper-onnx.js';

@@ -2,7 +2,7 @@
 // check that the box the preview draws (as percentages of its 9:16 frame) is the box the agent's
 // filter graph scales the image to and overlays at, for several frame sizes and placements.
 import test from 'ava';
-import { boxPercent, placeWatermark, placementFromBox } from '../common/src/render/watermark-geometry.js';
+import { boxPercent, placeWatermark, placementFromBox } from '@shorts/common/render/watermark-geometry';
 import { buildWatermarkFilter, type WatermarkPlacement } from '../node-agent/src/media/blend.js';
 
 /** The box the agent's graph draws: `scale=W:H` of the image and `overlay=x=X:y=Y` onto the frame. */

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { enqueueWebhook, classifyAttempt, parseRetryAfter, retryDelaySec } from '../coordinator/src/webhooks/webhooks.js';
-import { FetchRefusedError } from '../common/src/net/safe-fetch.js';
+import { FetchRefusedError } from '@shorts/common/net/safe-fetch';
 
 // The webhook worker of a real coordinator (no agents) against local receivers that misbehave the
 // way real ones do: not listening, too slow, overloaded.

@@ -4,11 +4,16 @@ import { fileURLToPath } from 'node:url';
 
 let cached: string | undefined;
 
-/** The repository root (the folder with package.json), whether running from sources or dist/. */
+/** The repository root (the folder with package.json and common/), whether running from sources or
+ *  dist/; common/'s own package.json (and dist/common's copy) is not it. */
 export function repoRoot(): string {
   if (cached) return cached;
   let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, 'package.json')) || path.basename(dir) === 'dist') dir = path.dirname(dir);
+  const isRoot = (d: string) => existsSync(path.join(d, 'package.json')) && existsSync(path.join(d, 'common/src')) && path.basename(d) !== 'dist';
+  while (!isRoot(dir)) {
+    if (path.dirname(dir) === dir) throw new Error('the repository root (package.json beside common/src) was not found');
+    dir = path.dirname(dir);
+  }
   cached = dir;
   return dir;
 }

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { AppError } from '../../common/src/errors.js';
+import { AppError } from '@shorts/common/errors';
 import { loadSocialConfig, type SocialConfig } from './social/config.js';
-import type { TaskType } from '../../common/src/tasks.js';
-import { parseTaskTimeLimits } from '../../common/src/tasks/contracts.js';
-import { envFlag } from '../../common/src/env-flag.js';
-import { isLoopbackHost } from '../../common/src/net/loopback.js';
+import type { TaskType } from '@shorts/common/tasks';
+import { parseTaskTimeLimits } from '@shorts/common/tasks/contracts';
+import { envFlag } from '@shorts/common/env-flag';
+import { isLoopbackHost } from '@shorts/common/net/loopback';
 import { parseTrustProxy, type TrustProxy } from './api/client-address.js';
 
 // One typed config for the coordinator: defaults, then environment, validated and frozen at start.

@@ -3,7 +3,7 @@ import path from 'node:path';
 import Koa from 'koa';
 import type * as grpc from '@grpc/grpc-js';
 import PgBoss from 'pg-boss';
-import { createLogger, type Logger } from '../../common/src/logger.js';
+import { createLogger, type Logger } from '@shorts/common/logger';
 import type { CoordinatorConfig } from './config.js';
 import { Db } from './db/db.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
@@ -27,7 +27,7 @@ import { createObjectRoutes } from './storage/object-routes.js';
 import { createUploadGate } from './files/task-uploads.js';
 import { tusRoutes } from './api/tus.js';
 import { studioRoutes } from './api/studio.js';
-import { TASK_TYPES } from '../../common/src/tasks.js';
+import { TASK_TYPES } from '@shorts/common/tasks';
 import { RateLimiter, parsePlanLimits } from './tenancy/rate-limits.js';
 
 /** Everything a route or domain module may use; built once at start. */

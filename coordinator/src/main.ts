@@ -1,5 +1,5 @@
-import { createLogger } from '../../common/src/logger.js';
-import { stopOnSignals, tellParentReady } from '../../common/src/shutdown.js';
+import { createLogger } from '@shorts/common/logger';
+import { stopOnSignals, tellParentReady } from '@shorts/common/shutdown';
 import { loadConfig } from './config.js';
 import { startCoordinator } from './coordinator.js';
 

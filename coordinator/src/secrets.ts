@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { randomToken } from '../../common/src/ids.js';
+import { randomToken } from '@shorts/common/ids';
 
 export interface Secrets {
   clusterToken: string;

@@ -12,6 +12,9 @@ export default defineConfig(({ command }) => ({
   // Devtools hooks only while developing (in a build they only cost bytes and break source maps).
   plugins: [preact({ devToolsEnabled: command === 'serve' })],
   logLevel: 'warn',
+  // `@shorts/common/x` is common/src/x.ts: its package's exports name the .js that tsx and tsc map
+  // to the TypeScript source, a step Vite's resolver does not take inside a package.
+  resolve: { alias: [{ find: /^@shorts\/common\/(.*)$/, replacement: path.resolve(here, '../../common/src/$1') }] },
   build: {
     outDir: path.resolve(here, '../../dist/studio'),
     emptyOutDir: true,

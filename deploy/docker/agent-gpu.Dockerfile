@@ -11,6 +11,7 @@ ARG FFMPEG_URL=https://github.com/BtbN/FFmpeg-Builds/releases/download/latest/ff
 FROM node:20.20.2-bookworm-slim AS build
 WORKDIR /opt/shorts
 COPY package.json package-lock.json .npmrc ./
+COPY common/package.json common/package.json
 COPY models/unity-stub models/unity-stub
 # cuda12: fetch onnxruntime-node's CUDA execution provider libraries (skipped in .npmrc for CPU hosts).
 RUN npm ci --no-audit --no-fund --onnxruntime-node-install=cuda12

@@ -4,6 +4,7 @@
 FROM node:20.20.2-bookworm-slim AS build
 WORKDIR /opt/shorts
 COPY package.json package-lock.json .npmrc ./
+COPY common/package.json common/package.json
 COPY models/unity-stub models/unity-stub
 RUN npm ci --no-audit --no-fund
 COPY . .

@@ -1,20 +1,20 @@
-import { mediaToolWarnings } from '../../common/src/media/tools.js';
+import { mediaToolWarnings } from '@shorts/common/media/tools';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import type { Logger } from '../../common/src/logger.js';
-import { isTaskType, type TaskType } from '../../common/src/tasks.js';
+import type { Logger } from '@shorts/common/logger';
+import { isTaskType, type TaskType } from '@shorts/common/tasks';
 import type { AgentConfig } from './config.js';
 import { CoordinatorClient, LeaseLostError } from './coordinator-client.js';
 import { freeDiskBytes, probeHost, type HostCapabilities } from './host/probe-host.js';
 import { sharedFaceDetector } from './reframe/detector-factory.js';
 import { TaskError, type TaskContext, type TaskHandler } from './tasks/task-context.js';
-import { parseTaskPayload, type TaskLeasePayload, type TaskResult } from '../../common/src/tasks/contracts.js';
+import { parseTaskPayload, type TaskLeasePayload, type TaskResult } from '@shorts/common/tasks/contracts';
 import { TASK_HANDLERS, checkTaskPrerequisites } from './tasks/registry.js';
 import { uploadObject } from './tasks/download.js';
 import { chooseBackend } from './transcribe/transcriber.js';
 import { createAgentMetrics, serveAgentMetrics, type AgentMetrics } from './metrics/agent-metrics.js';
-import type { Task__Output } from '../../common/src/generated/shorts/v1/Task.js';
+import type { Task__Output } from '@shorts/common/generated/shorts/v1/Task';
 
 type LeasedTask = Task__Output;
 

@@ -3,11 +3,11 @@ import { transcriberConfigFromEnv, type TranscriberConfig } from './transcribe/t
 import { highlightApiFromEnv, type HighlightApiConfig } from './highlights/highlight-model.js';
 import path from 'node:path';
 import { z } from 'zod';
-import { TASK_TYPES, type TaskType } from '../../common/src/tasks.js';
-import { chooseMediaTools } from '../../common/src/media/tools.js';
-import { parseTaskTimeLimits } from '../../common/src/tasks/contracts.js';
-import { envFlag } from '../../common/src/env-flag.js';
-import { grpcTargetHost, isLoopbackHost } from '../../common/src/net/loopback.js';
+import { TASK_TYPES, type TaskType } from '@shorts/common/tasks';
+import { chooseMediaTools } from '@shorts/common/media/tools';
+import { parseTaskTimeLimits } from '@shorts/common/tasks/contracts';
+import { envFlag } from '@shorts/common/env-flag';
+import { grpcTargetHost, isLoopbackHost } from '@shorts/common/net/loopback';
 
 // One typed config for the agent: environment variables with defaults, validated and frozen at start.
 const schema = z.object({

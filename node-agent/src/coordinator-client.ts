@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { readFileSync } from 'node:fs';
-import { loadAgentProto, type AgentRpc, type AgentRpcRequest, type AgentRpcResponse } from '../../common/src/proto.js';
-import type { AgentServiceClient } from '../../common/src/generated/shorts/v1/AgentService.js';
+import { loadAgentProto, type AgentRpc, type AgentRpcRequest, type AgentRpcResponse } from '@shorts/common/proto';
+import type { AgentServiceClient } from '@shorts/common/generated/shorts/v1/AgentService';
 
 /** Lease lost: the coordinator gave the task to someone else; stop working on it. */
 export class LeaseLostError extends Error {}

@@ -1,5 +1,5 @@
-import { createLogger } from '../../common/src/logger.js';
-import { exitStartFailed, stopOnSignals, tellParentReady } from '../../common/src/shutdown.js';
+import { createLogger } from '@shorts/common/logger';
+import { exitStartFailed, stopOnSignals, tellParentReady } from '@shorts/common/shutdown';
 import { loadAgentConfig } from './config.js';
 import { Agent } from './agent.js';
 

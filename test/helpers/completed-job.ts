@@ -1,10 +1,10 @@
 import type { Coordinator } from '../../coordinator/src/coordinator.js';
-import { newId } from '../../common/src/ids.js';
+import { newId } from '@shorts/common/ids';
 import { insertFiles } from '../../coordinator/src/files/files.js';
 import { bandOf } from '../../coordinator/src/jobs/job-views.js';
-import type { Word } from '../../common/src/text/transcript.js';
-import type { ReframePlan } from '../../common/src/tasks/analyze-video.js';
-import type { Reframe, ShortDetections } from '../../common/src/reframe/types.js';
+import type { Word } from '@shorts/common/text/transcript';
+import type { ReframePlan } from '@shorts/common/tasks/analyze-video';
+import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
 
 /** A COMPLETED VideoShorts job whose source video sits in the store, as analyze-video leaves it. */
 export async function insertCompletedJob(app: Coordinator, opts: {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import path from 'node:path';
 import os from 'node:os';
-import { createLogger } from '../../common/src/logger.js';
+import { createLogger } from '@shorts/common/logger';
 import { startEmbeddedPostgres } from '../../coordinator/src/db/embedded.js';
 
 const DEFAULT_URL = 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -1,5 +1,5 @@
 import { CoordinatorClient } from '../../node-agent/src/coordinator-client.js';
-import type { ProbeMediaResult } from '../../common/src/tasks/probe-media.js';
+import type { ProbeMediaResult } from '@shorts/common/tasks/probe-media';
 
 /** A probe-media result as its contract wants it; `formatName` tells one from another. */
 export const probeResult = (formatName: string): ProbeMediaResult => ({ formatName, durationSec: 1, streams: [] });

@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { Box } from '../../common/src/reframe/types.js';
+import type { Box } from '@shorts/common/reframe/types';
 import { extractAudio } from '../../node-agent/src/media/audio.js';
 import { gridClips, type ComposedVideo, type GridClip } from './grid.js';
 import { FFMPEG } from './media.js';

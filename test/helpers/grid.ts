@@ -6,8 +6,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from '../../common/src/paths.js';
-import type { Box } from '../../common/src/reframe/types.js';
+import { repoRoot } from '@shorts/common/paths';
+import type { Box } from '@shorts/common/reframe/types';
 import { extractAudio } from '../../node-agent/src/media/audio.js';
 import { FFMPEG } from './media.js';
 

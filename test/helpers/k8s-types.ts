@@ -1,6 +1,6 @@
 import path from 'node:path';
 import ts from 'typescript';
-import { repoRoot } from '../../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 
 /**
  * What `kubeconform -strict` adds to a schema check: a field the Kubernetes API does not know (a

@@ -2,7 +2,7 @@
 // where onnxruntime's CUDA provider loads, else CPU. Probed with onnxruntime directly (not through
 // the agent's own session code), so a test comparing against it can catch that code choosing wrong.
 import path from 'node:path';
-import { repoRoot } from '../../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 import { hostHasNvidiaGpu } from '../../node-agent/src/reframe/onnx-session.js';
 
 export type ExpectedProvider = 'CPU' | 'CUDA';

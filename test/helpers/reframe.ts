@@ -1,12 +1,12 @@
 // What a crop path shows at a moment, as the filter graph (node-agent/src/media/reframe-graph.ts)
 // draws it: in a split segment the panels of the keyframe the segment starts with, held still for the
 // whole segment; elsewhere the window interpolated between keyframes. Face-cut checks run on these.
-import { createLogger } from '../../common/src/logger.js';
-import type { Box, Reframe, ShortDetections } from '../../common/src/reframe/types.js';
+import { createLogger } from '@shorts/common/logger';
+import type { Box, Reframe, ShortDetections } from '@shorts/common/reframe/types';
 import { detectShorts } from '../../node-agent/src/reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../../node-agent/src/reframe/detector-factory.js';
 import { FFMPEG } from './media.js';
-import { interpolate } from '../../common/src/reframe/camera.js';
+import { interpolate } from '@shorts/common/reframe/camera';
 
 /** The source boxes drawn at `time` (one window, or each panel of a split). */
 export function boxesShownAt(r: Reframe, time: number): Box[] {

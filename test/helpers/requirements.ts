@@ -2,7 +2,7 @@ import test, { type ExecutionContext, type ImplementationFn, type SerialFn, type
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 
 // What a test needs from the host, decided when its file loads so that ava counts a test that cannot
 // run as skipped, never as passed:

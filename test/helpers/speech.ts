@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { FFMPEG } from './media.js';
-import type { Word } from '../../common/src/text/transcript.js';
+import type { Word } from '@shorts/common/text/transcript';
 
 const run = promisify(execFile);
 export const SPEECH_RATE = 16_000;

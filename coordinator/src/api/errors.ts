@@ -1,6 +1,6 @@
 import type Koa from 'koa';
-import { AppError, ServiceBusyError, TooManyRequestsError } from '../../../common/src/errors.js';
-import type { Logger } from '../../../common/src/logger.js';
+import { AppError, ServiceBusyError, TooManyRequestsError } from '@shorts/common/errors';
+import type { Logger } from '@shorts/common/logger';
 import type { Metrics } from '../metrics/metrics.js';
 
 /** Postgres refuses NUL in text (22021) and in JSON strings (22P05): the client's input, not a fault. */

@@ -1,15 +1,15 @@
 import { z } from 'zod';
 import { pageParams, pageQueryParam, type Api, type ApiContext } from './http.js';
 import type { Coordinator } from '../coordinator.js';
-import { AppError, badRequest, notFound } from '../../../common/src/errors.js';
+import { AppError, badRequest, notFound } from '@shorts/common/errors';
 import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
 import { DEFAULT_ORG_MESSAGES, principalUser, type OrganizationMessages } from '../tenancy/auth.js';
 import { requireOrganization } from '../tenancy/tenancy.js';
 import { createJobSchema, validateJob, type CreateJobBody } from '../jobs/job-input.js';
 import { createJob, findJob, JOB_STATUS, listJobs, sourceOfJob, type StoredSource } from '../jobs/jobs.js';
 import { apiKeyView, bearerView, listItemView } from '../jobs/job-views.js';
-import { parseAllowlist } from '../../../common/src/net/address-policy.js';
-import { reframeSchema } from '../../../common/src/reframe/schema.js';
+import { parseAllowlist } from '@shorts/common/net/address-policy';
+import { reframeSchema } from '@shorts/common/reframe/schema';
 import { editTranscript, transcriptEditsBodySchema } from '../jobs/transcript-edits.js';
 import { addShort, addShortBodySchema, removeShort, removeShortQuerySchema, updateShort, updateShortBodySchema } from '../jobs/short-edits.js';
 import { retryRequest } from '../jobs/retry-job.js';

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { Api } from './http.js';
 import type { Coordinator } from '../coordinator.js';
-import { notFound } from '../../../common/src/errors.js';
+import { notFound } from '@shorts/common/errors';
 import { enqueueProbe } from '../probes/probes.js';
 import { requireOrg } from './auth-context.js';
-import { checkFetchableUrl } from '../../../common/src/net/url-rules.js';
-import { parseAllowlist } from '../../../common/src/net/address-policy.js';
+import { checkFetchableUrl } from '@shorts/common/net/url-rules';
+import { parseAllowlist } from '@shorts/common/net/address-policy';
 
 /** Operator-facing: ffprobe a URL on an agent (not part of the public contract). */
 export function registerProbeRoutes(api: Api, app: Coordinator): void {

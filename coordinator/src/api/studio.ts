@@ -4,9 +4,9 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type Koa from 'koa';
-import { AppError } from '../../../common/src/errors.js';
-import type { Logger } from '../../../common/src/logger.js';
-import { repoRoot } from '../../../common/src/paths.js';
+import { AppError } from '@shorts/common/errors';
+import type { Logger } from '@shorts/common/logger';
+import { repoRoot } from '@shorts/common/paths';
 
 export const STUDIO_PATH = '/studio';
 export const studioBuildDir = () => path.join(repoRoot(), 'dist', 'studio');

@@ -4,7 +4,7 @@
 import type { Coordinator } from '../coordinator.js';
 import { deleteFileRows } from '../files/files.js';
 import { taskObjectPrefix } from '../tasks/task-queue.js';
-import { conflict, notFound } from '../../../common/src/errors.js';
+import { conflict, notFound } from '@shorts/common/errors';
 
 export const ARCHIVE_QUEUE = 'archive-expired-jobs';
 const DAILY_AT = '15 3 * * *';

@@ -4,10 +4,10 @@
 import { z } from 'zod';
 import type { Coordinator } from '../coordinator.js';
 import type { Queryable } from '../db/db.js';
-import { AppError, badRequest, conflict, notFound } from '../../../common/src/errors.js';
-import { isId, newId } from '../../../common/src/ids.js';
-import { normalizeRenderOptions, renderOptionsDocs, type RenderOptions } from '../../../common/src/render/options.js';
-import { CAPTION_PRESETS, isCaptionPreset } from '../../../common/src/render/presets.js';
+import { AppError, badRequest, conflict, notFound } from '@shorts/common/errors';
+import { isId, newId } from '@shorts/common/ids';
+import { normalizeRenderOptions, renderOptionsDocs, type RenderOptions } from '@shorts/common/render/options';
+import { CAPTION_PRESETS, isCaptionPreset } from '@shorts/common/render/presets';
 import { deleteFile } from '../files/delete-file.js';
 import { resolveWatermark } from './watermark.js';
 

@@ -1,12 +1,12 @@
 // Contract 2.9 / 8: a watermark given only by URL is fetched once, under the SSRF guard, checked by
 // its bytes, and kept as an image file of the organization (counted in its storage).
 import type { Coordinator } from '../coordinator.js';
-import { badRequest, type AppError } from '../../../common/src/errors.js';
-import { FetchRefusedError, safeFetch } from '../../../common/src/net/safe-fetch.js';
-import { parseAllowlist } from '../../../common/src/net/address-policy.js';
+import { badRequest, type AppError } from '@shorts/common/errors';
+import { FetchRefusedError, safeFetch } from '@shorts/common/net/safe-fetch';
+import { parseAllowlist } from '@shorts/common/net/address-policy';
 import { storeFile } from '../files/store-file.js';
-import { CONTENT_TYPES, decodes, rasteriseSvg, sniffImage } from '../../../common/src/media/image.js';
-import { SvgRasteriseError } from '../../../common/src/media/svg-rasterise.js';
+import { CONTENT_TYPES, decodes, rasteriseSvg, sniffImage } from '@shorts/common/media/image';
+import { SvgRasteriseError } from '@shorts/common/media/svg-rasterise';
 
 /** 10 MB of 1,000,000 bytes, the unit DECISIONS.md fixes for sizes. */
 export const WATERMARK_MAX_BYTES = 10_000_000;

@@ -1,7 +1,7 @@
 import type { Coordinator } from '../coordinator.js';
 import type { Queryable } from '../db/db.js';
-import { badRequest } from '../../../common/src/errors.js';
-import type { RenderOptions } from '../../../common/src/render/options.js';
+import { badRequest } from '@shorts/common/errors';
+import type { RenderOptions } from '@shorts/common/render/options';
 import { importWatermark } from './watermark-import.js';
 
 const isOrgImage = async (c: Queryable, organizationId: string, fileId: string) =>

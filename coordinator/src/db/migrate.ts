@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Db } from './db.js';
-import { repoRoot } from '../../../common/src/paths.js';
+import { repoRoot } from '@shorts/common/paths';
 
 const MIGRATIONS_DIR = path.join(repoRoot(), 'coordinator/src/db/migrations');
 

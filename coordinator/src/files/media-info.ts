@@ -2,9 +2,9 @@
 // imports): the agents report these for what they produce, so only local files come through here.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { inputGuard } from '../../../common/src/media/input-guard.js';
-import { probeFile } from '../../../common/src/media/ffprobe.js';
-import { processMediaTools, toolEnv } from '../../../common/src/media/tools.js';
+import { inputGuard } from '@shorts/common/media/input-guard';
+import { probeFile } from '@shorts/common/media/ffprobe';
+import { processMediaTools, toolEnv } from '@shorts/common/media/tools';
 
 const run = promisify(execFile);
 const THUMB_WIDTH = 320;

@@ -1,8 +1,8 @@
 // An agent is trusted with its own task and nothing more: the object keys it reports must lie under
 // that task's prefix (where its signed upload URLs point), each may name one thing only, and every
 // size is read from the store, never taken from the agent's word.
-import { AppError } from '../../../common/src/errors.js';
-import type { TaskType } from '../../../common/src/tasks.js';
+import { AppError } from '@shorts/common/errors';
+import type { TaskType } from '@shorts/common/tasks';
 import type { ObjectStore } from '../storage/object-store.js';
 import { taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
 

@@ -9,8 +9,8 @@
 // fails such a task as retryable, and its next lease signs new URLs.
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/db.js';
-import { AppError } from '../../../common/src/errors.js';
-import { TASK_STATES, type TaskType } from '../../../common/src/tasks.js';
+import { AppError } from '@shorts/common/errors';
+import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
 import type { ObjectStore } from '../storage/object-store.js';
 import type { UploadGrant } from '../storage/signed-url.js';
 import type { TaskRow } from '../tasks/task-queue.js';

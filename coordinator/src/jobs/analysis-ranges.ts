@@ -7,12 +7,12 @@
 // whole-file analysis. Only then do the job's rows, credits and webhook commit (analyze-outcome.ts).
 import type { Coordinator } from '../coordinator.js';
 import type { Queryable } from '../db/db.js';
-import { ANALYZE_STAGES, type AnalyzeVideoResult, type AnalyzeVideoPayload } from '../../../common/src/tasks/analyze-video.js';
-import type { AnalyzeRangeResult } from '../../../common/src/tasks/analyze-range.js';
-import { parseStoredPayload } from '../../../common/src/tasks/contracts.js';
-import { joinRanges, planSpanRanges } from '../../../common/src/text/ranges.js';
-import { AppError } from '../../../common/src/errors.js';
-import { joinWords } from '../../../common/src/text/transcript.js';
+import { ANALYZE_STAGES, type AnalyzeVideoResult, type AnalyzeVideoPayload } from '@shorts/common/tasks/analyze-video';
+import type { AnalyzeRangeResult } from '@shorts/common/tasks/analyze-range';
+import { parseStoredPayload } from '@shorts/common/tasks/contracts';
+import { joinRanges, planSpanRanges } from '@shorts/common/text/ranges';
+import { AppError } from '@shorts/common/errors';
+import { joinWords } from '@shorts/common/text/transcript';
 import { verifyTaskObjects } from '../files/task-objects.js';
 import type { TaskRow } from '../tasks/task-queue.js';
 import type { TypedChildTask, TypedOutcomeHandler } from '../tasks/typed-outcome.js';

@@ -1,8 +1,8 @@
 import type { Coordinator } from '../coordinator.js';
 import type { Queryable } from '../db/db.js';
-import { AppError, badRequest } from '../../../common/src/errors.js';
-import { ANALYZE_STAGES, isAnalyzeStage, type AnalyzeVideoResult } from '../../../common/src/tasks/analyze-video.js';
-import { parseStoredPayload } from '../../../common/src/tasks/contracts.js';
+import { AppError, badRequest } from '@shorts/common/errors';
+import { ANALYZE_STAGES, isAnalyzeStage, type AnalyzeVideoResult } from '@shorts/common/tasks/analyze-video';
+import { parseStoredPayload } from '@shorts/common/tasks/contracts';
 import { chargeCredits, releaseCredits, reserveEstimate } from '../credits/credits.js';
 import { deleteFileRows, insertFiles, type NewFile } from '../files/files.js';
 import { verifyTaskObjects } from '../files/task-objects.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { badRequest } from '../../../common/src/errors.js';
-import { checkFetchableUrl } from '../../../common/src/net/url-rules.js';
-import type { AllowEntry } from '../../../common/src/net/address-policy.js';
+import { badRequest } from '@shorts/common/errors';
+import { checkFetchableUrl } from '@shorts/common/net/url-rules';
+import type { AllowEntry } from '@shorts/common/net/address-policy';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
 
 export const predefinedShortSchema = z.object({

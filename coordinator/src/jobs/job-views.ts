@@ -1,8 +1,8 @@
 import type { ObjectUrls } from '../storage/urls.js';
 import { JOB_STATUS, type JobListRow, type JobRow } from './jobs.js';
-import type { Reframe, ShortDetections } from '../../../common/src/reframe/types.js';
-import { captionBandFor, type CaptionBand } from '../../../common/src/reframe/caption-band.js';
-import { ANALYZE_STAGES, type AnalyzeStage, type AnalyzeVideoResult, type ReframePlan } from '../../../common/src/tasks/analyze-video.js';
+import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
+import { captionBandFor, type CaptionBand } from '@shorts/common/reframe/caption-band';
+import { ANALYZE_STAGES, type AnalyzeStage, type AnalyzeVideoResult, type ReframePlan } from '@shorts/common/tasks/analyze-video';
 
 // The contract's three shapes of a job: API-key retrieve (2.3), bearer retrieve (2.4), list item (2.5).
 

@@ -1,6 +1,6 @@
 import { prepared, type Db, type Queryable } from '../db/db.js';
-import { AppError, badRequest, forbidden, notFound } from '../../../common/src/errors.js';
-import { isId, newId } from '../../../common/src/ids.js';
+import { AppError, badRequest, forbidden, notFound } from '@shorts/common/errors';
+import { isId, newId } from '@shorts/common/ids';
 import type { TaskQueue } from '../tasks/task-queue.js';
 import type { Organization, User } from '../tenancy/tenancy.js';
 import { PLAN_LIMITS, toMB } from '../tenancy/plans.js';
@@ -8,7 +8,7 @@ import { reserveCredits } from '../credits/credits.js';
 import { MINIMUM_JOB_COST } from './pricing.js';
 import type { ValidatedJob } from './job-input.js';
 import type { JobData } from './job-views.js';
-import type { AnalyzeVideoPayload, StoredSource as AnalyzeStoredSource } from '../../../common/src/tasks/analyze-video.js';
+import type { AnalyzeVideoPayload, StoredSource as AnalyzeStoredSource } from '@shorts/common/tasks/analyze-video';
 
 export const JOB_STATUS = { processing: 'PROCESSING', completed: 'COMPLETED', failed: 'FAILED' } as const;
 export type JobStatus = (typeof JOB_STATUS)[keyof typeof JOB_STATUS];

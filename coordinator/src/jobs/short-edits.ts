@@ -14,11 +14,11 @@
 // Each change bumps data.shortsRevision; an edit names the revision it was made on, so of two
 // editors working from one page the second gets a 409 instead of overwriting the first.
 import { z } from 'zod';
-import { AppError, badRequest, conflict, notFound } from '../../../common/src/errors.js';
-import { isId } from '../../../common/src/ids.js';
-import { planReframe } from '../../../common/src/reframe/camera.js';
-import { detectionsWithin } from '../../../common/src/reframe/restrict.js';
-import type { Reframe, ShortDetections } from '../../../common/src/reframe/types.js';
+import { AppError, badRequest, conflict, notFound } from '@shorts/common/errors';
+import { isId } from '@shorts/common/ids';
+import { planReframe } from '@shorts/common/reframe/camera';
+import { detectionsWithin } from '@shorts/common/reframe/restrict';
+import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
 import type { Db } from '../db/db.js';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
 import { JOB_STATUS } from './jobs.js';

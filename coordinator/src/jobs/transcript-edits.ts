@@ -9,9 +9,9 @@
 // Each change bumps the transcript's revision; an edit names the revision it was made on, so two
 // editors working from the same page cannot silently overwrite each other: the second gets a 409.
 import { z } from 'zod';
-import { joinWords, type Word } from '../../../common/src/text/transcript.js';
-import { AppError, badRequest, conflict, notFound } from '../../../common/src/errors.js';
-import { isId } from '../../../common/src/ids.js';
+import { joinWords, type Word } from '@shorts/common/text/transcript';
+import { AppError, badRequest, conflict, notFound } from '@shorts/common/errors';
+import { isId } from '@shorts/common/ids';
 import type { Db } from '../db/db.js';
 import { JOB_STATUS } from './jobs.js';
 import type { JobData, StoredShort } from './job-views.js';

@@ -1,6 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import type { Db } from '../db/db.js';
-import { TASK_TYPES } from '../../../common/src/tasks.js';
+import { TASK_TYPES } from '@shorts/common/tasks';
 
 /** What the farm looks like in Postgres right now: the same answer from every coordinator. */
 export interface FarmState {

@@ -1,5 +1,5 @@
 import client from 'prom-client';
-import { TASK_STATES, TASK_TYPES } from '../../../common/src/tasks.js';
+import { TASK_STATES, TASK_TYPES } from '@shorts/common/tasks';
 import type { FarmState } from './farm-state.js';
 
 // Prometheus naming: `shorts_` prefix, base units (seconds, bytes, ratios), `_total` for counters.

@@ -6,10 +6,10 @@
 // is stored, once, with the join's result.
 import type { Coordinator } from '../coordinator.js';
 import type { Queryable } from '../db/db.js';
-import { AppError } from '../../../common/src/errors.js';
-import type { TaskLeasePayload, TaskPayload, TaskResult } from '../../../common/src/tasks/contracts.js';
-import { stageProgress } from '../../../common/src/tasks/contract.js';
-import { RENDER_STAGES, renderAudioName, type RenderShortPayload, type RenderSplit } from '../../../common/src/tasks/render-short.js';
+import { AppError } from '@shorts/common/errors';
+import type { TaskLeasePayload, TaskPayload, TaskResult } from '@shorts/common/tasks/contracts';
+import { stageProgress } from '@shorts/common/tasks/contract';
+import { RENDER_STAGES, renderAudioName, type RenderShortPayload, type RenderSplit } from '@shorts/common/tasks/render-short';
 import { verifyTaskObjects } from '../files/task-objects.js';
 import { deletePrefix } from '../storage/object-store.js';
 import { taskObjectKey, taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { AppError, badRequest, forbidden, notFound } from '../../../common/src/errors.js';
-import { normalizeRenderOptions, renderOptionsDocs, type RenderOptions } from '../../../common/src/render/options.js';
-import { CAPTION_PRESETS, isCaptionPreset } from '../../../common/src/render/presets.js';
+import { AppError, badRequest, forbidden, notFound } from '@shorts/common/errors';
+import { normalizeRenderOptions, renderOptionsDocs, type RenderOptions } from '@shorts/common/render/options';
+import { CAPTION_PRESETS, isCaptionPreset } from '@shorts/common/render/presets';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
 
 /** Missing and mistyped are told apart, so the message says which fix is needed. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AppError } from '../../../common/src/errors.js';
-import { FLAG_WORDS, parseEnvFlag } from '../../../common/src/env-flag.js';
+import { AppError } from '@shorts/common/errors';
+import { FLAG_WORDS, parseEnvFlag } from '@shorts/common/env-flag';
 
 // Social posting's part of the coordinator's configuration (config.ts reads it with the rest, once):
 //   SOCIAL_PROVIDER            local (default) | ayrshare

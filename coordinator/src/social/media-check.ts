@@ -1,7 +1,7 @@
-import { badRequest } from '../../../common/src/errors.js';
-import { safeFetch, FetchRefusedError } from '../../../common/src/net/safe-fetch.js';
-import { parseAllowlist } from '../../../common/src/net/address-policy.js';
-import { checkFetchableUrl } from '../../../common/src/net/url-rules.js';
+import { badRequest } from '@shorts/common/errors';
+import { safeFetch, FetchRefusedError } from '@shorts/common/net/safe-fetch';
+import { parseAllowlist } from '@shorts/common/net/address-policy';
+import { checkFetchableUrl } from '@shorts/common/net/url-rules';
 
 /** A media URL is handed to the provider only after we reached it ourselves through the same SSRF
  *  guard as every other user-supplied URL: a public address (checked on connect and after each

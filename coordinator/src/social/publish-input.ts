@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest } from '../../../common/src/errors.js';
+import { badRequest } from '@shorts/common/errors';
 import {
   NETWORKS, NETWORK_MAX_PHOTOS, NETWORK_POST_TYPES, PLATFORM_FIELDS, POST_TYPES, fieldItems,
   type FieldKind, type Network, type PostType,

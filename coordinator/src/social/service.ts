@@ -1,8 +1,8 @@
 import type { Db, Queryable } from '../db/db.js';
-import { newId } from '../../../common/src/ids.js';
-import { AppError, badRequest, conflict, notFound } from '../../../common/src/errors.js';
+import { newId } from '@shorts/common/ids';
+import { AppError, badRequest, conflict, notFound } from '@shorts/common/errors';
 import type { Organization } from '../tenancy/tenancy.js';
-import type { Logger } from '../../../common/src/logger.js';
+import type { Logger } from '@shorts/common/logger';
 import type { Network } from './networks.js';
 import { ProviderError, ProviderUnsupportedError, type ProviderPost, type SocialProvider, type SubmitResult } from './provider.js';
 import { ensureProfile, findProfile } from './profiles.js';

@@ -1,8 +1,8 @@
 import type { Queryable } from '../db/db.js';
-import { newId } from '../../../common/src/ids.js';
-import { TASK_STATES, type TaskType } from '../../../common/src/tasks.js';
-import { childTypeOf } from '../../../common/src/tasks/contracts.js';
-import { placementOf, type TaskPlacement } from '../../../common/src/placement.js';
+import { newId } from '@shorts/common/ids';
+import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
+import { childTypeOf } from '@shorts/common/tasks/contracts';
+import { placementOf, type TaskPlacement } from '@shorts/common/placement';
 import type { Metrics } from '../metrics/metrics.js';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
 import type { TaskOutcomeHandler, TaskQueue } from './task-queue.js';

@@ -1,8 +1,8 @@
 import type { Db } from '../db/db.js';
-import type { Logger } from '../../../common/src/logger.js';
-import { TASK_STATES, type TaskType } from '../../../common/src/tasks.js';
-import { DEFAULT_TASK_TIME_LIMITS_SEC } from '../../../common/src/tasks/contracts.js';
-import { describeTag, waitingMessage } from '../../../common/src/placement.js';
+import type { Logger } from '@shorts/common/logger';
+import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
+import { DEFAULT_TASK_TIME_LIMITS_SEC } from '@shorts/common/tasks/contracts';
+import { describeTag, waitingMessage } from '@shorts/common/placement';
 import type { Metrics, RequeueReason as Requeue, TaskOutcome as FinishOutcome } from '../metrics/metrics.js';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
 import type { TaskQueue, TaskQueueOptions } from './task-queue.js';

@@ -1,5 +1,5 @@
 import type { Db } from '../db/db.js';
-import type { TaskType } from '../../../common/src/tasks.js';
+import type { TaskType } from '@shorts/common/tasks';
 
 // Where a subject's (job's, render's) queued work stands: what the API shows while it waits.
 

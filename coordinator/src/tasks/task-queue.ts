@@ -1,10 +1,10 @@
 import { isTransientDbError, type Db, type Queryable } from '../db/db.js';
-import { AppError } from '../../../common/src/errors.js';
-import { newId, randomToken } from '../../../common/src/ids.js';
-import type { Logger } from '../../../common/src/logger.js';
-import { TASK_STATES, type TaskState, type TaskType } from '../../../common/src/tasks.js';
-import { ContractViolation, type TaskPayload } from '../../../common/src/tasks/contracts.js';
-import { placementOf, type TaskPlacement } from '../../../common/src/placement.js';
+import { AppError } from '@shorts/common/errors';
+import { newId, randomToken } from '@shorts/common/ids';
+import type { Logger } from '@shorts/common/logger';
+import { TASK_STATES, type TaskState, type TaskType } from '@shorts/common/tasks';
+import { ContractViolation, type TaskPayload } from '@shorts/common/tasks/contracts';
+import { placementOf, type TaskPlacement } from '@shorts/common/placement';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
 import { TaskWakeups } from './wakeups.js';

@@ -1,4 +1,4 @@
-import type { TaskState, TaskType } from '../../../common/src/tasks.js';
+import type { TaskState, TaskType } from '@shorts/common/tasks';
 
 export interface TaskRow {
   id: string;

@@ -1,10 +1,10 @@
 import type { Queryable } from '../db/db.js';
-import type { TaskType } from '../../../common/src/tasks.js';
-import type { TaskPlacement } from '../../../common/src/placement.js';
+import type { TaskType } from '@shorts/common/tasks';
+import type { TaskPlacement } from '@shorts/common/placement';
 import {
   childTypeOf, parseStoredPayload, parseTaskFacts, parseTaskResult,
   type TaskChildType, type TaskFacts, type TaskLeasePayload, type TaskPayload, type TaskResult,
-} from '../../../common/src/tasks/contracts.js';
+} from '@shorts/common/tasks/contracts';
 import type { TaskOutcomeHandler, TaskRow } from './task-queue.js';
 
 /** A child task in its type's own terms. */

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { Queryable } from '../db/db.js';
-import type { Logger } from '../../../common/src/logger.js';
+import type { Logger } from '@shorts/common/logger';
 
 const NOTIFY_CHANNEL = 'shorts_tasks';
 /** Wakes every waiter whatever its types (start, reconnect, stop). */

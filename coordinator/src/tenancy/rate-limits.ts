@@ -1,4 +1,4 @@
-import { TooManyRequestsError } from '../../../common/src/errors.js';
+import { TooManyRequestsError } from '@shorts/common/errors';
 import { PLANS, type Plan } from './plans.js';
 import type { Db } from '../db/db.js';
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../db/db.js';
-import { newId, randomToken } from '../../../common/src/ids.js';
-import { badRequest, notFound } from '../../../common/src/errors.js';
+import { newId, randomToken } from '@shorts/common/ids';
+import { badRequest, notFound } from '@shorts/common/errors';
 import { PLANS, type Plan } from './plans.js';
 
 export interface Organization {

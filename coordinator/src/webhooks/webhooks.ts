@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import type PgBoss from 'pg-boss';
 import type { Db, Queryable } from '../db/db.js';
-import type { Logger } from '../../../common/src/logger.js';
-import { safeFetch, FetchRefusedError, type SafeResponse } from '../../../common/src/net/safe-fetch.js';
-import { parseAllowlist } from '../../../common/src/net/address-policy.js';
+import type { Logger } from '@shorts/common/logger';
+import { safeFetch, FetchRefusedError, type SafeResponse } from '@shorts/common/net/safe-fetch';
+import { parseAllowlist } from '@shorts/common/net/address-policy';
 import type { Metrics } from '../metrics/metrics.js';
 
 export const WEBHOOK_QUEUE = 'webhook-delivery';

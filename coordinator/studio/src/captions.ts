@@ -1,4 +1,4 @@
-import { resolveCaptionStyle, type ResolvedCaptionStyle, type Rgba, type StyleItem } from '../../../common/src/render/presets.js';
+import { resolveCaptionStyle, type ResolvedCaptionStyle, type Rgba, type StyleItem } from '@shorts/common/render/presets';
 
 export interface Word { text: string; start: number; end: number }
 

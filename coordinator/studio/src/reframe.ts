@@ -1,5 +1,5 @@
-import type { Box, Reframe, ReframeLayout } from '../../../common/src/reframe/types.js';
-import { stackedPanels } from '../../../common/src/reframe/panels.js';
+import type { Box, Reframe, ReframeLayout } from '@shorts/common/reframe/types';
+import { stackedPanels } from '@shorts/common/reframe/panels';
 
 export type { Reframe };
 
@@ -39,7 +39,7 @@ export function cropAt(reframe: Reframe, t: number): Crop | null {
   return { x: mix(a.x, b.x), y: mix(a.y, b.y), width: mix(a.width, b.width), height: mix(a.height, b.height), ...(a.panels ? { panels: a.panels } : {}) };
 }
 
-export { stackedPanels, type PanelPlacement } from '../../../common/src/reframe/panels.js';
+export { stackedPanels, type PanelPlacement } from '@shorts/common/reframe/panels';
 
 /** The part of a 2D canvas context drawCrop uses, so the geometry runs against a stand-in outside a browser. */
 export interface FrameCanvas<Image> {

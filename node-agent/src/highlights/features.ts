@@ -2,7 +2,7 @@
 // hand: it grabs you in the first seconds, it finishes its thought, it asks and answers, it has
 // concrete numbers, it moves, it is not dead air. Each feature is 0..1; the weights say how much
 // each one matters, and the reason text names the ones that carried a window.
-import type { Word } from '../../../common/src/text/transcript.js';
+import type { Word } from '@shorts/common/text/transcript';
 import { bareWord, type Sentence } from './segments.js';
 
 const NUMBER_WORDS = new Set([

@@ -2,8 +2,8 @@
 // `/v1/chat/completions` endpoint. The model's answer is checked like user input; anything
 // unusable falls back to the local selector so a job never fails for a model's bad day.
 import { z } from 'zod';
-import type { Logger } from '../../../common/src/logger.js';
-import { joinWords, type Transcript } from '../../../common/src/text/transcript.js';
+import type { Logger } from '@shorts/common/logger';
+import { joinWords, type Transcript } from '@shorts/common/text/transcript';
 import { scoreWindow } from './features.js';
 import { segmentSentences } from './segments.js';
 import { selectShorts, type SelectorOptions } from './selector.js';

@@ -1,6 +1,6 @@
 // User-defined shorts (`options.predefinedShorts`): the client chose the times, we only attach
 // the transcribed text. No 90 s cap here; that limit is for generated shorts.
-import { joinWords, type Transcript } from '../../../common/src/text/transcript.js';
+import { joinWords, type Transcript } from '@shorts/common/text/transcript';
 import { numberShorts, type Short } from './types.js';
 
 export interface PredefinedShort {

@@ -1,6 +1,6 @@
 // Sentences, or what passes for them: Whisper-class backends punctuate, pocketsphinx does not,
 // so a sentence ends at terminal punctuation or at a pause long enough to breathe.
-import type { Word } from '../../../common/src/text/transcript.js';
+import type { Word } from '@shorts/common/text/transcript';
 
 export interface Sentence {
   /** Word indexes into the transcript, inclusive. */

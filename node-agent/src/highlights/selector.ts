@@ -1,6 +1,6 @@
 // The local automatic short picker: candidate windows that start and end on sentence boundaries,
 // scored on features a person would name, best non-overlapping ones kept.
-import { joinWords, type Transcript, type Word } from '../../../common/src/text/transcript.js';
+import { joinWords, type Transcript, type Word } from '@shorts/common/text/transcript';
 import { capitalise, describeReason, isNumberToken, scoreWindow, type WindowFeatures } from './features.js';
 import { bareWord, segmentSentences, type Sentence } from './segments.js';
 import { MAX_SHORT_SEC, numberShorts, type Short } from './types.js';

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { toolEnv } from '../../../common/src/media/tools.js';
+import { toolEnv } from '@shorts/common/media/tools';
 import { statfs, mkdir, readdir } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { Logger } from '../../../common/src/logger.js';
-import { repoRoot } from '../../../common/src/paths.js';
+import type { Logger } from '@shorts/common/logger';
+import { repoRoot } from '@shorts/common/paths';
 
 const run = promisify(execFile);
 

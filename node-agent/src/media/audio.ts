@@ -3,8 +3,8 @@
 import { spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { open, readFile, writeFile } from 'node:fs/promises';
-import { inputGuard } from '../../../common/src/media/input-guard.js';
-import { toolEnv } from '../../../common/src/media/tools.js';
+import { inputGuard } from '@shorts/common/media/input-guard';
+import { toolEnv } from '@shorts/common/media/tools';
 
 export const ANALYSIS_SAMPLE_RATE = 16_000;
 

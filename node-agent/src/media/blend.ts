@@ -8,8 +8,8 @@
 // with one lookup table per channel; the non-separable ones in YUV (4:2:0 for video frames) with a
 // few tables per plane (non-separable.ts), or with geq on the bundled 2018 ffmpeg
 // (non-separable-geq.ts). `normal` needs no blend: overlay alone does it.
-import { placeWatermark, type WatermarkPlacement } from '../../../common/src/render/watermark-geometry.js';
-import type { BlendMode } from '../../../common/src/render/options.js';
+import { placeWatermark, type WatermarkPlacement } from '@shorts/common/render/watermark-geometry';
+import type { BlendMode } from '@shorts/common/render/options';
 import { isNonSeparable, nonSeparableBlend } from './non-separable.js';
 import { geqBlend } from './non-separable-geq.js';
 

@@ -12,7 +12,7 @@
 // opaque outline of colour K, a shadow (if any) of colour K, opaque fills and no box, every
 // partly covered pixel of the strip is K, and every fill pixel lies on the opaque outline. Other
 // styles (translucent outlines, boxes, coloured shadows) are burned into each frame as before.
-import type { ResolvedCaptionStyle, Rgba } from '../../../common/src/render/presets.js';
+import type { ResolvedCaptionStyle, Rgba } from '@shorts/common/render/presets';
 import { assMarginV, centiseconds, designScale, type AssEvent, type CaptionPage } from './captions.js';
 import { sumOf } from './filter-expression.js';
 

@@ -1,6 +1,6 @@
 // Word-by-word captions as an ASS script for libass: pages of a few words, one event per
 // (page x active word) so the spoken word can have its own colour and a scale pop.
-import type { ResolvedCaptionStyle, Rgba } from '../../../common/src/render/presets.js';
+import type { ResolvedCaptionStyle, Rgba } from '@shorts/common/render/presets';
 import { resolveFontFace } from './fonts.js';
 
 export interface CaptionWord {

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { inputGuard } from '../../../common/src/media/input-guard.js';
-import { toolEnv } from '../../../common/src/media/tools.js';
-import type { Reframe } from '../../../common/src/reframe/types.js';
-import { largestWindow } from '../../../common/src/reframe/camera.js';
+import { inputGuard } from '@shorts/common/media/input-guard';
+import { toolEnv } from '@shorts/common/media/tools';
+import type { Reframe } from '@shorts/common/reframe/types';
+import { largestWindow } from '@shorts/common/reframe/camera';
 import { runFfmpeg } from './ffmpeg.js';
 import { prepareRender, type RenderSpec } from './render-args.js';
 

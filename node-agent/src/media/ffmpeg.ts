@@ -1,9 +1,9 @@
 // Running ffmpeg and ffprobe: progress from `-progress pipe:1`, errors with ffmpeg's own last words.
-import { probeFile } from '../../../common/src/media/ffprobe.js';
+import { probeFile } from '@shorts/common/media/ffprobe';
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { inputGuard } from '../../../common/src/media/input-guard.js';
-import { toolEnv } from '../../../common/src/media/tools.js';
+import { inputGuard } from '@shorts/common/media/input-guard';
+import { toolEnv } from '@shorts/common/media/tools';
 
 const STDERR_LINES = 20;
 

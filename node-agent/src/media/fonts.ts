@@ -3,7 +3,7 @@
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { CaptionFontFamily } from '../../../common/src/render/presets.js';
+import type { CaptionFontFamily } from '@shorts/common/render/presets';
 
 const require = createRequire(import.meta.url);
 

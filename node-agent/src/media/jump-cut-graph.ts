@@ -7,9 +7,9 @@
 // a cut lands on the jump cut itself: one cut, not two. The sound is trimmed range by range and joined
 // with a short crossfade, each range lengthened by half the fade at a join, so the joined sound is as
 // long as the kept ranges and stays on the picture's clock.
-import type { JumpCutPlan } from '../../../common/src/render/jump-cuts.js';
-import { editedTime } from '../../../common/src/render/jump-cuts.js';
-import type { Reframe, ReframeKeyframe } from '../../../common/src/reframe/types.js';
+import type { JumpCutPlan } from '@shorts/common/render/jump-cuts';
+import { editedTime } from '@shorts/common/render/jump-cuts';
+import type { Reframe, ReframeKeyframe } from '@shorts/common/reframe/types';
 import { sumOf } from './filter-expression.js';
 import { sec, windowAt } from './reframe-graph.js';
 

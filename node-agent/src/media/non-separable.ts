@@ -22,7 +22,7 @@
 // an 8-bit lut2: a 256x256 table built once, then one lookup per pixel, on the watermark's box
 // only. The longest program (luminosity) is 8 tables after one pass-through of the watermark; the
 // expression interpreter (geq, still used with the 2018 ffmpeg build) cost 8-9 times a bare encode.
-import type { BlendMode } from '../../../common/src/render/options.js';
+import type { BlendMode } from '@shorts/common/render/options';
 
 export type NonSeparableMode = Extract<BlendMode, 'hue' | 'saturation' | 'color' | 'luminosity'>;
 export const NON_SEPARABLE_MODES: readonly NonSeparableMode[] = ['hue', 'saturation', 'color', 'luminosity'];

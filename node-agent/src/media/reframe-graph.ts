@@ -4,7 +4,7 @@
 // ffmpeg's crop cannot change its size mid-stream, so the clip is cut into pieces of one layout and
 // one window size; within a piece the window's x/y follow the keyframes as expressions in t, and the
 // pieces are trimmed from one decoded stream, scaled to the output size and concatenated.
-import type { Box, Reframe, ReframeKeyframe } from '../../../common/src/reframe/types.js';
+import type { Box, Reframe, ReframeKeyframe } from '@shorts/common/reframe/types';
 import { sumOf } from './filter-expression.js';
 
 export interface ReframeTarget {

@@ -2,17 +2,17 @@
 // captions, composite the watermark, encode H.264 + AAC into a faststart MP4.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { BlendMode } from '../../../common/src/render/options.js';
-import type { ResolvedCaptionStyle } from '../../../common/src/render/presets.js';
+import type { BlendMode } from '@shorts/common/render/options';
+import type { ResolvedCaptionStyle } from '@shorts/common/render/presets';
 import { buildWatermarkFilter, placeWatermark } from './blend.js';
 import { planCaptionCanvas, type CaptionCanvas } from './caption-canvas.js';
 import { buildAssEvents, buildAssFile, buildCaptionPages, type CaptionPage, type CaptionWord } from './captions.js';
 import { prepareFontsDir, resolveFontFace } from './fonts.js';
 
-import type { Reframe } from '../../../common/src/reframe/types.js';
-import { inputGuard } from '../../../common/src/media/input-guard.js';
+import type { Reframe } from '@shorts/common/reframe/types';
+import { inputGuard } from '@shorts/common/media/input-guard';
 import { buildReframeGraph, sec } from './reframe-graph.js';
-import { editedDuration, editedWords, type JumpCutPlan } from '../../../common/src/render/jump-cuts.js';
+import { editedDuration, editedWords, type JumpCutPlan } from '@shorts/common/render/jump-cuts';
 import { buildAudioCut, buildVideoCut, remapReframe } from './jump-cut-graph.js';
 import { usToSec, type ChunkCut } from './render-chunks.js';
 

@@ -11,8 +11,8 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { inputGuard } from '../../../common/src/media/input-guard.js';
-import { toolEnv } from '../../../common/src/media/tools.js';
+import { inputGuard } from '@shorts/common/media/input-guard';
+import { toolEnv } from '@shorts/common/media/tools';
 import { runFfmpeg } from './ffmpeg.js';
 
 const run = promisify(execFile);

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { toolEnv } from '../../../common/src/media/tools.js';
+import { toolEnv } from '@shorts/common/media/tools';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import client from 'prom-client';
-import type { Logger } from '../../../common/src/logger.js';
-import { TASK_TYPES } from '../../../common/src/tasks.js';
+import type { Logger } from '@shorts/common/logger';
+import { TASK_TYPES } from '@shorts/common/tasks';
 import { queryGpus, type GpuSample } from './nvidia-smi.js';
 
 // The agent's own /metrics: what only the render host knows (its GPUs, how fast it encodes and

@@ -7,8 +7,8 @@
 // follow BlazeFace (eyes, nose, mouth centre, ears), so the mouth centre is the corners' midpoint and
 // the ears are put at the box's sides at eye height.
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
-import type { FaceDetection } from '../../../common/src/reframe/types.js';
-import type { Logger } from '../../../common/src/logger.js';
+import type { FaceDetection } from '@shorts/common/reframe/types';
+import type { Logger } from '@shorts/common/logger';
 import { SerialFaceDetector, weightedNms, type FaceDetector } from './face-detector.js';
 import { regionToTensor, type RgbImage } from './image.js';
 import { createOnnxSession, type OnnxProvider } from './onnx-session.js';

@@ -12,8 +12,8 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
-import type { FaceDetection } from '../../../common/src/reframe/types.js';
-import type { Logger } from '../../../common/src/logger.js';
+import type { FaceDetection } from '@shorts/common/reframe/types';
+import type { Logger } from '@shorts/common/logger';
 import { SerialFaceDetector, weightedNms } from './face-detector.js';
 import { regionToTensor, type Region, type RgbImage } from './image.js';
 import { createOnnxSession, type OnnxProvider } from './onnx-session.js';

@@ -2,8 +2,8 @@
 // (sampled frames, tracked), how much each face's mouth moves, when speech is heard, and who speaks.
 // The camera path is planned from this elsewhere (and again on a render with other director
 // settings, without a new detection pass).
-import type { FaceTrack, ShortDetections } from '../../../common/src/reframe/types.js';
-import type { Logger } from '../../../common/src/logger.js';
+import type { FaceTrack, ShortDetections } from '@shorts/common/reframe/types';
+import type { Logger } from '@shorts/common/logger';
 import type { FaceDetector } from './face-detector.js';
 import { analysisSize, sampleFrames, type SampledFrame } from './frames.js';
 import { cutFacePatches, mouthActivity, mouthOpenness, type FacePatches } from './mouth.js';

@@ -3,8 +3,8 @@
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Logger } from '../../../common/src/logger.js';
-import { repoRoot } from '../../../common/src/paths.js';
+import type { Logger } from '@shorts/common/logger';
+import { repoRoot } from '@shorts/common/paths';
 import type { AgentConfig } from '../config.js';
 import { BlazeFaceDetector } from './blazeface.js';
 import type { FaceDetector } from './face-detector.js';

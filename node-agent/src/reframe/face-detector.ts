@@ -1,5 +1,5 @@
 // What reframing needs from a face detector, whichever model sits behind it.
-import type { FaceDetection } from '../../../common/src/reframe/types.js';
+import type { FaceDetection } from '@shorts/common/reframe/types';
 import type { RgbImage } from './image.js';
 import type { OnnxProvider } from './onnx-session.js';
 

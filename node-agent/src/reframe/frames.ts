@@ -1,9 +1,9 @@
 // Frames of a stretch of the source, decoded by ffmpeg at a few per second straight into memory
 // through a pipe (raw RGB24, scaled for analysis): no temporary image files.
-import { toolEnv } from '../../../common/src/media/tools.js';
+import { toolEnv } from '@shorts/common/media/tools';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { inputGuard } from '../../../common/src/media/input-guard.js';
+import { inputGuard } from '@shorts/common/media/input-guard';
 import { FfmpegError } from '../media/ffmpeg.js';
 import type { RgbImage } from './image.js';
 import type { SceneScore } from './shots.js';

@@ -4,7 +4,7 @@
 // contrast, and compared at the best small shift (so detector jitter of a pixel or two is not
 // motion). The same measure over a rigid part of the face (the nose bridge, between the eyes and the
 // nose tip, below the blinking eyes) is subtracted: a nod or a sway changes both, speech only the mouth.
-import type { FaceDetection } from '../../../common/src/reframe/types.js';
+import type { FaceDetection } from '@shorts/common/reframe/types';
 import { greyPatch, type RgbImage } from './image.js';
 
 /** Patch grid: an inner area compared, plus a margin of pixels for the shift search. */

@@ -3,7 +3,7 @@
 // agent can say what it runs on.
 import { existsSync } from 'node:fs';
 import type { InferenceSession } from 'onnxruntime-node';
-import type { Logger } from '../../../common/src/logger.js';
+import type { Logger } from '@shorts/common/logger';
 
 export type OnnxProvider = 'CPU' | 'CUDA';
 

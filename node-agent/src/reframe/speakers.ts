@@ -12,7 +12,7 @@
 // talks over the speaker moves their lips too, but not with this voice's syllables, and their mouth
 // then earns little or nothing, so the voice goes to the face in step with it or, with none, to
 // "nobody visible".
-import type { FaceTrack, SpeakerTurn, TrackSample } from '../../../common/src/reframe/types.js';
+import type { FaceTrack, SpeakerTurn, TrackSample } from '@shorts/common/reframe/types';
 import { envelopeAt, type SpeechEnvelope } from './speech-envelope.js';
 import type { Interval } from './speech.js';
 

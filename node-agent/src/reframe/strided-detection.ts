@@ -2,7 +2,7 @@
 // from the detections on either side (matched as the tracker matches them). Faces move little in a
 // quarter second, so the mouth analysis, which needs every frame, keeps its rate while detection, by
 // far the costliest step, runs at a fraction of it.
-import type { FaceDetection } from '../../../common/src/reframe/types.js';
+import type { FaceDetection } from '@shorts/common/reframe/types';
 import type { FaceDetector } from './face-detector.js';
 import type { SampledFrame } from './frames.js';
 import { matchFaces } from './tracks.js';

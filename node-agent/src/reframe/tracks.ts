@@ -1,7 +1,7 @@
 // Faces linked across sampled frames into tracks: by overlap and by position, so a face that moves
 // between samples stays one track, and a track waits out short misses (a face turned away for a
 // moment, a blurred frame) before it ends.
-import type { Box, FaceDetection } from '../../../common/src/reframe/types.js';
+import type { Box, FaceDetection } from '@shorts/common/reframe/types';
 import { iou } from './face-detector.js';
 
 export interface TrackingOptions {

@@ -6,7 +6,7 @@
 // normal pass finds no large face (a close-up or a two-person shot needs no help), and then once a
 // second; on the detected frames between, only the places where it found small faces are looked at
 // again, packed 2x2 into one model input.
-import type { FaceDetection } from '../../../common/src/reframe/types.js';
+import type { FaceDetection } from '@shorts/common/reframe/types';
 import { cutByInnerEdge } from './blazeface.js';
 import type { FaceDetector } from './face-detector.js';
 import { iou, weightedNms } from './face-detector.js';

@@ -1,5 +1,5 @@
-import { stageProgress } from '../../../common/src/tasks/contract.js';
-import { ANALYZE_RANGE_STAGES } from '../../../common/src/tasks/analyze-range.js';
+import { stageProgress } from '@shorts/common/tasks/contract';
+import { ANALYZE_RANGE_STAGES } from '@shorts/common/tasks/analyze-range';
 import { createTranscriber } from '../transcribe/transcriber.js';
 import { TaskError, type TaskHandler } from './task-context.js';
 

@@ -2,8 +2,8 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { safeDownload, FetchRefusedError } from '../../../common/src/net/safe-fetch.js';
-import { parseAllowlist } from '../../../common/src/net/address-policy.js';
+import { safeDownload, FetchRefusedError } from '@shorts/common/net/safe-fetch';
+import { parseAllowlist } from '@shorts/common/net/address-policy';
 import { TaskError, type TaskContext } from './task-context.js';
 
 /** A URL a user gave: fetched under the SSRF guard (checked address, redirects re-checked, size cap). */

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { TaskError, type TaskHandler } from './task-context.js';
-import { stageProgress } from '../../../common/src/tasks/contract.js';
-import { PROBE_MEDIA_STAGES } from '../../../common/src/tasks/probe-media.js';
+import { stageProgress } from '@shorts/common/tasks/contract';
+import { PROBE_MEDIA_STAGES } from '@shorts/common/tasks/probe-media';
 import { downloadSource } from './download.js';
-import { probeFile, type FfprobeJson } from '../../../common/src/media/ffprobe.js';
+import { probeFile, type FfprobeJson } from '@shorts/common/media/ffprobe';
 
 /** ffprobe a URL: downloads it under the fetch guard, then probes the local file only. */
 export const probeMedia: TaskHandler<'probe-media'> = {

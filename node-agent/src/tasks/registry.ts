@@ -1,10 +1,10 @@
 import { access } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
-import { toolEnv } from '../../../common/src/media/tools.js';
+import { toolEnv } from '@shorts/common/media/tools';
 import { promisify } from 'node:util';
-import type { TaskType } from '../../../common/src/tasks.js';
-import type { HostNeed } from '../../../common/src/tasks/contract.js';
-import { TASK_CONTRACTS } from '../../../common/src/tasks/contracts.js';
+import type { TaskType } from '@shorts/common/tasks';
+import type { HostNeed } from '@shorts/common/tasks/contract';
+import { TASK_CONTRACTS } from '@shorts/common/tasks/contracts';
 import type { AgentConfig } from '../config.js';
 import type { TaskHandler } from './task-context.js';
 import { probeMedia } from './probe-media.js';

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { stageProgress } from '../../../common/src/tasks/contract.js';
-import { RENDER_CHUNK_STAGES } from '../../../common/src/tasks/render-chunk.js';
+import { stageProgress } from '@shorts/common/tasks/contract';
+import { RENDER_CHUNK_STAGES } from '@shorts/common/tasks/render-chunk';
 import { encodeRender, prepareRenderSpec } from './render-short.js';
 import type { TaskHandler } from './task-context.js';
 

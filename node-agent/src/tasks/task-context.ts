@@ -1,6 +1,6 @@
-import type { Logger } from '../../../common/src/logger.js';
-import type { TaskType } from '../../../common/src/tasks.js';
-import type { TaskFacts, TaskLeasePayload, TaskResult, TaskStage } from '../../../common/src/tasks/contracts.js';
+import type { Logger } from '@shorts/common/logger';
+import type { TaskType } from '@shorts/common/tasks';
+import type { TaskFacts, TaskLeasePayload, TaskResult, TaskStage } from '@shorts/common/tasks/contracts';
 import type { AgentConfig } from '../config.js';
 import type { HostCapabilities } from '../host/probe-host.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';

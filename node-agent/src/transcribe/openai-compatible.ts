@@ -2,7 +2,7 @@
 // LocalAI, a Whisper on a GPU box): the way to get Whisper-quality text when one is configured.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { joinWords, type Transcript, type Word } from '../../../common/src/text/transcript.js';
+import { joinWords, type Transcript, type Word } from '@shorts/common/text/transcript';
 import { readWavInfo } from '../media/audio.js';
 import type { TranscribeOptions, Transcriber } from './types.js';
 

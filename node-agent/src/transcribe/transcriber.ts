@@ -4,8 +4,8 @@ import { access, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import type { Logger } from '../../../common/src/logger.js';
-import { repoRoot } from '../../../common/src/paths.js';
+import type { Logger } from '@shorts/common/logger';
+import { repoRoot } from '@shorts/common/paths';
 import { ChunkedTranscriber } from './chunked.js';
 import { OpenAiCompatibleTranscriber, transcriptionsEndpoint } from './openai-compatible.js';
 import { checkPocketsphinx, POCKETSPHINX_DEFAULTS, PocketsphinxTranscriber } from './pocketsphinx.js';
@@ -14,7 +14,7 @@ import type { Transcriber } from './types.js';
 import { findWhisperModel, probeWhisperModel, WhisperOnnxTranscriber, type WhisperModelFiles } from './whisper-onnx.js';
 
 export type { Transcriber, TranscribeOptions } from './types.js';
-export type { Transcript, Word } from '../../../common/src/text/transcript.js';
+export type { Transcript, Word } from '@shorts/common/text/transcript';
 
 export interface TranscriberConfig {
   /** OpenAI-compatible server; when set it is used and nothing local is needed. */

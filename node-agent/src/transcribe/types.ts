@@ -1,4 +1,4 @@
-import type { Transcript } from '../../../common/src/text/transcript.js';
+import type { Transcript } from '@shorts/common/text/transcript';
 
 export interface TranscribeOptions {
   signal?: AbortSignal;

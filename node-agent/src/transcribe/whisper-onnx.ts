@@ -5,8 +5,8 @@
 import { readdirSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { Logger } from '../../../common/src/logger.js';
-import { joinWords, type Transcript, type Word } from '../../../common/src/text/transcript.js';
+import type { Logger } from '@shorts/common/logger';
+import { joinWords, type Transcript, type Word } from '@shorts/common/text/transcript';
 import { readWavPcm, runProcess, toMonoFloat32 } from '../media/audio.js';
 import type { TranscribeOptions, Transcriber } from './types.js';
 import { spreadWords } from './openai-compatible.js';

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { CAPTION_PRESETS } from '../../../../common/src/render/presets.js';
+import { CAPTION_PRESETS } from '@shorts/common/render/presets';
 import { api } from '../api.js';
 import { captionCss, styleFor } from '../captions.js';
 import { startUpload } from '../upload.js';

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ResolvedCaptionStyle } from '../../../../common/src/render/presets.js';
-import type { ReframeLayout } from '../../../../common/src/reframe/types.js';
-import { boxPercent, placeWatermark, placementFromBox, type WatermarkBox, type WatermarkPlacement } from '../../../../common/src/render/watermark-geometry.js';
+import type { ResolvedCaptionStyle } from '@shorts/common/render/presets';
+import type { ReframeLayout } from '@shorts/common/reframe/types';
+import { boxPercent, placeWatermark, placementFromBox, type WatermarkBox, type WatermarkPlacement } from '@shorts/common/render/watermark-geometry';
 import { captionCss, type Word } from '../captions.js';
 import { drawCrop, type Crop } from '../reframe.js';
 
