@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { noFactsSchema, type TaskContract } from './contract.js';
+import { noFactsSchema, storedObjectSchema, type TaskContract } from './contract.js';
 import { renderEncoderSchema, renderShortLeaseSchema, renderShortPayloadSchema } from './render-short.js';
 
 // render-chunk: one stretch of a long render (issue 22), a child of its render-short. It runs the
-// whole render's graph over its own frames, video only; its parent joins the chunks with the sound.
+// whole render's graph over its own frames, video only (the first chunk also encodes the render's
+// sound); its parent joins the chunks with the sound.
 
 /** Where the chunk lies: microseconds on ffmpeg's -ss clock, and the shift (video stream ticks) that
  *  puts its frames back on the single pass's clock (node-agent/src/media/render-chunks.ts). */
@@ -22,6 +23,9 @@ export const renderChunkPayloadSchema = renderShortPayloadSchema.extend({
      *  joined as they are. */
     encoder: renderEncoderSchema,
     gopFrames: z.number().int().positive(),
+    /** The first chunk also encodes the sound of the whole render, beside its video (it is planned
+     *  that much shorter), so the split that comes before all chunks stays short. */
+    encodesSound: z.boolean().default(false),
   }),
 });
 
@@ -30,6 +34,8 @@ export const renderChunkResultSchema = z.object({
   sizeBytes: z.number().int().nonnegative(),
   contentType: z.string().min(1),
   frames: z.number().int().positive(),
+  /** The render's sound, from the chunk that encodes it (null: it encodes none). */
+  audio: storedObjectSchema.nullish(),
 });
 
 export const RENDER_CHUNK_STAGES = {

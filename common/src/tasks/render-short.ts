@@ -36,8 +36,8 @@ export const renderShortLeaseSchema = z.object({
 });
 
 /** A long render is done in chunks (issue 22), in three steps on agents: the render's own agent
- *  encodes the sound and plans the cuts (`split`), render-chunk children render the video, then the
- *  render is leased again to join them (`join`). Neither: one pass, as always. */
+ *  plans the cuts (`split`), render-chunk children render the video (the first also the sound),
+ *  then the render is leased again to join them (`join`). Neither: one pass, as always. */
 export const renderEncoderSchema = z.enum(['libx264', 'h264_nvenc']);
 export const renderSplitLeaseSchema = z.object({
   /** Chunks to cut (the farm's free render slots when it was leased) and their encoder. */
@@ -46,10 +46,12 @@ export const renderSplitLeaseSchema = z.object({
   join: z.object({ audioUrl: z.string().min(1).nullable(), chunkUrls: z.array(z.string().min(1)).min(2) }).nullish(),
 });
 
-/** The split's result: the sound of the whole render (null: the source has none) and the cuts;
- *  once the children are done (fan-in) also their chunks, in order. */
+/** The split's result: the cuts, and whether the source has sound (the first chunk then encodes it);
+ *  once the children are done (fan-in) also their chunks, in order, and the sound. A split made
+ *  before the first chunk encoded the sound carries the sound itself (`audio`). */
 export const renderSplitSchema = z.object({
   audio: storedObjectSchema.nullable(),
+  hasSound: z.boolean().optional(),
   cuts: z.array(z.object({ fromUs: z.number().int().nonnegative(), toUs: z.number().int().positive(), shiftTicks: z.number().int().nonnegative() })).min(2),
   gopFrames: z.number().int().positive(),
   encoder: renderEncoderSchema,
@@ -72,7 +74,7 @@ export const renderShortResultSchema = z.object({
 
 export const RENDER_STAGES = {
   downloading: { start: 0.01, end: 0.05 },
-  /** Chunked: the sound encoded and the cuts planned. */
+  /** Chunked: the cuts planned. */
   splitting: { start: 0.05, end: 0.07 },
   /** Chunked: the chunks' renders, as one (the parent's progress while its children run). */
   rendering: { start: 0.07, end: 0.95 },

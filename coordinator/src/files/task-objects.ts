@@ -19,7 +19,8 @@ const EXPECTED_NAMES: Record<TaskType, RegExp> = {
   'analyze-video': new RegExp(`^(source${SOURCE}|source-thumb${THUMBNAIL}|analysis-audio\\.wav|short-\\d+\\.mp4|short-\\d+${THUMBNAIL})$`),
   // .ass: the caption script the render burned in, kept so a client can read the words back.
   'render-short': new RegExp(`^render[A-Za-z0-9_-]*(\\.mp4|\\.ass|${THUMBNAIL})$`),
-  'render-chunk': /^chunk-\d+\.mp4$/,
+  // The first chunk also encodes the render's sound (render-<id>-audio.mp4).
+  'render-chunk': /^(chunk-\d+\.mp4|render[A-Za-z0-9_-]*-audio\.mp4)$/,
   'probe-media': /^$/,
   // A range reports words only.
   'analyze-range': /^$/,

@@ -1,6 +1,6 @@
 // A long render on several agents at once (issue 22). The render's task goes to one agent, which
-// encodes the sound of the whole render and plans frame-exact cuts (`split`); each cut becomes a
-// render-chunk child that renders the video of its stretch; when the last is done the render's task
+// plans frame-exact cuts (`split`); each cut becomes a render-chunk child that renders the video of
+// its stretch (the first one also the sound of the whole render); when the last is done the render's task
 // is queued again and an agent joins the chunks with the sound, without re-encoding (`join`).
 // The queue's fan-out (tasks/fan-out.ts) keeps it exactly-once: the render completes, and its file
 // is stored, once, with the join's result.
@@ -66,14 +66,14 @@ export async function chunkedLease(app: App, task: TaskRow, spec: RenderShortPay
 /** The chunks a split render fans out into (none for a render done in one pass or joined). */
 export async function renderChunks(app: App, parent: TaskRow, result: TaskResult<'render-short'>): Promise<TypedChildTask<'render-chunk'>[]> {
   if (!('split' in result) || result.split.chunks) return [];
-  const { audio, cuts, encoder, gopFrames } = result.split;
+  const { audio, hasSound, cuts, encoder, gopFrames } = result.split;
   const spec = parent.payload as unknown as TaskPayload<'render-short'>;
   if (audio) {
     await verifyTaskObjects(app.store, parent, [audio.objectKey]);
     if (audio.objectKey !== taskObjectKey(parent, renderAudioName(spec.renderId))) throw new AppError(422, 'bad_result', 'the render\'s sound has another name');
   }
   return cuts.map((cut, index) => ({
-    payload: { ...spec, chunk: { ...cut, index, last: index === cuts.length - 1, encoder, gopFrames } },
+    payload: { ...spec, chunk: { ...cut, index, last: index === cuts.length - 1, encoder, gopFrames, encodesSound: index === 0 && hasSound === true } },
     placement: encoder === 'h264_nvenc' ? { requires: ['nvenc'] } : undefined,
   }));
 }
@@ -84,8 +84,20 @@ export async function joinedChunks(c: Queryable, app: App, parent: TaskRow, resu
   const children = (await c.query(
     `SELECT id, organization_id AS "organizationId", type FROM tasks WHERE parent_id = $1 ORDER BY child_index`, [parent.id],
   )).rows as Array<Pick<TaskRow, 'id' | 'organizationId' | 'type'>>;
-  for (const [i, child] of children.entries()) await verifyTaskObjects(app.store, child, [chunks[i]!.objectKey]);
-  return { split: { ...result.split, chunks: chunks.map((r) => ({ objectKey: r.objectKey, frames: r.frames })) } };
+  const spec = parent.payload as unknown as RenderShortPayload;
+  let audio = result.split.audio;
+  for (const [i, child] of children.entries()) {
+    const chunk = chunks[i]!;
+    await verifyTaskObjects(app.store, child, [chunk.objectKey, ...(chunk.audio ? [chunk.audio.objectKey] : [])]);
+    if (!chunk.audio) continue;
+    // The sound comes from the chunk that was asked for it, under its one name.
+    if (i !== 0 || !result.split.hasSound || chunk.audio.objectKey !== taskObjectKey(child, renderAudioName(spec.renderId))) {
+      throw new AppError(422, 'bad_result', 'a chunk returned a sound it was not asked for');
+    }
+    audio = chunk.audio;
+  }
+  if (result.split.hasSound && !audio) throw new AppError(422, 'bad_result', 'the render\'s sound is missing from its first chunk');
+  return { split: { ...result.split, audio, chunks: chunks.map((r) => ({ objectKey: r.objectKey, frames: r.frames })) } };
 }
 
 /** While the chunks render, the render's progress is theirs (over the `rendering` stage). */
