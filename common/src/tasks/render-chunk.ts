@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { noFactsSchema, type TaskContract } from './contract.js';
+import { noFactsSchema, type TaskContract, type TaskOutputs } from './contract.js';
 import { renderEncoderSchema, renderShortLeaseSchema, renderShortPayloadSchema } from './render-short.js';
 
 // render-chunk: one stretch of a long render (issue 22), a child of its render-short. It runs the
@@ -38,6 +38,12 @@ export const RENDER_CHUNK_STAGES = {
   uploading: { start: 0.97, end: 1 },
 };
 
+/** What a chunk stores (TaskOutputs in contract.ts): its video, named by its index in the render. */
+export const renderChunkOutputs = {
+  chunk: (index: number) => `chunk-${index}.mp4`,
+  pattern: /^chunk-\d+\.mp4$/,
+} as const satisfies TaskOutputs;
+
 export const renderChunkContract = {
   payload: renderChunkPayloadSchema,
   leasePayload: renderChunkPayloadSchema.extend(renderShortLeaseSchema.shape),
@@ -48,6 +54,7 @@ export const renderChunkContract = {
   // An NVENC chunk requires NVENC (added per child); an x264 one runs anywhere.
   placement: { requires: [], prefers: [] },
   timeLimitSec: 3600,
+  outputs: renderChunkOutputs,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof RENDER_CHUNK_STAGES>;
 
 export type RenderChunkPayload = z.output<typeof renderChunkPayloadSchema>;

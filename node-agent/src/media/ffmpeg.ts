@@ -4,6 +4,7 @@ import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { inputGuard } from '@shorts/common/media/input-guard';
 import { toolEnv } from '@shorts/common/media/tools';
+import type { SourceExtension } from '@shorts/common/tasks/analyze-video';
 
 const STDERR_LINES = 20;
 
@@ -191,14 +192,14 @@ function rotationOf(stream: Record<string, any> | undefined): number {
 const WEBM_CODECS = new Set(['vp8', 'vp9', 'av1', 'opus', 'vorbis']);
 
 /** The MIME type and file extension of a probed container, so a stored source is served as what it is. */
-export function containerType(probe: Pick<ProbeResult, 'formatName' | 'videoCodec' | 'audioCodec'>): { contentType: string; extension: string } {
+export function containerType(probe: Pick<ProbeResult, 'formatName' | 'videoCodec' | 'audioCodec'>): { contentType: string; extension: SourceExtension } {
   const format = probe.formatName.split(',');
   if (format.includes('mp4') || format.includes('mov')) return { contentType: 'video/mp4', extension: 'mp4' };
   if (format.includes('matroska') || format.includes('webm')) {
     const webm = [probe.videoCodec, probe.audioCodec].every((c) => c === null || WEBM_CODECS.has(c));
     return webm ? { contentType: 'video/webm', extension: 'webm' } : { contentType: 'video/x-matroska', extension: 'mkv' };
   }
-  const others: Record<string, [string, string]> = {
+  const others: Record<string, [string, SourceExtension]> = {
     avi: ['video/x-msvideo', 'avi'], flv: ['video/x-flv', 'flv'], mpegts: ['video/mp2t', 'ts'], mpeg: ['video/mpeg', 'mpg'],
     ogg: ['video/ogg', 'ogv'], asf: ['video/x-ms-asf', 'asf'], mxf: ['application/mxf', 'mxf'], nut: ['video/x-nut', 'nut'],
   };

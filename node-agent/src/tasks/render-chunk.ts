@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { stageProgress } from '@shorts/common/tasks/contract';
-import { RENDER_CHUNK_STAGES } from '@shorts/common/tasks/render-chunk';
+import { RENDER_CHUNK_STAGES, renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
 import { encodeRender, prepareRenderSpec } from './render-short.js';
 import type { TaskHandler } from './task-context.js';
 
@@ -19,7 +19,7 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
     const rendered = await encodeRender(ctx, { ...spec, encoder, gopFrames, chunk: { fromUs, toUs, shiftTicks, last } }, (toUs - fromUs) / 1e6,
       (f) => ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'rendering', f), 'rendering'));
     ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'uploading'), 'uploading');
-    const file = await ctx.upload(out, `chunk-${p.chunk.index}.mp4`, 'video/mp4');
+    const file = await ctx.upload(out, renderChunkOutputs.chunk(p.chunk.index), 'video/mp4');
     return {
       objectKey: file.objectKey,
       sizeBytes: (await stat(out)).size,
