@@ -1,5 +1,5 @@
 // Running ffmpeg and ffprobe: progress from `-progress pipe:1`, errors with ffmpeg's own last words.
-import { probeFile } from '@shorts/common/media/ffprobe';
+import { probeFile, type FfprobeStream } from '@shorts/common/media/ffprobe';
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { inputGuard } from '@shorts/common/media/input-guard';
@@ -183,8 +183,8 @@ export async function measureMediaDuration(ffmpegPath: string, file: string, sig
 }
 
 /** Degrees a player turns the stream: display-matrix side data (newer ffprobe) or the old `rotate` tag. */
-function rotationOf(stream: Record<string, any> | undefined): number {
-  const side = (stream?.side_data_list as Array<Record<string, unknown>> | undefined)?.find((d) => d.rotation !== undefined);
+function rotationOf(stream: FfprobeStream | undefined): number {
+  const side = stream?.side_data_list?.find((d) => d.rotation !== undefined);
   const degrees = Number(side?.rotation ?? stream?.tags?.rotate ?? 0);
   return Number.isFinite(degrees) ? Math.round(degrees) : 0;
 }
@@ -207,7 +207,7 @@ export function containerType(probe: Pick<ProbeResult, 'formatName' | 'videoCode
   return { contentType, extension };
 }
 
-function peakRate(video: Record<string, any>): number | null {
+function peakRate(video: FfprobeStream): number | null {
   const avg = rate(video.avg_frame_rate);
   let base = rate(video.r_frame_rate);
   // A base rate equal to the stream's clock (1000/1 in a Matroska/WebM recording with irregular

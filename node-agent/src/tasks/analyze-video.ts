@@ -40,6 +40,7 @@ export function fileNameOf(url: string): string {
   } catch {
     // A malformed %-escape: keep the segment as it was written.
   }
+  // eslint-disable-next-line no-control-regex -- control characters are what this strips from the name
   name = name.replace(/[\u0000-\u001f\u007f]/g, '').trim();
   return (name || 'video').slice(0, 200);
 }
