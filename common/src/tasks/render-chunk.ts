@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { noFactsSchema, storedObjectSchema, type TaskContract } from './contract.js';
-import { renderEncoderSchema, renderShortLeaseSchema, renderShortPayloadSchema } from './render-short.js';
+import { noFactsSchema, storedObjectSchema, type TaskContract, type TaskOutputs } from './contract.js';
+import { renderEncoderSchema, renderShortLeaseSchema, renderShortOutputs, renderShortPayloadSchema } from './render-short.js';
 
 // render-chunk: one stretch of a long render (issue 22), a child of its render-short. It runs the
 // whole render's graph over its own frames, video only (the first chunk also encodes the render's
@@ -44,6 +44,15 @@ export const RENDER_CHUNK_STAGES = {
   uploading: { start: 0.97, end: 1 },
 };
 
+/** What a chunk stores (TaskOutputs in contract.ts): its video, named by its index in the render, and
+ *  (the first chunk) the render's sound. */
+export const renderChunkOutputs = {
+  chunk: (index: number) => `chunk-${index}.mp4`,
+  /** The render's sound, from the first chunk (the name a split render's sound has always had). */
+  sound: renderShortOutputs.audio,
+  pattern: /^(chunk-\d+\.mp4|render[A-Za-z0-9_-]*-audio\.mp4)$/,
+} as const satisfies TaskOutputs;
+
 export const renderChunkContract = {
   payload: renderChunkPayloadSchema,
   leasePayload: renderChunkPayloadSchema.extend(renderShortLeaseSchema.shape),
@@ -54,6 +63,7 @@ export const renderChunkContract = {
   // An NVENC chunk requires NVENC (added per child); an x264 one runs anywhere.
   placement: { requires: [], prefers: [] },
   timeLimitSec: 3600,
+  outputs: renderChunkOutputs,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof RENDER_CHUNK_STAGES>;
 
 export type RenderChunkPayload = z.output<typeof renderChunkPayloadSchema>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { renderOptionsSchema } from '../render/options.js';
 import { directorSettingsSchema, reframeSchema, shortDetectionsSchema } from '../reframe/schema.js';
-import { noFactsSchema, storedObjectSchema, wordSchema, type TaskContract } from './contract.js';
+import { noFactsSchema, storedObjectSchema, wordSchema, type TaskContract, type TaskOutputs } from './contract.js';
 
 // render-short: one short of a completed job, rendered at the asked size with captions and watermark.
 
@@ -83,6 +83,18 @@ export const RENDER_STAGES = {
   uploading: { start: 0.97, end: 1 },
 };
 
+/** What a render stores (TaskOutputs in contract.ts), named by its render's id. The pattern admits any
+ *  `render…` name of these kinds. */
+export const renderShortOutputs = {
+  video: (renderId: string) => `render-${renderId}.mp4`,
+  thumbnail: (renderId: string) => `render-${renderId}.jpg`,
+  /** The caption script the render burned in, kept so a client can read the words back. */
+  captions: (renderId: string) => `render-${renderId}.ass`,
+  /** A chunked render's sound, which its join reads. */
+  audio: (renderId: string) => `render-${renderId}-audio.mp4`,
+  pattern: /^render[A-Za-z0-9_-]*(\.mp4|\.ass|\.(jpg|png))$/,
+} as const satisfies TaskOutputs;
+
 export const renderShortContract = {
   payload: renderShortPayloadSchema,
   leasePayload: renderShortPayloadSchema.extend(renderShortLeaseSchema.shape).extend(renderSplitLeaseSchema.shape),
@@ -95,10 +107,8 @@ export const renderShortContract = {
   // A long render splits into frame-exact chunks, each rendered by its own child (issue 22).
   children: { type: 'render-chunk' },
   timeLimitSec: 3600,
+  outputs: renderShortOutputs,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof RENDER_STAGES>;
-
-/** The name of a chunked render's sound among its task's objects. */
-export const renderAudioName = (renderId: string) => `render-${renderId}-audio.mp4`;
 
 export type RenderShortPayload = z.output<typeof renderShortPayloadSchema>;
 export type RenderShortLease = z.output<typeof renderShortLeaseSchema>;

@@ -1,7 +1,7 @@
 import type { Coordinator } from '../coordinator.js';
 import type { Queryable } from '../db/db.js';
 import { AppError, badRequest } from '@shorts/common/errors';
-import { ANALYZE_STAGES, isAnalyzeStage, type AnalyzeVideoResult } from '@shorts/common/tasks/analyze-video';
+import { ANALYZE_STAGES, analyzeVideoOutputs, isAnalyzeStage, type AnalyzeVideoResult } from '@shorts/common/tasks/analyze-video';
 import { parseStoredPayload } from '@shorts/common/tasks/contracts';
 import { chargeCredits, releaseCredits, reserveEstimate } from '../credits/credits.js';
 import { deleteFileRows, insertFiles, type NewFile } from '../files/files.js';
@@ -14,7 +14,7 @@ import { enqueueWebhook } from '../webhooks/webhooks.js';
 import { bandOf, bearerView, type StoredShort } from './job-views.js';
 import { JOB_COLUMNS, JOB_STATUS, type JobRow } from './jobs.js';
 import { priceJob } from './pricing.js';
-import { ANALYSIS_AUDIO_NAME, finalPartPayload, rangeChildren, rangesFromSec, rangesProgressed } from './analysis-ranges.js';
+import { finalPartPayload, rangeChildren, rangesFromSec, rangesProgressed } from './analysis-ranges.js';
 
 async function lockJob(c: Queryable, id: string): Promise<JobRow | undefined> {
   return (await c.query(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 FOR UPDATE`, [id])).rows[0];
@@ -159,7 +159,7 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
       // Nothing half-written stays behind a failed job.
       if (outcome === 'failed') await deletePrefix(app.store, taskObjectPrefix(task));
       // A long source's analysis audio was for its ranges only (analysis-ranges.ts).
-      else if (parseStoredPayload('analyze-video', task.payload).stitched) await app.store.delete(taskObjectKey(task, ANALYSIS_AUDIO_NAME));
+      else if (parseStoredPayload('analyze-video', task.payload).stitched) await app.store.delete(taskObjectKey(task, analyzeVideoOutputs.audio));
       const stored = storedSource(task);
       // The staging upload's row went with the completion; its objects (original and thumbnail) go now.
       if (outcome === 'completed' && stored?.consume && stored.fileId) await deletePrefix(app.store, stored.objectKey.replace(/original\/[^/]+$/, ''));

@@ -9,7 +9,8 @@ import type { Queryable } from '../db/db.js';
 import { AppError } from '@shorts/common/errors';
 import type { TaskLeasePayload, TaskPayload, TaskResult } from '@shorts/common/tasks/contracts';
 import { stageProgress } from '@shorts/common/tasks/contract';
-import { RENDER_STAGES, renderAudioName, type RenderShortPayload, type RenderSplit } from '@shorts/common/tasks/render-short';
+import { renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
+import { RENDER_STAGES, renderShortOutputs, type RenderShortPayload, type RenderSplit } from '@shorts/common/tasks/render-short';
 import { verifyTaskObjects } from '../files/task-objects.js';
 import { deletePrefix } from '../storage/object-store.js';
 import { taskObjectKey, taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
@@ -70,7 +71,7 @@ export async function renderChunks(app: App, parent: TaskRow, result: TaskResult
   const spec = parent.payload as unknown as TaskPayload<'render-short'>;
   if (audio) {
     await verifyTaskObjects(app.store, parent, [audio.objectKey]);
-    if (audio.objectKey !== taskObjectKey(parent, renderAudioName(spec.renderId))) throw new AppError(422, 'bad_result', 'the render\'s sound has another name');
+    if (audio.objectKey !== taskObjectKey(parent, renderShortOutputs.audio(spec.renderId))) throw new AppError(422, 'bad_result', 'the render\'s sound has another name');
   }
   return cuts.map((cut, index) => ({
     payload: { ...spec, chunk: { ...cut, index, last: index === cuts.length - 1, encoder, gopFrames, encodesSound: index === 0 && hasSound === true } },
@@ -91,7 +92,7 @@ export async function joinedChunks(c: Queryable, app: App, parent: TaskRow, resu
     await verifyTaskObjects(app.store, child, [chunk.objectKey, ...(chunk.audio ? [chunk.audio.objectKey] : [])]);
     if (!chunk.audio) continue;
     // The sound comes from the chunk that was asked for it, under its one name.
-    if (i !== 0 || !result.split.hasSound || chunk.audio.objectKey !== taskObjectKey(child, renderAudioName(spec.renderId))) {
+    if (i !== 0 || !result.split.hasSound || chunk.audio.objectKey !== taskObjectKey(child, renderChunkOutputs.sound(spec.renderId))) {
       throw new AppError(422, 'bad_result', 'a chunk returned a sound it was not asked for');
     }
     audio = chunk.audio;
@@ -118,7 +119,7 @@ export async function removeChunkObjects(app: App, task: TaskRow): Promise<void>
   if (!children.length) return;
   for (const child of children) await deletePrefix(app.store, taskObjectPrefix(child));
   const spec = task.payload as unknown as RenderShortPayload;
-  await app.store.delete(taskObjectKey(task, renderAudioName(spec.renderId))).catch(() => undefined);
+  await app.store.delete(taskObjectKey(task, renderShortOutputs.audio(spec.renderId))).catch(() => undefined);
 }
 
 /** render-chunk's side in the coordinator: fresh URLs when an agent takes one. Its outcome is its

@@ -1,8 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { stageProgress } from '@shorts/common/tasks/contract';
-import { RENDER_CHUNK_STAGES } from '@shorts/common/tasks/render-chunk';
-import { renderAudioName } from '@shorts/common/tasks/render-short';
+import { RENDER_CHUNK_STAGES, renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
 import { encodeRenderAudio } from '../media/render-chunks.js';
 import { encodeRender, prepareRenderSpec } from './render-short.js';
 import type { TaskHandler } from './task-context.js';
@@ -33,8 +32,8 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
     const rendered = renderedOutcome.value;
     ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'uploading'), 'uploading');
     const [file, audio] = await Promise.all([
-      ctx.upload(out, `chunk-${p.chunk.index}.mp4`, 'video/mp4'),
-      sound ? ctx.upload(soundPath, renderAudioName(p.renderId), 'audio/mp4') : undefined,
+      ctx.upload(out, renderChunkOutputs.chunk(p.chunk.index), 'video/mp4'),
+      sound ? ctx.upload(soundPath, renderChunkOutputs.sound(p.renderId), 'audio/mp4') : undefined,
     ]);
     return {
       objectKey: file.objectKey,

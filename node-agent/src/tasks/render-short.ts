@@ -3,7 +3,7 @@ import { decodes, rasteriseSvg, sniffImage, stillPng } from '@shorts/common/medi
 import path from 'node:path';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
 import { stageProgress } from '@shorts/common/tasks/contract';
-import { RENDER_STAGES, type RenderSplit } from '@shorts/common/tasks/render-short';
+import { RENDER_STAGES, renderShortOutputs, type RenderSplit } from '@shorts/common/tasks/render-short';
 import type { TaskLeasePayload, TaskResult } from '@shorts/common/tasks/contracts';
 import { planReframe } from '@shorts/common/reframe/camera';
 import { FfmpegError, ffprobe, runFfmpeg, type ProbeResult } from '../media/ffmpeg.js';
@@ -186,9 +186,9 @@ async function finishRender(ctx: TaskContext<'render-short'>, out: string, encod
   // The caption script as burned in goes up too: what the captions said can be read back as text.
   const hasScript = captionScript ? await access(captionScript).then(() => true, () => false) : false;
   const [file, thumbnail, captions] = await Promise.all([
-    ctx.upload(out, `render-${p.renderId}.mp4`, 'video/mp4'),
-    ctx.upload(thumb, `render-${p.renderId}.jpg`, 'image/jpeg'),
-    hasScript ? ctx.upload(captionScript!, `render-${p.renderId}.ass`, 'text/x-ssa') : undefined,
+    ctx.upload(out, renderShortOutputs.video(p.renderId), 'video/mp4'),
+    ctx.upload(thumb, renderShortOutputs.thumbnail(p.renderId), 'image/jpeg'),
+    hasScript ? ctx.upload(captionScript!, renderShortOutputs.captions(p.renderId), 'text/x-ssa') : undefined,
   ]);
   return {
     objectKey: file.objectKey,
