@@ -2,7 +2,7 @@ import { isTransientDbError, type Db, type Queryable } from '../db/db.js';
 import { AppError } from '@shorts/common/errors';
 import { newId, randomToken } from '@shorts/common/ids';
 import type { Logger } from '@shorts/common/logger';
-import { TASK_STATES, type TaskState, type TaskType } from '@shorts/common/tasks';
+import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
 import { ContractViolation, type TaskPayload } from '@shorts/common/tasks/contracts';
 import { placementOf, type TaskPlacement } from '@shorts/common/placement';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
