@@ -14,7 +14,7 @@ export interface Organization {
   phoneVerificationRequired: boolean;
   retentionDays: number;
   webhookSecret: string;
-  createdAt: string;
+  createdAt: Date;
 }
 
 const ORG_COLUMNS = `id, name, plan, credits, reserved_credits AS "reservedCredits", storage_used_bytes AS "storageUsedBytes",
@@ -152,8 +152,8 @@ export interface ApiKeyInfo {
   name: string | null;
   prefix: string;
   last4: string;
-  createdAt: string;
-  revokedAt: string | null;
+  createdAt: Date;
+  revokedAt: Date | null;
 }
 
 const KEY_COLUMNS = `id, organization_id AS "organizationId", name, prefix, last4, created_at AS "createdAt", revoked_at AS "revokedAt"`;
