@@ -82,9 +82,9 @@ export async function renderChunks(app: App, parent: TaskRow, result: TaskResult
 /** Fan-in: the chunks, in order, each checked to be its own child's, for the join. */
 export async function joinedChunks(c: Queryable, app: App, parent: TaskRow, result: TaskResult<'render-short'>, chunks: TaskResult<'render-chunk'>[]): Promise<TaskResult<'render-short'>> {
   if (!('split' in result)) throw new Error('only a split render has chunks to join');
-  const children = (await c.query(
+  const children = (await c.query<Pick<TaskRow, 'id' | 'organizationId' | 'type'>>(
     `SELECT id, organization_id AS "organizationId", type FROM tasks WHERE parent_id = $1 ORDER BY child_index`, [parent.id],
-  )).rows as Array<Pick<TaskRow, 'id' | 'organizationId' | 'type'>>;
+  )).rows;
   const spec = parent.payload as unknown as RenderShortPayload;
   let audio = result.split.audio;
   for (const [i, child] of children.entries()) {
@@ -113,9 +113,9 @@ export async function chunksProgress(c: Queryable, parent: TaskRow, fraction: nu
 
 /** The chunks and the sound are the join's inputs only: gone once the render has ended. */
 export async function removeChunkObjects(app: App, task: TaskRow): Promise<void> {
-  const children = (await app.db.query(
+  const children = await app.db.query<Pick<TaskRow, 'id' | 'organizationId'>>(
     `SELECT id, organization_id AS "organizationId" FROM tasks WHERE parent_id = $1`, [task.id],
-  )) as Array<Pick<TaskRow, 'id' | 'organizationId'>>;
+  );
   if (!children.length) return;
   for (const child of children) await deletePrefix(app.store, taskObjectPrefix(child));
   const spec = task.payload as unknown as RenderShortPayload;

@@ -104,7 +104,7 @@ const COLUMNS = `is_enabled AS "isEnabled", approve_api_posts AS "approveApiPost
   minimum_video_duration_seconds AS "minimumVideoDurationSeconds", process_only_playlist_id AS "processOnlyPlaylistId"`;
 
 export async function getSettings(db: Queryable, organizationId: string): Promise<SocialSettings> {
-  const res = await db.query(`SELECT ${COLUMNS} FROM social_settings WHERE organization_id = $1`, [organizationId]);
+  const res = await db.query<SocialSettings>(`SELECT ${COLUMNS} FROM social_settings WHERE organization_id = $1`, [organizationId]);
   return res.rows[0] ?? { ...DEFAULT_SETTINGS };
 }
 
@@ -116,10 +116,12 @@ export async function updateSettings(database: Db, organizationId: string, patch
   return database.tx(async (db) => {
     await db.query(`SELECT pg_advisory_xact_lock(hashtext('social-settings:' || $1))`, [organizationId]);
     const next: SocialSettings = { ...(await getSettings(db, organizationId)) };
-    for (const key of Object.keys(DEFAULT_SETTINGS) as Array<keyof SocialSettings>) {
-      if (patch[key] !== undefined) (next as any)[key] = patch[key];
-    }
-    const res = await db.query(
+    const take = <K extends keyof SocialSettings>(key: K) => {
+      const value = patch[key];
+      if (value !== undefined) next[key] = value;
+    };
+    for (const key of Object.keys(DEFAULT_SETTINGS) as Array<keyof SocialSettings>) take(key);
+    const res = await db.query<SocialSettings>(
       `INSERT INTO social_settings (organization_id, is_enabled, approve_api_posts, default_timezone, default_platforms, queue_slots,
          max_posts_per_slot, max_shorts_of_same_video, max_shorts_per_week, minimum_video_duration_seconds, process_only_playlist_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
