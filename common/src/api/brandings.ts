@@ -1,5 +1,6 @@
 // The brand-preset routes' answers (coordinator/src/api/brandings.ts); the studio reads their types.
 import { z } from 'zod';
+import type { RenderOptions } from '../render/options.js';
 
 export const brandPresetSchema = z.object({
   id: z.string(),
@@ -13,7 +14,9 @@ export const brandPresetSchema = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
 });
-export type BrandPreset = z.output<typeof brandPresetSchema>;
+/** `options` are stored normalised (normalizeRenderOptions), so they read as RenderOptions; the
+ *  document shows them as an object (renderOptionsDocs on the request side). */
+export type BrandPreset = Omit<z.output<typeof brandPresetSchema>, 'options'> & { options: RenderOptions };
 
 /** DELETE /api/organizations/brandings/:id. */
 export const deletedPresetSchema = z.object({ success: z.boolean(), message: z.string() });
