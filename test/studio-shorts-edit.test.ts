@@ -106,11 +106,28 @@ needing({ tools: TOOLS }).serial('drag the out handle, start at the playhead, re
   // the form, and the preview would move the playhead back into the short).
   await page.waitForFunction(() => (document.querySelector('#adj-start') as HTMLInputElement | null)?.value === '3');
 
-  // Rename in place.
+  // Rename in place. The save reloads the job, whose source video's URL is signed afresh: the player
+  // keeps its source, so it stays paused at 5 s instead of loading the video again from 0:00.
+  const player = () => page.evaluate(() => {
+    const v = document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement;
+    return { src: v.src, time: v.currentTime, paused: v.paused };
+  });
+  await page.evaluate(() => { (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime = 5; });
+  await page.waitForSelector('p.muted >> text=/Playhead 0:05\\.0/');
+  const before = await player();
   await page.fill('#adj-title', 'Cold open');
+  const reload = page.waitForResponse((r) => r.request().method() === 'GET' && /^\/api\/jobs\/[^/]+$/.test(new URL(r.url()).pathname));
   await page.click('button:has-text("Save short")');
+  const reloadedSource = ((await (await reload).json()) as { data: { source: { url: string } } }).data.source.url;
   await until((s) => (s[0]!.content === 'Cold open' ? true : undefined), 'the title saved');
   await page.waitForSelector('.shorts-list >> text=Cold open');
+  t.not(reloadedSource, before.src, 'the reload signed the source again');
+  t.is(new URL(reloadedSource).pathname, new URL(before.src).pathname);
+  await new Promise((r) => setTimeout(r, 500));
+  const after = await player();
+  t.is(after.src, before.src, 'the player kept its source');
+  t.true(Math.abs(after.time - 5) < 0.05 && after.paused, `the player held its place: ${JSON.stringify(after)}`);
+  await page.waitForSelector('p.muted >> text=/Playhead 0:05\\.0/');
 
   // Add a short at the playhead (14 s): it takes the next id and is selected.
   await page.evaluate(() => { (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime = 14; });

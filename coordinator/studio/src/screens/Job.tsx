@@ -42,6 +42,45 @@ function usePlayhead(video: { current: HTMLVideoElement | null }) {
   return time;
 }
 
+/** A signed URL without its signature and expiry: the object it names. */
+const objectOf = (url: string) => url.split(/[?#]/)[0];
+
+/**
+ * The player's source. Every read of the job signs the source video's URL afresh (a new signature
+ * and expiry for the same object), and a new `src` would load the video again from 0:00, paused:
+ * so the player keeps the URL it has while the object is the same, and keeps its position and
+ * whether it plays. Should the kept signature expire while the player still needs ranges (an error
+ * on the element), it takes the newest URL and goes on from the same moment.
+ */
+function useSourceUrl(url: string | undefined) {
+  const kept = useRef(url);
+  const latest = useRef(url);
+  latest.current = url;
+  const resume = useRef<{ time: number; playing: boolean } | null>(null);
+  const [, setRenewals] = useState(0);
+  if (url !== kept.current && (!url || !kept.current || objectOf(url) !== objectOf(kept.current))) {
+    kept.current = url;
+    resume.current = null;
+  }
+  return {
+    src: kept.current,
+    onError: (v: HTMLVideoElement) => {
+      const next = latest.current;
+      if (!next || next === kept.current) return;
+      resume.current = { time: v.currentTime, playing: !v.paused };
+      kept.current = next;
+      setRenewals((n) => n + 1);
+    },
+    onLoadedMetadata: (v: HTMLVideoElement) => {
+      const at = resume.current;
+      resume.current = null;
+      if (!at) return;
+      v.currentTime = at.time;
+      if (at.playing) void v.play().catch(() => undefined);
+    },
+  };
+}
+
 export function JobPage({ jobId, shortParam }: { jobId: string; shortParam: string | null }) {
   const job = useLoad(() => api<JobView>('GET', `/api/jobs/${jobId}`), [jobId], { pollMs: 2000, poll: (j) => j.status === 'PROCESSING' });
   const j = job.data;
@@ -144,6 +183,7 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
   const [editing, setEditing] = useState<EditingOptions>({});
   // On the source's frames, as the render cuts (an older job has no frame rate: the plan assumes 30).
   const sourceFps = data.source?.fps ?? null;
+  const sourceUrl = useSourceUrl(data.source?.url);
   const cutPlan = useMemo(() => (short && (editing.removeSilences || editing.removeFillers)
     ? planJumpCuts({ start: short.startTime, end: short.endTime, words: shortWords, editing, fps: sourceFps })
     : null), [short, shortWords, editing, sourceFps]);
@@ -159,9 +199,11 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
       <div>
         <div class="player">
           {data.source ? (
-            <video ref={video} src={data.source.url} controls preload="auto" playsInline aria-label="Source video"
+            <video ref={video} src={sourceUrl.src} controls preload="auto" playsInline aria-label="Source video"
+              onError={(e) => sourceUrl.onError(e.currentTarget)}
               onLoadedMetadata={(e) => {
                 const v = e.target as HTMLVideoElement;
+                sourceUrl.onLoadedMetadata(v);
                 setDuration(v.duration || duration);
                 setVideoSize({ width: v.videoWidth, height: v.videoHeight });
               }} />
