@@ -115,6 +115,9 @@ needing({ tools: TOOLS }).serial('drag the out handle, start at the playhead, re
   await page.evaluate(() => { (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime = 5; });
   await page.waitForSelector('p.muted >> text=/Playhead 0:05\\.0/');
   const before = await player();
+  // The signature's expiry counts whole seconds: a second after the last read of the job, the next
+  // read signs a URL different from any the page has had.
+  await new Promise((r) => setTimeout(r, 1100));
   await page.fill('#adj-title', 'Cold open');
   const reload = page.waitForResponse((r) => r.request().method() === 'GET' && /^\/api\/jobs\/[^/]+$/.test(new URL(r.url()).pathname));
   await page.click('button:has-text("Save short")');
