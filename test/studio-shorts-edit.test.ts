@@ -12,6 +12,7 @@ import { repoRoot } from '@shorts/common/paths';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { setPassword } from '../coordinator/src/tenancy/sessions.js';
 import type { Word } from '@shorts/common/text/transcript';
+import { bearerJobSchema } from '@shorts/common/api/jobs';
 
 // Shorts edited in place on the job page: the out handle dragged on the timeline, the start set at
 // the playhead, a title saved, a short added and one removed; the API shows each change on the same
@@ -121,7 +122,10 @@ needing({ tools: TOOLS }).serial('drag the out handle, start at the playhead, re
   await page.fill('#adj-title', 'Cold open');
   const reload = page.waitForResponse((r) => r.request().method() === 'GET' && /^\/api\/jobs\/[^/]+$/.test(new URL(r.url()).pathname));
   await page.click('button:has-text("Save short")');
-  const reloadedSource = ((await (await reload).json()) as { data: { source: { url: string } } }).data.source.url;
+  // What the studio reads is what the server's schema says (the studio's types are that schema's).
+  const reloaded = bearerJobSchema.safeParse(await (await reload).json());
+  t.true(reloaded.success, reloaded.error?.message);
+  const reloadedSource = reloaded.data!.data!.source!.url;
   await until((s) => (s[0]!.content === 'Cold open' ? true : undefined), 'the title saved');
   await page.waitForSelector('.shorts-list >> text=Cold open');
   t.not(reloadedSource, before.src, 'the reload signed the source again');

@@ -42,7 +42,8 @@ const transcriptWordSchema = z.object({ text: z.string(), start: z.number(), end
 
 export const bearerJobSchema = z.object({
   jobId: z.string(), title: z.string().nullable(), status: z.string(), progress: z.number(), createdAt: z.string(),
-  cost: z.number().optional(), costBreakDown: z.record(z.string(), z.unknown()).optional(), message: z.string().optional(),
+  // Present once COMPLETED; null where the job has no cost recorded (an imported one, for example).
+  cost: z.number().nullable().optional(), costBreakDown: z.record(z.string(), z.unknown()).nullable().optional(), message: z.string().optional(),
   stage: stageField,
   data: z.object({
     transcription: z.looseObject({
