@@ -80,19 +80,6 @@ export const settingsPatchSchema = z.strictObject({
   processOnlyPlaylistId: z.string({ error: 'processOnlyPlaylistId must be a string or null' }).max(200).nullable().optional(),
 }, { error: (i) => (i.code === 'unrecognized_keys' ? `Unknown settings field(s): ${i.keys.join(', ')}` : undefined) });
 
-export const settingsSchema = z.object({
-  isEnabled: z.boolean(),
-  approveApiPosts: z.boolean(),
-  defaultTimezone: z.string(),
-  defaultPlatforms: z.array(z.enum(NETWORKS)),
-  queueSlots: z.array(z.object({ dayOfWeek: z.number().int(), time: z.string() })),
-  maxPostsPerSlot: z.number().int(),
-  maxShortsOfSameVideo: z.number(),
-  maxShortsPerWeek: z.number(),
-  minimumVideoDurationSeconds: z.number(),
-  processOnlyPlaylistId: z.string().nullable(),
-});
-
 function dedupeSlots(slots: QueueSlot[]): QueueSlot[] {
   const keyed = new Map(slots.map((s) => [`${s.dayOfWeek} ${s.time}`, { dayOfWeek: s.dayOfWeek, time: s.time }]));
   return [...keyed.values()].sort((a, b) => a.dayOfWeek - b.dayOfWeek || a.time.localeCompare(b.time));
