@@ -1,0 +1,135 @@
+// The farm benches' load-proof clock (issue 22). Each agent is pinned to a core of its own, so on
+// an idle machine each lease takes as long as its agent's CPU time over it (the agent and the
+// ffmpeg/pocketsphinx it runs). The samples give each lease its CPU time, the job's task events its
+// leases, and the job's critical path over them its time on idle cores (idleCoreSeconds).
+import { readdirSync, readFileSync } from 'node:fs';
+
+const TICKS_PER_SEC = 100;
+
+interface ProcStat {
+  pid: number;
+  ppid: number;
+  /** utime + stime + cutime + cstime: its own CPU and that of the children it has reaped. */
+  ticks: number;
+}
+
+function readProcs(): ProcStat[] {
+  const procs: ProcStat[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      // The command may hold spaces and parentheses: fields start after the last ')'.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      procs.push({ pid: Number(name), ppid: Number(fields[1]), ticks: [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) });
+    } catch {
+      // It exited while we looked: its time is in its parent's reaped total from now on.
+    }
+  }
+  return procs;
+}
+
+/** CPU seconds of each root's process tree so far (live descendants, and what they have reaped). */
+export function treeCpuSeconds(roots: number[]): number[] {
+  const procs = readProcs();
+  const children = new Map<number, ProcStat[]>();
+  for (const p of procs) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
+  const byPid = new Map(procs.map((p) => [p.pid, p]));
+  return roots.map((root) => {
+    let ticks = 0;
+    const stack = byPid.has(root) ? [byPid.get(root)!] : [];
+    while (stack.length) {
+      const p = stack.pop()!;
+      ticks += p.ticks;
+      stack.push(...(children.get(p.pid) ?? []));
+    }
+    return ticks / TICKS_PER_SEC;
+  });
+}
+
+/** Each agent's CPU seconds over time, sampled every `intervalMs` until stopped. */
+export interface CpuSampler {
+  stop(): void;
+  /** Agent `i`'s CPU seconds at wall time `ms` (Date.now()), read off the samples. */
+  cpuAt(i: number, ms: number): number;
+  /** Agent `i`'s CPU seconds from start to stop. */
+  total(i: number): number;
+}
+
+export function startCpuSampler(agentPids: number[], intervalMs = 200): CpuSampler {
+  const samples: Array<{ ms: number; sec: number[] }> = [];
+  const sample = () => {
+    const now = treeCpuSeconds(agentPids);
+    const prev = samples.at(-1)?.sec;
+    // A tree's total can dip for a moment when a child exits before its parent has reaped it.
+    samples.push({ ms: Date.now(), sec: prev ? now.map((x, i) => Math.max(x, prev[i]!)) : now });
+  };
+  sample();
+  const timer = setInterval(sample, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+    },
+    cpuAt(i, ms) {
+      const after = samples.findIndex((x) => x.ms >= ms);
+      if (after <= 0) return samples[after === 0 ? 0 : samples.length - 1]!.sec[i]!;
+      const [a, b] = [samples[after - 1]!, samples[after]!];
+      return a.sec[i]! + ((b.sec[i]! - a.sec[i]!) * (ms - a.ms)) / Math.max(1, b.ms - a.ms);
+    },
+    total(i) {
+      return samples.at(-1)!.sec[i]! - samples[0]!.sec[i]!;
+    },
+  };
+}
+
+/** One lease of one of the job's tasks: from its `leased` event to the task's next event. */
+export interface LeaseSpan {
+  taskId: string;
+  parentId: string | null;
+  agent: string;
+  startMs: number;
+  endMs: number;
+}
+
+/**
+ * The job's time on idle cores, each agent alone on its own: its critical path, with each lease
+ * costing the CPU time its agent spent during it (an agent runs one task at a time here). A task
+ * without children is its leases, one after the other. A task that fans out is its own first
+ * lease, then its children (each agent's share one after the other, the agents side by side: the
+ * busiest agent's), then its own last lease (the join or the final part). Other work on the machine
+ * slows the wall clock but not this one. It leaves out what no agent spends CPU on (the coordinator,
+ * waiting for the disk), which an idle machine makes short: a lower bound.
+ */
+export function idleCoreSeconds(spans: LeaseSpan[], agents: string[], sampler: CpuSampler): number {
+  const cpu = (s: LeaseSpan) => {
+    const i = agents.indexOf(s.agent);
+    if (i < 0) throw new Error(`a lease by ${s.agent}, which is not measured`);
+    return sampler.cpuAt(i, s.endMs) - sampler.cpuAt(i, s.startMs);
+  };
+  const roots = spans.filter((s) => !s.parentId);
+  const children = spans.filter((s) => s.parentId);
+  if (!children.length) return roots.reduce((sum, s) => sum + cpu(s), 0);
+  const own = [...roots].sort((a, b) => a.startMs - b.startMs);
+  const byAgent = new Map<string, number>();
+  for (const s of children) byAgent.set(s.agent, (byAgent.get(s.agent) ?? 0) + cpu(s));
+  return cpu(own[0]!) + Math.max(...byAgent.values()) + (own.length > 1 ? cpu(own.at(-1)!) : 0);
+}
+
+/** The leases of a subject's (a job's or a render's) tasks, from task_events. */
+export async function leaseSpans(db: { query<T>(sql: string, params?: unknown[]): Promise<T[]> }, subjectId: string): Promise<LeaseSpan[]> {
+  const events = await db.query<{ taskId: string; parentId: string | null; kind: string; ms: number; agent: string | null }>(
+    `SELECT e.task_id AS "taskId", t.parent_id AS "parentId", e.kind, (EXTRACT(EPOCH FROM e.created_at) * 1000)::float8 AS ms, a.name AS agent
+       FROM task_events e JOIN tasks t ON t.id = e.task_id LEFT JOIN agents a ON a.id = e.agent_id
+      WHERE t.subject_id = $1 ORDER BY e.id`,
+    [subjectId],
+  );
+  const spans: LeaseSpan[] = [];
+  events.forEach((e, i) => {
+    if (e.kind !== 'leased' || !e.agent) return;
+    const end = events.slice(i + 1).find((x) => x.taskId === e.taskId);
+    if (!end) throw new Error(`task ${e.taskId} leased and never heard of again`);
+    spans.push({ taskId: e.taskId, parentId: e.parentId, agent: e.agent, startMs: e.ms, endMs: end.ms });
+  });
+  return spans;
+}
