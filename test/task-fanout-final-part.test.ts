@@ -14,7 +14,7 @@ import { migrate } from '../coordinator/src/db/migrate.js';
 import { createMetrics } from '../coordinator/src/metrics/metrics.js';
 import { TaskQueue } from '../coordinator/src/tasks/task-queue.js';
 import { AgentRegistry, startGrpcServer } from '../coordinator/src/cluster/agent-service.js';
-import { createObjectStore } from '../coordinator/src/storage/object-store.js';
+import { createObjectStore } from '../coordinator/src/storage/index.js';
 import { createObjectUrls } from '../coordinator/src/storage/urls.js';
 import { createOrganization } from '../coordinator/src/tenancy/tenancy.js';
 import { createTestDatabase, dropTestDatabase } from './helpers/db.js';

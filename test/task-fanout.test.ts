@@ -15,7 +15,7 @@ import { createMetrics } from '../coordinator/src/metrics/metrics.js';
 import { TaskQueue, type TaskRow } from '../coordinator/src/tasks/task-queue.js';
 import { withContract } from '../coordinator/src/tasks/typed-outcome.js';
 import { AgentRegistry, startGrpcServer } from '../coordinator/src/cluster/agent-service.js';
-import { createObjectStore } from '../coordinator/src/storage/object-store.js';
+import { createObjectStore } from '../coordinator/src/storage/index.js';
 import { createObjectUrls } from '../coordinator/src/storage/urls.js';
 import { createOrganization } from '../coordinator/src/tenancy/tenancy.js';
 import { createTestDatabase, dropTestDatabase } from './helpers/db.js';

@@ -1,5 +1,5 @@
 import type { Api } from './api/http.js';
-import type { Coordinator } from './coordinator.js';
+import type { Coordinator } from './context.js';
 import { registerProbeRoutes } from './api/probes.js';
 import { probeTaskHandler } from './probes/probes.js';
 import { registerJobRoutes } from './api/jobs.js';

@@ -1,4 +1,4 @@
-import type { Coordinator } from '../../coordinator/src/coordinator.js';
+import type { Coordinator } from '../../coordinator/src/context.js';
 import { newId } from '@shorts/common/ids';
 import { insertFiles } from '../../coordinator/src/files/files.js';
 import { bandOf } from '../../coordinator/src/jobs/job-views.js';

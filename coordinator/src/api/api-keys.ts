@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Api, ApiContext } from './http.js';
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import { forbidden } from '@shorts/common/errors';
 import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
 import { issueApiKey, listApiKeys, revokeApiKey, type ApiKeyInfo } from '../tenancy/tenancy.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Api } from './http.js';
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import { notFound } from '@shorts/common/errors';
 import { enqueueProbe } from '../probes/probes.js';
 import { requireOrg } from './auth-context.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Api, ApiContext } from './http.js';
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import { AppError, badRequest, forbidden, TooManyRequestsError } from '@shorts/common/errors';
 import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
 import { readCookie } from '../tenancy/auth.js';

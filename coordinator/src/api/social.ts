@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Api, ApiContext } from './http.js';
 import { queryInt } from './http.js';
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import { badRequest, notFound } from '@shorts/common/errors';
 import { findFile } from '../files/files.js';
 import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';

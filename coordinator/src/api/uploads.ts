@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageParams, pageQueryParam, type Api, type ApiContext } from './http.js';
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import { AppError, badRequest, notFound } from '@shorts/common/errors';
 import { requireOrg } from './auth-context.js';
 import { DEFAULT_ORG_MESSAGES, type OrganizationMessages } from '../tenancy/auth.js';

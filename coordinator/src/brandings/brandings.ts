@@ -2,7 +2,7 @@
 // one of them its default. The database's partial unique index is the guarantee; the advisory lock
 // below only makes concurrent writers queue instead of failing on it.
 import { z } from 'zod';
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { AppError, badRequest, conflict, notFound } from '@shorts/common/errors';
 import { isId, newId } from '@shorts/common/ids';

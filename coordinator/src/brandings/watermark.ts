@@ -1,4 +1,4 @@
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { badRequest } from '@shorts/common/errors';
 import type { RenderOptions } from '@shorts/common/render/options';

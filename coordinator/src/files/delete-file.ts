@@ -1,4 +1,4 @@
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import { notFound } from '@shorts/common/errors';
 import { isId } from '@shorts/common/ids';
 import { deleteFileRows } from './files.js';

@@ -4,7 +4,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import { badRequest } from '@shorts/common/errors';
 import { newId } from '@shorts/common/ids';
 import { findFile, insertFiles, type FileRow, type FileType } from './files.js';

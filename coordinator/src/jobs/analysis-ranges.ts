@@ -5,7 +5,7 @@
 // task goes back to the queue for its final part on an agent:
 // the shorts picked over the whole transcript, their faces found and their crops cut, as in a
 // whole-file analysis. Only then do the job's rows, credits and webhook commit (analyze-outcome.ts).
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { ANALYZE_STAGES, type AnalyzeVideoResult, type AnalyzeVideoPayload } from '@shorts/common/tasks/analyze-video';
 import type { AnalyzeRangeResult } from '@shorts/common/tasks/analyze-range';

@@ -1,4 +1,4 @@
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { AppError, badRequest } from '@shorts/common/errors';
 import { ANALYZE_STAGES, isAnalyzeStage, type AnalyzeVideoResult } from '@shorts/common/tasks/analyze-video';
@@ -11,8 +11,8 @@ import { taskObjectKey, taskObjectPrefix, type TaskRow } from '../tasks/task-que
 import type { TypedOutcomeHandler } from '../tasks/typed-outcome.js';
 import type { Plan } from '../tenancy/plans.js';
 import { enqueueWebhook } from '../webhooks/webhooks.js';
-import { bandOf, bearerView, type StoredShort } from './job-views.js';
-import { JOB_COLUMNS, JOB_STATUS, type JobRow } from './jobs.js';
+import { bandOf, bearerView } from './job-views.js';
+import { JOB_COLUMNS, JOB_STATUS, type JobRow, type StoredShort } from './jobs.js';
 import { priceJob } from './pricing.js';
 import { ANALYSIS_AUDIO_NAME, finalPartPayload, rangeChildren, rangesFromSec, rangesProgressed } from './analysis-ranges.js';
 

@@ -21,8 +21,8 @@ import { detectionsWithin } from '@shorts/common/reframe/restrict';
 import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
 import type { Db } from '../db/db.js';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
-import { JOB_STATUS } from './jobs.js';
-import { bandOf, type JobData, type StoredShort } from './job-views.js';
+import { JOB_STATUS, type JobData, type StoredShort } from './jobs.js';
+import { bandOf } from './job-views.js';
 import { remapShort } from './transcript-edits.js';
 
 /** Shorter than this is no short: there is nothing to caption or frame. Not in the contract, which

@@ -4,7 +4,7 @@
 // is queued again and an agent joins the chunks with the sound, without re-encoding (`join`).
 // The queue's fan-out (tasks/fan-out.ts) keeps it exactly-once: the render completes, and its file
 // is stored, once, with the join's result.
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { AppError } from '@shorts/common/errors';
 import type { TaskLeasePayload, TaskPayload, TaskResult } from '@shorts/common/tasks/contracts';

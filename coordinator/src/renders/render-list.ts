@@ -2,7 +2,7 @@
 // client needs to find a render it did not keep the id of.
 import { notFound } from '@shorts/common/errors';
 import { isId } from '@shorts/common/ids';
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import { renderStatus } from './renders.js';
 
 /** At most this many renders are listed per job (the newest). */

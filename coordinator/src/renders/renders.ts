@@ -1,4 +1,4 @@
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { TooManyRequestsError, badRequest, notFound } from '@shorts/common/errors';
 import { isId, newId } from '@shorts/common/ids';
@@ -7,8 +7,7 @@ import { directorSettings, sameDirector } from '@shorts/common/reframe/director'
 import type { ShortDetections } from '@shorts/common/reframe/types';
 import { detectionsWithin } from '@shorts/common/reframe/restrict';
 import { withCaptionBand } from '@shorts/common/reframe/caption-band';
-import { findJob, JOB_STATUS } from '../jobs/jobs.js';
-import type { JobData } from '../jobs/job-views.js';
+import { findJob, JOB_STATUS, type JobData } from '../jobs/jobs.js';
 import { insertFiles } from '../files/files.js';
 import { verifyTaskObjects } from '../files/task-objects.js';
 import { requireOrganization } from '../tenancy/tenancy.js';

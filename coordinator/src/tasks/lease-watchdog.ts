@@ -5,7 +5,7 @@ import { DEFAULT_TASK_TIME_LIMITS_SEC } from '@shorts/common/tasks/contracts';
 import { describeTag, waitingMessage } from '@shorts/common/placement';
 import type { Metrics, RequeueReason as Requeue, TaskOutcome as FinishOutcome } from '../metrics/metrics.js';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
-import type { TaskQueue, TaskQueueOptions } from './task-queue.js';
+import type { QueueCore, TaskQueueOptions } from './queue-core.js';
 
 /** Why the watchdog takes a lease back from its agent. */
 type TakeBack = Extract<Requeue, 'lease_expired' | 'time_limit'>;
@@ -20,7 +20,7 @@ export class LeaseWatchdog {
     private readonly opts: TaskQueueOptions,
     private readonly log: Logger,
     private readonly metrics: Metrics,
-    private readonly queue: TaskQueue,
+    private readonly queue: QueueCore,
   ) {}
 
   /** The watchdog: takes back leases whose agent went silent or kept the task past its time limit

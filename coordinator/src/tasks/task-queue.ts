@@ -3,50 +3,18 @@ import { AppError } from '@shorts/common/errors';
 import { newId, randomToken } from '@shorts/common/ids';
 import type { Logger } from '@shorts/common/logger';
 import { TASK_STATES, type TaskState, type TaskType } from '@shorts/common/tasks';
-import { ContractViolation, type TaskPayload } from '@shorts/common/tasks/contracts';
-import { placementOf, type TaskPlacement } from '@shorts/common/placement';
+import { ContractViolation, placementOf, type TaskPayload } from '@shorts/common/tasks/contracts';
+import type { TaskPlacement } from '@shorts/common/placement';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
 import { TaskWakeups } from './wakeups.js';
-import { TaskFamilies, type ChildTask } from './fan-out.js';
+import { TaskFamilies } from './fan-out.js';
+import type { CancelOutcome, QueueCore, TaskOutcomeHandler, TaskQueueOptions } from './queue-core.js';
 import { tasksAhead, waitingReasons } from './queue-position.js';
 import type { Metrics, RequeueReason as Requeue, TaskOutcome as FinishOutcome } from '../metrics/metrics.js';
 
-/** What a domain (jobs, renders, probes) does when one of its tasks moves. Runs inside the task's
- *  transaction, so the domain's rows and the task's state change together or not at all. Facts and
- *  results arrive as the agent sent them: domains read them through their task type's contract
- *  (./typed-outcome.ts), and a ContractViolation thrown here refuses the report. */
 export type { TaskRow } from './task-row.js';
-
-export interface TaskOutcomeHandler {
-  /** Throwing an AppError refuses the task for good with its message (the agent is told to cancel). */
-  onProgress?(c: Queryable, task: TaskRow, progress: number, stage: string | null, facts?: unknown): Promise<void>;
-  onComplete(c: Queryable, task: TaskRow, result: unknown): Promise<void>;
-  /** The task failed for good (bad input, too many lost leases, cancelled, no agent can run it). */
-  onFailed(c: Queryable, task: TaskRow, reason: string, code: string): Promise<void>;
-  /** Adds what must be fresh when an agent takes the task (signed URLs) to the stored payload. */
-  prepareLease?(task: TaskRow): Promise<Record<string, unknown>>;
-  /** Runs after the transaction committed (webhooks, notifications). A cancelled task is 'failed' here. */
-  afterFinish?(task: TaskRow, outcome: 'completed' | 'failed'): Promise<void>;
-  /** Fan-out (./fan-out.ts; the type's contract declares its `children`): the child tasks this task
-   *  splits into, decided from its own agent's result. None: it completes with that result at once. */
-  fanOut?(c: Queryable, parent: TaskRow, result: unknown): Promise<ChildTask[]>;
-  /** Fan-in: the parent's result from its own and its children's (in child order), before the
-   *  parent's onComplete in the same transaction. */
-  fanIn?(c: Queryable, parent: TaskRow, result: unknown, childResults: unknown[]): Promise<unknown>;
-  /** True when the joined result is not the parent's last word but work for an agent: the parent
-   *  is queued again with it (its prepareLease reads it from task.result) and completes, as any
-   *  task, with that agent's result (fanOut then returns none). A render joins its chunks so. */
-  joinsOnAgent?(result: unknown): boolean;
-
-  /** Instead of fanIn, for a join only an agent can make: after the last child the parent goes back
-   *  to the queue with this payload for its final part, whose completion ends it as any task's does
-   *  (fanOut then sees that part's result and returns no children). */
-  finishOnAgent?(c: Queryable, parent: TaskRow, result: unknown, childResults: unknown[]): Promise<Record<string, unknown>>;
-  /** The children's progress, 0..1 over all of them (a completed child counts 1), as a child reports:
-   *  its domain shows it, and a number returned is the parent's own progress to store. */
-  onChildrenProgress?(c: Queryable, parent: TaskRow, fraction: number): Promise<number | void>;
-}
+export type { CancelOutcome, ChildTask, TaskOutcomeHandler, TaskQueueOptions } from './queue-core.js';
 
 export const LEASE_LOST = 'lease_lost';
 const leaseLost = (id: string) => new AppError(409, LEASE_LOST, `Task ${id} is no longer leased with this token`);
@@ -54,23 +22,6 @@ const leaseLost = (id: string) => new AppError(409, LEASE_LOST, `Task ${id} is n
 const COMPLETE_TRIES = 4;
 /** Failed payload preparations (signing URLs) before a task fails for good. */
 const PREPARE_TRIES = 5;
-
-export interface TaskQueueOptions {
-  leaseTtlMs: number;
-  maxAttempts: number;
-  /** How long a task preferring a capability is kept for a connected agent that has it and a free slot. */
-  preferGraceMs: number;
-  /** A queued task waiting this long with no connected agent able to run it says so (API, log once). */
-  waitingNoticeMs: number;
-  /** A task whose requirements no connected agent of its type meets fails after waiting this long. */
-  unmetNeedsFailMs: number;
-  /** Wall-clock limit of one attempt by type (default: each contract's). Agents stop their tasks at
-   *  it; the watchdog takes back a task still leased at its limit plus `timeLimitGraceMs`, so an agent
-   *  that hangs but keeps heartbeating cannot hold work for ever. */
-  timeLimitsSec?: Partial<Record<TaskType, number>>;
-  /** Time for the agent to stop at its limit and report it (default: 1 min, or 2 lease TTLs if longer). */
-  timeLimitGraceMs?: number;
-}
 
 export interface EnqueueInput<T extends TaskType> {
   type: T;
@@ -83,9 +34,7 @@ export interface EnqueueInput<T extends TaskType> {
   placement?: Partial<TaskPlacement>;
 }
 
-export type CancelOutcome = 'cancelled' | 'cancel_requested' | 'already_finished' | 'not_found';
-
-export class TaskQueue {
+export class TaskQueue implements QueueCore {
   /** Wake-ups for agents' long-polls (a test reads its listeners to see a poll asleep). */
   private readonly wakeups: TaskWakeups;
   private readonly watchdog: LeaseWatchdog;

@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import { AppError, badRequest, conflict } from '@shorts/common/errors';
 import { isId, newId } from '@shorts/common/ids';
 import { PLAN_LIMITS, toMB } from '../tenancy/plans.js';
