@@ -8,7 +8,7 @@ import path from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
 import { createLogger } from '@shorts/common/logger';
 import { repoRoot } from '@shorts/common/paths';
-import { newId } from '@shorts/common/ids';
+import { newId } from '../coordinator/src/ids.js';
 import type { TaskType } from '@shorts/common/tasks';
 import type { TaskPayload } from '@shorts/common/tasks/contracts';
 import type { TaskPlacement } from '@shorts/common/placement';

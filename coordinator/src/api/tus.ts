@@ -2,7 +2,7 @@
 // serve directly, and it reads raw bodies, so it runs before the JSON body reader.
 import type Koa from 'koa';
 import type { Coordinator } from '../context.js';
-import { AppError, badRequest, notFound } from '@shorts/common/errors';
+import { AppError, badRequest, notFound } from '../errors.js';
 import type { ApiContext } from './http.js';
 import { authenticateAndCharge, principalOf, requireOrg } from './auth-context.js';
 import { FILES_ORG_MESSAGES } from './uploads.js';

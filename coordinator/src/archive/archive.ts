@@ -4,7 +4,7 @@
 import type { Coordinator } from '../context.js';
 import { deleteFileRows } from '../files/files.js';
 import { taskObjectPrefix } from '../tasks/task-queue.js';
-import { conflict, notFound } from '@shorts/common/errors';
+import { conflict, notFound } from '../errors.js';
 
 export const ARCHIVE_QUEUE = 'archive-expired-jobs';
 const DAILY_AT = '15 3 * * *';

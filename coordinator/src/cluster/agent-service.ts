@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { timingSafeEqual } from 'node:crypto';
 import { isTransientDbError, type Db } from '../db/db.js';
 import { taskWritesName } from '../files/task-objects.js';
-import { AppError } from '@shorts/common/errors';
-import { newId } from '@shorts/common/ids';
+import { AppError, appErrorOf } from '../errors.js';
+import { newId } from '../ids.js';
 import type { Logger } from '@shorts/common/logger';
 import { loadAgentProto, type AgentRpc } from '@shorts/common/proto';
 import type { AgentServiceHandlers } from '@shorts/common/generated/shorts/v1/AgentService';
@@ -59,12 +59,13 @@ export class AgentRegistry {
 
 function toGrpcError(err: unknown): grpc.ServiceError {
   const e = new Error(err instanceof Error ? err.message : String(err)) as grpc.ServiceError;
-  if (err instanceof AppError) {
-    e.code = err.error === LEASE_LOST ? grpc.status.FAILED_PRECONDITION
-      : err.status === 401 ? grpc.status.UNAUTHENTICATED
-      : err.status === 404 ? grpc.status.NOT_FOUND
-      : err.status === 503 ? grpc.status.UNAVAILABLE
-      : err.status < 500 ? grpc.status.INVALID_ARGUMENT : grpc.status.INTERNAL;
+  const appErr = appErrorOf(err);
+  if (appErr) {
+    e.code = appErr.error === LEASE_LOST ? grpc.status.FAILED_PRECONDITION
+      : appErr.status === 401 ? grpc.status.UNAUTHENTICATED
+      : appErr.status === 404 ? grpc.status.NOT_FOUND
+      : appErr.status === 503 ? grpc.status.UNAVAILABLE
+      : appErr.status < 500 ? grpc.status.INVALID_ARGUMENT : grpc.status.INTERNAL;
   } else if (isTransientDbError(err)) {
     // The agent retries UNAVAILABLE with backoff: a database hiccup costs it a moment, not its work.
     e.code = grpc.status.UNAVAILABLE;
@@ -110,7 +111,7 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
       fn(call.request, call).then(
         (res) => callback(null, res),
         (err) => {
-          if (!(err instanceof AppError)) log.error('agent rpc failed', { rpc: name, err });
+          if (!appErrorOf(err)) log.error('agent rpc failed', { rpc: name, err });
           callback(toGrpcError(err));
         },
       );

@@ -11,7 +11,7 @@ import { ANALYZE_STAGES, type AnalyzeVideoResult, type AnalyzeVideoPayload } fro
 import type { AnalyzeRangeResult } from '@shorts/common/tasks/analyze-range';
 import { parseStoredPayload } from '@shorts/common/tasks/contracts';
 import { joinRanges, planSpanRanges } from '@shorts/common/text/ranges';
-import { AppError } from '@shorts/common/errors';
+import { AppError } from '../errors.js';
 import { joinWords } from '@shorts/common/text/transcript';
 import { verifyTaskObjects } from '../files/task-objects.js';
 import type { TaskRow } from '../tasks/task-queue.js';

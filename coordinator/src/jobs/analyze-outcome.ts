@@ -1,6 +1,6 @@
 import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
-import { AppError, badRequest } from '@shorts/common/errors';
+import { AppError, badRequest } from '../errors.js';
 import { ANALYZE_STAGES, isAnalyzeStage, type AnalyzeVideoResult } from '@shorts/common/tasks/analyze-video';
 import { parseStoredPayload } from '@shorts/common/tasks/contracts';
 import { chargeCredits, releaseCredits, reserveEstimate } from '../credits/credits.js';

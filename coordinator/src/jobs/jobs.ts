@@ -1,6 +1,6 @@
 import { prepared, type Db, type Queryable } from '../db/db.js';
-import { AppError, badRequest, forbidden, notFound } from '@shorts/common/errors';
-import { isId, newId } from '@shorts/common/ids';
+import { AppError, badRequest, forbidden, notFound } from '../errors.js';
+import { isId, newId } from '../ids.js';
 import type { TaskQueue } from '../tasks/task-queue.js';
 import type { Organization, User } from '../tenancy/tenancy.js';
 import { PLAN_LIMITS, toMB } from '../tenancy/plans.js';

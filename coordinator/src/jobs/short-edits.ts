@@ -14,8 +14,8 @@
 // Each change bumps data.shortsRevision; an edit names the revision it was made on, so of two
 // editors working from one page the second gets a 409 instead of overwriting the first.
 import { z } from 'zod';
-import { AppError, badRequest, conflict, notFound } from '@shorts/common/errors';
-import { isId } from '@shorts/common/ids';
+import { AppError, badRequest, conflict, notFound } from '../errors.js';
+import { isId } from '../ids.js';
 import { planReframe } from '@shorts/common/reframe/camera';
 import { detectionsWithin } from '@shorts/common/reframe/restrict';
 import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';

@@ -10,8 +10,8 @@
 // editors working from the same page cannot silently overwrite each other: the second gets a 409.
 import { z } from 'zod';
 import { joinWords, type Word } from '@shorts/common/text/transcript';
-import { AppError, badRequest, conflict, notFound } from '@shorts/common/errors';
-import { isId } from '@shorts/common/ids';
+import { AppError, badRequest, conflict, notFound } from '../errors.js';
+import { isId } from '../ids.js';
 import type { Db } from '../db/db.js';
 import { JOB_STATUS, type JobData, type StoredShort } from './jobs.js';
 

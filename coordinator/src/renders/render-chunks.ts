@@ -6,7 +6,7 @@
 // is stored, once, with the join's result.
 import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
-import { AppError } from '@shorts/common/errors';
+import { AppError } from '../errors.js';
 import type { TaskLeasePayload, TaskPayload, TaskResult } from '@shorts/common/tasks/contracts';
 import { stageProgress } from '@shorts/common/tasks/contract';
 import { RENDER_STAGES, renderAudioName, type RenderShortPayload, type RenderSplit } from '@shorts/common/tasks/render-short';

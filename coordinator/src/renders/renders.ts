@@ -1,7 +1,7 @@
 import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
-import { TooManyRequestsError, badRequest, notFound } from '@shorts/common/errors';
-import { isId, newId } from '@shorts/common/ids';
+import { TooManyRequestsError, badRequest, notFound } from '../errors.js';
+import { isId, newId } from '../ids.js';
 import type { RenderShortPayload } from '@shorts/common/tasks/render-short';
 import { directorSettings, sameDirector } from '@shorts/common/reframe/director';
 import type { ShortDetections } from '@shorts/common/reframe/types';

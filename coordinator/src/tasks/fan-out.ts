@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/db.js';
-import { newId } from '@shorts/common/ids';
+import { newId } from '../ids.js';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
 import { childTypeOf, placementOf } from '@shorts/common/tasks/contracts';
 import type { Metrics } from '../metrics/metrics.js';

@@ -1,6 +1,6 @@
 import { isTransientDbError, type Db, type Queryable } from '../db/db.js';
-import { AppError } from '@shorts/common/errors';
-import { newId, randomToken } from '@shorts/common/ids';
+import { AppError, appErrorOf } from '../errors.js';
+import { newId, randomToken } from '../ids.js';
 import type { Logger } from '@shorts/common/logger';
 import { TASK_STATES, type TaskState, type TaskType } from '@shorts/common/tasks';
 import { ContractViolation, placementOf, type TaskPayload } from '@shorts/common/tasks/contracts';
@@ -277,10 +277,11 @@ export class TaskQueue implements QueueCore {
       return await this.recordProgress(id, token, clamped, stage, message, facts);
     } catch (err) {
       if (err instanceof ContractViolation) return this.refuse(id, token, err.message);
-      if (!(err instanceof AppError) || err.error === LEASE_LOST) throw err;
+      const refusal = appErrorOf(err);
+      if (!refusal || refusal.error === LEASE_LOST) throw err;
       // The handler refused the task on what the agent reported (say, not enough credits for the
       // video's length): that is final, and the agent stops on this answer.
-      await this.fail(id, token, err.message, false, err.error);
+      await this.fail(id, token, refusal.message, false, refusal.error);
       return { cancelRequested: true };
     }
   }
@@ -327,8 +328,9 @@ export class TaskQueue implements QueueCore {
         }
         if (!task) throw err;
         // The result could not be accepted (for example a short past the video's end): that is final.
-        const reason = err instanceof AppError ? err.message : 'The result could not be stored';
-        if (!(err instanceof AppError)) this.log.error('task result rejected', { taskId: id, err });
+        const refusal = appErrorOf(err);
+        const reason = refusal ? refusal.message : 'The result could not be stored';
+        if (!refusal) this.log.error('task result rejected', { taskId: id, err });
         await this.fail(id, token, reason, false, 'RESULT_REJECTED');
         return;
       }
