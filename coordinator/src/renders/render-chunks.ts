@@ -13,7 +13,7 @@ import { RENDER_STAGES, renderAudioName, type RenderShortPayload, type RenderSpl
 import { verifyTaskObjects } from '../files/task-objects.js';
 import { deletePrefix } from '../storage/object-store.js';
 import { taskObjectKey, taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
-import type { TypedChildTask, TypedOutcomeHandler } from '../tasks/typed-outcome.js';
+import type { TypedChildTask } from '../tasks/typed-outcome.js';
 
 type App = Pick<Coordinator, 'db' | 'urls' | 'store' | 'config'>;
 type SplitLease = Pick<TaskLeasePayload<'render-short'>, 'split' | 'join'>;
@@ -107,19 +107,4 @@ export async function removeChunkObjects(app: App, task: TaskRow): Promise<void>
   for (const child of children) await deletePrefix(app.store, taskObjectPrefix(child));
   const spec = task.payload as unknown as RenderShortPayload;
   await app.store.delete(taskObjectKey(task, renderAudioName(spec.renderId))).catch(() => undefined);
-}
-
-/** render-chunk's side in the coordinator: fresh URLs when an agent takes one. Its outcome is its
- *  parent's business (fan-out.ts), never a domain's. */
-export function createRenderChunkHandler(app: App): TypedOutcomeHandler<'render-chunk'> {
-  const never = () => { throw new Error('a render-chunk is always a render\'s child'); };
-  return {
-    async prepareLease(_task, spec) {
-      const sourceUrl = await signed(app, spec.sourceObjectKey);
-      const watermarkObjectUrl = spec.watermark?.objectKey ? await signed(app, spec.watermark.objectKey) : null;
-      return { ...spec, sourceUrl, watermarkObjectUrl };
-    },
-    async onComplete() { never(); },
-    async onFailed() { never(); },
-  };
 }

@@ -34,7 +34,7 @@ function checkShorts(job: JobRow, result: AnalyzeVideoResult): void {
   }
 }
 
-export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 'store' | 'urls' | 'boss' | 'metrics'>): TypedOutcomeHandler<'analyze-video'> {
+export function createAnalyzeVideoOutcomeHandler(app: Pick<Coordinator, 'config' | 'store' | 'urls' | 'boss' | 'metrics'>): TypedOutcomeHandler<'analyze-video'> {
   /**
    * As soon as the agent knows the video's length the job's reservation grows to its price, so a
    * job the credits cannot pay for fails now, before transcription, and jobs running side by side
