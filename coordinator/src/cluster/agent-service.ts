@@ -9,6 +9,7 @@ import type { Logger } from '@shorts/common/logger';
 import { loadAgentProto, type AgentRpc } from '@shorts/common/proto';
 import type { AgentServiceHandlers } from '@shorts/common/generated/shorts/v1/AgentService';
 import { isTaskType, TASK_STATES } from '@shorts/common/tasks';
+import { isTaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import { capabilityTags } from '@shorts/common/placement';
 import type { Metrics } from '../metrics/metrics.js';
 import { LEASE_LOST, taskObjectKey, type TaskQueue } from '../tasks/task-queue.js';
@@ -217,7 +218,9 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
     }),
 
     FailTask: unary('FailTask', async (req) => {
-      const res = await queue.fail(req.task_id, req.lease_token, req.message || 'task failed', req.retryable, req.code || 'TASK_FAILED');
+      // A code this coordinator does not know (none of its own agents sends one) is a plain failure.
+      const code = req.code ?? '';
+      const res = await queue.fail(req.task_id, req.lease_token, req.message || 'task failed', req.retryable, isTaskFailureCode(code) ? code : 'TASK_FAILED');
       return { will_retry: res.willRetry };
     }),
 

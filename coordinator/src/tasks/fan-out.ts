@@ -2,6 +2,7 @@ import type { Queryable } from '../db/db.js';
 import { newId } from '../ids.js';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
 import { childTypeOf, placementOf } from '@shorts/common/tasks/contracts';
+import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import type { Metrics } from '../metrics/metrics.js';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
 import type { ChildTask, QueueCore, TaskOutcomeHandler } from './queue-core.js';
@@ -127,7 +128,7 @@ export class TaskFamilies {
   }
 
   /** A child failed for good (or was cancelled): so does its parent, with the child's reason. */
-  async childEnded(c: Queryable, child: TaskRow, reason: string, code: string): Promise<void> {
+  async childEnded(c: Queryable, child: TaskRow, reason: string, code: TaskFailureCode): Promise<void> {
     const parent = await this.lockedWaitingParent(c, child);
     if (!parent) return;
     const why = code === 'CANCELLED' ? reason : `Part ${child.childIndex! + 1} failed: ${reason}`;

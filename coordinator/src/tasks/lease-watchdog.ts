@@ -2,6 +2,7 @@ import type { Db } from '../db/db.js';
 import type { Logger } from '@shorts/common/logger';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
 import { DEFAULT_TASK_TIME_LIMITS_SEC } from '@shorts/common/tasks/contracts';
+import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import { describeTag, waitingMessage } from '@shorts/common/placement';
 import type { Metrics, RequeueReason as Requeue, TaskOutcome as FinishOutcome } from '../metrics/metrics.js';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
@@ -94,7 +95,7 @@ export class LeaseWatchdog {
       if (!due) return false;
       const limit = formatLimit(this.timeLimitSec(task.type));
       let reason: string;
-      let final: { reason: string; code: string };
+      let final: { reason: string; code: TaskFailureCode };
       if (why === 'lease_expired') {
         this.metrics.leasesExpired.labels(task.type).inc();
         reason = `agent ${task.leasedBy} went silent past its lease`;

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/db.js';
 import type { TASK_STATES, TaskType } from '@shorts/common/tasks';
+import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import type { TaskPlacement } from '@shorts/common/placement';
 import type { RequeueReason as Requeue, TaskOutcome as FinishOutcome } from '../metrics/metrics.js';
 import type { TaskRow } from './task-row.js';
@@ -16,7 +17,7 @@ export interface TaskOutcomeHandler {
   onProgress?(c: Queryable, task: TaskRow, progress: number, stage: string | null, facts?: unknown): Promise<void>;
   onComplete(c: Queryable, task: TaskRow, result: unknown): Promise<void>;
   /** The task failed for good (bad input, too many lost leases, cancelled, no agent can run it). */
-  onFailed(c: Queryable, task: TaskRow, reason: string, code: string): Promise<void>;
+  onFailed(c: Queryable, task: TaskRow, reason: string, code: TaskFailureCode): Promise<void>;
   /** Adds what must be fresh when an agent takes the task (signed URLs) to the stored payload. */
   prepareLease?(task: TaskRow): Promise<Record<string, unknown>>;
   /** Runs after the transaction committed (webhooks, notifications). A cancelled task is 'failed' here. */
@@ -75,7 +76,7 @@ export interface QueueCore {
   tx<T>(fn: (c: Queryable) => Promise<T>): Promise<T>;
   lockParentOf(c: Queryable, id: string): Promise<void>;
   endsWith(c: Queryable, task: TaskRow, outcome: FinishOutcome): void;
-  failForGood(c: Queryable, task: TaskRow, reason: string, code: string): Promise<typeof TASK_STATES.failed | typeof TASK_STATES.cancelled>;
+  failForGood(c: Queryable, task: TaskRow, reason: string, code: TaskFailureCode): Promise<typeof TASK_STATES.failed | typeof TASK_STATES.cancelled>;
   finished(task: TaskRow, outcome: FinishOutcome): void;
   event(taskId: string, agentId: string | null, kind: string, detail: string | null, c?: Queryable): Promise<void>;
 }

@@ -4,6 +4,7 @@ import { newId, randomToken } from '../ids.js';
 import type { Logger } from '@shorts/common/logger';
 import { TASK_STATES, type TaskState, type TaskType } from '@shorts/common/tasks';
 import { ContractViolation, placementOf, type TaskPayload } from '@shorts/common/tasks/contracts';
+import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import type { TaskPlacement } from '@shorts/common/placement';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
@@ -281,7 +282,7 @@ export class TaskQueue implements QueueCore {
       if (!refusal || refusal.error === LEASE_LOST) throw err;
       // The handler refused the task on what the agent reported (say, not enough credits for the
       // video's length): that is final, and the agent stops on this answer.
-      await this.fail(id, token, refusal.message, false, refusal.error);
+      await this.fail(id, token, refusal.message, false, 'REFUSED');
       return { cancelRequested: true };
     }
   }
@@ -370,7 +371,7 @@ export class TaskQueue implements QueueCore {
   }
 
   /** A failure the agent reports. Retryable ones go back to the queue until attempts run out. */
-  async fail(id: string, token: string, reason: string, retryable: boolean, code = 'TASK_FAILED'): Promise<{ willRetry: boolean }> {
+  async fail(id: string, token: string, reason: string, retryable: boolean, code: TaskFailureCode = 'TASK_FAILED'): Promise<{ willRetry: boolean }> {
     let task!: TaskRow;
     let ended: FinishOutcome | undefined;
     await this.tx(async (c) => {
@@ -485,7 +486,7 @@ export class TaskQueue implements QueueCore {
   }
 
   /** Ends the task as failed, or as cancelled when that is why it ends; says which. */
-  async failForGood(c: Queryable, task: TaskRow, reason: string, code: string): Promise<typeof TASK_STATES.failed | typeof TASK_STATES.cancelled> {
+  async failForGood(c: Queryable, task: TaskRow, reason: string, code: TaskFailureCode): Promise<typeof TASK_STATES.failed | typeof TASK_STATES.cancelled> {
     const state = code === 'CANCELLED' ? TASK_STATES.cancelled : TASK_STATES.failed;
     await c.query(
       `UPDATE tasks SET state = $3, last_error = $2, lease_token = NULL, lease_expires_at = NULL, waiting_reason = NULL,
