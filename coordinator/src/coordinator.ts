@@ -61,7 +61,7 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
     waitingNoticeMs: config.waitingNoticeMs, unmetNeedsFailMs: config.unmetNeedsFailMs, timeLimitsSec: config.taskTimeLimits,
   }, log, metrics);
   await queue.start();
-  const registry = new AgentRegistry(Math.floor(config.leaseTtlMs / 3));
+  const registry = new AgentRegistry(config.leaseTtlMs);
   const signer = createTokenSigner(secrets.jwtSecret);
 
   const store = createObjectStore(

@@ -11,6 +11,7 @@ import type { AgentServiceHandlers } from '@shorts/common/generated/shorts/v1/Ag
 import { isTaskType, TASK_STATES } from '@shorts/common/tasks';
 import { isTaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import { capabilityTags } from '@shorts/common/placement';
+import { heartbeatIntervalMs, markAgentSeen } from './liveness.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { LEASE_LOST, taskObjectKey, type TaskQueue } from '../tasks/task-queue.js';
 import type { ObjectUrls } from '../storage/urls.js';
@@ -41,7 +42,8 @@ interface AgentSession {
 /** The coordinator's side of shorts.v1.AgentService: thin handlers over the task queue. */
 export class AgentRegistry {
   readonly sessions = new Map<string, AgentSession>();
-  constructor(private readonly heartbeatMs: number) {}
+  /** @param leaseTtlMs how long an agent may be silent and still count as connected (./liveness.ts). */
+  constructor(private readonly leaseTtlMs: number) {}
 
   touch(id: string): AgentSession | undefined {
     const s = this.sessions.get(id);
@@ -49,9 +51,9 @@ export class AgentRegistry {
     return s;
   }
 
-  /** Agents heard from within three heartbeats. */
+  /** Agents this process heard from within a lease TTL (three heartbeats). */
   connectedCount(): number {
-    const cutoff = Date.now() - this.heartbeatMs * 3;
+    const cutoff = Date.now() - this.leaseTtlMs;
     let n = 0;
     for (const s of this.sessions.values()) if (s.lastSeen >= cutoff) n++;
     return n;
@@ -118,19 +120,7 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
       );
     };
 
-  /** Every call from an agent counts as a sign of life; one marked offline comes back (draining
-   *  still, if it was asked to drain). Answers the agent's state, so it learns of a drain. */
-  const markSeen = async (agentId: string, heartbeat?: { runningTasks: number; freeDiskBytes: number }) => {
-    const row = await db.one<{ state: string }>(
-      `UPDATE agents SET last_seen_at = now(), offline_at = NULL,
-         state = CASE WHEN drain_requested_at IS NOT NULL THEN 'draining' ELSE 'online' END,
-         running_tasks = COALESCE($2, running_tasks), free_disk_bytes = COALESCE($3, free_disk_bytes)
-       WHERE id = $1 RETURNING state`,
-      [agentId, heartbeat?.runningTasks ?? null, heartbeat?.freeDiskBytes || null],
-    );
-    if (!row) throw new AppError(404, 'unknown_agent', `agent ${agentId} is not registered`);
-    return row.state as 'online' | 'draining';
-  };
+  const markSeen = (agentId: string, heartbeat?: { runningTasks: number; freeDiskBytes: number }) => markAgentSeen(db, agentId, heartbeat);
 
   // Another coordinator behind the same load balancer may have registered the agent: Postgres knows.
   const sessionOf = async (agentId: string) => {
@@ -164,7 +154,7 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
       );
       registry.sessions.set(id, { id, name: req.name, taskTypes, lastSeen: Date.now() });
       log.info('agent registered', { agentId: id, name: req.name, taskTypes, tags, cores: caps.cpu_cores, slots: caps.max_concurrent_tasks });
-      return { agent_id: id, lease_ttl_ms: deps.leaseTtlMs, heartbeat_interval_ms: Math.floor(deps.leaseTtlMs / 3) };
+      return { agent_id: id, lease_ttl_ms: deps.leaseTtlMs, heartbeat_interval_ms: heartbeatIntervalMs(deps.leaseTtlMs) };
     }),
 
     LeaseTask: unary('LeaseTask', async (req, call) => {

@@ -11,6 +11,7 @@ import type { TaskLeasePayload, TaskPayload, TaskResult } from '@shorts/common/t
 import { stageProgress } from '@shorts/common/tasks/contract';
 import { RENDER_STAGES, renderAudioName, type RenderShortPayload, type RenderSplit } from '@shorts/common/tasks/render-short';
 import { verifyTaskObjects } from '../files/task-objects.js';
+import { connectedAgentSql } from '../cluster/liveness.js';
 import { deletePrefix } from '../storage/object-store.js';
 import { taskObjectKey, taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
 import type { TypedChildTask } from '../tasks/typed-outcome.js';
@@ -28,7 +29,7 @@ async function freeRenderSlots(app: App, taskId: string): Promise<{ all: number;
        SELECT 'nvenc' = ANY(a.capability_tags) AS nvenc,
               GREATEST(a.max_slots - (SELECT count(*) FROM tasks t WHERE t.state = 'leased' AND t.leased_by = a.id AND t.id <> $2), 0) AS slots
          FROM agents a
-        WHERE a.state = 'online' AND a.last_seen_at > now() - make_interval(secs => $1 / 1000.0) AND 'render-chunk' = ANY(a.task_types)
+        WHERE ${connectedAgentSql('a', '$1')} AND 'render-chunk' = ANY(a.task_types)
      )
      SELECT COALESCE(sum(slots), 0)::int AS all, COALESCE(sum(slots) FILTER (WHERE nvenc), 0)::int AS nvenc FROM free`,
     [app.config.leaseTtlMs, taskId],

@@ -1,5 +1,6 @@
 import type { Db } from '../db/db.js';
 import type { Logger } from '@shorts/common/logger';
+import { connectedAgentSql, markSilentAgentsOffline } from '../cluster/liveness.js';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
 import { DEFAULT_TASK_TIME_LIMITS_SEC } from '@shorts/common/tasks/contracts';
 import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
@@ -134,11 +135,7 @@ export class LeaseWatchdog {
   }
 
   private async markSilentAgentsOffline(): Promise<void> {
-    const gone = await this.db.query<{ id: string; name: string }>(
-      `UPDATE agents SET state = 'offline', offline_at = now()
-       WHERE state <> 'offline' AND last_seen_at < now() - make_interval(secs => $1 / 1000.0) RETURNING id, name`,
-      [this.opts.leaseTtlMs],
-    );
+    const gone = await markSilentAgentsOffline(this.db, this.opts.leaseTtlMs);
     for (const a of gone) this.log.warn('agent offline: silent past its lease TTL', { agentId: a.id, name: a.name });
   }
 
@@ -150,8 +147,8 @@ export class LeaseWatchdog {
    */
   private async noticeWaitingTasks(): Promise<void> {
     const agents = await this.db.query<{ taskTypes: string[]; tags: string[] }>(
-      `SELECT task_types AS "taskTypes", capability_tags AS tags FROM agents
-       WHERE state = 'online' AND last_seen_at > now() - make_interval(secs => $1 / 1000.0)`,
+      `SELECT task_types AS "taskTypes", capability_tags AS tags FROM agents a
+       WHERE ${connectedAgentSql('a', '$1')}`,
       [this.opts.leaseTtlMs],
     );
     const waiting = await this.db.query<Pick<TaskRow, 'id' | 'type' | 'requires' | 'waitingReason'> & { waitedMs: number }>(

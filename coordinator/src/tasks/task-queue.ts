@@ -7,6 +7,7 @@ import { ContractViolation, placementOf, type TaskPayload } from '@shorts/common
 import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import type { TaskPlacement } from '@shorts/common/placement';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
+import { connectedAgentSql } from '../cluster/liveness.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
 import { TaskWakeups } from './wakeups.js';
 import { TaskFamilies } from './fan-out.js';
@@ -157,7 +158,7 @@ export class TaskQueue implements QueueCore {
        -- Other agents that could take work now: online, heard from lately, with a free slot.
        free_agents AS MATERIALIZED (
          SELECT a.task_types, a.capability_tags AS tags FROM agents a
-         WHERE a.id <> $2 AND a.state = 'online' AND a.last_seen_at > now() - make_interval(secs => $4 / 1000.0)
+         WHERE a.id <> $2 AND ${connectedAgentSql('a', '$4')}
            AND (SELECT count(*) FROM tasks r WHERE r.state = 'leased' AND r.leased_by = a.id) < a.max_slots
        ),
        eligible AS (
