@@ -5,6 +5,7 @@ import type { Logger } from '@shorts/common/logger';
 import { TASK_STATES, type TaskState, type TaskType } from '@shorts/common/tasks';
 import { ContractViolation, placementOf, type TaskPayload } from '@shorts/common/tasks/contracts';
 import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
+import { retry } from '@shorts/common/retry';
 import type { TaskPlacement } from '@shorts/common/placement';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
 import { connectedAgentSql } from '../cluster/liveness.js';
@@ -20,8 +21,9 @@ export type { CancelOutcome, ChildTask, TaskOutcomeHandler, TaskQueueOptions } f
 
 export const LEASE_LOST = 'lease_lost';
 const leaseLost = (id: string) => new AppError(409, LEASE_LOST, `Task ${id} is no longer leased with this token`);
-/** Tries a completion whose transaction hit a deadlock or a dropped connection before the agent is told to retry. */
-const COMPLETE_TRIES = 4;
+/** A completion whose transaction hit a deadlock or a dropped connection is tried 4 times (waits of
+ *  about 0.1, 0.2 and 0.4 s) before the agent is told to retry. */
+const COMPLETE_RETRY = { tries: 4, first: 100, jitter: 0.25 } as const;
 /** Failed payload preparations (signing URLs) before a task fails for good. */
 const PREPARE_TRIES = 5;
 
@@ -309,33 +311,33 @@ export class TaskQueue implements QueueCore {
    *  if it persists, answered as unavailable so the agent retries: finished work is never thrown away
    *  for a database hiccup. */
   async complete(id: string, token: string, result: unknown): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      let task: TaskRow | undefined;
-      let outcome = TASK_STATES.completed as FinishOutcome | 'waiting';
-      try {
+    let task: TaskRow | undefined;
+    const transient = (err: unknown, attempt: number) => {
+      this.log.warn('task completion hit a transient database error', { taskId: id, attempt, err: (err as Error).message });
+    };
+    try {
+      await retry(async () => {
+        task = undefined;
+        let outcome = TASK_STATES.completed as FinishOutcome | 'waiting';
         await this.tx(async (c) => {
           task = await this.lockLeased(c, id, token);
           outcome = await this.completeLeased(c, task, result);
         });
         if (outcome !== 'waiting') this.finished(task!, outcome);
-        return;
-      } catch (err) {
-        if (err instanceof AppError && err.error === LEASE_LOST) throw err;
-        if (err instanceof ContractViolation) return this.refuse(id, token, err.message);
-        if (isTransientDbError(err)) {
-          this.log.warn('task completion hit a transient database error', { taskId: id, attempt, err: (err as Error).message });
-          if (attempt >= COMPLETE_TRIES) throw new AppError(503, 'unavailable', 'The result could not be stored just now; retry');
-          await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
-          continue;
-        }
-        if (!task) throw err;
-        // The result could not be accepted (for example a short past the video's end): that is final.
-        const refusal = appErrorOf(err);
-        const reason = refusal ? refusal.message : 'The result could not be stored';
-        if (!refusal) this.log.error('task result rejected', { taskId: id, err });
-        await this.fail(id, token, reason, false, 'RESULT_REJECTED');
-        return;
+      }, { ...COMPLETE_RETRY, retryable: isTransientDbError, onRetry: transient });
+    } catch (err) {
+      if (err instanceof AppError && err.error === LEASE_LOST) throw err;
+      if (err instanceof ContractViolation) return this.refuse(id, token, err.message);
+      if (isTransientDbError(err)) {
+        transient(err, COMPLETE_RETRY.tries);
+        throw new AppError(503, 'unavailable', 'The result could not be stored just now; retry');
       }
+      if (!task) throw err;
+      // The result could not be accepted (for example a short past the video's end): that is final.
+      const refusal = appErrorOf(err);
+      const reason = refusal ? refusal.message : 'The result could not be stored';
+      if (!refusal) this.log.error('task result rejected', { taskId: id, err });
+      await this.fail(id, token, reason, false, 'RESULT_REJECTED');
     }
   }
 
