@@ -47,7 +47,7 @@ async function sendEvent(url: string) {
   return jobId;
 }
 
-const attempts = (jobId: string) => cluster.app.db.query(
+const attempts = (jobId: string) => cluster.app.db.query<{ attempt: number; code: number | null; delivered: boolean; error: string | null; at: Date }>(
   'SELECT attempt, status_code AS code, delivered, error, created_at AS at FROM webhook_deliveries WHERE job_id = $1 ORDER BY attempt', [jobId]);
 
 /** Waits for the delivered row itself (not the receiver's answer, which comes before it is written). */
@@ -73,7 +73,7 @@ test.serial('a receiver that is down for two attempts gets exactly one delivery 
   try {
     const rows = await deliveredAttempts(jobId);
     t.deepEqual(rows.map((r: any) => [r.attempt, r.code, r.delivered]), [[1, null, false], [2, null, false], [3, 200, true]]);
-    t.regex(rows[0].error, /ECONNREFUSED/);
+    t.regex(rows[0].error!, /ECONNREFUSED/);
     t.deepEqual(hooks.answered, [200]);
     t.is(await pendingRetries(jobId), 0);
   } finally {
@@ -91,7 +91,7 @@ test.serial('a receiver that times out twice gets exactly one delivery on the th
     const jobId = await sendEvent(`http://127.0.0.1:${port}/hook`);
     const rows = await deliveredAttempts(jobId);
     t.deepEqual(rows.map((r: any) => [r.attempt, r.code, r.delivered]), [[1, null, false], [2, null, false], [3, 200, true]]);
-    t.regex(rows[0].error, /timed out/);
+    t.regex(rows[0].error!, /timed out/);
     t.deepEqual(hooks.answered, [200]);
     t.is(await pendingRetries(jobId), 0);
   } finally {

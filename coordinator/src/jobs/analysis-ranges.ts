@@ -19,9 +19,6 @@ import type { TypedChildTask } from '../tasks/typed-outcome.js';
 
 type RangeConfig = Pick<Coordinator['config'], 'analysisRangeMinSec'>;
 
-/** The name the first part stores the analysis audio under (node-agent/src/tasks/analyze-video.ts). */
-export const ANALYSIS_AUDIO_NAME = 'analysis-audio.wav';
-
 /** The length from which the agent stops after storing the source; undefined: never split. */
 export const rangesFromSec = (config: RangeConfig): number | undefined => config.analysisRangeMinSec > 0 ? config.analysisRangeMinSec : undefined;
 

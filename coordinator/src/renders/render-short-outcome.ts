@@ -5,6 +5,7 @@ import { taskObjectPrefix } from '../tasks/task-queue.js';
 import type { TypedOutcomeHandler } from '../tasks/typed-outcome.js';
 import { deletePrefix } from '../storage/object-store.js';
 import { chunkedLease, chunksProgress, joinedChunks, removeChunkObjects, renderChunks } from './render-chunks.js';
+import type { RenderRow } from './renders.js';
 
 // render-short (contract: common/src/tasks/render-short.ts): a render's row follows its task; a long
 // render is split into render-chunk children (./render-chunks.ts).
@@ -32,7 +33,8 @@ export function createRenderShortOutcomeHandler(app: Pick<Coordinator, 'db' | 'u
 
     async onComplete(c, task, result) {
       if ('split' in result) throw new Error('a split render completes with its join');
-      const render = (await c.query(`SELECT id, organization_id AS "organizationId", job_id AS "jobId", status FROM renders WHERE id = $1 FOR UPDATE`, [task.subjectId])).rows[0];
+      const render = (await c.query<{ id: string; organizationId: string; jobId: string; status: RenderRow['status'] }>(
+        `SELECT id, organization_id AS "organizationId", job_id AS "jobId", status FROM renders WHERE id = $1 FOR UPDATE`, [task.subjectId])).rows[0];
       if (!render || render.status === 'done' || render.status === 'error') return;
       const stored = await verifyTaskObjects(app.store, task, [result.objectKey, result.thumbnailKey, result.captionsKey]);
       const sizeBytes = stored.get(result.objectKey)!;

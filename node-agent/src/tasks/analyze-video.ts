@@ -1,14 +1,16 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { stageProgress } from '@shorts/common/tasks/contract';
-import { ANALYZE_STAGES, type AnalyzedShort, type AnalyzeVideoLease, type AnalyzeVideoResult, type ReframePlan } from '@shorts/common/tasks/analyze-video';
+import { ANALYZE_STAGES, analyzeVideoOutputs, type AnalyzedShort, type AnalyzeVideoLease, type AnalyzeVideoResult, type ReframePlan } from '@shorts/common/tasks/analyze-video';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import type { ShortDetections } from '@shorts/common/reframe/types';
 import { planReframe } from '@shorts/common/reframe/camera';
 import { detectShorts, SAMPLE_FPS } from '../reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../reframe/detector-factory.js';
 import type { AgentConfig } from '../config.js';
-import { ANALYSIS_SAMPLE_RATE, extractAudio, NoAudioTrackError, SilentAudioError, isSilent, readWavInfo, scanWav } from '../media/audio.js';
+import { ANALYSIS_SAMPLE_RATE, extractAudio, NoAudioTrackError } from '../media/audio-extract.js';
+import { readWavInfo } from '../media/wav.js';
+import { SilentAudioError, isSilent, scanWav } from '../media/audio-levels.js';
 import type { Transcript } from '@shorts/common/text/transcript';
 import { containerType, ffprobe, measureMediaDuration } from '../media/ffmpeg.js';
 import { cropClipSize, cutCropClip, grabThumbnail } from '../media/clips.js';
@@ -38,6 +40,7 @@ export function fileNameOf(url: string): string {
   } catch {
     // A malformed %-escape: keep the segment as it was written.
   }
+  // eslint-disable-next-line no-control-regex -- control characters are what this strips from the name
   name = name.replace(/[\u0000-\u001f\u007f]/g, '').trim();
   return (name || 'video').slice(0, 200);
 }
@@ -221,8 +224,8 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     await grabThumbnail(ctx.config.ffmpegPath, source.file, thumbPath, Math.min(1, info.durationSec / 2), ctx.signal);
     const container = containerType(info);
     const [sourceObj, sourceThumb] = await Promise.all([
-      ctx.upload(source.file, `source.${container.extension}`, container.contentType),
-      ctx.upload(thumbPath, 'source-thumb.jpg', 'image/jpeg'),
+      ctx.upload(source.file, analyzeVideoOutputs.source(container.extension), container.contentType),
+      ctx.upload(thumbPath, analyzeVideoOutputs.sourceThumbnail, 'image/jpeg'),
     ]);
     const storedSource: AnalyzeVideoResult['source'] = {
       name: source.name, objectKey: sourceObj.objectKey, sizeBytes: sourceObj.sizeBytes, contentType: container.contentType,
@@ -253,7 +256,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       // made from), and this task comes back for the shorts.
       const { chunks } = await transcriber.plan(wav, ctx.signal);
       if (!chunks.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
-      const [{ dataOffset, sampleRate }, audioObj] = await Promise.all([readWavInfo(wav), ctx.upload(wav, 'analysis-audio.wav', 'audio/wav')]);
+      const [{ dataOffset, sampleRate }, audioObj] = await Promise.all([readWavInfo(wav), ctx.upload(wav, analyzeVideoOutputs.audio, 'audio/wav')]);
       ctx.log.info('analysing in ranges', { durationSec: info.durationSec, fromSec: p.rangesFromSec, spans: chunks.length });
       return {
         ranged: true, durationSec: info.durationSec, downloadBytes: source.bytes, source: storedSource,
@@ -350,7 +353,7 @@ async function pickAndReframe(ctx: TaskContext<'analyze-video'>, dir: string, t:
       reframe, encoder, workDir: path.join(dir, `short-${i}-work`),
     }, { signal: ctx.signal, onProgress: progress });
     await grabThumbnail(ctx.config.ffmpegPath, clip, thumb, 0.5, ctx.signal);
-    const [crop, cropThumb] = await Promise.all([ctx.upload(clip, `short-${i}.mp4`, 'video/mp4'), ctx.upload(thumb, `short-${i}.jpg`, 'image/jpeg')]);
+    const [crop, cropThumb] = await Promise.all([ctx.upload(clip, analyzeVideoOutputs.short(i), 'video/mp4'), ctx.upload(thumb, analyzeVideoOutputs.shortThumbnail(i), 'image/jpeg')]);
     shorts.push({
       title: s.title, reason: s.reason ?? null, startTime: s.startTime, endTime: s.endTime, startId: s.startId, endId: s.endId, text: s.text,
       crop: { objectKey: crop.objectKey, sizeBytes: crop.sizeBytes, contentType: 'video/mp4', thumbnailKey: cropThumb.objectKey },
