@@ -26,6 +26,10 @@ const stitchedSchema = z.object({
   durationSec: z.number().finite().positive(),
   downloadBytes: z.number().int().nonnegative(),
   transcript: transcriptSchema,
+  /** The 16 kHz audio the first part decoded and the ranges read: the final part picks and reframes
+   *  with it as a whole-file analysis does, without decoding the source's audio again. Absent in a
+   *  final part planned before it was passed on. */
+  audioKey: z.string().min(1).optional(),
 });
 
 export const analyzeVideoPayloadSchema = z.object({
@@ -44,7 +48,7 @@ export const analyzeVideoLeaseSchema = analyzeVideoPayloadSchema.extend({
   /** A source at least this long is analysed in ranges: the agent stores and probes it, and returns
    *  (`ranged`) without transcribing. Absent: the whole file here, as always. */
   rangesFromSec: z.number().positive().optional(),
-  stitched: stitchedSchema.extend({ sourceUrl: z.string().min(1) }).optional(),
+  stitched: stitchedSchema.extend({ sourceUrl: z.string().min(1), audioUrl: z.string().min(1).optional() }).optional(),
 });
 
 /** Known as soon as the source is probed; the coordinator prices the job on them before transcribing. */

@@ -55,6 +55,7 @@ export function finalPartPayload(task: TaskRow, result: AnalyzeVideoResult, rang
       source: result.source,
       durationSec: result.durationSec,
       downloadBytes: result.downloadBytes,
+      ...(result.rangePlan ? { audioKey: result.rangePlan.audio.objectKey } : {}),
       transcript: { language: ranges[0]?.language ?? 'en', backend: ranges[0]?.backend ?? 'unknown', text: joinWords(words), words },
     },
   };

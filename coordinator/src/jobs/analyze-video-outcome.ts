@@ -65,7 +65,10 @@ export function createAnalyzeVideoOutcomeHandler(app: Pick<Coordinator, 'config'
       const sign = async (key: string) => (await app.urls.sign(key, 'GET', 6 * 3600)).url;
       const leased = source.kind === 'object' ? { ...rest, source: { ...source, url: await sign(source.objectKey) } } : { ...rest, source };
       // A ranged analysis's final part reads the source its first part stored.
-      if (stitched) return { ...leased, stitched: { ...stitched, sourceUrl: await sign(stitched.source.objectKey) } };
+      if (stitched) {
+        const audioUrl = stitched.audioKey ? await sign(stitched.audioKey) : undefined;
+        return { ...leased, stitched: { ...stitched, sourceUrl: await sign(stitched.source.objectKey), ...(audioUrl ? { audioUrl } : {}) } };
+      }
       return { ...leased, rangesFromSec: rangesFromSec(app.config) };
     },
 

@@ -293,12 +293,13 @@ function nothingToTranscribe(err: unknown): unknown {
 async function finishRanged(ctx: TaskContext<'analyze-video'>, stitched: NonNullable<AnalyzeVideoLease['stitched']>, dir: string): Promise<AnalyzeVideoResult> {
   ctx.progress(stageProgress(ANALYZE_STAGES, 'downloading'), 'downloading');
   const file = path.join(dir, 'source');
-  await downloadObject(stitched.sourceUrl, file, ctx.signal);
   const wav = path.join(dir, 'audio.wav');
+  // The audio the first part decoded (the ranges read it too), else decoded again from the source.
+  await Promise.all([downloadObject(stitched.sourceUrl, file, ctx.signal), stitched.audioUrl ? downloadObject(stitched.audioUrl, wav, ctx.signal) : undefined]);
   let audio: Awaited<ReturnType<typeof scanWav>>;
   try {
     // The loudness the shorts are picked with, and the audio the reframing's voice activity reads.
-    await extractAudio(ctx.config.ffmpegPath, file, wav, { signal: ctx.signal, durationSec: stitched.durationSec, maxBytes: analysisWavByteCap(stitched.durationSec) });
+    if (!stitched.audioUrl) await extractAudio(ctx.config.ffmpegPath, file, wav, { signal: ctx.signal, durationSec: stitched.durationSec, maxBytes: analysisWavByteCap(stitched.durationSec) });
     audio = await scanWav(wav);
     if (isSilent(audio.levels)) throw new SilentAudioError(audio.levels);
   } catch (err) {
