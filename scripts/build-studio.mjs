@@ -34,7 +34,7 @@ function resolveImport(from, specifier) {
 /**
  * Everything the build reads: the studio's own folder, and every file outside it that the studio
  * imports, followed through their own imports (@shorts/common/render/presets brings
- * common/src/errors.ts), so a change to any of them makes the build stale.
+ * common/src/invalid-input.ts), so a change to any of them makes the build stale.
  */
 export function studioSources() {
   const seen = new Set(entriesUnder(studioDir));

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { repoRoot } from '@shorts/common/paths';
-import { newId } from '@shorts/common/ids';
+import { newId } from '../coordinator/src/ids.js';
 import { storeFile } from '../coordinator/src/files/store-file.js';
 import { archiveExpiredJobs, ARCHIVE_QUEUE } from '../coordinator/src/archive/archive.js';
 import { SWEEP_QUEUE } from '../coordinator/src/files/orphan-sweep.js';

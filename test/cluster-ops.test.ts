@@ -13,7 +13,7 @@ import { makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js'
 import { enqueueProbe } from '../coordinator/src/probes/probes.js';
 import { FakeAgent } from './helpers/fake-agent.js';
 import { havePocketsphinx, needing } from './helpers/requirements.js';
-import { placementOf } from '@shorts/common/placement';
+import { placementOf } from '@shorts/common/tasks/contracts';
 
 const run = promisify(execFile);
 const log = recordingLogger();

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { newId } from '@shorts/common/ids';
+import { newId } from '../coordinator/src/ids.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 
 // DELETE /api/jobs/:jobId, POST /api/jobs/:jobId/retry, a failed job's reason in the list, and the

@@ -3,6 +3,7 @@ import { editedDuration, editedTime, editedWords, fillerKey, planJumpCuts, VOICE
 import { normalizeRenderOptions } from '@shorts/common/render/options';
 import { buildRenderArgs, type RenderSpec } from '../node-agent/src/media/render-args.js';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
+import { appErrorOf } from '../coordinator/src/errors.js';
 
 // The planner that turns words + voice activity + options into kept ranges (issue 24), and the
 // options' validation.
@@ -88,7 +89,7 @@ test('editing options are validated with clear messages', (t) => {
   ];
   for (const [editing, message] of bad) {
     const err = t.throws(() => normalizeRenderOptions({ editing }), undefined, JSON.stringify(editing));
-    t.is((err as { status?: number }).status, 400);
+    t.is(appErrorOf(err)?.status, 400);
     t.regex(err!.message, message);
   }
   t.deepEqual(normalizeRenderOptions({ editing: { removeSilences: { keepSec: 0.1 }, removeFillers: true } }).editing,

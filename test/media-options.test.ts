@@ -1,11 +1,12 @@
 import test from 'ava';
-import { AppError } from '@shorts/common/errors';
+import { InvalidInput } from '@shorts/common/invalid-input';
+import { appErrorOf } from '../coordinator/src/errors.js';
 import { BLEND_MODES, normalizeRenderOptions, watermarkOpacity } from '@shorts/common/render/options';
 import { CAPTION_PRESETS, isCaptionPreset, parseColor, resolveCaptionStyle } from '@shorts/common/render/presets';
 
 const rejects = (t: any, raw: unknown, message: RegExp) => {
-  const err = t.throws(() => normalizeRenderOptions(raw), { instanceOf: AppError }) as AppError;
-  t.is(err.status, 400);
+  const err = t.throws(() => normalizeRenderOptions(raw), { instanceOf: InvalidInput }) as InvalidInput;
+  t.is(appErrorOf(err)?.status, 400);
   t.regex(err.message, message);
 };
 
@@ -102,7 +103,7 @@ test('built-in presets: DEFAULT, VIRAL, GRAPES and more, case-insensitive', (t) 
   // Every preset resolves, and they are not all the same look.
   const looks = new Set(CAPTION_PRESETS.map((p) => JSON.stringify(resolveCaptionStyle(p, []))));
   t.is(looks.size, CAPTION_PRESETS.length);
-  t.throws(() => resolveCaptionStyle('NOPE', []), { instanceOf: AppError, message: /preset must be one of DEFAULT, VIRAL, GRAPES/ });
+  t.throws(() => resolveCaptionStyle('NOPE', []), { instanceOf: InvalidInput, message: /preset must be one of DEFAULT, VIRAL, GRAPES/ });
 });
 
 test('explicit items override preset values property by property', (t) => {
@@ -161,13 +162,13 @@ test('colours: hex forms, rgb()/rgba(), names; bad ones are 400s', (t) => {
   t.deepEqual(parseColor('Yellow'), { r: 255, g: 255, b: 0, a: 1 });
   t.deepEqual(parseColor('transparent'), { r: 0, g: 0, b: 0, a: 0 });
   for (const bad of ['#12', '#ggg', 'rgb(256,0,0)', 'rgba(0,0,0,2)', 'rgb(1,2)', 'hsl(0,0%,0%)', 'blurple']) {
-    t.throws(() => parseColor(bad), { instanceOf: AppError }, bad);
+    t.throws(() => parseColor(bad), { instanceOf: InvalidInput }, bad);
   }
-  const err = t.throws(() => resolveCaptionStyle(undefined, [{ property: 'font-size', value: 'huge' }]), { instanceOf: AppError });
+  const err = t.throws(() => resolveCaptionStyle(undefined, [{ property: 'font-size', value: 'huge' }]), { instanceOf: InvalidInput });
   t.regex(err.message, /^style\[0\] \(font-size: "huge"\) must be a pixel length/);
-  t.throws(() => resolveCaptionStyle(undefined, [{ property: 'font-weight', value: '450' }]), { instanceOf: AppError });
+  t.throws(() => resolveCaptionStyle(undefined, [{ property: 'font-weight', value: '450' }]), { instanceOf: InvalidInput });
   t.throws(() => resolveCaptionStyle(undefined, [{ property: 'color', value: 'white', active: { value: 'blurple' } }]), {
-    instanceOf: AppError, message: /^style\[0\] \(color: "white"\) active\.value "blurple" is not a colour/,
+    instanceOf: InvalidInput, message: /^style\[0\] \(color: "white"\) active\.value "blurple" is not a colour/,
   });
-  t.throws(() => resolveCaptionStyle(undefined, [{ property: 'transform', value: 'none', active: { value: 'rotate(3deg)' } }]), { instanceOf: AppError });
+  t.throws(() => resolveCaptionStyle(undefined, [{ property: 'transform', value: 'none', active: { value: 'rotate(3deg)' } }]), { instanceOf: InvalidInput });
 });

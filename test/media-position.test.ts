@@ -1,5 +1,6 @@
 import test from 'ava';
-import { AppError } from '@shorts/common/errors';
+import { InvalidInput } from '@shorts/common/invalid-input';
+import { appErrorOf } from '../coordinator/src/errors.js';
 import { parseLength, resolveLength } from '@shorts/common/render/position';
 
 const px = (value: string, ref = 1000) => resolveLength(parseLength('waterMark.left', value), ref);
@@ -38,16 +39,16 @@ const bad = ['10', '10em', '10 px', 'px', '', '   ', 'calc(10px * 2)', 'calc(10p
 
 for (const value of bad) {
   test(`"${value}" is a 400 naming the field`, (t) => {
-    const err = t.throws(() => parseLength('waterMark.top', value), { instanceOf: AppError });
-    t.is(err.status, 400);
+    const err = t.throws(() => parseLength('waterMark.top', value), { instanceOf: InvalidInput });
+    t.is(appErrorOf(err)?.status, 400);
     t.regex(err.message, /^waterMark\.top must be a length/);
   });
 }
 
 test('non-strings are a 400 too', (t) => {
   for (const value of [10, null, undefined, {}, ['10px']]) {
-    const err = t.throws(() => parseLength('waterMark.width', value), { instanceOf: AppError });
-    t.is(err.status, 400);
+    const err = t.throws(() => parseLength('waterMark.width', value), { instanceOf: InvalidInput });
+    t.is(appErrorOf(err)?.status, 400);
     t.regex(err.message, /waterMark\.width/);
   }
 });

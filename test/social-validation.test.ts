@@ -1,5 +1,5 @@
 import test from 'ava';
-import { AppError } from '@shorts/common/errors';
+import { AppError } from '../coordinator/src/errors.js';
 import { publishSchema, validatePublish, type PublishBody } from '../coordinator/src/social/publish-input.js';
 import { DEFAULT_SETTINGS, settingsPatchSchema, type SocialSettings } from '../coordinator/src/social/settings.js';
 import { postBody } from '../coordinator/src/social/ayrshare-post.js';

@@ -14,7 +14,7 @@ import { migrate } from '../coordinator/src/db/migrate.js';
 import { createMetrics } from '../coordinator/src/metrics/metrics.js';
 import { TaskQueue } from '../coordinator/src/tasks/task-queue.js';
 import { AgentRegistry, startGrpcServer } from '../coordinator/src/cluster/agent-service.js';
-import { createObjectStore } from '../coordinator/src/storage/object-store.js';
+import { createObjectStore } from '../coordinator/src/storage/index.js';
 import { createObjectUrls } from '../coordinator/src/storage/urls.js';
 import { createOrganization } from '../coordinator/src/tenancy/tenancy.js';
 import { createTestDatabase, dropTestDatabase } from './helpers/db.js';
@@ -65,7 +65,7 @@ test.before(async () => {
   const urls = createObjectUrls(store, { publicUrl: 'http://127.0.0.1:9', secret: 'x'.repeat(32), ttlSec: 60 });
   const bound = await startGrpcServer(
     { db, queue, log, metrics, urls, store, clusterToken: TOKEN, leaseTtlMs: LEASE_TTL_MS, leaseWaitMs: 10_000, agentUploadMaxBytes: 1_000_000 },
-    new AgentRegistry(Math.floor(LEASE_TTL_MS / 3)),
+    new AgentRegistry(LEASE_TTL_MS),
     { host: '127.0.0.1', port: 0 },
   );
   grpcServer = bound.server;

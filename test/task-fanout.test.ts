@@ -15,7 +15,7 @@ import { createMetrics } from '../coordinator/src/metrics/metrics.js';
 import { TaskQueue, type TaskRow } from '../coordinator/src/tasks/task-queue.js';
 import { withContract } from '../coordinator/src/tasks/typed-outcome.js';
 import { AgentRegistry, startGrpcServer } from '../coordinator/src/cluster/agent-service.js';
-import { createObjectStore } from '../coordinator/src/storage/object-store.js';
+import { createObjectStore } from '../coordinator/src/storage/index.js';
 import { createObjectUrls } from '../coordinator/src/storage/urls.js';
 import { createOrganization } from '../coordinator/src/tenancy/tenancy.js';
 import { createTestDatabase, dropTestDatabase } from './helpers/db.js';
@@ -74,7 +74,7 @@ test.before(async () => {
   const urls = createObjectUrls(store, { publicUrl: 'http://127.0.0.1:9', secret: 'x'.repeat(32), ttlSec: 60 });
   const bound = await startGrpcServer(
     { db, queue, log, metrics, urls, store, clusterToken: TOKEN, leaseTtlMs: LEASE_TTL_MS, leaseWaitMs: 10_000, agentUploadMaxBytes: 1_000_000 },
-    new AgentRegistry(Math.floor(LEASE_TTL_MS / 3)),
+    new AgentRegistry(LEASE_TTL_MS),
     { host: '127.0.0.1', port: 0 },
   );
   grpcServer = bound.server;

@@ -8,18 +8,18 @@ import path from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
 import { createLogger } from '@shorts/common/logger';
 import { repoRoot } from '@shorts/common/paths';
-import { newId } from '@shorts/common/ids';
+import { newId } from '../coordinator/src/ids.js';
 import type { TaskType } from '@shorts/common/tasks';
 import type { TaskPayload } from '@shorts/common/tasks/contracts';
-import { placementOf, type TaskPlacement } from '@shorts/common/placement';
-import { DEFAULT_TASK_TIME_LIMITS_SEC } from '@shorts/common/tasks/contracts';
+import type { TaskPlacement } from '@shorts/common/placement';
+import { DEFAULT_TASK_TIME_LIMITS_SEC, placementOf } from '@shorts/common/tasks/contracts';
 import { Db } from '../coordinator/src/db/db.js';
 import { migrate } from '../coordinator/src/db/migrate.js';
 import { createMetrics, type Metrics } from '../coordinator/src/metrics/metrics.js';
 import { TaskQueue, type TaskRow } from '../coordinator/src/tasks/task-queue.js';
 import { AgentRegistry, startGrpcServer } from '../coordinator/src/cluster/agent-service.js';
 import { listAgents, setDraining } from '../coordinator/src/cluster/agents.js';
-import { createObjectStore } from '../coordinator/src/storage/object-store.js';
+import { createObjectStore } from '../coordinator/src/storage/index.js';
 import { createObjectUrls } from '../coordinator/src/storage/urls.js';
 import { createOrganization } from '../coordinator/src/tenancy/tenancy.js';
 import { createTestDatabase, dropTestDatabase } from './helpers/db.js';
@@ -107,7 +107,7 @@ test.before(async () => {
   const urls = createObjectUrls(store, { publicUrl: 'http://127.0.0.1:9', secret: 'x'.repeat(32), ttlSec: 60 });
   const bound = await startGrpcServer(
     { db, queue, log, metrics, urls, store, clusterToken: TOKEN, leaseTtlMs: LEASE_TTL_MS, leaseWaitMs: 10_000, agentUploadMaxBytes: 1_000_000 },
-    new AgentRegistry(Math.floor(LEASE_TTL_MS / 3)),
+    new AgentRegistry(LEASE_TTL_MS),
     { host: '127.0.0.1', port: 0 },
   );
   grpcServer = bound.server;

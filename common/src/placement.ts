@@ -1,5 +1,4 @@
 import type { TaskType } from './tasks.js';
-import { TASK_CONTRACTS } from './tasks/contracts.js';
 
 // Placement by capability. An agent's registered capabilities become plain tags; a task REQUIRES some
 // tags (only an agent having all of them may take it) and PREFERS others (offered to an agent without
@@ -13,7 +12,8 @@ import { TASK_CONTRACTS } from './tasks/contracts.js';
 //        transcriber:<name>     the speech recogniser it runs, e.g. transcriber:pocketsphinx
 //        face-detector          it has a reframing face detector loaded (any)
 //        face-detector:<ep>     where that detector's ONNX session runs: face-detector:cuda or :cpu
-// Each task type's own placement is in its contract (common/src/tasks/<type>.ts).
+// Each task type's own placement is in its contract (common/src/tasks/<type>.ts); placementOf
+// (common/src/tasks/contracts.ts) adds what an enqueue asks for.
 export type CapabilityTag =
   | 'nvenc' | 'transcriber' | 'face-detector'
   | `encoder:${string}` | `onnx:${string}` | `model:${string}` | `transcriber:${string}` | `face-detector:${string}`;
@@ -62,15 +62,6 @@ export function capabilityTags(caps: AdvertisedCapabilities): CapabilityTag[] {
 
 export const isCapabilityTag = (v: string): v is CapabilityTag =>
   v === 'nvenc' || v === 'transcriber' || v === 'face-detector' || /^(encoder|onnx|model|transcriber|face-detector):[a-z0-9][a-z0-9._-]{0,63}$/.test(v);
-
-/** A task's placement: its type's (from its contract) plus what the enqueue adds. */
-export function placementOf(type: TaskType, extra: Partial<TaskPlacement> = {}): { requires: CapabilityTag[]; prefers: CapabilityTag[] } {
-  const base: TaskPlacement = TASK_CONTRACTS[type].placement;
-  const requires = [...new Set([...base.requires, ...(extra.requires ?? [])])].sort();
-  // What is required need not also be preferred.
-  const prefers = [...new Set([...base.prefers, ...(extra.prefers ?? [])])].filter((t) => !requires.includes(t)).sort();
-  return { requires, prefers };
-}
 
 const TYPE_NOUN: Record<TaskType, string> = {
   'probe-media': 'a media probe agent',

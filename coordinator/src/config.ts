@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '@shorts/common/errors';
+import { AppError } from './errors.js';
 import { loadSocialConfig, type SocialConfig } from './social/config.js';
 import type { TaskType } from '@shorts/common/tasks';
 import { parseTaskTimeLimits } from '@shorts/common/tasks/contracts';

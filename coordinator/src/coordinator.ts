@@ -6,51 +6,30 @@ import PgBoss from 'pg-boss';
 import { createLogger, type Logger } from '@shorts/common/logger';
 import type { CoordinatorConfig } from './config.js';
 import { Db } from './db/db.js';
+import type { Coordinator } from './context.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
-import { loadSecrets, type Secrets } from './secrets.js';
-import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { loadSecrets } from './secrets.js';
+import { createMetrics } from './metrics/metrics.js';
 import { readFarmState } from './metrics/farm-state.js';
 import { TaskQueue } from './tasks/task-queue.js';
 import { applyTrustProxy } from './api/client-address.js';
 import { SignInGuard } from './tenancy/sign-in-guard.js';
 import { AgentRegistry, startGrpcServer } from './cluster/agent-service.js';
-import { createTokenSigner, type TokenSigner } from './tenancy/auth.js';
+import { createTokenSigner } from './tenancy/auth.js';
 import { Api, jsonBody } from './api/http.js';
 import { errorMiddleware } from './api/errors.js';
 import { authenticateAndCharge } from './api/auth-context.js';
 import { registerSystemRoutes } from './api/system.js';
 import { registerDomains } from './domains.js';
-import { createObjectStore, type ObjectStore } from './storage/object-store.js';
-import { createObjectUrls, type ObjectUrls } from './storage/urls.js';
+import { createObjectStore } from './storage/index.js';
+import { createObjectUrls } from './storage/urls.js';
 import { createObjectRoutes } from './storage/object-routes.js';
 import { createUploadGate } from './files/task-uploads.js';
 import { tusRoutes } from './api/tus.js';
 import { studioRoutes } from './api/studio.js';
 import { TASK_TYPES } from '@shorts/common/tasks';
 import { RateLimiter, parsePlanLimits } from './tenancy/rate-limits.js';
-
-/** Everything a route or domain module may use; built once at start. */
-export interface Coordinator {
-  config: CoordinatorConfig;
-  log: Logger;
-  db: Db;
-  boss: PgBoss;
-  metrics: Metrics;
-  queue: TaskQueue;
-  registry: AgentRegistry;
-  signer: TokenSigner;
-  secrets: Secrets;
-  store: ObjectStore;
-  urls: ObjectUrls;
-  rateLimiter: RateLimiter;
-  signInGuard: SignInGuard;
-  httpUrl: string;
-  grpcAddress: string;
-  /** Background work other modules add (timers, pg-boss workers). */
-  onClose(fn: () => Promise<void> | void): void;
-  close(): Promise<void>;
-}
 
 export async function startCoordinator(config: CoordinatorConfig, log: Logger = createLogger({ service: 'coordinator' }, config.logLevel)): Promise<Coordinator> {
   const closers: Array<() => Promise<void> | void> = [];
@@ -82,7 +61,7 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
     waitingNoticeMs: config.waitingNoticeMs, unmetNeedsFailMs: config.unmetNeedsFailMs, timeLimitsSec: config.taskTimeLimits,
   }, log, metrics);
   await queue.start();
-  const registry = new AgentRegistry(Math.floor(config.leaseTtlMs / 3));
+  const registry = new AgentRegistry(config.leaseTtlMs);
   const signer = createTokenSigner(secrets.jwtSecret);
 
   const store = createObjectStore(

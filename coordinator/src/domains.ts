@@ -1,14 +1,14 @@
 import type { Api } from './api/http.js';
-import type { Coordinator } from './coordinator.js';
+import type { Coordinator } from './context.js';
 import { registerProbeRoutes } from './api/probes.js';
-import { probeTaskHandler } from './probes/probes.js';
+import { probeMediaOutcomeHandler } from './probes/probe-media-outcome.js';
 import { registerJobRoutes } from './api/jobs.js';
-import { createAnalyzeOutcomeHandler } from './jobs/analyze-outcome.js';
-import { createAnalyzeRangeHandler } from './jobs/analysis-ranges.js';
+import { createAnalyzeVideoOutcomeHandler } from './jobs/analyze-video-outcome.js';
+import { createAnalyzeRangeOutcomeHandler } from './jobs/analyze-range-outcome.js';
 import { startWebhookWorker } from './webhooks/webhooks.js';
 import { registerRenderRoutes } from './api/renders.js';
-import { createRenderOutcomeHandler } from './renders/renders.js';
-import { createRenderChunkHandler } from './renders/render-chunks.js';
+import { createRenderShortOutcomeHandler } from './renders/render-short-outcome.js';
+import { createRenderChunkOutcomeHandler } from './renders/render-chunk-outcome.js';
 import { registerSocialRoutes } from './api/social.js';
 import { registerUploadRoutes } from './api/uploads.js';
 import { registerSessionRoutes } from './api/sessions.js';
@@ -21,14 +21,14 @@ import { withContract } from './tasks/typed-outcome.js';
 
 /** Every domain's routes and task handlers, registered in one place. */
 export async function registerDomains(api: Api, app: Coordinator): Promise<void> {
-  app.queue.registerHandler('probe-media', withContract('probe-media', probeTaskHandler));
+  app.queue.registerHandler('probe-media', withContract('probe-media', probeMediaOutcomeHandler));
   registerProbeRoutes(api, app);
 
-  app.queue.registerHandler('analyze-video', withContract('analyze-video', createAnalyzeOutcomeHandler(app)));
-  app.queue.registerHandler('analyze-range', withContract('analyze-range', createAnalyzeRangeHandler(app)));
+  app.queue.registerHandler('analyze-video', withContract('analyze-video', createAnalyzeVideoOutcomeHandler(app)));
+  app.queue.registerHandler('analyze-range', withContract('analyze-range', createAnalyzeRangeOutcomeHandler(app)));
   registerJobRoutes(api, app);
-  app.queue.registerHandler('render-short', withContract('render-short', createRenderOutcomeHandler(app)));
-  app.queue.registerHandler('render-chunk', withContract('render-chunk', createRenderChunkHandler(app)));
+  app.queue.registerHandler('render-short', withContract('render-short', createRenderShortOutcomeHandler(app)));
+  app.queue.registerHandler('render-chunk', withContract('render-chunk', createRenderChunkOutcomeHandler(app)));
   registerRenderRoutes(api, app);
   registerSocialRoutes(api, app);
 

@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { randomToken } from '@shorts/common/ids';
+import { randomToken } from './ids.js';
 
 export interface Secrets {
   clusterToken: string;

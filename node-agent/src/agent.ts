@@ -10,6 +10,7 @@ import { freeDiskBytes, probeHost, type HostCapabilities } from './host/probe-ho
 import { sharedFaceDetector } from './reframe/detector-factory.js';
 import { TaskError, type TaskContext, type TaskHandler } from './tasks/task-context.js';
 import { parseTaskPayload, type TaskLeasePayload, type TaskResult } from '@shorts/common/tasks/contracts';
+import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import { TASK_HANDLERS, checkTaskPrerequisites } from './tasks/registry.js';
 import { uploadObject } from './tasks/download.js';
 import { chooseBackend } from './transcribe/transcriber.js';
@@ -241,10 +242,10 @@ export class Agent {
       } else if (running.abortReason === 'time_limit') {
         const limitSec = this.config.taskTimeLimitsSec[task.type as TaskType];
         const message = `The ${task.type} task ran past its time limit of ${formatLimit(limitSec)} and was stopped`;
-        await this.client.call('FailTask', { ...ids, message, retryable: false, code: 'TIME_LIMIT' }, { retryForMs: 10 * 60_000 });
+        await this.client.call('FailTask', { ...ids, message, retryable: false, code: 'TIME_LIMIT' satisfies TaskFailureCode }, { retryForMs: 10 * 60_000 });
         log.warn('task stopped: time limit', { limitSec });
       } else if (running.abortReason === 'cancelled') {
-        await this.client.call('FailTask', { ...ids, message: 'Cancelled', retryable: false, code: 'CANCELLED' });
+        await this.client.call('FailTask', { ...ids, message: 'Cancelled', retryable: false, code: 'CANCELLED' satisfies TaskFailureCode });
         log.info('task cancelled');
       } else if (err instanceof TaskError) {
         await this.client.call('FailTask', { ...ids, message: err.message, retryable: err.retryable, code: err.code }, { retryForMs: 10 * 60_000 });
@@ -253,11 +254,11 @@ export class Agent {
         // The host's fault, not the video's: retryable, another agent (or this one, once space is
         // freed) can run it.
         const message = `The agent ${this.config.name} ran out of disk space in its work folder (no space left on device)`;
-        await this.client.call('FailTask', { ...ids, message, retryable: true, code: 'NO_SPACE' }, { retryForMs: 10 * 60_000 });
+        await this.client.call('FailTask', { ...ids, message, retryable: true, code: 'NO_SPACE' satisfies TaskFailureCode }, { retryForMs: 10 * 60_000 });
         log.error('task failed: work folder full', { workDir: this.config.workDir });
       } else {
         log.error('task crashed', { err });
-        await this.client.call('FailTask', { ...ids, message: 'Internal processing error: ' + messageOf(err).slice(0, 300), retryable: true, code: 'INTERNAL' }, { retryForMs: 10 * 60_000 });
+        await this.client.call('FailTask', { ...ids, message: 'Internal processing error: ' + messageOf(err).slice(0, 300), retryable: true, code: 'INTERNAL' satisfies TaskFailureCode }, { retryForMs: 10 * 60_000 });
       }
     } catch (reportErr: unknown) {
       // Refused: the lease went to another agent while this one could not reach the coordinator.

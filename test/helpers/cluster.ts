@@ -5,7 +5,8 @@ import path from 'node:path';
 import { createLogger, type Logger } from '@shorts/common/logger';
 import { repoRoot } from '@shorts/common/paths';
 import { loadConfig } from '../../coordinator/src/config.js';
-import { startCoordinator, type Coordinator } from '../../coordinator/src/coordinator.js';
+import { startCoordinator } from '../../coordinator/src/coordinator.js';
+import type { Coordinator } from '../../coordinator/src/context.js';
 import { createOrganization, issueApiKey, type Organization } from '../../coordinator/src/tenancy/tenancy.js';
 import { createTestDatabase, dropTestDatabase } from './db.js';
 

@@ -1,5 +1,5 @@
-import type { Coordinator } from '../../coordinator/src/coordinator.js';
-import { newId } from '@shorts/common/ids';
+import type { Coordinator } from '../../coordinator/src/context.js';
+import { newId } from '../../coordinator/src/ids.js';
 import { insertFiles } from '../../coordinator/src/files/files.js';
 import { bandOf } from '../../coordinator/src/jobs/job-views.js';
 import type { Word } from '@shorts/common/text/transcript';

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { badRequest } from '../errors.js';
+import { invalidInput } from '../invalid-input.js';
 import { httpTarget, isAllowlisted, isBlockedAddress, isBlockedHostname, type AllowEntry } from './address-policy.js';
 
 /**
@@ -10,12 +10,12 @@ import { httpTarget, isAllowlisted, isBlockedAddress, isBlockedHostname, type Al
  */
 export function checkFetchableUrl(raw: string, field = 'url', allowlist: readonly AllowEntry[] = []): URL {
   const target = httpTarget(raw);
-  if (target === 'invalid') throw badRequest(`${field} is not a valid URL`);
-  if (target === 'not_http') throw badRequest(`${field} must be an http or https URL`);
+  if (target === 'invalid') throw invalidInput(`${field} is not a valid URL`);
+  if (target === 'not_http') throw invalidInput(`${field} must be an http or https URL`);
   const { url, host, port } = target;
   const local = net.isIP(host) ? isBlockedAddress(host) : isBlockedHostname(host);
   if (local && !isAllowlisted(allowlist, host, port)) {
-    throw badRequest(`${field} must be a public URL: ${host} is a private, loopback or local address`);
+    throw invalidInput(`${field} must be a public URL: ${host} is a private, loopback or local address`);
   }
   return url;
 }

@@ -1,6 +1,6 @@
 // Render options (contract 2.9 "Options structure"), shared by POST /api/render and brand presets.
 import { z } from 'zod';
-import { badRequest } from '../errors.js';
+import { invalidInput } from '../invalid-input.js';
 import { parseLength } from './position.js';
 import { resolveCaptionStyle, type StyleItem } from './presets.js';
 
@@ -121,7 +121,7 @@ export type EditingOptions = z.infer<typeof editingSchema>;
  */
 export function normalizeRenderOptions(raw: unknown): RenderOptions {
   if (raw === undefined || raw === null) return {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw badRequest('options must be an object');
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw invalidInput('options must be an object');
   const src = { ...(raw as Record<string, unknown>) };
   renameKey(src, 'WaterMark', 'waterMark');
   renameKey(src, 'watermark', 'waterMark');
@@ -135,7 +135,7 @@ export function normalizeRenderOptions(raw: unknown): RenderOptions {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = ['options', ...issue.path.map(String)].join('.').replace(/\.(\d+)(?=\.|$)/g, '[$1]');
-    throw badRequest(`${where}: ${issue.message}`);
+    throw invalidInput(`${where}: ${issue.message}`);
   }
   // The style items are only known to be well formed here; their values are checked by the one
   // parser the renderer uses, so a request never passes validation and then fails at render time.
@@ -143,7 +143,7 @@ export function normalizeRenderOptions(raw: unknown): RenderOptions {
     try {
       resolveCaptionStyle(undefined, parsed.data.style as StyleItem[]);
     } catch (e) {
-      throw badRequest(`options.${(e as Error).message}`);
+      throw invalidInput(`options.${(e as Error).message}`);
     }
   }
   return parsed.data;

@@ -1,7 +1,7 @@
 // Watermark lengths (`left`, `top`, `bottom`, `width`): `Npx`, `N%`, and `calc()` sums of those.
 // DECISIONS (Render): anything else is a 400, so the grammar is deliberately small: no other units,
 // no `*` or `/`, no bare numbers except a unitless 0 (which CSS itself allows).
-import { badRequest } from '../errors.js';
+import { invalidInput } from '../invalid-input.js';
 
 export type LengthAst =
   | { type: 'px'; value: number }
@@ -99,7 +99,7 @@ class Parser {
 /** Parses one length; throws a 400 naming `field` when the value is not `Npx`, `N%` or a calc() of those. */
 export function parseLength(field: string, value: unknown): LengthAst {
   const fail = (why: string): never => {
-    throw badRequest(`${field} must be a length like "20px", "5%" or "calc(100% - 20px)" (${why})`);
+    throw invalidInput(`${field} must be a length like "20px", "5%" or "calc(100% - 20px)" (${why})`);
   };
   if (typeof value !== 'string') return fail(`got ${value === null ? 'null' : typeof value}`);
   if (value.trim() === '') return fail('empty');

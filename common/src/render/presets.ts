@@ -4,7 +4,7 @@
 //
 // Lengths in caption styles are design pixels of a frame whose short side is 1080 px; the renderer
 // scales them to the real output so a preset looks the same at 720x1280 and 1080x1920.
-import { badRequest } from '../errors.js';
+import { invalidInput } from '../invalid-input.js';
 
 export interface StyleItem {
   property: string;
@@ -116,7 +116,7 @@ export function isCaptionPreset(name: unknown): boolean {
 }
 
 export function captionPresetItems(name: string): StyleItem[] {
-  if (!isCaptionPreset(name)) throw badRequest(`preset must be one of ${CAPTION_PRESETS.join(', ')}`);
+  if (!isCaptionPreset(name)) throw invalidInput(`preset must be one of ${CAPTION_PRESETS.join(', ')}`);
   return PRESETS[name.toUpperCase() as CaptionPresetName];
 }
 
@@ -182,13 +182,13 @@ const HANDLERS: Record<string, Handler> = {
 };
 
 function applyItem(s: ResolvedCaptionStyle, it: StyleItem, where: string): void {
-  if (!it || typeof it.property !== 'string') throw badRequest(`${where}.property must be a string`);
+  if (!it || typeof it.property !== 'string') throw invalidInput(`${where}.property must be a string`);
   const property = it.property.trim().toLowerCase();
   const handler = HANDLERS[property];
   if (!handler) return; // unknown properties are ignored so newer clients do not break older agents
   const value = typeof it.value === 'number' ? String(it.value) : it.value;
   const fail = (why: string): never => {
-    throw badRequest(`${where} (${property}: ${JSON.stringify(it.value)}) ${why}`);
+    throw invalidInput(`${where} (${property}: ${JSON.stringify(it.value)}) ${why}`);
   };
   if (typeof value !== 'string') fail('value must be a string');
   handler(s, value, fail, it);
@@ -314,7 +314,7 @@ const NAMED: Record<string, string> = {
 };
 
 /** `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, `rgb()`/`rgba()` (commas or spaces, `/ alpha`), basic named colours. */
-export function parseColor(value: string, fail: (why: string) => never = (why) => { throw badRequest(`colour ${JSON.stringify(value)} ${why}`); }): Rgba {
+export function parseColor(value: string, fail: (why: string) => never = (why) => { throw invalidInput(`colour ${JSON.stringify(value)} ${why}`); }): Rgba {
   const v = value.trim().toLowerCase();
   const hex = NAMED[v] ?? v;
   let m = /^#([0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})$/.exec(hex);

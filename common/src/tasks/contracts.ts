@@ -5,6 +5,7 @@ import { analyzeRangeContract } from './analyze-range.js';
 import { probeMediaContract } from './probe-media.js';
 import { renderShortContract } from './render-short.js';
 import { renderChunkContract } from './render-chunk.js';
+import type { CapabilityTag, TaskPlacement } from '../placement.js';
 
 /** Every task type's contract; the compiler checks none is missing. */
 export const TASK_CONTRACTS = {
@@ -33,6 +34,15 @@ export function parseTaskTimeLimits(text: string): Record<TaskType, number> {
   }
   return limits;
 }
+/** A task's placement: its type's (from its contract) plus what the enqueue adds. */
+export function placementOf(type: TaskType, extra: Partial<TaskPlacement> = {}): { requires: CapabilityTag[]; prefers: CapabilityTag[] } {
+  const base: TaskPlacement = TASK_CONTRACTS[type].placement;
+  const requires = [...new Set([...base.requires, ...(extra.requires ?? [])])].sort();
+  // What is required need not also be preferred.
+  const prefers = [...new Set([...base.prefers, ...(extra.prefers ?? [])])].filter((t) => !requires.includes(t)).sort();
+  return { requires, prefers };
+}
+
 export type TaskPayload<T extends TaskType> = z.output<Contracts[T]['payload']>;
 export type TaskLeasePayload<T extends TaskType> = z.output<Contracts[T]['leasePayload']>;
 export type TaskFacts<T extends TaskType> = z.output<Contracts[T]['facts']>;

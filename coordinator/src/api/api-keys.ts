@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Api, ApiContext } from './http.js';
-import type { Coordinator } from '../coordinator.js';
-import { forbidden } from '@shorts/common/errors';
+import type { Coordinator } from '../context.js';
+import { forbidden } from '../errors.js';
 import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
 import { issueApiKey, listApiKeys, revokeApiKey, type ApiKeyInfo } from '../tenancy/tenancy.js';
 import { userOrganizations } from '../tenancy/sessions.js';

@@ -1,5 +1,5 @@
 import type { ApiContext } from './http.js';
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import { enforceRateLimit, rateGroupOf } from './rate-limit.js';
 import { isMember } from '../tenancy/tenancy.js';
 import { sessionPolicy } from '../tenancy/sessions.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Api } from './http.js';
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import { requireOrg, suppliedOrgId } from './auth-context.js';
 import { brandPresetSchema, deletedPresetSchema } from '@shorts/common/api/brandings';
 import { createPreset, createPresetSchema, deletePreset, listPresets, updatePreset, updatePresetSchema } from '../brandings/brandings.js';

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { AppError, ServiceBusyError, TooManyRequestsError } from '@shorts/common/errors';
+import { appErrorOf, ServiceBusyError, TooManyRequestsError } from '../errors.js';
 import type { Logger } from '@shorts/common/logger';
 import type { Metrics } from '../metrics/metrics.js';
 
@@ -27,14 +27,15 @@ export function errorMiddleware(log: Logger, metrics: Metrics): Koa.Middleware {
         ctx.body = { error: ctx.message, message: `${ctx.method} is not supported on ${ctx.path}` };
       }
     } catch (err) {
+      const appErr = appErrorOf(err);
       if (unstorableText(err)) {
         ctx.status = 400;
         ctx.body = { error: 'Bad Request', message: 'Text values cannot contain NUL (U+0000) characters' };
-      } else if (err instanceof AppError) {
-        ctx.status = err.status;
-        ctx.body = err.toBody();
-        if (err instanceof TooManyRequestsError || err instanceof ServiceBusyError) ctx.set('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSec))));
-        if (err.status >= 500 && !(err instanceof ServiceBusyError)) log.error('request failed', { method: ctx.method, path: ctx.path, err });
+      } else if (appErr) {
+        ctx.status = appErr.status;
+        ctx.body = appErr.toBody();
+        if (appErr instanceof TooManyRequestsError || appErr instanceof ServiceBusyError) ctx.set('Retry-After', String(Math.max(1, Math.ceil(appErr.retryAfterSec))));
+        if (appErr.status >= 500 && !(appErr instanceof ServiceBusyError)) log.error('request failed', { method: ctx.method, path: ctx.path, err });
       } else {
         log.error('unhandled error', { method: ctx.method, path: ctx.path, err });
         ctx.status = 500;

@@ -1,7 +1,7 @@
 import Router, { type RouterContext } from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
-import { AppError, badRequest } from '@shorts/common/errors';
+import { AppError, badRequest } from '../errors.js';
 import type { Principal } from '../tenancy/auth.js';
 
 export interface ApiState {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageParams, pageQueryParam, type Api, type ApiContext } from './http.js';
-import type { Coordinator } from '../coordinator.js';
-import { AppError, badRequest, notFound } from '@shorts/common/errors';
+import type { Coordinator } from '../context.js';
+import { AppError, badRequest, notFound } from '../errors.js';
 import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
 import { DEFAULT_ORG_MESSAGES, principalUser, type OrganizationMessages } from '../tenancy/auth.js';
 import { requireOrganization } from '../tenancy/tenancy.js';

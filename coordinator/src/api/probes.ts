@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Api } from './http.js';
-import type { Coordinator } from '../coordinator.js';
-import { notFound } from '@shorts/common/errors';
+import type { Coordinator } from '../context.js';
+import { notFound } from '../errors.js';
 import { enqueueProbe } from '../probes/probes.js';
 import { requireOrg } from './auth-context.js';
 import { checkFetchableUrl } from '@shorts/common/net/url-rules';

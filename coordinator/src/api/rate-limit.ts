@@ -1,5 +1,5 @@
 import type { ApiContext } from './http.js';
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import type { Principal } from '../tenancy/auth.js';
 import { tooManyRequests, type RateGroup } from '../tenancy/rate-limits.js';
 import type { Plan } from '../tenancy/plans.js';

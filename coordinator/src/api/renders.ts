@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Api } from './http.js';
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import { requireOrg, suppliedOrgId } from './auth-context.js';
 import { renderBodySchema } from '../renders/render-request.js';
 import { createRender, renderStatus } from '../renders/renders.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Api, ApiContext } from './http.js';
-import type { Coordinator } from '../coordinator.js';
-import { AppError, badRequest, forbidden, TooManyRequestsError } from '@shorts/common/errors';
+import type { Coordinator } from '../context.js';
+import { AppError, badRequest, forbidden, TooManyRequestsError } from '../errors.js';
 import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
 import { readCookie } from '../tenancy/auth.js';
 import { getUser, requireOrganization, updateOrganization } from '../tenancy/tenancy.js';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { Api, ApiContext } from './http.js';
 import { queryInt } from './http.js';
-import type { Coordinator } from '../coordinator.js';
-import { badRequest, notFound } from '@shorts/common/errors';
+import type { Coordinator } from '../context.js';
+import { badRequest, notFound } from '../errors.js';
 import { findFile } from '../files/files.js';
 import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
 import { requireOrganization, type Organization } from '../tenancy/tenancy.js';

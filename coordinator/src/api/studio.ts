@@ -4,7 +4,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type Koa from 'koa';
-import { AppError } from '@shorts/common/errors';
+import { AppError } from '../errors.js';
 import type { Logger } from '@shorts/common/logger';
 import { repoRoot } from '@shorts/common/paths';
 

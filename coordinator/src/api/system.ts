@@ -1,5 +1,5 @@
 import type { Api } from './http.js';
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import { registerDocsRoutes } from './docs.js';
 
 export function registerSystemRoutes(api: Api, app: Coordinator): void {

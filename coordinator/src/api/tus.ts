@@ -1,8 +1,8 @@
 // The tus 1.0 wire for studio uploads (core protocol + creation + termination): small enough to
 // serve directly, and it reads raw bodies, so it runs before the JSON body reader.
 import type Koa from 'koa';
-import type { Coordinator } from '../coordinator.js';
-import { AppError, badRequest, notFound } from '@shorts/common/errors';
+import type { Coordinator } from '../context.js';
+import { AppError, badRequest, notFound } from '../errors.js';
 import type { ApiContext } from './http.js';
 import { authenticateAndCharge, principalOf, requireOrg } from './auth-context.js';
 import { FILES_ORG_MESSAGES } from './uploads.js';

@@ -1,10 +1,10 @@
 // Auto-archive (contract section 8): a job older than its organization's retention (1-180 days,
 // default 90, set with `shorts-admin org set ID --retention-days N`) disappears from the API and
 // every file it produced is deleted, giving exactly their bytes back to the organization's quota.
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import { deleteFileRows } from '../files/files.js';
 import { taskObjectPrefix } from '../tasks/task-queue.js';
-import { conflict, notFound } from '@shorts/common/errors';
+import { conflict, notFound } from '../errors.js';
 
 export const ARCHIVE_QUEUE = 'archive-expired-jobs';
 const DAILY_AT = '15 3 * * *';

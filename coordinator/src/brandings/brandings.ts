@@ -2,10 +2,10 @@
 // one of them its default. The database's partial unique index is the guarantee; the advisory lock
 // below only makes concurrent writers queue instead of failing on it.
 import { z } from 'zod';
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
-import { AppError, badRequest, conflict, notFound } from '@shorts/common/errors';
-import { isId, newId } from '@shorts/common/ids';
+import { appErrorOf, badRequest, conflict, notFound } from '../errors.js';
+import { isId, newId } from '../ids.js';
 import { normalizeRenderOptions, renderOptionsDocs, type RenderOptions } from '@shorts/common/render/options';
 import { CAPTION_PRESETS, isCaptionPreset } from '@shorts/common/render/presets';
 import { deleteFile } from '../files/delete-file.js';
@@ -76,8 +76,9 @@ function normalizeOptions(raw: unknown): RenderOptions {
   try {
     return normalizeRenderOptions(raw);
   } catch (err) {
-    if (err instanceof AppError && err.message.startsWith('options.waterMark.waterMarkUrl')) {
-      throw badRequest(`Watermark import refused (invalid URL): waterMarkUrl must be a public http or https URL (${err.message})`);
+    const refusal = appErrorOf(err);
+    if (refusal?.message.startsWith('options.waterMark.waterMarkUrl')) {
+      throw badRequest(`Watermark import refused (invalid URL): waterMarkUrl must be a public http or https URL (${refusal.message})`);
     }
     throw err;
   }

@@ -1,7 +1,7 @@
 // Contract 2.9 / 8: a watermark given only by URL is fetched once, under the SSRF guard, checked by
 // its bytes, and kept as an image file of the organization (counted in its storage).
-import type { Coordinator } from '../coordinator.js';
-import { badRequest, type AppError } from '@shorts/common/errors';
+import type { Coordinator } from '../context.js';
+import { badRequest, type AppError } from '../errors.js';
 import { FetchRefusedError, safeFetch } from '@shorts/common/net/safe-fetch';
 import { parseAllowlist } from '@shorts/common/net/address-policy';
 import { storeFile } from '../files/store-file.js';

@@ -1,6 +1,6 @@
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
-import { badRequest } from '@shorts/common/errors';
+import { badRequest } from '../errors.js';
 import type { RenderOptions } from '@shorts/common/render/options';
 import { importWatermark } from './watermark-import.js';
 

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createLogger } from '@shorts/common/logger';
-import { AppError } from '@shorts/common/errors';
+import { AppError, appErrorOf } from '../errors.js';
 import { loadConfig } from '../config.js';
 import { Db } from '../db/db.js';
 import { migrate } from '../db/migrate.js';
@@ -288,7 +288,8 @@ function strip<T extends { webhookSecret?: string }>(org: T): Omit<T, 'webhookSe
 }
 
 main(process.argv.slice(2)).then((code) => process.exit(code), (err) => {
-  const message = err instanceof AppError ? err.message : err?.message ?? String(err);
-  process.stderr.write(JSON.stringify({ error: err instanceof AppError ? err.error : 'Error', message }) + '\n');
+  const appErr = appErrorOf(err);
+  const message = appErr ? appErr.message : err?.message ?? String(err);
+  process.stderr.write(JSON.stringify({ error: appErr ? appErr.error : 'Error', message }) + '\n');
   process.exit(1);
 });

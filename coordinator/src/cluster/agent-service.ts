@@ -3,13 +3,15 @@ import { readFileSync } from 'node:fs';
 import { timingSafeEqual } from 'node:crypto';
 import { isTransientDbError, type Db } from '../db/db.js';
 import { taskWritesName } from '../files/task-objects.js';
-import { AppError } from '@shorts/common/errors';
-import { newId } from '@shorts/common/ids';
+import { AppError, appErrorOf } from '../errors.js';
+import { newId } from '../ids.js';
 import type { Logger } from '@shorts/common/logger';
 import { loadAgentProto, type AgentRpc } from '@shorts/common/proto';
 import type { AgentServiceHandlers } from '@shorts/common/generated/shorts/v1/AgentService';
 import { isTaskType, TASK_STATES } from '@shorts/common/tasks';
+import { isTaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import { capabilityTags } from '@shorts/common/placement';
+import { heartbeatIntervalMs, markAgentSeen } from './liveness.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { LEASE_LOST, taskObjectKey, type TaskQueue } from '../tasks/task-queue.js';
 import type { ObjectUrls } from '../storage/urls.js';
@@ -40,7 +42,8 @@ interface AgentSession {
 /** The coordinator's side of shorts.v1.AgentService: thin handlers over the task queue. */
 export class AgentRegistry {
   readonly sessions = new Map<string, AgentSession>();
-  constructor(private readonly heartbeatMs: number) {}
+  /** @param leaseTtlMs how long an agent may be silent and still count as connected (./liveness.ts). */
+  constructor(private readonly leaseTtlMs: number) {}
 
   touch(id: string): AgentSession | undefined {
     const s = this.sessions.get(id);
@@ -48,9 +51,9 @@ export class AgentRegistry {
     return s;
   }
 
-  /** Agents heard from within three heartbeats. */
+  /** Agents this process heard from within a lease TTL (three heartbeats). */
   connectedCount(): number {
-    const cutoff = Date.now() - this.heartbeatMs * 3;
+    const cutoff = Date.now() - this.leaseTtlMs;
     let n = 0;
     for (const s of this.sessions.values()) if (s.lastSeen >= cutoff) n++;
     return n;
@@ -59,12 +62,13 @@ export class AgentRegistry {
 
 function toGrpcError(err: unknown): grpc.ServiceError {
   const e = new Error(err instanceof Error ? err.message : String(err)) as grpc.ServiceError;
-  if (err instanceof AppError) {
-    e.code = err.error === LEASE_LOST ? grpc.status.FAILED_PRECONDITION
-      : err.status === 401 ? grpc.status.UNAUTHENTICATED
-      : err.status === 404 ? grpc.status.NOT_FOUND
-      : err.status === 503 ? grpc.status.UNAVAILABLE
-      : err.status < 500 ? grpc.status.INVALID_ARGUMENT : grpc.status.INTERNAL;
+  const appErr = appErrorOf(err);
+  if (appErr) {
+    e.code = appErr.error === LEASE_LOST ? grpc.status.FAILED_PRECONDITION
+      : appErr.status === 401 ? grpc.status.UNAUTHENTICATED
+      : appErr.status === 404 ? grpc.status.NOT_FOUND
+      : appErr.status === 503 ? grpc.status.UNAVAILABLE
+      : appErr.status < 500 ? grpc.status.INVALID_ARGUMENT : grpc.status.INTERNAL;
   } else if (isTransientDbError(err)) {
     // The agent retries UNAVAILABLE with backoff: a database hiccup costs it a moment, not its work.
     e.code = grpc.status.UNAVAILABLE;
@@ -110,25 +114,13 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
       fn(call.request, call).then(
         (res) => callback(null, res),
         (err) => {
-          if (!(err instanceof AppError)) log.error('agent rpc failed', { rpc: name, err });
+          if (!appErrorOf(err)) log.error('agent rpc failed', { rpc: name, err });
           callback(toGrpcError(err));
         },
       );
     };
 
-  /** Every call from an agent counts as a sign of life; one marked offline comes back (draining
-   *  still, if it was asked to drain). Answers the agent's state, so it learns of a drain. */
-  const markSeen = async (agentId: string, heartbeat?: { runningTasks: number; freeDiskBytes: number }) => {
-    const row = await db.one<{ state: string }>(
-      `UPDATE agents SET last_seen_at = now(), offline_at = NULL,
-         state = CASE WHEN drain_requested_at IS NOT NULL THEN 'draining' ELSE 'online' END,
-         running_tasks = COALESCE($2, running_tasks), free_disk_bytes = COALESCE($3, free_disk_bytes)
-       WHERE id = $1 RETURNING state`,
-      [agentId, heartbeat?.runningTasks ?? null, heartbeat?.freeDiskBytes || null],
-    );
-    if (!row) throw new AppError(404, 'unknown_agent', `agent ${agentId} is not registered`);
-    return row.state as 'online' | 'draining';
-  };
+  const markSeen = (agentId: string, heartbeat?: { runningTasks: number; freeDiskBytes: number }) => markAgentSeen(db, agentId, heartbeat);
 
   // Another coordinator behind the same load balancer may have registered the agent: Postgres knows.
   const sessionOf = async (agentId: string) => {
@@ -162,7 +154,7 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
       );
       registry.sessions.set(id, { id, name: req.name, taskTypes, lastSeen: Date.now() });
       log.info('agent registered', { agentId: id, name: req.name, taskTypes, tags, cores: caps.cpu_cores, slots: caps.max_concurrent_tasks });
-      return { agent_id: id, lease_ttl_ms: deps.leaseTtlMs, heartbeat_interval_ms: Math.floor(deps.leaseTtlMs / 3) };
+      return { agent_id: id, lease_ttl_ms: deps.leaseTtlMs, heartbeat_interval_ms: heartbeatIntervalMs(deps.leaseTtlMs) };
     }),
 
     LeaseTask: unary('LeaseTask', async (req, call) => {
@@ -216,7 +208,9 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
     }),
 
     FailTask: unary('FailTask', async (req) => {
-      const res = await queue.fail(req.task_id, req.lease_token, req.message || 'task failed', req.retryable, req.code || 'TASK_FAILED');
+      // A code this coordinator does not know (none of its own agents sends one) is a plain failure.
+      const code = req.code ?? '';
+      const res = await queue.fail(req.task_id, req.lease_token, req.message || 'task failed', req.retryable, isTaskFailureCode(code) ? code : 'TASK_FAILED');
       return { will_retry: res.willRetry };
     }),
 

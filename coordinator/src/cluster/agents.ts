@@ -1,6 +1,6 @@
 import type { Db } from '../db/db.js';
-import { AppError, notFound } from '@shorts/common/errors';
-import { isId } from '@shorts/common/ids';
+import { AppError, notFound } from '../errors.js';
+import { isId } from '../ids.js';
 
 // The agents table as operators see it: who is online, draining or offline, and what each does.
 

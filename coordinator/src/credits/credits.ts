@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/db.js';
-import { AppError } from '@shorts/common/errors';
+import { AppError } from '../errors.js';
 
 // Credit movements for a job: reserve at accept, charge at completion, release on failure.
 // The ledger's unique (job_id, kind) index makes a second charge or release impossible.

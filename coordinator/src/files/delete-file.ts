@@ -1,6 +1,6 @@
-import type { Coordinator } from '../coordinator.js';
-import { notFound } from '@shorts/common/errors';
-import { isId } from '@shorts/common/ids';
+import type { Coordinator } from '../context.js';
+import { notFound } from '../errors.js';
+import { isId } from '../ids.js';
 import { deleteFileRows } from './files.js';
 
 /** A failure keeps the contract's `{id, deleted: false, error}` and, like every error body here, a `message`. */

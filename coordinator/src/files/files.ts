@@ -1,6 +1,6 @@
 import { prepared, type Queryable } from '../db/db.js';
-import { AppError } from '@shorts/common/errors';
-import { isId, newId } from '@shorts/common/ids';
+import { AppError } from '../errors.js';
+import { isId, newId } from '../ids.js';
 import { PLAN_LIMITS, toMB, type Plan } from '../tenancy/plans.js';
 
 export type FileType = 'image' | 'video' | 'audio';

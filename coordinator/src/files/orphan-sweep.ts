@@ -1,7 +1,7 @@
 // Objects no file row accounts for: left by a delete whose row went but whose object did not
 // (archive), or by an agent upload whose task never completed. Only old ones are taken, so an
 // upload whose row is about to be written is never touched.
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import { sweepOrphans } from '../storage/sweeper.js';
 
 export const SWEEP_QUEUE = 'storage-orphan-sweep';

@@ -4,9 +4,9 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Coordinator } from '../coordinator.js';
-import { badRequest } from '@shorts/common/errors';
-import { newId } from '@shorts/common/ids';
+import type { Coordinator } from '../context.js';
+import { badRequest } from '../errors.js';
+import { newId } from '../ids.js';
 import { findFile, insertFiles, type FileRow, type FileType } from './files.js';
 import { grabFrame, probeLength } from './media-info.js';
 

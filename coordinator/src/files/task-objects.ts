@@ -1,7 +1,7 @@
 // An agent is trusted with its own task and nothing more: the object keys it reports must lie under
 // that task's prefix (where its signed upload URLs point), each may name one thing only, and every
 // size is read from the store, never taken from the agent's word.
-import { AppError } from '@shorts/common/errors';
+import { AppError } from '../errors.js';
 import type { TaskType } from '@shorts/common/tasks';
 import { TASK_CONTRACTS } from '@shorts/common/tasks/contracts';
 import type { ObjectStore } from '../storage/object-store.js';

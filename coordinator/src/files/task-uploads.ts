@@ -9,7 +9,7 @@
 // fails such a task as retryable, and its next lease signs new URLs.
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/db.js';
-import { AppError } from '@shorts/common/errors';
+import { AppError } from '../errors.js';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
 import type { ObjectStore } from '../storage/object-store.js';
 import type { UploadGrant } from '../storage/signed-url.js';

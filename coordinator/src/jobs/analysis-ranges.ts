@@ -4,18 +4,18 @@
 // only its samples of the stored audio; their words are joined (common/src/text/ranges.ts) and the
 // task goes back to the queue for its final part on an agent:
 // the shorts picked over the whole transcript, their faces found and their crops cut, as in a
-// whole-file analysis. Only then do the job's rows, credits and webhook commit (analyze-outcome.ts).
-import type { Coordinator } from '../coordinator.js';
+// whole-file analysis. Only then do the job's rows, credits and webhook commit (analyze-video-outcome.ts).
+import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { ANALYZE_STAGES, type AnalyzeVideoResult, type AnalyzeVideoPayload } from '@shorts/common/tasks/analyze-video';
 import type { AnalyzeRangeResult } from '@shorts/common/tasks/analyze-range';
 import { parseStoredPayload } from '@shorts/common/tasks/contracts';
 import { joinRanges, planSpanRanges } from '@shorts/common/text/ranges';
-import { AppError } from '@shorts/common/errors';
+import { AppError } from '../errors.js';
 import { joinWords } from '@shorts/common/text/transcript';
 import { verifyTaskObjects } from '../files/task-objects.js';
 import type { TaskRow } from '../tasks/task-queue.js';
-import type { TypedChildTask, TypedOutcomeHandler } from '../tasks/typed-outcome.js';
+import type { TypedChildTask } from '../tasks/typed-outcome.js';
 
 type RangeConfig = Pick<Coordinator['config'], 'analysisRangeMinSec'>;
 
@@ -68,16 +68,4 @@ export async function rangesProgressed(c: Queryable, parent: TaskRow, fraction: 
   const to = ANALYZE_STAGES.generating_shorts.jobProgress - 1;
   const value = Math.floor(from + Math.max(0, Math.min(1, fraction)) * (to - from));
   await c.query(`UPDATE jobs SET progress = GREATEST(progress, $2), updated_at = now() WHERE id = $1 AND status = 'PROCESSING'`, [parent.subjectId, value]);
-}
-
-/** The coordinator's side of analyze-range: children report to their parent, so it only signs the
- *  URL of the audio the range reads when an agent takes it. */
-export function createAnalyzeRangeHandler(app: Pick<Coordinator, 'urls'>): TypedOutcomeHandler<'analyze-range'> {
-  return {
-    async prepareLease(_task, payload) {
-      return { ...payload, audioUrl: (await app.urls.sign(payload.audioKey, 'GET', 6 * 3600)).url };
-    },
-    async onComplete() {},
-    async onFailed() {},
-  };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest } from '@shorts/common/errors';
+import { badRequest } from '../errors.js';
 import { checkFetchableUrl } from '@shorts/common/net/url-rules';
 import type { AllowEntry } from '@shorts/common/net/address-policy';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';

@@ -1,44 +1,10 @@
 import type { ObjectUrls } from '../storage/urls.js';
-import { JOB_STATUS, type JobListRow, type JobRow } from './jobs.js';
+import { JOB_STATUS, type JobData, type JobListRow, type JobRow, type StoredShort } from './jobs.js';
 import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
-import { captionBandFor, type CaptionBand } from '@shorts/common/reframe/caption-band';
-import { ANALYZE_STAGES, type AnalyzeStage, type AnalyzeVideoResult, type ReframePlan } from '@shorts/common/tasks/analyze-video';
+import { captionBandFor } from '@shorts/common/reframe/caption-band';
+import { ANALYZE_STAGES, type AnalyzeStage } from '@shorts/common/tasks/analyze-video';
 
 // The contract's three shapes of a job: API-key retrieve (2.3), bearer retrieve (2.4), list item (2.5).
-
-export interface StoredShort {
-  id: number;
-  title: string;
-  reason?: string | null;
-  startId: number | null;
-  endId: number | null;
-  startTime: number;
-  endTime: number;
-  text: string;
-  cropObjectKey?: string | null;
-  /** The crop path; null for shorts analysed before reframing (or without detection). */
-  reframe?: Reframe | null;
-  /** Trimmed outside the range detection analysed: the centre crop until it is analysed again. */
-  reframeStale?: boolean;
-  /** Where captions go when a render does not say: set (top or center) only where the framed face
-   *  sits in the lower third (common/src/reframe/caption-band.ts); absent means the lower third. */
-  captionBand?: CaptionBand;
-  /** Removed in the studio or by the API: kept so that no other short's id shifts (short-edits.ts). */
-  removed?: boolean;
-}
-
-/** What a completed job keeps of its analysis (jobs.data). */
-export interface JobData {
-  /** `revision` counts the corrections made to it (transcript-edits.ts); absent before the first. */
-  transcription: AnalyzeVideoResult['transcript'] & { durationSec: number; revision?: number };
-  shorts: StoredShort[];
-  /** `fps` is null for jobs analysed before it was kept, or when the source's rate was unknown. */
-  source: { objectKey: string; width: number; height: number; fps?: number | null };
-  /** What the shorts' paths were planned for; absent when none has one. */
-  reframePlan?: ReframePlan;
-  /** Counts the edits made to the shorts (short-edits.ts); absent before the first. */
-  shortsRevision?: number;
-}
 
 /** A short's stored captionBand: kept only where it is not the lower third, and only for a path
  *  planned for a known output shape. */

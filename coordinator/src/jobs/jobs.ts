@@ -1,17 +1,53 @@
 import { prepared, type Db, type Queryable } from '../db/db.js';
-import { AppError, badRequest, forbidden, notFound } from '@shorts/common/errors';
-import { isId, newId } from '@shorts/common/ids';
+import { AppError, badRequest, forbidden, notFound } from '../errors.js';
+import { isId, newId } from '../ids.js';
 import type { TaskQueue } from '../tasks/task-queue.js';
 import type { Organization, User } from '../tenancy/tenancy.js';
 import { PLAN_LIMITS, toMB } from '../tenancy/plans.js';
 import { reserveCredits } from '../credits/credits.js';
 import { MINIMUM_JOB_COST } from './pricing.js';
 import type { JobOptions, ValidatedJob } from './job-input.js';
-import type { JobData } from './job-views.js';
-import type { AnalyzeVideoPayload, StoredSource as AnalyzeStoredSource } from '@shorts/common/tasks/analyze-video';
+import type { AnalyzeVideoPayload, AnalyzeVideoResult, ReframePlan, StoredSource as AnalyzeStoredSource } from '@shorts/common/tasks/analyze-video';
+import type { Reframe } from '@shorts/common/reframe/types';
+import type { CaptionBand } from '@shorts/common/reframe/caption-band';
 
 export const JOB_STATUS = { processing: 'PROCESSING', completed: 'COMPLETED', failed: 'FAILED' } as const;
 export type JobStatus = (typeof JOB_STATUS)[keyof typeof JOB_STATUS];
+
+// What a completed job keeps of its analysis; the API's views of it are in job-views.ts.
+export interface StoredShort {
+  id: number;
+  title: string;
+  reason?: string | null;
+  startId: number | null;
+  endId: number | null;
+  startTime: number;
+  endTime: number;
+  text: string;
+  cropObjectKey?: string | null;
+  /** The crop path; null for shorts analysed before reframing (or without detection). */
+  reframe?: Reframe | null;
+  /** Trimmed outside the range detection analysed: the centre crop until it is analysed again. */
+  reframeStale?: boolean;
+  /** Where captions go when a render does not say: set (top or center) only where the framed face
+   *  sits in the lower third (common/src/reframe/caption-band.ts); absent means the lower third. */
+  captionBand?: CaptionBand;
+  /** Removed in the studio or by the API: kept so that no other short's id shifts (short-edits.ts). */
+  removed?: boolean;
+}
+
+/** What a completed job keeps of its analysis (jobs.data). */
+export interface JobData {
+  /** `revision` counts the corrections made to it (transcript-edits.ts); absent before the first. */
+  transcription: AnalyzeVideoResult['transcript'] & { durationSec: number; revision?: number };
+  shorts: StoredShort[];
+  /** `fps` is null for jobs analysed before it was kept, or when the source's rate was unknown. */
+  source: { objectKey: string; width: number; height: number; fps?: number | null };
+  /** What the shorts' paths were planned for; absent when none has one. */
+  reframePlan?: ReframePlan;
+  /** Counts the edits made to the shorts (short-edits.ts); absent before the first. */
+  shortsRevision?: number;
+}
 
 export interface JobRow {
   id: string;

@@ -1,4 +1,4 @@
-import { badRequest, conflict, notFound } from '@shorts/common/errors';
+import { badRequest, conflict, notFound } from '../errors.js';
 import type { Queryable } from '../db/db.js';
 import type { CreateJobBody } from './job-input.js';
 import { findJob, JOB_STATUS, sourceOfJob, type StoredSource } from './jobs.js';

@@ -14,15 +14,15 @@
 // Each change bumps data.shortsRevision; an edit names the revision it was made on, so of two
 // editors working from one page the second gets a 409 instead of overwriting the first.
 import { z } from 'zod';
-import { AppError, badRequest, conflict, notFound } from '@shorts/common/errors';
-import { isId } from '@shorts/common/ids';
+import { AppError, badRequest, conflict, notFound } from '../errors.js';
+import { isId } from '../ids.js';
 import { planReframe } from '@shorts/common/reframe/camera';
 import { detectionsWithin } from '@shorts/common/reframe/restrict';
 import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
 import type { Db } from '../db/db.js';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
-import { JOB_STATUS } from './jobs.js';
-import { bandOf, type JobData, type StoredShort } from './job-views.js';
+import { JOB_STATUS, type JobData, type StoredShort } from './jobs.js';
+import { bandOf } from './job-views.js';
 import { remapShort } from './transcript-edits.js';
 
 /** Shorter than this is no short: there is nothing to caption or frame. Not in the contract, which

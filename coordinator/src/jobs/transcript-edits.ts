@@ -10,11 +10,10 @@
 // editors working from the same page cannot silently overwrite each other: the second gets a 409.
 import { z } from 'zod';
 import { joinWords, type Word } from '@shorts/common/text/transcript';
-import { AppError, badRequest, conflict, notFound } from '@shorts/common/errors';
-import { isId } from '@shorts/common/ids';
+import { AppError, badRequest, conflict, notFound } from '../errors.js';
+import { isId } from '../ids.js';
 import type { Db } from '../db/db.js';
-import { JOB_STATUS } from './jobs.js';
-import type { JobData, StoredShort } from './job-views.js';
+import { JOB_STATUS, type JobData, type StoredShort } from './jobs.js';
 
 /** A word as edited: no whitespace inside (a word with a space is two words: split it). */
 const wordText = z.string().trim().min(1, 'a word cannot be empty (delete it instead)').max(100)

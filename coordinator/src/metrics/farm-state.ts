@@ -1,5 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import type { Db } from '../db/db.js';
+import { heardFromSql } from '../cluster/liveness.js';
 import { TASK_TYPES } from '@shorts/common/tasks';
 
 /** What the farm looks like in Postgres right now: the same answer from every coordinator. */
@@ -32,7 +33,7 @@ export async function readFarmState(db: Db, opts: { agentSilenceMs: number; loca
               CASE WHEN a.capabilities->'onnx_providers' ? 'EXECUTION_PROVIDER_CUDA' THEN 'cuda' ELSE 'cpu' END AS "onnxProvider",
               CASE a.capabilities->>'face_detector_provider' WHEN 'EXECUTION_PROVIDER_CUDA' THEN 'cuda' WHEN 'EXECUTION_PROVIDER_CPU' THEN 'cpu' ELSE 'none' END AS "faceDetectorProvider"
          FROM agents a
-        WHERE a.state <> 'offline' AND a.last_seen_at > now() - make_interval(secs => $1 / 1000.0)
+        WHERE a.state <> 'offline' AND ${heardFromSql('a', '$1')}
         ORDER BY a.name, a.last_seen_at DESC`,
       [opts.agentSilenceMs],
     ),

@@ -4,17 +4,18 @@
 // is queued again and an agent joins the chunks with the sound, without re-encoding (`join`).
 // The queue's fan-out (tasks/fan-out.ts) keeps it exactly-once: the render completes, and its file
 // is stored, once, with the join's result.
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
-import { AppError } from '@shorts/common/errors';
+import { AppError } from '../errors.js';
 import type { TaskLeasePayload, TaskPayload, TaskResult } from '@shorts/common/tasks/contracts';
 import { stageProgress } from '@shorts/common/tasks/contract';
 import { renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
 import { RENDER_STAGES, renderShortOutputs, type RenderShortPayload, type RenderSplit } from '@shorts/common/tasks/render-short';
 import { verifyTaskObjects } from '../files/task-objects.js';
+import { connectedAgentSql } from '../cluster/liveness.js';
 import { deletePrefix } from '../storage/object-store.js';
 import { taskObjectKey, taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
-import type { TypedChildTask, TypedOutcomeHandler } from '../tasks/typed-outcome.js';
+import type { TypedChildTask } from '../tasks/typed-outcome.js';
 
 type App = Pick<Coordinator, 'db' | 'urls' | 'store' | 'config'>;
 type SplitLease = Pick<TaskLeasePayload<'render-short'>, 'split' | 'join'>;
@@ -29,7 +30,7 @@ async function freeRenderSlots(app: App, taskId: string): Promise<{ all: number;
        SELECT 'nvenc' = ANY(a.capability_tags) AS nvenc,
               GREATEST(a.max_slots - (SELECT count(*) FROM tasks t WHERE t.state = 'leased' AND t.leased_by = a.id AND t.id <> $2), 0) AS slots
          FROM agents a
-        WHERE a.state = 'online' AND a.last_seen_at > now() - make_interval(secs => $1 / 1000.0) AND 'render-chunk' = ANY(a.task_types)
+        WHERE ${connectedAgentSql('a', '$1')} AND 'render-chunk' = ANY(a.task_types)
      )
      SELECT COALESCE(sum(slots), 0)::int AS all, COALESCE(sum(slots) FILTER (WHERE nvenc), 0)::int AS nvenc FROM free`,
     [app.config.leaseTtlMs, taskId],
@@ -120,19 +121,4 @@ export async function removeChunkObjects(app: App, task: TaskRow): Promise<void>
   for (const child of children) await deletePrefix(app.store, taskObjectPrefix(child));
   const spec = task.payload as unknown as RenderShortPayload;
   await app.store.delete(taskObjectKey(task, renderShortOutputs.audio(spec.renderId))).catch(() => undefined);
-}
-
-/** render-chunk's side in the coordinator: fresh URLs when an agent takes one. Its outcome is its
- *  parent's business (fan-out.ts), never a domain's. */
-export function createRenderChunkHandler(app: App): TypedOutcomeHandler<'render-chunk'> {
-  const never = () => { throw new Error('a render-chunk is always a render\'s child'); };
-  return {
-    async prepareLease(_task, spec) {
-      const sourceUrl = await signed(app, spec.sourceObjectKey);
-      const watermarkObjectUrl = spec.watermark?.objectKey ? await signed(app, spec.watermark.objectKey) : null;
-      return { ...spec, sourceUrl, watermarkObjectUrl };
-    },
-    async onComplete() { never(); },
-    async onFailed() { never(); },
-  };
 }

@@ -1,8 +1,8 @@
 // A job's renders, newest first: what the studio lists on the job page after a reload, and what a
 // client needs to find a render it did not keep the id of.
-import { notFound } from '@shorts/common/errors';
-import { isId } from '@shorts/common/ids';
-import type { Coordinator } from '../coordinator.js';
+import { notFound } from '../errors.js';
+import { isId } from '../ids.js';
+import type { Coordinator } from '../context.js';
 import { renderStatus } from './renders.js';
 
 /** At most this many renders are listed per job (the newest). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError, badRequest, forbidden, notFound } from '@shorts/common/errors';
+import { AppError, badRequest, forbidden, notFound } from '../errors.js';
 import { normalizeRenderOptions, renderOptionsDocs, type RenderOptions } from '@shorts/common/render/options';
 import { CAPTION_PRESETS, isCaptionPreset } from '@shorts/common/render/presets';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';

@@ -1,24 +1,17 @@
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
-import { TooManyRequestsError, badRequest, notFound } from '@shorts/common/errors';
-import { isId, newId } from '@shorts/common/ids';
+import { TooManyRequestsError, badRequest, notFound } from '../errors.js';
+import { isId, newId } from '../ids.js';
 import type { RenderShortPayload } from '@shorts/common/tasks/render-short';
 import { directorSettings, sameDirector } from '@shorts/common/reframe/director';
 import type { ShortDetections } from '@shorts/common/reframe/types';
 import { detectionsWithin } from '@shorts/common/reframe/restrict';
 import { withCaptionBand } from '@shorts/common/reframe/caption-band';
-import { findJob, JOB_STATUS } from '../jobs/jobs.js';
-import type { JobData } from '../jobs/job-views.js';
-import { insertFiles } from '../files/files.js';
-import { verifyTaskObjects } from '../files/task-objects.js';
+import { findJob, JOB_STATUS, type JobData } from '../jobs/jobs.js';
 import { requireOrganization } from '../tenancy/tenancy.js';
-import { taskObjectPrefix } from '../tasks/task-queue.js';
-import type { TypedOutcomeHandler } from '../tasks/typed-outcome.js';
-import { deletePrefix } from '../storage/object-store.js';
 import { checkFetchableUrl } from '@shorts/common/net/url-rules';
 import { parseAllowlist } from '@shorts/common/net/address-policy';
 import { parseTarget, resolveRender, type BrandPresetRow, type RenderBody } from './render-request.js';
-import { chunkedLease, chunksProgress, joinedChunks, removeChunkObjects, renderChunks } from './render-chunks.js';
 
 
 /** A render takes tens of seconds; asking again sooner than this finds the line as it was. */
@@ -136,7 +129,7 @@ async function storedSpeech(db: Queryable, jobId: string, shortId: number): Prom
   return Array.isArray(speech) ? speech : null;
 }
 
-interface RenderRow {
+export interface RenderRow {
   id: string;
   status: 'queued' | 'progress' | 'done' | 'error';
   progress: number;
@@ -189,57 +182,3 @@ export async function renderStatus(app: Pick<Coordinator, 'db' | 'urls' | 'queue
 const withStage = (status: Record<string, unknown>, waiting: string | undefined) => (waiting ? { ...status, stage: waiting } : status);
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
-
-export function createRenderOutcomeHandler(app: Pick<Coordinator, 'db' | 'urls' | 'store' | 'metrics' | 'config'>): TypedOutcomeHandler<'render-short'> {
-  return {
-    async prepareLease(task, spec) {
-      const sourceUrl = (await app.urls.sign(spec.sourceObjectKey, 'GET', 6 * 3600)).url;
-      const watermarkObjectUrl = spec.watermark?.objectKey ? (await app.urls.sign(spec.watermark.objectKey, 'GET', 6 * 3600)).url : null;
-      return { ...spec, sourceUrl, watermarkObjectUrl, ...(await chunkedLease(app, task, spec)) };
-    },
-
-    // A long render in chunks (./render-chunks.ts): split, chunks, then the join on an agent.
-    fanOut: (_c, parent, result) => renderChunks(app, parent, result),
-    fanIn: (c, parent, result, chunks) => joinedChunks(c, app, parent, result, chunks),
-    joinsOnAgent: (result) => 'split' in result,
-    onChildrenProgress: chunksProgress,
-
-    async onProgress(c, task, progress) {
-      await c.query(
-        `UPDATE renders SET status = 'progress', progress = GREATEST(progress, $2), updated_at = now() WHERE id = $1 AND status IN ('queued', 'progress')`,
-        [task.subjectId, progress],
-      );
-    },
-
-    async onComplete(c, task, result) {
-      if ('split' in result) throw new Error('a split render completes with its join');
-      const render = (await c.query<{ id: string; organizationId: string; jobId: string; status: RenderRow['status'] }>(
-        `SELECT id, organization_id AS "organizationId", job_id AS "jobId", status FROM renders WHERE id = $1 FOR UPDATE`, [task.subjectId])).rows[0];
-      if (!render || render.status === 'done' || render.status === 'error') return;
-      const stored = await verifyTaskObjects(app.store, task, [result.objectKey, result.thumbnailKey, result.captionsKey]);
-      const sizeBytes = stored.get(result.objectKey)!;
-      const [fileId] = await insertFiles(c, [{
-        organizationId: render.organizationId, jobId: render.jobId, name: `render-${render.id}.mp4`, type: 'video',
-        contentType: result.contentType, sizeBytes, lengthSec: result.durationSec, objectKey: result.objectKey,
-        thumbnailKey: result.thumbnailKey ?? null, captionsKey: result.captionsKey ?? null, tags: ['render'],
-      }]);
-      await c.query(
-        `UPDATE renders SET status = 'done', progress = 1, file_id = $2, size_bytes = $3, updated_at = now() WHERE id = $1`,
-        [render.id, fileId, sizeBytes],
-      );
-    },
-
-    async onFailed(c, task, reason, code) {
-      await c.query(
-        `UPDATE renders SET status = 'error', error_message = $2, error_code = $3, updated_at = now() WHERE id = $1 AND status IN ('queued', 'progress')`,
-        [task.subjectId, reason, code === 'TASK_FAILED' ? 'RENDERING_ERROR' : code],
-      );
-    },
-
-    async afterFinish(task, outcome) {
-      app.metrics.rendersFinished.labels(outcome).inc();
-      await removeChunkObjects(app, task);
-      if (outcome === 'failed') await deletePrefix(app.store, taskObjectPrefix(task));
-    },
-  };
-}

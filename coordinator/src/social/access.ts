@@ -4,7 +4,7 @@
 // `isEnabled` setting (2.10) is enforced on the routes that send or change posts (publish, edit):
 // 403 while it is false. Cancelling (remove), settings, accounts and listing stay available, so an
 // organization can always switch posting back on or stop what is queued.
-import { AppError } from '@shorts/common/errors';
+import { AppError } from '../errors.js';
 import type { Organization } from '../tenancy/tenancy.js';
 import type { Plan } from '../tenancy/plans.js';
 import { DEFAULT_ORG_MESSAGES, type OrganizationMessages } from '../tenancy/auth.js';

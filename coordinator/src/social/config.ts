@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '@shorts/common/errors';
+import { AppError } from '../errors.js';
 import { FLAG_WORDS, parseEnvFlag } from '@shorts/common/env-flag';
 
 // Social posting's part of the coordinator's configuration (config.ts reads it with the rest, once):

@@ -1,4 +1,4 @@
-import { badRequest, conflict } from '@shorts/common/errors';
+import { badRequest, conflict } from '../errors.js';
 import { PAST_TOLERANCE_MS, type EditBody } from './publish-input.js';
 import type { PostStatus, SocialPost } from './posts.js';
 import { parseDateTime } from './zoned-time.js';

@@ -6,8 +6,8 @@
 // flow without the consent step.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db/db.js';
-import { newId } from '@shorts/common/ids';
-import { AppError, notFound } from '@shorts/common/errors';
+import { newId } from '../ids.js';
+import { AppError, notFound } from '../errors.js';
 import type { Network } from './networks.js';
 import { ProviderError, type AccountLink, type PlatformResult, type ProviderProfile, type SocialProvider } from './provider.js';
 

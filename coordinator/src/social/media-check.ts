@@ -1,4 +1,4 @@
-import { badRequest } from '@shorts/common/errors';
+import { badRequest } from '../errors.js';
 import { safeFetch, FetchRefusedError } from '@shorts/common/net/safe-fetch';
 import { parseAllowlist } from '@shorts/common/net/address-policy';
 import { checkFetchableUrl } from '@shorts/common/net/url-rules';

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/db.js';
-import { isId } from '@shorts/common/ids';
+import { isId } from '../ids.js';
 import type { Network, PostType } from './networks.js';
 import type { JobOutcome, PlatformResult } from './provider.js';
 import type { PublishMode, PublishRequest } from './publish-input.js';

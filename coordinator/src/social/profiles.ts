@@ -1,5 +1,5 @@
 import type { Db } from '../db/db.js';
-import { newId } from '@shorts/common/ids';
+import { newId } from '../ids.js';
 import type { ProviderProfile, SocialProvider } from './provider.js';
 
 const COLUMNS = `id, organization_id AS "organizationId", provider_key AS "providerKey"`;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest } from '@shorts/common/errors';
+import { badRequest } from '../errors.js';
 import {
   NETWORKS, NETWORK_MAX_PHOTOS, NETWORK_POST_TYPES, PLATFORM_FIELDS, POST_TYPES, fieldItems,
   type FieldKind, type Network, type PostType,

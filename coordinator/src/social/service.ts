@@ -1,6 +1,6 @@
 import type { Db, Queryable } from '../db/db.js';
-import { newId } from '@shorts/common/ids';
-import { AppError, badRequest, conflict, notFound } from '@shorts/common/errors';
+import { newId } from '../ids.js';
+import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import type { Organization } from '../tenancy/tenancy.js';
 import type { Logger } from '@shorts/common/logger';
 import type { Network } from './networks.js';

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { randomBytes } from 'node:crypto';
 import { finished, Transform } from 'node:stream';
-import { AppError } from '@shorts/common/errors';
+import { AppError } from '../errors.js';
 import type { UploadGate } from '../files/task-uploads.js';
 import type { ObjectStore } from './object-store.js';
 import { verifyObjectSignature, type UploadGrant } from './signed-url.js';

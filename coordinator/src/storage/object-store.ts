@@ -1,6 +1,4 @@
 import type { Readable } from 'node:stream';
-import { LocalObjectStore } from './local-store.js';
-import { S3ObjectStore, type S3StoreConfig } from './s3-store.js';
 
 export type ObjectSource = Buffer | Readable | { path: string };
 
@@ -23,12 +21,6 @@ export interface ObjectStore {
   move(from: string, to: string): Promise<void>;
   /** Stores that can sign their own download URLs (S3) skip the coordinator's /objects route. */
   presignedUrl?(key: string, method: 'GET', expiresSec: number): Promise<string>;
-}
-
-export type ObjectStoreConfig = { kind: 'local'; root: string } | ({ kind: 's3' } & S3StoreConfig);
-
-export function createObjectStore(config: ObjectStoreConfig): ObjectStore {
-  return config.kind === 'local' ? new LocalObjectStore(config.root) : new S3ObjectStore(config);
 }
 
 /** Removes every object under a prefix (a failed task's uploads, a consumed staging upload). */

@@ -1,19 +1,12 @@
 import type { Queryable } from '../db/db.js';
-import { newId } from '@shorts/common/ids';
+import { newId } from '../ids.js';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
-import { childTypeOf } from '@shorts/common/tasks/contracts';
-import { placementOf, type TaskPlacement } from '@shorts/common/placement';
+import { childTypeOf, placementOf } from '@shorts/common/tasks/contracts';
+import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import type { Metrics } from '../metrics/metrics.js';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
-import type { TaskOutcomeHandler, TaskQueue } from './task-queue.js';
+import type { ChildTask, QueueCore, TaskOutcomeHandler } from './queue-core.js';
 import type { TaskWakeups } from './wakeups.js';
-
-/** One child task a parent splits into; its type is the parent contract's `children.type`. */
-export interface ChildTask {
-  payload: Record<string, unknown>;
-  /** Capabilities beyond the child type's own placement (say, an NVENC host for a chunk). */
-  placement?: Partial<TaskPlacement>;
-}
 
 /**
  * Fan-out and fan-in. A task whose domain splits it (its handler's fanOut) waits, its own result
@@ -32,7 +25,7 @@ export class TaskFamilies {
     private readonly opts: { maxAttempts: number },
     private readonly metrics: Metrics,
     private readonly wakeups: TaskWakeups,
-    private readonly queue: TaskQueue,
+    private readonly queue: QueueCore,
   ) {}
 
   /** A handler may fan out only where its type's contract says which children it has. */
@@ -135,7 +128,7 @@ export class TaskFamilies {
   }
 
   /** A child failed for good (or was cancelled): so does its parent, with the child's reason. */
-  async childEnded(c: Queryable, child: TaskRow, reason: string, code: string): Promise<void> {
+  async childEnded(c: Queryable, child: TaskRow, reason: string, code: TaskFailureCode): Promise<void> {
     const parent = await this.lockedWaitingParent(c, child);
     if (!parent) return;
     const why = code === 'CANCELLED' ? reason : `Part ${child.childIndex! + 1} failed: ${reason}`;

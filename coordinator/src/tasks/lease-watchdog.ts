@@ -1,11 +1,13 @@
 import type { Db } from '../db/db.js';
 import type { Logger } from '@shorts/common/logger';
+import { connectedAgentSql, markSilentAgentsOffline } from '../cluster/liveness.js';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
 import { DEFAULT_TASK_TIME_LIMITS_SEC } from '@shorts/common/tasks/contracts';
+import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import { describeTag, waitingMessage } from '@shorts/common/placement';
 import type { Metrics, RequeueReason as Requeue, TaskOutcome as FinishOutcome } from '../metrics/metrics.js';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
-import type { TaskQueue, TaskQueueOptions } from './task-queue.js';
+import type { QueueCore, TaskQueueOptions } from './queue-core.js';
 
 /** Why the watchdog takes a lease back from its agent. */
 type TakeBack = Extract<Requeue, 'lease_expired' | 'time_limit'>;
@@ -20,7 +22,7 @@ export class LeaseWatchdog {
     private readonly opts: TaskQueueOptions,
     private readonly log: Logger,
     private readonly metrics: Metrics,
-    private readonly queue: TaskQueue,
+    private readonly queue: QueueCore,
   ) {}
 
   /** The watchdog: takes back leases whose agent went silent or kept the task past its time limit
@@ -94,7 +96,7 @@ export class LeaseWatchdog {
       if (!due) return false;
       const limit = formatLimit(this.timeLimitSec(task.type));
       let reason: string;
-      let final: { reason: string; code: string };
+      let final: { reason: string; code: TaskFailureCode };
       if (why === 'lease_expired') {
         this.metrics.leasesExpired.labels(task.type).inc();
         reason = `agent ${task.leasedBy} went silent past its lease`;
@@ -133,11 +135,7 @@ export class LeaseWatchdog {
   }
 
   private async markSilentAgentsOffline(): Promise<void> {
-    const gone = await this.db.query<{ id: string; name: string }>(
-      `UPDATE agents SET state = 'offline', offline_at = now()
-       WHERE state <> 'offline' AND last_seen_at < now() - make_interval(secs => $1 / 1000.0) RETURNING id, name`,
-      [this.opts.leaseTtlMs],
-    );
+    const gone = await markSilentAgentsOffline(this.db, this.opts.leaseTtlMs);
     for (const a of gone) this.log.warn('agent offline: silent past its lease TTL', { agentId: a.id, name: a.name });
   }
 
@@ -149,8 +147,8 @@ export class LeaseWatchdog {
    */
   private async noticeWaitingTasks(): Promise<void> {
     const agents = await this.db.query<{ taskTypes: string[]; tags: string[] }>(
-      `SELECT task_types AS "taskTypes", capability_tags AS tags FROM agents
-       WHERE state = 'online' AND last_seen_at > now() - make_interval(secs => $1 / 1000.0)`,
+      `SELECT task_types AS "taskTypes", capability_tags AS tags FROM agents a
+       WHERE ${connectedAgentSql('a', '$1')}`,
       [this.opts.leaseTtlMs],
     );
     const waiting = await this.db.query<Pick<TaskRow, 'id' | 'type' | 'requires' | 'waitingReason'> & { waitedMs: number }>(

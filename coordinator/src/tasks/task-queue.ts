@@ -1,76 +1,31 @@
 import { isTransientDbError, type Db, type Queryable } from '../db/db.js';
-import { AppError } from '@shorts/common/errors';
-import { newId, randomToken } from '@shorts/common/ids';
+import { AppError, appErrorOf } from '../errors.js';
+import { newId, randomToken } from '../ids.js';
 import type { Logger } from '@shorts/common/logger';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
-import { ContractViolation, type TaskPayload } from '@shorts/common/tasks/contracts';
-import { placementOf, type TaskPlacement } from '@shorts/common/placement';
+import { ContractViolation, placementOf, type TaskPayload } from '@shorts/common/tasks/contracts';
+import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
+import { retry } from '@shorts/common/retry';
+import type { TaskPlacement } from '@shorts/common/placement';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
+import { connectedAgentSql } from '../cluster/liveness.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
 import { TaskWakeups } from './wakeups.js';
-import { TaskFamilies, type ChildTask } from './fan-out.js';
+import { TaskFamilies } from './fan-out.js';
+import type { CancelOutcome, QueueCore, TaskOutcomeHandler, TaskQueueOptions } from './queue-core.js';
 import { tasksAhead, waitingReasons } from './queue-position.js';
 import type { Metrics, RequeueReason as Requeue, TaskOutcome as FinishOutcome } from '../metrics/metrics.js';
 
-/** What a domain (jobs, renders, probes) does when one of its tasks moves. Runs inside the task's
- *  transaction, so the domain's rows and the task's state change together or not at all. Facts and
- *  results arrive as the agent sent them: domains read them through their task type's contract
- *  (./typed-outcome.ts), and a ContractViolation thrown here refuses the report. */
 export type { TaskRow } from './task-row.js';
-
-export interface TaskOutcomeHandler {
-  /** Throwing an AppError refuses the task for good with its message (the agent is told to cancel). */
-  onProgress?(c: Queryable, task: TaskRow, progress: number, stage: string | null, facts?: unknown): Promise<void>;
-  onComplete(c: Queryable, task: TaskRow, result: unknown): Promise<void>;
-  /** The task failed for good (bad input, too many lost leases, cancelled, no agent can run it). */
-  onFailed(c: Queryable, task: TaskRow, reason: string, code: string): Promise<void>;
-  /** Adds what must be fresh when an agent takes the task (signed URLs) to the stored payload. */
-  prepareLease?(task: TaskRow): Promise<Record<string, unknown>>;
-  /** Runs after the transaction committed (webhooks, notifications). A cancelled task is 'failed' here. */
-  afterFinish?(task: TaskRow, outcome: 'completed' | 'failed'): Promise<void>;
-  /** Fan-out (./fan-out.ts; the type's contract declares its `children`): the child tasks this task
-   *  splits into, decided from its own agent's result. None: it completes with that result at once. */
-  fanOut?(c: Queryable, parent: TaskRow, result: unknown): Promise<ChildTask[]>;
-  /** Fan-in: the parent's result from its own and its children's (in child order), before the
-   *  parent's onComplete in the same transaction. */
-  fanIn?(c: Queryable, parent: TaskRow, result: unknown, childResults: unknown[]): Promise<unknown>;
-  /** True when the joined result is not the parent's last word but work for an agent: the parent
-   *  is queued again with it (its prepareLease reads it from task.result) and completes, as any
-   *  task, with that agent's result (fanOut then returns none). A render joins its chunks so. */
-  joinsOnAgent?(result: unknown): boolean;
-
-  /** Instead of fanIn, for a join only an agent can make: after the last child the parent goes back
-   *  to the queue with this payload for its final part, whose completion ends it as any task's does
-   *  (fanOut then sees that part's result and returns no children). */
-  finishOnAgent?(c: Queryable, parent: TaskRow, result: unknown, childResults: unknown[]): Promise<Record<string, unknown>>;
-  /** The children's progress, 0..1 over all of them (a completed child counts 1), as a child reports:
-   *  its domain shows it, and a number returned is the parent's own progress to store. */
-  onChildrenProgress?(c: Queryable, parent: TaskRow, fraction: number): Promise<number | void>;
-}
+export type { CancelOutcome, ChildTask, TaskOutcomeHandler, TaskQueueOptions } from './queue-core.js';
 
 export const LEASE_LOST = 'lease_lost';
 const leaseLost = (id: string) => new AppError(409, LEASE_LOST, `Task ${id} is no longer leased with this token`);
-/** Tries a completion whose transaction hit a deadlock or a dropped connection before the agent is told to retry. */
-const COMPLETE_TRIES = 4;
+/** A completion whose transaction hit a deadlock or a dropped connection is tried 4 times (waits of
+ *  about 0.1, 0.2 and 0.4 s) before the agent is told to retry. */
+const COMPLETE_RETRY = { tries: 4, first: 100, jitter: 0.25 } as const;
 /** Failed payload preparations (signing URLs) before a task fails for good. */
 const PREPARE_TRIES = 5;
-
-export interface TaskQueueOptions {
-  leaseTtlMs: number;
-  maxAttempts: number;
-  /** How long a task preferring a capability is kept for a connected agent that has it and a free slot. */
-  preferGraceMs: number;
-  /** A queued task waiting this long with no connected agent able to run it says so (API, log once). */
-  waitingNoticeMs: number;
-  /** A task whose requirements no connected agent of its type meets fails after waiting this long. */
-  unmetNeedsFailMs: number;
-  /** Wall-clock limit of one attempt by type (default: each contract's). Agents stop their tasks at
-   *  it; the watchdog takes back a task still leased at its limit plus `timeLimitGraceMs`, so an agent
-   *  that hangs but keeps heartbeating cannot hold work for ever. */
-  timeLimitsSec?: Partial<Record<TaskType, number>>;
-  /** Time for the agent to stop at its limit and report it (default: 1 min, or 2 lease TTLs if longer). */
-  timeLimitGraceMs?: number;
-}
 
 export interface EnqueueInput<T extends TaskType> {
   type: T;
@@ -83,9 +38,7 @@ export interface EnqueueInput<T extends TaskType> {
   placement?: Partial<TaskPlacement>;
 }
 
-export type CancelOutcome = 'cancelled' | 'cancel_requested' | 'already_finished' | 'not_found';
-
-export class TaskQueue {
+export class TaskQueue implements QueueCore {
   /** Wake-ups for agents' long-polls (a test reads its listeners to see a poll asleep). */
   private readonly wakeups: TaskWakeups;
   private readonly watchdog: LeaseWatchdog;
@@ -207,7 +160,7 @@ export class TaskQueue {
        -- Other agents that could take work now: online, heard from lately, with a free slot.
        free_agents AS MATERIALIZED (
          SELECT a.task_types, a.capability_tags AS tags FROM agents a
-         WHERE a.id <> $2 AND a.state = 'online' AND a.last_seen_at > now() - make_interval(secs => $4 / 1000.0)
+         WHERE a.id <> $2 AND ${connectedAgentSql('a', '$4')}
            AND (SELECT count(*) FROM tasks r WHERE r.state = 'leased' AND r.leased_by = a.id) < a.max_slots
        ),
        eligible AS (
@@ -328,10 +281,11 @@ export class TaskQueue {
       return await this.recordProgress(id, token, clamped, stage, message, facts);
     } catch (err) {
       if (err instanceof ContractViolation) return this.refuse(id, token, err.message);
-      if (!(err instanceof AppError) || err.error === LEASE_LOST) throw err;
+      const refusal = appErrorOf(err);
+      if (!refusal || refusal.error === LEASE_LOST) throw err;
       // The handler refused the task on what the agent reported (say, not enough credits for the
       // video's length): that is final, and the agent stops on this answer.
-      await this.fail(id, token, err.message, false, err.error);
+      await this.fail(id, token, refusal.message, false, 'REFUSED');
       return { cancelRequested: true };
     }
   }
@@ -357,32 +311,33 @@ export class TaskQueue {
    *  if it persists, answered as unavailable so the agent retries: finished work is never thrown away
    *  for a database hiccup. */
   async complete(id: string, token: string, result: unknown): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      let task: TaskRow | undefined;
-      let outcome = TASK_STATES.completed as FinishOutcome | 'waiting';
-      try {
+    let task: TaskRow | undefined;
+    const transient = (err: unknown, attempt: number) => {
+      this.log.warn('task completion hit a transient database error', { taskId: id, attempt, err: (err as Error).message });
+    };
+    try {
+      await retry(async () => {
+        task = undefined;
+        let outcome = TASK_STATES.completed as FinishOutcome | 'waiting';
         await this.tx(async (c) => {
           task = await this.lockLeased(c, id, token);
           outcome = await this.completeLeased(c, task, result);
         });
         if (outcome !== 'waiting') this.finished(task!, outcome);
-        return;
-      } catch (err) {
-        if (err instanceof AppError && err.error === LEASE_LOST) throw err;
-        if (err instanceof ContractViolation) return this.refuse(id, token, err.message);
-        if (isTransientDbError(err)) {
-          this.log.warn('task completion hit a transient database error', { taskId: id, attempt, err: (err as Error).message });
-          if (attempt >= COMPLETE_TRIES) throw new AppError(503, 'unavailable', 'The result could not be stored just now; retry');
-          await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
-          continue;
-        }
-        if (!task) throw err;
-        // The result could not be accepted (for example a short past the video's end): that is final.
-        const reason = err instanceof AppError ? err.message : 'The result could not be stored';
-        if (!(err instanceof AppError)) this.log.error('task result rejected', { taskId: id, err });
-        await this.fail(id, token, reason, false, 'RESULT_REJECTED');
-        return;
+      }, { ...COMPLETE_RETRY, retryable: isTransientDbError, onRetry: transient });
+    } catch (err) {
+      if (err instanceof AppError && err.error === LEASE_LOST) throw err;
+      if (err instanceof ContractViolation) return this.refuse(id, token, err.message);
+      if (isTransientDbError(err)) {
+        transient(err, COMPLETE_RETRY.tries);
+        throw new AppError(503, 'unavailable', 'The result could not be stored just now; retry');
       }
+      if (!task) throw err;
+      // The result could not be accepted (for example a short past the video's end): that is final.
+      const refusal = appErrorOf(err);
+      const reason = refusal ? refusal.message : 'The result could not be stored';
+      if (!refusal) this.log.error('task result rejected', { taskId: id, err });
+      await this.fail(id, token, reason, false, 'RESULT_REJECTED');
     }
   }
 
@@ -419,7 +374,7 @@ export class TaskQueue {
   }
 
   /** A failure the agent reports. Retryable ones go back to the queue until attempts run out. */
-  async fail(id: string, token: string, reason: string, retryable: boolean, code = 'TASK_FAILED'): Promise<{ willRetry: boolean }> {
+  async fail(id: string, token: string, reason: string, retryable: boolean, code: TaskFailureCode = 'TASK_FAILED'): Promise<{ willRetry: boolean }> {
     let task!: TaskRow;
     let ended: FinishOutcome | undefined;
     await this.tx(async (c) => {
@@ -534,7 +489,7 @@ export class TaskQueue {
   }
 
   /** Ends the task as failed, or as cancelled when that is why it ends; says which. */
-  async failForGood(c: Queryable, task: TaskRow, reason: string, code: string): Promise<typeof TASK_STATES.failed | typeof TASK_STATES.cancelled> {
+  async failForGood(c: Queryable, task: TaskRow, reason: string, code: TaskFailureCode): Promise<typeof TASK_STATES.failed | typeof TASK_STATES.cancelled> {
     const state = code === 'CANCELLED' ? TASK_STATES.cancelled : TASK_STATES.failed;
     await c.query(
       `UPDATE tasks SET state = $3, last_error = $2, lease_token = NULL, lease_expires_at = NULL, waiting_reason = NULL,

@@ -5,7 +5,8 @@ import {
   childTypeOf, parseStoredPayload, parseTaskFacts, parseTaskResult,
   type TaskChildType, type TaskFacts, type TaskLeasePayload, type TaskPayload, type TaskResult,
 } from '@shorts/common/tasks/contracts';
-import type { TaskOutcomeHandler, TaskRow } from './task-queue.js';
+import type { TaskOutcomeHandler } from './queue-core.js';
+import type { TaskRow } from './task-row.js';
 
 /** A child task in its type's own terms. */
 export interface TypedChildTask<C extends TaskType> {

@@ -1,6 +1,6 @@
 import { SignJWT, jwtVerify } from 'jose';
 import type { Db } from '../db/db.js';
-import { AppError, unauthorized } from '@shorts/common/errors';
+import { AppError, unauthorized } from '../errors.js';
 import { findActiveApiKey, getUser, isMember, type User } from './tenancy.js';
 import { csrfMatches, findSession, type SessionPolicy } from './sessions.js';
 

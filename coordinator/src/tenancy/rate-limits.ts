@@ -1,4 +1,4 @@
-import { TooManyRequestsError } from '@shorts/common/errors';
+import { TooManyRequestsError } from '../errors.js';
 import { PLANS, type Plan } from './plans.js';
 import type { Db } from '../db/db.js';
 

@@ -2,8 +2,8 @@
 // links printed by the admin CLI, and server-side sessions. Only hashes of tokens are stored.
 import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import type { Db, Queryable } from '../db/db.js';
-import { AppError, badRequest, notFound } from '@shorts/common/errors';
-import { randomToken } from '@shorts/common/ids';
+import { AppError, badRequest, notFound } from '../errors.js';
+import { randomToken } from '../ids.js';
 
 const scrypt = (password: string, salt: Buffer, keylen: number, opts: ScryptOptions) =>
   new Promise<Buffer>((resolve, reject) => scryptCb(password, salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))));

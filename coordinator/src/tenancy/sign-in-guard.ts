@@ -1,4 +1,4 @@
-import { AppError, ServiceBusyError, TooManyRequestsError } from '@shorts/common/errors';
+import { AppError, ServiceBusyError, TooManyRequestsError } from '../errors.js';
 import type { Db } from '../db/db.js';
 
 // Two guards on password sign-in beyond the per-minute buckets:

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../db/db.js';
-import { newId, randomToken } from '@shorts/common/ids';
-import { badRequest, notFound } from '@shorts/common/errors';
+import { newId, randomToken } from '../ids.js';
+import { badRequest, notFound } from '../errors.js';
 import { PLANS, type Plan } from './plans.js';
 
 export interface Organization {

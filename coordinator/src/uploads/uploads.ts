@@ -17,9 +17,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import type { Coordinator } from '../coordinator.js';
-import { AppError, badRequest, conflict } from '@shorts/common/errors';
-import { isId, newId } from '@shorts/common/ids';
+import type { Coordinator } from '../context.js';
+import { AppError, appErrorOf, badRequest, conflict } from '../errors.js';
+import { isId, newId } from '../ids.js';
 import { PLAN_LIMITS, toMB } from '../tenancy/plans.js';
 import { getUser, requireOrganization, type Organization, type User } from '../tenancy/tenancy.js';
 import { checkPreconditions, createJob } from '../jobs/jobs.js';
@@ -371,8 +371,9 @@ async function finishUpload(app: Deps, upload: UploadRow, lease: WriterLease): P
     // Another request finished or cancelled it: nothing of this attempt stays, and the upload's
     // state is theirs to tell.
     if (lease.lost || (err instanceof AppError && err.message === TAKEN_OVER)) throw takenOver();
-    const message = err instanceof AppError ? err.message : 'The upload could not be stored';
-    if (!(err instanceof AppError)) app.log.error('finishing an upload failed', { uploadId: upload.id, err });
+    const refusal = appErrorOf(err);
+    const message = refusal ? refusal.message : 'The upload could not be stored';
+    if (!refusal) app.log.error('finishing an upload failed', { uploadId: upload.id, err });
     const res = await app.db.pool.query(
       `UPDATE uploads SET state = 'failed', error_message = $3, writer_token = NULL, writer_until = NULL, updated_at = now()
        WHERE id = $1 AND writer_token = $2 AND state = 'receiving'`,

@@ -4,6 +4,7 @@ import type { Db, Queryable } from '../db/db.js';
 import type { Logger } from '@shorts/common/logger';
 import { safeFetch, FetchRefusedError, type SafeResponse } from '@shorts/common/net/safe-fetch';
 import { parseAllowlist } from '@shorts/common/net/address-policy';
+import { backoffDelay } from '@shorts/common/retry';
 import type { Metrics } from '../metrics/metrics.js';
 
 export const WEBHOOK_QUEUE = 'webhook-delivery';
@@ -87,7 +88,7 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
 /** Exponential backoff from `baseSec`, each wait spread over ±25 % so receivers recovering from an
  *  outage are not hit by every queued event in the same second; never sooner than Retry-After. */
 export function retryDelaySec(failedAttempt: number, baseSec: number, retryAfterSec?: number, random = Math.random): number {
-  const backoff = baseSec * 2 ** (failedAttempt - 1) * (0.75 + random() / 2);
+  const backoff = backoffDelay(failedAttempt, { first: baseSec, jitter: 0.25, random });
   return Math.max(1, Math.ceil(Math.max(backoff, retryAfterSec ?? 0)));
 }
 

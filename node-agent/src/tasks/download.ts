@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { safeDownload, FetchRefusedError } from '@shorts/common/net/safe-fetch';
 import { parseAllowlist } from '@shorts/common/net/address-policy';
+import { downloadFailureCode } from '@shorts/common/tasks/failure-codes';
 import { TaskError, type TaskContext } from './task-context.js';
 
 /** A URL a user gave: fetched under the SSRF guard (checked address, redirects re-checked, size cap). */
@@ -20,7 +21,7 @@ export async function downloadSource(ctx: Pick<TaskContext, 'config' | 'signal'>
   } catch (err: unknown) {
     if (err instanceof FetchRefusedError) {
       const retryable = err.code === 'network' || err.code === 'timeout';
-      throw new TaskError(`Could not download the video: ${err.message}`, `DOWNLOAD_${err.code.toUpperCase()}`, retryable);
+      throw new TaskError(`Could not download the video: ${err.message}`, downloadFailureCode(err.code), retryable);
     }
     throw err;
   }

@@ -1,6 +1,7 @@
 import type { Logger } from '@shorts/common/logger';
 import type { TaskType } from '@shorts/common/tasks';
 import type { TaskFacts, TaskLeasePayload, TaskResult, TaskStage } from '@shorts/common/tasks/contracts';
+import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import type { AgentConfig } from '../config.js';
 import type { HostCapabilities } from '../host/probe-host.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
@@ -29,7 +30,7 @@ export interface TaskContext<T extends TaskType = TaskType> {
 
 /** A failure the user should see as is; `retryable` false means another agent would fail too. */
 export class TaskError extends Error {
-  constructor(message: string, readonly code = 'TASK_FAILED', readonly retryable = false) {
+  constructor(message: string, readonly code: TaskFailureCode = 'TASK_FAILED', readonly retryable = false) {
     super(message);
   }
 }

@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { joinWords, type Transcript, type Word } from '@shorts/common/text/transcript';
+import { retry } from '@shorts/common/retry';
 import { readWavInfo } from '../media/wav.js';
 import type { TranscribeOptions, Transcriber } from './types.js';
 
@@ -69,17 +70,14 @@ export class OpenAiCompatibleTranscriber implements Transcriber {
     };
   }
 
-  private async postWithRetries(audio: Buffer, filename: string, signal?: AbortSignal): Promise<VerboseJson> {
-    const retries = this.opts.retries ?? 2;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.post(audio, filename, signal);
-      } catch (err) {
-        const retryable = err instanceof HttpError ? err.status === 429 || err.status >= 500 : !(signal?.aborted) && err instanceof TypeError;
-        if (!retryable || attempt >= retries) throw err;
-        await sleep(500 * 2 ** attempt, signal);
-      }
-    }
+  private postWithRetries(audio: Buffer, filename: string, signal?: AbortSignal): Promise<VerboseJson> {
+    // Waits of 0.5 s, 1 s, ...: a busy (429), failing (5xx) or unreachable server is tried again.
+    return retry(() => this.post(audio, filename, signal), {
+      tries: (this.opts.retries ?? 2) + 1,
+      first: 500,
+      signal,
+      retryable: (err) => (err instanceof HttpError ? err.status === 429 || err.status >= 500 : !(signal?.aborted) && err instanceof TypeError),
+    });
   }
 
   private async post(audio: Buffer, filename: string, signal?: AbortSignal): Promise<VerboseJson> {
@@ -134,15 +132,5 @@ export function spreadWords(text: string, start: number, end: number): Word[] {
     const w = { text: t, start: at, end: at + d };
     at += d;
     return w;
-  });
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason ?? new Error('aborted'));
-    }, { once: true });
   });
 }

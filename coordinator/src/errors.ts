@@ -1,5 +1,8 @@
-// The one error type that crosses layers. Transport edges (Koa, gRPC) map it to a status;
-// everything else just throws it.
+import { InvalidInput } from '@shorts/common/invalid-input';
+
+// The coordinator's one error type. Transport edges (Koa, gRPC) map it to a status; everything else
+// just throws it. Common code, shared with the agent, throws its own InvalidInput instead: appErrorOf
+// reads it as the 400 it answers.
 export class AppError extends Error {
   readonly status: number;
   readonly error: string;
@@ -41,4 +44,12 @@ export class ServiceBusyError extends AppError {
   constructor(message: string, readonly retryAfterSec: number) {
     super(503, 'Service Unavailable', message);
   }
+}
+
+/** The AppError an error stands for: itself, a common InvalidInput as a 400 Bad Request with its
+ *  message, anything else none (an internal error). */
+export function appErrorOf(err: unknown): AppError | undefined {
+  if (err instanceof AppError) return err;
+  if (err instanceof InvalidInput) return badRequest(err.message);
+  return undefined;
 }

@@ -1,6 +1,6 @@
-import type { Coordinator } from '../coordinator.js';
+import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
-import { AppError, badRequest } from '@shorts/common/errors';
+import { AppError, badRequest } from '../errors.js';
 import { ANALYZE_STAGES, analyzeVideoOutputs, isAnalyzeStage, type AnalyzeVideoResult } from '@shorts/common/tasks/analyze-video';
 import { parseStoredPayload } from '@shorts/common/tasks/contracts';
 import { chargeCredits, releaseCredits, reserveEstimate } from '../credits/credits.js';
@@ -11,8 +11,8 @@ import { taskObjectKey, taskObjectPrefix, type TaskRow } from '../tasks/task-que
 import type { TypedOutcomeHandler } from '../tasks/typed-outcome.js';
 import type { Plan } from '../tenancy/plans.js';
 import { enqueueWebhook } from '../webhooks/webhooks.js';
-import { bandOf, bearerView, type StoredShort } from './job-views.js';
-import { JOB_COLUMNS, JOB_STATUS, type JobRow } from './jobs.js';
+import { bandOf, bearerView } from './job-views.js';
+import { JOB_COLUMNS, JOB_STATUS, type JobRow, type StoredShort } from './jobs.js';
 import { priceJob } from './pricing.js';
 import { finalPartPayload, rangeChildren, rangesFromSec, rangesProgressed } from './analysis-ranges.js';
 
@@ -34,7 +34,7 @@ function checkShorts(job: JobRow, result: AnalyzeVideoResult): void {
   }
 }
 
-export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 'store' | 'urls' | 'boss' | 'metrics'>): TypedOutcomeHandler<'analyze-video'> {
+export function createAnalyzeVideoOutcomeHandler(app: Pick<Coordinator, 'config' | 'store' | 'urls' | 'boss' | 'metrics'>): TypedOutcomeHandler<'analyze-video'> {
   /**
    * As soon as the agent knows the video's length the job's reservation grows to its price, so a
    * job the credits cannot pay for fails now, before transcription, and jobs running side by side

@@ -1,0 +1,42 @@
+import type { Db } from '../db/db.js';
+import { AppError } from '../errors.js';
+
+// Agent liveness, decided here and nowhere else. An agent is told to heartbeat every third of the
+// lease TTL; any call it makes is a sign of life (markAgentSeen). One silent for a whole lease TTL
+// is not connected: placement and the farm's numbers leave it out (connectedAgentSql, heardFromSql),
+// this process stops counting it (AgentRegistry.connectedCount), and the lease watchdog marks it
+// offline (markSilentAgentsOffline) until it speaks again.
+
+/** How often an agent is asked to heartbeat: three times per lease TTL. */
+export const heartbeatIntervalMs = (leaseTtlMs: number): number => Math.floor(leaseTtlMs / 3);
+
+/** SQL: agent row `a` was heard from within the last `silenceParam` milliseconds (a query parameter
+ *  holding the lease TTL). */
+export const heardFromSql = (a: string, silenceParam: string): string =>
+  `${a}.last_seen_at > now() - make_interval(secs => ${silenceParam} / 1000.0)`;
+
+/** SQL: agent row `a` is connected and may take work: online (not draining) and heard from lately. */
+export const connectedAgentSql = (a: string, silenceParam: string): string => `${a}.state = 'online' AND ${heardFromSql(a, silenceParam)}`;
+
+/** Every call from an agent counts as a sign of life; one marked offline comes back (draining
+ *  still, if it was asked to drain). Answers the agent's state, so it learns of a drain. */
+export async function markAgentSeen(db: Db, agentId: string, heartbeat?: { runningTasks: number; freeDiskBytes: number }): Promise<'online' | 'draining'> {
+  const row = await db.one<{ state: 'online' | 'draining' }>(
+    `UPDATE agents SET last_seen_at = now(), offline_at = NULL,
+       state = CASE WHEN drain_requested_at IS NOT NULL THEN 'draining' ELSE 'online' END,
+       running_tasks = COALESCE($2, running_tasks), free_disk_bytes = COALESCE($3, free_disk_bytes)
+     WHERE id = $1 RETURNING state`,
+    [agentId, heartbeat?.runningTasks ?? null, heartbeat?.freeDiskBytes || null],
+  );
+  if (!row) throw new AppError(404, 'unknown_agent', `agent ${agentId} is not registered`);
+  return row.state;
+}
+
+/** Marks agents silent for a whole lease TTL offline; returns those it marked. */
+export function markSilentAgentsOffline(db: Db, leaseTtlMs: number): Promise<Array<{ id: string; name: string }>> {
+  return db.query<{ id: string; name: string }>(
+    `UPDATE agents SET state = 'offline', offline_at = now()
+     WHERE state <> 'offline' AND last_seen_at < now() - make_interval(secs => $1 / 1000.0) RETURNING id, name`,
+    [leaseTtlMs],
+  );
+}
