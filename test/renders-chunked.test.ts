@@ -12,8 +12,8 @@ import { runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
 import { isBundledFfmpeg, processMediaTools } from '@shorts/common/media/tools';
 import { requestTaskCancel, showTask } from '../coordinator/src/cluster/agents.js';
-import { repoRoot } from '@shorts/common/paths';
 import type { RenderShortPayload } from '@shorts/common/tasks/render-short';
+import { admin, adminJson } from './helpers/admin-cli.js';
 
 // A long render cut into chunks that several real agents render at once, then joined without
 // re-encoding the video (issue 22): the same frames, timestamps, sound and sync as the one-pass
@@ -73,14 +73,6 @@ async function download(url: string, name: string): Promise<string> {
 }
 
 const renderTask = async (renderId: string) => (await showTask(cluster.app.db, renderId));
-
-/** The admin CLI as an operator runs it, against the cluster's database. */
-async function admin(...args: string[]): Promise<any> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(repoRoot(), 'coordinator/src/cli/admin.ts'), ...args], {
-    env: { ...process.env, DATABASE_URL: cluster.databaseUrl, DATA_DIR: cluster.dataDir, LOG_LEVEL: 'warn' },
-  });
-  return args.includes('--json') ? JSON.parse(stdout) : stdout;
-}
 
 /** A counter's value in the coordinator's /metrics. */
 async function counter(name: string, type: string): Promise<number> {
@@ -202,9 +194,9 @@ test.serial('with three free slots it is rendered in three chunks by several age
   t.is(await counter('shorts_task_fan_outs_total', 'render-short'), 1, '/metrics counts the split');
   t.is(await counter('shorts_task_children_total', 'render-chunk'), 3, '/metrics counts its children');
   // The admin CLI lists the render's task and its children.
-  const shown = await admin('task', 'show', renderId, '--json');
-  t.deepEqual(shown.children.map((c: any) => [c.childIndex, c.type, c.state]), [[0, 'render-chunk', 'completed'], [1, 'render-chunk', 'completed'], [2, 'render-chunk', 'completed']]);
-  const table = await admin('task', 'show', family.task.id);
+  const shown = await adminJson<{ children: Array<{ childIndex: number; type: string; state: string }> }>(cluster, ['task', 'show', renderId, '--json']);
+  t.deepEqual(shown.children.map((c) => [c.childIndex, c.type, c.state]), [[0, 'render-chunk', 'completed'], [1, 'render-chunk', 'completed'], [2, 'render-chunk', 'completed']]);
+  const table = await admin(cluster, ['task', 'show', family.task.id]);
   t.regex(table, new RegExp(`${family.children[2]!.id}\\s+render-chunk\\s+3\\s+completed\\s+1\\s+100%`));
   await assertEqualsSinglePass(t, await download(done.url, 'chunked.mp4'), 'chunked');
   // The chunks and the sound were the join's inputs only.

@@ -1,8 +1,7 @@
 import test from 'ava';
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
@@ -14,13 +13,12 @@ import { repoRoot } from '@shorts/common/paths';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { setPassword } from '../coordinator/src/tenancy/sessions.js';
 import type { Reframe } from '@shorts/common/reframe/types';
+import { admin } from './helpers/admin-cli.js';
 
 // The whole studio in a real browser (Debian's chromium through playwright-core) against a real
 // coordinator, Postgres and agent: sign in, upload a made video, watch it complete, review a short
 // (transcript, crop rectangle), render and play it, post it, make a brand preset. Every screen is
 // saved under test/.out/studio/ for a person to look at.
-
-const run = promisify(execFile);
 
 let cluster: TestCluster;
 let chromium: Awaited<ReturnType<typeof launchChromium>>;
@@ -85,14 +83,6 @@ async function rectFractions(page: Page) {
   });
 }
 
-/** The admin CLI as an operator runs it against this cluster's database; its printed lines. */
-async function admin(...args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(repoRoot(), 'coordinator/src/cli/admin.ts'), ...args], {
-    env: { ...process.env, DATABASE_URL: cluster.databaseUrl, DATA_DIR: cluster.dataDir, PUBLIC_URL: cluster.app.httpUrl, LOG_LEVEL: 'warn' },
-  });
-  return stdout;
-}
-
 /** The titles the jobs list shows once it settles on `expected` (any order); what it shows otherwise. */
 async function listedTitles(page: Page, expected: string[]): Promise<string[]> {
   const titles = async () => (await page.locator('table.cards tbody td[data-label="Title"]').allInnerTexts()).map((s) => s.trim()).sort();
@@ -135,7 +125,7 @@ needing({ tools: TOOLS }).serial('sign in, upload, watch the job complete, revie
   // --- Sign out, then in again with a one-time link printed by the admin CLI; the link works once.
   await page.click('header button:text-is("Sign out")');
   await page.waitForSelector('text=Sign in to Shorts Studio');
-  const printed = await admin('user', 'login-link', '--email', EMAIL);
+  const printed = await admin(cluster, ['user', 'login-link', '--email', EMAIL], { PUBLIC_URL: cluster.app.httpUrl });
   const link = printed.match(/^url\s+(\S+)/m)?.[1];
   t.truthy(link, printed);
   t.true(link!.startsWith(`${base}/studio/#/sign-in?token=`), link);

@@ -2,32 +2,23 @@
 // real protocol). The domain here is a small recording one, so each test can make a domain hook
 // slow, throw, or lose its connection, and see what the queue does with it.
 import test from 'ava';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type * as grpc from '@grpc/grpc-js';
-import { createLogger } from '@shorts/common/logger';
 import { repoRoot } from '@shorts/common/paths';
 import { newId } from '@shorts/common/ids';
 import type { TaskType } from '@shorts/common/tasks';
 import type { TaskPayload } from '@shorts/common/tasks/contracts';
 import { placementOf, type TaskPlacement } from '@shorts/common/placement';
 import { DEFAULT_TASK_TIME_LIMITS_SEC } from '@shorts/common/tasks/contracts';
-import { Db } from '../coordinator/src/db/db.js';
-import { migrate } from '../coordinator/src/db/migrate.js';
-import { createMetrics, type Metrics } from '../coordinator/src/metrics/metrics.js';
+import type { Db } from '../coordinator/src/db/db.js';
+import type { Metrics } from '../coordinator/src/metrics/metrics.js';
 import { TaskQueue, type TaskRow } from '../coordinator/src/tasks/task-queue.js';
-import { AgentRegistry, startGrpcServer } from '../coordinator/src/cluster/agent-service.js';
 import { listAgents, setDraining } from '../coordinator/src/cluster/agents.js';
-import { createObjectStore } from '../coordinator/src/storage/object-store.js';
-import { createObjectUrls } from '../coordinator/src/storage/urls.js';
-import { createOrganization } from '../coordinator/src/tenancy/tenancy.js';
-import { createTestDatabase, dropTestDatabase } from './helpers/db.js';
-import { FakeAgent } from './helpers/fake-agent.js';
+import type { FakeAgent } from './helpers/fake-agent.js';
+import { startQueueServer, type QueueServer } from './helpers/queue-server.js';
 import { LeaseLostError } from '../node-agent/src/coordinator-client.js';
 import { waitFor } from './helpers/cluster.js';
 
-const TOKEN = 'test-cluster-token-0123456789';
 const LEASE_TTL_MS = 4000;
 const PREFER_GRACE_MS = 2000;
 
@@ -50,15 +41,13 @@ class ObservedQueue extends TaskQueue {
 
 interface Outcome { completed?: unknown; failed?: { reason: string; code: string } }
 
+let server: QueueServer<ObservedQueue>;
 let db: Db;
-let databaseUrl: string;
 let queue: ObservedQueue;
 let metrics: Metrics;
-let grpcServer: grpc.Server;
-let address: string;
-let storeDir: string;
 let orgA: string;
 let orgB: string;
+let agents: FakeAgent[];
 const outcomes = new Map<string, Outcome>();
 const agents: FakeAgent[] = [];
 const dropped = new Set<string>();
@@ -91,39 +80,20 @@ function registerTestDomain(q: TaskQueue): void {
 }
 
 test.before(async () => {
-  databaseUrl = await createTestDatabase('task_queue');
-  db = new Db(databaseUrl);
-  await migrate(db);
-  await db.query('CREATE TABLE test_results (task_id text PRIMARY KEY, result jsonb NOT NULL)');
-  const log = createLogger({ service: 'test' }, (process.env.TEST_LOG_LEVEL as any) || 'silent');
-  metrics = createMetrics();
-  queue = new ObservedQueue(db, {
-    leaseTtlMs: LEASE_TTL_MS, maxAttempts: 3, preferGraceMs: PREFER_GRACE_MS, waitingNoticeMs: 200, unmetNeedsFailMs: 1500,
-  }, log, metrics);
-  registerTestDomain(queue);
-  await queue.start();
-  storeDir = await mkdtemp(path.join(os.tmpdir(), 'task-queue-'));
-  const store = createObjectStore({ kind: 'local', root: storeDir });
-  const urls = createObjectUrls(store, { publicUrl: 'http://127.0.0.1:9', secret: 'x'.repeat(32), ttlSec: 60 });
-  const bound = await startGrpcServer(
-    { db, queue, log, metrics, urls, store, clusterToken: TOKEN, leaseTtlMs: LEASE_TTL_MS, leaseWaitMs: 10_000, agentUploadMaxBytes: 1_000_000 },
-    new AgentRegistry(Math.floor(LEASE_TTL_MS / 3)),
-    { host: '127.0.0.1', port: 0 },
-  );
-  grpcServer = bound.server;
-  address = `127.0.0.1:${bound.port}`;
-  orgA = (await createOrganization(db, { name: 'Org A', plan: 'pro', credits: 10 })).id;
-  orgB = (await createOrganization(db, { name: 'Org B', plan: 'pro', credits: 10 })).id;
+  server = await startQueueServer('task_queue', {
+    queueOptions: { leaseTtlMs: LEASE_TTL_MS, maxAttempts: 3, preferGraceMs: PREFER_GRACE_MS, waitingNoticeMs: 200, unmetNeedsFailMs: 1500 },
+    createQueue: (d, options, log, m) => new ObservedQueue(d, options, log, m),
+    async prepare(d, q) {
+      await d.query('CREATE TABLE test_results (task_id text PRIMARY KEY, result jsonb NOT NULL)');
+      registerTestDomain(q);
+    },
+  });
+  ({ db, queue, metrics, agents } = server);
+  orgA = await server.organization('Org A');
+  orgB = await server.organization('Org B');
 });
 
-test.after.always(async () => {
-  agents.forEach((a) => a.close());
-  grpcServer?.forceShutdown();
-  await queue?.stop();
-  await db?.close();
-  if (databaseUrl) await dropTestDatabase(databaseUrl);
-  if (storeDir) await rm(storeDir, { recursive: true, force: true });
-});
+test.after.always(() => server?.close());
 
 test.beforeEach(async () => {
   queue.afterLeaseQuery = undefined;
@@ -133,9 +103,7 @@ test.beforeEach(async () => {
 });
 
 async function agent(name: string, taskTypes: TaskType[] = ['probe-media'], host: Parameters<FakeAgent['register']>[1] = {}): Promise<FakeAgent> {
-  const a = await new FakeAgent(address, TOKEN, name).register(taskTypes, host);
-  agents.push(a);
-  return a;
+  return server.agent(name, taskTypes, host);
 }
 
 function enqueue(type: TaskType, payload: Record<string, unknown> = {}, opts: { org?: string; placement?: Partial<TaskPlacement>; maxAttempts?: number; subjectId?: string } = {}): Promise<string> {

@@ -7,6 +7,7 @@ import { repoRoot } from '@shorts/common/paths';
 import { loadConfig } from '../../coordinator/src/config.js';
 import { startCoordinator, type Coordinator } from '../../coordinator/src/coordinator.js';
 import { createOrganization, issueApiKey, type Organization } from '../../coordinator/src/tenancy/tenancy.js';
+import { TEST_CLUSTER_TOKEN } from './cluster-token.js';
 import { createTestDatabase, dropTestDatabase } from './db.js';
 
 export interface TestCluster {
@@ -20,6 +21,8 @@ export interface TestCluster {
   api(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
   /** The job as the API answers it once it is COMPLETED or FAILED; `seen` collects every progress value read. */
   settledJob(key: string, id: string, opts?: { timeoutMs?: number; seen?: number[] }): Promise<any>;
+  /** Another coordinator on the same database and data folder, with the cluster's settings (and `overrides`); the caller closes it. */
+  startCoordinator(opts?: { overrides?: CoordinatorOverrides; log?: Logger }): Promise<Coordinator>;
   restartCoordinator(): Promise<void>;
   close(): Promise<void>;
 }
@@ -32,17 +35,23 @@ export interface AgentProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
+export type CoordinatorOverrides = Parameters<typeof loadConfig>[0];
+
 const quietLog = () => createLogger({ service: 'coordinator' }, (process.env.TEST_LOG_LEVEL as any) || 'silent');
 
-export async function startCluster(name: string, overrides: Parameters<typeof loadConfig>[0] = {}, opts: { log?: Logger } = {}): Promise<TestCluster> {
+/** A test coordinator's configuration: loopback on kernel-picked ports, no timers, the test cluster token, 4 s leases. */
+export function testCoordinatorConfig(databaseUrl: string, dataDir: string, overrides: CoordinatorOverrides = {}) {
+  return loadConfig({
+    databaseUrl, dataDir, port: 0, grpcPort: 0, host: '127.0.0.1', grpcHost: '127.0.0.1', timers: false,
+    clusterToken: TEST_CLUSTER_TOKEN, leaseTtlMs: 4000, fetchAllowlist: '127.0.0.1', ...overrides,
+  }, {});
+}
+
+export async function startCluster(name: string, overrides: CoordinatorOverrides = {}, opts: { log?: Logger } = {}): Promise<TestCluster> {
   const databaseUrl = await createTestDatabase(name);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), `shorts-${name}-`));
-  const config = () => loadConfig({
-    databaseUrl, dataDir, port: 0, grpcPort: 0, host: '127.0.0.1', grpcHost: '127.0.0.1', timers: false,
-    clusterToken: 'test-cluster-token-0123456789', leaseTtlMs: 4000, fetchAllowlist: '127.0.0.1', ...overrides,
-  }, {});
   const log = opts.log ?? quietLog();
-  let app = await startCoordinator(config(), log);
+  let app = await startCoordinator(testCoordinatorConfig(databaseUrl, dataDir, overrides), log);
   const agents: AgentProcess[] = [];
   let agentSeq = 0;
 
@@ -57,7 +66,7 @@ export async function startCluster(name: string, overrides: Parameters<typeof lo
         env: {
           ...process.env,
           COORDINATOR_GRPC: app.grpcAddress,
-          CLUSTER_TOKEN: 'test-cluster-token-0123456789',
+          CLUSTER_TOKEN: TEST_CLUSTER_TOKEN,
           AGENT_NAME: agentName,
           AGENT_WORK_DIR: path.join(dataDir, agentName),
           MAX_CONCURRENT_TASKS: '1',
@@ -122,14 +131,14 @@ export async function startCluster(name: string, overrides: Parameters<typeof lo
         return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
       }, opts.timeoutMs ?? 240_000, `job ${id} to settle`);
     },
+    startCoordinator(more = {}) {
+      return startCoordinator(testCoordinatorConfig(databaseUrl, dataDir, { ...overrides, ...more.overrides }), more.log ?? quietLog());
+    },
     async restartCoordinator() {
       const grpcPort = Number(app.grpcAddress.split(':')[1]);
       const httpPort = Number(new URL(app.httpUrl).port);
       await app.close();
-      app = await startCoordinator(loadConfig({
-        databaseUrl, dataDir, port: httpPort, grpcPort, host: '127.0.0.1', grpcHost: '127.0.0.1', timers: false,
-        clusterToken: 'test-cluster-token-0123456789', leaseTtlMs: 4000, fetchAllowlist: '127.0.0.1', ...overrides,
-      }, {}), log);
+      app = await startCoordinator(testCoordinatorConfig(databaseUrl, dataDir, { port: httpPort, grpcPort, ...overrides }), log);
     },
     async close() {
       await Promise.all(agents.map((a) => a.kill('SIGKILL')));
