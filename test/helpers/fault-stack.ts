@@ -56,6 +56,59 @@ export function spawnLogged(name: string, entry: string, env: Record<string, str
   };
 }
 
+/** What every coordinator process of these suites runs with: loopback, the suite's token, 4 s leases, a 0.5 s watchdog. */
+export const COORDINATOR_PROCESS_ENV: Record<string, string> = {
+  HOST: '127.0.0.1', GRPC_HOST: '127.0.0.1', CLUSTER_TOKEN, FETCH_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'info',
+  LEASE_TTL_MS: '4000', WATCHDOG_INTERVAL_MS: '500',
+};
+
+/** A coordinator process (coordinator/src/main.ts) with `env` on top of COORDINATOR_PROCESS_ENV, once it has said it started. */
+export async function spawnCoordinator(name: string, env: Record<string, string>): Promise<LoggedProcess> {
+  const coordinator = spawnLogged(name, 'coordinator/src/main.ts', { ...COORDINATOR_PROCESS_ENV, ...env });
+  return ready(coordinator, /"msg":"coordinator started"/);
+}
+
+/** An agent process (node-agent/src/main.ts) named `name`, working in `workDir` (made here), once it is ready. */
+export async function spawnAgent(name: string, coordinatorGrpc: string, workDir: string, env: Record<string, string> = {}): Promise<LoggedProcess> {
+  await mkdir(workDir, { recursive: true });
+  const agent = spawnLogged(name, 'node-agent/src/main.ts', {
+    COORDINATOR_GRPC: coordinatorGrpc, CLUSTER_TOKEN, AGENT_NAME: name, AGENT_WORK_DIR: workDir,
+    MAX_CONCURRENT_TASKS: '1', FETCH_ALLOWLIST: '127.0.0.1', AGENT_LEASE_WAIT_MS: '2000', LOG_LEVEL: 'debug', ...env,
+  });
+  return ready(agent, /"msg":"agent ready"/);
+}
+
+/** The process once its log says `re` (within 90 s); killed when it never does. */
+async function ready(proc: LoggedProcess, re: RegExp): Promise<LoggedProcess> {
+  try {
+    await proc.waitForLog(re, { timeoutMs: 90_000 });
+    return proc;
+  } catch (err) {
+    await proc.kill('SIGKILL');
+    throw err;
+  }
+}
+
+/** An API call with a bearer key and a JSON body; the answer's body parsed when it is JSON, else its text. */
+export async function callApi(baseUrl: string, key: string, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(baseUrl + urlPath, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: any = text;
+  try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+/** A new organization and an API key of it, straight in the database. */
+export async function orgWithKey(db: Db, name: string, plan: string, credits: number, keyName: string): Promise<{ id: string; key: string }> {
+  const org = await createOrganization(db, { name, plan, credits });
+  const { key } = await issueApiKey(db, org.id, keyName);
+  return { id: org.id, key };
+}
+
 /**
  * A TCP proxy that can be cut: while cut, bytes in flight are held (not refused: a cut cable
  * answers nothing, it does not reset connections) and new connections wait; restored, they flow.
@@ -133,13 +186,9 @@ export async function startFaultStack(name: string, coordinatorEnv: Record<strin
     httpUrl: `http://127.0.0.1:${ports.http}`,
     grpcAddress: `127.0.0.1:${ports.grpc}`,
     async startCoordinator() {
-      const coordinator = spawnLogged('coordinator', 'coordinator/src/main.ts', {
-        DATABASE_URL: pg.url, DATA_DIR: path.join(dataDir, 'coordinator'), PORT: String(ports.http), GRPC_PORT: String(ports.grpc),
-        HOST: '127.0.0.1', GRPC_HOST: '127.0.0.1', CLUSTER_TOKEN, FETCH_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'info',
-        LEASE_TTL_MS: '4000', WATCHDOG_INTERVAL_MS: '500', ...coordinatorEnv,
+      stack.coordinator = await spawnCoordinator('coordinator', {
+        DATABASE_URL: pg.url, DATA_DIR: path.join(dataDir, 'coordinator'), PORT: String(ports.http), GRPC_PORT: String(ports.grpc), ...coordinatorEnv,
       });
-      stack.coordinator = coordinator;
-      await coordinator.waitForLog(/"msg":"coordinator started"/, { timeoutMs: 90_000 });
     },
     async restartPostgres(downMs) {
       await pg.stop();
@@ -147,31 +196,16 @@ export async function startFaultStack(name: string, coordinatorEnv: Record<strin
       pg = await startEmbeddedPostgres(pgDir, pgPort, quiet);
     },
     async startAgent(agentName, env = {}) {
-      const workDir = path.join(dataDir, 'work', agentName);
-      await mkdir(workDir, { recursive: true });
-      const agent = spawnLogged(agentName, 'node-agent/src/main.ts', {
-        COORDINATOR_GRPC: stack.grpcAddress, CLUSTER_TOKEN, AGENT_NAME: agentName, AGENT_WORK_DIR: workDir,
-        MAX_CONCURRENT_TASKS: '1', FETCH_ALLOWLIST: '127.0.0.1', AGENT_LEASE_WAIT_MS: '2000', LOG_LEVEL: 'debug', ...env,
-      });
+      const agent = await spawnAgent(agentName, stack.grpcAddress, path.join(dataDir, 'work', agentName), env);
       agents.push(agent);
-      await agent.waitForLog(/"msg":"agent ready"/, { timeoutMs: 90_000 });
       return agent;
     },
-    async org(plan, credits) {
-      const org = await createOrganization(db, { name: `Fault ${name}`, plan, credits });
-      const { key } = await issueApiKey(db, org.id, 'fault');
-      return { id: org.id, key };
+    org(plan, credits) {
+      return orgWithKey(db, `Fault ${name}`, plan, credits, 'fault');
     },
     async api(key, method, urlPath, body) {
-      const res = await fetch(stack.httpUrl + urlPath, {
-        method,
-        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      let parsed: any = text;
-      try { parsed = JSON.parse(text); } catch { /* not JSON */ }
-      return { status: res.status, body: parsed };
+      const { status, body: parsed } = await callApi(stack.httpUrl, key, method, urlPath, body);
+      return { status, body: parsed };
     },
     async close() {
       await Promise.all(agents.map((a) => a.kill('SIGKILL')));
