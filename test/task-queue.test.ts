@@ -49,7 +49,6 @@ let orgA: string;
 let orgB: string;
 let agents: FakeAgent[];
 const outcomes = new Map<string, Outcome>();
-const agents: FakeAgent[] = [];
 const dropped = new Set<string>();
 
 /** The test domain: what each hook does is read from the task's payload. */

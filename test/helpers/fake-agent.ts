@@ -69,6 +69,11 @@ export class FakeAgent {
     return this.client.call('CompleteTask', { task_id: taskId, lease_token: token, result_json: JSON.stringify(result) }, { retryForMs: 0 });
   }
 
+  /** A URL to PUT the leased task's object `name` to, as the coordinator signs it (the real agent's call). */
+  uploadUrl(task: { task_id: string; lease_token: string }, name: string) {
+    return this.client.call('CreateUploadUrl', { task_id: task.task_id, lease_token: task.lease_token, name });
+  }
+
   fail(taskId: string, token: string, message: string, retryable: boolean) {
     return this.client.call('FailTask', { task_id: taskId, lease_token: token, message, retryable }, { retryForMs: 0 });
   }
