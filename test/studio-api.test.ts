@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { makeTestVideo } from './helpers/media.js';
-import { addMembership, createUser } from '../coordinator/src/tenancy/tenancy.js';
+import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { createLoginLink, setPassword, verifyPassword } from '../coordinator/src/tenancy/sessions.js';
 
 // Studio sign-in and tus uploads against a real coordinator and Postgres (no agent: the job is

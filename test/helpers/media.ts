@@ -8,14 +8,14 @@ import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 const run = promisify(execFile);
 export const FFMPEG = ffmpegInstaller.path;
 
-/** A small real video: a test pattern with a sine tone. */
-export async function makeTestVideo(out: string, opts: { seconds?: number; width?: number; height?: number } = {}): Promise<string> {
+/** A small real video: a test pattern at 25 fps with a sine tone; `gop` frames from one keyframe to the next (x264's default if not given). */
+export async function makeTestVideo(out: string, opts: { seconds?: number; width?: number; height?: number; gop?: number } = {}): Promise<string> {
   const { seconds = 2, width = 320, height = 180 } = opts;
   await run(FFMPEG, [
     '-y', '-hide_banner', '-loglevel', 'error',
     '-f', 'lavfi', '-i', `testsrc=size=${width}x${height}:rate=25:duration=${seconds}`,
     '-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}`,
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', out,
+    '-c:v', 'libx264', '-preset', 'ultrafast', ...(opts.gop ? ['-g', String(opts.gop)] : []), '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', out,
   ]);
   return out;
 }
