@@ -3,14 +3,13 @@ import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import ffprobeInstaller from '@ffprobe-installer/ffprobe';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { FFMPEG } from './helpers/media.js';
+import { agentTools, FFMPEG, FFPROBE } from './helpers/media.js';
 import { prepareRender } from '../node-agent/src/media/render-args.js';
 import { runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
-import { isBundledFfmpeg, processMediaTools } from '@shorts/common/media/tools';
+import { isBundledFfmpeg } from '@shorts/common/media/tools';
 import { requestTaskCancel, showTask } from '../coordinator/src/cluster/agents.js';
 import type { RenderShortPayload } from '@shorts/common/tasks/render-short';
 import { admin, adminJson } from './helpers/admin-cli.js';
@@ -31,7 +30,7 @@ let single: { file: string; renderId: string };
 
 const FPS = 30;
 /** The ffmpeg the agents run (their environment is this process's). */
-const agentFfmpeg = processMediaTools().ffmpegPath;
+const agentFfmpeg = agentTools().ffmpegPath;
 const SHORT = { startTime: 1, endTime: 13 };
 // Words all along the short, two to a caption page: captions change near every join.
 const WORDS = Array.from({ length: 34 }, (_, i) => ({ text: `word${i}`, start: 1 + i * 0.35, end: 1 + i * 0.35 + 0.3 }));
@@ -82,7 +81,7 @@ async function counter(name: string, type: string): Promise<number> {
 }
 
 async function probeJson(file: string, ...args: string[]): Promise<any> {
-  const { stdout } = await run(ffprobeInstaller.path, ['-v', 'error', '-of', 'json', ...args, file], { maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run(FFPROBE, ['-v', 'error', '-of', 'json', ...args, file], { maxBuffer: 64 * 1024 * 1024 });
   return JSON.parse(stdout);
 }
 

@@ -4,10 +4,9 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import ffprobeInstaller from '@ffprobe-installer/ffprobe';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { FFMPEG } from './helpers/media.js';
+import { FFMPEG, FFPROBE } from './helpers/media.js';
 import { insertFiles } from '../coordinator/src/files/files.js';
 
 // A real agent renders a short of a job end to end: MP4 of the asked size and duration, captions
@@ -35,7 +34,7 @@ test.before(async () => {
 test.after.always(() => cluster?.close());
 
 async function probe(file: string) {
-  const { stdout } = await run(ffprobeInstaller.path, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file]);
+  const { stdout } = await run(FFPROBE, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file]);
   return JSON.parse(stdout);
 }
 

@@ -1,14 +1,12 @@
 import test from 'ava';
-import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { FFMPEG } from './helpers/media.js';
-import { processMediaTools } from '@shorts/common/media/tools';
+import { agentTools, FFMPEG, ffmpegWrapper } from './helpers/media.js';
 import { haveMedia, MEDIA, needing } from './helpers/requirements.js';
 import { fliteAvailable } from './transcribe-synth.js';
 import { QUIET, SPEECH_RATE, makeSpeech, readPcm16, speechVideo, wavFile } from './helpers/speech.js';
@@ -46,10 +44,8 @@ test.before(async () => {
   }
   argsDir = path.join(cluster.dataDir, 'ffmpeg-args');
   await mkdir(argsDir);
-  const tools = processMediaTools();
-  const wrapper = path.join(cluster.dataDir, 'ffmpeg-recording');
-  await writeFile(wrapper, `#!/bin/bash\nprintf '%s\\0' "$@" > "${argsDir}/$(date +%s%N)-$$"\nexec ${tools.ffmpegPath} "$@"\n`);
-  await chmod(wrapper, 0o755);
+  const tools = agentTools();
+  const wrapper = await ffmpegWrapper(path.join(cluster.dataDir, 'ffmpeg-recording'), tools.ffmpegPath, `printf '%s\\0' "$@" > "${argsDir}/$(date +%s%N)-$$"`);
   await cluster.startAgent({ FFMPEG_PATH: wrapper, FFPROBE_PATH: tools.ffprobePath });
 });
 test.after.always(() => cluster?.close());
@@ -60,7 +56,7 @@ test.after.always(() => cluster?.close());
  */
 async function agentPlan(source: string, range: { start: number; end: number }, words: Word[], editing: EditingOptions) {
   const speech = resolveEditing(editing)?.silence
-    ? await clipSpeech(processMediaTools().ffmpegPath, source, range, await mkdtemp(path.join(cluster.dataDir, 'vad-')))
+    ? await clipSpeech(agentTools().ffmpegPath, source, range, await mkdtemp(path.join(cluster.dataDir, 'vad-')))
     : null;
   return planJumpCuts({ ...range, words, speech, editing, fps: FPS });
 }
@@ -454,7 +450,7 @@ needing({ media: haveMedia })('lips stay in sync after the cut on a GRID recordi
   const [splice, pause] = [1.08, 1.5];
   const source = path.join(cluster.dataDir, 'grid-pause.mp4');
   // tpad needs ffmpeg 4.2+: the agent's ffmpeg, not the bundled 2018 build.
-  await run(processMediaTools().ffmpegPath, ['-y', '-hide_banner', '-loglevel', 'error', '-i', clip, '-filter_complex',
+  await run(agentTools().ffmpegPath, ['-y', '-hide_banner', '-loglevel', 'error', '-i', clip, '-filter_complex',
     `[0:v]trim=end=${splice},setpts=PTS-STARTPTS[v1];[0:v]trim=start=${splice},setpts=PTS-STARTPTS,tpad=start_duration=${pause}:start_mode=clone[v2];[v1][v2]concat=n=2:v=1:a=0[v];` +
     `[0:a]atrim=end=${splice},asetpts=PTS-STARTPTS,apad=pad_len=${Math.round(pause * 44100)}[a1];[0:a]atrim=start=${splice},asetpts=PTS-STARTPTS[a2];[a1][a2]concat=n=2:v=0:a=1[a]`,
     '-map', '[v]', '-map', '[a]', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-r', String(FPS), '-c:a', 'aac', '-ar', '48000', source]);

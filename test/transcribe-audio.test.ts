@@ -2,13 +2,13 @@ import test from 'ava';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
+import { FFMPEG } from './helpers/media.js';
 import { containerType, ffprobe } from '../node-agent/src/media/ffmpeg.js';
 import { fileNameOf } from '../node-agent/src/tasks/analyze-video.js';
 import { cutCropClip } from '../node-agent/src/media/clips.js';
 import { extractAudio, measureLevels, NoAudioTrackError, parseWav, readWavInfo, readWavPcm, rmsDbBetween, runProcess, toMonoFloat32, encodeWav } from '../node-agent/src/media/audio.js';
 
-const ffmpeg = ffmpegInstaller.path;
+const ffmpeg = FFMPEG;
 let dir: string;
 test.before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'audio-test-'));

@@ -1,12 +1,34 @@
 import { execFile } from 'node:child_process';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { chmod, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { promisify } from 'node:util';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
+import ffprobeInstaller from '@ffprobe-installer/ffprobe';
+import { processMediaTools, type MediaTools } from '@shorts/common/media/tools';
 
 const run = promisify(execFile);
+
+// Two ffmpegs: the bundled build makes and measures the tests' own media (the same build on every
+// machine), while the agents run the one the agent picks on this machine.
+
+/** The bundled ffmpeg (@ffmpeg-installer), for the tests' own media. */
 export const FFMPEG = ffmpegInstaller.path;
+/** The bundled ffprobe (@ffprobe-installer), for reading what a render wrote. */
+export const FFPROBE = ffprobeInstaller.path;
+
+/** The ffmpeg and ffprobe an agent started from this process runs: FFMPEG_PATH, else a system ffmpeg 5+, else the bundled build. */
+export const agentTools = (): MediaTools => processMediaTools();
+
+/**
+ * An executable bash script at `file` standing in for ffmpeg: it runs `before`, then execs `ffmpegPath`
+ * with `args` (the arguments it was given, unless the script rewrote them). Its path.
+ */
+export async function ffmpegWrapper(file: string, ffmpegPath: string, before: string, args = '"$@"'): Promise<string> {
+  await writeFile(file, `#!/bin/bash\n${before}\nexec ${ffmpegPath} ${args}\n`);
+  await chmod(file, 0o755);
+  return file;
+}
 
 /** A small real video: a test pattern at 25 fps with a sine tone; `gop` frames from one keyframe to the next (x264's default if not given). */
 export async function makeTestVideo(out: string, opts: { seconds?: number; width?: number; height?: number; gop?: number } = {}): Promise<string> {
