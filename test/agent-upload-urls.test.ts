@@ -15,7 +15,7 @@ import { taskObjectPrefix } from '../coordinator/src/tasks/task-queue.js';
 let cluster: TestCluster;
 let agent: FakeAgent;
 // The same rules with the S3 backend (s3rver), where the move into place is a copy in the service.
-let s3: { cluster: TestCluster; agent: FakeAgent; server: any; dir: string };
+let s3: { cluster: TestCluster; agent: FakeAgent; server: S3rver; dir: string };
 const VIDEO_LIMIT = 100_000;
 
 test.before(async () => {

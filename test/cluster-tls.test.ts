@@ -62,16 +62,16 @@ const register = (client: CoordinatorClient) =>
 
 test.serial('a plaintext agent cannot talk to a TLS coordinator', async (t) => {
   const client = new CoordinatorClient(cluster.app.grpcAddress, TEST_CLUSTER_TOKEN);
-  const err: any = await t.throwsAsync(register(client));
-  t.true(err.code === 14 || err.code === 4, `gRPC code ${err.code}`); // UNAVAILABLE or DEADLINE_EXCEEDED
+  const err = await t.throwsAsync<Error & { code?: number }>(register(client));
+  t.true(err?.code === 14 || err?.code === 4, `gRPC code ${err?.code}`); // UNAVAILABLE or DEADLINE_EXCEEDED
   client.close();
   t.false((await cluster.app.db.query(`SELECT 1 FROM agents WHERE name = 'outsider'`)).length > 0);
 });
 
 test.serial('an agent that trusts another certificate refuses the coordinator', async (t) => {
   const client = new CoordinatorClient(cluster.app.grpcAddress, TEST_CLUSTER_TOKEN, path.join(certDir, 'stranger.crt'));
-  const err: any = await t.throwsAsync(register(client));
-  t.true(err.code === 14 || err.code === 4, `gRPC code ${err.code}`);
+  const err = await t.throwsAsync<Error & { code?: number }>(register(client));
+  t.true(err?.code === 14 || err?.code === 4, `gRPC code ${err?.code}`);
   client.close();
   t.false((await cluster.app.db.query(`SELECT 1 FROM agents WHERE name = 'outsider'`)).length > 0);
 });

@@ -49,8 +49,8 @@ test('a render whose filter graph cannot be configured fails after one attempt, 
   t.regex(done.message, /^Rendering failed: mergeplanes: input #1 link in1 SAR \d+:\d+ does not match output link default SAR 1:1$/);
   const task = await cluster.app.db.one(`SELECT attempts, max_attempts AS "maxAttempts", state FROM tasks WHERE subject_id = $1`, [created.body.renderId]);
   t.like(task, { attempts: 1, maxAttempts: 3 });
-  const events = await cluster.app.db.query(`SELECT kind FROM task_events WHERE task_id = (SELECT id FROM tasks WHERE subject_id = $1) ORDER BY id`, [created.body.renderId]);
-  t.false(events.some((e: any) => e.kind === 'retry'), JSON.stringify(events));
+  const events = await cluster.app.db.query<{ kind: string }>(`SELECT kind FROM task_events WHERE task_id = (SELECT id FROM tasks WHERE subject_id = $1) ORDER BY id`, [created.body.renderId]);
+  t.false(events.some((e) => e.kind === 'retry'), JSON.stringify(events));
 });
 
 test('ffmpeg failures: a graph that cannot configure is told apart from one that may pass next time', async (t) => {

@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import { isBundledFfmpeg } from '@shorts/common/media/tools';
 import { requestTaskCancel, showTask } from '../coordinator/src/cluster/agents.js';
 import type { RenderShortPayload } from '@shorts/common/tasks/render-short';
 import { admin, adminJson } from './helpers/admin-cli.js';
+import type { Parsed } from './helpers/parsed.js';
 
 // A long render cut into chunks that several real agents render at once, then joined without
 // re-encoding the video (issue 22): the same frames, timestamps, sound and sync as the one-pass
@@ -57,7 +58,7 @@ async function startRender(): Promise<string> {
 }
 
 /** Waits for the render to end; every progress the API showed on the way goes into `seen`. */
-async function settled(renderId: string, seen: number[] = []): Promise<any> {
+async function settled(renderId: string, seen: number[] = []): Promise<Parsed> {
   return waitFor(async () => {
     const r = await cluster.api('GET', `/api/render/${renderId}`, { key });
     if (typeof r.body.progress === 'number') seen.push(r.body.progress);
@@ -80,7 +81,7 @@ async function counter(name: string, type: string): Promise<number> {
   return Number(line?.split(' ').at(-1));
 }
 
-async function probeJson(file: string, ...args: string[]): Promise<any> {
+async function probeJson(file: string, ...args: string[]): Promise<Parsed> {
   const { stdout } = await run(FFPROBE, ['-v', 'error', '-of', 'json', ...args, file], { maxBuffer: 64 * 1024 * 1024 });
   return JSON.parse(stdout);
 }
@@ -89,7 +90,7 @@ async function probeJson(file: string, ...args: string[]): Promise<any> {
 async function timing(file: string) {
   const packets = (await probeJson(file, '-select_streams', 'v:0', '-show_entries', 'packet=pts,duration')).packets as Array<{ pts: number; duration: number }>;
   const info = await probeJson(file, '-show_entries', 'stream=codec_type,start_time,duration,time_base:format=duration');
-  const stream = (type: string) => info.streams.find((s: any) => s.codec_type === type);
+  const stream = (type: string) => info.streams.find((s: { codec_type: string }) => s.codec_type === type);
   return {
     framePts: packets.map((p) => p.pts).sort((a, b) => a - b),
     duration: info.format.duration,
@@ -137,7 +138,7 @@ async function losslessReference(renderId: string): Promise<string> {
 }
 
 /** The joined render equals the one-pass render in everything a viewer or an editor can measure. */
-async function assertEqualsSinglePass(t: any, file: string, name: string): Promise<void> {
+async function assertEqualsSinglePass(t: ExecutionContext, file: string, name: string): Promise<void> {
   const [a, b] = await Promise.all([timing(single.file), timing(file)]);
   t.is(b.framePts.length, a.framePts.length, 'the same number of frames');
   t.deepEqual(b.framePts, a.framePts, 'every frame at the same timestamp');

@@ -90,9 +90,9 @@ test('a short renders to a valid MP4 with captions, watermark and monotone progr
   const file = path.join(cluster.dataDir, 'out.mp4');
   await writeFile(file, bytes);
   const info = await probe(file);
-  const video = info.streams.find((s: any) => s.codec_type === 'video');
+  const video = info.streams.find((s: { codec_type: string }) => s.codec_type === 'video');
   t.deepEqual([video.codec_name, video.width, video.height], ['h264', 360, 640]);
-  t.true(info.streams.some((s: any) => s.codec_type === 'audio'));
+  t.true(info.streams.some((s: { codec_type: string }) => s.codec_type === 'audio'));
   t.true(Math.abs(Number(info.format.duration) - 4) < 0.15, `duration ${info.format.duration}`);
   // faststart: the moov atom comes before mdat.
   t.true(bytes.indexOf('moov') < bytes.indexOf('mdat'));

@@ -15,6 +15,7 @@ import { clipSpeech } from '../node-agent/src/media/clip-speech.js';
 import type { EditingOptions } from '@shorts/common/render/options';
 import type { Word } from '@shorts/common/text/transcript';
 import { insertFiles } from '../coordinator/src/files/files.js';
+import type { Parsed } from './helpers/parsed.js';
 
 // Jump cuts through the API (issue 24): a real coordinator, agent, Postgres and ffmpeg render speech
 // made with flite (pauses of 0.3-2 s, spoken "um" and "uh") and a flash-and-beep marker source.
@@ -71,7 +72,7 @@ async function renderArgs(renderId: string): Promise<string[]> {
   return runs[0]!.map((a) => a.replace(folder, '<task>'));
 }
 
-async function render(key: string, body: Record<string, unknown>): Promise<{ file: string; done: any; renderId: string }> {
+async function render(key: string, body: Record<string, unknown>): Promise<{ file: string; done: Parsed; renderId: string }> {
   const created = await cluster.api('POST', '/api/render', { key, body });
   if (created.status !== 201) throw new Error(`render refused: ${JSON.stringify(created.body)}`);
   const renderId = created.body.renderId as string;
@@ -121,7 +122,7 @@ const sha = (file: string) => run('sha256sum', [file]).then((r) => r.stdout.spli
 // page in MINIMAL (no pop or colour change within a page) at the bottom, a red logo at the top left.
 const EDITING: EditingOptions = { removeSilences: { minSilenceSec: 0.25, keepSec: 0.15 }, removeFillers: true };
 const LOGO = { x0: 30, y0: 30, x1: 110, y1: 60 };
-let edited: Promise<{ file: string; done: any; renderId: string; key: string; short: { startTime: number; endTime: number }; plan: JumpCutPlan }> | undefined;
+let edited: Promise<{ file: string; done: Parsed; renderId: string; key: string; short: { startTime: number; endTime: number }; plan: JumpCutPlan }> | undefined;
 const editedRender = () => (edited ??= (async () => {
   const { org, key } = await cluster.org({ plan: 'pro' });
   // The short starts and ends 0.15 s from the speech, as long as the pauses that should be left.
@@ -203,7 +204,7 @@ needing({ tools: TOOLS })('silences and fillers removed: shorter by the removed 
   t.true(Math.abs(audio - expected) <= FRAME + 1e-3, `audio ${audio} vs ${expected}`);
   t.true(Math.abs(done.length - expected) <= FRAME + 1e-3, `done.length ${done.length}`);
   const files = await cluster.api('GET', '/api/uploads/files', { key });
-  const row = (files.body.files ?? files.body).find((f: any) => f.name === `render-${renderId}.mp4`);
+  const row = (files.body.files ?? files.body).find((f: { name: string; length?: number }) => f.name === `render-${renderId}.mp4`);
   t.true(row && Math.abs(row.length - expected) <= FRAME + 1e-3, `files API length ${row?.length}`);
 
   // No pause over keepSec + 0.05 s is left in the output's sound.

@@ -97,7 +97,7 @@ const children = (parentId: string) =>
     `SELECT id, state, cancel_requested AS "cancelRequested", organization_id AS "organizationId", requires FROM tasks WHERE parent_id = $1 ORDER BY child_index`,
     [parentId],
   );
-const stored = (id: string) => db.query<{ result: any }>('SELECT result FROM test_results WHERE task_id = $1', [id]);
+const stored = (id: string) => db.query<{ result: { parts?: unknown } }>('SELECT result FROM test_results WHERE task_id = $1', [id]);
 const partOf = (leased: LeasedTask) => JSON.parse(leased.payload_json).part as number;
 
 test.serial('a parent completes once, after the last of its children, even when they all complete at the same moment', async (t) => {

@@ -160,8 +160,8 @@ test.serial('a lease committed while the agent call is cancelled is handed back 
   const a = await agent('impatient');
   const id = await enqueue('probe-media', { slowPrepareMs: 1500 });
   // The agent gives up (deadline) while the coordinator prepares the leased task's payload.
-  const err: any = await t.throwsAsync(a.leaseCall(1000, 500));
-  t.is(err.code, 4); // DEADLINE_EXCEEDED
+  const err = await t.throwsAsync<Error & { code?: number }>(a.leaseCall(1000, 500));
+  t.is(err?.code, 4); // DEADLINE_EXCEEDED
   const back = await waitFor(async () => ((await task(id)).state === 'queued' ? task(id) : undefined), 10_000, 'hand-back');
   t.is(back.attempts, 0);
   t.true((await eventKinds(id)).includes('handed_back'));
@@ -174,8 +174,8 @@ test.serial('a lease committed while the agent call is cancelled is handed back 
 test.serial('a lease whose payload cannot be prepared is handed back, and fails for good only after repeated tries', async (t) => {
   const a = await agent('unlucky');
   const id = await enqueue('probe-media', { failPrepare: true });
-  const err: any = await t.throwsAsync(a.lease(2000));
-  t.is(err.code, 13); // INTERNAL, without details
+  const err = await t.throwsAsync<Error & { code?: number }>(a.lease(2000));
+  t.is(err?.code, 13); // INTERNAL, without details
   let row = await task(id);
   t.is(row.state, 'queued');
   t.is(row.attempts, 0);
@@ -211,9 +211,9 @@ test.serial('lease expiry follows the database clock, not the coordinator proces
   const RealDate = Date;
   const skew = -3600_000;
   class SkewedDate extends RealDate {
-    constructor(...args: any[]) {
+    constructor(...args: Array<string | number | Date>) {
       if (args.length === 0) super(RealDate.now() + skew);
-      else super(...(args as [any]));
+      else super(...(args as [string | number | Date]));
     }
     static override now() { return RealDate.now() + skew; }
   }
@@ -273,9 +273,9 @@ test.serial('the time limit is read by the database clock, not the coordinator p
   // This coordinator's clock runs a day ahead of the database's: the lease is still young.
   const RealDate = Date;
   class AheadDate extends RealDate {
-    constructor(...args: any[]) {
+    constructor(...args: Array<string | number | Date>) {
       if (args.length === 0) super(RealDate.now() + 86_400_000);
-      else super(...(args as [any]));
+      else super(...(args as [string | number | Date]));
     }
     static override now() { return RealDate.now() + 86_400_000; }
   }

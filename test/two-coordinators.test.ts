@@ -18,6 +18,7 @@ import { startBalancer, type Balancer } from './helpers/balancer.js';
 import { makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
 import { startWebhookReceiver } from './helpers/webhook-receiver.js';
 import { havePocketsphinx, needing } from './helpers/requirements.js';
+import type { Parsed } from './helpers/parsed.js';
 
 // Two coordinator processes on one Postgres and one S3-compatible store (s3rver), one agent, as a
 // farm runs them behind a load balancer: the agent and the signed file URLs go through a failover
@@ -31,7 +32,7 @@ interface Node { name: string; url: string; port: number; grpcPort: number; proc
 
 let databaseUrl: string;
 let db: Db;
-let s3: any;
+let s3: S3rver;
 let s3Dir: string;
 let store: S3ObjectStore;
 let work: string;
@@ -111,7 +112,7 @@ const newOrg = (plan: string, credits: number) => orgWithKey(db, `Two ${plan}`, 
 const tus = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, 'tus-resumable': '1.0.0', ...extra });
 const meta = (o: Record<string, string>) => Object.entries(o).map(([k, v]) => `${k} ${Buffer.from(v).toString('base64')}`).join(',');
 
-async function createUpload(node: Node, org: { id: string; key: string }, length: number): Promise<{ status: number; location: string; body: any }> {
+async function createUpload(node: Node, org: { id: string; key: string }, length: number): Promise<{ status: number; location: string; body: Parsed }> {
   const res = await fetch(node.url + '/api/uploads/tus', {
     method: 'POST', headers: tus(org.key, { 'upload-length': String(length), 'upload-metadata': meta({ organizationId: org.id, filename: 'clip.mp4', filetype: 'video/mp4' }) }),
   });
@@ -235,7 +236,7 @@ test.serial('a session made on A works on B; signed out on A, B refuses it; a si
   const signIn = (node: Node, body: unknown) => fetch(node.url + '/api/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const res = await signIn(nodes[A]!, { email, password: 'correct horse battery' });
   t.is(res.status, 200);
-  const csrf = ((await res.json()) as any).csrfToken;
+  const csrf = ((await res.json()) as { csrfToken: string }).csrfToken;
   const cookie = res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
   t.is((await fetch(nodes[B]!.url + `/api/jobs?organizationId=${org.id}`, { headers: { cookie } })).status, 200);
   t.is((await fetch(nodes[A]!.url + '/api/session', { method: 'DELETE', headers: { cookie, 'x-csrf-token': csrf } })).status, 200);
@@ -285,7 +286,7 @@ test.serial('the scheduled sweep removes an abandoned upload\'s bytes, releases 
   try {
     await boss.send(UPLOAD_SWEEP_QUEUE, {});
   } finally {
-    await boss.stop({ graceful: false, wait: true, close: true } as any);
+    await boss.stop({ graceful: false, wait: true, close: true });
   }
   // The sweep logs once it has removed the bytes as well.
   const sweptBy = () => nodes.flatMap((n) => n.proc!.logs).filter((l) => l.includes('"msg":"abandoned uploads expired"') && l.includes(abandoned.body.id));

@@ -2,13 +2,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createLogger, type Logger } from '@shorts/common/logger';
+import { createLogger, type Logger, type LogLevel } from '@shorts/common/logger';
 import { repoRoot } from '@shorts/common/paths';
 import { loadConfig } from '../../coordinator/src/config.js';
 import { startCoordinator, type Coordinator } from '../../coordinator/src/coordinator.js';
 import { createOrganization, issueApiKey, type Organization } from '../../coordinator/src/tenancy/tenancy.js';
 import { TEST_CLUSTER_TOKEN } from './cluster-token.js';
 import { createTestDatabase, dropTestDatabase } from './db.js';
+import type { Parsed } from './parsed.js';
 
 export interface TestCluster {
   app: Coordinator;
@@ -18,9 +19,9 @@ export interface TestCluster {
   startAgent(env?: Record<string, string>): Promise<AgentProcess>;
   /** A new organization with an API key. */
   org(input?: { plan?: string; credits?: number; name?: string }): Promise<{ org: Organization; key: string }>;
-  api(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  api(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: Parsed; headers: Headers }>;
   /** The job as the API answers it once it is COMPLETED or FAILED; `seen` collects every progress value read. */
-  settledJob(key: string, id: string, opts?: { timeoutMs?: number; seen?: number[] }): Promise<any>;
+  settledJob(key: string, id: string, opts?: { timeoutMs?: number; seen?: number[] }): Promise<Parsed>;
   /** Another coordinator on the same database and data folder, with the cluster's settings (and `overrides`); the caller closes it. */
   startCoordinator(opts?: { overrides?: CoordinatorOverrides; log?: Logger }): Promise<Coordinator>;
   restartCoordinator(): Promise<void>;
@@ -37,7 +38,7 @@ export interface AgentProcess {
 
 export type CoordinatorOverrides = Parameters<typeof loadConfig>[0];
 
-const quietLog = () => createLogger({ service: 'coordinator' }, (process.env.TEST_LOG_LEVEL as any) || 'silent');
+const quietLog = () => createLogger({ service: 'coordinator' }, (process.env.TEST_LOG_LEVEL as LogLevel | undefined) || 'silent');
 
 /** A test coordinator's configuration: loopback on kernel-picked ports, no timers, the test cluster token, 4 s leases. */
 export function testCoordinatorConfig(databaseUrl: string, dataDir: string, overrides: CoordinatorOverrides = {}) {
@@ -120,7 +121,7 @@ export async function startCluster(name: string, overrides: CoordinatorOverrides
       if (opts.body !== undefined) headers['content-type'] = 'application/json';
       const res = await fetch(app.httpUrl + urlPath, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
       const text = await res.text();
-      let body: any = text;
+      let body: Parsed = text;
       try { body = JSON.parse(text); } catch { /* not JSON */ }
       return { status: res.status, body, headers: res.headers };
     },

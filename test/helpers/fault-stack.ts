@@ -2,6 +2,7 @@
 // processes, so a test can restart the database, kill the coordinator, cut an agent's network and
 // fill its disk, then check what a user would: every job ends, nothing is kept twice, money and
 // storage add up. (The machine's shared Postgres at :5432 is never touched.)
+import type { ExecutionContext } from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import net from 'node:net';
@@ -13,6 +14,7 @@ import { Db } from '../../coordinator/src/db/db.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../coordinator/src/db/embedded.js';
 import { createOrganization, issueApiKey } from '../../coordinator/src/tenancy/tenancy.js';
 import { waitFor } from './cluster.js';
+import type { Parsed } from './parsed.js';
 import { freePort } from './processes.js';
 
 export const CLUSTER_TOKEN = 'fault-suite-cluster-token-0123456789';
@@ -44,7 +46,7 @@ export function spawnLogged(name: string, entry: string, env: Record<string, str
       try {
         return await waitFor(async () => logs.slice(after).find((l) => re.test(l)), timeoutMs, `${re} in ${name}'s log`);
       } catch (err) {
-        throw new Error(`${(err as Error).message}:\n${logs.slice(-20).join('\n')}`);
+        throw new Error(`${(err as Error).message}:\n${logs.slice(-20).join('\n')}`, { cause: err });
       }
     },
     async kill(signal = 'SIGKILL') {
@@ -90,14 +92,14 @@ async function ready(proc: LoggedProcess, re: RegExp): Promise<LoggedProcess> {
 }
 
 /** An API call with a bearer key and a JSON body; the answer's body parsed when it is JSON, else its text. */
-export async function callApi(baseUrl: string, key: string, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
+export async function callApi(baseUrl: string, key: string, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: Parsed; headers: Headers }> {
   const res = await fetch(baseUrl + urlPath, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  let parsed: any = text;
+  let parsed: Parsed = text;
   try { parsed = JSON.parse(text); } catch { /* not JSON */ }
   return { status: res.status, body: parsed, headers: res.headers };
 }
@@ -163,7 +165,7 @@ export interface FaultStack {
   restartPostgres(downMs: number): Promise<void>;
   startAgent(name: string, env?: Record<string, string>): Promise<LoggedProcess>;
   org(plan: string, credits: number): Promise<{ id: string; key: string }>;
-  api(key: string, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: any }>;
+  api(key: string, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: Parsed }>;
   close(): Promise<void>;
 }
 
@@ -247,7 +249,7 @@ export interface Settled {
  * exactly once for each completed job and nothing left reserved; storage usage equal to the bytes
  * stored. Returns the end states for scenario-specific checks.
  */
-export async function assertSettled(t: { is: Function; deepEqual: Function; true: Function; log: Function }, stack: FaultStack, org: { id: string }, initialCredits: number, timeoutMs = 240_000): Promise<Settled> {
+export async function assertSettled(t: ExecutionContext, stack: FaultStack, org: { id: string }, initialCredits: number, timeoutMs = 240_000): Promise<Settled> {
   const db = stack.db;
   await waitFor(async () => {
     const open = await db.one<{ n: number }>(
@@ -257,8 +259,8 @@ export async function assertSettled(t: { is: Function; deepEqual: Function; true
     return open && Number(open.n) === 0;
   }, timeoutMs, 'every job, render and task to end');
 
-  const jobs = await db.query(`SELECT id, status, error_message AS message, cost::float AS cost FROM jobs WHERE organization_id = $1 ORDER BY created_at`, [org.id]);
-  const renders = await db.query(`SELECT id, status, error_message AS message, file_id AS "fileId" FROM renders WHERE organization_id = $1 ORDER BY created_at`, [org.id]);
+  const jobs = await db.query<Settled['jobs'][number]>(`SELECT id, status, error_message AS message, cost::float AS cost FROM jobs WHERE organization_id = $1 ORDER BY created_at`, [org.id]);
+  const renders = await db.query<Settled['renders'][number] & { fileId: string | null }>(`SELECT id, status, error_message AS message, file_id AS "fileId" FROM renders WHERE organization_id = $1 ORDER BY created_at`, [org.id]);
   for (const j of jobs) {
     t.true(['COMPLETED', 'FAILED'].includes(j.status), `job ${j.id} ${j.status}`);
     if (j.status === 'FAILED') t.true(typeof j.message === 'string' && j.message.length > 10, `job ${j.id} failed with a message: ${j.message}`);
@@ -285,13 +287,13 @@ export async function assertSettled(t: { is: Function; deepEqual: Function; true
   for (const f of files) t.is(objects.get(f.key), Number(f.size), `size of ${f.key}`);
 
   // Money and storage exact.
-  const orgRow = (await db.one(`SELECT credits::float AS credits, reserved_credits::float AS reserved, storage_used_bytes AS used FROM organizations WHERE id = $1`, [org.id]))!;
-  const charged = jobs.filter((j) => j.status === 'COMPLETED').reduce((n: number, j: any) => n + Number(j.cost), 0);
+  const orgRow = (await db.one<{ credits: number; reserved: number; used: string }>(`SELECT credits::float AS credits, reserved_credits::float AS reserved, storage_used_bytes AS used FROM organizations WHERE id = $1`, [org.id]))!;
+  const charged = jobs.filter((j) => j.status === 'COMPLETED').reduce((n, j) => n + Number(j.cost), 0);
   t.is(Math.round(orgRow.credits * 100), Math.round((initialCredits - charged) * 100), 'credits: each completed job charged once, failed ones nothing');
   t.is(orgRow.reserved, 0, 'nothing left reserved');
-  const ledger = await db.query(`SELECT job_id AS "jobId", kind, amount::float AS amount FROM credit_ledger WHERE organization_id = $1 AND kind = 'charge'`, [org.id]);
+  const ledger = await db.query<{ jobId: string; kind: string; amount: number }>(`SELECT job_id AS "jobId", kind, amount::float AS amount FROM credit_ledger WHERE organization_id = $1 AND kind = 'charge'`, [org.id]);
   t.deepEqual(
-    ledger.map((l: any) => [l.jobId, l.amount]).sort(),
+    ledger.map((l) => [l.jobId, l.amount]).sort(),
     jobs.filter((j) => j.status === 'COMPLETED').map((j) => [j.id, -Number(j.cost)]).sort(),
     'one charge per completed job',
   );

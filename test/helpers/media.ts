@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 import ffprobeInstaller from '@ffprobe-installer/ffprobe';
 import { processMediaTools, type MediaTools } from '@shorts/common/media/tools';
+import { listener } from './http.js';
 
 const run = promisify(execFile);
 
@@ -51,7 +52,7 @@ export interface MediaServer {
 /** Serves files on 127.0.0.1; `bytesPerSec` trickles the body so a download takes a while. */
 export async function serveFiles(files: Record<string, string>, opts: { bytesPerSec?: number; redirects?: Record<string, string> } = {}): Promise<MediaServer> {
   const requests: string[] = [];
-  const server = http.createServer(async (req, res) => {
+  const server = http.createServer(listener(async (req, res) => {
     requests.push(req.url ?? '');
     const name = (req.url ?? '/').slice(1).split('?')[0]!;
     const redirect = opts.redirects?.[name];
@@ -78,7 +79,7 @@ export async function serveFiles(files: Record<string, string>, opts: { bytesPer
       await new Promise((r) => setTimeout(r, perChunkMs));
     }
     res.end();
-  });
+  }));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
   return {
