@@ -70,9 +70,7 @@ test.after.always(async () => {
   await slowMedia?.close();
   await cluster?.close();
 });
-test.afterEach.always(async () => {
-  await Promise.all(cluster.agents.map((a) => a.kill('SIGKILL')));
-});
+test.afterEach.always(() => cluster.killAgents());
 
 test('the decoded length, not the declared one: measured by reading every packet', async (t) => {
   const declared = await ffprobe(crafted);

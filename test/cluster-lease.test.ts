@@ -28,9 +28,7 @@ test.after.always(async () => {
 });
 
 // A failed test must not leave its agent around to take the next test's task.
-test.afterEach.always(async () => {
-  await Promise.all(cluster.agents.map((a) => a.kill('SIGKILL')));
-});
+test.afterEach.always(() => cluster.killAgents());
 
 const taskState = (id: string) => cluster.app.queue.get(id);
 const events = async (id: string) =>

@@ -36,9 +36,7 @@ test.after.always(async () => {
   await cluster?.close();
 });
 
-test.afterEach.always(async () => {
-  await Promise.all(cluster.agents.map((a) => a.kill('SIGKILL')));
-});
+test.afterEach.always(() => cluster.killAgents());
 
 interface ListedAgent { id: string; name: string; state: string; taskTypes: string[]; capabilities: string[] }
 

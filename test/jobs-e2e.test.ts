@@ -201,7 +201,7 @@ test.serial('a video the credits cannot pay for fails once its length is known, 
 
 test.serial('an agent killed mid-job: the job is re-leased and completes once', async (t) => {
   const { org, key } = await cluster.org({ plan: 'pro', credits: 5 });
-  for (const a of cluster.agents) await a.kill('SIGKILL');
+  await cluster.killAgents();
   const doomed = await cluster.startAgent();
   const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media.url('talk.mp4') } });
   await doomed.waitForLog(/"stage":"transcribing"/, 60_000);

@@ -17,6 +17,8 @@ export interface TestCluster {
   databaseUrl: string;
   agents: AgentProcess[];
   startAgent(env?: Record<string, string>): Promise<AgentProcess>;
+  /** Kills (SIGKILL) every agent started and waits for each to exit. */
+  killAgents(): Promise<void>;
   /** A new organization with an API key. */
   org(input?: { plan?: string; credits?: number; name?: string }): Promise<{ org: Organization; key: string }>;
   api(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: Parsed; headers: Headers }>;
@@ -110,6 +112,9 @@ export async function startCluster(name: string, overrides: CoordinatorOverrides
       await agent.waitForLog(/"agent ready"/, 60_000);
       return agent;
     },
+    async killAgents() {
+      await Promise.all(agents.map((a) => a.kill('SIGKILL')));
+    },
     async org(input = {}) {
       const org = await createOrganization(app.db, { name: input.name ?? 'Test Org', plan: input.plan ?? 'pro', credits: input.credits ?? 100 });
       const { key } = await issueApiKey(app.db, org.id, 'test');
@@ -142,7 +147,7 @@ export async function startCluster(name: string, overrides: CoordinatorOverrides
       app = await startCoordinator(testCoordinatorConfig(databaseUrl, dataDir, { port: httpPort, grpcPort, ...overrides }), log);
     },
     async close() {
-      await Promise.all(agents.map((a) => a.kill('SIGKILL')));
+      await cluster.killAgents();
       await app.close();
       await dropTestDatabase(databaseUrl);
       await rm(dataDir, { recursive: true, force: true });
