@@ -11,7 +11,7 @@ import { startCluster, waitFor } from '../test/helpers/cluster.js';
 import { serveFiles, FFMPEG } from '../test/helpers/media.js';
 import { makeTalkVideo, TALK } from '../test/helpers/talk-video.js';
 import { createTranscriber, transcriberConfigFromEnv } from '../node-agent/src/transcribe/transcriber.js';
-import { extractAudio } from '../node-agent/src/media/audio.js';
+import { extractAudio } from '../node-agent/src/media/audio-extract.js';
 import { wordErrorRate } from '@shorts/common/text/transcript';
 import { repoRoot } from '@shorts/common/paths';
 

@@ -19,7 +19,7 @@ import { repoRoot } from '@shorts/common/paths';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import type { Reframe } from '@shorts/common/reframe/types';
 import { probeHost } from '../node-agent/src/host/probe-host.js';
-import { extractAudio } from '../node-agent/src/media/audio.js';
+import { extractAudio } from '../node-agent/src/media/audio-extract.js';
 import { cropClipSize, cutCropClip, grabThumbnail } from '../node-agent/src/media/clips.js';
 import { encoderArgs } from '../node-agent/src/media/render-args.js';
 import { planReframe } from '@shorts/common/reframe/camera';

@@ -5,8 +5,10 @@ import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stopLimitMs, superviseAgent } from './agent-supervisor.mjs';
 import { buildStudio } from './build-studio.mjs';
 import { linkCompiledCommon } from './link-common.mjs';
+import { ensureSystemTools } from './system-tools.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = path.resolve(process.env.DATA_DIR ?? path.join(root, 'data'));
@@ -15,26 +17,13 @@ const grpcPort = Number(process.env.GRPC_PORT ?? 50051);
 const dist = (p) => path.join(root, 'dist', p);
 const say = (msg) => process.stdout.write(`[start] ${msg}\n`);
 
-function haveCommand(cmd) {
-  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
-}
-
-// The agent's speech recognition and YouTube download come from the OS.
+// The agent's speech recognition and YouTube download come from the OS (scripts/system-tools.mjs
+// installs them on Debian/Ubuntu). Without them the agent still starts but refuses video analysis.
 function ensureSystemPackages() {
-  const missing = [];
-  if (!haveCommand('pocketsphinx_continuous') || !existsSync('/usr/share/pocketsphinx/model/en-us/en-us')) missing.push('pocketsphinx', 'pocketsphinx-en-us');
-  if (!haveCommand('yt-dlp')) missing.push('yt-dlp');
+  const { missing, advice } = ensureSystemTools('start', { log: say });
   if (!missing.length) return;
-  const isRoot = process.getuid?.() === 0;
-  if (haveCommand('apt-get') && (isRoot || haveCommand('sudo'))) {
-    say(`installing ${missing.join(' ')} with apt-get`);
-    const pre = isRoot ? [] : ['sudo'];
-    const run = (args) => spawnSync(pre[0] ?? args[0], pre.length ? args : args.slice(1), { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    run(['apt-get', 'update', '-qq']);
-    if (run(['apt-get', 'install', '-y', '-qq', ...missing]).status === 0) return;
-  }
-  say(`missing system packages: ${missing.join(', ')}. Install them (Debian/Ubuntu: apt-get install ${missing.join(' ')};` +
-    ' macOS: brew install cmu-pocketsphinx yt-dlp) — the agent refuses video analysis without them.');
+  say('missing system tools; the agent refuses video analysis without them:');
+  for (const line of advice.split('\n')) say(line);
 }
 
 async function waitForHealth(url, child, timeoutMs = 120_000) {
@@ -86,105 +75,6 @@ function studioSignIn(creds) {
   return admin(['user', 'login-link', '--user', creds.userId, '--ttl', '3600']).url;
 }
 
-// An agent that dies (OOM killer, a crash in a native decoder) is started again, the way a service
-// manager would: 1 s after the first exit, doubling up to 30 s while it keeps dying, back to 1 s
-// once one has run for a minute. One that never gets as far as "ready" five times in a row cannot
-// start on this host (no ffmpeg, bad configuration): restarting it forever would only hide that.
-const RESTART_FIRST_DELAY_MS = 1_000;
-const RESTART_MAX_DELAY_MS = 30_000;
-const RESTART_STABLE_AFTER_MS = 60_000;
-const START_FAILURES_BEFORE_GIVING_UP = 5;
-
-// A stopping process hands its work back within its own limit (STOP_DEADLINE_MS in
-// common/src/shutdown.ts), which it reports with "ready"; it exits by itself when that runs out. So
-// SIGKILL comes only a little after that limit, for a process whose event loop is stuck. One that
-// never said ready holds no work yet (an agent leases only after it), so it gets the short wait.
-const STOP_GRACE_MS = 5_000;
-const UNREADY_STOP_MS = 10_000;
-const stopLimitMs = (reportedDeadlineMs) => (reportedDeadlineMs === undefined ? UNREADY_STOP_MS : reportedDeadlineMs + STOP_GRACE_MS);
-
-/** Runs the agent and keeps it running; `stop()` ends it (SIGTERM, then SIGKILL past the agent's own stop limit). */
-function superviseAgent(env, onGiveUp) {
-  let child;
-  let stopping = false;
-  let restartTimer;
-  let crashesInARow = 0;
-  let startFailuresInARow = 0;
-  let lastError;
-  let stopDeadlineMs;
-
-  const start = () => {
-    restartTimer = undefined;
-    const startedAt = Date.now();
-    let readyAt;
-    lastError = undefined;
-    stopDeadlineMs = undefined;
-    // The IPC channel carries "ready" or why start-up failed, and closes when this process dies
-    // however it dies, which the agent takes as its cue to stop (common/src/shutdown.ts). Its log
-    // goes straight to our stdout/stderr, so it still has somewhere to go after that.
-    const proc = spawn(process.execPath, entry('node-agent/src/main'), { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true });
-    child = proc;
-    say(`starting the agent (pid ${proc.pid})`);
-    proc.on('message', (m) => {
-      if (m?.type === 'ready') {
-        readyAt = Date.now();
-        if (Number.isFinite(m.stopDeadlineMs)) stopDeadlineMs = m.stopDeadlineMs;
-      }
-      if (m?.type === 'start-failed') lastError = m.message;
-    });
-    // 'exit' can come before the last message is read; the channel closes after it.
-    const channelClosed = new Promise((r) => proc.once('disconnect', r));
-    proc.on('exit', async (code, signal) => {
-      if (stopping) return;
-      await Promise.race([channelClosed, new Promise((r) => setTimeout(r, 1000))]);
-      if (stopping) return;
-      // What a dead agent started (ffmpeg, pocketsphinx) shares its process group: end it too, or
-      // it keeps burning the cores its replacement needs.
-      try { process.kill(-proc.pid, 'SIGKILL'); } catch { /* none left */ }
-      const how = signal ? `killed by ${signal}` : `exit code ${code}`;
-      if (readyAt === undefined) {
-        startFailuresInARow += 1;
-        if (startFailuresInARow >= START_FAILURES_BEFORE_GIVING_UP) {
-          onGiveUp(`the agent failed at start-up ${startFailuresInARow} times in a row (${how}); its last error: ${lastError ?? 'none reported (see its log above)'}`);
-          return;
-        }
-      } else {
-        startFailuresInARow = 0;
-        if (Date.now() - readyAt >= RESTART_STABLE_AFTER_MS) crashesInARow = 0;
-      }
-      crashesInARow += 1;
-      const delay = Math.min(RESTART_FIRST_DELAY_MS * 2 ** (crashesInARow - 1), RESTART_MAX_DELAY_MS);
-      const phase = readyAt === undefined ? `during start-up after ${((Date.now() - startedAt) / 1000).toFixed(1)} s` : 'while running';
-      say(`agent exited ${phase} (${how}${lastError ? `; last error: ${lastError}` : ''}); restarting it in ${delay / 1000} s`);
-      restartTimer = setTimeout(start, delay);
-    });
-  };
-  start();
-
-  return {
-    get pid() { return child?.pid; },
-    async stop() {
-      stopping = true;
-      clearTimeout(restartTimer);
-      const proc = child;
-      if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-      const limitMs = stopLimitMs(stopDeadlineMs);
-      say(`stopping the agent (pid ${proc.pid}); it has up to ${limitMs / 1000} s to hand its work back`);
-      const exited = new Promise((r) => proc.once('exit', r));
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => {
-        say(`the agent did not stop within ${limitMs / 1000} s; killing it`);
-        proc.kill('SIGKILL');
-      }, limitMs);
-      await exited;
-      clearTimeout(timer);
-      // Whatever it started and left behind (an ffmpeg mid-encode) goes with it.
-      try { process.kill(-proc.pid, 'SIGKILL'); } catch { /* none left */ }
-    },
-    killNow() { if (child && child.exitCode === null) child.kill('SIGTERM'); },
-  };
-}
-
 async function main() {
   mkdirSync(dataDir, { recursive: true });
   ensureSystemPackages();
@@ -227,15 +117,22 @@ async function main() {
     process.exit(code);
   };
 
+  // Restarted when it dies; given up on (and npm start with it) when it cannot start: agent-supervisor.mjs.
   agent = superviseAgent({
-    ...process.env,
-    COORDINATOR_GRPC: `127.0.0.1:${grpcPort}`,
-    CLUSTER_TOKEN: process.env.CLUSTER_TOKEN ?? secrets.clusterToken,
-    AGENT_NAME: process.env.AGENT_NAME ?? 'local-agent',
-    AGENT_WORK_DIR: path.join(dataDir, 'agent-work'),
-  }, (why) => {
-    process.stderr.write(`[start] ${why}\n`);
-    stop(1);
+    args: entry('node-agent/src/main'),
+    cwd: root,
+    env: {
+      ...process.env,
+      COORDINATOR_GRPC: `127.0.0.1:${grpcPort}`,
+      CLUSTER_TOKEN: process.env.CLUSTER_TOKEN ?? secrets.clusterToken,
+      AGENT_NAME: process.env.AGENT_NAME ?? 'local-agent',
+      AGENT_WORK_DIR: path.join(dataDir, 'agent-work'),
+    },
+    log: say,
+    onGiveUp: (why) => {
+      process.stderr.write(`[start] ${why}\n`);
+      void stop(1);
+    },
   });
   process.on('exit', () => agent.killNow());
 
@@ -249,8 +146,8 @@ async function main() {
   say('                   npm run -s admin -- user set-password --email local@localhost)');
   say('Ctrl-C stops everything.');
 
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stop(0));
-  coordinator.on('exit', (code) => { if (!stopping) { say(`coordinator exited (${code})`); stop(1); } });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => void stop(0));
+  coordinator.on('exit', (code) => { if (!stopping) { say(`coordinator exited (${code})`); void stop(1); } });
 }
 
 main().catch((err) => {

@@ -8,7 +8,9 @@ import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { FFMPEG, ffmpegWrapper, makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
 import { ffprobe, measureMediaDuration, runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
-import { extractAudio, measureLevels, readWavInfo, readWavPcm, rmsDbBetween, scanWav, toMonoFloat32 } from '../node-agent/src/media/audio.js';
+import { extractAudio } from '../node-agent/src/media/audio-extract.js';
+import { readWavInfo, readWavPcm, toMonoFloat32 } from '../node-agent/src/media/wav.js';
+import { measureLevels, rmsDbBetween, scanWav } from '../node-agent/src/media/audio-levels.js';
 import { chooseMediaTools, isBundledFfprobe, mediaToolWarnings, toolEnv } from '@shorts/common/media/tools';
 import { analysisWavByteCap, lengthSlackSec } from '../node-agent/src/tasks/analyze-video.js';
 

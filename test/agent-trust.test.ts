@@ -53,7 +53,7 @@ test.serial('a render result naming another organization\'s object is refused; t
   const row = await renderRow(renderId);
   t.is(row!.status, 'error');
   t.regex(row!.error_message!, /outside its task/);
-  t.is((await cluster.app.db.one('SELECT count(*)::int AS n FROM files WHERE organization_id = $1 AND object_key = $2', [org.id, theirs.objectKey]))!.n, 0);
+  t.is((await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM files WHERE organization_id = $1 AND object_key = $2', [org.id, theirs.objectKey]))!.n, 0);
   t.truthy(await cluster.app.store.stat(theirs.objectKey), 'the victim\'s object is untouched');
 });
 
@@ -61,14 +61,14 @@ test.serial('a render result\'s size is read from the store, not from the agent'
   const { org, renderId, task } = await leaseRender();
   const video = await upload(task, 'render.mp4', Buffer.alloc(54_321, 1));
   const thumb = await upload(task, 'render.jpg', Buffer.alloc(100, 2));
-  const before = Number((await cluster.app.db.one('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [org.id]))!.n);
+  const before = Number((await cluster.app.db.one<{ n: number }>('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [org.id]))!.n);
   await agent.complete(task.task_id, task.lease_token, { objectKey: video, sizeBytes: 1, contentType: 'video/mp4', durationSec: 2, thumbnailKey: thumb });
   const row = await renderRow(renderId);
   t.is(row!.status, 'done');
   t.is(Number(row!.size_bytes), 54_321);
   const file = await cluster.app.db.one<{ size_bytes: string }>('SELECT size_bytes FROM files WHERE id = $1', [row!.file_id]);
   t.is(Number(file!.size_bytes), 54_321);
-  t.is(Number((await cluster.app.db.one('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [org.id]))!.n), before + 54_321);
+  t.is(Number((await cluster.app.db.one<{ n: number }>('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [org.id]))!.n), before + 54_321);
 });
 
 test.serial('a render result reusing one object as video and thumbnail, or naming one never uploaded, is refused', async (t) => {
@@ -107,7 +107,7 @@ test.serial('an analyze result naming another organization\'s object fails the j
   });
   const job = await cluster.api('GET', `/api/jobs/${created.body.id}`, { key });
   t.is(job.body.status, 'FAILED');
-  t.is((await cluster.app.db.one('SELECT count(*)::int AS n FROM files WHERE organization_id = $1', [org.id]))!.n, 0);
+  t.is((await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM files WHERE organization_id = $1', [org.id]))!.n, 0);
   t.truthy(await cluster.app.store.stat(theirs.objectKey));
 });
 
@@ -120,7 +120,7 @@ test.serial('a render result naming a file a render does not write (an SVG, a pa
     const row = await renderRow(renderId);
     t.is(row!.status, 'error', name);
     t.regex(row!.error_message!, new RegExp(`that render-short does not write \\(${name.replace('.', '\\.')}\\)`), name);
-    t.is((await cluster.app.db.one('SELECT count(*)::int AS n FROM files WHERE organization_id = $1 AND object_key = ANY($2)', [org.id, [video, evil]]))!.n, 0, name);
+    t.is((await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM files WHERE organization_id = $1 AND object_key = ANY($2)', [org.id, [video, evil]]))!.n, 0, name);
   }
 });
 
@@ -141,7 +141,7 @@ test.serial('an analyze result naming a file analysis does not write fails the j
   const job = await cluster.api('GET', `/api/jobs/${created.body.id}`, { key });
   t.is(job.body.status, 'FAILED');
   t.regex(JSON.stringify(job.body), /that analyze-video does not write \(source-thumb\.svg\)/);
-  t.is((await cluster.app.db.one('SELECT count(*)::int AS n FROM files WHERE organization_id = $1', [org.id]))!.n, 0);
+  t.is((await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM files WHERE organization_id = $1', [org.id]))!.n, 0);
   t.is(Number((await cluster.app.db.one<{ n: string }>('SELECT credits AS n FROM organizations WHERE id = $1', [org.id]))!.n), 10);
 });
 

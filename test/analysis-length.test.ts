@@ -118,6 +118,6 @@ test.serial('a job on a joined recording completes, charged for the length that 
   t.is(created.status, 201, JSON.stringify(created.body));
   const job = await cluster.settledJob(key, created.body.id);
   t.is(job.status, 'COMPLETED', job.message);
-  const row = await cluster.app.db.one('SELECT duration_sec AS "durationSec" FROM jobs WHERE id = $1', [job.id]);
+  const row = await cluster.app.db.one<{ durationSec: number }>('SELECT duration_sec AS "durationSec" FROM jobs WHERE id = $1', [job.id]);
   t.true(near(Number(row!.durationSec), decodedSec, 0.05), `billed ${row!.durationSec} s, decodes to ${decodedSec} s`);
 });

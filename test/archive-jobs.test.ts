@@ -29,7 +29,7 @@ async function addJobFiles(orgId: string, jobId: string | null, sizes: number[])
   return Promise.all(sizes.map((n, i) => storeFile(cluster.app, { organizationId: orgId, jobId, name: `f${i}.bin`, type: 'image', source: Buffer.alloc(n, 9) })));
 }
 
-const usedBytes = async (orgId: string) => Number((await cluster.app.db.one('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [orgId]))!.n);
+const usedBytes = async (orgId: string) => Number((await cluster.app.db.one<{ n: number }>('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [orgId]))!.n);
 
 function setRetentionWithCli(orgId: string, days: string) {
   return admin(cluster, ['org', 'set', orgId, '--retention-days', days, '--json']);
@@ -86,7 +86,7 @@ test('old jobs are archived per organization retention: 404 in the API, their fi
   t.deepEqual(list.body.data.map((j: { id: string }) => j.id).sort(), [aRecent, aStuck].sort());
   const files = await cluster.api('GET', '/api/uploads/files', { key: a.key });
   t.is(files.body.total, 3);
-  const row = await cluster.app.db.one('SELECT archived_at FROM jobs WHERE id = $1', [aOld]);
+  const row = await cluster.app.db.one<{ archived_at: Date | null }>('SELECT archived_at FROM jobs WHERE id = $1', [aOld]);
   t.truthy(row!.archived_at);
 
   // Nothing more is due; a second run changes nothing.

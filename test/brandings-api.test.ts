@@ -72,10 +72,10 @@ test.after.always(async () => {
   await cluster?.close();
 });
 
-const fileCount = async (orgId: string) => (await cluster.app.db.one('SELECT count(*)::int AS n FROM files WHERE organization_id = $1', [orgId]))!.n as number;
-const usedBytes = async (orgId: string) => Number((await cluster.app.db.one('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [orgId]))!.n);
+const fileCount = async (orgId: string) => (await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM files WHERE organization_id = $1', [orgId]))!.n as number;
+const usedBytes = async (orgId: string) => Number((await cluster.app.db.one<{ n: number }>('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [orgId]))!.n);
 const defaults = async (orgId: string) =>
-  (await cluster.app.db.query('SELECT id FROM brand_presets WHERE organization_id = $1 AND is_default', [orgId])).map((r) => r.id as string);
+  (await cluster.app.db.query<{ id: string }>('SELECT id FROM brand_presets WHERE organization_id = $1 AND is_default', [orgId])).map((r) => r.id as string);
 
 test('create, list, update and delete a preset', async (t) => {
   const { key } = await cluster.org({ plan: 'free' });
@@ -197,7 +197,7 @@ test('legacy keys WaterMark, watermarkUrl and styles are stored normalised, on c
   t.like(o.waterMark, { waterMarkUrl: `${base}/logo.txt`, width: '120px', blendMode: 'normal' });
   t.truthy(o.waterMark.fileAppId);
   t.deepEqual(o.style, [{ property: 'font-size', value: '70px' }]);
-  const stored = await cluster.app.db.one('SELECT options FROM brand_presets WHERE id = $1', [created.body.id]);
+  const stored = await cluster.app.db.one<{ options: Record<string, unknown> }>('SELECT options FROM brand_presets WHERE id = $1', [created.body.id]);
   t.deepEqual(stored!.options, o);
 });
 

@@ -40,7 +40,7 @@ test.afterEach.always(() => cluster.killAgents());
 
 interface ListedAgent { id: string; name: string; state: string; taskTypes: string[]; capabilities: string[] }
 
-const taskOf = (subjectId: string) => cluster.app.db.one('SELECT id, state FROM tasks WHERE subject_id = $1', [subjectId]);
+const taskOf = (subjectId: string) => cluster.app.db.one<{ id: string; state: string }>('SELECT id, state FROM tasks WHERE subject_id = $1', [subjectId]);
 const taskState = async (id: string) => (await cluster.app.queue.get(id))?.state;
 
 test.serial('work that no connected agent can take says so in the job and render status, and in the log once', async (t) => {
@@ -101,7 +101,7 @@ test.serial('operators list agents, drain one and cancel its running task from t
   t.is((await cluster.api('GET', `/api/probes/${first.body.id}`, { key })).body.state, 'cancelled');
 
   // Idle now and draining: the second probe stays queued until the drain is lifted.
-  await waitFor(async () => (await cluster.app.db.one('SELECT running_tasks FROM agents WHERE id = $1', [me.id]))?.running_tasks === 0, 20_000, 'idle heartbeat');
+  await waitFor(async () => (await cluster.app.db.one<{ running_tasks: number }>('SELECT running_tasks FROM agents WHERE id = $1', [me.id]))?.running_tasks === 0, 20_000, 'idle heartbeat');
   t.is(await taskState(second.body.id), 'queued');
   t.is((await adminJson<{ state: string }>(cluster, ['agent', 'resume', me.id, '--json'])).state, 'online');
   await waitFor(async () => ((await taskState(second.body.id)) === 'completed' ? true : undefined), 60_000, 'second probe to complete');
@@ -129,14 +129,14 @@ test.serial('an agent whose work folder cannot be made fails the task rather tha
     return task?.state === 'failed' ? task : undefined;
   }, 60_000, 'the task to fail');
   t.regex(done.lastError ?? '', /Internal processing error: .*(ENOTDIR|EEXIST)/);
-  const kinds = (await cluster.app.db.query('SELECT kind FROM task_events WHERE task_id = $1 ORDER BY id', [id])).map((e) => e.kind);
+  const kinds = (await cluster.app.db.query<{ kind: string }>('SELECT kind FROM task_events WHERE task_id = $1 ORDER BY id', [id])).map((e) => e.kind);
   t.deepEqual(kinds, ['leased', 'retry', 'leased', 'retry', 'leased', 'failed']);
 });
 
 needing({ tools: { pocketsphinx: havePocketsphinx } }).serial('the agent a laptop runs with no configuration has everything analysis requires, and takes it', async (t) => {
   const agent = await cluster.startAgent({ AGENT_TASK_TYPES: 'analyze-video' });
   await agent.waitForLog(/"agent ready"/, 60_000);
-  const row = (await cluster.app.db.one(`SELECT id, task_types AS "taskTypes", capability_tags AS tags FROM agents WHERE name = $1`, [agent.name]))!;
+  const row = (await cluster.app.db.one<{ id: string; taskTypes: string[]; tags: string[] }>(`SELECT id, task_types AS "taskTypes", capability_tags AS tags FROM agents WHERE name = $1`, [agent.name]))!;
   t.deepEqual(row.taskTypes, ['analyze-video']);
   const requires = placementOf('analyze-video').requires;
   t.true(requires.length > 0);
@@ -152,7 +152,7 @@ needing({ tools: { pocketsphinx: havePocketsphinx } }).serial('the agent a lapto
 
 test.serial('a render made through the API goes to the NVENC host of a mixed farm, and to a CPU host once NVENC is busy', async (t) => {
   // Earlier tests' agents were killed with work leased; that work must not be offered here.
-  for (const { id } of await cluster.app.db.query(`SELECT id FROM tasks WHERE state IN ('queued', 'leased')`)) await cluster.app.queue.cancel(id);
+  for (const { id } of await cluster.app.db.query<{ id: string }>(`SELECT id FROM tasks WHERE state IN ('queued', 'leased')`)) await cluster.app.queue.cancel(id);
   const cpu = await new FakeAgent(cluster.app.grpcAddress, undefined, 'cpu-host').register(['render-short']);
   const gpu = await new FakeAgent(cluster.app.grpcAddress, undefined, 'nvenc-host').register(['render-short'], { nvenc: true });
   try {

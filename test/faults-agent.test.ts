@@ -66,7 +66,7 @@ test.serial('network cut between an agent and the coordinator for longer than a 
   const job = (await stack.api(org.key, 'POST', '/api/jobs', jobBody(slow.url('talk.mp4')))).body.id;
   const render = (await stack.api(org.key, 'POST', '/api/render', { id: base, target: 0, preset: 'VIRAL', size: { width: 360, height: 640 } })).body.renderId;
   const tasks = await waitFor(async () => {
-    const rows = await stack.db.query(`SELECT id, lease_token AS token FROM tasks WHERE subject_id IN ($1, $2) AND state = 'leased' AND leased_by = $3 AND progress > 0`, [job, render, cutOffId]);
+    const rows = await stack.db.query<{ id: string; token: string }>(`SELECT id, lease_token AS token FROM tasks WHERE subject_id IN ($1, $2) AND state = 'leased' AND leased_by = $3 AND progress > 0`, [job, render, cutOffId]);
     return rows.length === 2 ? rows : undefined;
   }, 60_000, 'the cut-off agent at work on both');
 
@@ -85,7 +85,7 @@ test.serial('network cut between an agent and the coordinator for longer than a 
   // failure it then reports is refused the same way.)
   for (const task of tasks) await cutOff.waitForLog(new RegExp(`"msg":"lease lost; (work stopped|failure report refused)".*"taskId":"${task.id}".*"attempt":1`), { timeoutMs: 120_000 });
   for (const task of tasks) {
-    const row = (await stack.db.one(`SELECT state, lease_token AS token FROM tasks WHERE id = $1`, [task.id]))!;
+    const row = (await stack.db.one<{ state: string; token: string | null }>(`SELECT state, lease_token AS token FROM tasks WHERE id = $1`, [task.id]))!;
     t.is(row.state, 'completed');
     t.not(row.token, task.token, 'completed under the rescuer\'s lease, not the old one');
   }

@@ -47,7 +47,7 @@ async function completedJob(key: string): Promise<string> {
 /** Tasks that crashed on the agent (not failed with a reason: broke) since log line `from`. */
 const crashes = (from: number) => agent.logs.slice(from).filter((l) => l.includes('"msg":"task crashed"'));
 
-const leasedTasks = async (orgId: string) => Number((await stack.db.one(`SELECT count(*) AS n FROM tasks WHERE organization_id = $1 AND state = 'leased' AND progress > 0`, [orgId]))!.n);
+const leasedTasks = async (orgId: string) => Number((await stack.db.one<{ n: number }>(`SELECT count(*) AS n FROM tasks WHERE organization_id = $1 AND state = 'leased' AND progress > 0`, [orgId]))!.n);
 
 test.serial('Postgres restarted while jobs and renders run: all end, nothing twice, credits and storage exact', async (t) => {
   const org = await stack.org('pro', 10);

@@ -18,7 +18,7 @@ test.before(async () => {
 test.after.always(() => cluster?.close());
 
 const usedBytes = async (orgId: string) =>
-  Number((await cluster.app.db.one('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [orgId]))!.n);
+  Number((await cluster.app.db.one<{ n: number }>('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [orgId]))!.n);
 
 function add(orgId: string, name: string, opts: { type?: FileType; tags?: string[]; bytes?: number; jobId?: string } = {}) {
   const source = opts.bytes === undefined ? png : Buffer.alloc(opts.bytes, 1);

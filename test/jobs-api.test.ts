@@ -15,7 +15,7 @@ test.after.always(() => cluster?.close());
 const VALID = { functionName: 'VideoShorts', fileUrl: 'https://videos.example.com/talk.mp4' };
 
 async function jobCount(orgId: string): Promise<number> {
-  return (await cluster.app.db.one('SELECT count(*)::int AS n FROM jobs WHERE organization_id = $1', [orgId]))!.n;
+  return (await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM jobs WHERE organization_id = $1', [orgId]))!.n;
 }
 
 test('create answers 201 with id and jobId, reserves credits and lists the job as PROCESSING', async (t) => {

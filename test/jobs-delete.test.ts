@@ -15,7 +15,7 @@ test.before(async () => {
 test.after.always(() => cluster?.close());
 
 const WORDS = [{ text: 'hello', start: 1, end: 1.5 }, { text: 'world', start: 2, end: 2.5 }];
-const usedBytes = async (orgId: string) => Number((await cluster.app.db.one('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [orgId]))!.n);
+const usedBytes = async (orgId: string) => Number((await cluster.app.db.one<{ n: number }>('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [orgId]))!.n);
 const objectsUnder = async (prefix: string) => {
   const keys: string[] = [];
   for await (const obj of cluster.app.store.list(prefix)) keys.push(obj.key);
@@ -101,7 +101,7 @@ test("the job list carries a failed job's reason; retry starts a new job from th
   const row = await cluster.app.db.one('SELECT title, status, file_url AS "fileUrl", options FROM jobs WHERE id = $1', [retry.body.id]);
   t.deepEqual(row, { title: 'Broken link', status: 'PROCESSING', fileUrl: 'https://videos.example.com/missing.mp4', options: { predefinedShorts: [{ title: 'Intro', start: 0, end: 20 }] } });
   // Its analysis is queued like any new job's, with the same predefined short.
-  const task = await cluster.app.db.one(`SELECT payload FROM tasks WHERE subject_id = $1 AND type = 'analyze-video'`, [retry.body.id]);
+  const task = await cluster.app.db.one<{ payload: Record<string, unknown> }>(`SELECT payload FROM tasks WHERE subject_id = $1 AND type = 'analyze-video'`, [retry.body.id]);
   t.deepEqual(task!.payload.predefinedShorts, [{ title: 'Intro', start: 0, end: 20 }]);
 
   // A running job cannot be retried; another organization's job is 404.
@@ -121,12 +121,12 @@ test('retry: a failed upload (its video not kept) is a 400 saying to upload agai
   const r = await cluster.api('POST', `/api/jobs/${id}/retry`, { key });
   t.is(r.status, 400);
   t.regex(r.body.message, /upload the file again/);
-  t.is((await cluster.app.db.one('SELECT count(*)::int AS n FROM jobs WHERE organization_id = $1', [org.id]))!.n, 1);
+  t.is((await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM jobs WHERE organization_id = $1', [org.id]))!.n, 1);
 
   const done = await insertCompletedJob(cluster.app, { organizationId: org.id, words: WORDS, shorts: [{ startTime: 0, endTime: 3 }] });
   const again = await cluster.api('POST', `/api/jobs/${done}/retry`, { key });
   t.is(again.status, 201, JSON.stringify(again.body));
-  const task = await cluster.app.db.one(`SELECT payload FROM tasks WHERE subject_id = $1 AND type = 'analyze-video'`, [again.body.id]);
+  const task = await cluster.app.db.one<{ payload: Record<string, unknown> }>(`SELECT payload FROM tasks WHERE subject_id = $1 AND type = 'analyze-video'`, [again.body.id]);
   t.like(task!.payload.source, { kind: 'object', objectKey: `orgs/${org.id}/tasks/${done}/source.mp4`, consume: false });
 });
 
@@ -166,7 +166,7 @@ test("API keys: another organization's key is 404 and stays valid; a plain membe
   const b = await cluster.org();
   const ownerA = await createUser(cluster.app.db, { email: `owner-a-${a.org.id}@example.com`, organizationId: a.org.id, role: 'owner' });
   const bearerA = { authorization: `Bearer ${await cluster.app.signer.issue(ownerA.id)}` };
-  const bKeyId = (await cluster.app.db.one('SELECT id FROM api_keys WHERE organization_id = $1', [b.org.id]))!.id;
+  const bKeyId = (await cluster.app.db.one<{ id: string }>('SELECT id FROM api_keys WHERE organization_id = $1', [b.org.id]))!.id;
   const r = await cluster.api('DELETE', `/api/organizations/api-keys/${bKeyId}?organizationId=${a.org.id}`, { headers: bearerA });
   t.is(r.status, 404);
   t.is((await cluster.api('GET', '/api/jobs', { key: b.key })).status, 200);
@@ -178,5 +178,5 @@ test("API keys: another organization's key is 404 and stays valid; a plain membe
   const m = await cluster.api('POST', '/api/organizations/api-keys', { headers: bearerM, body: { organizationId: a.org.id, name: 'mine' } });
   t.is(m.status, 403);
   t.regex(m.body.message, /owner or admin/);
-  t.is((await cluster.app.db.one('SELECT count(*)::int AS n FROM api_keys WHERE organization_id = $1', [a.org.id]))!.n, 1);
+  t.is((await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE organization_id = $1', [a.org.id]))!.n, 1);
 });

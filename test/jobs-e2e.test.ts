@@ -35,7 +35,7 @@ test.after.always(async () => {
 
 const waitForJob = (key: string, id: string, seen?: number[]) => cluster.settledJob(key, id, { seen });
 
-const orgRow = (id: string) => cluster.app.db.one('SELECT credits, reserved_credits AS reserved, storage_used_bytes AS used FROM organizations WHERE id = $1', [id]);
+const orgRow = (id: string) => cluster.app.db.one<{ credits: number; reserved: number; used: number }>('SELECT credits, reserved_credits AS reserved, storage_used_bytes AS used FROM organizations WHERE id = $1', [id]);
 
 test.serial('an automatic job: transcript with timings, shorts, cost, credits, files, signed webhook', async (t) => {
   const { org, key } = await cluster.org({ plan: 'pro', credits: 10 });
@@ -119,7 +119,7 @@ test.serial('an automatic job: transcript with timings, shorts, cost, credits, f
   const ok = hooks.received.find((h) => h.status === 200)!;
   const sig = String(ok.headers['x-signature']);
   const [, ts, v1] = sig.match(/^t=(\d+),v1=([0-9a-f]{64})$/)!;
-  const secret = (await cluster.app.db.one('SELECT webhook_secret AS s FROM organizations WHERE id = $1', [org.id]))!.s;
+  const secret = (await cluster.app.db.one<{ s: string }>('SELECT webhook_secret AS s FROM organizations WHERE id = $1', [org.id]))!.s;
   t.is(createHmac('sha256', secret).update(`${ts}.${ok.body}`).digest('hex'), v1);
   const payload = JSON.parse(ok.body);
   t.like(payload, { event: 'job.completed', jobId: job.id, status: 'COMPLETED' });
@@ -212,7 +212,7 @@ test.serial('an agent killed mid-job: the job is re-leased and completes once', 
   t.is(job.status, 'COMPLETED', job.message);
   const ledger = await cluster.app.db.query<{ kind: string }>(`SELECT kind FROM credit_ledger WHERE job_id = $1 ORDER BY id`, [job.id]);
   t.deepEqual(ledger.map((l) => l.kind), ['reserve', 'charge']);
-  const files = await cluster.app.db.query('SELECT id FROM files WHERE job_id = $1', [job.id]);
+  const files = await cluster.app.db.query<{ id: string }>('SELECT id FROM files WHERE job_id = $1', [job.id]);
   t.is(files.length, 1 + job.data.shorts.length);
   t.is((await orgRow(org.id))!.credits, 4.7);
 });
@@ -229,7 +229,7 @@ test.serial('private URLs are refused at the edge, and at delivery time when the
   const job = await waitForJob(key, created.body.id);
   t.is(job.status, 'FAILED');
   const attempts = await waitFor(async () => {
-    const rows = await cluster.app.db.query('SELECT attempt, delivered, error FROM webhook_deliveries WHERE job_id = $1', [job.id]);
+    const rows = await cluster.app.db.query<{ attempt: number; delivered: boolean; error: string }>('SELECT attempt, delivered, error FROM webhook_deliveries WHERE job_id = $1', [job.id]);
     return rows.length ? rows : undefined;
   }, 30_000, 'webhook attempt');
   t.is(attempts.length, 1);

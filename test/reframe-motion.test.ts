@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
-import { extractAudio } from '../node-agent/src/media/audio.js';
+import { extractAudio } from '../node-agent/src/media/audio-extract.js';
 import { contains, interpolate, planReframe } from '@shorts/common/reframe/camera';
 import { gridClips } from './helpers/grid.js';
 import { FFMPEG } from './helpers/media.js';

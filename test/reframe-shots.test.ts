@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import type { Box, DetectedShot, Reframe, ShortDetections } from '@shorts/common/reframe/types';
 import { cutCropClip } from '../node-agent/src/media/clips.js';
-import { extractAudio } from '../node-agent/src/media/audio.js';
+import { extractAudio } from '../node-agent/src/media/audio-extract.js';
 import { contains, interpolate, planReframe, slices } from '@shorts/common/reframe/camera';
 import { analysisSize, sampleFrames } from '../node-agent/src/reframe/frames.js';
 import { ShotTracker, type SceneScore } from '../node-agent/src/reframe/shots.js';

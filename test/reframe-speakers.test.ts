@@ -10,7 +10,7 @@ import { attributeSpeakers } from '../node-agent/src/reframe/speakers.js';
 import { MOUTH, RIGID, mouthActivity, mouthOpenness, type FacePatches } from '../node-agent/src/reframe/mouth.js';
 import { linkTracks } from '../node-agent/src/reframe/tracks.js';
 import { readWavRange, speechIn } from '../node-agent/src/reframe/speech.js';
-import { writeWavPcm } from '../node-agent/src/media/audio.js';
+import { writeWavPcm } from '../node-agent/src/media/wav.js';
 import { composeConversation, composeNoFaceVideo, gridClips, sharedMediaDir, type ComposedVideo, type ListenerStyle } from './helpers/grid.js';
 import { FFMPEG } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';

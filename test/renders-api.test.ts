@@ -19,7 +19,7 @@ async function setup(plan = 'pro') {
   const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, words: WORDS, shorts: [{ startTime: 0, endTime: 2 }, { startTime: 2, endTime: 4 }] });
   return { org, key, jobId };
 }
-const spec = async (renderId: string) => (await cluster.app.db.one('SELECT spec FROM renders WHERE id = $1', [renderId]))!.spec;
+const spec = async (renderId: string) => (await cluster.app.db.one<{ spec: { shortId: number; startTime: number; endTime: number; captionPreset: string; output: unknown; watermark: unknown; options: { maxWordsInPage?: number; waterMark?: { fileAppId: string } } } }>('SELECT spec FROM renders WHERE id = $1', [renderId]))!.spec;
 const render = (key: string, body: unknown) => cluster.api('POST', '/api/render', { key, body });
 
 test('create answers 201 {renderId}; target by id or index, as number or string', async (t) => {
@@ -86,7 +86,7 @@ test('preset precedence: brandPresetId, then preset, then the active default, th
   const { key, jobId } = await setup('business');
   const mk = async (body: object) => (await cluster.api('POST', '/api/organizations/brandings', { key, body })).body;
   const brand = await mk({ name: 'Brand', preset: 'VIRAL', options: { maxWordsInPage: 2, style: [{ property: 'color', value: '#ff0000' }] }, size: { width: 1080, height: 1080 } });
-  const org = (await cluster.app.db.one('SELECT organization_id AS id FROM jobs WHERE id = $1', [jobId]))!.id;
+  const org = (await cluster.app.db.one<{ id: string }>('SELECT organization_id AS id FROM jobs WHERE id = $1', [jobId]))!.id;
   const [logoId] = await cluster.app.db.tx((c) => insertFiles(c, [{ organizationId: org, name: 'logo.png', type: 'image', sizeBytes: 10, objectKey: `orgs/${org}/logo.png` }]));
   const def = await mk({ name: 'Default', preset: 'GRAPES', isDefault: true, options: { maxWordsInPage: 6, waterMark: { fileAppId: logoId, left: '10px' } } });
   t.truthy(brand.id && def.id, JSON.stringify([brand, def]));
@@ -103,7 +103,7 @@ test('preset precedence: brandPresetId, then preset, then the active default, th
   const s3 = await spec((await render(key, { id: jobId, target: 0, options: { maxWordsInPage: 3 } })).body.renderId);
   t.is(s3.captionPreset, 'GRAPES', 'the active default applies when nothing is named');
   t.is(s3.options.maxWordsInPage, 3, 'explicit options win');
-  t.is(s3.options.waterMark.fileAppId, logoId, 'the default supplies what the request omits');
+  t.is(s3.options.waterMark?.fileAppId, logoId, 'the default supplies what the request omits');
   t.deepEqual(s3.watermark, { objectKey: `orgs/${org}/logo.png` });
   t.deepEqual(s3.output, { width: 720, height: 1280 });
 

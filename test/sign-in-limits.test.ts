@@ -95,7 +95,7 @@ test.serial(`the ${FAILURES_PER_HOUR + 1}st sign-in to an account after ${FAILUR
   t.regex(locked.body.message, /Too many failed sign-ins to this account/);
   const retryAfter = Number(locked.retryAfter);
   t.true(retryAfter > 3000 && retryAfter <= 3600, `Retry-After ${locked.retryAfter} runs to the end of the hour`);
-  t.is((await behindProxy.app.db.one('SELECT failures FROM sign_in_failures WHERE account = $1', [email]))!.failures, FAILURES_PER_HOUR);
+  t.is((await behindProxy.app.db.one<{ failures: number }>('SELECT failures FROM sign_in_failures WHERE account = $1', [email]))!.failures, FAILURES_PER_HOUR);
 
   // Once the hour has passed, the right password signs in again.
   await behindProxy.app.db.query("UPDATE sign_in_failures SET window_started_at = now() - interval '61 minutes' WHERE account = $1", [email]);
@@ -109,7 +109,7 @@ test.serial('a right password gives its attempt back: a user who signs in often 
   await behindProxy.app.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [user.id, await hashPassword('the right password', { N: 1024, r: 8, p: 1 })]);
   t.is((await signIn(behindProxy, { email, password: 'wrong' }, { 'x-forwarded-for': '198.19.0.1' })).status, 401);
   for (let i = 0; i < 3; i++) t.is((await signIn(behindProxy, { email, password: 'the right password' }, { 'x-forwarded-for': '198.19.0.1' })).status, 200);
-  t.is((await behindProxy.app.db.one('SELECT failures FROM sign_in_failures WHERE account = $1', [email]))!.failures, 1);
+  t.is((await behindProxy.app.db.one<{ failures: number }>('SELECT failures FROM sign_in_failures WHERE account = $1', [email]))!.failures, 1);
 });
 
 test.serial('password hashes run one at a time (SIGN_IN_HASH_CONCURRENCY=1) with four waiting (SIGN_IN_HASH_QUEUE=4); beyond, 503 with Retry-After at once', async (t) => {

@@ -220,9 +220,9 @@ test('edit: reschedule, draft and back, caption change replaces the provider job
   const e1 = await api(key, 'POST', '/edit', { postId: id, mode: 'schedule', scheduledAt: at });
   t.is(e1.status, 200, JSON.stringify(e1.body));
   t.deepEqual(e1.body, { post: { id, status: 'scheduled', scheduledFor: at } });
-  const localJob = await cluster.app.db.one(`SELECT status, scheduled_for FROM social_local_jobs WHERE id = $1`, [job1]);
-  t.is(localJob.status, 'scheduled', 'the held job was released at the provider');
-  t.is(localJob.scheduled_for.toISOString(), at);
+  const localJob = await cluster.app.db.one<{ status: string; scheduled_for: Date }>(`SELECT status, scheduled_for FROM social_local_jobs WHERE id = $1`, [job1]);
+  t.is(localJob!.status, 'scheduled', 'the held job was released at the provider');
+  t.is(localJob!.scheduled_for.toISOString(), at);
 
   const e2 = await api(key, 'POST', '/edit', { jobId: job1, mode: 'draft' });
   t.deepEqual(e2.body.post, { id, status: 'draft', scheduledFor: at });
@@ -233,7 +233,7 @@ test('edit: reschedule, draft and back, caption change replaces the provider job
   const after = (await api(key, 'GET', '/posts')).body.posts[0];
   t.is(after.caption, 'v2');
   t.not(after.providerJobId, job1, 'new text means a new provider job');
-  t.is((await cluster.app.db.one(`SELECT status FROM social_local_jobs WHERE id = $1`, [job1])).status, 'cancelled');
+  t.is((await cluster.app.db.one<{ status: string }>(`SELECT status FROM social_local_jobs WHERE id = $1`, [job1]))!.status, 'cancelled');
 
   const bad: Array<[Record<string, unknown>, number, RegExp]> = [
     [{ mode: 'schedule', scheduledAt: at }, 400, /postId or jobId is required/],
@@ -258,7 +258,7 @@ test('remove: cancelled with scheduledFor null and the provider job cancelled; p
   const r = await api(key, 'POST', '/remove', { postId: s.body.socialPost.id });
   t.is(r.status, 200);
   t.deepEqual(r.body, { post: { id: s.body.socialPost.id, status: 'cancelled', scheduledFor: null } });
-  t.is((await cluster.app.db.one(`SELECT status FROM social_local_jobs WHERE id = $1`, [s.body.socialPost.providerJobId])).status, 'cancelled');
+  t.is((await cluster.app.db.one<{ status: string }>(`SELECT status FROM social_local_jobs WHERE id = $1`, [s.body.socialPost.providerJobId]))!.status, 'cancelled');
   t.deepEqual((await api(key, 'POST', '/remove', { postId: s.body.socialPost.id })).body.post.status, 'cancelled', 'idempotent');
   const listed = (await api(key, 'GET', '/posts')).body.posts[0];
   t.like(listed, { status: 'cancelled', scheduledFor: null, providerLastEvent: 'post.cancelled' });

@@ -54,7 +54,7 @@ test('password sign-in sets an HttpOnly SameSite session cookie that acts as the
   t.is((await fetch(url(`/api/jobs?organizationId=${other.org.id}`), { headers: { cookie: s.cookie } })).status, 403);
   t.is((await fetch(url(`/api/jobs?organizationId=${s.org.id}`))).status, 401);
   // The server stores only a hash of the token.
-  const stored = await cluster.app.db.query('SELECT token_hash FROM sessions WHERE user_id = $1', [s.user.id]);
+  const stored = await cluster.app.db.query<{ token_hash: string }>('SELECT token_hash FROM sessions WHERE user_id = $1', [s.user.id]);
   t.is(stored.length, 1);
   t.false(s.cookie.includes(stored[0].token_hash));
 });
@@ -248,9 +248,9 @@ test('tus: an upload in chunks, resumed after HEAD, becomes a WEB_APP job; a wro
   t.is(files.body.files.length, 1);
   t.is(files.body.files[0].size, video.length);
   t.is(files.body.files[0].type, 'video');
-  const task = await cluster.app.db.one(`SELECT payload FROM tasks WHERE subject_id = $1`, [jobId]);
-  t.is(task.payload.source.kind, 'object');
-  t.is(task.payload.source.fileId, files.body.files[0].id);
+  const task = await cluster.app.db.one<{ payload: { source: { kind: string; fileId?: string } } }>(`SELECT payload FROM tasks WHERE subject_id = $1`, [jobId]);
+  t.is(task!.payload.source.kind, 'object');
+  t.is(task!.payload.source.fileId, files.body.files[0].id);
 
   const status = await fetch(url(location), { headers: { cookie: s.cookie } });
   t.like(await status.json(), { state: 'completed', jobId, offset: video.length });
@@ -289,7 +289,7 @@ test('tus: an upload the plan cannot store is refused at creation, before any by
   });
   t.is(broke.status, 403);
   t.is(((await broke.json()) as { error: string }).error, 'noEnoughCredit');
-  t.is((await cluster.app.db.one('SELECT count(*)::int AS n FROM uploads WHERE organization_id = $1', [poor.org.id])).n, 0);
+  t.is((await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM uploads WHERE organization_id = $1', [poor.org.id]))!.n, 0);
 });
 
 test('tus: uploads created at the same moment are not both promised the same free space', async (t) => {
@@ -301,7 +301,7 @@ test('tus: uploads created at the same moment are not both promised the same fre
   // Each fits the 100 MB plan alone; any two together do not.
   const statuses = await Promise.all(Array.from({ length: 6 }, create));
   t.deepEqual([...statuses].sort(), [201, 403, 403, 403, 403, 403], statuses.join(','));
-  t.is((await cluster.app.db.one(`SELECT count(*)::int AS n FROM uploads WHERE organization_id = $1`, [s.org.id])).n, 1);
+  t.is((await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM uploads WHERE organization_id = $1`, [s.org.id]))!.n, 1);
 });
 
 test('tus: a finished upload that is not a video fails with a clear message and keeps nothing', async (t) => {

@@ -183,7 +183,7 @@ needing({ tools: TOOLS }).serial('sign in, upload, watch the job complete, revie
   t.true(apiView.body.data.shorts.length >= 1);
 
   // Reframing data: the agent's when it gives one, else a moving path this test puts on short 0.
-  const stored = await cluster.app.db.one(`SELECT data FROM jobs WHERE id = $1`, [jobId]);
+  const stored = (await cluster.app.db.one<{ data: { shorts: Array<{ reframe: Reframe; startTime: number; endTime: number }>; source: { width: number; height: number }; transcription: { words: unknown[] } } }>(`SELECT data FROM jobs WHERE id = $1`, [jobId]))!;
   const short0 = stored.data.shorts[0];
   const width = stored.data.source.width as number;
   const height = stored.data.source.height as number;
@@ -393,7 +393,7 @@ needing({ tools: TOOLS }).serial('sign in, upload, watch the job complete, revie
   await page.fill('#retention', '30');
   await page.click('button:has-text("Save")');
   await page.waitForSelector('.notice >> text=archived after 30 days');
-  t.is((await cluster.app.db.one('SELECT retention_days AS d FROM organizations WHERE id = $1', [org.id])).d, 30);
+  t.is((await cluster.app.db.one<{ d: number }>('SELECT retention_days AS d FROM organizations WHERE id = $1', [org.id]))!.d, 30);
   await shot(page, '12-settings');
 
   // --- A phone-sized window: every screen fits its width; the nav is reachable from the keyboard.

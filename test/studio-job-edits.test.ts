@@ -5,6 +5,7 @@ import { insertCompletedJob } from './helpers/completed-job.js';
 import { launchChromium, screenshotter } from './helpers/browser.js';
 import { makeTestVideo } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
+import { renderListSchema } from '@shorts/common/api/renders';
 import type { Word } from '@shorts/common/text/transcript';
 import { buildStudio, CHROMIUM_TOOL, signInToJobPage, studioUser } from './helpers/studio.js';
 
@@ -71,7 +72,11 @@ needing({ tools: TOOLS }).serial('the transcript is corrected word by word on th
   await page.waitForSelector('button.primary:has-text("Render"):enabled');
   await page.click('button.primary:has-text("Render")');
   await page.waitForSelector('[data-testid="short-render"][data-state="done"]', { timeout: 120_000 });
-  const [listed] = (await cluster.api('GET', `/api/jobs/${jobId}/renders`, { key })).body.data;
+  const renders = (await cluster.api('GET', `/api/jobs/${jobId}/renders`, { key })).body;
+  // The list is what the server's schema says (the studio's type for it is that schema's).
+  const parsed = renderListSchema.safeParse(renders);
+  t.true(parsed.success, parsed.error?.message);
+  const [listed] = renders.data;
   t.truthy(listed.captionsUrl, 'a done render names its caption script');
   const script = await fetch(new URL(listed.captionsUrl, base)).then((r) => r.text());
   const captioned = captionWords(script);

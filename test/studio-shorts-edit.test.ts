@@ -7,6 +7,7 @@ import { makeTestVideo } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
 import type { Word } from '@shorts/common/text/transcript';
 import { buildStudio, CHROMIUM_TOOL, signInToJobPage, studioUser } from './helpers/studio.js';
+import { bearerJobSchema } from '@shorts/common/api/jobs';
 
 // Shorts edited in place on the job page: the out handle dragged on the timeline, the start set at
 // the playhead, a title saved, a short added and one removed; the API shows each change on the same
@@ -85,11 +86,34 @@ needing({ tools: TOOLS }).serial('drag the out handle, start at the playhead, re
   // the form, and the preview would move the playhead back into the short).
   await page.waitForFunction(() => (document.querySelector('#adj-start') as HTMLInputElement | null)?.value === '3');
 
-  // Rename in place.
+  // Rename in place. The save reloads the job, whose source video's URL is signed afresh: the player
+  // keeps its source, so it stays paused at 5 s instead of loading the video again from 0:00.
+  const player = () => page.evaluate(() => {
+    const v = document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement;
+    return { src: v.src, time: v.currentTime, paused: v.paused };
+  });
+  await page.evaluate(() => { (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime = 5; });
+  await page.waitForSelector('p.muted >> text=/Playhead 0:05\\.0/');
+  const before = await player();
+  // The signature's expiry counts whole seconds: a second after the last read of the job, the next
+  // read signs a URL different from any the page has had.
+  await new Promise((r) => setTimeout(r, 1100));
   await page.fill('#adj-title', 'Cold open');
+  const reload = page.waitForResponse((r) => r.request().method() === 'GET' && /^\/api\/jobs\/[^/]+$/.test(new URL(r.url()).pathname));
   await page.click('button:has-text("Save short")');
+  // What the studio reads is what the server's schema says (the studio's types are that schema's).
+  const reloaded = bearerJobSchema.safeParse(await (await reload).json());
+  t.true(reloaded.success, reloaded.error?.message);
+  const reloadedSource = reloaded.data!.data!.source!.url;
   await until((s) => (s[0]!.content === 'Cold open' ? true : undefined), 'the title saved');
   await page.waitForSelector('.shorts-list >> text=Cold open');
+  t.not(reloadedSource, before.src, 'the reload signed the source again');
+  t.is(new URL(reloadedSource).pathname, new URL(before.src).pathname);
+  await new Promise((r) => setTimeout(r, 500));
+  const after = await player();
+  t.is(after.src, before.src, 'the player kept its source');
+  t.true(Math.abs(after.time - 5) < 0.05 && after.paused, `the player held its place: ${JSON.stringify(after)}`);
+  await page.waitForSelector('p.muted >> text=/Playhead 0:05\\.0/');
 
   // Add a short at the playhead (14 s): it takes the next id and is selected.
   await page.evaluate(() => { (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime = 14; });
@@ -125,17 +149,13 @@ needing({ tools: TOOLS }).serial('on a phone (390x844) the out handle is dragged
   await dragOutHandle(page, 6);
   const dragged = await until((s) => (s[0]!.endTime !== 10 ? s[0] : undefined), 'the dragged end saved');
   t.true(Math.abs(dragged.endTime - 6) <= 0.5, `end dragged to ${dragged.endTime}`);
-  // The saved edit reloads the job, whose source video may load again from 0:00: the playhead is set
-  // until it has held at 12 s for a second.
+  // The saved edit reloads the job, signing its source video's URL afresh: the player keeps its place
+  // (it used to load the video again from 0:00, and a short was added at 0).
   const playhead = () => page.evaluate(() => (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime);
-  await waitFor(async () => {
-    if (Math.abs((await playhead()) - 12) > 0.05) {
-      await page.evaluate(() => { (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime = 12; });
-      return undefined;
-    }
-    await new Promise((r) => setTimeout(r, 1000));
-    return Math.abs((await playhead()) - 12) <= 0.05 ? true : undefined;
-  }, 20_000, 'the playhead held at 12 s');
+  await page.evaluate(() => { (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime = 12; });
+  await waitFor(async () => (Math.abs((await playhead()) - 12) <= 0.05 ? true : undefined), 10_000, 'the playhead at 12 s');
+  await new Promise((r) => setTimeout(r, 1000));
+  t.true(Math.abs((await playhead()) - 12) <= 0.05, 'the playhead held at 12 s');
   await page.waitForSelector('p.muted >> text=/Playhead 0:12\\.0/');
   await page.click('button:has-text("Add short")');
   const added = await until((s) => (s.length === 3 ? s[2] : undefined), 'the short added');

@@ -160,7 +160,7 @@ test.serial('cancelling the parent cancels its queued children and stops its run
   t.is(await state(running.task_id), 'cancelled');
   const late = await agent('late');
   t.is(await late.lease(300), undefined, 'nothing of the family is left to lease');
-  t.is((await db.query(`SELECT count(*)::int AS n FROM tasks WHERE state IN ('queued', 'leased', 'waiting')`))[0]!.n, 0);
+  t.is((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE state IN ('queued', 'leased', 'waiting')`))[0]!.n, 0);
   t.deepEqual(heard.failed.map((f) => [f.id, f.code]), [[parentId, 'CANCELLED']]);
 });
 

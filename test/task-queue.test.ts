@@ -64,7 +64,7 @@ function registerTestDomain(q: TaskQueue): void {
         if (task.payload.dropConnectionOnce && !dropped.has(task.id)) {
           dropped.add(task.id);
           // The database drops this transaction's connection mid-way, as a restart or a network cut would.
-          const { pid } = (await c.query('SELECT pg_backend_pid() AS pid')).rows[0];
+          const { pid } = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0];
           await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
         }
         await c.query('INSERT INTO test_results (task_id, result) VALUES ($1, $2)', [task.id, result]);
@@ -301,7 +301,7 @@ test.serial('a dropped database connection while storing a result is retried, no
   const row = await task(id);
   t.is(row.state, 'completed');
   t.deepEqual(row.result, { frames: 42 });
-  t.deepEqual((await db.query('SELECT result FROM test_results WHERE task_id = $1', [id])).map((r) => r.result), [{ frames: 42 }]);
+  t.deepEqual((await db.query<{ result: unknown }>('SELECT result FROM test_results WHERE task_id = $1', [id])).map((r) => r.result), [{ frames: 42 }]);
   t.is(outcomes.get(id)?.failed, undefined);
 });
 
@@ -549,15 +549,15 @@ test.serial('a drained agent finishes its work, leases nothing new, and learns s
 test.serial('heartbeats are stored, and a silent agent is marked offline until it speaks again', async (t) => {
   const a = await agent('beating');
   await a.heartbeat(1, 123_456_789);
-  let row = await db.one(`SELECT state, running_tasks AS "running", free_disk_bytes AS "free" FROM agents WHERE id = $1`, [a.agentId]);
+  let row = await db.one<{ state: string; running?: number; free?: number }>(`SELECT state, running_tasks AS "running", free_disk_bytes AS "free" FROM agents WHERE id = $1`, [a.agentId]);
   t.deepEqual(row, { state: 'online', running: 1, free: 123_456_789 });
   // The agent list shows what the agent says it runs next to what it was leased.
   t.like((await listAgents(db)).find((v) => v.id === a.agentId), { runningTasks: 0, reportedRunningTasks: 1 });
   await db.query(`UPDATE agents SET last_seen_at = now() - interval '1 minute' WHERE id = $1`, [a.agentId]);
   await queue.tick();
-  row = await db.one(`SELECT state FROM agents WHERE id = $1`, [a.agentId]);
-  t.is(row.state, 'offline');
+  row = await db.one<{ state: string }>(`SELECT state FROM agents WHERE id = $1`, [a.agentId]);
+  t.is(row!.state, 'offline');
   await a.heartbeat();
-  row = await db.one(`SELECT state FROM agents WHERE id = $1`, [a.agentId]);
-  t.is(row.state, 'online');
+  row = await db.one<{ state: string }>(`SELECT state FROM agents WHERE id = $1`, [a.agentId]);
+  t.is(row!.state, 'online');
 });

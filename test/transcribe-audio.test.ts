@@ -6,7 +6,10 @@ import { FFMPEG } from './helpers/media.js';
 import { containerType, ffprobe } from '../node-agent/src/media/ffmpeg.js';
 import { fileNameOf } from '../node-agent/src/tasks/analyze-video.js';
 import { cutCropClip } from '../node-agent/src/media/clips.js';
-import { extractAudio, measureLevels, NoAudioTrackError, parseWav, readWavInfo, readWavPcm, rmsDbBetween, runProcess, toMonoFloat32, encodeWav } from '../node-agent/src/media/audio.js';
+import { extractAudio, NoAudioTrackError } from '../node-agent/src/media/audio-extract.js';
+import { parseWav, readWavInfo, readWavPcm, toMonoFloat32, encodeWav } from '../node-agent/src/media/wav.js';
+import { measureLevels, rmsDbBetween } from '../node-agent/src/media/audio-levels.js';
+import { runProcess } from '../node-agent/src/run-process.js';
 
 const ffmpeg = FFMPEG;
 let dir: string;

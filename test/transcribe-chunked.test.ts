@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { wordErrorRate, type Transcript } from '@shorts/common/text/transcript';
-import { readWavInfo } from '../node-agent/src/media/audio.js';
+import { readWavInfo } from '../node-agent/src/media/wav.js';
 import { ChunkedTranscriber, planChunks, speechFrames } from '../node-agent/src/transcribe/chunked.js';
 import { PocketsphinxTranscriber } from '../node-agent/src/transcribe/pocketsphinx.js';
 import type { Transcriber } from '../node-agent/src/transcribe/types.js';

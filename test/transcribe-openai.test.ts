@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { writeWavPcm } from '../node-agent/src/media/audio.js';
+import { writeWavPcm } from '../node-agent/src/media/wav.js';
 import { mapWords, OpenAiCompatibleTranscriber, transcriptionsEndpoint } from '../node-agent/src/transcribe/openai-compatible.js';
 import { checkTranscriberAvailable, chooseBackend, createTranscriber, transcriberConfigFromEnv } from '../node-agent/src/transcribe/transcriber.js';
 import { fliteAvailable, synthesiseTalk } from './transcribe-synth.js';

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { readWavPcm, writeWavPcm } from '../node-agent/src/media/audio.js';
+import { readWavPcm, writeWavPcm } from '../node-agent/src/media/wav.js';
 
 const run = promisify(execFile);
 export const FLITE = '/usr/bin/flite';

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { FFMPEG } from './helpers/media.js';
 import { joinWords, normaliseWords, wordErrorRate } from '@shorts/common/text/transcript';
-import { extractAudio, readWavInfo, readWavPcm, writeWavPcm } from '../node-agent/src/media/audio.js';
+import { extractAudio } from '../node-agent/src/media/audio-extract.js';
+import { readWavInfo, readWavPcm, writeWavPcm } from '../node-agent/src/media/wav.js';
 import { PocketsphinxTranscriber } from '../node-agent/src/transcribe/pocketsphinx.js';
 import { haveMedia, havePocketsphinx, MEDIA, needing } from './helpers/requirements.js';
 

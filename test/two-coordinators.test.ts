@@ -211,7 +211,7 @@ needing({ tools: { pocketsphinx: havePocketsphinx } }).serial('A killed with SIG
   const charges = await db.query<{ jobId: string; amount: number }>(`SELECT job_id AS "jobId", amount::float AS amount FROM credit_ledger WHERE organization_id = $1 AND kind = 'charge'`, [org.id]);
   const completed = jobs.filter((j) => j.status === 'COMPLETED');
   t.deepEqual(charges.map((c) => [c.jobId, c.amount]).sort(), completed.map((j) => [j.id, -Number(j.cost)]).sort(), 'one charge per completed job');
-  const orgRow = (await db.one(`SELECT credits::float AS credits, reserved_credits::float AS reserved FROM organizations WHERE id = $1`, [org.id]))!;
+  const orgRow = (await db.one<{ credits: number; reserved: number }>(`SELECT credits::float AS credits, reserved_credits::float AS reserved FROM organizations WHERE id = $1`, [org.id]))!;
   t.is(Math.round(orgRow.credits * 100), Math.round((10 - completed.reduce((n, j) => n + Number(j.cost), 0)) * 100));
   t.is(orgRow.reserved, 0);
   await waitFor(async () => hooks.received.some((h) => h.body.includes(job.body.id)), 30_000, 'the webhook');
@@ -291,7 +291,7 @@ test.serial('the scheduled sweep removes an abandoned upload\'s bytes, releases 
   // The sweep logs once it has removed the bytes as well.
   const sweptBy = () => nodes.flatMap((n) => n.proc!.logs).filter((l) => l.includes('"msg":"abandoned uploads expired"') && l.includes(abandoned.body.id));
   await waitFor(async () => sweptBy().length > 0, 30_000, 'the sweep');
-  const row = (await db.one(`SELECT state, error_message AS message FROM uploads WHERE id = $1`, [abandoned.body.id]))!;
+  const row = (await db.one<{ state: string; message: string }>(`SELECT state, error_message AS message FROM uploads WHERE id = $1`, [abandoned.body.id]))!;
   t.is(row.state, 'failed');
   t.regex(row.message, /expired/);
   t.deepEqual(await partObjects(abandoned.body.id), []);
@@ -302,7 +302,7 @@ test.serial('the scheduled sweep removes an abandoned upload\'s bytes, releases 
 
   // The upload whose finisher died became its one file and one job.
   const finished = await waitFor(async () => {
-    const r = await db.one(`SELECT state, job_id AS "jobId", file_id AS "fileId" FROM uploads WHERE id = $1`, [orphaned.body.id]);
+    const r = await db.one<{ state: string; jobId: string | null; fileId: string | null }>(`SELECT state, job_id AS "jobId", file_id AS "fileId" FROM uploads WHERE id = $1`, [orphaned.body.id]);
     return r?.state === 'completed' ? r : undefined;
   }, 30_000, 'the sweep to finish the upload');
   t.truthy(finished.jobId);

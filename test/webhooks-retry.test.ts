@@ -73,7 +73,7 @@ test.serial('a receiver that is down for two attempts gets exactly one delivery 
   try {
     const rows = await deliveredAttempts(jobId);
     t.deepEqual(rows.map((r) => [r.attempt, r.code, r.delivered]), [[1, null, false], [2, null, false], [3, 200, true]]);
-    t.regex(rows[0]!.error ?? '', /ECONNREFUSED/);
+    t.regex(rows[0]!.error!, /ECONNREFUSED/);
     t.deepEqual(hooks.answered, [200]);
     t.is(await pendingRetries(jobId), 0);
   } finally {
@@ -91,7 +91,7 @@ test.serial('a receiver that times out twice gets exactly one delivery on the th
     const jobId = await sendEvent(`http://127.0.0.1:${port}/hook`);
     const rows = await deliveredAttempts(jobId);
     t.deepEqual(rows.map((r) => [r.attempt, r.code, r.delivered]), [[1, null, false], [2, null, false], [3, 200, true]]);
-    t.regex(rows[0]!.error ?? '', /timed out/);
+    t.regex(rows[0]!.error!, /timed out/);
     t.deepEqual(hooks.answered, [200]);
     t.is(await pendingRetries(jobId), 0);
   } finally {

@@ -137,7 +137,9 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
   queue.assertHandlers(TASK_TYPES);
   koa.use(api.router.routes());
   koa.use(api.router.allowedMethods());
-  handle = koa.callback();
+  // Koa's handler settles every request itself (its errors go to ctx.onerror): its promise never rejects.
+  const koaHandle = koa.callback();
+  handle = (req, res) => void koaHandle(req, res);
 
   if (config.timers) {
     const timer = setInterval(() => {
@@ -149,7 +151,7 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
   // closers run last-added first: servers stop taking work, then domain loops, then the task queue,
   // pg-boss, the pool and last the embedded Postgres (each unshift lands before the previous one).
   closers.unshift(() => queue.stop());
-  closers.unshift(() => boss.stop({ graceful: false, wait: true, close: true } as any));
+  closers.unshift(() => boss.stop({ graceful: false, wait: true, close: true }));
   closers.unshift(() => db.close());
   closers.unshift(async () => { await embedded?.stop(); });
   closers.push(() => { grpcBound.server.forceShutdown(); });

@@ -259,8 +259,8 @@ export async function assertSettled(t: ExecutionContext, stack: FaultStack, org:
     return open && Number(open.n) === 0;
   }, timeoutMs, 'every job, render and task to end');
 
-  const jobs = await db.query<Settled['jobs'][number]>(`SELECT id, status, error_message AS message, cost::float AS cost FROM jobs WHERE organization_id = $1 ORDER BY created_at`, [org.id]);
-  const renders = await db.query<Settled['renders'][number] & { fileId: string | null }>(`SELECT id, status, error_message AS message, file_id AS "fileId" FROM renders WHERE organization_id = $1 ORDER BY created_at`, [org.id]);
+  const jobs = await db.query<{ id: string; status: string; message: string | null; cost: number | null }>(`SELECT id, status, error_message AS message, cost::float AS cost FROM jobs WHERE organization_id = $1 ORDER BY created_at`, [org.id]);
+  const renders = await db.query<{ id: string; status: string; message: string | null; fileId: string | null }>(`SELECT id, status, error_message AS message, file_id AS "fileId" FROM renders WHERE organization_id = $1 ORDER BY created_at`, [org.id]);
   for (const j of jobs) {
     t.true(['COMPLETED', 'FAILED'].includes(j.status), `job ${j.id} ${j.status}`);
     if (j.status === 'FAILED') t.true(typeof j.message === 'string' && j.message.length > 10, `job ${j.id} failed with a message: ${j.message}`);
@@ -287,7 +287,7 @@ export async function assertSettled(t: ExecutionContext, stack: FaultStack, org:
   for (const f of files) t.is(objects.get(f.key), Number(f.size), `size of ${f.key}`);
 
   // Money and storage exact.
-  const orgRow = (await db.one<{ credits: number; reserved: number; used: string }>(`SELECT credits::float AS credits, reserved_credits::float AS reserved, storage_used_bytes AS used FROM organizations WHERE id = $1`, [org.id]))!;
+  const orgRow = (await db.one<{ credits: number; reserved: number; used: number }>(`SELECT credits::float AS credits, reserved_credits::float AS reserved, storage_used_bytes AS used FROM organizations WHERE id = $1`, [org.id]))!;
   const charged = jobs.filter((j) => j.status === 'COMPLETED').reduce((n, j) => n + Number(j.cost), 0);
   t.is(Math.round(orgRow.credits * 100), Math.round((initialCredits - charged) * 100), 'credits: each completed job charged once, failed ones nothing');
   t.is(orgRow.reserved, 0, 'nothing left reserved');

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Box } from '@shorts/common/reframe/types';
-import { extractAudio } from '../../node-agent/src/media/audio.js';
+import { extractAudio } from '../../node-agent/src/media/audio-extract.js';
 import { gridClips, type ComposedVideo, type GridClip } from './grid.js';
 import { FFMPEG } from './media.js';
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from '@shorts/common/paths';
 import type { Box } from '@shorts/common/reframe/types';
-import { extractAudio } from '../../node-agent/src/media/audio.js';
+import { extractAudio } from '../../node-agent/src/media/audio-extract.js';
 import { FFMPEG } from './media.js';
 
 const run = promisify(execFile);

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { ShortDetections } from '@shorts/common/reframe/types';
-import { extractAudio } from '../../node-agent/src/media/audio.js';
+import { extractAudio } from '../../node-agent/src/media/audio-extract.js';
 import { gridClips } from './grid.js';
 import { FFMPEG } from './media.js';
 

@@ -8,7 +8,28 @@ const run = promisify(execFile);
 /** What ffprobe says of a file (-show_format -show_streams), as it says it. */
 export interface FfprobeJson {
   format?: Record<string, string>;
-  streams?: Array<Record<string, any>>;
+  streams?: FfprobeStream[];
+}
+
+/** One stream as ffprobe prints it: the fields read here typed as it prints them (numbers, rates as
+ *  `n/d` strings, durations as decimal strings), any other as it comes. */
+export interface FfprobeStream {
+  /** Printed for every stream. */
+  index: number;
+  codec_type: string;
+  /** Absent for a codec ffprobe does not know (some data streams). */
+  codec_name?: string;
+  width?: number;
+  height?: number;
+  pix_fmt?: string;
+  duration?: string;
+  avg_frame_rate?: string;
+  r_frame_rate?: string;
+  time_base?: string;
+  disposition?: Record<string, number>;
+  tags?: Record<string, string>;
+  side_data_list?: Array<Record<string, unknown>>;
+  [field: string]: unknown;
 }
 
 /**

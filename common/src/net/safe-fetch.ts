@@ -91,8 +91,8 @@ async function open(raw: string, opts: SafeFetchOptions, signal: AbortSignal): P
         headers: { ...(opts.headers ?? {}), ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
         signal,
         // Connect to the address we checked, not to whatever a second resolution returns.
-        lookup: (_host: string, o: { all?: boolean }, cb: (...args: any[]) => void) =>
-          o?.all ? cb(null, [{ address: target.address, family: target.family }]) : cb(null, target.address, target.family),
+        lookup: ((_host, o, cb) =>
+          o?.all ? cb(null, [{ address: target.address, family: target.family }]) : cb(null, target.address, target.family)) satisfies net.LookupFunction,
       } as http.RequestOptions, resolve);
       req.on('error', (err) => reject(signal.aborted ? new FetchRefusedError('timeout', 'the request timed out') : new FetchRefusedError('network', `request failed: ${err.message}`)));
       if (body !== undefined) req.end(body);
@@ -162,8 +162,8 @@ export async function safeFetch(url: string, opts: SafeFetchOptions = {}): Promi
     checkLength(res, maxBytes);
     const chunks: Buffer[] = [];
     try {
-      await pipeline(res as Readable, byteCap(maxBytes), async function* (source) {
-        for await (const chunk of source) chunks.push(chunk as Buffer);
+      await pipeline(res as Readable, byteCap(maxBytes), async (source: AsyncIterable<Buffer>) => {
+        for await (const chunk of source) chunks.push(chunk);
       });
     } catch (err) {
       rethrow(err, deadline.signal);

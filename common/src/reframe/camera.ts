@@ -337,7 +337,7 @@ class FaceIndex {
   boxAt(id: number, t: number): Box | undefined {
     const s = this.tracks.find((x) => x.id === id)?.track.samples;
     if (!s?.length) return undefined;
-    let hi = s.findIndex((x) => x.time >= t);
+    const hi = s.findIndex((x) => x.time >= t);
     if (hi === 0 || (hi > 0 && s[hi]!.time === t)) return Math.abs(s[hi]!.time - t) <= this.halfStep() ? s[hi]!.box : undefined;
     if (hi < 0) return t - s[s.length - 1]!.time <= this.halfStep() ? s[s.length - 1]!.box : undefined;
     const a = s[hi - 1]!;

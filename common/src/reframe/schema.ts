@@ -46,7 +46,7 @@ const boxSchema = z.object(box);
 
 const trackSampleSchema = z.object({
   time: z.number(),
-  box: z.object(box),
+  box: boxSchema,
   score: z.number(),
   mouthActivity: z.number(),
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { wordSchema, type TaskContract } from './contract.js';
+import { NO_OUTPUTS, wordSchema, type TaskContract } from './contract.js';
 import { sampleSpanSchema } from './analyze-video.js';
 
 // analyze-range: one range of a long source's analysis (a child of analyze-video, issue 22). The
@@ -47,6 +47,7 @@ export const analyzeRangeContract = {
   // Transcription only: faces are found later, per short, by the parent's final part.
   placement: { requires: ['model:silero-vad', 'transcriber'], prefers: [] },
   timeLimitSec: 2 * 3600,
+  outputs: NO_OUTPUTS,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, string>;
 
 export type AnalyzeRangePayload = z.output<typeof analyzeRangePayloadSchema>;

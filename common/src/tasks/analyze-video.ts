@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { directorSettingsSchema, reframeSchema, shortDetectionsSchema } from '../reframe/schema.js';
-import { storedObjectSchema, wordSchema, type TaskContract } from './contract.js';
+import { storedObjectSchema, wordSchema, type TaskContract, type TaskOutputs } from './contract.js';
 
 // analyze-video: download a job's source, transcribe it, pick the shorts, cut a preview crop of each.
 
@@ -26,6 +26,10 @@ const stitchedSchema = z.object({
   durationSec: z.number().finite().positive(),
   downloadBytes: z.number().int().nonnegative(),
   transcript: transcriptSchema,
+  /** The 16 kHz audio the first part decoded and the ranges read: the final part picks and reframes
+   *  with it as a whole-file analysis does, without decoding the source's audio again. Absent in a
+   *  final part planned before it was passed on. */
+  audioKey: z.string().min(1).optional(),
 });
 
 export const analyzeVideoPayloadSchema = z.object({
@@ -44,7 +48,7 @@ export const analyzeVideoLeaseSchema = analyzeVideoPayloadSchema.extend({
   /** A source at least this long is analysed in ranges: the agent stores and probes it, and returns
    *  (`ranged`) without transcribing. Absent: the whole file here, as always. */
   rangesFromSec: z.number().positive().optional(),
-  stitched: stitchedSchema.extend({ sourceUrl: z.string().min(1) }).optional(),
+  stitched: stitchedSchema.extend({ sourceUrl: z.string().min(1), audioUrl: z.string().min(1).optional() }).optional(),
 });
 
 /** Known as soon as the source is probed; the coordinator prices the job on them before transcribing. */
@@ -109,6 +113,23 @@ export type AnalyzeStage = keyof typeof ANALYZE_STAGES;
 
 export const isAnalyzeStage = (s: string): s is AnalyzeStage => Object.hasOwn(ANALYZE_STAGES, s);
 
+/** The extensions a stored source keeps: its container's (containerType in node-agent/src/media/ffmpeg.ts). */
+export const SOURCE_EXTENSIONS = ['mp4', 'webm', 'mkv', 'avi', 'flv', 'ts', 'mpg', 'ogv', 'asf', 'mxf', 'nut', 'bin'] as const;
+export type SourceExtension = (typeof SOURCE_EXTENSIONS)[number];
+
+/** What an analysis stores (TaskOutputs in contract.ts). */
+export const analyzeVideoOutputs = {
+  /** The source, with its container's extension. */
+  source: (extension: SourceExtension) => `source.${extension}`,
+  sourceThumbnail: 'source-thumb.jpg',
+  /** A long source's 16 kHz audio, which its ranges read (issue 22). */
+  audio: 'analysis-audio.wav',
+  /** The i-th short's reframed crop and its thumbnail. */
+  short: (i: number) => `short-${i}.mp4`,
+  shortThumbnail: (i: number) => `short-${i}.jpg`,
+  pattern: new RegExp(`^(source\\.(${SOURCE_EXTENSIONS.join('|')})|source-thumb\\.(jpg|png)|analysis-audio\\.wav|short-\\d+\\.mp4|short-\\d+\\.(jpg|png))$`),
+} as const satisfies TaskOutputs;
+
 export const analyzeVideoContract = {
   payload: analyzeVideoPayloadSchema,
   leasePayload: analyzeVideoLeaseSchema,
@@ -124,6 +145,7 @@ export const analyzeVideoContract = {
   // A long source's analysis splits into time ranges, each transcribed by its own child (issue 22).
   children: { type: 'analyze-range' },
   timeLimitSec: 4 * 3600,
+  outputs: analyzeVideoOutputs,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, AnalyzeStage>;
 
 export type AnalyzeVideoPayload = z.output<typeof analyzeVideoPayloadSchema>;

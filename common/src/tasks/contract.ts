@@ -45,7 +45,28 @@ export interface TaskContract<
    *  task's (fanIn); the queue runs the children as ordinary tasks and completes the parent once,
    *  after the last (coordinator/src/tasks/fan-out.ts). */
   children?: { type: TaskType };
+  /** The objects a task of this type stores (see TaskOutputs). */
+  outputs: TaskOutputs;
 }
+
+/**
+ * The names a task type stores its outputs under, declared once beside its contract: the agent names
+ * each upload with the type's name functions (`<type>Outputs` in its file), the coordinator signs upload
+ * URLs only for names `pattern` matches and refuses a result that reports any other object. The pattern
+ * admits only extensions the type writes: `/objects/` serves a key with the content type of its
+ * extension, so an agent free to name `x.svg` or `x.html` would have a page of its own served from the
+ * coordinator's origin.
+ */
+export interface TaskOutputs {
+  /** Every name the type may store under. */
+  pattern: RegExp;
+  /** Each output's name, or the function that makes it (from an id or an index). */
+  [output: string]: RegExp | string | ((...args: never[]) => string);
+}
+
+/** A type that stores no objects (its result carries everything). An upload name is never empty, so
+ *  no name matches. */
+export const NO_OUTPUTS: TaskOutputs = { pattern: /^$/ };
 
 /** The task fraction at `fraction` (0..1) of the way through `stage`. */
 export function stageProgress<S extends string>(stages: Record<S, StageSpan>, stage: S, fraction = 0): number {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { noFactsSchema, type TaskContract } from './contract.js';
+import { NO_OUTPUTS, noFactsSchema, type TaskContract } from './contract.js';
 
 // probe-media: an agent ffprobes a URL. The smallest real task: it proves the lease path end to end and
 // lets an operator check that an agent can reach a media source.
@@ -32,6 +32,7 @@ export const probeMediaContract = {
   needs: ['ffmpeg'],
   placement: { requires: [], prefers: [] },
   timeLimitSec: 600,
+  outputs: NO_OUTPUTS,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, string>;
 
 export type ProbeMediaPayload = z.output<typeof probeMediaPayloadSchema>;

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { noFactsSchema, type TaskContract } from './contract.js';
-import { renderEncoderSchema, renderShortLeaseSchema, renderShortPayloadSchema } from './render-short.js';
+import { noFactsSchema, storedObjectSchema, type TaskContract, type TaskOutputs } from './contract.js';
+import { renderEncoderSchema, renderShortLeaseSchema, renderShortOutputs, renderShortPayloadSchema } from './render-short.js';
 
 // render-chunk: one stretch of a long render (issue 22), a child of its render-short. It runs the
-// whole render's graph over its own frames, video only; its parent joins the chunks with the sound.
+// whole render's graph over its own frames, video only (the first chunk also encodes the render's
+// sound); its parent joins the chunks with the sound.
 
 /** Where the chunk lies: microseconds on ffmpeg's -ss clock, and the shift (video stream ticks) that
  *  puts its frames back on the single pass's clock (node-agent/src/media/render-chunks.ts). */
@@ -22,6 +23,9 @@ export const renderChunkPayloadSchema = renderShortPayloadSchema.extend({
      *  joined as they are. */
     encoder: renderEncoderSchema,
     gopFrames: z.number().int().positive(),
+    /** The first chunk also encodes the sound of the whole render, beside its video (it is planned
+     *  that much shorter), so the split that comes before all chunks stays short. */
+    encodesSound: z.boolean().default(false),
   }),
 });
 
@@ -30,6 +34,8 @@ export const renderChunkResultSchema = z.object({
   sizeBytes: z.number().int().nonnegative(),
   contentType: z.string().min(1),
   frames: z.number().int().positive(),
+  /** The render's sound, from the chunk that encodes it (null: it encodes none). */
+  audio: storedObjectSchema.nullish(),
 });
 
 export const RENDER_CHUNK_STAGES = {
@@ -37,6 +43,15 @@ export const RENDER_CHUNK_STAGES = {
   rendering: { start: 0.05, end: 0.95 },
   uploading: { start: 0.97, end: 1 },
 };
+
+/** What a chunk stores (TaskOutputs in contract.ts): its video, named by its index in the render, and
+ *  (the first chunk) the render's sound. */
+export const renderChunkOutputs = {
+  chunk: (index: number) => `chunk-${index}.mp4`,
+  /** The render's sound, from the first chunk (the name a split render's sound has always had). */
+  sound: renderShortOutputs.audio,
+  pattern: /^(chunk-\d+\.mp4|render[A-Za-z0-9_-]*-audio\.mp4)$/,
+} as const satisfies TaskOutputs;
 
 export const renderChunkContract = {
   payload: renderChunkPayloadSchema,
@@ -48,6 +63,7 @@ export const renderChunkContract = {
   // An NVENC chunk requires NVENC (added per child); an x264 one runs anywhere.
   placement: { requires: [], prefers: [] },
   timeLimitSec: 3600,
+  outputs: renderChunkOutputs,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof RENDER_CHUNK_STAGES>;
 
 export type RenderChunkPayload = z.output<typeof renderChunkPayloadSchema>;

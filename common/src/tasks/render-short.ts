@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { renderOptionsSchema } from '../render/options.js';
 import { directorSettingsSchema, reframeSchema, shortDetectionsSchema } from '../reframe/schema.js';
-import { noFactsSchema, storedObjectSchema, wordSchema, type TaskContract } from './contract.js';
+import { noFactsSchema, storedObjectSchema, wordSchema, type TaskContract, type TaskOutputs } from './contract.js';
 
 // render-short: one short of a completed job, rendered at the asked size with captions and watermark.
 
@@ -36,8 +36,8 @@ export const renderShortLeaseSchema = z.object({
 });
 
 /** A long render is done in chunks (issue 22), in three steps on agents: the render's own agent
- *  encodes the sound and plans the cuts (`split`), render-chunk children render the video, then the
- *  render is leased again to join them (`join`). Neither: one pass, as always. */
+ *  plans the cuts (`split`), render-chunk children render the video (the first also the sound),
+ *  then the render is leased again to join them (`join`). Neither: one pass, as always. */
 export const renderEncoderSchema = z.enum(['libx264', 'h264_nvenc']);
 export const renderSplitLeaseSchema = z.object({
   /** Chunks to cut (the farm's free render slots when it was leased) and their encoder. */
@@ -46,10 +46,12 @@ export const renderSplitLeaseSchema = z.object({
   join: z.object({ audioUrl: z.string().min(1).nullable(), chunkUrls: z.array(z.string().min(1)).min(2) }).nullish(),
 });
 
-/** The split's result: the sound of the whole render (null: the source has none) and the cuts;
- *  once the children are done (fan-in) also their chunks, in order. */
+/** The split's result: the cuts, and whether the source has sound (the first chunk then encodes it);
+ *  once the children are done (fan-in) also their chunks, in order, and the sound. A split made
+ *  before the first chunk encoded the sound carries the sound itself (`audio`). */
 export const renderSplitSchema = z.object({
   audio: storedObjectSchema.nullable(),
+  hasSound: z.boolean().optional(),
   cuts: z.array(z.object({ fromUs: z.number().int().nonnegative(), toUs: z.number().int().positive(), shiftTicks: z.number().int().nonnegative() })).min(2),
   gopFrames: z.number().int().positive(),
   encoder: renderEncoderSchema,
@@ -72,7 +74,7 @@ export const renderShortResultSchema = z.object({
 
 export const RENDER_STAGES = {
   downloading: { start: 0.01, end: 0.05 },
-  /** Chunked: the sound encoded and the cuts planned. */
+  /** Chunked: the cuts planned. */
   splitting: { start: 0.05, end: 0.07 },
   /** Chunked: the chunks' renders, as one (the parent's progress while its children run). */
   rendering: { start: 0.07, end: 0.95 },
@@ -80,6 +82,18 @@ export const RENDER_STAGES = {
   joining: { start: 0.95, end: 0.97 },
   uploading: { start: 0.97, end: 1 },
 };
+
+/** What a render stores (TaskOutputs in contract.ts), named by its render's id. The pattern admits any
+ *  `render…` name of these kinds. */
+export const renderShortOutputs = {
+  video: (renderId: string) => `render-${renderId}.mp4`,
+  thumbnail: (renderId: string) => `render-${renderId}.jpg`,
+  /** The caption script the render burned in, kept so a client can read the words back. */
+  captions: (renderId: string) => `render-${renderId}.ass`,
+  /** A chunked render's sound, which its join reads. */
+  audio: (renderId: string) => `render-${renderId}-audio.mp4`,
+  pattern: /^render[A-Za-z0-9_-]*(\.mp4|\.ass|\.(jpg|png))$/,
+} as const satisfies TaskOutputs;
 
 export const renderShortContract = {
   payload: renderShortPayloadSchema,
@@ -93,10 +107,8 @@ export const renderShortContract = {
   // A long render splits into frame-exact chunks, each rendered by its own child (issue 22).
   children: { type: 'render-chunk' },
   timeLimitSec: 3600,
+  outputs: renderShortOutputs,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof RENDER_STAGES>;
-
-/** The name of a chunked render's sound among its task's objects. */
-export const renderAudioName = (renderId: string) => `render-${renderId}-audio.mp4`;
 
 export type RenderShortPayload = z.output<typeof renderShortPayloadSchema>;
 export type RenderShortLease = z.output<typeof renderShortLeaseSchema>;

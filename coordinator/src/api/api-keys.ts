@@ -5,12 +5,9 @@ import { forbidden } from '@shorts/common/errors';
 import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
 import { issueApiKey, listApiKeys, revokeApiKey, type ApiKeyInfo } from '../tenancy/tenancy.js';
 import { userOrganizations } from '../tenancy/sessions.js';
+import { apiKeyListSchema, apiKeyViewSchema, issuedApiKeySchema } from '@shorts/common/api/api-keys';
 
 const KEY_ID_EXAMPLE = '5d0f3a52-1c7e-4f5b-8a0e-3b9b1f0c2d44';
-const keyView = z.object({
-  id: z.string(), name: z.string().nullable(), prefix: z.string(), last4: z.string().describe('The last four characters, to tell keys apart'),
-  createdAt: z.string(), revokedAt: z.string().nullable(),
-});
 const keyExample = { id: KEY_ID_EXAMPLE, name: 'CI uploader', prefix: 'vsk_', last4: 'x9Qa', createdAt: '2026-11-25T10:00:00.000Z', revokedAt: null };
 const view = (k: ApiKeyInfo) => ({
   id: k.id, name: k.name, prefix: k.prefix, last4: k.last4,
@@ -35,7 +32,7 @@ export function registerApiKeyRoutes(api: Api, app: Coordinator): void {
     method: 'get', path: '/api/organizations/api-keys', tag: 'API keys',
     summary: "The organization's API keys, revoked ones included (never the keys themselves)",
     query: z.object({ organizationId: z.string().optional().describe('Required with a session or bearer token') }),
-    response: z.object({ keys: z.array(keyView) }).meta({ example: { keys: [keyExample] } }),
+    response: apiKeyListSchema.meta({ example: { keys: [keyExample] } }),
   }, async (ctx, { query }) => ({ keys: (await listApiKeys(app.db, await requireManager(ctx, query.organizationId))).map(view) }));
 
   api.route({
@@ -46,8 +43,7 @@ export function registerApiKeyRoutes(api: Api, app: Coordinator): void {
       name: z.string({ error: 'name is required' }).trim().min(1, 'name is required').max(100, 'name must be at most 100 characters')
         .describe('What the key is for, to recognise it in the list'),
     }).meta({ example: { organizationId: 'org_8c1d…', name: 'CI uploader' } }),
-    response: keyView.extend({ key: z.string().describe('vsk_…: send it as Authorization: Bearer <key>') })
-      .meta({ example: { ...keyExample, key: 'vsk_2hG4…x9Qa' } }),
+    response: issuedApiKeySchema.meta({ example: { ...keyExample, key: 'vsk_2hG4…x9Qa' } }),
   }, async (ctx, { body }) => {
     const orgId = await requireManager(ctx, suppliedOrgId(ctx));
     const issued = await issueApiKey(app.db, orgId, body.name);
@@ -59,7 +55,7 @@ export function registerApiKeyRoutes(api: Api, app: Coordinator): void {
     method: 'delete', path: '/api/organizations/api-keys/:keyId', tag: 'API keys',
     summary: 'Revoke an API key: requests with it are refused from now on',
     query: z.object({ organizationId: z.string().optional() }),
-    response: keyView.meta({ example: { ...keyExample, revokedAt: '2026-11-25T12:00:00.000Z' } }),
+    response: apiKeyViewSchema.meta({ example: { ...keyExample, revokedAt: '2026-11-25T12:00:00.000Z' } }),
   }, async (ctx, { query }) => {
     const orgId = await requireManager(ctx, query.organizationId);
     const revoked = await revokeApiKey(app.db, ctx.params.keyId!, orgId);

@@ -2,20 +2,8 @@ import { z } from 'zod';
 import type { Api } from './http.js';
 import type { Coordinator } from '../coordinator.js';
 import { requireOrg, suppliedOrgId } from './auth-context.js';
+import { brandPresetSchema, deletedPresetSchema } from '@shorts/common/api/brandings';
 import { createPreset, createPresetSchema, deletePreset, listPresets, updatePreset, updatePresetSchema } from '../brandings/brandings.js';
-
-const presetSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  description: z.string().nullable(),
-  preset: z.string().nullable(),
-  size: z.object({ width: z.number(), height: z.number(), name: z.string().optional() }).nullable(),
-  options: z.record(z.string(), z.unknown()),
-  isActive: z.boolean(),
-  isDefault: z.boolean(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-});
 
 const orgQuery = z.object({ organizationId: z.string().optional() });
 const EXAMPLE_PRESET = {
@@ -31,7 +19,7 @@ export function registerBrandingRoutes(api: Api, app: Coordinator): void {
     method: 'get', path: '/api/organizations/brandings', tag: 'Brand presets',
     summary: "The organization's brand presets, oldest first",
     query: orgQuery,
-    response: z.array(presetSchema),
+    response: z.array(brandPresetSchema),
     example: [EXAMPLE_PRESET],
   }, async (ctx, { query }) => {
     const orgId = await requireOrg(app, ctx, query.organizationId);
@@ -43,7 +31,7 @@ export function registerBrandingRoutes(api: Api, app: Coordinator): void {
     summary: 'Create a brand preset; isDefault true makes it the only default',
     description: WATERMARK_NOTE,
     body: createPresetSchema,
-    response: presetSchema,
+    response: brandPresetSchema,
     example: EXAMPLE_PRESET,
   }, async (ctx, { body }) => {
     const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
@@ -56,7 +44,7 @@ export function registerBrandingRoutes(api: Api, app: Coordinator): void {
     description: `\`options\`, when sent, replaces the stored options. isActive false deactivates the preset: a render naming it is refused. ${WATERMARK_NOTE}`,
     body: updatePresetSchema,
     bodyExample: { preset: 'HORMOZI', isDefault: true },
-    response: presetSchema,
+    response: brandPresetSchema,
     example: { ...EXAMPLE_PRESET, preset: 'HORMOZI', updatedAt: '2026-11-25T14:00:00.000Z' },
   }, async (ctx, { body }) => {
     const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
@@ -67,7 +55,7 @@ export function registerBrandingRoutes(api: Api, app: Coordinator): void {
     method: 'delete', path: '/api/organizations/brandings/:id', tag: 'Brand presets',
     summary: 'Delete a brand preset (deleting the default leaves none)',
     query: orgQuery,
-    response: z.object({ success: z.boolean(), message: z.string() }),
+    response: deletedPresetSchema,
     example: { success: true, message: 'Brand preset deleted' },
   }, async (ctx, { query }) => {
     const orgId = await requireOrg(app, ctx, query.organizationId);

@@ -77,13 +77,14 @@ export class Api {
     });
   }
 
-  private document(spec: RouteSpec<any, any>): void {
+  private document(spec: RouteSpec<z.ZodType | undefined, z.ZodType | undefined>): void {
     const oaPath = spec.path.replace(/:(\w+)/g, '{$1}');
-    const params = [...spec.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const params: Array<{ name: string | undefined; in: string; required: boolean; schema: unknown }> =
+      [...spec.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
     if (spec.query) {
       const js = z.toJSONSchema(spec.query, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown>; required?: string[] };
       for (const [name, schema] of Object.entries(js.properties ?? {})) {
-        params.push({ name, in: 'query', required: (js.required ?? []).includes(name), schema: schema as any });
+        params.push({ name, in: 'query', required: (js.required ?? []).includes(name), schema });
       }
     }
     if (spec.response && spec.example !== undefined && !spec.response.safeParse(spec.example).success) {

@@ -9,7 +9,9 @@ import { createJobSchema, validateJob, type CreateJobBody } from '../jobs/job-in
 import { createJob, findJob, JOB_STATUS, listJobs, sourceOfJob, type StoredSource } from '../jobs/jobs.js';
 import { apiKeyView, bearerView, listItemView } from '../jobs/job-views.js';
 import { parseAllowlist } from '@shorts/common/net/address-policy';
-import { reframeSchema } from '@shorts/common/reframe/schema';
+import {
+  apiKeyJobSchema, bearerJobSchema, createdJobSchema, deletedJobSchema, jobListSchema, shortEditResponseSchema, STAGE_DESCRIPTION, transcriptEditResponseSchema,
+} from '@shorts/common/api/jobs';
 import { editTranscript, transcriptEditsBodySchema } from '../jobs/transcript-edits.js';
 import { addShort, addShortBodySchema, removeShort, removeShortQuerySchema, updateShort, updateShortBodySchema } from '../jobs/short-edits.js';
 import { retryRequest } from '../jobs/retry-job.js';
@@ -37,53 +39,7 @@ const EXAMPLE_JOB = {
   },
 };
 
-const reframeField = reframeSchema.nullable()
-  .describe('The crop path the cropped video follows and renders reuse (null for a short analysed without one)');
-
-const reframeStaleField = z.literal(true).optional()
-  .describe('Present when the short was moved outside the range detection analysed: it renders with the centre crop (`reframe` null)');
-
-const editedShortSchema = z.object({
-  id: z.number().describe('Stable: never shifted by a removal, never reused'), title: z.string(), startId: z.number().nullable(), endId: z.number().nullable(),
-  startTime: z.number(), endTime: z.number(), text: z.string(), reframe: reframeField, reframeStale: reframeStaleField,
-});
-const shortEditResponse = z.object({
-  revision: z.number().describe('The shorts\' new revision, for the next edit'),
-  short: editedShortSchema,
-}).meta({ example: { revision: 1, short: { id: 2, title: 'The punchline', startId: null, endId: null, startTime: 61.5, endTime: 88, text: 'and that is why it worked', reframe: null } } });
 const SHORT_EDIT_RULES = 'Nothing is downloaded, transcribed or charged again. `startTime`/`endTime`: 0 <= start < end <= the source\'s duration, lasting at least 1 second and at most the plan\'s predefined-short limit (90 s on Free and Starter, 300 s on Pro and Business). The short\'s `text` follows its range. Reframing is planned again from the stored detections when the range lies inside what detection analysed for the short; outside it the short keeps the centre crop (`reframe` null, `reframeStale` true) and no detection pass runs. `revision` must be `data.shortsRevision` (bearer-token form): a stale one is 409, so concurrent editors never lose an edit silently. Another organization\'s job is 404.';
-
-// Beyond the contract, in the retrieve forms and the list item alike.
-const STAGE_DESCRIPTION = 'Only while PROCESSING: why the job waits, when no connected agent has been able to run its work for WAITING_NOTICE_MS (e.g. "waiting for an analysis agent"); otherwise the contract\'s name for its progress value ("initiating services", "downloading video", "transcribing", "generating shorts", "active speaker detection")';
-const stageField = z.string().optional().describe(STAGE_DESCRIPTION);
-
-// The two retrieve forms (contract 2.3 and 2.4), for the OpenAPI document.
-const apiKeyJobSchema = z.object({
-  id: z.string(), title: z.string().nullable(), status: z.string(), source: z.string().nullable(), progress: z.number(),
-  cost: z.number().nullable(), costBreakDown: z.record(z.string(), z.unknown()).nullable(), message: z.string().optional(),
-  stage: stageField,
-  data: z.object({
-    shorts: z.array(z.object({
-      id: z.string(), content: z.string(), text: z.string(), startTime: z.number(), endTime: z.number(), reframe: reframeField,
-      reframeStale: reframeStaleField,
-    })),
-  }).optional().describe('Only when COMPLETED'),
-}).describe('API-key form (contract 2.3)');
-
-const bearerJobSchema = z.object({
-  jobId: z.string(), title: z.string().nullable(), status: z.string(), progress: z.number(), createdAt: z.string(),
-  cost: z.number().optional(), costBreakDown: z.record(z.string(), z.unknown()).optional(), message: z.string().optional(),
-  stage: stageField,
-  data: z.object({
-    transcription: z.record(z.string(), z.unknown()).nullable(),
-    shortsRevision: z.number().describe('Counts edits to the shorts; the `revision` the short-editing routes expect'),
-    shorts: z.array(z.object({
-      id: z.number(), title: z.string(), reason: z.string().optional(), startId: z.number().nullable(), endId: z.number().nullable(),
-      startTime: z.number(), endTime: z.number(), text: z.string(), cropFileUrl: z.string().nullable(), reframe: reframeField,
-      reframeStale: reframeStaleField,
-    })),
-  }).optional().describe('Only when COMPLETED'),
-}).describe('Bearer-token form (contract 2.4)');
 
 /** Contract section 7 words the jobs routes' 403 `Not allowed`, a key bound to another organization included. */
 export const JOBS_ORG_MESSAGES: OrganizationMessages = {
@@ -99,7 +55,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
     summary: 'Create a VideoShorts job from a YouTube video or a video URL',
     description: 'Returns 201 with both `id` and `jobId`. Credits are reserved now, charged at completion, released on failure. Besides `youtubeVideoId` and `fileUrl`, `sourceJobId` names a completed job whose stored source video is analysed again (for example with adjusted `predefinedShorts`), with no new download.',
     body: createJobSchema,
-    response: z.object({ id: z.string(), jobId: z.string() }),
+    response: createdJobSchema,
     example: { id: EXAMPLE_JOB_ID, jobId: EXAMPLE_JOB_ID },
   }, async (ctx, { body }) => {
     const orgId = await org(ctx, suppliedOrgId(ctx));
@@ -126,7 +82,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
     description: 'The same YouTube id or file URL (fetched again, under the same URL rules as POST /api/jobs), or for a completed upload its stored video (no new upload); the same title, options and webhook. Credits are reserved as for any new job. 409 while the job is PROCESSING; 400 for a failed upload, whose video is not kept (upload it again). ',
     body: z.object({ organizationId: z.string().optional().describe('Required with a session or bearer token') }),
     bodyExample: { organizationId: EXAMPLE_ORG_ID },
-    response: z.object({ id: z.string(), jobId: z.string() }).meta({ example: { id: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11', jobId: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11' } }),
+    response: createdJobSchema.meta({ example: { id: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11', jobId: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11' } }),
   }, async (ctx) => {
     const orgId = await org(ctx, suppliedOrgId(ctx));
     const { body, stored } = await retryRequest(app.db.pool, orgId, ctx.params.jobId!);
@@ -138,8 +94,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
     summary: 'Delete a finished job and every file it produced',
     description: 'The job disappears from the API and its source video, shorts, renders and transcript are deleted for good, giving their bytes back to the storage quota (as auto-archive does). A job still PROCESSING, or with a render queued or in progress, is refused with 409 (nothing is cancelled): delete it once its work has finished. Another organization\'s job is 404.',
     query: z.object({ organizationId: z.string().optional() }),
-    response: z.object({ id: z.string(), deleted: z.literal(true), deletedFiles: z.number(), freedBytes: z.number() })
-      .meta({ example: { id: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11', deleted: true, deletedFiles: 4, freedBytes: 48211345 } }),
+    response: deletedJobSchema,
   }, async (ctx, { query }) => {
     const orgId = await org(ctx, query.organizationId);
     const { files, bytes } = await deleteJob(app, orgId, ctx.params.jobId!);
@@ -157,24 +112,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
       query: z.string().optional(),
       status: z.string().optional().meta({ enum: ['PROCESSING', 'COMPLETED', 'FAILED', 'all'], description: 'Any case' }),
     }),
-    response: z.object({
-      data: z.array(z.object({
-        id: z.string(), title: z.string().nullable(), description: z.string().nullable(), status: z.enum(['PROCESSING', 'COMPLETED', 'FAILED']),
-        functionName: z.literal('VideoShorts'), source: z.enum(['API', 'WEB_APP']), createdAt: z.string(), progress: z.number(),
-        shortsCount: z.number(), cost: z.number().nullable(), costBreakDown: z.record(z.string(), z.unknown()).nullable(),
-        creditUsageStatus: z.string(), message: z.string().optional().describe('Only when FAILED: why'), stage: stageField,
-      })),
-      total: z.number().describe('Jobs matching the filters, before paging'),
-    }).meta({
-      example: {
-        data: [{
-          id: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11', title: 'Keynote', description: null, status: 'FAILED', functionName: 'VideoShorts',
-          source: 'API', createdAt: '2026-11-25T10:00:00.000Z', progress: 10, shortsCount: 0, cost: null, costBreakDown: null,
-          creditUsageStatus: 'RELEASED', message: 'The video could not be downloaded: the server answered 404',
-        }],
-        total: 1,
-      },
-    }),
+    response: jobListSchema,
   }, async (ctx, { query }) => {
     const orgId = await org(ctx, query.organizationId);
     const { limit, offset } = pageParams(query, 10);
@@ -210,11 +148,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
     description: 'Fix, join, split, delete or insert words. A fixed word keeps its timing; joined words span from the first\'s start to the last\'s end; a split word\'s time is shared among its parts by their length; an inserted word must fit the pause it goes in (how an undo restores words exactly). The shorts\' `text` (and an AI short\'s `startId`/`endId`) follow, and every render requested afterwards captions the corrected words. `revision` must be the transcript\'s current revision (`data.transcription.revision` in the bearer-token form): a stale one is refused with 409, so concurrent editors never lose an edit silently.',
     query: z.object({ organizationId: z.string().optional() }),
     body: transcriptEditsBodySchema,
-    response: z.object({
-      revision: z.number().describe('The new revision, for the next edit'),
-      text: z.string(),
-      words: z.array(z.object({ text: z.string(), start: z.number(), end: z.number(), confidence: z.number().optional() })),
-    }),
+    response: transcriptEditResponseSchema,
     bodyExample: { revision: 0, edits: [{ op: 'replace', index: 1, text: 'fox' }, { op: 'split', index: 4, texts: ['high', 'five'] }] },
     example: {
       revision: 1, text: 'the fox jumps high five',
@@ -230,7 +164,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
     summary: 'Add a short to a completed job',
     description: 'The new short takes the next id (ids of removed shorts are never reused). It is reframed from the detections of any short whose analysed range covers it, else centre-cropped. ' + SHORT_EDIT_RULES,
     body: addShortBodySchema.meta({ example: { revision: 0, title: 'The punchline', startTime: 61.5, endTime: 88 } }),
-    response: shortEditResponse,
+    response: shortEditResponseSchema,
   }, async (ctx, { body }) => {
     const orgId = await org(ctx, body.organizationId);
     return addShort(app.db, orgId, ctx.params.jobId!, body);
@@ -242,7 +176,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
     description: 'Any of `title`, `startTime`, `endTime`; the others are kept. Renders requested afterwards use the new range, words and path. ' + SHORT_EDIT_RULES,
     query: z.object({ organizationId: z.string().optional() }),
     body: updateShortBodySchema.meta({ example: { revision: 3, startTime: 12.5, endTime: 40 } }),
-    response: shortEditResponse,
+    response: shortEditResponseSchema,
   }, async (ctx, { query, body }) => {
     const orgId = await org(ctx, query.organizationId ?? body.organizationId);
     return updateShort(app.db, orgId, ctx.params.jobId!, ctx.params.shortId!, body);
@@ -253,7 +187,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
     summary: 'Remove a short from a completed job',
     description: 'The short disappears from the job (and as a render target, 404); the other shorts keep their ids and paths, and renders already made stay. `revision` (query) as for the other short edits: a stale one is 409. Another organization\'s job is 404.',
     query: removeShortQuerySchema,
-    response: shortEditResponse,
+    response: shortEditResponseSchema,
   }, async (ctx, { query }) => {
     const orgId = await org(ctx, query.organizationId);
     return removeShort(app.db, orgId, ctx.params.jobId!, ctx.params.shortId!, query.revision);

@@ -5,6 +5,7 @@ import { requireOrg, suppliedOrgId } from './auth-context.js';
 import { renderBodySchema } from '../renders/render-request.js';
 import { createRender, renderStatus } from '../renders/renders.js';
 import { listJobRenders, RENDER_LIST_LIMIT } from '../renders/render-list.js';
+import { createdRenderSchema, renderListSchema, renderStatusSchema } from '@shorts/common/api/renders';
 
 const EXAMPLE_RENDER_ID = '7e0d4c1a-92b5-4f3e-b8a7-5c6d2e1f0a93';
 /** A done render as GET /api/render/:renderId gives it. */
@@ -19,7 +20,7 @@ export function registerRenderRoutes(api: Api, app: Coordinator): void {
     summary: 'Render one short of a completed job to MP4 with captions, style and watermark',
     description: 'Preset precedence: brandPresetId, then preset, then the active default brand preset, then platform defaults; explicit options win field by field.',
     body: renderBodySchema,
-    response: z.object({ renderId: z.string() }),
+    response: createdRenderSchema,
     example: { renderId: EXAMPLE_RENDER_ID },
   }, async (ctx, { body }) => {
     const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
@@ -35,6 +36,7 @@ export function registerRenderRoutes(api: Api, app: Coordinator): void {
       + 'serves the ASS caption script burned into the picture, so a client can read back the words its captions said. '
       + 'While queued (or re-queued in progress), `stage` appears when the render has waited past `WAITING_NOTICE_MS` with no connected agent able to run it (for example "waiting for a render agent").',
     query: z.object({ organizationId: z.string().optional() }),
+    response: renderStatusSchema,
     example: EXAMPLE_DONE,
   }, async (ctx, { query }) => {
     const orgId = await requireOrg(app, ctx, query.organizationId);
@@ -46,6 +48,7 @@ export function registerRenderRoutes(api: Api, app: Coordinator): void {
     summary: 'A job\'s renders, newest first (optionally of one short): each with its short, output size, caption and brand preset, poster (thumbnailUrl) and the status GET /api/render/:renderId gives',
     description: `At most ${RENDER_LIST_LIMIT} renders, the newest. A done render's \`url\` is signed afresh on each call.`,
     query: z.object({ organizationId: z.string().optional(), shortId: z.coerce.number().int().min(0).optional() }),
+    response: renderListSchema,
     example: {
       data: [
         { renderId: 'c2a81f3e-5d6b-4a79-8e10-4b3c2d1e0f98', shortId: 0, createdAt: '2026-11-25T12:05:00.000Z', output: { width: 1080, height: 1920 }, captionPreset: 'HORMOZI', brandPreset: { id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d', name: 'Channel look' }, type: 'progress', progress: 0.42 },

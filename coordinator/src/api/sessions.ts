@@ -9,17 +9,14 @@ import {
   checkPassword, consumeLoginLink, createSession, deleteSession, deleteUserSessions, findSession, sessionCookieHeader, sessionPolicy,
   userOrganizations, type SessionPolicy,
 } from '../tenancy/sessions.js';
+import {
+  organizationSettingsSchema, sessionViewSchema, signedOutEverywhereSchema, signedOutSchema,
+} from '@shorts/common/api/sessions';
 
 const signInSchema = z.object({
   email: z.string().max(320).optional(),
   password: z.string().max(1000).optional(),
   token: z.string().max(200).optional(),
-});
-
-const sessionView = z.object({
-  user: z.object({ id: z.string(), email: z.string(), name: z.string().nullable() }),
-  organizations: z.array(z.object({ id: z.string(), name: z.string(), plan: z.string(), role: z.string(), retentionDays: z.number() })),
-  csrfToken: z.string(),
 });
 
 const EXAMPLE_ORG = { id: '5d1c2b7e-3a44-4f0e-8f53-1f7a9e2c6b10', name: 'Acme Media', plan: 'pro' };
@@ -91,7 +88,7 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
       + 'Requests made with the cookie that change state must send the returned `csrfToken` in `X-CSRF-Token`.',
     body: signInSchema,
     bodyExample: { email: 'creator@acme.example', password: 'a long studio password' },
-    response: sessionView,
+    response: sessionViewSchema,
     example: EXAMPLE_SESSION,
   }, async (ctx, { body }) => {
     refuseCrossSite(app, ctx);
@@ -114,7 +111,7 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
   api.route({
     method: 'get', path: '/api/session', tag: 'Studio sessions', auth: false,
     summary: 'The signed-in user, their organizations and the CSRF token of this session',
-    response: sessionView,
+    response: sessionViewSchema,
     example: EXAMPLE_SESSION,
   }, async (ctx) => {
     const token = readCookie(ctx.headers.cookie, policy.cookieName);
@@ -126,7 +123,7 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
   api.route({
     method: 'delete', path: '/api/session', tag: 'Studio sessions',
     summary: 'Sign out: ends this session',
-    response: z.object({ ok: z.boolean() }),
+    response: signedOutSchema,
     example: { ok: true },
   }, async (ctx) => {
     const principal = await principalOf(app, ctx);
@@ -140,7 +137,7 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
     method: 'delete', path: '/api/sessions', tag: 'Studio sessions',
     summary: 'Sign out everywhere: ends every studio session of the signed-in user, in every browser',
     description: 'With the session cookie (and `X-CSRF-Token`) or a user\'s bearer token. Bearer tokens themselves live until they expire; API keys have no sessions (403).',
-    response: z.object({ ok: z.boolean(), sessionsEnded: z.number().int() }),
+    response: signedOutEverywhereSchema,
     example: { ok: true, sessionsEnded: 3 },
   }, async (ctx) => {
     const principal = await principalOf(app, ctx);
@@ -151,14 +148,13 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
     return { ok: true, sessionsEnded };
   });
 
-  const settingsView = z.object({ id: z.string(), name: z.string(), plan: z.string(), retentionDays: z.number() });
   const view = (o: { id: string; name: string; plan: string; retentionDays: number }) => ({ id: o.id, name: o.name, plan: o.plan, retentionDays: o.retentionDays });
 
   api.route({
     method: 'get', path: '/api/organizations/settings', tag: 'Studio sessions',
     summary: "The organization's name, plan and auto-archive days",
     query: z.object({ organizationId: z.string().optional() }),
-    response: settingsView,
+    response: organizationSettingsSchema,
     example: { ...EXAMPLE_ORG, retentionDays: 30 },
   }, async (ctx, { query }) => view(await requireOrganization(app.db.pool, await requireOrg(app, ctx, query.organizationId))));
 
@@ -168,7 +164,7 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
     description: 'The contract keeps auto-archive days in the web application, not the API: only a studio session of an owner or admin may change them.',
     body: z.object({ organizationId: z.string().optional(), retentionDays: z.number().int('retentionDays must be a whole number of days').min(1, 'retentionDays must be from 1 to 180').max(180, 'retentionDays must be from 1 to 180') }),
     bodyExample: { organizationId: EXAMPLE_ORG.id, retentionDays: 30 },
-    response: settingsView,
+    response: organizationSettingsSchema,
     example: { ...EXAMPLE_ORG, retentionDays: 30 },
   }, async (ctx, { body }) => {
     const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));

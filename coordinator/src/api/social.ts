@@ -11,7 +11,11 @@ import { createAyrshareProvider } from '../social/ayrshare-provider.js';
 import { LOCAL_AUTHORIZE_PATH, createLocalProvider, isLocalProvider } from '../social/local-provider.js';
 import { createMediaCheck } from '../social/media-check.js';
 import { createSocialService } from '../social/service.js';
-import { networkSchema, settingsPatchSchema, settingsSchema, getSettings, updateSettings } from '../social/settings.js';
+import { networkSchema, settingsPatchSchema, getSettings, updateSettings } from '../social/settings.js';
+import {
+  nextSlotSchema, publishedPostSchema, socialConnectSchema, socialDisconnectSchema, socialPostChangeSchema, socialPostListSchema, socialProfileSchema,
+  socialSettingsSchema,
+} from '@shorts/common/api/social';
 import { editSchema, postRef, publishSchema, removeSchema } from '../social/publish-input.js';
 import { postView, shortView } from '../social/posts.js';
 import type { SocialProvider } from '../social/provider.js';
@@ -19,15 +23,6 @@ import type { SocialProvider } from '../social/provider.js';
 const BASE = '/api/organizations/social-posts';
 const TAG = 'Social posting';
 const orgQuery = z.object({ organizationId: z.string().optional() });
-
-const postItem = z.object({
-  id: z.string(), status: z.string(), title: z.string().nullable(), caption: z.string(), platforms: z.array(z.string()),
-  createdAt: z.string().nullable(), scheduledFor: z.string().nullable(), providerJobId: z.string().nullable(),
-  previewUrl: z.string().nullable(), thumbnailUrl: z.string().nullable(), providerError: z.string().nullable(),
-  providerPlatforms: z.array(z.object({ platform: z.string(), status: z.string(), id: z.string().nullable(), url: z.string().nullable(), error: z.string().nullable() })),
-  providerLastEvent: z.string().nullable(), isPublishedOnPlatform: z.boolean(),
-});
-const shortPost = z.object({ id: z.string(), status: z.string(), scheduledFor: z.string().nullable() });
 
 const EXAMPLE_POST_ID = '6c4b2a19-8d7e-4f60-9a1b-3c5d7e9f0a2b';
 const EXAMPLE_SETTINGS = {
@@ -77,7 +72,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
   const viaApiKey = async (ctx: ApiContext) => (await principalOf(app, ctx)).kind === 'apiKey';
 
   api.route({
-    method: 'get', path: `${BASE}/settings`, tag: TAG, query: orgQuery, response: settingsSchema,
+    method: 'get', path: `${BASE}/settings`, tag: TAG, query: orgQuery, response: socialSettingsSchema,
     summary: 'Social posting settings (a default-shaped object when none were saved)',
     example: EXAMPLE_SETTINGS,
     description: PLAN_RULE_TEXT,
@@ -87,7 +82,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
   });
 
   api.route({
-    method: 'put', path: `${BASE}/settings`, tag: TAG, body: settingsPatchSchema, response: settingsSchema,
+    method: 'put', path: `${BASE}/settings`, tag: TAG, body: settingsPatchSchema, response: socialSettingsSchema,
     summary: 'Update any subset of the social settings; answers the full settings',
     bodyExample: { defaultTimezone: 'Europe/Berlin', queueSlots: [{ dayOfWeek: 1, time: '09:00' }, { dayOfWeek: 3, time: '18:30' }] },
     example: EXAMPLE_SETTINGS,
@@ -102,7 +97,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     method: 'get', path: `${BASE}/profile`, tag: TAG, query: orgQuery,
     summary: 'The organization\'s social profile and linked accounts',
     description: `${PLAN_RULE_TEXT} connected is true when at least one account is linked; profileId is null until the first connect.`,
-    response: z.object({ connected: z.boolean(), profileId: z.string().nullable(), connectedAccounts: z.array(z.string()), accountLinks: z.array(z.object({ accountId: z.string(), platform: z.string() })) }),
+    response: socialProfileSchema,
     example: { connected: true, profileId: 'prof_2b7c9e', connectedAccounts: ['youtube'], accountLinks: [{ accountId: 'acc_51f0a3', platform: 'youtube' }] },
   }, async (ctx, { query }) => {
     const org = await socialOrg(ctx);
@@ -119,7 +114,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
       redirectUrl: z.string().nullish(),
     }),
     bodyExample: { platform: 'youtube', redirectUrl: 'https://studio.example.com/#/social' },
-    response: z.object({ access_url: z.string(), platform: z.string(), profileId: z.string() }),
+    response: socialConnectSchema,
     example: { access_url: 'https://shorts.example.com/api/organizations/social-posts/local/authorize?token=…', platform: 'youtube', profileId: 'prof_2b7c9e' },
   }, async (ctx, { body }) => {
     const org = await socialOrg(ctx);
@@ -133,7 +128,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     description: PLAN_RULE_TEXT,
     body: z.object({ organizationId: z.string().nullish(), accountId: z.string({ error: 'accountId is required' }).min(1, 'accountId is required') }),
     bodyExample: { accountId: 'acc_51f0a3' },
-    response: z.object({ ok: z.literal(true) }),
+    response: socialDisconnectSchema,
     example: { ok: true },
   }, async (ctx, { body }) => {
     const org = await socialOrg(ctx);
@@ -145,7 +140,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     summary: 'The next free posting-queue slots',
     description: `${PLAN_RULE_TEXT} Computed from queueSlots (weekly wall-clock times in the zone), maxPostsPerSlot and the posts already queued at each slot. A slot inside a daylight-saving gap moves forward by the gap (02:30 becomes 03:30); in a repeated hour the first occurrence counts. Times are ISO 8601 with the zone's offset. count (1-50, default 10) sets how many nextSlots to list.`,
     query: z.object({ organizationId: z.string().optional(), timezone: z.string().optional(), count: queryInt(10) }),
-    response: z.object({ timezone: z.string(), nextSlot: z.string(), nextSlots: z.array(z.string()) }),
+    response: nextSlotSchema,
     example: { timezone: 'Europe/Berlin', nextSlot: '2026-11-30T09:00:00+01:00', nextSlots: ['2026-11-30T09:00:00+01:00', '2026-12-02T18:30:00+01:00'] },
   }, async (ctx, { query }) => {
     const org = await socialOrg(ctx);
@@ -158,7 +153,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     summary: 'Social posts, most recent first',
     description: `${PLAN_RULE_TEXT} ${STATUSES_TEXT} limit 1-100 (default 100), offset from 0.`,
     query: z.object({ organizationId: z.string().optional(), limit: queryInt(100), offset: queryInt(0) }),
-    response: z.object({ posts: z.array(postItem) }),
+    response: socialPostListSchema,
     example: {
       posts: [{
         id: EXAMPLE_POST_ID, status: 'published', title: 'The punchline', caption: 'And that is why it worked #shorts', platforms: ['youtube'],
@@ -179,7 +174,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     method: 'post', path: `${BASE}/publish`, tag: TAG, status: 201, body: publishSchema,
     summary: 'Publish, schedule, queue (next_slot) or save as draft a social post',
     description: `${PLAN_RULE_TEXT} 403 also while the organization's isEnabled setting is false. video needs an https videoUrl (or \`fileId\`, a video of the organization's storage such as a render, posted by its own signed URL), photo 1-20 photoUrls, document a documentUrl, text a non-empty caption; only the field of the post type may be given. draft and schedule need scheduledAt (ISO 8601; without an offset it is read in timezone). platforms default to the settings' defaultPlatforms and must be linked accounts. platformFields take only the contract's keys for the chosen platforms, booleans as "true"/"false". Media URLs must be publicly reachable. With approveApiPosts, API-key posts are held as pending_approval. 502 when the provider fails (the post is kept with status failed). ${STATUSES_TEXT}`,
-    response: z.object({ socialPost: z.object({ id: z.string(), status: z.string(), providerJobId: z.string().nullable(), scheduledFor: z.string().nullable() }), providerPostId: z.string() }),
+    response: publishedPostSchema,
     example: { socialPost: { ...EXAMPLE_SHORT_POST, providerJobId: 'job_8f2e' }, providerPostId: 'post_3a9d' },
   }, async (ctx, { body }) => {
     const org = await socialOrg(ctx);
@@ -200,7 +195,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     summary: 'Reschedule, turn into a draft, or change the caption of a post (by postId or provider jobId)',
     description: `${PLAN_RULE_TEXT} mode schedule needs scheduledAt (ISO 8601) and makes the post scheduled; mode draft keeps it held. A caption change replaces the provider job. With approveApiPosts, an API key cannot release its own held post.`,
     bodyExample: { postId: EXAMPLE_POST_ID, mode: 'schedule', scheduledAt: '2026-12-01T09:00:00+01:00' },
-    response: z.object({ post: shortPost }),
+    response: socialPostChangeSchema,
     example: { post: EXAMPLE_SHORT_POST },
   }, async (ctx, { body }) => {
     const org = await socialOrg(ctx);
@@ -213,7 +208,7 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     summary: 'Cancel a post (by postId or provider jobId): status cancelled, scheduledFor null, provider job cancelled',
     description: `${PLAN_RULE_TEXT} Cancelling a cancelled post answers it again; a published post cannot be cancelled (409).`,
     bodyExample: { postId: EXAMPLE_POST_ID },
-    response: z.object({ post: shortPost }),
+    response: socialPostChangeSchema,
     example: { post: { id: EXAMPLE_POST_ID, status: 'cancelled', scheduledFor: null } },
   }, async (ctx, { body }) => {
     const org = await socialOrg(ctx);

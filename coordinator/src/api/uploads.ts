@@ -5,7 +5,8 @@ import { AppError, badRequest, notFound } from '@shorts/common/errors';
 import { requireOrg } from './auth-context.js';
 import { DEFAULT_ORG_MESSAGES, type OrganizationMessages } from '../tenancy/auth.js';
 import { FILE_TYPES, findFile, listFiles, storageUsage, type FileType } from '../files/files.js';
-import { fileView, fileViewSchema, storageSummarySchema } from '../files/views.js';
+import { fileView } from '../files/views.js';
+import { deletedFileSchema, fileListSchema, fileViewSchema, storageSummarySchema } from '@shorts/common/api/files';
 import { deleteFile } from '../files/delete-file.js';
 
 /** Contract section 7 words the files routes' organization errors in `message`. */
@@ -67,7 +68,7 @@ export function registerUploadRoutes(api: Api, app: Coordinator): void {
     summary: 'List files, newest first; type and tags (any of, comma-separated) filters combine',
     description: '`limit` 1-100 (default 50), `offset` >= 0 (default 0); `total` counts matching files before paging, `pages` = ceil(total / limit).',
     query: listQuery,
-    response: storageSummarySchema.extend({ total: z.number(), limit: z.number(), offset: z.number(), pages: z.number() }),
+    response: fileListSchema,
     example: { ...EXAMPLE_USAGE, files: [EXAMPLE_FILE], total: 1, limit: 50, offset: 0, pages: 1 },
   }, async (ctx, { query }) => {
     const orgId = await org(ctx, query.organizationId);
@@ -96,7 +97,7 @@ export function registerUploadRoutes(api: Api, app: Coordinator): void {
     summary: 'Delete a file from the database and the object store, giving its bytes back to the quota',
     description: 'When the object store fails the answer is 500 `{id, deleted: false, error}` and the file is kept.',
     query: orgQuery,
-    response: z.object({ id: z.string(), deleted: z.boolean(), error: z.string().optional(), message: z.string().optional() }),
+    response: deletedFileSchema,
     example: { id: EXAMPLE_FILE.id, deleted: true },
   }, async (ctx, { query }) => {
     const orgId = await org(ctx, query.organizationId);

@@ -71,23 +71,23 @@ export async function deleteJob(app: Deps, organizationId: string, jobId: string
 
 async function archiveJob(app: Deps, organizationId: string, jobId: string, now: Date, opts: { onlyIfLive?: boolean } = {}) {
   const result = await app.db.tx(async (c) => {
-    const job = (await c.query(
+    const job = (await c.query<{ archivedAt: Date | null }>(
       `SELECT archived_at AS "archivedAt" FROM jobs WHERE id = $1 AND organization_id = $2 AND status <> 'PROCESSING' ${opts.onlyIfLive ? 'AND archived_at IS NULL' : ''} FOR UPDATE`,
       [jobId, organizationId],
     )).rows[0];
     if (!job) return undefined;
     if (!job.archivedAt) await c.query(`UPDATE jobs SET archived_at = $2, updated_at = now() WHERE id = $1`, [jobId, now]);
-    const { files, bytes } = (await c.query(
+    const { files, bytes } = (await c.query<{ files: number; bytes: number }>(
       `SELECT count(*)::int AS files, coalesce(sum(size_bytes), 0)::bigint AS bytes FROM files WHERE organization_id = $1 AND job_id = $2`,
       [organizationId, jobId],
-    )).rows[0] as { files: number; bytes: number };
+    )).rows[0];
     const keys = await deleteFileRows(c, organizationId, { jobIds: [jobId] });
     // What the job's and its renders' tasks left in the store beyond the files (intermediates).
-    const tasks = (await c.query(
+    const tasks = (await c.query<{ id: string; organizationId: string | null }>(
       `SELECT id, organization_id AS "organizationId" FROM tasks
         WHERE state NOT IN ('queued', 'leased', 'waiting') AND (subject_id = $1 OR subject_id IN (SELECT id FROM renders WHERE job_id = $1))`,
       [jobId],
-    )).rows as Array<{ id: string; organizationId: string | null }>;
+    )).rows;
     return { newlyArchived: !job.archivedAt, files, bytes: Number(bytes), keys, prefixes: tasks.map(taskObjectPrefix) };
   });
   if (!result) return undefined;

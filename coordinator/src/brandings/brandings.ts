@@ -27,7 +27,13 @@ export interface BrandPreset {
 const COLUMNS = `id, name, description, preset, size, options, is_active AS "isActive", is_default AS "isDefault",
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
-const view = (row: any): BrandPreset => ({
+/** A brand_presets row as COLUMNS reads it: the timestamps are still Dates. */
+interface PresetRow extends Omit<BrandPreset, 'createdAt' | 'updatedAt'> {
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const view = (row: PresetRow): BrandPreset => ({
   ...row,
   createdAt: new Date(row.createdAt).toISOString(),
   updatedAt: new Date(row.updatedAt).toISOString(),
@@ -112,13 +118,13 @@ async function withImport<T>(app: Deps, organizationId: string, importedFileId: 
 }
 
 export async function listPresets(c: Queryable, organizationId: string): Promise<BrandPreset[]> {
-  const rows = (await c.query(`SELECT ${COLUMNS} FROM brand_presets WHERE organization_id = $1 ORDER BY created_at, id`, [organizationId])).rows;
+  const rows = (await c.query<PresetRow>(`SELECT ${COLUMNS} FROM brand_presets WHERE organization_id = $1 ORDER BY created_at, id`, [organizationId])).rows;
   return rows.map(view);
 }
 
 async function findPreset(c: Queryable, organizationId: string, id: string): Promise<BrandPreset | undefined> {
   if (!isId(id)) return undefined;
-  const row = (await c.query(`SELECT ${COLUMNS} FROM brand_presets WHERE organization_id = $1 AND id = $2`, [organizationId, id])).rows[0];
+  const row = (await c.query<PresetRow>(`SELECT ${COLUMNS} FROM brand_presets WHERE organization_id = $1 AND id = $2`, [organizationId, id])).rows[0];
   return row && view(row);
 }
 
@@ -129,7 +135,7 @@ export async function createPreset(app: Deps, organizationId: string, input: Cre
   const id = newId();
   return withImport(app, organizationId, importedFileId, () => app.db.tx(async (c) => {
     if (input.isDefault) await clearDefault(c, organizationId, id);
-    const row = (await c.query(
+    const row = (await c.query<PresetRow>(
       `INSERT INTO brand_presets (id, organization_id, name, description, preset, size, options, is_active, is_default)
        VALUES ($1, $2, $3, $4, $5, $6, $7, true, $8) RETURNING ${COLUMNS}`,
       [id, organizationId, input.name, input.description ?? null, input.preset ?? null, input.size ?? null, options, input.isDefault ?? false],
@@ -164,7 +170,7 @@ export async function updatePreset(app: Deps, organizationId: string, id: string
 
   return withImport(app, organizationId, importedFileId, () => app.db.tx(async (c) => {
     if (input.isDefault) await clearDefault(c, organizationId, id);
-    const row = (await c.query(
+    const row = (await c.query<PresetRow>(
       `UPDATE brand_presets SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE organization_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
       params,
     ).catch(uniqueDefaultConflict)).rows[0];

@@ -5,7 +5,20 @@ import pg from 'pg';
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
-export type Queryable = Pick<pg.PoolClient, 'query'>;
+/** A statement's result: its rows, typed as the caller names them (`unknown` until it does). */
+export interface QueryRows<T> {
+  rows: T[];
+  rowCount: number | null;
+}
+
+/**
+ * What a statement runs on: the pool or a transaction's client. Rows are `unknown` unless the caller
+ * names their type, an interface beside the SQL (or a zod schema where the row is parsed), so the
+ * compiler checks every reader of a row against the columns its SQL selects.
+ */
+export interface Queryable {
+  query<T = unknown>(text: string | pg.QueryConfig, values?: unknown[]): Promise<QueryRows<T>>;
+}
 
 const statementNames = new Map<string, string>();
 
@@ -36,25 +49,29 @@ export function isTransientDbError(err: unknown): boolean {
 
 /** The one database access layer: a pool, plain SQL, and transactions. */
 export class Db {
-  readonly pool: pg.Pool;
+  private readonly connections: pg.Pool;
+  /** The pool as a Queryable: one statement on any free connection, rows `unknown` until named. */
+  readonly pool: Queryable;
   constructor(readonly url: string, max = 10) {
-    this.pool = new pg.Pool({ connectionString: url, max });
+    this.connections = new pg.Pool({ connectionString: url, max });
+    this.pool = this.connections;
     // A dropped idle connection must not crash the process; the pool replaces it.
-    this.pool.on('error', () => undefined);
+    this.connections.on('error', () => undefined);
   }
 
-  async query<T extends pg.QueryResultRow = any>(sql: string, params: unknown[] = []): Promise<T[]> {
+  /** The rows of `sql`, typed `T`: name the row type (an interface beside the SQL). */
+  async query<T = unknown>(sql: string, params: unknown[] = []): Promise<T[]> {
     const res = params.length ? await this.pool.query<T>(prepared(sql, params)) : await this.pool.query<T>(sql);
     return res.rows;
   }
 
-  async one<T extends pg.QueryResultRow = any>(sql: string, params: unknown[] = []): Promise<T | undefined> {
+  async one<T = unknown>(sql: string, params: unknown[] = []): Promise<T | undefined> {
     const rows = await this.query<T>(sql, params);
     return rows[0];
   }
 
-  async tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+  async tx<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.connections.connect();
     // A connection that dies mid-transaction must not go back to the pool for the next caller.
     let broken: Error | undefined;
     const onError = (err: Error) => { broken = err; };
@@ -74,6 +91,6 @@ export class Db {
   }
 
   close(): Promise<void> {
-    return this.pool.end();
+    return this.connections.end();
   }
 }

@@ -14,7 +14,7 @@ export type DeleteOutcome = { id: string; deleted: true } | { id: string; delete
 export async function deleteFile(app: Pick<Coordinator, 'db' | 'store' | 'log'>, organizationId: string, fileId: string): Promise<DeleteOutcome> {
   if (!isId(fileId)) throw notFound('File not found');
   const keys = await app.db.tx(async (c) => {
-    const row = (await c.query(`SELECT id FROM files WHERE organization_id = $1 AND id = $2 FOR UPDATE`, [organizationId, fileId])).rows[0];
+    const row = (await c.query<{ id: string }>(`SELECT id FROM files WHERE organization_id = $1 AND id = $2 FOR UPDATE`, [organizationId, fileId])).rows[0];
     if (!row) return undefined;
     return deleteFileRows(c, organizationId, { ids: [fileId] });
   });

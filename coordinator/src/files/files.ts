@@ -21,15 +21,18 @@ export interface NewFile {
   description?: string | null;
 }
 
+interface OrgUsageRow {
+  plan: Plan;
+  used: number;
+}
+
 /** Inserts file rows and moves the organization's usage by exactly their bytes, in the caller's
  *  transaction; refuses (and so rolls back) when the plan's storage would be exceeded. */
 export async function insertFiles(c: Queryable, files: NewFile[]): Promise<string[]> {
   if (!files.length) return [];
   const organizationId = files[0]!.organizationId;
   const total = files.reduce((n, f) => n + f.sizeBytes, 0);
-  const org = (await c.query(`SELECT plan, storage_used_bytes AS used FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId])).rows[0] as
-    | { plan: Plan; used: number }
-    | undefined;
+  const org = (await c.query<OrgUsageRow>(`SELECT plan, storage_used_bytes AS used FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId])).rows[0];
   if (!org) throw new AppError(404, 'Not Found', 'Organization not found');
   const limit = PLAN_LIMITS[org.plan].storageBytes;
   if (org.used + total > limit) {
@@ -54,12 +57,11 @@ export async function insertFiles(c: Queryable, files: NewFile[]): Promise<strin
 /** Removes file rows and gives their bytes back, in the caller's transaction; returns the object
  *  keys the caller deletes from the store after commit. */
 export async function deleteFileRows(c: Queryable, organizationId: string, where: { ids?: string[]; jobIds?: string[] }): Promise<string[]> {
-  const res = await c.query(
+  const { rows } = await c.query<{ objectKey: string; thumbnailKey: string | null; captionsKey: string | null; sizeBytes: number }>(
     `DELETE FROM files WHERE organization_id = $1 AND (id = ANY($2) OR job_id = ANY($3))
      RETURNING object_key AS "objectKey", thumbnail_key AS "thumbnailKey", captions_key AS "captionsKey", size_bytes AS "sizeBytes"`,
     [organizationId, where.ids ?? [], where.jobIds ?? []],
   );
-  const rows = res.rows as Array<{ objectKey: string; thumbnailKey: string | null; captionsKey: string | null; sizeBytes: number }>;
   const bytes = rows.reduce((n, r) => n + Number(r.sizeBytes), 0);
   if (bytes) await c.query(`UPDATE organizations SET storage_used_bytes = GREATEST(storage_used_bytes - $2, 0) WHERE id = $1`, [organizationId, bytes]);
   return rows.flatMap((r) => [r.objectKey, r.thumbnailKey, r.captionsKey].filter((k): k is string => !!k));
@@ -92,7 +94,7 @@ export const FILE_COLUMNS = `id, organization_id AS "organizationId", job_id AS 
 /** Another organization's file, like a malformed id, is simply not found (contract section 5). */
 export async function findFile(c: Queryable, organizationId: string, id: string): Promise<FileRow | undefined> {
   if (!isId(id)) return undefined;
-  return (await c.query(`SELECT ${FILE_COLUMNS} FROM files WHERE organization_id = $1 AND id = $2`, [organizationId, id])).rows[0];
+  return (await c.query<FileRow>(`SELECT ${FILE_COLUMNS} FROM files WHERE organization_id = $1 AND id = $2`, [organizationId, id])).rows[0];
 }
 
 export interface FileFilter {
@@ -117,20 +119,18 @@ export async function listFiles(c: Queryable, organizationId: string, f: FileFil
   }
   const sqlWhere = where.join(' AND ');
   // The page and the total in one round trip; a page past the end has no row to carry the total.
-  const page = (await c.query(prepared(
+  const page = (await c.query<FileRow & { totalCount: number }>(prepared(
     `SELECT ${FILE_COLUMNS}, count(*) OVER () AS "totalCount" FROM files WHERE ${sqlWhere} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, f.limit, f.offset],
-  ))).rows as Array<FileRow & { totalCount: number }>;
+  ))).rows;
   const total = page.length ? Number(page[0]!.totalCount)
-    : f.offset > 0 ? Number((await c.query(`SELECT count(*) AS n FROM files WHERE ${sqlWhere}`, params)).rows[0].n) : 0;
+    : f.offset > 0 ? Number((await c.query<{ n: number }>(`SELECT count(*) AS n FROM files WHERE ${sqlWhere}`, params)).rows[0].n) : 0;
   return { rows: page.map(({ totalCount: _, ...row }) => row), total };
 }
 
 /** Usage against the plan, in MB of 1,000,000 bytes (DECISIONS.md). */
 export async function storageUsage(c: Queryable, organizationId: string): Promise<{ subSize: number; usedSize: number; usedSizePercent: number }> {
-  const org = (await c.query(`SELECT plan, storage_used_bytes AS used FROM organizations WHERE id = $1`, [organizationId])).rows[0] as
-    | { plan: Plan; used: number }
-    | undefined;
+  const org = (await c.query<OrgUsageRow>(`SELECT plan, storage_used_bytes AS used FROM organizations WHERE id = $1`, [organizationId])).rows[0];
   if (!org) throw new AppError(404, 'Not Found', 'Organization not found');
   const limit = PLAN_LIMITS[org.plan].storageBytes;
   // Usage can exceed a plan after a downgrade; the percentage stays within its documented 0-100.

@@ -14,7 +14,7 @@ type Deps = Pick<Coordinator, 'db' | 'store' | 'log'>;
 /** A key is known when a file row names it, or when it belongs to a task still running. */
 async function isKnownKey(app: Deps, key: string): Promise<boolean> {
   const task = TASK_KEY.exec(key)?.[1];
-  const row = await app.db.one(
+  const row = await app.db.one<{ known: number }>(
     `SELECT 1 AS known FROM files WHERE object_key = $1 OR thumbnail_key = $1 OR captions_key = $1
      UNION ALL SELECT 1 FROM tasks WHERE id = $2 AND state IN ('queued', 'leased', 'waiting') LIMIT 1`,
     [key, task ?? null],

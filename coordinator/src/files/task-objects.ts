@@ -3,31 +3,16 @@
 // size is read from the store, never taken from the agent's word.
 import { AppError } from '@shorts/common/errors';
 import type { TaskType } from '@shorts/common/tasks';
+import { TASK_CONTRACTS } from '@shorts/common/tasks/contracts';
 import type { ObjectStore } from '../storage/object-store.js';
 import { taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
 
 const refused = (message: string) => new AppError(422, 'bad_result', message);
 
-// The names each task type writes (node-agent/src/tasks/). `/objects/` serves a key with the content
-// type of its extension, so an agent free to name `x.svg` or `x.html` would have a page of its own
-// served from this origin.
-const THUMBNAIL = '\\.(jpg|png)';
-// A source keeps its container's extension (containerType in node-agent/src/media/ffmpeg.ts).
-const SOURCE = '\\.(mp4|webm|mkv|avi|flv|ts|mpg|ogv|asf|mxf|nut|bin)';
-const EXPECTED_NAMES: Record<TaskType, RegExp> = {
-  // analysis-audio.wav: a long source's 16 kHz audio, which its ranges read (issue 22).
-  'analyze-video': new RegExp(`^(source${SOURCE}|source-thumb${THUMBNAIL}|analysis-audio\\.wav|short-\\d+\\.mp4|short-\\d+${THUMBNAIL})$`),
-  // .ass: the caption script the render burned in, kept so a client can read the words back.
-  'render-short': new RegExp(`^render[A-Za-z0-9_-]*(\\.mp4|\\.ass|${THUMBNAIL})$`),
-  'render-chunk': /^chunk-\d+\.mp4$/,
-  'probe-media': /^$/,
-  // A range reports words only.
-  'analyze-range': /^$/,
-};
-
-/** Whether a task of this type writes an object of this name (upload URLs are signed for no other). */
+/** Whether a task of this type writes an object of this name (upload URLs are signed for no other):
+ *  the names each type writes are its contract's `outputs` (common/src/tasks/<type>.ts). */
 export function taskWritesName(type: TaskType, name: string): boolean {
-  return EXPECTED_NAMES[type].test(name);
+  return TASK_CONTRACTS[type].outputs.pattern.test(name);
 }
 
 /**

@@ -63,16 +63,17 @@ export function createUploadGate(db: Db): UploadGate {
     if (row.state !== TASK_STATES.leased) throw gone(`The task this upload URL was signed for has ${row.state === TASK_STATES.queued ? 'gone back to the queue' : 'ended'}; this URL is no longer valid`);
     if (!row.leaseToken || leaseTag(row.leaseToken) !== grant.lease) throw gone('The task was leased again since this upload URL was signed; only its current lease may upload');
   };
+  interface LeaseRow { state: string; leaseToken: string | null }
   const select = `SELECT state, lease_token AS "leaseToken" FROM tasks WHERE id = $1`;
   return {
     async check(grant, key) {
-      assertLive(await db.one<{ state: string; leaseToken: string | null }>(select, [grant.taskId]), grant);
-      const done = await db.one(`SELECT 1 AS n FROM task_upload_writes WHERE task_id = $1 AND lease = $2 AND object_key = $3`, [grant.taskId, grant.lease, key]);
+      assertLive(await db.one<LeaseRow>(select, [grant.taskId]), grant);
+      const done = await db.one<{ n: number }>(`SELECT 1 AS n FROM task_upload_writes WHERE task_id = $1 AND lease = $2 AND object_key = $3`, [grant.taskId, grant.lease, key]);
       if (done) throw written();
     },
     async publish(grant, key, sizeBytes, publish) {
       await db.tx(async (c) => {
-        assertLive((await c.query(`${select} FOR SHARE`, [grant.taskId])).rows[0], grant);
+        assertLive((await c.query<LeaseRow>(`${select} FOR SHARE`, [grant.taskId])).rows[0], grant);
         // Two PUTs racing to the end: the second waits here for the first to commit, then finds its row.
         const first = await c.query(
           `INSERT INTO task_upload_writes (task_id, lease, object_key, size_bytes) VALUES ($1, $2, $3, $4)

@@ -19,9 +19,6 @@ import type { TypedChildTask, TypedOutcomeHandler } from '../tasks/typed-outcome
 
 type RangeConfig = Pick<Coordinator['config'], 'analysisRangeMinSec'>;
 
-/** The name the first part stores the analysis audio under (node-agent/src/tasks/analyze-video.ts). */
-export const ANALYSIS_AUDIO_NAME = 'analysis-audio.wav';
-
 /** The length from which the agent stops after storing the source; undefined: never split. */
 export const rangesFromSec = (config: RangeConfig): number | undefined => config.analysisRangeMinSec > 0 ? config.analysisRangeMinSec : undefined;
 
@@ -58,6 +55,7 @@ export function finalPartPayload(task: TaskRow, result: AnalyzeVideoResult, rang
       source: result.source,
       durationSec: result.durationSec,
       downloadBytes: result.downloadBytes,
+      ...(result.rangePlan ? { audioKey: result.rangePlan.audio.objectKey } : {}),
       transcript: { language: ranges[0]?.language ?? 'en', backend: ranges[0]?.backend ?? 'unknown', text: joinWords(words), words },
     },
   };

@@ -1,7 +1,7 @@
 import type { Coordinator } from '../coordinator.js';
 import type { Queryable } from '../db/db.js';
 import { AppError, badRequest } from '@shorts/common/errors';
-import { ANALYZE_STAGES, isAnalyzeStage, type AnalyzeVideoResult } from '@shorts/common/tasks/analyze-video';
+import { ANALYZE_STAGES, analyzeVideoOutputs, isAnalyzeStage, type AnalyzeVideoResult } from '@shorts/common/tasks/analyze-video';
 import { parseStoredPayload } from '@shorts/common/tasks/contracts';
 import { chargeCredits, releaseCredits, reserveEstimate } from '../credits/credits.js';
 import { deleteFileRows, insertFiles, type NewFile } from '../files/files.js';
@@ -14,15 +14,15 @@ import { enqueueWebhook } from '../webhooks/webhooks.js';
 import { bandOf, bearerView, type StoredShort } from './job-views.js';
 import { JOB_COLUMNS, JOB_STATUS, type JobRow } from './jobs.js';
 import { priceJob } from './pricing.js';
-import { ANALYSIS_AUDIO_NAME, finalPartPayload, rangeChildren, rangesFromSec, rangesProgressed } from './analysis-ranges.js';
+import { finalPartPayload, rangeChildren, rangesFromSec, rangesProgressed } from './analysis-ranges.js';
 
 async function lockJob(c: Queryable, id: string): Promise<JobRow | undefined> {
-  return (await c.query(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 FOR UPDATE`, [id])).rows[0];
+  return (await c.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 FOR UPDATE`, [id])).rows[0];
 }
 
 /** Checks what the agent produced against what the client asked, now that the duration is known. */
 function checkShorts(job: JobRow, result: AnalyzeVideoResult): void {
-  const asked = job.options?.predefinedShorts as Array<{ title: string; start: number; end: number }> | undefined;
+  const asked = job.options?.predefinedShorts;
   for (const s of asked ?? []) {
     if (s.end > result.durationSec + 0.05) {
       throw badRequest(`The short "${s.title}" ends at ${s.end} s, past the end of the video (${result.durationSec.toFixed(2)} s)`);
@@ -43,7 +43,8 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
   async function reserveForVideo(c: Queryable, jobId: string, durationSec: number, downloadBytes: number): Promise<void> {
     const job = await lockJob(c, jobId);
     if (!job || job.status !== JOB_STATUS.processing) return;
-    const org = (await c.query(`SELECT plan, credits, reserved_credits AS "reservedCredits" FROM organizations WHERE id = $1 FOR UPDATE`, [job.organizationId])).rows[0] as { plan: Plan; credits: string; reservedCredits: string };
+    const org = (await c.query<{ plan: Plan; credits: number; reservedCredits: number }>(
+      `SELECT plan, credits, reserved_credits AS "reservedCredits" FROM organizations WHERE id = $1 FOR UPDATE`, [job.organizationId])).rows[0];
     const price = priceJob({ plan: org.plan, durationSec, fromYoutube: !!job.youtubeVideoId, downloadBytes }, app.config.creditsPerDollar);
     if (!(await reserveEstimate(c, job.organizationId, job.id, Number(job.reservedCredits), price.cost))) {
       const available = Number(org.credits) - Number(org.reservedCredits) + Number(job.reservedCredits);
@@ -64,7 +65,10 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
       const sign = async (key: string) => (await app.urls.sign(key, 'GET', 6 * 3600)).url;
       const leased = source.kind === 'object' ? { ...rest, source: { ...source, url: await sign(source.objectKey) } } : { ...rest, source };
       // A ranged analysis's final part reads the source its first part stored.
-      if (stitched) return { ...leased, stitched: { ...stitched, sourceUrl: await sign(stitched.source.objectKey) } };
+      if (stitched) {
+        const audioUrl = stitched.audioKey ? await sign(stitched.audioKey) : undefined;
+        return { ...leased, stitched: { ...stitched, sourceUrl: await sign(stitched.source.objectKey), ...(audioUrl ? { audioUrl } : {}) } };
+      }
       return { ...leased, rangesFromSec: rangesFromSec(app.config) };
     },
 
@@ -88,7 +92,7 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
         result.source.objectKey, result.source.thumbnailKey,
         ...result.shorts.flatMap((s) => (s.crop ? [s.crop.objectKey, s.crop.thumbnailKey] : [])),
       ]);
-      const org = (await c.query(`SELECT plan FROM organizations WHERE id = $1`, [job.organizationId])).rows[0] as { plan: Plan };
+      const org = (await c.query<{ plan: Plan }>(`SELECT plan FROM organizations WHERE id = $1`, [job.organizationId])).rows[0];
 
       const files: NewFile[] = [{
         organizationId: job.organizationId, jobId: job.id, name: result.source.name, type: 'video',
@@ -127,13 +131,13 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
       };
       // The detections go to their own column: served never, read only by a render that re-plans.
       const detections = result.shorts.some((s) => s.detections) ? JSON.stringify(result.shorts.map((s) => s.detections ?? null)) : null;
-      const updated = (await c.query(
+      const updated = (await c.query<JobRow>(
         `UPDATE jobs SET status = 'COMPLETED', progress = 100, cost = $2, cost_breakdown = $3, data = $4, shorts_count = $5,
            credit_usage_status = 'ACTIVE', duration_sec = $6, download_bytes = $7, reframe_detections = $8::jsonb,
            completed_at = now(), updated_at = now()
          WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
         [job.id, price.cost, price.costBreakDown, data, shorts.length, result.durationSec, result.downloadBytes, detections],
-      )).rows[0] as JobRow;
+      )).rows[0];
       if (job.webhook) {
         const body = JSON.stringify({ event: 'job.completed', jobId: job.id, status: JOB_STATUS.completed, data: await bearerView(updated, app.urls) });
         await enqueueWebhook(app.boss, c, { organizationId: job.organizationId, jobId: job.id, url: job.webhook, event: 'job.completed', body });
@@ -144,10 +148,10 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
       const job = await lockJob(c, task.subjectId!);
       if (!job || job.status !== JOB_STATUS.processing) return;
       await releaseCredits(c, job.organizationId, job.id, job.reservedCredits);
-      const updated = (await c.query(
+      const updated = (await c.query<JobRow>(
         `UPDATE jobs SET status = 'FAILED', error_message = $2, credit_usage_status = 'RELEASED', updated_at = now() WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
         [job.id, reason],
-      )).rows[0] as JobRow;
+      )).rows[0];
       if (job.webhook) {
         const body = JSON.stringify({ event: 'job.failed', jobId: job.id, status: JOB_STATUS.failed, data: { ...(await bearerView(updated, app.urls)), message: reason } });
         await enqueueWebhook(app.boss, c, { organizationId: job.organizationId, jobId: job.id, url: job.webhook, event: 'job.failed', body });
@@ -159,7 +163,7 @@ export function createAnalyzeOutcomeHandler(app: Pick<Coordinator, 'config' | 's
       // Nothing half-written stays behind a failed job.
       if (outcome === 'failed') await deletePrefix(app.store, taskObjectPrefix(task));
       // A long source's analysis audio was for its ranges only (analysis-ranges.ts).
-      else if (parseStoredPayload('analyze-video', task.payload).stitched) await app.store.delete(taskObjectKey(task, ANALYSIS_AUDIO_NAME));
+      else if (parseStoredPayload('analyze-video', task.payload).stitched) await app.store.delete(taskObjectKey(task, analyzeVideoOutputs.audio));
       const stored = storedSource(task);
       // The staging upload's row went with the completion; its objects (original and thumbnail) go now.
       if (outcome === 'completed' && stored?.consume && stored.fileId) await deletePrefix(app.store, stored.objectKey.replace(/original\/[^/]+$/, ''));

@@ -32,6 +32,8 @@ export const createJobSchema = z.object({
   description: 'Exactly one source: `youtubeVideoId` (an id or any YouTube URL), `fileUrl` (a public http(s) video URL), or `sourceJobId` (a completed job whose stored video is analysed again). Private and local addresses are refused.',
 });
 export type CreateJobBody = z.infer<typeof createJobSchema>;
+/** A job's `options` as stored in jobs.options: predefinedShorts, and whatever other keys the client sent. */
+export type JobOptions = NonNullable<CreateJobBody['options']>;
 
 const YOUTUBE_ID = /^[A-Za-z0-9_-]{11}$/;
 
@@ -64,7 +66,7 @@ export interface ValidatedJob {
   fileUrl: string | null;
   webhook: string | null;
   predefinedShorts: Array<{ title: string; start: number; end: number }> | null;
-  options: Record<string, unknown>;
+  options: JobOptions;
 }
 
 export function validateJob(body: CreateJobBody, plan: Plan, allowlist: readonly AllowEntry[] = []): ValidatedJob {

@@ -6,7 +6,7 @@ import type { Organization, User } from '../tenancy/tenancy.js';
 import { PLAN_LIMITS, toMB } from '../tenancy/plans.js';
 import { reserveCredits } from '../credits/credits.js';
 import { MINIMUM_JOB_COST } from './pricing.js';
-import type { ValidatedJob } from './job-input.js';
+import type { JobOptions, ValidatedJob } from './job-input.js';
 import type { JobData } from './job-views.js';
 import type { AnalyzeVideoPayload, StoredSource as AnalyzeStoredSource } from '@shorts/common/tasks/analyze-video';
 
@@ -25,7 +25,8 @@ export interface JobRow {
   source: string;
   youtubeVideoId: string | null;
   fileUrl: string | null;
-  options: Record<string, any>;
+  /** As validated on creation (createJobSchema's `options`: predefinedShorts, other keys kept). */
+  options: JobOptions;
   webhook: string | null;
   reservedCredits: number;
   creditUsageStatus: string;
@@ -128,14 +129,14 @@ export async function sourceOfJob(db: Queryable, organizationId: string, jobId: 
   if (!job) throw notFound('Job not found');
   const objectKey = job.data?.source.objectKey;
   if (job.status !== JOB_STATUS.completed || !objectKey) throw badRequest('Only a completed job can be run again from its source');
-  const file = (await db.query(`SELECT id FROM files WHERE organization_id = $1 AND object_key = $2`, [organizationId, objectKey])).rows[0];
+  const file = (await db.query<{ id: string }>(`SELECT id FROM files WHERE organization_id = $1 AND object_key = $2`, [organizationId, objectKey])).rows[0];
   if (!file) throw badRequest("This job's source video was deleted; start a new job from the video");
   return { objectKey, fileId: file.id, consume: false };
 }
 
 export async function findJob(db: Queryable, organizationId: string, id: string): Promise<JobRow | undefined> {
   if (!isId(id)) return undefined;
-  const res = await db.query(prepared(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL`, [id, organizationId]));
+  const res = await db.query<JobRow>(prepared(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL`, [id, organizationId]));
   return res.rows[0];
 }
 

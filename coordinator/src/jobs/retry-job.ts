@@ -12,7 +12,7 @@ export async function retryRequest(db: Queryable, organizationId: string, jobId:
   const job = await findJob(db, organizationId, jobId);
   if (!job) throw notFound('Job not found');
   if (job.status === JOB_STATUS.processing) throw conflict('The job is still processing: retry it once it has completed or failed');
-  const common = { functionName: 'VideoShorts', name: job.title, webhook: job.webhook, options: job.options as CreateJobBody['options'] };
+  const common = { functionName: 'VideoShorts', name: job.title, webhook: job.webhook, options: job.options };
   if (job.youtubeVideoId) return { body: { ...common, youtubeVideoId: job.youtubeVideoId } };
   if (job.fileUrl) return { body: { ...common, fileUrl: job.fileUrl } };
   if (job.status !== JOB_STATUS.completed) throw badRequest('The uploaded video was not kept after the job failed: upload the file again');

@@ -1,6 +1,6 @@
 // A long render on several agents at once (issue 22). The render's task goes to one agent, which
-// encodes the sound of the whole render and plans frame-exact cuts (`split`); each cut becomes a
-// render-chunk child that renders the video of its stretch; when the last is done the render's task
+// plans frame-exact cuts (`split`); each cut becomes a render-chunk child that renders the video of
+// its stretch (the first one also the sound of the whole render); when the last is done the render's task
 // is queued again and an agent joins the chunks with the sound, without re-encoding (`join`).
 // The queue's fan-out (tasks/fan-out.ts) keeps it exactly-once: the render completes, and its file
 // is stored, once, with the join's result.
@@ -9,7 +9,8 @@ import type { Queryable } from '../db/db.js';
 import { AppError } from '@shorts/common/errors';
 import type { TaskLeasePayload, TaskPayload, TaskResult } from '@shorts/common/tasks/contracts';
 import { stageProgress } from '@shorts/common/tasks/contract';
-import { RENDER_STAGES, renderAudioName, type RenderShortPayload, type RenderSplit } from '@shorts/common/tasks/render-short';
+import { renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
+import { RENDER_STAGES, renderShortOutputs, type RenderShortPayload, type RenderSplit } from '@shorts/common/tasks/render-short';
 import { verifyTaskObjects } from '../files/task-objects.js';
 import { deletePrefix } from '../storage/object-store.js';
 import { taskObjectKey, taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
@@ -66,14 +67,14 @@ export async function chunkedLease(app: App, task: TaskRow, spec: RenderShortPay
 /** The chunks a split render fans out into (none for a render done in one pass or joined). */
 export async function renderChunks(app: App, parent: TaskRow, result: TaskResult<'render-short'>): Promise<TypedChildTask<'render-chunk'>[]> {
   if (!('split' in result) || result.split.chunks) return [];
-  const { audio, cuts, encoder, gopFrames } = result.split;
+  const { audio, hasSound, cuts, encoder, gopFrames } = result.split;
   const spec = parent.payload as unknown as TaskPayload<'render-short'>;
   if (audio) {
     await verifyTaskObjects(app.store, parent, [audio.objectKey]);
-    if (audio.objectKey !== taskObjectKey(parent, renderAudioName(spec.renderId))) throw new AppError(422, 'bad_result', 'the render\'s sound has another name');
+    if (audio.objectKey !== taskObjectKey(parent, renderShortOutputs.audio(spec.renderId))) throw new AppError(422, 'bad_result', 'the render\'s sound has another name');
   }
   return cuts.map((cut, index) => ({
-    payload: { ...spec, chunk: { ...cut, index, last: index === cuts.length - 1, encoder, gopFrames } },
+    payload: { ...spec, chunk: { ...cut, index, last: index === cuts.length - 1, encoder, gopFrames, encodesSound: index === 0 && hasSound === true } },
     placement: encoder === 'h264_nvenc' ? { requires: ['nvenc'] } : undefined,
   }));
 }
@@ -81,11 +82,23 @@ export async function renderChunks(app: App, parent: TaskRow, result: TaskResult
 /** Fan-in: the chunks, in order, each checked to be its own child's, for the join. */
 export async function joinedChunks(c: Queryable, app: App, parent: TaskRow, result: TaskResult<'render-short'>, chunks: TaskResult<'render-chunk'>[]): Promise<TaskResult<'render-short'>> {
   if (!('split' in result)) throw new Error('only a split render has chunks to join');
-  const children = (await c.query(
+  const children = (await c.query<Pick<TaskRow, 'id' | 'organizationId' | 'type'>>(
     `SELECT id, organization_id AS "organizationId", type FROM tasks WHERE parent_id = $1 ORDER BY child_index`, [parent.id],
-  )).rows as Array<Pick<TaskRow, 'id' | 'organizationId' | 'type'>>;
-  for (const [i, child] of children.entries()) await verifyTaskObjects(app.store, child, [chunks[i]!.objectKey]);
-  return { split: { ...result.split, chunks: chunks.map((r) => ({ objectKey: r.objectKey, frames: r.frames })) } };
+  )).rows;
+  const spec = parent.payload as unknown as RenderShortPayload;
+  let audio = result.split.audio;
+  for (const [i, child] of children.entries()) {
+    const chunk = chunks[i]!;
+    await verifyTaskObjects(app.store, child, [chunk.objectKey, ...(chunk.audio ? [chunk.audio.objectKey] : [])]);
+    if (!chunk.audio) continue;
+    // The sound comes from the chunk that was asked for it, under its one name.
+    if (i !== 0 || !result.split.hasSound || chunk.audio.objectKey !== taskObjectKey(child, renderChunkOutputs.sound(spec.renderId))) {
+      throw new AppError(422, 'bad_result', 'a chunk returned a sound it was not asked for');
+    }
+    audio = chunk.audio;
+  }
+  if (result.split.hasSound && !audio) throw new AppError(422, 'bad_result', 'the render\'s sound is missing from its first chunk');
+  return { split: { ...result.split, audio, chunks: chunks.map((r) => ({ objectKey: r.objectKey, frames: r.frames })) } };
 }
 
 /** While the chunks render, the render's progress is theirs (over the `rendering` stage). */
@@ -100,13 +113,13 @@ export async function chunksProgress(c: Queryable, parent: TaskRow, fraction: nu
 
 /** The chunks and the sound are the join's inputs only: gone once the render has ended. */
 export async function removeChunkObjects(app: App, task: TaskRow): Promise<void> {
-  const children = (await app.db.query(
+  const children = await app.db.query<Pick<TaskRow, 'id' | 'organizationId'>>(
     `SELECT id, organization_id AS "organizationId" FROM tasks WHERE parent_id = $1`, [task.id],
-  )) as Array<Pick<TaskRow, 'id' | 'organizationId'>>;
+  );
   if (!children.length) return;
   for (const child of children) await deletePrefix(app.store, taskObjectPrefix(child));
   const spec = task.payload as unknown as RenderShortPayload;
-  await app.store.delete(taskObjectKey(task, renderAudioName(spec.renderId))).catch(() => undefined);
+  await app.store.delete(taskObjectKey(task, renderShortOutputs.audio(spec.renderId))).catch(() => undefined);
 }
 
 /** render-chunk's side in the coordinator: fresh URLs when an agent takes one. Its outcome is its

@@ -29,8 +29,8 @@ const PRESET_COLUMNS = `id, preset, size, options, is_active AS "isActive"`;
 async function findPreset(c: Queryable, organizationId: string, where: { id?: string; isDefault?: boolean }): Promise<BrandPresetRow | undefined> {
   // A malformed id names no preset: 404 like any other unknown one, never a query error.
   if (where.id !== undefined && !isId(where.id)) return undefined;
-  if (where.id) return (await c.query(`SELECT ${PRESET_COLUMNS} FROM brand_presets WHERE organization_id = $1 AND id = $2`, [organizationId, where.id])).rows[0];
-  return (await c.query(`SELECT ${PRESET_COLUMNS} FROM brand_presets WHERE organization_id = $1 AND is_default AND is_active`, [organizationId])).rows[0];
+  if (where.id) return (await c.query<BrandPresetRow>(`SELECT ${PRESET_COLUMNS} FROM brand_presets WHERE organization_id = $1 AND id = $2`, [organizationId, where.id])).rows[0];
+  return (await c.query<BrandPresetRow>(`SELECT ${PRESET_COLUMNS} FROM brand_presets WHERE organization_id = $1 AND is_default AND is_active`, [organizationId])).rows[0];
 }
 
 export async function createRender(app: Pick<Coordinator, 'db' | 'queue' | 'config'>, organizationId: string, body: RenderBody): Promise<string> {
@@ -91,7 +91,7 @@ export async function createRender(app: Pick<Coordinator, 'db' | 'queue' | 'conf
   await app.db.tx(async (c) => {
     // The organization row serialises this organization's creates, so the count cannot be raced.
     await c.query(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId]);
-    const active = (await c.query(`SELECT count(*)::int AS n FROM renders WHERE organization_id = $1 AND status IN ('queued', 'progress')`, [organizationId])).rows[0].n as number;
+    const active = (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM renders WHERE organization_id = $1 AND status IN ('queued', 'progress')`, [organizationId])).rows[0].n;
     if (active >= app.config.renderActiveLimit) {
       throw new TooManyRequestsError(
         `This organization already has ${active} renders queued or running (the limit is ${app.config.renderActiveLimit}); retry when one has finished`,
@@ -120,8 +120,8 @@ async function recomputeFor(
   const wanted = directorSettings(director);
   const sameShape = Math.abs(size.width / size.height - plan.output.width / plan.output.height) < 0.01;
   if (sameDirector(wanted, plan.director) && sameShape) return null;
-  const row = await db.query(`SELECT reframe_detections -> $2::int AS detections FROM jobs WHERE id = $1`, [job.id, shortId]);
-  const stored = row.rows[0]?.detections as ShortDetections | null | undefined;
+  const row = await db.query<{ detections: ShortDetections | null }>(`SELECT reframe_detections -> $2::int AS detections FROM jobs WHERE id = $1`, [job.id, shortId]);
+  const stored = row.rows[0]?.detections;
   // The short may have been trimmed since detection: plan over its range only, or keep the centre
   // crop when it now reaches outside what was analysed.
   const short = job.data.shorts[shortId]!;
@@ -131,8 +131,8 @@ async function recomputeFor(
 
 /** The voice activity reframing's detection stored for the short, if it ran. */
 async function storedSpeech(db: Queryable, jobId: string, shortId: number): Promise<RenderShortPayload['speech']> {
-  const row = await db.query(`SELECT reframe_detections -> $2::int -> 'speech' AS speech FROM jobs WHERE id = $1`, [jobId, shortId]);
-  const speech = row.rows[0]?.speech as RenderShortPayload['speech'];
+  const row = await db.query<{ speech: RenderShortPayload['speech'] }>(`SELECT reframe_detections -> $2::int -> 'speech' AS speech FROM jobs WHERE id = $1`, [jobId, shortId]);
+  const speech = row.rows[0]?.speech;
   return Array.isArray(speech) ? speech : null;
 }
 
@@ -213,7 +213,8 @@ export function createRenderOutcomeHandler(app: Pick<Coordinator, 'db' | 'urls' 
 
     async onComplete(c, task, result) {
       if ('split' in result) throw new Error('a split render completes with its join');
-      const render = (await c.query(`SELECT id, organization_id AS "organizationId", job_id AS "jobId", status FROM renders WHERE id = $1 FOR UPDATE`, [task.subjectId])).rows[0];
+      const render = (await c.query<{ id: string; organizationId: string; jobId: string; status: RenderRow['status'] }>(
+        `SELECT id, organization_id AS "organizationId", job_id AS "jobId", status FROM renders WHERE id = $1 FOR UPDATE`, [task.subjectId])).rows[0];
       if (!render || render.status === 'done' || render.status === 'error') return;
       const stored = await verifyTaskObjects(app.store, task, [result.objectKey, result.thumbnailKey, result.captionsKey]);
       const sizeBytes = stored.get(result.objectKey)!;

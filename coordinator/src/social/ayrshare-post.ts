@@ -3,7 +3,8 @@
 import { fieldItems, type Network } from './networks.js';
 import { ProviderUnsupportedError, type ProviderPost } from './provider.js';
 
-type Json = Record<string, any>;
+/** The /post body, and each network's options object in it: built here, sent as JSON. */
+type Json = Record<string, unknown>;
 
 export const TO_AYRSHARE: Record<Network, string> = { youtube: 'youtube', facebook: 'facebook', instagram: 'instagram', linkedin: 'linkedin', tiktok: 'tiktok', x: 'twitter' };
 export const FROM_AYRSHARE: Record<string, Network> = Object.fromEntries(Object.entries(TO_AYRSHARE).map(([k, v]) => [v, k as Network]));
@@ -23,6 +24,8 @@ export function postBody(post: ProviderPost): Json {
   if (post.scheduledAt) body.scheduleDate = ayrshareDate(post.scheduledAt);
   if (post.hold) body.requiresApproval = true;
 
+  // The network's options object (youTubeOptions, ...), made on first use; only this function fills them.
+  const optionsOf = (name: string) => (body[name] ??= {}) as Json;
   const firstComments = new Set<string>();
   for (const [key, value] of Object.entries(post.platformFields)) {
     const rule = FIELD_MAP[key];
@@ -32,9 +35,9 @@ export function postBody(post: ProviderPost): Json {
     const [object, field, convert] = rule;
     const converted = convert ? convert(value) : value;
     if (converted === undefined) continue;
-    const target = (body[object] ??= {}) as Json;
+    const target = optionsOf(object);
     if (field === null) Object.assign(target, converted);
-    else if (typeof converted === 'object' && !Array.isArray(converted)) target[field] = { ...(target[field] ?? {}), ...converted };
+    else if (typeof converted === 'object' && !Array.isArray(converted)) target[field] = { ...((target[field] ?? {}) as Json), ...converted };
     else target[field] = converted;
   }
   if (firstComments.size > 1) {
@@ -42,8 +45,8 @@ export function postBody(post: ProviderPost): Json {
   }
   if (firstComments.size === 1) body.firstComment = { comment: [...firstComments][0] };
   // YouTube refuses a video without a title; the caption's start stands in for a missing one.
-  if (post.platforms.includes('youtube') && !body.youTubeOptions?.title) {
-    (body.youTubeOptions ??= {}).title = post.caption.slice(0, 100) || 'Video';
+  if (post.platforms.includes('youtube') && !(body.youTubeOptions as Json | undefined)?.title) {
+    optionsOf('youTubeOptions').title = post.caption.slice(0, 100) || 'Video';
   }
   return body;
 }

@@ -10,6 +10,7 @@
 //   GET    /post/:id              a post's status once its schedule time has passed
 // Ayrshare calls X "twitter"; everything else keeps its name. The base URL is operator
 // configuration, not user input, so it is fetched directly rather than through safeFetch.
+import { z } from 'zod';
 import { FROM_AYRSHARE, TO_AYRSHARE, ayrshareDate, postBody } from './ayrshare-post.js';
 import {
   ProviderError,
@@ -18,10 +19,51 @@ import {
 
 export interface AyrshareOptions { apiUrl: string; apiKey: string; domain: string; privateKey: string; timeoutMs: number }
 
-type Json = Record<string, any>;
+// Ayrshare's answers, parsed at this edge. Each schema is as lenient as the adapter's use of the
+// answer: a field of another type counts as absent (`.catch`), so an answer's odd field never
+// throws where the adapter would have ignored it; what the adapter needs is checked where it is used.
+
+/** What every answer may carry: `status: "error"` with a message and/or `errors[].message`. */
+const envelopeSchema = z.object({
+  status: z.unknown(),
+  message: z.unknown(),
+  errors: z.array(z.object({ message: z.unknown() }).partial().catch({})).optional().catch(undefined),
+}).partial().catch({});
+
+/** POST /profiles. */
+const profileSchema = z.object({
+  profileKey: z.string().optional().catch(undefined),
+  refId: z.string().optional().catch(undefined),
+}).catch({});
+
+/** POST /profiles/generateJWT. */
+const linkSchema = z.object({ url: z.string().optional().catch(undefined) }).catch({});
+
+/** GET /user: the linked networks (Ayrshare's names) and their accounts' display data. */
+const userSchema = z.object({
+  activeSocialAccounts: z.array(z.unknown()).catch([]),
+  displayNames: z.array(z.object({ platform: z.unknown(), id: z.unknown() }).partial().catch({})).catch([]),
+}).catch({ activeSocialAccounts: [], displayNames: [] });
+
+/** One network's part of a post: its id and URL there, its status. */
+const platformPostSchema = z.object({
+  platform: z.string().optional().catch(undefined),
+  status: z.unknown(),
+  id: z.unknown(),
+  postUrl: z.string().optional().catch(undefined),
+}).partial().catch({});
+
+/** A post as POST /post (sometimes inside `posts[]`) and GET /post/:id answer it. */
+const postSchema = z.object({
+  status: z.unknown(),
+  id: z.string().optional().catch(undefined),
+  postIds: z.array(platformPostSchema).optional().catch(undefined),
+}).partial().catch({});
+
+const submittedSchema = postSchema.and(z.object({ posts: z.array(postSchema).optional().catch(undefined) }).catch({}));
 
 export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
-  async function call(method: string, path: string, body?: Json, profileKey?: string): Promise<Json> {
+  async function call(method: string, path: string, body?: Record<string, unknown>, profileKey?: string): Promise<unknown> {
     const headers: Record<string, string> = { authorization: `Bearer ${opts.apiKey}`, accept: 'application/json' };
     if (body) headers['content-type'] = 'application/json';
     if (profileKey) headers['profile-key'] = profileKey;
@@ -33,10 +75,11 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
       throw new ProviderError(`Ayrshare ${method} ${path} failed: ${reason}`);
     }
     const text = await res.text();
-    let json: Json = {};
+    let json: unknown = {};
     try { json = text ? JSON.parse(text) : {}; } catch { /* not JSON: reported below */ }
-    if (!res.ok || json.status === 'error') {
-      throw new ProviderError(`Ayrshare ${method} ${path} answered HTTP ${res.status}: ${errorText(json, text)}`, res.status);
+    const envelope = envelopeSchema.parse(json);
+    if (!res.ok || envelope.status === 'error') {
+      throw new ProviderError(`Ayrshare ${method} ${path} answered HTTP ${res.status}: ${errorText(envelope, text)}`, res.status);
     }
     return json;
   }
@@ -46,29 +89,27 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
 
     async createProfile(org) {
       // Titles must be unique at Ayrshare; the organization id makes them so.
-      const json = await call('POST', '/profiles', { title: `${org.name} (${org.id})` });
-      if (typeof json.profileKey !== 'string' || !json.profileKey) throw new ProviderError('Ayrshare created a profile without a profileKey');
-      return { providerKey: json.profileKey, providerRef: typeof json.refId === 'string' ? json.refId : null };
+      const json = profileSchema.parse(await call('POST', '/profiles', { title: `${org.name} (${org.id})` }));
+      if (!json.profileKey) throw new ProviderError('Ayrshare created a profile without a profileKey');
+      return { providerKey: json.profileKey, providerRef: json.refId ?? null };
     },
 
     async linkUrl(profile, platform, redirectUrl) {
-      const json = await call('POST', '/profiles/generateJWT', {
+      const json = linkSchema.parse(await call('POST', '/profiles/generateJWT', {
         domain: opts.domain,
         privateKey: opts.privateKey,
         profileKey: profile.providerKey,
         allowedSocial: [TO_AYRSHARE[platform]],
         ...(redirectUrl ? { redirect: redirectUrl } : {}),
-      });
-      if (typeof json.url !== 'string' || !json.url) throw new ProviderError('Ayrshare generateJWT returned no url');
+      }));
+      if (!json.url) throw new ProviderError('Ayrshare generateJWT returned no url');
       return json.url;
     },
 
     async accounts(profile) {
-      const json = await call('GET', '/user', undefined, profile.providerKey);
-      const names: Json[] = Array.isArray(json.displayNames) ? json.displayNames : [];
-      const active: string[] = Array.isArray(json.activeSocialAccounts) ? json.activeSocialAccounts : [];
+      const { displayNames: names, activeSocialAccounts: active } = userSchema.parse(await call('GET', '/user', undefined, profile.providerKey));
       const links: AccountLink[] = [];
-      for (const name of active) {
+      for (const name of active.filter((n) => typeof n === 'string')) {
         const platform = FROM_AYRSHARE[name];
         if (!platform) continue; // networks outside the contract (gmb, pinterest, ...)
         const display = names.find((d) => d.platform === name);
@@ -86,17 +127,17 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
     },
 
     async submit(profile, post) {
-      const json = await call('POST', '/post', postBody(post), profile.providerKey);
-      const id = typeof json.id === 'string' ? json.id : typeof json.posts?.[0]?.id === 'string' ? json.posts[0].id : undefined;
+      const json = submittedSchema.parse(await call('POST', '/post', postBody(post), profile.providerKey));
+      const id = json.id ?? json.posts?.[0]?.id;
       if (!id) throw new ProviderError('Ayrshare accepted the post but returned no post id');
-      const postIds: Json[] = Array.isArray(json.postIds) ? json.postIds : Array.isArray(json.posts?.[0]?.postIds) ? json.posts[0].postIds : [];
+      const postIds = json.postIds ?? json.posts?.[0]?.postIds ?? [];
       const platforms: PlatformResult[] = post.platforms.map((platform) => {
         const hit = postIds.find((p) => p.platform === TO_AYRSHARE[platform]);
         return {
           platform,
-          status: hit?.status ?? (post.hold ? 'awaiting approval' : post.scheduledAt ? 'pending' : 'unknown'),
+          status: typeof hit?.status === 'string' ? hit.status : (post.hold ? 'awaiting approval' : post.scheduledAt ? 'pending' : 'unknown'),
           id: hit?.id ? String(hit.id) : null,
-          url: typeof hit?.postUrl === 'string' ? hit.postUrl : null,
+          url: hit?.postUrl ?? null,
           error: null,
         };
       });
@@ -119,9 +160,9 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
     async refresh(profile, providerJobIds) {
       const outcomes: JobOutcome[] = [];
       for (const id of providerJobIds) {
-        let json: Json;
+        let json: z.infer<typeof postSchema>;
         try {
-          json = await call('GET', `/post/${encodeURIComponent(id)}`, undefined, profile.providerKey);
+          json = postSchema.parse(await call('GET', `/post/${encodeURIComponent(id)}`, undefined, profile.providerKey));
         } catch (err) {
           // A post that failed at the networks answers status "error": that is its outcome.
           if (err instanceof ProviderError && err.status !== undefined && err.status < 500) {
@@ -131,11 +172,10 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
           throw err;
         }
         if (json.status !== 'success') continue; // pending, awaiting approval: nothing new
-        const postIds: Json[] = Array.isArray(json.postIds) ? json.postIds : [];
-        const platforms = postIds.filter((p) => FROM_AYRSHARE[p.platform]).map((p) => ({
-          platform: FROM_AYRSHARE[p.platform]!, status: String(p.status ?? 'success'), id: p.id ? String(p.id) : null,
-          url: typeof p.postUrl === 'string' ? p.postUrl : null, error: null,
-        }));
+        const platforms = (json.postIds ?? []).flatMap((p) => {
+          const platform = p.platform === undefined ? undefined : FROM_AYRSHARE[p.platform];
+          return platform ? [{ platform, status: String(p.status ?? 'success'), id: p.id ? String(p.id) : null, url: p.postUrl ?? null, error: null }] : [];
+        });
         outcomes.push({ providerJobId: id, state: 'published', platforms: platforms.length ? platforms : null, error: null });
       }
       return outcomes;
@@ -143,8 +183,8 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
   };
 }
 
-function errorText(json: Json, text: string): string {
-  const parts = [json.message, ...(Array.isArray(json.errors) ? json.errors.map((e: Json) => e?.message) : [])].filter((m) => typeof m === 'string' && m);
+function errorText(envelope: z.infer<typeof envelopeSchema>, text: string): string {
+  const parts = [envelope.message, ...(envelope.errors ?? []).map((e) => e.message)].filter((m) => typeof m === 'string' && m);
   return parts.length ? parts.join('; ') : text.slice(0, 300) || 'no body';
 }
 

@@ -28,7 +28,7 @@ const hash = (token: string) => createHash('sha256').update(token).digest('hex')
 
 export function createLocalProvider(db: Db, opts: { baseUrl: string; autoLink: boolean }): LocalProvider {
   async function link(organizationId: string, profileKey: string, platform: Network): Promise<string> {
-    const row = await db.one(
+    const row = await db.one<{ id: string }>(
       `INSERT INTO social_local_accounts (id, organization_id, profile_id, platform, display_name) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (profile_id, platform) DO UPDATE SET linked_at = now() RETURNING id`,
       [newId(), organizationId, profileKey, platform, `Local ${platform} account`],
@@ -55,7 +55,7 @@ export function createLocalProvider(db: Db, opts: { baseUrl: string; autoLink: b
     },
 
     async completeLink(token) {
-      const row = await db.one(
+      const row = await db.one<{ organizationId: string; profileKey: string; platform: Network; redirectUrl: string | null; expired: boolean; completed: boolean }>(
         `SELECT organization_id AS "organizationId", profile_id AS "profileKey", platform, redirect_url AS "redirectUrl",
                 expires_at < now() AS expired, completed_at IS NOT NULL AS completed
            FROM social_local_links WHERE token_hash = $1`,
@@ -104,7 +104,7 @@ export function createLocalProvider(db: Db, opts: { baseUrl: string; autoLink: b
     },
 
     async reschedule(profile, providerJobId, change) {
-      const row = await db.one(
+      const row = await db.one<{ id: string }>(
         `UPDATE social_local_jobs SET scheduled_for = $4, updated_at = now(),
            status = CASE WHEN $5 THEN 'scheduled' ELSE status END
          WHERE organization_id = $1 AND profile_id = $2 AND id = $3 AND status IN ('held', 'scheduled') RETURNING id`,
@@ -114,7 +114,7 @@ export function createLocalProvider(db: Db, opts: { baseUrl: string; autoLink: b
     },
 
     async cancel(profile, providerJobId) {
-      const row = await db.one(
+      const row = await db.one<{ id: string }>(
         `UPDATE social_local_jobs SET status = 'cancelled', updated_at = now()
          WHERE organization_id = $1 AND profile_id = $2 AND id = $3 RETURNING id`,
         [profile.organizationId, profile.providerKey, providerJobId],
@@ -124,16 +124,16 @@ export function createLocalProvider(db: Db, opts: { baseUrl: string; autoLink: b
 
     // Simulated time passing: a scheduled job whose time has come counts as published.
     async refresh(profile, providerJobIds) {
-      const rows = await db.query(
+      const rows = await db.query<{ id: string; postId: string; platforms: Network[] }>(
         `UPDATE social_local_jobs SET status = 'published', updated_at = now()
          WHERE organization_id = $1 AND profile_id = $2 AND id = ANY($3) AND status = 'scheduled' AND scheduled_for <= now()
          RETURNING id, post_id AS "postId", platforms`,
         [profile.organizationId, profile.providerKey, providerJobIds],
       );
       return rows.map((r) => ({
-        providerJobId: r.id as string,
+        providerJobId: r.id,
         state: 'published' as const,
-        platforms: (r.platforms as Network[]).map((platform) => ({ platform, status: 'success', id: `${platform}-${r.postId}`, url: null, error: null })),
+        platforms: r.platforms.map((platform) => ({ platform, status: 'success', id: `${platform}-${r.postId}`, url: null, error: null })),
         error: null,
       }));
     },

@@ -1,6 +1,7 @@
-/** The social networks of the contract (2.10) and what each accepts. */
-export const NETWORKS = ['youtube', 'facebook', 'instagram', 'linkedin', 'tiktok', 'x'] as const;
-export type Network = (typeof NETWORKS)[number];
+/** What each of the contract's social networks (2.10, listed in common for the studio) accepts. */
+import type { Network } from '@shorts/common/api/networks';
+
+export { NETWORKS, type Network } from '@shorts/common/api/networks';
 
 export const POST_TYPES = ['video', 'photo', 'text', 'document'] as const;
 export type PostType = (typeof POST_TYPES)[number];

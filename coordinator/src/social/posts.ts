@@ -49,7 +49,7 @@ export async function insertPost(db: Queryable, p: {
   provider: string; previewUrl: string | null; thumbnailUrl: string | null; createdByApiKey: boolean;
 }): Promise<SocialPost> {
   const r = p.request;
-  const res = await db.query(
+  const res = await db.query<SocialPost>(
     `INSERT INTO social_posts (id, organization_id, status, post_type, publish_mode, title, caption, platforms, media, platform_fields,
        timezone, scheduled_for, provider, preview_url, thumbnail_url, created_by_api_key)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING ${COLUMNS}`,
@@ -85,7 +85,7 @@ export async function updatePost(db: Queryable, organizationId: string, id: stri
     values.push(key === 'providerPlatforms' ? JSON.stringify(patch[key]) : patch[key]);
     sets.push(`${column} = $${values.length}`);
   }
-  const res = await db.query(
+  const res = await db.query<SocialPost>(
     `UPDATE social_posts SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE organization_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
     values,
   );
@@ -97,13 +97,13 @@ export async function findPost(db: Queryable, organizationId: string, ref: { pos
   // Ids that cannot have been stored (not an id we issue, or text Postgres refuses) name no post: 404.
   if (ref.postId ? !isId(ref.postId) : ref.jobId?.includes('\u0000')) return undefined;
   const res = ref.postId
-    ? await db.query(`SELECT ${COLUMNS} FROM social_posts WHERE organization_id = $1 AND id = $2`, [organizationId, ref.postId])
-    : await db.query(`SELECT ${COLUMNS} FROM social_posts WHERE organization_id = $1 AND provider_job_id = $2 ORDER BY created_at DESC LIMIT 1`, [organizationId, ref.jobId]);
+    ? await db.query<SocialPost>(`SELECT ${COLUMNS} FROM social_posts WHERE organization_id = $1 AND id = $2`, [organizationId, ref.postId])
+    : await db.query<SocialPost>(`SELECT ${COLUMNS} FROM social_posts WHERE organization_id = $1 AND provider_job_id = $2 ORDER BY created_at DESC LIMIT 1`, [organizationId, ref.jobId]);
   return res.rows[0];
 }
 
 export async function listPosts(db: Queryable, organizationId: string, limit: number, offset: number): Promise<SocialPost[]> {
-  const res = await db.query(
+  const res = await db.query<SocialPost>(
     `SELECT ${COLUMNS} FROM social_posts WHERE organization_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
     [organizationId, limit, offset],
   );
@@ -112,17 +112,17 @@ export async function listPosts(db: Queryable, organizationId: string, limit: nu
 
 /** Instants of queued posts from `from` on: what fills next-slot's slots. */
 export async function queuedInstants(db: Queryable, organizationId: string, from: Date): Promise<number[]> {
-  const res = await db.query(
+  const res = await db.query<{ at: Date }>(
     `SELECT scheduled_for AS at FROM social_posts
       WHERE organization_id = $1 AND status = ANY($2) AND scheduled_for >= $3`,
     [organizationId, QUEUED_STATUSES, from],
   );
-  return res.rows.map((r) => (r.at as Date).getTime());
+  return res.rows.map((r) => r.at.getTime());
 }
 
 /** Scheduled posts whose time has passed: the provider may have published them since. */
 export async function dueScheduled(db: Queryable, organizationId: string, limit: number): Promise<SocialPost[]> {
-  const res = await db.query(
+  const res = await db.query<SocialPost>(
     `SELECT ${COLUMNS} FROM social_posts
       WHERE organization_id = $1 AND status = 'scheduled' AND provider_job_id IS NOT NULL AND scheduled_for <= now()
       ORDER BY scheduled_for LIMIT $2`,

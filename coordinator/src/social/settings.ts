@@ -80,19 +80,6 @@ export const settingsPatchSchema = z.strictObject({
   processOnlyPlaylistId: z.string({ error: 'processOnlyPlaylistId must be a string or null' }).max(200).nullable().optional(),
 }, { error: (i) => (i.code === 'unrecognized_keys' ? `Unknown settings field(s): ${i.keys.join(', ')}` : undefined) });
 
-export const settingsSchema = z.object({
-  isEnabled: z.boolean(),
-  approveApiPosts: z.boolean(),
-  defaultTimezone: z.string(),
-  defaultPlatforms: z.array(z.enum(NETWORKS)),
-  queueSlots: z.array(z.object({ dayOfWeek: z.number().int(), time: z.string() })),
-  maxPostsPerSlot: z.number().int(),
-  maxShortsOfSameVideo: z.number(),
-  maxShortsPerWeek: z.number(),
-  minimumVideoDurationSeconds: z.number(),
-  processOnlyPlaylistId: z.string().nullable(),
-});
-
 function dedupeSlots(slots: QueueSlot[]): QueueSlot[] {
   const keyed = new Map(slots.map((s) => [`${s.dayOfWeek} ${s.time}`, { dayOfWeek: s.dayOfWeek, time: s.time }]));
   return [...keyed.values()].sort((a, b) => a.dayOfWeek - b.dayOfWeek || a.time.localeCompare(b.time));
@@ -104,7 +91,7 @@ const COLUMNS = `is_enabled AS "isEnabled", approve_api_posts AS "approveApiPost
   minimum_video_duration_seconds AS "minimumVideoDurationSeconds", process_only_playlist_id AS "processOnlyPlaylistId"`;
 
 export async function getSettings(db: Queryable, organizationId: string): Promise<SocialSettings> {
-  const res = await db.query(`SELECT ${COLUMNS} FROM social_settings WHERE organization_id = $1`, [organizationId]);
+  const res = await db.query<SocialSettings>(`SELECT ${COLUMNS} FROM social_settings WHERE organization_id = $1`, [organizationId]);
   return res.rows[0] ?? { ...DEFAULT_SETTINGS };
 }
 
@@ -116,10 +103,12 @@ export async function updateSettings(database: Db, organizationId: string, patch
   return database.tx(async (db) => {
     await db.query(`SELECT pg_advisory_xact_lock(hashtext('social-settings:' || $1))`, [organizationId]);
     const next: SocialSettings = { ...(await getSettings(db, organizationId)) };
-    for (const key of Object.keys(DEFAULT_SETTINGS) as Array<keyof SocialSettings>) {
-      if (patch[key] !== undefined) (next as any)[key] = patch[key];
-    }
-    const res = await db.query(
+    const take = <K extends keyof SocialSettings>(key: K) => {
+      const value = patch[key];
+      if (value !== undefined) next[key] = value;
+    };
+    for (const key of Object.keys(DEFAULT_SETTINGS) as Array<keyof SocialSettings>) take(key);
+    const res = await db.query<SocialSettings>(
       `INSERT INTO social_settings (organization_id, is_enabled, approve_api_posts, default_timezone, default_platforms, queue_slots,
          max_posts_per_slot, max_shorts_of_same_video, max_shorts_per_week, minimum_video_duration_seconds, process_only_playlist_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)

@@ -53,8 +53,9 @@ export class S3ObjectStore implements ObjectStore {
     try {
       const res = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: checkKey(key) }));
       return { size: Number(res.ContentLength ?? 0), lastModified: res.LastModified ?? new Date(0) };
-    } catch (err: any) {
-      if (err?.$metadata?.httpStatusCode === 404 || err?.name === 'NotFound') return null;
+    } catch (err) {
+      const e = err as { $metadata?: { httpStatusCode?: number }; name?: unknown } | null | undefined;
+      if (e?.$metadata?.httpStatusCode === 404 || e?.name === 'NotFound') return null;
       throw err;
     }
   }

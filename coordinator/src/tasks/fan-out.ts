@@ -75,16 +75,16 @@ export class TaskFamilies {
     const parent = await this.lockedWaitingParent(c, child);
     // The parent ended already (a sibling failed, it was cancelled): the result stays on the child.
     if (!parent) return;
-    const { pending } = (await c.query(
+    const { pending } = (await c.query<{ pending: number }>(
       `UPDATE tasks SET children_pending = children_pending - 1 WHERE id = $1 RETURNING children_pending AS pending`, [parent.id],
-    )).rows[0] as { pending: number };
+    )).rows[0];
     // The parent's progress follows its children's, the last one's completion included.
     await this.childProgressed(c, child);
     if (pending > 0) return;
     const handler = this.queue.handlerOf(parent.type);
-    const childResults = (await c.query(
+    const childResults = (await c.query<{ result: unknown }>(
       `SELECT result FROM tasks WHERE parent_id = $1 ORDER BY child_index`, [parent.id],
-    )).rows.map((r: { result: unknown }) => r.result);
+    )).rows.map((r) => r.result);
     if (handler.finishOnAgent) {
       // The join needs an agent: the parent is queued again for its final part, with fresh attempts.
       const payload = await handler.finishOnAgent(c, parent, parent.result, childResults);
@@ -126,10 +126,10 @@ export class TaskFamilies {
     const parent = await this.lockedWaitingParent(c, child);
     const handler = parent && this.queue.handlerOf(parent.type);
     if (!parent || !handler?.onChildrenProgress) return;
-    const { fraction } = (await c.query(
+    const { fraction } = (await c.query<{ fraction: number }>(
       `SELECT COALESCE(avg(CASE WHEN state = 'completed' THEN 1 ELSE progress END), 0)::float8 AS fraction FROM tasks WHERE parent_id = $1`,
       [parent.id],
-    )).rows[0] as { fraction: number };
+    )).rows[0];
     const progress = await handler.onChildrenProgress(c, parent, fraction);
     if (typeof progress === 'number') await c.query(`UPDATE tasks SET progress = GREATEST(progress, $2) WHERE id = $1`, [parent.id, progress]);
   }
@@ -157,7 +157,7 @@ export class TaskFamilies {
   }
 
   private async lockedWaitingParent(c: Queryable, child: TaskRow): Promise<TaskRow | undefined> {
-    const parent = (await c.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE`, [child.parentId])).rows[0] as TaskRow | undefined;
+    const parent: TaskRow | undefined = (await c.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE`, [child.parentId])).rows[0];
     return parent?.state === TASK_STATES.waiting ? parent : undefined;
   }
 }

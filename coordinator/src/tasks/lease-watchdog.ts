@@ -83,12 +83,12 @@ export class LeaseWatchdog {
     const taken = await this.queue.tx(async (c) => {
       await this.queue.lockParentOf(c, id);
       // Checked again under the lock: the agent may have finished, or the lease moved on, since the scan.
-      const res = await c.query(
+      const res = await c.query<TaskRow & { leaseExpired: boolean; runSec: number | null }>(
         `SELECT ${TASK_COLUMNS}, lease_expires_at < now() AS "leaseExpired", extract(epoch FROM now() - started_at)::float8 AS "runSec"
          FROM tasks WHERE id = $1 AND state = 'leased' FOR UPDATE SKIP LOCKED`,
         [id],
       );
-      const task = res.rows[0] as (TaskRow & { leaseExpired: boolean; runSec: number | null }) | undefined;
+      const task: (TaskRow & { leaseExpired: boolean; runSec: number | null }) | undefined = res.rows[0];
       if (!task) return false;
       const due = why === 'lease_expired' ? task.leaseExpired : (task.runSec ?? 0) > this.timeLimitSec(task.type) + this.timeLimitGraceSec;
       if (!due) return false;
@@ -174,7 +174,7 @@ export class LeaseWatchdog {
         }
         const reason = waitingMessage(task.type, missing);
         if (task.waitingReason === reason) continue;
-        const marked = await this.db.query(
+        const marked = await this.db.query<{ id: string }>(
           `UPDATE tasks SET waiting_reason = $2 WHERE id = $1 AND state = 'queued' AND waiting_reason IS DISTINCT FROM $2 RETURNING id`,
           [task.id, reason],
         );
@@ -192,7 +192,7 @@ export class LeaseWatchdog {
     const reason = `No connected agent has ${missing.map(describeTag).join(' and ') || 'what this task needs'}; gave up after waiting ${Math.round(waitedMs / 1000)} s`;
     await this.queue.tx(async (c) => {
       await this.queue.lockParentOf(c, id);
-      const task = (await c.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND state = 'queued' FOR UPDATE SKIP LOCKED`, [id])).rows[0] as TaskRow | undefined;
+      const task: TaskRow | undefined = (await c.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND state = 'queued' FOR UPDATE SKIP LOCKED`, [id])).rows[0];
       if (!task) return;
       await this.queue.failForGood(c, task, reason, 'NO_CAPABLE_AGENT');
       await this.queue.event(id, null, 'failed', reason, c);

@@ -2,7 +2,7 @@ import { isTransientDbError, type Db, type Queryable } from '../db/db.js';
 import { AppError } from '@shorts/common/errors';
 import { newId, randomToken } from '@shorts/common/ids';
 import type { Logger } from '@shorts/common/logger';
-import { TASK_STATES, type TaskState, type TaskType } from '@shorts/common/tasks';
+import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
 import { ContractViolation, type TaskPayload } from '@shorts/common/tasks/contracts';
 import { placementOf, type TaskPlacement } from '@shorts/common/placement';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
@@ -183,7 +183,7 @@ export class TaskQueue {
   }
 
   async get(id: string): Promise<TaskRow | undefined> {
-    return this.db.one(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1`, [id]);
+    return this.db.one<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1`, [id]);
   }
 
   /**
@@ -297,7 +297,7 @@ export class TaskQueue {
       const locked = await this.lockLeased(c, task.id, task.leaseToken ?? '');
       if (opts.prepareFailed) {
         await this.event(task.id, task.leasedBy, 'prepare_failed', reason, c);
-        const tries = (await c.query(`SELECT count(*)::int AS n FROM task_events WHERE task_id = $1 AND kind = 'prepare_failed'`, [task.id])).rows[0].n;
+        const tries = (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM task_events WHERE task_id = $1 AND kind = 'prepare_failed'`, [task.id])).rows[0].n;
         if (tries >= PREPARE_TRIES) {
           await this.failForGood(c, locked, `The task could not be handed to an agent (${reason})`, 'PREPARE_FAILED');
           await this.event(task.id, task.leasedBy, 'failed', reason, c);
@@ -315,8 +315,8 @@ export class TaskQueue {
   /** Locks the task and checks the caller still holds its lease. */
   private async lockLeased(c: Queryable, id: string, token: string): Promise<TaskRow> {
     await this.families.lockParentOf(c, id);
-    const res = await c.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE`, [id]);
-    const task = res.rows[0] as TaskRow | undefined;
+    const res = await c.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE`, [id]);
+    const task: TaskRow | undefined = res.rows[0];
     if (!task || task.state !== TASK_STATES.leased || task.leaseToken !== token) throw leaseLost(id);
     return task;
   }
@@ -339,7 +339,7 @@ export class TaskQueue {
   private async recordProgress(id: string, token: string, clamped: number, stage: string | null, message?: string, facts?: unknown): Promise<{ cancelRequested: boolean }> {
     return this.tx(async (c) => {
       const task = await this.lockLeased(c, id, token);
-      const res = await c.query(
+      const res = await c.query<{ progress: number; cancelRequested: boolean }>(
         `UPDATE tasks SET progress = GREATEST(progress, $2), stage = COALESCE($3, stage),
            lease_expires_at = now() + make_interval(secs => $4 / 1000.0)
          WHERE id = $1 RETURNING progress, cancel_requested AS "cancelRequested"`,
@@ -478,7 +478,7 @@ export class TaskQueue {
     let finishedTask: TaskRow | undefined;
     const outcome = await this.tx(async (c): Promise<CancelOutcome> => {
       await this.families.lockParentOf(c, id);
-      const task = (await c.query(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE`, [id])).rows[0] as TaskRow | undefined;
+      const task: TaskRow | undefined = (await c.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE`, [id])).rows[0];
       if (!task) return 'not_found';
       if (task.state === TASK_STATES.queued || task.state === TASK_STATES.waiting) {
         await this.failForGood(c, task, reason, 'CANCELLED');

@@ -53,7 +53,7 @@ export class RateLimiter {
   /** Takes one token from the bucket named by `key`; `retryAfterSec` > 0 means refused. */
   async take(key: string, limit: number): Promise<RateDecision> {
     this.sweep();
-    const [row] = (await this.db.query(TAKE, [key, limit])) as Array<{ tokens: number; admitted: boolean }>;
+    const [row] = await this.db.query<{ tokens: number; admitted: boolean }>(TAKE, [key, limit]);
     const tokens = Number(row.tokens);
     const perSec = limit / 60;
     return {

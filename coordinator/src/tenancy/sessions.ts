@@ -180,14 +180,14 @@ export async function createSession(db: Db, userId: string, policy: Pick<Session
  *  minute (or quarter of the idle timeout), not on every request. */
 export async function findSession(db: Queryable, token: string, policy: Pick<SessionPolicy, 'idleSec'>): Promise<Session | undefined> {
   const hash = sha256(token);
-  const res = await db.query(
+  const res = await db.query<Session & { stale: boolean }>(
     `SELECT user_id AS "userId", csrf_token AS "csrfToken", expires_at AS "expiresAt",
             last_seen_at < now() - make_interval(secs => LEAST(60, $2 / 4.0)) AS stale
      FROM sessions
      WHERE token_hash = $1 AND expires_at > now() AND last_seen_at > now() - make_interval(secs => $2)`,
     [hash, policy.idleSec],
   );
-  const row = res.rows[0] as (Session & { stale: boolean }) | undefined;
+  const row = res.rows[0];
   if (!row) return undefined;
   if (row.stale) await db.query('UPDATE sessions SET last_seen_at = now() WHERE token_hash = $1', [hash]);
   return { userId: row.userId, csrfToken: row.csrfToken, expiresAt: row.expiresAt };
@@ -218,7 +218,7 @@ export interface MembershipView {
 }
 
 export async function userOrganizations(db: Db, userId: string): Promise<MembershipView[]> {
-  return db.query(
+  return db.query<MembershipView>(
     `SELECT o.id, o.name, o.plan, m.role, o.retention_days AS "retentionDays"
      FROM memberships m JOIN organizations o ON o.id = m.organization_id
      WHERE m.user_id = $1 ORDER BY o.created_at`,

@@ -49,7 +49,7 @@ export class SignInGuard {
   }
 
   private async takeAttempt(account: string): Promise<void> {
-    const taken = await this.db.query(TAKE_ATTEMPT, [account, FAILURES_PER_HOUR]);
+    const taken = await this.db.query<{ failures: number }>(TAKE_ATTEMPT, [account, FAILURES_PER_HOUR]);
     if (taken.length > 0) return;
     const row = await this.db.one<{ wait: number }>(
       `SELECT CEIL(EXTRACT(EPOCH FROM window_started_at + ${WINDOW} - now()))::int AS wait FROM sign_in_failures WHERE account = $1`, [account]);

@@ -14,7 +14,7 @@ export interface Organization {
   phoneVerificationRequired: boolean;
   retentionDays: number;
   webhookSecret: string;
-  createdAt: string;
+  createdAt: Date;
 }
 
 const ORG_COLUMNS = `id, name, plan, credits, reserved_credits AS "reservedCredits", storage_used_bytes AS "storageUsedBytes",
@@ -31,7 +31,7 @@ export async function createOrganization(db: Db, input: { name: string; plan?: s
   const id = newId();
   return db.tx(async (c) => {
     const credits = input.credits ?? 0;
-    const rows = await c.query(
+    const rows = await c.query<Organization>(
       `INSERT INTO organizations (id, name, plan, credits, webhook_secret) VALUES ($1, $2, $3, $4, $5) RETURNING ${ORG_COLUMNS}`,
       [id, input.name, plan, credits, 'whsec_' + randomToken(24)],
     );
@@ -41,7 +41,7 @@ export async function createOrganization(db: Db, input: { name: string; plan?: s
 }
 
 export async function getOrganization(db: Queryable, id: string): Promise<Organization | undefined> {
-  const res = await db.query(`SELECT ${ORG_COLUMNS} FROM organizations WHERE id = $1`, [id]);
+  const res = await db.query<Organization>(`SELECT ${ORG_COLUMNS} FROM organizations WHERE id = $1`, [id]);
   return res.rows[0];
 }
 
@@ -52,7 +52,7 @@ export async function requireOrganization(db: Queryable, id: string): Promise<Or
 }
 
 export async function listOrganizations(db: Db): Promise<Organization[]> {
-  return db.query(`SELECT ${ORG_COLUMNS} FROM organizations ORDER BY created_at`);
+  return db.query<Organization>(`SELECT ${ORG_COLUMNS} FROM organizations ORDER BY created_at`);
 }
 
 export async function updateOrganization(
@@ -67,7 +67,7 @@ export async function updateOrganization(
   if (patch.credits !== undefined && !(patch.credits >= 0)) throw badRequest('credits must be a non-negative number');
   return db.tx(async (c) => {
     const before = await requireOrganization(c, id);
-    const rows = await c.query(
+    const rows = await c.query<Organization>(
       `UPDATE organizations SET
          name = COALESCE($2, name), plan = COALESCE($3, plan), credits = COALESCE($4, credits),
          retention_days = COALESCE($5, retention_days),
@@ -96,7 +96,7 @@ export async function createUser(
 ): Promise<User> {
   return db.tx(async (c) => {
     const id = newId();
-    const res = await c.query(
+    const res = await c.query<User>(
       `INSERT INTO users (id, email, name, phone_number, phone_verified) VALUES ($1, $2, $3, $4, $5)
        RETURNING id, email, name, phone_number AS "phoneNumber", phone_verified AS "phoneVerified"`,
       [id, input.email, input.name ?? null, input.phoneNumber ?? null, input.phoneVerified ?? false],
@@ -118,7 +118,7 @@ export async function addMembership(db: Db, userId: string, organizationId: stri
 }
 
 export async function getUser(db: Queryable, id: string): Promise<User | undefined> {
-  const res = await db.query(
+  const res = await db.query<User>(
     `SELECT id, email, name, phone_number AS "phoneNumber", phone_verified AS "phoneVerified" FROM users WHERE id = $1`,
     [id],
   );
@@ -152,8 +152,8 @@ export interface ApiKeyInfo {
   name: string | null;
   prefix: string;
   last4: string;
-  createdAt: string;
-  revokedAt: string | null;
+  createdAt: Date;
+  revokedAt: Date | null;
 }
 
 const KEY_COLUMNS = `id, organization_id AS "organizationId", name, prefix, last4, created_at AS "createdAt", revoked_at AS "revokedAt"`;
@@ -161,22 +161,22 @@ const KEY_COLUMNS = `id, organization_id AS "organizationId", name, prefix, last
 export async function issueApiKey(db: Db, organizationId: string, name?: string): Promise<ApiKeyInfo & { key: string }> {
   await requireOrganization(db.pool, organizationId);
   const key = API_KEY_PREFIX + base62(randomBytes(32));
-  const row = await db.one(
+  const row = await db.one<ApiKeyInfo>(
     `INSERT INTO api_keys (id, organization_id, name, prefix, last4, key_hash) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${KEY_COLUMNS}`,
     [newId(), organizationId, name ?? null, API_KEY_PREFIX, key.slice(-4), hashApiKey(key)],
   );
-  return { ...row, key };
+  return { ...row!, key };
 }
 
 export async function listApiKeys(db: Db, organizationId: string): Promise<ApiKeyInfo[]> {
-  return db.query(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY created_at`, [organizationId]);
+  return db.query<ApiKeyInfo>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY created_at`, [organizationId]);
 }
 
 /** @param organizationId when given, a key of another organization is not found (the API's rule). */
 export async function revokeApiKey(db: Db, keyId: string, organizationId?: string): Promise<ApiKeyInfo> {
   const row = organizationId === undefined
-    ? await db.one(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [keyId])
-    : await db.one(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND organization_id = $2 RETURNING ${KEY_COLUMNS}`, [keyId, organizationId]);
+    ? await db.one<ApiKeyInfo>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [keyId])
+    : await db.one<ApiKeyInfo>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND organization_id = $2 RETURNING ${KEY_COLUMNS}`, [keyId, organizationId]);
   if (!row) throw notFound('API key not found');
   const cache = activeKeyCaches.get(db);
   if (cache) for (const [hash, k] of cache) if (k.id === keyId) cache.delete(hash);

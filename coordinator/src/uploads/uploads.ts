@@ -78,7 +78,7 @@ async function checkUploadFits(
     throw new AppError(413, 'Payload Too Large', `The video is ${toMB(lengthBytes)} MB; the ${org.plan} plan takes videos up to ${toMB(limits.maxDownloadBytes)} MB`);
   }
   await expireStaleUploads(app, q, org.id);
-  const inflight = Number((await q.query<{ n: string }>(
+  const inflight = Number((await q.query<{ n: number }>(
     `SELECT COALESCE(sum(length_bytes), 0)::bigint AS n FROM uploads WHERE organization_id = $1 AND state = 'receiving'`, [org.id],
   )).rows[0]!.n);
   const committed = org.storageUsedBytes + inflight;
@@ -140,7 +140,7 @@ export async function createUpload(
 
 export async function findUpload(app: Pick<Deps, 'db'>, organizationId: string, id: string): Promise<UploadRow | undefined> {
   if (!isId(id)) return undefined;
-  return app.db.one(`SELECT ${COLUMNS} FROM uploads WHERE id = $1 AND organization_id = $2`, [id, organizationId]);
+  return app.db.one<UploadRow>(`SELECT ${COLUMNS} FROM uploads WHERE id = $1 AND organization_id = $2`, [id, organizationId]);
 }
 
 /** Which organization an upload belongs to, so the route can check the caller against it. */
@@ -305,7 +305,7 @@ async function receivePart(app: Deps, upload: UploadRow, offset: number, body: R
 
 /** The accepted parts, in order, into one local file the media tools can read. */
 async function joinParts(app: Deps, upload: UploadRow, file: string): Promise<void> {
-  const parts = await app.db.query<{ offset: string; size: string; key: string }>(
+  const parts = await app.db.query<{ offset: number; size: number; key: string }>(
     `SELECT offset_bytes AS offset, size_bytes AS size, object_key AS key FROM upload_parts WHERE upload_id = $1 ORDER BY offset_bytes`, [upload.id],
   );
   let at = 0;
@@ -427,7 +427,7 @@ export async function sweepUploads(app: Deps, now = new Date()): Promise<{ finis
   let orphanParts = 0;
   for await (const obj of app.store.list('uploads/')) {
     if (obj.lastModified.getTime() > now.getTime() - ORPHAN_PART_MIN_AGE_MS) continue;
-    const counted = await app.db.one(
+    const counted = await app.db.one<{ n: number }>(
       `SELECT 1 AS n FROM upload_parts p JOIN uploads u ON u.id = p.upload_id WHERE p.object_key = $1 AND u.state = 'receiving'`, [obj.key],
     );
     if (counted) continue;

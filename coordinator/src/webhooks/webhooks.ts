@@ -104,7 +104,7 @@ export async function startWebhookWorker(deps: {
   await boss.work<WebhookDelivery>(WEBHOOK_QUEUE, { pollingIntervalSeconds: 0.5, includeMetadata: true }, async ([job]) => {
     const meta = job as PgBoss.JobWithMetadata<WebhookDelivery>;
     const d = meta.data;
-    const secretRow = await deps.db.one(`SELECT webhook_secret AS "secret" FROM organizations WHERE id = $1`, [d.organizationId]);
+    const secretRow = await deps.db.one<{ secret: string }>(`SELECT webhook_secret AS "secret" FROM organizations WHERE id = $1`, [d.organizationId]);
     const secret: string | undefined = secretRow?.secret;
     if (!secret) return; // organization gone: nothing to deliver
     // Events queued before attempts were numbered in the data relied on pg-boss's retry count.

@@ -1,12 +1,10 @@
 // The studio talks to the same REST routes as any client, with the session cookie. Requests that
 // change state carry the session's CSRF token; every request names the organization it acts for.
 
-export interface Organization { id: string; name: string; plan: string; role: string; retentionDays: number }
-export interface SessionInfo {
-  user: { id: string; email: string; name: string | null };
-  organizations: Organization[];
-  csrfToken: string;
-}
+import type { SessionOrganization, SessionView, SignedOutEverywhere } from '@shorts/common/api/sessions';
+
+export type Organization = SessionOrganization;
+export type SessionInfo = SessionView;
 
 /** An error as the API worded it: `message` is shown to the person as is. */
 export class ApiError extends Error {
@@ -28,20 +26,26 @@ export const currentOrgId = () => organizationId;
 export const currentPlan = () => plan;
 export const csrf = () => csrfToken;
 
-async function parse(res: Response): Promise<any> {
+/** The JSON body of an answer, as `T` (the server's schema for that route, from @shorts/common/api);
+ *  an error answer becomes an ApiError with the API's own words. */
+async function parse<T>(res: Response): Promise<T> {
   const text = await res.text();
-  let body: any = undefined;
+  let body: unknown;
   try { body = text ? JSON.parse(text) : undefined; } catch { body = undefined; }
   if (!res.ok) {
-    const message = body?.message ?? body?.error ?? `${res.status} ${res.statusText}`;
-    throw new ApiError(res.status, body?.error ?? String(res.status), message, body ?? {});
+    const fields = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+    const error = typeof fields.error === 'string' ? fields.error : undefined;
+    const message = typeof fields.message === 'string' ? fields.message : error ?? `${res.status} ${res.statusText}`;
+    throw new ApiError(res.status, error ?? String(res.status), message, fields);
   }
-  return body;
+  return body as T;
 }
 
 type Query = Record<string, string | number | undefined | null>;
 
-export async function api<T = any>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, opts: { query?: Query; body?: Record<string, unknown>; org?: boolean } = {}): Promise<T> {
+/** A request to the REST API; `T` names the answer's type (from @shorts/common/api, where the
+ *  server's route documents it), so every call says what it reads. */
+export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, opts: { query?: Query; body?: Record<string, unknown>; org?: boolean } = {}): Promise<T> {
   const withOrg = opts.org !== false && organizationId;
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== null && v !== '') query.set(k, String(v));
@@ -59,17 +63,17 @@ export async function api<T = any>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'D
   }
   const qs = query.toString();
   const res = await fetch(path + (qs ? `?${qs}` : ''), { method, headers, body, credentials: 'same-origin' });
-  return parse(res);
+  return parse<T>(res);
 }
 
 export async function loadSession(): Promise<SessionInfo | null> {
   const res = await fetch('/api/session', { credentials: 'same-origin' });
   if (res.status === 401) return null;
-  return parse(res);
+  return parse<SessionInfo>(res);
 }
 
 export async function signIn(body: { email: string; password: string } | { token: string }): Promise<SessionInfo> {
-  return parse(await fetch('/api/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), credentials: 'same-origin' }));
+  return parse<SessionInfo>(await fetch('/api/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), credentials: 'same-origin' }));
 }
 
 export async function signOut(): Promise<void> {
@@ -78,7 +82,7 @@ export async function signOut(): Promise<void> {
 
 /** Ends every session of this user, in every browser (a lost laptop, a shared computer). */
 export async function signOutEverywhere(): Promise<void> {
-  await parse(await fetch('/api/sessions', { method: 'DELETE', headers: { 'x-csrf-token': csrfToken }, credentials: 'same-origin' }));
+  await parse<SignedOutEverywhere>(await fetch('/api/sessions', { method: 'DELETE', headers: { 'x-csrf-token': csrfToken }, credentials: 'same-origin' }));
 }
 
 /** A job's stage as the API names it (`stage`: what a PROCESSING job does or why it waits), or its

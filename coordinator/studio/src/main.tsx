@@ -53,7 +53,7 @@ function App() {
   else if (section === 'presets') screen = <Presets />;
   else if (section === 'files') screen = <Files />;
   else if (section === 'social') screen = <Social />;
-  else if (section === 'settings') screen = <Settings org={org} page={route.path[1]} onChanged={() => loadSession().then(setSession)} />;
+  else if (section === 'settings') screen = <Settings org={org} page={route.path[1]} onChanged={() => { loadSession().then(setSession, setError); }} />;
   else screen = <Jobs />;
 
   return (
@@ -75,8 +75,8 @@ function App() {
             </select>
           ) : <span class="muted account-detail">{org.name} · {org.plan}</span>}
           <span class="muted account-detail">{session.user.email}</span>
-          <button onClick={async () => { await signOut(); setSession(null); go('/sign-in'); }}>Sign out</button>
-          <button class="account-detail" title="Ends your sessions in every browser" onClick={async () => { await signOutEverywhere(); setSession(null); go('/sign-in'); }}>Sign out everywhere</button>
+          <button onClick={() => { void signOut().then(() => { setSession(null); go('/sign-in'); }); }}>Sign out</button>
+          <button class="account-detail" title="Ends your sessions in every browser" onClick={() => { signOutEverywhere().then(() => { setSession(null); go('/sign-in'); }, setError); }}>Sign out everywhere</button>
         </div>
       </header>
       <main id="content" tabIndex={-1} key={orgId}>

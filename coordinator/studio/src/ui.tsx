@@ -17,13 +17,14 @@ export function ProgressBar({ value, label, state }: { value: number; label: str
   );
 }
 
-/** Loads data with `load`, reloads when deps change, and every `pollMs` while `poll` says so about the latest data. */
+/** Loads data with `load`, reloads when deps change, and every `pollMs` while `poll` says so about the latest data.
+ *  `reload` starts a load and returns at once (for event handlers); `refresh` is the same load, awaitable. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[], opts: { pollMs?: number; poll?: (v: T) => boolean } = {}) {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<unknown>(null);
   const seq = useRef(0);
   const latest = useRef<T | undefined>(undefined);
-  const reload = useCallback(async () => {
+  const refresh = useCallback(async (): Promise<T | undefined> => {
     const mine = ++seq.current;
     try {
       const v = await load();
@@ -34,6 +35,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], opts: { poll
       return undefined;
     }
   }, deps);
+  // A load never rejects (its error is kept in `error`).
+  const reload = useCallback(() => { void refresh(); }, [refresh]);
   useEffect(() => {
     latest.current = undefined;
     reload();
@@ -45,7 +48,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], opts: { poll
     }, opts.pollMs);
     return () => clearInterval(timer);
   }, [reload]);
-  return { data, error, reload, setData: (v: T) => { latest.current = v; setData(v); } };
+  return { data, error, reload, refresh, setData: (v: T) => { latest.current = v; setData(v); } };
 }
 
 /** Runs an action, keeping its error (as the API worded it) and a busy flag for the button. */

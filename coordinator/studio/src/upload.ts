@@ -32,11 +32,12 @@ export function startUpload(file: File, opts: {
       onError: (err) => reject(toApiError(err)),
     });
   });
+  // Without a stored fingerprint to resume from (or with storage refused), the upload starts afresh.
   upload.findPreviousUploads().then((previous) => {
     if (previous[0]) upload.resumeFromPreviousUpload(previous[0]);
     upload.start();
-  });
-  return { done, abort: () => { upload.abort(true); } };
+  }, () => upload.start());
+  return { done, abort: () => { void upload.abort(true); } };
 }
 
 /** The API's own words from a failed tus request, not tus-js-client's wrapper text. */

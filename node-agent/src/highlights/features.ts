@@ -82,11 +82,9 @@ function hookOf(words: readonly Word[], sentences: readonly Sentence[]): WindowF
 export function scoreWindow(input: WindowInput): WindowFeatures {
   const { words, sentences } = input;
   const durationSec = words[words.length - 1]!.end - words[0]!.start;
-  let speaking = 0;
   let gapsOverOne = 0;
   let longestGapSec = 0;
   for (let i = 0; i < words.length; i++) {
-    speaking += words[i]!.end - words[i]!.start;
     if (i > 0) {
       const gap = words[i]!.start - words[i - 1]!.end;
       longestGapSec = Math.max(longestGapSec, gap);

@@ -3,7 +3,7 @@
 // from voice activity and words, never from word timings alone (a word the transcriber missed is
 // not a pause). Silero over the clip's sound: about a second of CPU for a minute of short.
 import path from 'node:path';
-import { extractAudio, NoAudioTrackError } from './audio.js';
+import { extractAudio, NoAudioTrackError } from './audio-extract.js';
 import { readWavRange, speechIntervals, type Interval } from '../reframe/speech.js';
 import { speechProbabilities, VAD_SAMPLE_RATE } from '../transcribe/vad.js';
 

@@ -1,9 +1,10 @@
 // Running ffmpeg and ffprobe: progress from `-progress pipe:1`, errors with ffmpeg's own last words.
-import { probeFile } from '@shorts/common/media/ffprobe';
+import { probeFile, type FfprobeStream } from '@shorts/common/media/ffprobe';
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { inputGuard } from '@shorts/common/media/input-guard';
 import { toolEnv } from '@shorts/common/media/tools';
+import type { SourceExtension } from '@shorts/common/tasks/analyze-video';
 
 const STDERR_LINES = 20;
 
@@ -182,8 +183,8 @@ export async function measureMediaDuration(ffmpegPath: string, file: string, sig
 }
 
 /** Degrees a player turns the stream: display-matrix side data (newer ffprobe) or the old `rotate` tag. */
-function rotationOf(stream: Record<string, any> | undefined): number {
-  const side = (stream?.side_data_list as Array<Record<string, unknown>> | undefined)?.find((d) => d.rotation !== undefined);
+function rotationOf(stream: FfprobeStream | undefined): number {
+  const side = stream?.side_data_list?.find((d) => d.rotation !== undefined);
   const degrees = Number(side?.rotation ?? stream?.tags?.rotate ?? 0);
   return Number.isFinite(degrees) ? Math.round(degrees) : 0;
 }
@@ -191,14 +192,14 @@ function rotationOf(stream: Record<string, any> | undefined): number {
 const WEBM_CODECS = new Set(['vp8', 'vp9', 'av1', 'opus', 'vorbis']);
 
 /** The MIME type and file extension of a probed container, so a stored source is served as what it is. */
-export function containerType(probe: Pick<ProbeResult, 'formatName' | 'videoCodec' | 'audioCodec'>): { contentType: string; extension: string } {
+export function containerType(probe: Pick<ProbeResult, 'formatName' | 'videoCodec' | 'audioCodec'>): { contentType: string; extension: SourceExtension } {
   const format = probe.formatName.split(',');
   if (format.includes('mp4') || format.includes('mov')) return { contentType: 'video/mp4', extension: 'mp4' };
   if (format.includes('matroska') || format.includes('webm')) {
     const webm = [probe.videoCodec, probe.audioCodec].every((c) => c === null || WEBM_CODECS.has(c));
     return webm ? { contentType: 'video/webm', extension: 'webm' } : { contentType: 'video/x-matroska', extension: 'mkv' };
   }
-  const others: Record<string, [string, string]> = {
+  const others: Record<string, [string, SourceExtension]> = {
     avi: ['video/x-msvideo', 'avi'], flv: ['video/x-flv', 'flv'], mpegts: ['video/mp2t', 'ts'], mpeg: ['video/mpeg', 'mpg'],
     ogg: ['video/ogg', 'ogv'], asf: ['video/x-ms-asf', 'asf'], mxf: ['application/mxf', 'mxf'], nut: ['video/x-nut', 'nut'],
   };
@@ -206,7 +207,7 @@ export function containerType(probe: Pick<ProbeResult, 'formatName' | 'videoCode
   return { contentType, extension };
 }
 
-function peakRate(video: Record<string, any>): number | null {
+function peakRate(video: FfprobeStream): number | null {
   const avg = rate(video.avg_frame_rate);
   let base = rate(video.r_frame_rate);
   // A base rate equal to the stream's clock (1000/1 in a Matroska/WebM recording with irregular

@@ -82,7 +82,7 @@ const clipColorExpr = (r: RangeCodes) => (a: string, l: string) => {
   return clipRound(`255*min(min(1,${ln}/max(${an},${EPS})),(1-${ln})/max(1-${an},${EPS}))`, 0, 255);
 };
 /** A stretched chroma code scaled by t / 255. */
-const scaleChromaExpr = (r: RangeCodes) => (c: string, t: string) => clipRound(`128+(${c}-128)*${t}/255`, 0, 255);
+const scaleChromaExpr = (c: string, t: string) => clipRound(`128+(${c}-128)*${t}/255`, 0, 255);
 const minExpr = (p: string, q: string) => `min(${p},${q})`;
 
 /** How the frames the program reads and writes are laid out. */
@@ -118,8 +118,8 @@ export function nonSeparableBlend(mode: NonSeparableMode, layout: PlaneLayout, b
   const lAtChroma = half ? p.scale('lq', l, half.width, half.height) : l;
   const q = p.lut2('q', a, lAtChroma, clipColorExpr(r));
   const t = p.lut2('t', q, sat, minExpr);
-  const u = p.lut2('uo', dirU, t, scaleChromaExpr(r));
-  const v = p.lut2('vo', dirV, t, scaleChromaExpr(r));
+  const u = p.lut2('uo', dirU, t, scaleChromaExpr);
+  const v = p.lut2('vo', dirV, t, scaleChromaExpr);
   // The watermark is one frame: the steps above that read only its planes run once, and lut2
   // repeats their result for every video frame. mergeplanes would stop at the end of such an input,
   // so the watermark planes it takes are first paired with every video frame (b.y is the clock).

@@ -6,6 +6,7 @@
 // Their five keypoints are the eyes, the nose tip and the two mouth corners; reframing's keypoints
 // follow BlazeFace (eyes, nose, mouth centre, ears), so the mouth centre is the corners' midpoint and
 // the ears are put at the box's sides at eye height.
+import type * as OnnxRuntime from 'onnxruntime-node';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import type { FaceDetection } from '@shorts/common/reframe/types';
 import type { Logger } from '@shorts/common/logger';
@@ -104,7 +105,7 @@ class AnchorFreeDetector extends SerialFaceDetector {
   private readonly chw = new Float32Array(INPUT * INPUT * 3);
 
   constructor(
-    private readonly ort: typeof import('onnxruntime-node'),
+    private readonly ort: typeof OnnxRuntime,
     private readonly kind: Kind,
     private readonly session: InferenceSession,
     readonly provider: OnnxProvider,

@@ -11,6 +11,7 @@
 // Shaders/Postprocess1Kernel.hlsl decodes it the same way (plus a vertical flip for Unity textures).
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import type * as OnnxRuntime from 'onnxruntime-node';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import type { FaceDetection } from '@shorts/common/reframe/types';
 import type { Logger } from '@shorts/common/logger';
@@ -130,7 +131,7 @@ export class BlazeFaceDetector extends SerialFaceDetector {
   private readonly boxes = new Float32Array(ANCHORS.length * 16);
 
   private constructor(
-    private readonly ort: typeof import('onnxruntime-node'),
+    private readonly ort: typeof OnnxRuntime,
     private readonly session: InferenceSession,
     readonly provider: OnnxProvider,
     readonly name: string,

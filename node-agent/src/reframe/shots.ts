@@ -9,7 +9,7 @@
 //    middle is a blend of its two ends;
 //  - ffmpeg's scene score of EVERY decoded frame (frames.ts): the cut is the frame where it spikes,
 //    between the two samples that saw the change.
-import { MOTION_GRID_COLS, MOTION_GRID_ROWS, type Box, type DetectedShot, type SourceShot } from '@shorts/common/reframe/types';
+import { MOTION_GRID_COLS, MOTION_GRID_ROWS, type Box, type DetectedShot } from '@shorts/common/reframe/types';
 import type { RgbImage } from './image.js';
 
 const THUMB_W = 32;

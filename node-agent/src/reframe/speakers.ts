@@ -151,7 +151,12 @@ function correlation(a: Float64Array, b: Float64Array, from: number, to: number)
 function meanAndSpread(a: Float64Array, from: number, to: number): { mean: number; spread: number; n: number } {
   let n = 0;
   let sum = 0;
-  for (let i = from; i < to; i++) if (!Number.isNaN(a[i]!)) (n++, (sum += a[i]!));
+  for (let i = from; i < to; i++) {
+    if (!Number.isNaN(a[i]!)) {
+      n++;
+      sum += a[i]!;
+    }
+  }
   const mean = n ? sum / n : 0;
   let sq = 0;
   for (let i = from; i < to; i++) if (!Number.isNaN(a[i]!)) sq += (a[i]! - mean) ** 2;

@@ -1,6 +1,6 @@
 // When someone is heard: Silero VAD over a short's stretch of the job's 16 kHz mono WAV.
 import { open } from 'node:fs/promises';
-import { readWavInfo } from '../media/audio.js';
+import { readWavInfo } from '../media/wav.js';
 import { speechFrames } from '../transcribe/chunked.js';
 import { speechProbabilities, VAD_SAMPLE_RATE, type VadResult } from '../transcribe/vad.js';
 

@@ -1,14 +1,16 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { stageProgress } from '@shorts/common/tasks/contract';
-import { ANALYZE_STAGES, type AnalyzedShort, type AnalyzeVideoLease, type AnalyzeVideoResult, type ReframePlan } from '@shorts/common/tasks/analyze-video';
+import { ANALYZE_STAGES, analyzeVideoOutputs, type AnalyzedShort, type AnalyzeVideoLease, type AnalyzeVideoResult, type ReframePlan } from '@shorts/common/tasks/analyze-video';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import type { ShortDetections } from '@shorts/common/reframe/types';
 import { planReframe } from '@shorts/common/reframe/camera';
 import { detectShorts, SAMPLE_FPS } from '../reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../reframe/detector-factory.js';
 import type { AgentConfig } from '../config.js';
-import { ANALYSIS_SAMPLE_RATE, extractAudio, NoAudioTrackError, SilentAudioError, isSilent, readWavInfo, scanWav } from '../media/audio.js';
+import { ANALYSIS_SAMPLE_RATE, extractAudio, NoAudioTrackError } from '../media/audio-extract.js';
+import { readWavInfo } from '../media/wav.js';
+import { SilentAudioError, isSilent, scanWav } from '../media/audio-levels.js';
 import type { Transcript } from '@shorts/common/text/transcript';
 import { containerType, ffprobe, measureMediaDuration } from '../media/ffmpeg.js';
 import { cropClipSize, cutCropClip, grabThumbnail } from '../media/clips.js';
@@ -38,6 +40,7 @@ export function fileNameOf(url: string): string {
   } catch {
     // A malformed %-escape: keep the segment as it was written.
   }
+  // eslint-disable-next-line no-control-regex -- control characters are what this strips from the name
   name = name.replace(/[\u0000-\u001f\u007f]/g, '').trim();
   return (name || 'video').slice(0, 200);
 }
@@ -221,8 +224,8 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     await grabThumbnail(ctx.config.ffmpegPath, source.file, thumbPath, Math.min(1, info.durationSec / 2), ctx.signal);
     const container = containerType(info);
     const [sourceObj, sourceThumb] = await Promise.all([
-      ctx.upload(source.file, `source.${container.extension}`, container.contentType),
-      ctx.upload(thumbPath, 'source-thumb.jpg', 'image/jpeg'),
+      ctx.upload(source.file, analyzeVideoOutputs.source(container.extension), container.contentType),
+      ctx.upload(thumbPath, analyzeVideoOutputs.sourceThumbnail, 'image/jpeg'),
     ]);
     const storedSource: AnalyzeVideoResult['source'] = {
       name: source.name, objectKey: sourceObj.objectKey, sizeBytes: sourceObj.sizeBytes, contentType: container.contentType,
@@ -253,7 +256,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       // made from), and this task comes back for the shorts.
       const { chunks } = await transcriber.plan(wav, ctx.signal);
       if (!chunks.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
-      const [{ dataOffset, sampleRate }, audioObj] = await Promise.all([readWavInfo(wav), ctx.upload(wav, 'analysis-audio.wav', 'audio/wav')]);
+      const [{ dataOffset, sampleRate }, audioObj] = await Promise.all([readWavInfo(wav), ctx.upload(wav, analyzeVideoOutputs.audio, 'audio/wav')]);
       ctx.log.info('analysing in ranges', { durationSec: info.durationSec, fromSec: p.rangesFromSec, spans: chunks.length });
       return {
         ranged: true, durationSec: info.durationSec, downloadBytes: source.bytes, source: storedSource,
@@ -290,12 +293,13 @@ function nothingToTranscribe(err: unknown): unknown {
 async function finishRanged(ctx: TaskContext<'analyze-video'>, stitched: NonNullable<AnalyzeVideoLease['stitched']>, dir: string): Promise<AnalyzeVideoResult> {
   ctx.progress(stageProgress(ANALYZE_STAGES, 'downloading'), 'downloading');
   const file = path.join(dir, 'source');
-  await downloadObject(stitched.sourceUrl, file, ctx.signal);
   const wav = path.join(dir, 'audio.wav');
+  // The audio the first part decoded (the ranges read it too), else decoded again from the source.
+  await Promise.all([downloadObject(stitched.sourceUrl, file, ctx.signal), stitched.audioUrl ? downloadObject(stitched.audioUrl, wav, ctx.signal) : undefined]);
   let audio: Awaited<ReturnType<typeof scanWav>>;
   try {
     // The loudness the shorts are picked with, and the audio the reframing's voice activity reads.
-    await extractAudio(ctx.config.ffmpegPath, file, wav, { signal: ctx.signal, durationSec: stitched.durationSec, maxBytes: analysisWavByteCap(stitched.durationSec) });
+    if (!stitched.audioUrl) await extractAudio(ctx.config.ffmpegPath, file, wav, { signal: ctx.signal, durationSec: stitched.durationSec, maxBytes: analysisWavByteCap(stitched.durationSec) });
     audio = await scanWav(wav);
     if (isSilent(audio.levels)) throw new SilentAudioError(audio.levels);
   } catch (err) {
@@ -350,7 +354,7 @@ async function pickAndReframe(ctx: TaskContext<'analyze-video'>, dir: string, t:
       reframe, encoder, workDir: path.join(dir, `short-${i}-work`),
     }, { signal: ctx.signal, onProgress: progress });
     await grabThumbnail(ctx.config.ffmpegPath, clip, thumb, 0.5, ctx.signal);
-    const [crop, cropThumb] = await Promise.all([ctx.upload(clip, `short-${i}.mp4`, 'video/mp4'), ctx.upload(thumb, `short-${i}.jpg`, 'image/jpeg')]);
+    const [crop, cropThumb] = await Promise.all([ctx.upload(clip, analyzeVideoOutputs.short(i), 'video/mp4'), ctx.upload(thumb, analyzeVideoOutputs.shortThumbnail(i), 'image/jpeg')]);
     shorts.push({
       title: s.title, reason: s.reason ?? null, startTime: s.startTime, endTime: s.endTime, startId: s.startId, endId: s.endId, text: s.text,
       crop: { objectKey: crop.objectKey, sizeBytes: crop.sizeBytes, contentType: 'video/mp4', thumbnailKey: cropThumb.objectKey },

@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { safeDownload, FetchRefusedError } from '@shorts/common/net/safe-fetch';
 import { parseAllowlist } from '@shorts/common/net/address-policy';
 import { TaskError, type TaskContext } from './task-context.js';
@@ -32,7 +33,8 @@ export async function downloadObject(url: string, dest: string, signal?: AbortSi
     if (!res.ok || !res.body) throw new TaskError(`Could not read a stored file (HTTP ${res.status})`, 'SOURCE_MISSING', res.status >= 500);
     const tmp = `${dest}.part`;
     try {
-      await pipeline(Readable.fromWeb(res.body as any), createWriteStream(tmp), { signal });
+      // fetch's body is the global ReadableStream type, which @types/node does not take for its own (node:stream/web) one.
+      await pipeline(Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>), createWriteStream(tmp), { signal });
       await rename(tmp, dest);
     } catch (err) {
       await rm(tmp, { force: true });
@@ -49,7 +51,7 @@ export async function uploadObject(url: string, localPath: string, contentType: 
   return storeTransfer('a result', signal, async () => {
     const res = await fetch(url, {
       method: 'PUT',
-      body: Readable.toWeb(createReadStream(localPath)) as any,
+      body: Readable.toWeb(createReadStream(localPath)),
       headers: { 'content-type': contentType, 'content-length': String(size) },
       duplex: 'half',
       signal,

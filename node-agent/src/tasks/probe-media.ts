@@ -23,7 +23,8 @@ export const probeMedia: TaskHandler<'probe-media'> = {
       formatName: info.format?.format_name ?? 'unknown',
       durationSec: Number(info.format?.duration ?? 0),
       streams: (info.streams ?? []).map((s) => ({
-        index: s.index, codecType: s.codec_type, codecName: s.codec_name,
+        // A stream of a codec ffprobe does not know has no name; such a result fails the contract's check.
+        index: s.index, codecType: s.codec_type, codecName: s.codec_name as string,
         ...(s.width ? { width: s.width, height: s.height } : {}),
       })),
     };

@@ -1,13 +1,14 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { stageProgress } from '@shorts/common/tasks/contract';
-import { RENDER_CHUNK_STAGES } from '@shorts/common/tasks/render-chunk';
+import { RENDER_CHUNK_STAGES, renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
+import { encodeRenderAudio } from '../media/render-chunks.js';
 import { encodeRender, prepareRenderSpec } from './render-short.js';
 import type { TaskHandler } from './task-context.js';
 
-// One chunk of a long render (issue 22): the render's own graph over the chunk's frames, video only,
-// with the encoder and keyframe interval its render chose (not this host's: chunks are joined as
-// they are, so they must be encoded alike).
+// One chunk of a long render (issue 22): the render's own graph over the chunk's frames, video only
+// (the first chunk also encodes the whole render's sound), with the encoder and keyframe interval
+// its render chose (not this host's: chunks are joined as they are, so they must be encoded alike).
 export const renderChunk: TaskHandler<'render-chunk'> = {
   async run(ctx) {
     const p = ctx.payload;
@@ -16,15 +17,30 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
     const { spec } = await prepareRenderSpec(ctx, p, out);
     const { fromUs, toUs, shiftTicks, last, encoder, gopFrames } = p.chunk;
     ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'rendering'), 'rendering');
-    const rendered = await encodeRender(ctx, { ...spec, encoder, gopFrames, chunk: { fromUs, toUs, shiftTicks, last } }, (toUs - fromUs) / 1e6,
+    // The render's sound, when this chunk encodes it, at the same time as the video: its ffmpeg
+    // waits on no frame, and the chunk was planned shorter by its cost.
+    const soundPath = path.join(ctx.workDir, 'audio.mp4');
+    const sound = p.chunk.encodesSound
+      ? encodeRenderAudio(ctx.config.ffmpegPath, { sourcePath: spec.sourcePath, start: p.startTime, end: p.endTime, out: soundPath, signal: ctx.signal })
+      : undefined;
+    const video = encodeRender(ctx, { ...spec, encoder, gopFrames, chunk: { fromUs, toUs, shiftTicks, last } }, (toUs - fromUs) / 1e6,
       (f) => ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'rendering', f), 'rendering'));
+    // Both settle before an error is thrown, so no ffmpeg outlives the task.
+    const [renderedOutcome, soundOutcome] = await Promise.allSettled([video, sound]);
+    if (renderedOutcome.status === 'rejected') throw renderedOutcome.reason;
+    if (soundOutcome.status === 'rejected') throw soundOutcome.reason;
+    const rendered = renderedOutcome.value;
     ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'uploading'), 'uploading');
-    const file = await ctx.upload(out, `chunk-${p.chunk.index}.mp4`, 'video/mp4');
+    const [file, audio] = await Promise.all([
+      ctx.upload(out, renderChunkOutputs.chunk(p.chunk.index), 'video/mp4'),
+      sound ? ctx.upload(soundPath, renderChunkOutputs.sound(p.renderId), 'audio/mp4') : undefined,
+    ]);
     return {
       objectKey: file.objectKey,
       sizeBytes: (await stat(out)).size,
       contentType: 'video/mp4',
       frames: Math.max(1, Math.round(rendered.durationSec * (rendered.fps ?? 0))),
+      audio: audio ? { objectKey: audio.objectKey, sizeBytes: audio.sizeBytes, contentType: 'audio/mp4' } : null,
     };
   },
 };

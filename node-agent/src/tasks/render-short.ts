@@ -3,13 +3,13 @@ import { decodes, rasteriseSvg, sniffImage, stillPng } from '@shorts/common/medi
 import path from 'node:path';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
 import { stageProgress } from '@shorts/common/tasks/contract';
-import { RENDER_STAGES, renderAudioName, type RenderSplit } from '@shorts/common/tasks/render-short';
+import { RENDER_STAGES, renderShortOutputs, type RenderSplit } from '@shorts/common/tasks/render-short';
 import type { TaskLeasePayload, TaskResult } from '@shorts/common/tasks/contracts';
 import { planReframe } from '@shorts/common/reframe/camera';
 import { FfmpegError, ffprobe, runFfmpeg, type ProbeResult } from '../media/ffmpeg.js';
 import { assPathFor, prepareRender, type RenderSpec } from '../media/render-args.js';
 import { reframePieceCount } from '../media/reframe-graph.js';
-import { encodeRenderAudio, gopFramesFor, joinChunks, planChunkCuts, probeFrameTimes } from '../media/render-chunks.js';
+import { gopFramesFor, joinChunks, planChunkCuts, probeFrameTimes, SOUND_SHARE_OF_RENDER } from '../media/render-chunks.js';
 import { editedDuration, planJumpCuts, resolveEditing } from '@shorts/common/render/jump-cuts';
 import { clipSpeech } from '../media/clip-speech.js';
 import { isBundledFfmpeg } from '@shorts/common/media/tools';
@@ -134,8 +134,8 @@ export const renderShort: TaskHandler<'render-short'> = {
 };
 
 /**
- * A render in chunks, its first step: the cuts (frame-exact, on keyframe boundaries) and the sound
- * of the whole render, encoded once. Undefined when it cannot be cut exactly (jump cuts, a crop
+ * A render in chunks, its first step: the cuts (frame-exact, on keyframe boundaries); the sound of
+ * the whole render is encoded once, by the first chunk. Undefined when it cannot be cut exactly (jump cuts, a crop
  * path of several pieces, no frame rate): it is then rendered in one pass here.
  */
 async function splitRender(
@@ -149,20 +149,16 @@ async function splitRender(
   }
   ctx.progress(stageProgress(RENDER_STAGES, 'splitting'), 'splitting');
   const frames = await probeFrameTimes(ctx.config.ffprobePath, spec.sourcePath, p.startTime, p.endTime, ctx.signal);
-  const cuts = planChunkCuts(frames, { start: p.startTime, end: p.endTime, chunks: asked.chunks, gopFrames: spec.gopFrames });
+  // The first chunk encodes the sound beside its video: it gets that much less video to render.
+  const cuts = planChunkCuts(frames, {
+    start: p.startTime, end: p.endTime, chunks: asked.chunks, gopFrames: spec.gopFrames, firstChunkExtraShare: info.hasAudio ? SOUND_SHARE_OF_RENDER : 0,
+  });
   if (!cuts) {
     ctx.log.info('render not split: too few keyframe intervals or no exact cut', { renderId: p.renderId, chunks: asked.chunks });
     return undefined;
   }
-  let audio: RenderSplit['audio'] = null;
-  if (info.hasAudio) {
-    const file = path.join(ctx.workDir, 'audio.mp4');
-    await encodeRenderAudio(ctx.config.ffmpegPath, { sourcePath: spec.sourcePath, start: p.startTime, end: p.endTime, out: file, signal: ctx.signal });
-    const uploaded = await ctx.upload(file, renderAudioName(p.renderId), 'audio/mp4');
-    audio = { objectKey: uploaded.objectKey, sizeBytes: uploaded.sizeBytes, contentType: 'audio/mp4' };
-  }
-  ctx.log.info('render split', { renderId: p.renderId, chunks: cuts.length, encoder: asked.encoder, gopFrames: spec.gopFrames });
-  return { audio, cuts, gopFrames: spec.gopFrames, encoder: asked.encoder };
+  ctx.log.info('render split', { renderId: p.renderId, chunks: cuts.length, encoder: asked.encoder, gopFrames: spec.gopFrames, hasSound: info.hasAudio });
+  return { audio: null, hasSound: info.hasAudio, cuts, gopFrames: spec.gopFrames, encoder: asked.encoder };
 }
 
 /** A render in chunks, its last step: the chunks' video joined as it is, with the sound. */
@@ -190,9 +186,9 @@ async function finishRender(ctx: TaskContext<'render-short'>, out: string, encod
   // The caption script as burned in goes up too: what the captions said can be read back as text.
   const hasScript = captionScript ? await access(captionScript).then(() => true, () => false) : false;
   const [file, thumbnail, captions] = await Promise.all([
-    ctx.upload(out, `render-${p.renderId}.mp4`, 'video/mp4'),
-    ctx.upload(thumb, `render-${p.renderId}.jpg`, 'image/jpeg'),
-    hasScript ? ctx.upload(captionScript!, `render-${p.renderId}.ass`, 'text/x-ssa') : undefined,
+    ctx.upload(out, renderShortOutputs.video(p.renderId), 'video/mp4'),
+    ctx.upload(thumb, renderShortOutputs.thumbnail(p.renderId), 'image/jpeg'),
+    hasScript ? ctx.upload(captionScript!, renderShortOutputs.captions(p.renderId), 'text/x-ssa') : undefined,
   ]);
   return {
     objectKey: file.objectKey,

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '@shorts/common/logger';
 import { joinWords, type Transcript, type Word } from '@shorts/common/text/transcript';
-import { readWavPcm, writeWavPcm } from '../media/audio.js';
+import { readWavPcm, writeWavPcm } from '../media/wav.js';
 import { progressReporter, type TranscribeOptions, type Transcriber } from './types.js';
 import { speechProbabilities, VAD_SAMPLE_RATE, type VadResult } from './vad.js';
 

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { joinWords, type Transcript, type Word } from '@shorts/common/text/transcript';
-import { readWavInfo } from '../media/audio.js';
+import { readWavInfo } from '../media/wav.js';
 import type { TranscribeOptions, Transcriber } from './types.js';
 
 export interface OpenAiTranscriberOptions {

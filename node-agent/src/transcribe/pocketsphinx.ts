@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
 import { joinWords, type Word } from '@shorts/common/text/transcript';
-import { readWavInfo } from '../media/audio.js';
+import { readWavInfo } from '../media/wav.js';
 import { progressReporter, type TranscribeOptions, type Transcriber } from './types.js';
 
 export interface PocketsphinxOptions {

@@ -10,7 +10,6 @@ import { ChunkedTranscriber } from './chunked.js';
 import { OpenAiCompatibleTranscriber, transcriptionsEndpoint } from './openai-compatible.js';
 import { checkPocketsphinx, POCKETSPHINX_DEFAULTS, PocketsphinxTranscriber } from './pocketsphinx.js';
 import { sileroModelPath } from './vad.js';
-import type { Transcriber } from './types.js';
 import { findWhisperModel, probeWhisperModel, WhisperOnnxTranscriber, type WhisperModelFiles } from './whisper-onnx.js';
 
 export type { Transcriber, TranscribeOptions } from './types.js';

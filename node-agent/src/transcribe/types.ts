@@ -6,7 +6,7 @@ export interface TranscribeOptions {
   onProgress?(fraction: number): void;
 }
 
-/** One speech-to-text backend. Input is always a 16 kHz mono s16 WAV (see media/audio.ts). */
+/** One speech-to-text backend. Input is always a 16 kHz mono s16 WAV (see media/audio-extract.ts). */
 export interface Transcriber {
   readonly name: string;
   transcribe(wavPath: string, opts?: TranscribeOptions): Promise<Transcript>;

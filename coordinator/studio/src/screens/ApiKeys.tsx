@@ -1,27 +1,26 @@
 import { useState } from 'preact/hooks';
+import type { ApiKeyList, ApiKeyView, IssuedApiKey } from '@shorts/common/api/api-keys';
 import { api } from '../api.js';
 import { ErrorBox, useAction, useLoad } from '../ui.js';
 import '../workbench.css';
 
-interface ApiKey { id: string; name: string | null; prefix: string; last4: string; createdAt: string; revokedAt: string | null }
-
 /** Settings → API keys: the organization's keys for its own programs; a new key is shown once. */
 export function ApiKeys() {
-  const keys = useLoad(() => api<{ keys: ApiKey[] }>('GET', '/api/organizations/api-keys'), []);
+  const keys = useLoad(() => api<ApiKeyList>('GET', '/api/organizations/api-keys'), []);
   const [name, setName] = useState('');
-  const [created, setCreated] = useState<(ApiKey & { key: string }) | null>(null);
+  const [created, setCreated] = useState<IssuedApiKey | null>(null);
   const [copied, setCopied] = useState(false);
   const create = useAction(async () => {
     setCopied(false);
-    setCreated(await api<ApiKey & { key: string }>('POST', '/api/organizations/api-keys', { body: { name } }));
+    setCreated(await api<IssuedApiKey>('POST', '/api/organizations/api-keys', { body: { name } }));
     setName('');
-    await keys.reload();
+    await keys.refresh();
   });
-  const revoke = useAction(async (k: ApiKey) => {
+  const revoke = useAction(async (k: ApiKeyView) => {
     if (!confirm(`Revoke "${k.name ?? k.prefix + '…' + k.last4}"? Programs using it stop working at once.`)) return;
-    await api('DELETE', `/api/organizations/api-keys/${k.id}`);
+    await api<ApiKeyView>('DELETE', `/api/organizations/api-keys/${k.id}`);
     if (created?.id === k.id) setCreated(null);
-    await keys.reload();
+    await keys.refresh();
   });
   return (
     <section class="panel" aria-labelledby="keys-title">
@@ -42,7 +41,7 @@ export function ApiKeys() {
         <div class="notice" role="status" data-testid="new-key">
           <p>Copy the key "{created.name}" now: it is not shown again.</p>
           <p class="key-once" data-testid="new-key-value">{created.key}</p>
-          <button type="button" onClick={async () => { await navigator.clipboard?.writeText(created.key).then(() => setCopied(true), () => undefined); }}>{copied ? 'Copied' : 'Copy'}</button>
+          <button type="button" onClick={() => { void navigator.clipboard?.writeText(created.key).then(() => setCopied(true), () => undefined); }}>{copied ? 'Copied' : 'Copy'}</button>
           {' '}<button type="button" onClick={() => setCreated(null)}>Done</button>
         </div>
       ) : null}
@@ -58,7 +57,7 @@ export function ApiKeys() {
                 <td data-label="Key"><code>{k.prefix}…{k.last4}</code></td>
                 <td data-label="Created">{new Date(k.createdAt).toLocaleString()}</td>
                 <td data-label="Status">{k.revokedAt ? `Revoked ${new Date(k.revokedAt).toLocaleString()}` : 'Active'}</td>
-                <td data-label="">{k.revokedAt ? null : <button type="button" class="danger" disabled={revoke.busy} aria-label={`Revoke ${k.name ?? 'key'}`} onClick={() => revoke.run(k)}>Revoke</button>}</td>
+                <td data-label="">{k.revokedAt ? null : <button type="button" class="danger" disabled={revoke.busy} aria-label={`Revoke ${k.name ?? 'key'}`} onClick={() => void revoke.run(k)}>Revoke</button>}</td>
               </tr>
             ))}
           </tbody>

@@ -1,9 +1,7 @@
 import { useState } from 'preact/hooks';
+import type { DeletedFile, FileList } from '@shorts/common/api/files';
 import { api, mb } from '../api.js';
 import { ErrorBox, Pager, ProgressBar, useAction, useLoad } from '../ui.js';
-
-interface FileItem { id: string; name: string; type: string; size: number; length: number; status: string; tags: string[]; jobId: string | null; url: string; thumbnailUrl: string | null; createdAt: string; description: string | null }
-interface FileList { subSize: number; usedSize: number; usedSizePercent: number; files: FileItem[]; total: number; limit: number; offset: number }
 
 const LIMIT = 20;
 
@@ -14,7 +12,7 @@ export function Files() {
   const [offset, setOffset] = useState(0);
   const list = useLoad(() => api<FileList>('GET', '/api/uploads/files', { query: { type, tags: appliedTags, limit: LIMIT, offset } }), [type, appliedTags, offset]);
   const remove = useAction(async (id: string) => {
-    const res = await api<{ deleted: boolean; error?: string }>('DELETE', `/api/uploads/files/${id}`);
+    const res = await api<DeletedFile>('DELETE', `/api/uploads/files/${id}`);
     if (!res.deleted) throw new Error(res.error ?? 'The file was not deleted');
     list.reload();
   });
@@ -58,7 +56,7 @@ export function Files() {
                   <td data-label="Length">{f.length ? `${f.length.toFixed(1)} s` : '—'}</td>
                   <td data-label="Tags">{f.tags.join(', ')}</td>
                   <td data-label="Created">{new Date(f.createdAt).toLocaleString()}</td>
-                  <td><button class="danger" aria-label={`Delete ${f.name}`} onClick={() => { if (confirm(`Delete ${f.name} for good?`)) remove.run(f.id); }}>Delete</button></td>
+                  <td><button class="danger" aria-label={`Delete ${f.name}`} onClick={() => { if (confirm(`Delete ${f.name} for good?`)) void remove.run(f.id); }}>Delete</button></td>
                 </tr>
               ))}
             </tbody>

@@ -4,11 +4,15 @@ import { CAPTION_PRESETS, type StyleItem } from '@shorts/common/render/presets';
 import type { WatermarkPlacement } from '@shorts/common/render/watermark-geometry';
 import { editedDuration, planJumpCuts, type JumpCutPlan } from '@shorts/common/render/jump-cuts';
 import type { EditingOptions } from '@shorts/common/render/options';
+import type { BearerJob, BearerJobShort, CreatedJob, ShortEditResponse } from '@shorts/common/api/jobs';
+import type { BrandPreset } from '@shorts/common/api/brandings';
+import type { FileView } from '@shorts/common/api/files';
+import type { CreatedRender, RenderStatus } from '@shorts/common/api/renders';
 import { api, currentPlan, seconds, stageOf } from '../api.js';
 import { PLAN_LIMITS, type Plan } from '../../../src/tenancy/plans.js';
 import { pageAt, styleFor, type Word } from '../captions.js';
 import type { ReframeLayout, SourceShot } from '@shorts/common/reframe/types';
-import { withCaptionBand, type CaptionBand } from '@shorts/common/reframe/caption-band';
+import { withCaptionBand } from '@shorts/common/reframe/caption-band';
 import { centredCrop, cropAt, layoutAt, readReframe, type Crop } from '../reframe.js';
 import { go } from '../router.js';
 import { ErrorBox, ProgressBar, useAction, useLoad } from '../ui.js';
@@ -17,19 +21,10 @@ import { ShortRenders } from './ShortRenders.js';
 import { TranscriptEditor } from './TranscriptEditor.js';
 import { RenderPreview, type CaptionPosition, type PreviewWatermark } from './RenderPreview.js';
 
-export interface Short {
-  id: number; title: string; reason?: string; startTime: number; endTime: number; text: string;
-  cropFileUrl: string | null; reframe?: unknown;
-  /** Moved outside the range detection analysed: centre-cropped until analysed again. */
-  reframeStale?: boolean;
-  /** Where captions go when the render names no position: away from a face framed in the lower third. */
-  captionBand?: CaptionBand;
-}
-interface JobView {
-  jobId: string; stage?: string; title: string | null; status: string; progress: number; createdAt: string; message?: string; cost?: number;
-  data?: { transcription: { words: Word[]; durationSec?: number; revision?: number } | null; shorts: Short[]; shortsRevision?: number; source?: { url: string; width: number | null; height: number | null; fps?: number | null } };
-}
-export interface Preset { id: string; name: string; preset: string | null; options: Record<string, any>; isActive: boolean; isDefault: boolean; size?: { width: number; height: number } | null }
+/** A short as the job's bearer-token form gives it (GET /api/jobs/:jobId). */
+export type Short = BearerJobShort;
+type JobView = BearerJob;
+export type Preset = BrandPreset;
 
 /** The source video's clock, read every animation frame while playing (and on seeks). */
 function usePlayhead(video: { current: HTMLVideoElement | null }) {
@@ -45,6 +40,45 @@ function usePlayhead(video: { current: HTMLVideoElement | null }) {
     return () => cancelAnimationFrame(raf);
   }, []);
   return time;
+}
+
+/** A signed URL without its signature and expiry: the object it names. */
+const objectOf = (url: string) => url.split(/[?#]/)[0];
+
+/**
+ * The player's source. Every read of the job signs the source video's URL afresh (a new signature
+ * and expiry for the same object), and a new `src` would load the video again from 0:00, paused:
+ * so the player keeps the URL it has while the object is the same, and keeps its position and
+ * whether it plays. Should the kept signature expire while the player still needs ranges (an error
+ * on the element), it takes the newest URL and goes on from the same moment.
+ */
+function useSourceUrl(url: string | undefined) {
+  const kept = useRef(url);
+  const latest = useRef(url);
+  latest.current = url;
+  const resume = useRef<{ time: number; playing: boolean } | null>(null);
+  const [, setRenewals] = useState(0);
+  if (url !== kept.current && (!url || !kept.current || objectOf(url) !== objectOf(kept.current))) {
+    kept.current = url;
+    resume.current = null;
+  }
+  return {
+    src: kept.current,
+    onError: (v: HTMLVideoElement) => {
+      const next = latest.current;
+      if (!next || next === kept.current) return;
+      resume.current = { time: v.currentTime, playing: !v.paused };
+      kept.current = next;
+      setRenewals((n) => n + 1);
+    },
+    onLoadedMetadata: (v: HTMLVideoElement) => {
+      const at = resume.current;
+      resume.current = null;
+      if (!at) return;
+      v.currentTime = at.time;
+      if (at.playing) void v.play().catch(() => undefined);
+    },
+  };
 }
 
 export function JobPage({ jobId, shortParam }: { jobId: string; shortParam: string | null }) {
@@ -91,8 +125,8 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
   const edit = useAction(async (method: 'PATCH' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>) => {
     const url = `/api/jobs/${job.jobId}/shorts${path}`;
     const res = method === 'DELETE'
-      ? await api<ShortEdit>('DELETE', url, { query: { revision: revision.current } })
-      : await api<ShortEdit>(method, url, { body: { ...body, revision: revision.current } });
+      ? await api<ShortEditResponse>('DELETE', url, { query: { revision: revision.current } })
+      : await api<ShortEditResponse>(method, url, { body: { ...body, revision: revision.current } });
     revision.current = res.revision;
     onChanged();
     return res.short;
@@ -149,6 +183,7 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
   const [editing, setEditing] = useState<EditingOptions>({});
   // On the source's frames, as the render cuts (an older job has no frame rate: the plan assumes 30).
   const sourceFps = data.source?.fps ?? null;
+  const sourceUrl = useSourceUrl(data.source?.url);
   const cutPlan = useMemo(() => (short && (editing.removeSilences || editing.removeFillers)
     ? planJumpCuts({ start: short.startTime, end: short.endTime, words: shortWords, editing, fps: sourceFps })
     : null), [short, shortWords, editing, sourceFps]);
@@ -164,9 +199,11 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
       <div>
         <div class="player">
           {data.source ? (
-            <video ref={video} src={data.source.url} controls preload="auto" playsInline aria-label="Source video"
+            <video ref={video} src={sourceUrl.src} controls preload="auto" playsInline aria-label="Source video"
+              onError={(e) => sourceUrl.onError(e.currentTarget)}
               onLoadedMetadata={(e) => {
                 const v = e.target as HTMLVideoElement;
+                sourceUrl.onLoadedMetadata(v);
                 setDuration(v.duration || duration);
                 setVideoSize({ width: v.videoWidth, height: v.videoHeight });
               }} />
@@ -283,14 +320,13 @@ function LayoutLabel({ layout, announce = true }: { layout: ReframeLayout; annou
     : <div class="layout-label" data-testid="preview-layout-label" aria-hidden="true">{layout}</div>;
 }
 
-interface ShortEdit { revision: number; short: Short }
 const POSITION_WORDS = { top: 'top', center: 'middle', bottom: 'lower third' } as const;
 const round1 = (t: number) => Math.round(t * 10) / 10;
 
 /** Trim, rename, add and remove shorts in place; running the short again as a new job stays as an option. */
 function Adjust({ job, short, playhead, duration, edit, onSelect }: {
   job: JobView; short: Short; playhead: number; duration: number;
-  edit: { run: (method: 'PATCH' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>) => Promise<Short | undefined>; busy: boolean; error: unknown };
+  edit: { run: (method: 'PATCH' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>) => Promise<ShortEditResponse['short'] | undefined>; busy: boolean; error: unknown };
   onSelect: (id: number) => void;
 }) {
   const [start, setStart] = useState(short.startTime);
@@ -304,7 +340,7 @@ function Adjust({ job, short, playhead, duration, edit, onSelect }: {
     if (added) onSelect(added.id);
   };
   const rerun = useAction(async () => {
-    const created = await api<{ id: string }>('POST', '/api/jobs', {
+    const created = await api<CreatedJob>('POST', '/api/jobs', {
       body: { functionName: 'VideoShorts', name: `${job.title ?? 'Job'} – ${title}`, sourceJobId: job.jobId, options: { predefinedShorts: [{ title, start, end }] } },
     });
     go(`/jobs/${created.id}`);
@@ -336,8 +372,6 @@ function Adjust({ job, short, playhead, duration, edit, onSelect }: {
   );
 }
 
-interface RenderStatus { type: string; status?: string; stage?: string; queuePosition?: number; progress?: number; url?: string; size?: number; length?: number; message?: string; code?: string; fileId?: string }
-
 function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed, onEditing, cutPlan, onRendered }: {
   jobId: string; short: Short; words: Word[]; source: { current: HTMLVideoElement | null }; time: number; crop: Crop | null; layout: ReframeLayout;
   /** Whether the short has a reframing path (without one the preview is a plain centre crop, no layout to name). */
@@ -347,7 +381,7 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
   /** A render was queued: the short's render list shows it. */
   onRendered: (renderId: string) => void;
 }) {
-  const presets = useLoad(() => api<Preset[]>('GET', '/api/organizations/brandings'), []);
+  const presets = useLoad(() => api<BrandPreset[]>('GET', '/api/organizations/brandings'), []);
   const active = (presets.data ?? []).filter((p) => p.isActive);
   const [choice, setChoice] = useState<string>('');
   useEffect(() => {
@@ -379,8 +413,8 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
   const [captionPosition, setCaptionPosition] = useState<CaptionPosition | 'auto'>('auto');
   const [wmPlacement, setWmPlacement] = useState<WatermarkPlacement | null>(null);
   useEffect(() => setWmPlacement(null), [choice]);
-  const presetWm: Record<string, any> | undefined = brand?.options?.waterMark;
-  const wmFile = useLoad(() => (presetWm?.fileAppId ? api<{ url: string }>('GET', `/api/uploads/files/${presetWm.fileAppId}`) : Promise.resolve(null)), [presetWm?.fileAppId]);
+  const presetWm = brand?.options?.waterMark;
+  const wmFile = useLoad(() => (presetWm?.fileAppId ? api<FileView>('GET', `/api/uploads/files/${presetWm.fileAppId}`) : Promise.resolve(null)), [presetWm?.fileAppId]);
   const wmSrc = presetWm?.fileAppId ? wmFile.data?.url : presetWm?.waterMarkUrl;
   const placement: WatermarkPlacement = wmPlacement ?? { left: presetWm?.left, top: presetWm?.top, bottom: presetWm?.bottom, width: presetWm?.width };
   const previewWatermark: PreviewWatermark | null = presetWm && wmSrc
@@ -388,7 +422,7 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
     : null;
   // The size the render will have: a preset's own size only on plans that may change it (render-request.ts).
   const frame = brand?.size && PLAN_LIMITS[currentPlan() as Plan]?.renderSides ? brand.size : { width: 720, height: 1280 };
-  const presetItems: StyleItem[] = brand?.options?.style ?? brand?.options?.styles ?? [];
+  const presetItems: StyleItem[] = brand?.options?.style ?? [];
   const requestItems: StyleItem[] = captionPosition === 'auto' ? presetItems : [...presetItems, { property: 'position', value: captionPosition }];
   const bandItems = captionPosition === 'auto' ? withCaptionBand(requestItems, styleName, short.captionBand) ?? requestItems : requestItems;
   const previewStyle = styleFor(styleName, bandItems);
@@ -398,7 +432,7 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
   const saveWatermark = useAction(async () => {
     if (!brand || !presetWm || !wmPlacement) return;
     const { bottom: _, ...rest } = presetWm;
-    await api('PUT', `/api/organizations/brandings/${brand.id}`, { body: { options: { ...brand.options, waterMark: { ...rest, ...wmPlacement } } } });
+    await api<BrandPreset>('PUT', `/api/organizations/brandings/${brand.id}`, { body: { options: { ...brand.options, waterMark: { ...rest, ...wmPlacement } } } });
     presets.reload();
   });
   const [renderId, setRenderId] = useState<string | null>(null);
@@ -415,7 +449,7 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
       options.waterMark = { ...rest, ...wmPlacement };
     }
     body.options = options;
-    const { renderId } = await api<{ renderId: string }>('POST', '/api/render', { body });
+    const { renderId } = await api<CreatedRender>('POST', '/api/render', { body });
     setRenderId(renderId);
     onRendered(renderId);
   });
@@ -443,17 +477,17 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
         layoutLabel={reframed ? <LayoutLabel layout={layout} announce={false} /> : null}
         style={previewStyle} page={page} frame={frame} watermark={previewWatermark} onWatermark={setWmPlacement}
         captionPosition={captionPosition} autoLabel={autoLabel} onCaptionPosition={setCaptionPosition} />
-      {brand && wmPlacement ? <button type="button" onClick={() => saveWatermark.run()} disabled={saveWatermark.busy}>Save watermark position to “{brand.name}”</button> : null}
+      {brand && wmPlacement ? <button type="button" onClick={() => void saveWatermark.run()} disabled={saveWatermark.busy}>Save watermark position to “{brand.name}”</button> : null}
       <ErrorBox error={saveWatermark.error} />
       {!presetWm ? <p class="muted">No watermark: choose a brand preset with one (Presets) to place it here.</p> : null}
       <p class="muted">Play the source (or select the short) to preview; captions follow the spoken words.</p>
-      <button class="primary" onClick={() => start.run()} disabled={!choice || start.busy || (!!s && (s.type === 'queued' || s.type === 'progress'))}>Render</button>
+      <button class="primary" onClick={() => void start.run()} disabled={!choice || start.busy || (!!s && (s.type === 'queued' || s.type === 'progress'))}>Render</button>
       <ErrorBox error={start.error ?? status.error} />
       {s ? (
         <div data-testid="render-status" style={{ marginTop: '10px' }}>
           {s.type === 'queued' ? <p>Queued: position {s.queuePosition} in the render queue</p> : null}
           {s.type === 'progress' ? <><p>Rendering: {Math.round((s.progress ?? 0) * 100)}%</p><ProgressBar value={(s.progress ?? 0) * 100} label="Render progress" /></> : null}
-          {s.stage && (s.type === 'queued' || s.type === 'progress') ? <p class="stage" role="status">{s.stage}</p> : null}
+          {(s.type === 'queued' || s.type === 'progress') && s.stage ? <p class="stage" role="status">{s.stage}</p> : null}
           {s.type === 'error' ? <div class="error" role="alert">{s.message}{s.code ? ` (${s.code})` : ''}</div> : null}
           {s.type === 'done' ? (
             <>

@@ -1,11 +1,10 @@
 import { useState } from 'preact/hooks';
+import type { CreatedJob, DeletedJob, JobList, JobListItem } from '@shorts/common/api/jobs';
 import { api, stageOf } from '../api.js';
 import { go } from '../router.js';
 import { startUpload } from '../upload.js';
 import { ErrorBox, Pager, ProgressBar, useAction, useLoad } from '../ui.js';
 import '../workbench.css';
-
-interface JobItem { stage?: string; id: string; title: string | null; status: string; progress: number; source: string; createdAt: string; shortsCount: number; cost: number | null; message?: string | null }
 
 const LIMIT = 10;
 
@@ -28,7 +27,7 @@ function NewJobPanel({ onCreated }: { onCreated: () => void }) {
   const [abort, setAbort] = useState<(() => void) | null>(null);
   const fromLink = useAction(async () => {
     setDone(null);
-    const { id } = await api<{ id: string }>('POST', '/api/jobs', { body: { functionName: 'VideoShorts', ...sourceOfLink(link), ...(title.trim() ? { name: title.trim() } : {}) } });
+    const { id } = await api<CreatedJob>('POST', '/api/jobs', { body: { functionName: 'VideoShorts', ...sourceOfLink(link), ...(title.trim() ? { name: title.trim() } : {}) } });
     setDone({ id, how: 'Job started.' });
     setLink('');
     setTitle('');
@@ -120,21 +119,21 @@ function NewJobPanel({ onCreated }: { onCreated: () => void }) {
 }
 
 /** Retry (a new job from the same source and options) and Delete for a finished job. */
-function JobActions({ job, onChanged }: { job: JobItem; onChanged: () => void }) {
+function JobActions({ job, onChanged }: { job: JobListItem; onChanged: () => void }) {
   const retry = useAction(async () => {
-    await api('POST', `/api/jobs/${job.id}/retry`);
+    await api<CreatedJob>('POST', `/api/jobs/${job.id}/retry`);
     onChanged();
   });
   const remove = useAction(async () => {
     if (!confirm(`Delete "${job.title || 'Untitled job'}" and all its files for good?`)) return;
-    await api('DELETE', `/api/jobs/${job.id}`);
+    await api<DeletedJob>('DELETE', `/api/jobs/${job.id}`);
     onChanged();
   });
   if (job.status === 'PROCESSING') return null;
   return (
     <div class="job-actions">
-      {job.status === 'FAILED' ? <button type="button" onClick={() => retry.run()} disabled={retry.busy} aria-label={`Retry ${job.title || 'job'}`}>Retry</button> : null}
-      <button type="button" class="danger" onClick={() => remove.run()} disabled={remove.busy} aria-label={`Delete ${job.title || 'job'}`}>Delete</button>
+      {job.status === 'FAILED' ? <button type="button" onClick={() => void retry.run()} disabled={retry.busy} aria-label={`Retry ${job.title || 'job'}`}>Retry</button> : null}
+      <button type="button" class="danger" onClick={() => void remove.run()} disabled={remove.busy} aria-label={`Delete ${job.title || 'job'}`}>Delete</button>
       <ErrorBox error={retry.error ?? remove.error} />
     </div>
   );
@@ -146,7 +145,7 @@ export function Jobs() {
   const [status, setStatus] = useState('all');
   const [offset, setOffset] = useState(0);
   const list = useLoad(
-    () => api<{ data: JobItem[]; total: number }>('GET', '/api/jobs', { query: { limit: LIMIT, offset, query: search, status } }),
+    () => api<JobList>('GET', '/api/jobs', { query: { limit: LIMIT, offset, query: search, status } }),
     [search, status, offset],
     { pollMs: 2000, poll: (v) => v.data.some((j) => j.status === 'PROCESSING') },
   );

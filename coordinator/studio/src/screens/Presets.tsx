@@ -1,21 +1,20 @@
 import { useState } from 'preact/hooks';
 import { CAPTION_PRESETS } from '@shorts/common/render/presets';
+import type { BrandPreset, DeletedPreset } from '@shorts/common/api/brandings';
+import type { RenderOptions } from '@shorts/common/render/options';
 import { api } from '../api.js';
 import { captionCss, styleFor } from '../captions.js';
 import { startUpload } from '../upload.js';
 import { ErrorBox, ProgressBar, useAction, useLoad } from '../ui.js';
-import type { Preset } from './Job.js';
-
-interface PresetFull extends Preset { description: string | null; size: { width: number; height: number; name?: string } | null; createdAt: string }
 
 interface Draft {
   id?: string; name: string; description: string; preset: string; maxWordsInPage: number; isDefault: boolean; isActive: boolean;
   waterMark: { fileAppId: string; left: string; top: string; width: string; opacity: string } | null;
-  options: Record<string, any>;
+  options: RenderOptions;
 }
 
 const blank = (): Draft => ({ name: '', description: '', preset: 'DEFAULT', maxWordsInPage: 4, isDefault: false, isActive: true, waterMark: null, options: {} });
-const fromPreset = (p: PresetFull): Draft => ({
+const fromPreset = (p: BrandPreset): Draft => ({
   id: p.id, name: p.name, description: p.description ?? '', preset: p.preset ?? 'DEFAULT', maxWordsInPage: p.options?.maxWordsInPage ?? 4,
   isDefault: p.isDefault, isActive: p.isActive, options: p.options ?? {},
   waterMark: p.options?.waterMark ? { fileAppId: p.options.waterMark.fileAppId ?? '', left: p.options.waterMark.left ?? '40px', top: p.options.waterMark.top ?? '40px', width: p.options.waterMark.width ?? '160px', opacity: String(p.options.waterMark.opacity ?? '1') } : null,
@@ -44,8 +43,8 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
     if (d.waterMark?.fileAppId) options.waterMark = { fileAppId: d.waterMark.fileAppId, left: d.waterMark.left, top: d.waterMark.top, width: d.waterMark.width, opacity: d.waterMark.opacity };
     else delete options.waterMark;
     const body = { name: d.name, description: d.description || undefined, preset: d.preset, isDefault: d.isDefault, options, ...(d.id ? { isActive: d.isActive } : {}) };
-    if (d.id) await api('PUT', `/api/organizations/brandings/${d.id}`, { body });
-    else await api('POST', '/api/organizations/brandings', { body });
+    if (d.id) await api<BrandPreset>('PUT', `/api/organizations/brandings/${d.id}`, { body });
+    else await api<BrandPreset>('POST', '/api/organizations/brandings', { body });
     onSaved();
   });
   const uploadWatermark = async (file: File) => {
@@ -63,7 +62,7 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
   const wm = d.waterMark;
   const setWm = (patch: Partial<NonNullable<Draft['waterMark']>>) => set({ waterMark: { fileAppId: '', left: '40px', top: '40px', width: '160px', opacity: '1', ...wm, ...patch } });
   return (
-    <form class="panel" aria-label={d.id ? `Edit ${d.name}` : 'New brand preset'} onSubmit={(e) => { e.preventDefault(); save.run(); }}>
+    <form class="panel" aria-label={d.id ? `Edit ${d.name}` : 'New brand preset'} onSubmit={(e) => { e.preventDefault(); void save.run(); }}>
       <h2>{d.id ? `Edit “${initial.name}”` : 'New brand preset'}</h2>
       <div class="row">
         <div class="grow">
@@ -85,7 +84,7 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
       <fieldset>
         <legend>Watermark</legend>
         <label for="wm-file">Upload a logo (PNG, JPEG, WebP, SVG or GIF, up to 10 MB)</label>
-        <input id="wm-file" type="file" accept="image/png,image/jpeg,image/webp,image/svg+xml,image/gif" onChange={(e) => { const f = (e.target as HTMLInputElement).files?.[0]; if (f) uploadWatermark(f); }} />
+        <input id="wm-file" type="file" accept="image/png,image/jpeg,image/webp,image/svg+xml,image/gif" onChange={(e) => { const f = (e.target as HTMLInputElement).files?.[0]; if (f) void uploadWatermark(f); }} />
         {upload !== null ? <ProgressBar value={upload} label="Watermark upload progress" /> : null}
         <ErrorBox error={uploadError} />
         {wm?.fileAppId ? (
@@ -110,10 +109,10 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
 }
 
 export function Presets() {
-  const list = useLoad(() => api<PresetFull[]>('GET', '/api/organizations/brandings'), []);
+  const list = useLoad(() => api<BrandPreset[]>('GET', '/api/organizations/brandings'), []);
   const [editing, setEditing] = useState<Draft | null>(null);
-  const remove = useAction(async (id: string) => { await api('DELETE', `/api/organizations/brandings/${id}`); list.reload(); });
-  const makeDefault = useAction(async (id: string) => { await api('PUT', `/api/organizations/brandings/${id}`, { body: { isDefault: true } }); list.reload(); });
+  const remove = useAction(async (id: string) => { await api<DeletedPreset>('DELETE', `/api/organizations/brandings/${id}`); list.reload(); });
+  const makeDefault = useAction(async (id: string) => { await api<BrandPreset>('PUT', `/api/organizations/brandings/${id}`, { body: { isDefault: true } }); list.reload(); });
   return (
     <>
       <h1>Brand presets</h1>
@@ -134,8 +133,8 @@ export function Presets() {
                 <td>
                   <div class="row">
                     <button onClick={() => setEditing(fromPreset(p))} aria-label={`Edit ${p.name}`}>Edit</button>
-                    {!p.isDefault ? <button onClick={() => makeDefault.run(p.id)} aria-label={`Make ${p.name} the default`}>Make default</button> : null}
-                    <button class="danger" onClick={() => { if (confirm(`Delete ${p.name}?`)) remove.run(p.id); }} aria-label={`Delete ${p.name}`}>Delete</button>
+                    {!p.isDefault ? <button onClick={() => void makeDefault.run(p.id)} aria-label={`Make ${p.name} the default`}>Make default</button> : null}
+                    <button class="danger" onClick={() => { if (confirm(`Delete ${p.name}?`)) void remove.run(p.id); }} aria-label={`Delete ${p.name}`}>Delete</button>
                   </div>
                 </td>
               </tr>

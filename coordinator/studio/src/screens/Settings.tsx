@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import type { OrganizationSettings } from '@shorts/common/api/sessions';
 import { api, signOutEverywhere, type Organization } from '../api.js';
 import { ErrorBox, useAction } from '../ui.js';
 import { ApiKeys } from './ApiKeys.js';
@@ -8,7 +9,7 @@ export function Settings({ org, onChanged, page }: { org: Organization; onChange
   const [saved, setSaved] = useState(false);
   const save = useAction(async () => {
     setSaved(false);
-    await api('PUT', '/api/organizations/settings', { body: { retentionDays: days } });
+    await api<OrganizationSettings>('PUT', '/api/organizations/settings', { body: { retentionDays: days } });
     setSaved(true);
     onChanged();
   });
@@ -33,7 +34,7 @@ function OrganizationSettings({ org, days, setDays, saved, save }: {
       <section class="panel" aria-labelledby="org-title">
         <h2 id="org-title">{org.name}</h2>
         <p class="muted">Plan: {org.plan} · your role: {org.role}</p>
-        <form onSubmit={(e) => { e.preventDefault(); save.run(); }}>
+        <form onSubmit={(e) => { e.preventDefault(); void save.run(); }}>
           <label for="retention">Auto-archive jobs after (days, 1 to 180)</label>
           <p class="muted">An archived job disappears from the API and its videos, shorts and transcript are deleted for good.</p>
           <div class="row">
@@ -47,7 +48,7 @@ function OrganizationSettings({ org, days, setDays, saved, save }: {
       <section class="panel" aria-labelledby="sessions-title">
         <h2 id="sessions-title">Your sessions</h2>
         <p class="muted">Ends your sessions in every browser, this one included (also in the header on wider screens).</p>
-        <button onClick={async () => { await signOutEverywhere(); location.hash = '#/sign-in'; location.reload(); }}>Sign out everywhere</button>
+        <button onClick={() => { void signOutEverywhere().then(() => { location.hash = '#/sign-in'; location.reload(); }); }}>Sign out everywhere</button>
       </section>
     </>
   );

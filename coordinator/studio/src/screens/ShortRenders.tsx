@@ -1,3 +1,4 @@
+import type { ListedRender, RenderList } from '@shorts/common/api/renders';
 import { api, seconds } from '../api.js';
 import { ErrorBox, ProgressBar, useLoad } from '../ui.js';
 import { PostForm } from './Social.js';
@@ -6,17 +7,11 @@ import { PostForm } from './Social.js';
 // job page after a reload, each with its first frame, size and style, live progress, play, download
 // (named after the short) and post.
 
-interface ListedRender {
-  renderId: string; shortId: number; createdAt: string; output: { width: number; height: number }; captionPreset: string;
-  brandPreset: { id: string; name: string | null } | null; thumbnailUrl?: string;
-  type: string; progress?: number; queuePosition?: number; stage?: string; url?: string; size?: number; length?: number; message?: string; code?: string; fileId?: string;
-}
-
 const running = (r: ListedRender) => r.type === 'queued' || r.type === 'progress';
 
 export function ShortRenders({ jobId, shortId, title, refresh }: { jobId: string; shortId: number; title: string; refresh: unknown }) {
   const list = useLoad(
-    () => api<{ data: ListedRender[] }>('GET', `/api/jobs/${jobId}/renders`, { query: { shortId } }),
+    () => api<RenderList>('GET', `/api/jobs/${jobId}/renders`, { query: { shortId } }),
     [jobId, shortId, refresh],
     { pollMs: 1500, poll: (l) => l.data.some(running) },
   );
@@ -37,7 +32,7 @@ export function ShortRenders({ jobId, shortId, title, refresh }: { jobId: string
             </p>
             {r.type === 'queued' ? <p>Queued: position {r.queuePosition}</p> : null}
             {r.type === 'progress' ? <><p>Rendering: {Math.round((r.progress ?? 0) * 100)}%</p><ProgressBar value={(r.progress ?? 0) * 100} label={`Progress of the render of ${r.createdAt}`} /></> : null}
-            {r.stage && running(r) ? <p class="stage">{r.stage}</p> : null}
+            {(r.type === 'queued' || r.type === 'progress') && r.stage ? <p class="stage">{r.stage}</p> : null}
             {r.type === 'error' ? <div class="error">{r.message}{r.code ? ` (${r.code})` : ''}</div> : null}
             {r.type === 'done' && r.url ? (
               <>

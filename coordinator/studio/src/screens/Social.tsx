@@ -1,19 +1,17 @@
 import { useState } from 'preact/hooks';
+import { NETWORKS, type Network } from '@shorts/common/api/networks';
+import type {
+  NextSlot, PublishedPost, SocialConnect, SocialDisconnect, SocialPostChange, SocialPostList, SocialProfile, SocialSettingsView,
+} from '@shorts/common/api/social';
 import { api } from '../api.js';
 import { ErrorBox, useAction, useLoad } from '../ui.js';
 
-const NETWORKS = ['youtube', 'facebook', 'instagram', 'linkedin', 'tiktok', 'x'] as const;
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const BASE = '/api/organizations/social-posts';
 
-interface Settings {
-  isEnabled: boolean; approveApiPosts: boolean; defaultTimezone: string; defaultPlatforms: string[];
-  queueSlots: Array<{ dayOfWeek: number; time: string }>; maxPostsPerSlot: number;
-}
-interface Profile { connected: boolean; profileId: string | null; connectedAccounts: string[]; accountLinks: Array<{ accountId: string; platform: string }> }
-interface Post { id: string; status: string; title: string | null; caption: string; platforms: string[]; createdAt: string | null; scheduledFor: string | null; providerError: string | null }
+type Settings = SocialSettingsView;
 
-function Platforms({ value, onChange, idPrefix }: { value: string[]; onChange: (v: string[]) => void; idPrefix: string }) {
+function Platforms({ value, onChange, idPrefix }: { value: Network[]; onChange: (v: Network[]) => void; idPrefix: string }) {
   return (
     <fieldset>
       <legend>Platforms</legend>
@@ -31,21 +29,21 @@ function Platforms({ value, onChange, idPrefix }: { value: string[]; onChange: (
 /** Posts a video of the organization (a render) by its file id. */
 export function PostForm({ fileId, defaultCaption, onPosted }: { fileId: string; defaultCaption: string; onPosted?: () => void }) {
   const [caption, setCaption] = useState(defaultCaption);
-  const [platforms, setPlatforms] = useState<string[]>(['youtube']);
+  const [platforms, setPlatforms] = useState<Network[]>(['youtube']);
   const [mode, setMode] = useState('publish_now');
   const [when, setWhen] = useState('');
-  const [result, setResult] = useState<{ id: string; status: string; scheduledFor: string | null } | null>(null);
+  const [result, setResult] = useState<PublishedPost['socialPost'] | null>(null);
   const post = useAction(async () => {
     const platformFields: Record<string, string> = {};
     if (platforms.includes('youtube')) platformFields.youtubeTitle = caption.slice(0, 100) || 'Short';
     const body: Record<string, unknown> = { postType: 'video', caption, platforms, publishMode: mode, fileId, platformFields };
     if (mode === 'schedule') body.scheduledAt = when ? new Date(when).toISOString() : '';
-    const res = await api<{ socialPost: { id: string; status: string; scheduledFor: string | null } }>('POST', `${BASE}/publish`, { body });
+    const res = await api<PublishedPost>('POST', `${BASE}/publish`, { body });
     setResult(res.socialPost);
     onPosted?.();
   });
   return (
-    <form class="panel" aria-label="Post this short" onSubmit={(e) => { e.preventDefault(); post.run(); }}>
+    <form class="panel" aria-label="Post this short" onSubmit={(e) => { e.preventDefault(); void post.run(); }}>
       <h3>Post to social accounts</h3>
       <label for="post-caption">Caption</label>
       <textarea id="post-caption" rows={2} style={{ width: '100%' }} value={caption} onInput={(e) => setCaption((e.target as HTMLTextAreaElement).value)} />
@@ -77,7 +75,7 @@ function SettingsForm() {
   return (
     <section class="panel" aria-labelledby="queue-title">
       <h2 id="queue-title">Posting and queue settings</h2>
-      <form onSubmit={(e) => { e.preventDefault(); save.run(); }}>
+      <form onSubmit={(e) => { e.preventDefault(); void save.run(); }}>
         <label class="inline"><input type="checkbox" checked={s.isEnabled} onChange={(e) => set({ isEnabled: (e.target as HTMLInputElement).checked })} /> Social posting enabled</label>
         <label class="inline"><input type="checkbox" checked={s.approveApiPosts} onChange={(e) => set({ approveApiPosts: (e.target as HTMLInputElement).checked })} /> Posts made through the API need approval</label>
         <div class="row">
@@ -108,23 +106,23 @@ function SettingsForm() {
 }
 
 function Accounts() {
-  const profile = useLoad(() => api<Profile>('GET', `${BASE}/profile`), []);
+  const profile = useLoad(() => api<SocialProfile>('GET', `${BASE}/profile`), []);
   const [platform, setPlatform] = useState('youtube');
   const [link, setLink] = useState<string | null>(null);
-  const connect = useAction(async () => { setLink((await api<{ access_url: string }>('POST', `${BASE}/connect`, { body: { platform } })).access_url); profile.reload(); });
-  const disconnect = useAction(async (accountId: string) => { await api('POST', `${BASE}/disconnect-account`, { body: { accountId } }); profile.reload(); });
+  const connect = useAction(async () => { setLink((await api<SocialConnect>('POST', `${BASE}/connect`, { body: { platform } })).access_url); profile.reload(); });
+  const disconnect = useAction(async (accountId: string) => { await api<SocialDisconnect>('POST', `${BASE}/disconnect-account`, { body: { accountId } }); profile.reload(); });
   return (
     <section class="panel" aria-labelledby="accounts-title">
       <h2 id="accounts-title">Social accounts</h2>
       <ErrorBox error={profile.error} />
       {profile.data ? (
         profile.data.accountLinks.length ? (
-          <ul>{profile.data.accountLinks.map((a) => <li key={a.accountId}>{a.platform} <span class="muted">({a.accountId})</span> <button onClick={() => disconnect.run(a.accountId)}>Disconnect</button></li>)}</ul>
+          <ul>{profile.data.accountLinks.map((a) => <li key={a.accountId}>{a.platform} <span class="muted">({a.accountId})</span> <button onClick={() => void disconnect.run(a.accountId)}>Disconnect</button></li>)}</ul>
         ) : <p class="muted">No account linked yet.</p>
       ) : null}
       <div class="row">
         <div><label for="connect-platform">Network</label><select id="connect-platform" value={platform} onChange={(e) => setPlatform((e.target as HTMLSelectElement).value)}>{NETWORKS.map((n) => <option key={n}>{n}</option>)}</select></div>
-        <button onClick={() => connect.run()} disabled={connect.busy}>Connect</button>
+        <button onClick={() => void connect.run()} disabled={connect.busy}>Connect</button>
         <button onClick={() => profile.reload()}>Refresh</button>
       </div>
       {link ? <p class="notice">Finish linking on the consent page: <a href={link} target="_blank" rel="noopener">open it</a>, then Refresh.</p> : null}
@@ -134,9 +132,9 @@ function Accounts() {
 }
 
 export function Social() {
-  const posts = useLoad(() => api<{ posts: Post[] }>('GET', `${BASE}/posts`), []);
-  const next = useLoad(() => api<{ timezone: string; nextSlot: string }>('GET', `${BASE}/next-slot`), []);
-  const remove = useAction(async (postId: string) => { await api('POST', `${BASE}/remove`, { body: { postId } }); posts.reload(); });
+  const posts = useLoad(() => api<SocialPostList>('GET', `${BASE}/posts`), []);
+  const next = useLoad(() => api<NextSlot>('GET', `${BASE}/next-slot`), []);
+  const remove = useAction(async (postId: string) => { await api<SocialPostChange>('POST', `${BASE}/remove`, { body: { postId } }); posts.reload(); });
   return (
     <>
       <h1>Social posting</h1>
@@ -157,7 +155,7 @@ export function Social() {
                   <td data-label="Status"><span class="status">{p.status}</span></td>
                   <td data-label="Platforms">{p.platforms.join(', ')}</td>
                   <td data-label="Scheduled for">{p.scheduledFor ? new Date(p.scheduledFor).toLocaleString() : '—'}</td>
-                  <td>{p.status === 'scheduled' || p.status === 'draft' ? <button onClick={() => remove.run(p.id)}>Cancel</button> : null}</td>
+                  <td>{p.status === 'scheduled' || p.status === 'draft' ? <button onClick={() => void remove.run(p.id)}>Cancel</button> : null}</td>
                 </tr>
               ))}
             </tbody>

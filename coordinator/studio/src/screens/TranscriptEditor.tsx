@@ -1,6 +1,7 @@
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, ApiError, seconds } from '../api.js';
+import type { TranscriptEditResponse } from '@shorts/common/api/jobs';
 import type { Word } from '../captions.js';
 import { ErrorBox } from '../ui.js';
 
@@ -14,8 +15,6 @@ type Edit =
   | { op: 'split'; index: number; texts: string[] }
   | { op: 'delete'; index: number }
   | { op: 'insert'; index: number; text: string; start: number; end: number };
-
-interface Edited { revision: number; words: Word[] }
 
 /** The edits that take `after` back to `before` around the words one edit changed. */
 function inverseOf(edit: Edit, before: Word[]): Edit[] {
@@ -57,7 +56,7 @@ export function TranscriptEditor({ jobId, words, revision, from, to, activeTime,
     setBusy(true);
     setError(null);
     try {
-      await api<Edited>('PATCH', `/api/jobs/${jobId}/transcription`, { body: { revision, edits } });
+      await api<TranscriptEditResponse>('PATCH', `/api/jobs/${jobId}/transcription`, { body: { revision, edits } });
       if (inverse) setUndo((stack) => [...stack, inverse]);
       setSelected(null);
       onChanged();
@@ -102,12 +101,12 @@ export function TranscriptEditor({ jobId, words, revision, from, to, activeTime,
         )) : <span class="muted">No words in this short.</span>}
       </div>
       {editing && selected !== null ? (
-        <form class="word-editor" data-testid="word-editor" onSubmit={(e) => { e.preventDefault(); save(); }}>
+        <form class="word-editor" data-testid="word-editor" onSubmit={(e) => { e.preventDefault(); void save(); }}>
           <label for="word-text">Word at {seconds(words[selected]!.start)}</label>
           <input id="word-text" value={draft} autoFocus onInput={(e) => setDraft((e.target as HTMLInputElement).value)} />
           <button type="submit" disabled={busy}>Save</button>
-          <button type="button" disabled={busy || selected + 1 >= words.length} onClick={() => apply({ op: 'join', index: selected, count: 2 })}>Join with next</button>
-          <button type="button" disabled={busy} onClick={() => apply({ op: 'delete', index: selected })}>Delete word</button>
+          <button type="button" disabled={busy || selected + 1 >= words.length} onClick={() => void apply({ op: 'join', index: selected, count: 2 })}>Join with next</button>
+          <button type="button" disabled={busy} onClick={() => void apply({ op: 'delete', index: selected })}>Delete word</button>
           <button type="button" onClick={() => setSelected(null)}>Cancel</button>
         </form>
       ) : null}
