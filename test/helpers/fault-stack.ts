@@ -14,10 +14,11 @@ import { Db } from '../../coordinator/src/db/db.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../coordinator/src/db/embedded.js';
 import { createOrganization, issueApiKey } from '../../coordinator/src/tenancy/tenancy.js';
 import { waitFor } from './cluster.js';
+import { TEST_CLUSTER_TOKEN } from './cluster-token.js';
 import type { Parsed } from './parsed.js';
 import { freePort } from './processes.js';
 
-export const CLUSTER_TOKEN = 'fault-suite-cluster-token-0123456789';
+const CLUSTER_TOKEN = TEST_CLUSTER_TOKEN;
 
 export interface LoggedProcess {
   proc: ChildProcess;
