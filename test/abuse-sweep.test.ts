@@ -7,6 +7,7 @@ import { storeFile } from '../coordinator/src/files/store-file.js';
 import { createLoginLink } from '../coordinator/src/tenancy/sessions.js';
 import { createUser, issueApiKey } from '../coordinator/src/tenancy/tenancy.js';
 import { renderOptionsSchema } from '@shorts/common/render/options';
+import type { Parsed } from './helpers/parsed.js';
 
 // Generated from /openapi.json: every route and method, fed wrong types, missing and extra fields,
 // huge and deeply nested bodies, unicode and control characters in every string (top level, inside
@@ -20,7 +21,7 @@ let limited: TestCluster;
 /** Only for the forged-address sweep: its sign-in flood empties 127.0.0.1's bucket, which the other tests' sign-ins need. */
 let forwarded: TestCluster;
 
-type Schema = Record<string, any>;
+type Schema = Record<string, Parsed>;
 interface Op { method: string; path: string; body?: Schema; query: Array<{ name: string }>; public: boolean }
 interface Probe {
   method: string;
@@ -40,7 +41,7 @@ const PER_MINUTE = 5;
 
 function resolveRef(root: Schema, s: Schema | undefined): Schema {
   if (s && typeof s.$ref === 'string' && s.$ref.startsWith('#/')) {
-    return s.$ref.slice(2).split('/').reduce((o: any, k: string) => o?.[k], root) ?? {};
+    return s.$ref.slice(2).split('/').reduce((o: Parsed, k: string) => o?.[k], root) ?? {};
   }
   return s ?? {};
 }
@@ -159,8 +160,8 @@ async function sweep(base: string, probes: Probe[], extraCheck?: (p: Probe, res:
       if (p.expectNot2xx && res.status < 300) failures.push(`${where}: expected a refusal`);
       if (p.expectStatus !== undefined && res.status !== p.expectStatus) failures.push(`${where}: expected ${p.expectStatus}: ${text.slice(0, 160)}`);
       if (res.status >= 400 && p.method !== 'HEAD') {
-        let body: any;
-        try { body = JSON.parse(text); } catch { /* checked below */ }
+        let body: { error?: unknown; message?: unknown } | undefined;
+        try { body = JSON.parse(text) as typeof body; } catch { /* checked below */ }
         if (typeof body?.error !== 'string' || typeof body?.message !== 'string') failures.push(`${where}: not a JSON error: ${text.slice(0, 120)}`);
       }
       const extra = extraCheck?.(p, res);

@@ -1,13 +1,12 @@
 import test from 'ava';
 import { needing, systemFfmpegMajor } from './helpers/requirements.js';
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, readFile, writeFile, symlink } from 'node:fs/promises';
+import { mkdir, readFile, writeFile, symlink } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
-import { FFMPEG, makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
+import { FFMPEG, ffmpegWrapper, makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
 import { ffprobe, measureMediaDuration, runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { extractAudio } from '../node-agent/src/media/audio-extract.js';
 import { readWavInfo, readWavPcm, toMonoFloat32 } from '../node-agent/src/media/wav.js';
@@ -73,9 +72,7 @@ test.after.always(async () => {
   await slowMedia?.close();
   await cluster?.close();
 });
-test.afterEach.always(async () => {
-  await Promise.all(cluster.agents.map((a) => a.kill('SIGKILL')));
-});
+test.afterEach.always(() => cluster.killAgents());
 
 test('the decoded length, not the declared one: measured by reading every packet', async (t) => {
   const declared = await ffprobe(crafted);
@@ -151,8 +148,7 @@ test('ffmpeg and ffprobe run without the cluster token or any other secret in th
   await mkdir(dir, { recursive: true });
   const dump = path.join(dir, 'env.txt');
   const wrapper = path.join(dir, 'ffmpeg-wrapper');
-  await writeFile(wrapper, `#!/bin/sh\nenv >> ${dump}\nexec ${FFMPEG} "$@"\n`);
-  await chmod(wrapper, 0o755);
+  await ffmpegWrapper(wrapper, FFMPEG, `env >> ${dump}`);
   const saved = { ...process.env };
   Object.assign(process.env, { CLUSTER_TOKEN: 'cluster-secret-123', TRANSCRIBE_API_KEY: 'sk-secret-456', AWS_SECRET_ACCESS_KEY: 'aws-secret-789' });
   try {
@@ -178,9 +174,9 @@ test('media tools: FFMPEG_PATH/FFPROBE_PATH win, then a system ffmpeg 5+, else t
   // A PATH whose ffmpeg is the old 2018 snapshot build: not taken as "system".
   const oldDir = path.join(cluster.dataDir, 'old-ffmpeg');
   await mkdir(oldDir, { recursive: true });
-  if (!existsSync(path.join(oldDir, 'ffmpeg'))) await symlink(ffmpegInstaller.path, path.join(oldDir, 'ffmpeg'));
+  if (!existsSync(path.join(oldDir, 'ffmpeg'))) await symlink(FFMPEG, path.join(oldDir, 'ffmpeg'));
   t.is(chooseMediaTools({ PATH: oldDir }).source, 'bundled');
-  t.is(chooseMediaTools({ PATH: path.join(cluster.dataDir, 'nothing-here') }).ffmpegPath, ffmpegInstaller.path);
+  t.is(chooseMediaTools({ PATH: path.join(cluster.dataDir, 'nothing-here') }).ffmpegPath, FFMPEG);
 });
 
 needing({ tools: { 'a system ffmpeg 5+ in /usr/bin': systemFfmpegMajor >= 5 } })('media tools: a system ffmpeg 5+ on PATH is taken, FFPROBE_PATH still wins for ffprobe', (t) => {

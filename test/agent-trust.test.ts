@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { FakeAgent } from './helpers/fake-agent.js';
-import { insertCompletedJob } from './helpers/completed-job.js';
+import { leaseRender as leaseRenderOf } from './helpers/render-lease.js';
 import { storeFile } from '../coordinator/src/files/store-file.js';
 import { taskObjectKey } from '../coordinator/src/tasks/task-queue.js';
 
@@ -9,7 +9,6 @@ import { taskObjectKey } from '../coordinator/src/tasks/task-queue.js';
 // organization's object to its own rows, nor lie about sizes to dodge the storage quota.
 let cluster: TestCluster;
 let agent: FakeAgent;
-const WORDS = [{ text: 'hello', start: 0.5, end: 0.9 }];
 
 test.before(async () => {
   cluster = await startCluster('agent_trust');
@@ -21,7 +20,7 @@ test.after.always(async () => {
 });
 
 async function upload(task: { task_id: string; lease_token: string }, name: string, bytes: Buffer): Promise<string> {
-  const res = await agent.client.call('CreateUploadUrl', { task_id: task.task_id, lease_token: task.lease_token, name });
+  const res = await agent.uploadUrl(task, name);
   const put = await fetch(res.url, { method: 'PUT', body: new Uint8Array(bytes), headers: { 'content-type': 'application/octet-stream' } });
   if (put.status !== 201) throw new Error(`upload answered ${put.status}`);
   return res.object_key;
@@ -33,21 +32,14 @@ async function upload(task: { task_id: string; lease_token: string }, name: stri
  * leave it), to show that reporting it is refused too.
  */
 async function plantUnexpected(t: ExecutionContext, task: { task_id: string; lease_token: string }, organizationId: string, name: string, bytes: Buffer): Promise<string> {
-  const err = await t.throwsAsync(agent.client.call('CreateUploadUrl', { task_id: task.task_id, lease_token: task.lease_token, name }));
+  const err = await t.throwsAsync(agent.uploadUrl(task, name));
   t.regex(err!.message, /does not write an object named/, name);
   const key = taskObjectKey({ id: task.task_id, organizationId }, name);
   await cluster.app.store.put(key, bytes, { contentType: 'application/octet-stream' });
   return key;
 }
 
-async function leaseRender() {
-  const { org, key } = await cluster.org({ plan: 'pro' });
-  const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, words: WORDS, shorts: [{ startTime: 0, endTime: 2 }] });
-  const created = await cluster.api('POST', '/api/render', { key, body: { id: jobId, target: 0 } });
-  const task = (await agent.lease(3000))!;
-  if (task?.type !== 'render-short') throw new Error('no render leased');
-  return { org, key, renderId: created.body.renderId as string, task };
-}
+const leaseRender = () => leaseRenderOf(cluster, agent);
 
 const renderRow = (id: string) => cluster.app.db.one<{ status: string; error_message: string | null; file_id: string | null; size_bytes: string | null }>(
   'SELECT status, error_message, file_id, size_bytes FROM renders WHERE id = $1', [id]);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import S3rver from 's3rver';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { FakeAgent, type LeasedTask } from './helpers/fake-agent.js';
-import { insertCompletedJob } from './helpers/completed-job.js';
+import { leaseRender as leaseRenderOf } from './helpers/render-lease.js';
 import { taskObjectPrefix } from '../coordinator/src/tasks/task-queue.js';
 
 // An agent's upload URL is bound to its task's lease and to a size, and writes once: once the task
@@ -15,8 +15,7 @@ import { taskObjectPrefix } from '../coordinator/src/tasks/task-queue.js';
 let cluster: TestCluster;
 let agent: FakeAgent;
 // The same rules with the S3 backend (s3rver), where the move into place is a copy in the service.
-let s3: { cluster: TestCluster; agent: FakeAgent; server: any; dir: string };
-const WORDS = [{ text: 'hello', start: 0.5, end: 0.9 }];
+let s3: { cluster: TestCluster; agent: FakeAgent; server: S3rver; dir: string };
 const VIDEO_LIMIT = 100_000;
 
 test.before(async () => {
@@ -38,17 +37,9 @@ test.after.always(async () => {
   if (s3) await rm(s3.dir, { recursive: true, force: true });
 });
 
-async function leaseRender() {
-  const { org, key } = await cluster.org({ plan: 'pro' });
-  const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, words: WORDS, shorts: [{ startTime: 0, endTime: 2 }] });
-  const created = await cluster.api('POST', '/api/render', { key, body: { id: jobId, target: 0 } });
-  const task = (await agent.lease(3000))!;
-  if (task?.type !== 'render-short') throw new Error('no render leased');
-  return { org, key, renderId: created.body.renderId as string, task };
-}
-
-const uploadUrl = async (task: LeasedTask, name: string) =>
-  agent.client.call('CreateUploadUrl', { task_id: task.task_id, lease_token: task.lease_token, name }) as Promise<{ url: string; object_key: string }>;
+// Of the cluster and agent the test works with now (the S3 one swaps them in).
+const leaseRender = () => leaseRenderOf(cluster, agent);
+const uploadUrl = (task: LeasedTask, name: string) => agent.uploadUrl(task, name);
 
 const put = async (url: string, body: string | Buffer | ReadableStream<Uint8Array>, headers: Record<string, string> = {}) => {
   const res = await fetch(url, { method: 'PUT', body: typeof body === 'string' || Buffer.isBuffer(body) ? new Uint8Array(Buffer.from(body)) : body, headers, duplex: 'half' } as RequestInit);

@@ -4,9 +4,8 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
-import { serveFiles, type MediaServer } from './helpers/media.js';
+import { agentTools, serveFiles, type MediaServer } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
-import { chooseMediaTools } from '@shorts/common/media/tools';
 import { measureMediaDuration } from '../node-agent/src/media/ffmpeg.js';
 import { extractAnalysisAudio, lengthSlackSec } from '../node-agent/src/tasks/analyze-video.js';
 import { TaskError } from '../node-agent/src/tasks/task-context.js';
@@ -17,7 +16,7 @@ import { TaskError } from '../node-agent/src/tasks/task-context.js';
 
 const run = promisify(execFile);
 // The agent's ffmpeg (a system 5+ build where there is one): the lengths are its readings.
-const TOOLS = chooseMediaTools({ PATH: process.env.PATH });
+const TOOLS = agentTools();
 let cluster: TestCluster;
 let media: MediaServer;
 const files: Record<string, string> = {};

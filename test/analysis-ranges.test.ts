@@ -3,7 +3,7 @@
 // talk of about 45 s. Two coordinators run side by side: one never splits, one splits anything past
 // 15 s into ranges of about 15 s (runs of whole speech spans of the transcriber's plan). Pocketsphinx runs at about 0.4 x real time on a loaded
 // 2-core machine, so the end-to-end case makes one job of each and kills an agent inside it.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { stat } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import type { Word } from '@shorts/common/text/transcript';
@@ -13,6 +13,7 @@ import { havePocketsphinx, needing } from './helpers/requirements.js';
 import { makeTalkVideo, TALK } from './helpers/talk-video.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { fliteAvailable, type Synthesised } from './transcribe-synth.js';
+import type { Parsed } from './helpers/parsed.js';
 
 const RANGED = { analysisRangeMinSec: 15, analysisRangeSec: 15 };
 /** Both farms' agents: transcription chunks of at most 12 s, so that the talk has several to group. */
@@ -59,14 +60,20 @@ test.after.always(async () => {
   await Promise.all([whole?.close(), ranged?.close()]);
 });
 
+/** A short of a job as the API shows it, in the fields compared here. */
+interface PickedShort {
+  title: string; text: string; startId: number | null; endId: number | null; startTime: number; endTime: number;
+  reframe: { keyframes: Array<{ x: number; time: number }> };
+}
+
 /** The job, its words and shorts as a studio user reads them. */
 async function analysed(cluster: TestCluster, key: string, orgId: string, jobId: string, seen?: number[]) {
   const job = await cluster.settledJob(key, jobId, { seen, timeoutMs: 15 * 60_000 });
-  if (job.status !== 'COMPLETED') return { job, words: [] as Word[], shorts: [] as any[] };
+  if (job.status !== 'COMPLETED') return { job, words: [] as Word[], shorts: [] as PickedShort[] };
   const user = await createUser(cluster.app.db, { email: `ranges-${jobId}@example.com`, organizationId: orgId });
   const token = await cluster.app.signer.issue(user.id);
   const detailed = await cluster.api('GET', `/api/jobs/${jobId}?organizationId=${orgId}`, { headers: { authorization: `Bearer ${token}` } });
-  return { job, words: detailed.body.data.transcription.words as Word[], shorts: detailed.body.data.shorts as any[] };
+  return { job, words: detailed.body.data.transcription.words as Word[], shorts: detailed.body.data.shorts as PickedShort[] };
 }
 
 async function submit(cluster: TestCluster, credits = 10) {
@@ -77,7 +84,7 @@ async function submit(cluster: TestCluster, credits = 10) {
 }
 
 /** The same words in the same order, each within 50 ms of the whole-file analysis's timing. */
-function assertSameWords(t: import('ava').ExecutionContext, got: Word[], expected: Word[]) {
+function assertSameWords(t: ExecutionContext, got: Word[], expected: Word[]) {
   t.deepEqual(got.map((x) => x.text), expected.map((x) => x.text), 'the same words');
   const worst = Math.max(0, ...got.map((x, i) => Math.max(Math.abs(x.start - expected[i]!.start), Math.abs(x.end - expected[i]!.end))));
   t.log(`${got.length} words, worst timing difference ${(worst * 1000).toFixed(0)} ms`);
@@ -85,21 +92,21 @@ function assertSameWords(t: import('ava').ExecutionContext, got: Word[], expecte
 }
 
 /** The same shorts: bounds and words as picked, and the same camera path within the timing slack. */
-function assertSameShorts(t: import('ava').ExecutionContext, got: any[], expected: any[]) {
-  const bounds = (s: any) => ({ title: s.title, text: s.text, startId: s.startId, endId: s.endId });
+function assertSameShorts(t: ExecutionContext, got: PickedShort[], expected: PickedShort[]) {
+  const bounds = (s: PickedShort) => ({ title: s.title, text: s.text, startId: s.startId, endId: s.endId });
   t.deepEqual(got.map(bounds), expected.map(bounds), 'the same shorts');
   got.forEach((s, i) => {
-    t.true(Math.abs(s.startTime - expected[i].startTime) <= 0.05 && Math.abs(s.endTime - expected[i].endTime) <= 0.05, `short ${i} bounds`);
-    const e = expected[i].reframe;
+    t.true(Math.abs(s.startTime - expected[i]!.startTime) <= 0.05 && Math.abs(s.endTime - expected[i]!.endTime) <= 0.05, `short ${i} bounds`);
+    const e = expected[i]!.reframe;
     t.is(s.reframe.keyframes.length, e.keyframes.length, `short ${i} keyframes`);
-    s.reframe.keyframes.forEach((k: any, j: number) => {
-      t.true(Math.abs(k.x - e.keyframes[j].x) <= 2 && Math.abs(k.time - e.keyframes[j].time) <= 0.05, `short ${i} keyframe ${j}`);
+    s.reframe.keyframes.forEach((k, j) => {
+      t.true(Math.abs(k.x - e.keyframes[j]!.x) <= 2 && Math.abs(k.time - e.keyframes[j]!.time) <= 0.05, `short ${i} keyframe ${j}`);
     });
   });
 }
 
 async function tasksOf(cluster: TestCluster, jobId: string) {
-  return cluster.app.db.query<{ id: string; type: string; state: string; parentId: string | null; childIndex: number | null; startedAt: Date; finishedAt: Date | null; attempts: number; payload: any; result: any; leasedBy: string | null }>(
+  return cluster.app.db.query<{ id: string; type: string; state: string; parentId: string | null; childIndex: number | null; startedAt: Date; finishedAt: Date | null; attempts: number; payload: Parsed; result: Parsed; leasedBy: string | null }>(
     `SELECT id, type, state, parent_id AS "parentId", child_index AS "childIndex", started_at AS "startedAt", finished_at AS "finishedAt", attempts, payload, result, leased_by AS "leasedBy"
      FROM tasks WHERE subject_id = $1 ORDER BY parent_id NULLS FIRST, child_index`, [jobId],
   );
@@ -147,8 +154,8 @@ needs.serial('a ranged analysis gives the whole-file words, shorts and reframing
 
   // Charged once, the same price as the whole file.
   t.is(b.job.cost, a.job.cost);
-  const ledger = await ranged.app.db.query(`SELECT kind FROM credit_ledger WHERE job_id = $1 ORDER BY id`, [r.jobId]);
-  t.deepEqual(ledger.map((l: any) => l.kind), ['reserve', 'charge']);
+  const ledger = await ranged.app.db.query<{ kind: string }>(`SELECT kind FROM credit_ledger WHERE job_id = $1 ORDER BY id`, [r.jobId]);
+  t.deepEqual(ledger.map((l) => l.kind), ['reserve', 'charge']);
   const org = await ranged.app.db.one<{ credits: number; reserved: number }>('SELECT credits, reserved_credits AS reserved FROM organizations WHERE id = $1', [r.org.id]);
   t.deepEqual(org, { credits: 10 - b.job.cost, reserved: 0 });
 
@@ -199,6 +206,6 @@ needs.serial('cancelling a ranged analysis while its ranges run leaves no task r
   t.true(settled.length > 1, 'the ranges had been created');
   const job = await ranged.settledJob(r.key, r.jobId);
   t.is(job.status, 'FAILED');
-  const ledger = await ranged.app.db.query(`SELECT kind FROM credit_ledger WHERE job_id = $1 ORDER BY id`, [r.jobId]);
-  t.deepEqual(ledger.map((l: any) => l.kind), ['reserve', 'release']);
+  const ledger = await ranged.app.db.query<{ kind: string }>(`SELECT kind FROM credit_ledger WHERE job_id = $1 ORDER BY id`, [r.jobId]);
+  t.deepEqual(ledger.map((l) => l.kind), ['reserve', 'release']);
 });

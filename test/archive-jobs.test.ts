@@ -1,16 +1,12 @@
 import test from 'ava';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
-import { repoRoot } from '@shorts/common/paths';
 import { newId } from '../coordinator/src/ids.js';
 import { storeFile } from '../coordinator/src/files/store-file.js';
 import { archiveExpiredJobs, ARCHIVE_QUEUE } from '../coordinator/src/archive/archive.js';
 import { SWEEP_QUEUE } from '../coordinator/src/files/orphan-sweep.js';
 import { UPLOAD_SWEEP_QUEUE } from '../coordinator/src/uploads/uploads.js';
+import { admin } from './helpers/admin-cli.js';
 
-const run = promisify(execFile);
 let cluster: TestCluster;
 
 test.before(async () => {
@@ -35,18 +31,16 @@ async function addJobFiles(orgId: string, jobId: string | null, sizes: number[])
 
 const usedBytes = async (orgId: string) => Number((await cluster.app.db.one<{ n: number }>('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [orgId]))!.n);
 
-async function setRetentionWithCli(orgId: string, days: string) {
-  return run(process.execPath, ['--import', 'tsx', path.join(repoRoot(), 'coordinator/src/cli/admin.ts'), 'org', 'set', orgId, '--retention-days', days, '--json'], {
-    env: { ...process.env, DATABASE_URL: cluster.databaseUrl },
-  });
+function setRetentionWithCli(orgId: string, days: string) {
+  return admin(cluster, ['org', 'set', orgId, '--retention-days', days, '--json']);
 }
 
 test('old jobs are archived per organization retention: 404 in the API, their files and objects gone, usage down by exactly their bytes', async (t) => {
   const a = await cluster.org();
   const b = await cluster.org();
   await setRetentionWithCli(a.org.id, '30');
-  const cliRefused = await t.throwsAsync(setRetentionWithCli(a.org.id, '181'));
-  t.regex(String((cliRefused as any).stderr), /1 to 180/);
+  const cliRefused = await t.throwsAsync<Error & { stderr: string }>(setRetentionWithCli(a.org.id, '181'));
+  t.regex(String(cliRefused?.stderr), /1 to 180/);
   await t.throwsAsync(setRetentionWithCli(a.org.id, '0'));
 
   const aOld = await insertJob(a.org.id, 31);

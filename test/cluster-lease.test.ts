@@ -28,9 +28,7 @@ test.after.always(async () => {
 });
 
 // A failed test must not leave its agent around to take the next test's task.
-test.afterEach.always(async () => {
-  await Promise.all(cluster.agents.map((a) => a.kill('SIGKILL')));
-});
+test.afterEach.always(() => cluster.killAgents());
 
 const taskState = (id: string) => cluster.app.queue.get(id);
 const events = async (id: string) =>
@@ -46,9 +44,9 @@ test.serial('a real agent leases a probe, reports progress and completes it', as
   }, 60_000, 'probe to finish');
   t.is(probe.state, 'completed', JSON.stringify(probe));
   t.is(probe.progress, 1);
-  const video = probe.result.streams.find((s: any) => s.codecType === 'video');
+  const video = probe.result.streams.find((s: { codecType: string }) => s.codecType === 'video');
   t.deepEqual({ codec: video.codecName, width: video.width, height: video.height }, { codec: 'h264', width: 320, height: 180 });
-  t.true(probe.result.streams.some((s: any) => s.codecType === 'audio'));
+  t.true(probe.result.streams.some((s: { codecType: string }) => s.codecType === 'audio'));
   t.true(Math.abs(probe.result.durationSec - 3) < 0.2);
   // The agent's log shows the stages it went through.
   await agent.waitForLog(/"task stage".*"downloading"/, 1000);
@@ -210,7 +208,7 @@ test.serial('an idle agent gets a new task at once, also after the wake-up conne
 
 test.serial('an agent with a wrong cluster token is refused', async (t) => {
   const intruder = new FakeAgent(cluster.app.grpcAddress, 'not-the-cluster-token-at-all', 'intruder');
-  const err: any = await t.throwsAsync(intruder.register());
-  t.is(err.code, 16); // UNAUTHENTICATED
+  const err = await t.throwsAsync<Error & { code?: number }>(intruder.register());
+  t.is(err?.code, 16); // UNAUTHENTICATED
   intruder.close();
 });

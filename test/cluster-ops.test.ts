@@ -2,11 +2,8 @@
 // CLI, work that no connected agent can take saying so in the API, and an agent whose work folder
 // breaks failing its task instead of sitting on the lease.
 import test from 'ava';
-import { execFile } from 'node:child_process';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { repoRoot } from '@shorts/common/paths';
 import { recordingLogger, startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
@@ -14,8 +11,8 @@ import { enqueueProbe } from '../coordinator/src/probes/probes.js';
 import { FakeAgent } from './helpers/fake-agent.js';
 import { havePocketsphinx, needing } from './helpers/requirements.js';
 import { placementOf } from '@shorts/common/tasks/contracts';
+import { admin, adminJson } from './helpers/admin-cli.js';
 
-const run = promisify(execFile);
 const log = recordingLogger();
 let cluster: TestCluster;
 let media: MediaServer;
@@ -39,17 +36,9 @@ test.after.always(async () => {
   await cluster?.close();
 });
 
-test.afterEach.always(async () => {
-  await Promise.all(cluster.agents.map((a) => a.kill('SIGKILL')));
-});
+test.afterEach.always(() => cluster.killAgents());
 
-/** The admin CLI as an operator runs it, against the cluster's database. */
-async function admin(...args: string[]): Promise<any> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(repoRoot(), 'coordinator/src/cli/admin.ts'), ...args], {
-    env: { ...process.env, DATABASE_URL: cluster.databaseUrl, DATA_DIR: cluster.dataDir, LOG_LEVEL: 'warn' },
-  });
-  return args.includes('--json') ? JSON.parse(stdout) : stdout;
-}
+interface ListedAgent { id: string; name: string; state: string; taskTypes: string[]; capabilities: string[] }
 
 const taskOf = (subjectId: string) => cluster.app.db.one<{ id: string; state: string }>('SELECT id, state FROM tasks WHERE subject_id = $1', [subjectId]);
 const taskState = async (id: string) => (await cluster.app.queue.get(id))?.state;
@@ -91,42 +80,42 @@ test.serial('work that no connected agent can take says so in the job and render
 
 test.serial('operators list agents, drain one and cancel its running task from the admin CLI', async (t) => {
   const agent = await cluster.startAgent();
-  const listed = (await admin('agent', 'list', '--json')) as any[];
-  const me = listed.find((a) => a.name === agent.name);
+  const listed = await adminJson<ListedAgent[]>(cluster, ['agent', 'list', '--json']);
+  const me = listed.find((a) => a.name === agent.name)!;
   t.like(me, { state: 'online', slots: 1, runningTasks: 0, reportedRunningTasks: 0 });
   t.true(me.taskTypes.includes('probe-media'), me.taskTypes.join(','));
   t.true(me.capabilities.includes('encoder:libx264'), me.capabilities.join(','));
 
   const first = await cluster.api('POST', '/api/probes', { key, body: { url: slowMedia.url('clip.mp4') } });
   await agent.waitForLog(/"task stage".*"downloading"/, 30_000);
-  const drained = await admin('agent', 'drain', me.id, '--json');
+  const drained = await adminJson<{ state: string }>(cluster, ['agent', 'drain', me.id, '--json']);
   t.is(drained.state, 'draining');
   await agent.waitForLog(/"draining: finishing running tasks, taking no new work"/, 20_000);
   const second = await cluster.api('POST', '/api/probes', { key, body: { url: media.url('clip.mp4') } });
 
-  const cancelled = await admin('task', 'cancel', first.body.id, '--json');
-  t.deepEqual(cancelled.map((c: any) => c.outcome), ['cancel requested']);
+  const cancelled = await adminJson<Array<{ outcome: string }>>(cluster, ['task', 'cancel', first.body.id, '--json']);
+  t.deepEqual(cancelled.map((c) => c.outcome), ['cancel requested']);
   await agent.waitForLog(/"task cancelled"/, 20_000);
-  t.regex(await admin('agent', 'list'), new RegExp(`${me.id}\\s+${agent.name}\\s+draining\\s+[01]/1`));
+  t.regex(await admin(cluster, ['agent', 'list']), new RegExp(`${me.id}\\s+${agent.name}\\s+draining\\s+[01]/1`));
   t.is(await taskState(first.body.id), 'cancelled');
   t.is((await cluster.api('GET', `/api/probes/${first.body.id}`, { key })).body.state, 'cancelled');
 
   // Idle now and draining: the second probe stays queued until the drain is lifted.
   await waitFor(async () => (await cluster.app.db.one<{ running_tasks: number }>('SELECT running_tasks FROM agents WHERE id = $1', [me.id]))?.running_tasks === 0, 20_000, 'idle heartbeat');
   t.is(await taskState(second.body.id), 'queued');
-  t.is((await admin('agent', 'resume', me.id, '--json')).state, 'online');
+  t.is((await adminJson<{ state: string }>(cluster, ['agent', 'resume', me.id, '--json'])).state, 'online');
   await waitFor(async () => ((await taskState(second.body.id)) === 'completed' ? true : undefined), 60_000, 'second probe to complete');
   t.pass();
 });
 
 test.serial('cancelling a queued task from the CLI ends it at the next watchdog tick', async (t) => {
   const id = await enqueueProbe(cluster.app.db.pool, cluster.app.queue, orgId, 'http://example.invalid/never');
-  await admin('task', 'cancel', id);
+  await admin(cluster, ['task', 'cancel', id]);
   t.is(await taskState(id), 'queued', 'the CLI only asks; the coordinator carries it out');
   await cluster.app.queue.tick();
   t.is(await taskState(id), 'cancelled');
-  const again = await t.throwsAsync(admin('task', 'cancel', id));
-  t.regex(String((again as any).stderr), /Nothing to cancel: task .* is cancelled/);
+  const again = await t.throwsAsync<Error & { stderr: string }>(admin(cluster, ['task', 'cancel', id]));
+  t.regex(String(again?.stderr), /Nothing to cancel: task .* is cancelled/);
 });
 
 test.serial('an agent whose work folder cannot be made fails the task rather than sitting on its lease', async (t) => {

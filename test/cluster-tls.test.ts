@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
 import { CoordinatorClient } from '../node-agent/src/coordinator-client.js';
+import { TEST_CLUSTER_TOKEN } from './helpers/cluster-token.js';
 
 const run = promisify(execFile);
 
@@ -60,17 +61,17 @@ const register = (client: CoordinatorClient) =>
   client.call('RegisterAgent', { name: 'outsider', capabilities: { cpu_cores: 1, task_types: ['probe-media'], max_concurrent_tasks: 1 } }, { retryForMs: 0, deadlineMs: 5000 });
 
 test.serial('a plaintext agent cannot talk to a TLS coordinator', async (t) => {
-  const client = new CoordinatorClient(cluster.app.grpcAddress, 'test-cluster-token-0123456789');
-  const err: any = await t.throwsAsync(register(client));
-  t.true(err.code === 14 || err.code === 4, `gRPC code ${err.code}`); // UNAVAILABLE or DEADLINE_EXCEEDED
+  const client = new CoordinatorClient(cluster.app.grpcAddress, TEST_CLUSTER_TOKEN);
+  const err = await t.throwsAsync<Error & { code?: number }>(register(client));
+  t.true(err?.code === 14 || err?.code === 4, `gRPC code ${err?.code}`); // UNAVAILABLE or DEADLINE_EXCEEDED
   client.close();
   t.false((await cluster.app.db.query(`SELECT 1 FROM agents WHERE name = 'outsider'`)).length > 0);
 });
 
 test.serial('an agent that trusts another certificate refuses the coordinator', async (t) => {
-  const client = new CoordinatorClient(cluster.app.grpcAddress, 'test-cluster-token-0123456789', path.join(certDir, 'stranger.crt'));
-  const err: any = await t.throwsAsync(register(client));
-  t.true(err.code === 14 || err.code === 4, `gRPC code ${err.code}`);
+  const client = new CoordinatorClient(cluster.app.grpcAddress, TEST_CLUSTER_TOKEN, path.join(certDir, 'stranger.crt'));
+  const err = await t.throwsAsync<Error & { code?: number }>(register(client));
+  t.true(err?.code === 14 || err?.code === 4, `gRPC code ${err?.code}`);
   client.close();
   t.false((await cluster.app.db.query(`SELECT 1 FROM agents WHERE name = 'outsider'`)).length > 0);
 });

@@ -13,6 +13,7 @@ import { allowed, type Endpoint, type NetworkPolicy } from './helpers/network-po
 import { composeCli, interpolateAll, readEnvFile } from './helpers/compose.js';
 import { strictTypeErrors } from './helpers/k8s-types.js';
 import { needing } from './helpers/requirements.js';
+import type { Parsed } from './helpers/parsed.js';
 
 // Every file under deploy/ parses, and what the files promise each other holds (names, paths,
 // ports, secrets). No Docker engine runs here, so the images themselves are not built: what goes
@@ -36,7 +37,7 @@ async function walk(dir: string): Promise<string[]> {
   return out;
 }
 
-async function yamlDocs(file: string): Promise<any[]> {
+async function yamlDocs(file: string): Promise<Parsed[]> {
   const docs = parseAllDocuments(await readFile(file, 'utf8'), { merge: true });
   for (const d of docs) if (d.errors.length) throw new Error(`${file}: ${d.errors.map((e) => e.message).join('; ')}`);
   return docs.map((d) => d.toJS({ maxAliasCount: 100 })).filter((d) => d != null);
@@ -60,11 +61,11 @@ test('promtool accepts the scrape configuration and the alert rules', async (t) 
 
 test('the alert rules cover what operators must be woken for', async (t) => {
   const [doc] = await yamlDocs(path.join(deploy, 'prometheus/alerts.yml'));
-  const alerts = doc.groups.flatMap((g: any) => g.rules.map((r: any) => r.alert));
+  const alerts = doc.groups.flatMap((g: Parsed) => g.rules.map((r: Parsed) => r.alert));
   for (const a of ['ShortsDatabaseUnreachable', 'ShortsNoAgentsOnline', 'ShortsQueueWaitTooLong', 'ShortsTaskFailureRate', 'ShortsLeaseExpiries', 'ShortsWebhookFailures', 'ShortsStorageNearlyFull']) {
     t.true(alerts.includes(a), a);
   }
-  for (const r of doc.groups.flatMap((g: any) => g.rules)) {
+  for (const r of doc.groups.flatMap((g: Parsed) => g.rules)) {
     t.truthy(r.annotations?.summary, r.alert);
     t.truthy(r.labels?.severity, r.alert);
   }
@@ -75,13 +76,13 @@ test('Grafana provisioning: the dashboard names the provisioned datasource and l
   const [provider] = await yamlDocs(path.join(deploy, 'grafana/provisioning/dashboards/shorts.yml'));
   const dashboard = JSON.parse(readFileSyncUtf8(path.join(deploy, 'grafana/dashboards/shorts-farm.json')));
   const uid = ds.datasources[0].uid;
-  const panels = dashboard.panels.filter((p: any) => p.type !== 'row');
+  const panels = dashboard.panels.filter((p: Parsed) => p.type !== 'row');
   t.true(panels.length >= 15);
   for (const p of panels) {
     t.is(p.datasource.uid, uid, p.title);
-    t.true(p.targets.length > 0 && p.targets.every((x: any) => typeof x.expr === 'string' && x.expr.length > 0), p.title);
+    t.true(p.targets.length > 0 && p.targets.every((x: Parsed) => typeof x.expr === 'string' && x.expr.length > 0), p.title);
   }
-  const ids = dashboard.panels.map((p: any) => p.id);
+  const ids = dashboard.panels.map((p: Parsed) => p.id);
   t.is(new Set(ids).size, ids.length, 'panel ids are unique');
   // compose mounts deploy/grafana/dashboards where the provider reads.
   const [compose] = await yamlDocs(path.join(deploy, 'compose.yaml'));
@@ -106,10 +107,10 @@ test('compose: a small farm of Postgres, coordinator, two agents, Prometheus and
   t.is(s['agent-gpu'].build.dockerfile, 'deploy/docker/agent-gpu.Dockerfile');
   // Prometheus scrapes exactly the services compose starts, on the ports they serve.
   const [prom] = await yamlDocs(path.join(deploy, 'prometheus/prometheus.yml'));
-  const targets = (job: string) => prom.scrape_configs.find((c: any) => c.job_name === job).static_configs[0].targets;
+  const targets = (job: string) => prom.scrape_configs.find((c: Parsed) => c.job_name === job).static_configs[0].targets;
   t.deepEqual(targets('shorts-coordinator'), ['coordinator:3000']);
   t.deepEqual(targets('shorts-agent'), [`agent-1:${s['agent-1'].environment.AGENT_METRICS_PORT}`, `agent-2:${s['agent-2'].environment.AGENT_METRICS_PORT}`]);
-  for (const svc of Object.values<any>(s)) {
+  for (const svc of Object.values<Parsed>(s)) {
     if (svc.build) t.true(existsSync(path.join(deploy, svc.build.context, svc.build.dockerfile)), svc.build.dockerfile);
   }
   t.true(existsSync(path.join(deploy, 'farm.env.example')));
@@ -130,31 +131,31 @@ test('Kubernetes: coordinator Deployment and Service, agents on GPU nodes, and e
   for (const d of deployments) {
     t.deepEqual(d.spec.selector.matchLabels, Object.fromEntries(Object.entries(d.spec.template.metadata.labels).filter(([k]) => k in d.spec.selector.matchLabels)));
     for (const c of d.spec.template.spec.containers) for (const ref of c.envFrom ?? []) t.true(secrets.has(ref.secretRef.name), ref.secretRef.name);
-    const volumes = new Map((d.spec.template.spec.volumes ?? []).map((v: any) => [v.name, v]));
+    const volumes = new Map((d.spec.template.spec.volumes ?? []).map((v: Parsed) => [v.name, v]));
     for (const c of d.spec.template.spec.containers) {
       for (const mount of c.volumeMounts ?? []) {
-        const v: any = volumes.get(mount.name);
+        const v: Parsed = volumes.get(mount.name);
         t.truthy(v, `${d.metadata.name}: volume ${mount.name}`);
         if (v.secret) t.true(secrets.has(v.secret.secretName), v.secret.secretName);
       }
       // Files the environment names are where a mounted secret puts them.
       for (const e of c.env ?? []) {
         if (!/^GRPC_TLS_/.test(e.name)) continue;
-        const mount = (c.volumeMounts ?? []).find((m: any) => e.value.startsWith(m.mountPath + '/'));
+        const mount = (c.volumeMounts ?? []).find((m: Parsed) => e.value.startsWith(m.mountPath + '/'));
         t.truthy(mount, `${e.name}=${e.value} is not under a mounted volume`);
         const key = e.value.slice(mount.mountPath.length + 1);
-        t.true(secrets.get((volumes.get(mount.name) as any).secret.secretName)!.includes(key), `${e.name}: ${key}`);
+        t.true(secrets.get((volumes.get(mount.name) as Parsed).secret.secretName)!.includes(key), `${e.name}: ${key}`);
       }
     }
   }
   const service = byKind('Service')[0];
   t.deepEqual(service.spec.selector, coordinator.spec.selector.matchLabels);
-  t.deepEqual(service.spec.ports.map((p: any) => p.targetPort).sort(), coordinator.spec.template.spec.containers[0].ports.map((p: any) => p.name).sort());
+  t.deepEqual(service.spec.ports.map((p: Parsed) => p.targetPort).sort(), coordinator.spec.template.spec.containers[0].ports.map((p: Parsed) => p.name).sort());
   const pod = agent.spec.template.spec;
   t.is(pod.containers[0].resources.limits['nvidia.com/gpu'], 1);
   t.truthy(pod.nodeSelector);
-  t.true(pod.tolerations.some((x: any) => x.key === 'nvidia.com/gpu'));
-  const env = Object.fromEntries(pod.containers[0].env.filter((e: any) => 'value' in e).map((e: any) => [e.name, e.value]));
+  t.true(pod.tolerations.some((x: Parsed) => x.key === 'nvidia.com/gpu'));
+  const env = Object.fromEntries(pod.containers[0].env.filter((e: Parsed) => 'value' in e).map((e: Parsed) => [e.name, e.value]));
   t.regex(env.COORDINATOR_GRPC, /^shorts-coordinator\.shorts\.svc:50051$/);
   t.regex(env.NVIDIA_DRIVER_CAPABILITIES, /video/);
   t.truthy(env.GRPC_TLS_CA, 'agents dial the coordinator over TLS');
@@ -222,7 +223,7 @@ const SECRET_PATHS = [/(^|\/)\.git(\/|$)/, /\.env$/, /(^|\/)\.env(\.|$)/, /\.(pe
 
 test('image builds: the build context holds no env file, key, generated secret, deploy/ or .git, and still holds what the Dockerfiles copy', async (t) => {
   const [compose] = await yamlDocs(path.join(deploy, 'compose.yaml'));
-  for (const svc of Object.values<any>(compose.services).filter((s) => s.build)) {
+  for (const svc of Object.values<Parsed>(compose.services).filter((s) => s.build)) {
     t.is(path.resolve(deploy, svc.build.context), root, 'compose builds from the repository root, as the Dockerfiles say');
     t.true(DOCKERFILES.includes(svc.build.dockerfile), svc.build.dockerfile);
   }
@@ -261,7 +262,7 @@ const AGENT_ENV = ['COORDINATOR_GRPC', 'CLUSTER_TOKEN', 'GRPC_INSECURE', 'GRPC_T
 /** A distinct value for every variable of the example env file, so a value found somewhere tells whose it is. */
 const distinctSecrets = () => Object.fromEntries(Object.keys(readEnvFile(path.join(deploy, 'farm.env.example'))).map((k) => [k, `${k.toLowerCase()}-${randomUUID()}`]));
 
-function checkSecretsPerService(t: ExecutionContext, services: Record<string, any>, env: Record<string, string>) {
+function checkSecretsPerService(t: ExecutionContext, services: Record<string, Parsed>, env: Record<string, string>) {
   for (const name of AGENT_SERVICES) {
     const agentEnv: Record<string, string> = services[name].environment;
     t.deepEqual(Object.keys(agentEnv).filter((k) => !AGENT_ENV.includes(k)), [], `${name} gets only what an agent needs`);
@@ -282,7 +283,7 @@ test('compose: each service gets only the secrets its environment names (agents:
   const text = readFileSyncUtf8(path.join(deploy, 'compose.yaml')).split('\n').filter((l) => !l.trimStart().startsWith('#')).join('\n');
   const example = readEnvFile(path.join(deploy, 'farm.env.example'));
   // No service reads an env file whole: that is how agents used to get JWT_SECRET.
-  for (const [name, svc] of Object.entries<any>(compose.services)) t.is(svc.env_file, undefined, name);
+  for (const [name, svc] of Object.entries<Parsed>(compose.services)) t.is(svc.env_file, undefined, name);
   // Every variable compose insists on is in the example, and no password has a default.
   const required = [...new Set([...text.matchAll(/\$\{([A-Z_]+):\?/g)].map((m) => m[1]!))].sort();
   t.deepEqual(required, [...REQUIRED].sort());
@@ -309,7 +310,7 @@ needing({ tools: { 'a compose CLI (docker compose or docker-compose)': Boolean(c
       { env: { PATH: process.env.PATH }, timeout: 60_000 });
     writeFileSync(path.join(dir, 'empty.env'), '');
     const refused = await t.throwsAsync(config(path.join(dir, 'empty.env')));
-    t.regex(String((refused as any).stderr), /(POSTGRES_PASSWORD|GRAFANA_ADMIN_PASSWORD|CLUSTER_TOKEN|JWT_SECRET|URL_SIGNING_SECRET)/);
+    t.regex(String((refused as Error & { stderr?: string }).stderr), /(POSTGRES_PASSWORD|GRAFANA_ADMIN_PASSWORD|CLUSTER_TOKEN|JWT_SECRET|URL_SIGNING_SECRET)/);
     const env = distinctSecrets();
     writeFileSync(path.join(dir, 'farm.env'), Object.entries(env).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
     const { stdout } = await config(path.join(dir, 'farm.env'));
@@ -339,7 +340,7 @@ function composeBytes(value: unknown): number {
 }
 
 /** CPU, memory and process limits on every service, as a host needs them: set, finite and not "unlimited". */
-function checkResourceLimits(t: ExecutionContext, services: Record<string, any>) {
+function checkResourceLimits(t: ExecutionContext, services: Record<string, Parsed>) {
   for (const [name, svc] of Object.entries(services)) {
     const cpus = Number(svc.cpus);
     t.true(cpus > 0 && cpus <= 16, `${name}: cpus ${svc.cpus}`);
@@ -352,7 +353,7 @@ function checkResourceLimits(t: ExecutionContext, services: Record<string, any>)
 
 test('compose: every container has a read-only root, scratch on tmpfs, no capabilities, no privilege gain, CPU, memory and process limits, and a pinned image', async (t) => {
   const [compose] = await yamlDocs(path.join(deploy, 'compose.yaml'));
-  for (const [name, svc] of Object.entries<any>(compose.services)) {
+  for (const [name, svc] of Object.entries<Parsed>(compose.services)) {
     t.is(svc.read_only, true, name);
     t.true((svc.tmpfs ?? []).some((m: string) => m === '/tmp' || m.startsWith('/tmp:')), `${name}: /tmp on tmpfs`);
     t.deepEqual(svc.cap_drop, ['ALL'], name);
@@ -382,13 +383,13 @@ test('Dockerfiles: every base image is pinned to a release', (t) => {
 
 // ---- Kubernetes: schemas, hardening, who may talk to whom (item 12) ----
 
-async function k8sResources(): Promise<any[]> {
+async function k8sResources(): Promise<Parsed[]> {
   const [kustomize] = await yamlDocs(path.join(deploy, 'k8s/kustomization.yaml'));
   return (await Promise.all(kustomize.resources.map((f: string) => yamlDocs(path.join(deploy, 'k8s', f))))).flat();
 }
 
 /** The kubernetes-models class of a manifest (the Kubernetes OpenAPI schemas, compiled for ajv). */
-async function modelOf(doc: any): Promise<{ validate(): void }> {
+async function modelOf(doc: Parsed): Promise<{ validate(): void }> {
   const [group, v] = doc.apiVersion.includes('/') ? doc.apiVersion.split('/') : ['', doc.apiVersion];
   const mod = await import(`kubernetes-models/${group ? `${group}/` : ''}${v}/${doc.kind}`);
   return new mod[doc.kind](doc);
@@ -433,7 +434,7 @@ test('Kubernetes: every container has a read-only root, no privilege gain, no ca
     const where = w.metadata.name;
     t.is(pod.automountServiceAccountToken, false, where);
     t.is(pod.securityContext?.runAsNonRoot, true, where);
-    const volumes = new Map<string, any>((pod.volumes ?? []).map((v: any) => [v.name, v]));
+    const volumes = new Map<string, Parsed>((pod.volumes ?? []).map((v: Parsed) => [v.name, v]));
     for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
       const sc = c.securityContext ?? {};
       const name = `${where}/${c.name}`;
@@ -445,9 +446,9 @@ test('Kubernetes: every container has a read-only root, no privilege gain, no ca
       t.is((sc.seccompProfile ?? pod.securityContext?.seccompProfile)?.type, 'RuntimeDefault', name);
       for (const r of ['cpu', 'memory', 'ephemeral-storage']) t.truthy(c.resources?.limits?.[r], `${name}: limits.${r}`);
       // With the root read-only, every place the program writes is an emptyDir.
-      const scratch = (c.volumeMounts ?? []).filter((m: any) => volumes.get(m.name)?.emptyDir && !m.readOnly).map((m: any) => m.mountPath as string);
+      const scratch = (c.volumeMounts ?? []).filter((m: Parsed) => volumes.get(m.name)?.emptyDir && !m.readOnly).map((m: Parsed) => m.mountPath as string);
       t.true(scratch.includes('/tmp'), `${name}: /tmp`);
-      for (const e of (c.env ?? []).filter((x: any) => WRITABLE_ENV.includes(x.name))) {
+      for (const e of (c.env ?? []).filter((x: Parsed) => WRITABLE_ENV.includes(x.name))) {
         t.true(scratch.some((m: string) => e.value === m || e.value.startsWith(`${m}/`)), `${name}: ${e.name}=${e.value} is not on an emptyDir`);
       }
       t.true(pinned(c.image), `${name}: ${c.image}`);
@@ -459,10 +460,10 @@ test('Kubernetes: every container has a read-only root, no privilege gain, no ca
 test('Kubernetes: an agent can read the cluster token and the CA, nothing that signs sessions or URLs and no database credentials', async (t) => {
   const docs = await k8sResources();
   const secrets = new Map<string, string[]>(docs.filter((d) => d.kind === 'Secret').map((s) => [s.metadata.name, Object.keys(s.stringData ?? s.data ?? {})]));
-  const readable = (d: any) => d.spec.template.spec.containers.flatMap((c: any) => [
-    ...(c.envFrom ?? []).filter((r: any) => r.secretRef).flatMap((r: any) => secrets.get(r.secretRef.name)!.map((k) => `${r.secretRef.name}/${k}`)),
-    ...(c.env ?? []).filter((e: any) => e.valueFrom?.secretKeyRef).map((e: any) => `${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`),
-    ...(c.volumeMounts ?? []).map((m: any) => d.spec.template.spec.volumes.find((v: any) => v.name === m.name)?.secret?.secretName)
+  const readable = (d: Parsed) => d.spec.template.spec.containers.flatMap((c: Parsed) => [
+    ...(c.envFrom ?? []).filter((r: Parsed) => r.secretRef).flatMap((r: Parsed) => secrets.get(r.secretRef.name)!.map((k) => `${r.secretRef.name}/${k}`)),
+    ...(c.env ?? []).filter((e: Parsed) => e.valueFrom?.secretKeyRef).map((e: Parsed) => `${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`),
+    ...(c.volumeMounts ?? []).map((m: Parsed) => d.spec.template.spec.volumes.find((v: Parsed) => v.name === m.name)?.secret?.secretName)
       .filter(Boolean).flatMap((name: string) => secrets.get(name)!.map((k) => `${name}/${k}`)),
   ]).sort();
   const deployments = docs.filter((d) => d.kind === 'Deployment');
@@ -477,9 +478,9 @@ test('Kubernetes NetworkPolicies: only agents reach gRPC, only coordinators reac
   const docs = await k8sResources();
   const policies = docs.filter((d) => d.kind === 'NetworkPolicy') as NetworkPolicy[];
   const deployment = (name: string) => docs.find((d) => d.kind === 'Deployment' && d.metadata.name === name);
-  const podOf = (d: any, ip: string): Endpoint => ({
+  const podOf = (d: Parsed, ip: string): Endpoint => ({
     namespace: d.metadata.namespace, labels: d.spec.template.metadata.labels, ip,
-    ports: Object.fromEntries(d.spec.template.spec.containers.flatMap((c: any) => (c.ports ?? []).map((p: any) => [p.name, p.containerPort]))),
+    ports: Object.fromEntries(d.spec.template.spec.containers.flatMap((c: Parsed) => (c.ports ?? []).map((p: Parsed) => [p.name, p.containerPort]))),
   });
   const coordinator = podOf(deployment('shorts-coordinator'), '10.0.1.10');
   const agent = podOf(deployment('shorts-agent-gpu'), '10.0.2.20');

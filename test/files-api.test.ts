@@ -140,9 +140,9 @@ test('a video added from a path gets its ffprobe length and a grabbed thumbnail'
 test('storage is refused before it would exceed the plan, leaving no object behind', async (t) => {
   const { org } = await cluster.org({ plan: 'free' });
   await cluster.app.db.query('UPDATE organizations SET storage_used_bytes = $2 WHERE id = $1', [org.id, 100_000_000 - 100]);
-  const err = await t.throwsAsync(add(org.id, 'big.bin', { bytes: 101 }));
-  t.is((err as any).status, 403);
-  t.is((err as any).error, 'fullStorage');
+  const err = await t.throwsAsync<Error & { status?: number; error?: string }>(add(org.id, 'big.bin', { bytes: 101 }));
+  t.is(err?.status, 403);
+  t.is(err?.error, 'fullStorage');
   const left: string[] = [];
   for await (const o of cluster.app.store.list(`orgs/${org.id}/`)) left.push(o.key);
   t.deepEqual(left, []);

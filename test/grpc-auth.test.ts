@@ -1,11 +1,12 @@
 // The agent protocol's front door: a call without the cluster token is refused from its headers,
 // before its (possibly huge) message is read; an agent with the token may still send the large
 // analysis results the protocol allows.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import * as grpc from '@grpc/grpc-js';
 import net from 'node:net';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { CoordinatorClient } from '../node-agent/src/coordinator-client.js';
+import { TEST_CLUSTER_TOKEN } from './helpers/cluster-token.js';
 
 let cluster: TestCluster;
 test.before(async () => {
@@ -16,7 +17,7 @@ test.after.always(async () => {
 });
 
 /** A TCP relay to the coordinator's gRPC port that counts the bytes the client sent through it. */
-async function countingRelay(t: import('ava').ExecutionContext, target: string): Promise<{ address: string; sent: () => number }> {
+async function countingRelay(t: ExecutionContext, target: string): Promise<{ address: string; sent: () => number }> {
   const [host, port] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
   let sent = 0;
   const sockets = new Set<net.Socket>();
@@ -52,7 +53,7 @@ test.serial('a call with a wrong cluster token is refused before its 24 MiB mess
 
 test.serial('an agent with the token may send a message of that size (analysis results are large)', async (t) => {
   const relay = await countingRelay(t, cluster.app.grpcAddress);
-  const agent = new CoordinatorClient(relay.address, 'test-cluster-token-0123456789');
+  const agent = new CoordinatorClient(relay.address, TEST_CLUSTER_TOKEN);
   t.teardown(() => agent.close());
   const err = await t.throwsAsync<grpc.ServiceError>(
     agent.call('CompleteTask', { task_id: 'no-such-task', lease_token: 'y', result_json: 'a'.repeat(BIG) }, { retryForMs: 0 }));

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { joinWords, type Transcript, type Word } from '@shorts/common/text/transcript';
 import { ChatHighlightModel, createHighlightModel, highlightApiFromEnv, LocalHighlightModel, parseJsonContent } from '../node-agent/src/highlights/highlight-model.js';
 import { selectShorts } from '../node-agent/src/highlights/selector.js';
+import { listener } from './helpers/http.js';
 
 /** 3 words/s, a pause after every 8 words: 240 words over ~85 s, plus filler to 200 s. */
 function transcript(): Transcript {
@@ -19,7 +20,7 @@ function transcript(): Transcript {
 
 async function fakeChat(answer: (body: Record<string, unknown>) => { status: number; body: unknown }) {
   const seen: Array<{ url: string; headers: http.IncomingHttpHeaders; body: Record<string, unknown> }> = [];
-  const server = http.createServer(async (req, res) => {
+  const server = http.createServer(listener(async (req, res) => {
     let raw = '';
     for await (const c of req) raw += c;
     const body = JSON.parse(raw) as Record<string, unknown>;
@@ -27,7 +28,7 @@ async function fakeChat(answer: (body: Record<string, unknown>) => { status: num
     const a = answer(body);
     res.writeHead(a.status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(a.body));
-  });
+  }));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
 }

@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { joinWords, type Transcript, type Word } from '@shorts/common/text/transcript';
 import { predefinedShorts } from '../node-agent/src/highlights/predefined.js';
 import { segmentSentences } from '../node-agent/src/highlights/segments.js';
@@ -80,7 +80,7 @@ function fixture(punctuated = true) {
   return { transcript, qaStart, qaEnd, numStart, numEnd, silence };
 }
 
-function checkInvariants(t: import('ava').ExecutionContext, transcript: Transcript, shorts: Short[]) {
+function checkInvariants(t: ExecutionContext, transcript: Transcript, shorts: Short[]) {
   const words = transcript.words;
   const sentences = segmentSentences(words);
   shorts.forEach((s, i) => {

@@ -189,7 +189,7 @@ test('list: search, status filter incl. all, paging with total before paging', a
   t.is((await cluster.api('GET', '/api/jobs?status=all', { key })).body.total, 12);
   const both = await cluster.api('GET', '/api/jobs?status=FAILED&query=cooking', { key });
   t.is(both.body.total, 2);
-  t.true(both.body.data.every((j: any) => j.status === 'FAILED' && /Cooking/.test(j.title)));
+  t.true(both.body.data.every((j: { status: string; title: string }) => j.status === 'FAILED' && /Cooking/.test(j.title)));
   t.is((await cluster.api('GET', '/api/jobs?query=100%25', { key })).body.total, 0);
   t.is((await cluster.api('GET', '/api/jobs?status=completed', { key })).body.total, 0);
   t.is((await cluster.api('GET', '/api/jobs?status=failed', { key })).body.total, 4);
@@ -206,7 +206,7 @@ test('list: search, status filter incl. all, paging with total before paging', a
   }
   t.is((await cluster.api('GET', '/api/jobs?status=DONE', { key })).status, 400);
   // Newest first.
-  const times = first.body.data.map((j: any) => Date.parse(j.createdAt));
+  const times = first.body.data.map((j: { createdAt: string }) => Date.parse(j.createdAt));
   t.deepEqual(times, [...times].sort((a: number, b: number) => b - a));
 });
 

@@ -10,6 +10,7 @@ import { makeTalkVideo } from './helpers/talk-video.js';
 import { startWebhookReceiver } from './helpers/webhook-receiver.js';
 import { matchWords, fliteAvailable, type Synthesised } from './transcribe-synth.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
+import type { Parsed } from './helpers/parsed.js';
 
 // Real Postgres, a real agent process, real ffmpeg and pocketsphinx on a flite-spoken video.
 
@@ -72,7 +73,7 @@ test.serial('an automatic job: transcript with timings, shorts, cost, credits, f
   t.true(match.recall >= 0.7, `recall ${match.recall}`);
   t.true(match.within / match.matched >= 0.95, `within 0.3 s: ${match.within}/${match.matched}`);
   const shorts = detailed.body.data.shorts;
-  shorts.forEach((s: any, i: number) => {
+  shorts.forEach((s: Parsed, i: number) => {
     t.is(s.id, i);
     t.truthy(s.reason);
     t.true(Number.isInteger(s.startId) && Number.isInteger(s.endId) && s.endId >= s.startId);
@@ -80,7 +81,7 @@ test.serial('an automatic job: transcript with timings, shorts, cost, credits, f
   });
   for (let i = 1; i < shorts.length; i++) t.true(shorts[i].startTime >= shorts[i - 1].endTime, 'shorts do not overlap');
   // Each short's crop path, the same in both forms, covering the short on the source's clock.
-  shorts.forEach((s: any, i: number) => {
+  shorts.forEach((s: Parsed, i: number) => {
     t.like(s.reframe, { sourceWidth: 640, sourceHeight: 360 }); // makeTalkVideo's default size
     t.true(s.reframe.keyframes.length >= 1);
     t.is(s.reframe.segments[0].start, s.startTime);
@@ -98,13 +99,13 @@ test.serial('an automatic job: transcript with timings, shorts, cost, credits, f
   const after = await orgRow(org.id);
   t.is(after!.credits, 9.7);
   t.is(after!.reserved, 0);
-  const ledger = await cluster.app.db.query('SELECT kind, amount FROM credit_ledger WHERE job_id = $1 ORDER BY id', [job.id]);
+  const ledger = await cluster.app.db.query<{ kind: string; amount: number }>('SELECT kind, amount FROM credit_ledger WHERE job_id = $1 ORDER BY id', [job.id]);
   t.deepEqual(ledger, [{ kind: 'reserve', amount: 0.3 }, { kind: 'charge', amount: -0.3 }]);
 
   // Files: the source and one crop per short, counted exactly in the quota.
   const files = await cluster.app.db.query<{ size: number; tags: string[] }>('SELECT size_bytes AS size, tags FROM files WHERE job_id = $1', [job.id]);
   t.is(files.length, 1 + shorts.length);
-  t.is(after!.used, files.reduce((n: number, f: any) => n + f.size, 0));
+  t.is(after!.used, files.reduce((n, f) => n + f.size, 0));
 
   const list = await cluster.api('GET', '/api/jobs', { key });
   t.like(list.body.data[0], { id: job.id, status: 'COMPLETED', shortsCount: shorts.length, cost: 0.3, creditUsageStatus: 'ACTIVE' });
@@ -112,8 +113,8 @@ test.serial('an automatic job: transcript with timings, shorts, cost, credits, f
   // Webhook: failed twice, retried with backoff, delivered once accepted, every attempt recorded.
   // The receiver answers 200 before the coordinator records attempt 3: wait for the record.
   const attempts = await waitFor(async () => {
-    const rows = await cluster.app.db.query('SELECT attempt, status_code AS code, delivered FROM webhook_deliveries WHERE job_id = $1 ORDER BY id', [job.id]);
-    return rows.some((r: any) => r.delivered) ? rows : undefined;
+    const rows = await cluster.app.db.query<{ attempt: number; code: number | null; delivered: boolean }>('SELECT attempt, status_code AS code, delivered FROM webhook_deliveries WHERE job_id = $1 ORDER BY id', [job.id]);
+    return rows.some((r) => r.delivered) ? rows : undefined;
   }, 60_000, 'webhook delivery recorded');
   const ok = hooks.received.find((h) => h.status === 200)!;
   const sig = String(ok.headers['x-signature']);
@@ -137,7 +138,7 @@ test.serial('predefined shorts: exactly those, ids in start order, text from the
   const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media.url('talk.mp4'), options: { predefinedShorts } } });
   const job = await waitForJob(key, created.body.id);
   t.is(job.status, 'COMPLETED', job.message);
-  t.deepEqual(job.data.shorts.map((s: any) => [s.id, s.content]), [['0', 'Practice'], ['1', 'Memory']]);
+  t.deepEqual(job.data.shorts.map((s: { id: string; content: string }) => [s.id, s.content]), [['0', 'Practice'], ['1', 'Memory']]);
   t.is(job.data.shorts[0].startTime, 0);
   t.is(job.data.shorts[0].endTime, 8);
   t.regex(job.data.shorts[0].text.toLowerCase(), /fastest way/);
@@ -166,7 +167,7 @@ test.serial('failures end FAILED with an actionable message, release credits and
   t.deepEqual(o, { credits: 2, reserved: 0, used: 0 });
   const list = await cluster.api('GET', '/api/jobs?status=FAILED', { key });
   t.is(list.body.total, 4);
-  t.true(list.body.data.every((j: any) => j.creditUsageStatus === 'RELEASED'));
+  t.true(list.body.data.every((j: { creditUsageStatus: string }) => j.creditUsageStatus === 'RELEASED'));
   const leftovers: string[] = [];
   for await (const obj of cluster.app.store.list(`orgs/${org.id}/`)) leftovers.push(obj.key);
   t.deepEqual(leftovers, []);
@@ -190,8 +191,8 @@ test.serial('a video the credits cannot pay for fails once its length is known, 
     t.regex(job.message, /Not enough credits for this video: 20\.0 minutes cost 0\.60 credits, 0\.40 available/);
     t.true(job.progress < 30, `failed before transcription (progress ${job.progress})`);
     t.deepEqual(await orgRow(org.id), { credits: 0.4, reserved: 0, used: 0 });
-    const ledger = await cluster.app.db.query('SELECT kind, amount FROM credit_ledger WHERE job_id = $1 ORDER BY id', [created.body.id]);
-    t.deepEqual(ledger.map((r: any) => [r.kind, Number(r.amount)]), [['reserve', 0.3], ['release', 0.3]]);
+    const ledger = await cluster.app.db.query<{ kind: string; amount: number }>('SELECT kind, amount FROM credit_ledger WHERE job_id = $1 ORDER BY id', [created.body.id]);
+    t.deepEqual(ledger.map((r) => [r.kind, Number(r.amount)]), [['reserve', 0.3], ['release', 0.3]]);
     t.false(cluster.agents.some((a) => a.logs.some((l) => l.includes(created.body.id) && l.includes('"transcribed"'))));
   } finally {
     await server.close();
@@ -200,7 +201,7 @@ test.serial('a video the credits cannot pay for fails once its length is known, 
 
 test.serial('an agent killed mid-job: the job is re-leased and completes once', async (t) => {
   const { org, key } = await cluster.org({ plan: 'pro', credits: 5 });
-  for (const a of cluster.agents) await a.kill('SIGKILL');
+  await cluster.killAgents();
   const doomed = await cluster.startAgent();
   const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media.url('talk.mp4') } });
   await doomed.waitForLog(/"stage":"transcribing"/, 60_000);
@@ -209,8 +210,8 @@ test.serial('an agent killed mid-job: the job is re-leased and completes once', 
   await waitFor(async () => (await cluster.app.queue.tick()) > 0, 30_000, 'lease expiry');
   const job = await waitForJob(key, created.body.id);
   t.is(job.status, 'COMPLETED', job.message);
-  const ledger = await cluster.app.db.query(`SELECT kind FROM credit_ledger WHERE job_id = $1 ORDER BY id`, [job.id]);
-  t.deepEqual(ledger.map((l: any) => l.kind), ['reserve', 'charge']);
+  const ledger = await cluster.app.db.query<{ kind: string }>(`SELECT kind FROM credit_ledger WHERE job_id = $1 ORDER BY id`, [job.id]);
+  t.deepEqual(ledger.map((l) => l.kind), ['reserve', 'charge']);
   const files = await cluster.app.db.query<{ id: string }>('SELECT id FROM files WHERE job_id = $1', [job.id]);
   t.is(files.length, 1 + job.data.shorts.length);
   t.is((await orgRow(org.id))!.credits, 4.7);

@@ -6,6 +6,7 @@ import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import { planReframe } from '@shorts/common/reframe/camera';
 import type { ShortDetections } from '@shorts/common/reframe/types';
 import type { Word } from '@shorts/common/text/transcript';
+import type { Parsed } from './helpers/parsed.js';
 
 // Editing a completed job's shorts in place (POST/PATCH/DELETE /api/jobs/:jobId/shorts[/:shortId]):
 // no new job or charge, ids that never shift, renders that follow the new range, and a crop path
@@ -53,7 +54,7 @@ async function bearerFor(orgId: string) {
   const user = await createUser(cluster.app.db, { email: `shorts-${orgId}@example.com`, organizationId: orgId });
   return { authorization: `Bearer ${await cluster.app.signer.issue(user.id)}` };
 }
-async function shortsOf(key: string, id: string): Promise<any[]> {
+async function shortsOf(key: string, id: string): Promise<Parsed[]> {
   return (await cluster.api('GET', `/api/jobs/${id}`, { key })).body.data.shorts;
 }
 async function ledger(orgId: string) {
@@ -64,7 +65,7 @@ async function ledger(orgId: string) {
 async function renderTask(key: string, id: string, target: number, options: Record<string, unknown> = {}) {
   const render = await cluster.api('POST', '/api/render', { key, body: { id, target, options } });
   if (render.status !== 201) return { status: render.status, payload: undefined };
-  const task = await cluster.app.db.one<{ payload: any }>(`SELECT payload FROM tasks WHERE subject_id = $1 AND type = 'render-short'`, [render.body.renderId]);
+  const task = await cluster.app.db.one<{ payload: Parsed }>(`SELECT payload FROM tasks WHERE subject_id = $1 AND type = 'render-short'`, [render.body.renderId]);
   return { status: 201, payload: task!.payload };
 }
 
@@ -136,9 +137,9 @@ test('trim, add and remove: ids never shift or get reused, renders use the new r
   const path = trimmed.body.short.reframe;
   t.truthy(path, 'reframed from the stored detections');
   t.falsy(trimmed.body.short.reframeStale);
-  t.true(path.keyframes.every((k: any) => k.time >= 2 && k.time <= 8), JSON.stringify(path.keyframes.map((k: any) => k.time)));
+  t.true(path.keyframes.every((k: { time: number }) => k.time >= 2 && k.time <= 8), JSON.stringify(path.keyframes.map((k: { time: number }) => k.time)));
   t.is(path.keyframes[0].time, 2);
-  t.deepEqual(path.segments.map((s: any) => s.tracks), [[1], [2]], 'left speaker, then the cut to the right one');
+  t.deepEqual(path.segments.map((s: { tracks: number[] }) => s.tracks), [[1], [2]], 'left speaker, then the cut to the right one');
   t.true(path.segments[1].start > 4 && path.segments[1].start <= 5.1, `cut at the turn (${path.segments[1].start})`);
 
   const trimmedRender = await renderTask(key, id, 0);
@@ -150,7 +151,7 @@ test('trim, add and remove: ids never shift or get reused, renders use the new r
   const added = await cluster.api('POST', `/api/jobs/${id}/shorts`, { key, body: { revision: 1, title: 'Inside the second', startTime: 12, endTime: 14 } });
   t.is(added.status, 201, JSON.stringify(added.body));
   t.like(added.body, { revision: 2, short: { id: 2, startTime: 12, endTime: 14, text: 'w12 w13' } });
-  t.true(added.body.short.reframe.keyframes.every((k: any) => k.time >= 12 && k.time <= 14));
+  t.true(added.body.short.reframe.keyframes.every((k: { time: number }) => k.time >= 12 && k.time <= 14));
 
   // Remove the first: the others keep their ids; a new short never takes the removed id.
   const removed = await cluster.api('DELETE', `/api/jobs/${id}/shorts/0?revision=2`, { key });

@@ -28,7 +28,7 @@ test.serial('a processing job names its stage in the list and the retrieve form,
   const listed = async () => {
     const r = await cluster.api('GET', '/api/jobs', { key });
     t.is(r.status, 200);
-    return Object.fromEntries((r.body.data as any[]).map((item) => [item.id, item]));
+    return Object.fromEntries((r.body.data as Array<{ id: string; status: string; stage?: string }>).map((item) => [item.id, item]));
   };
   const retrieved = async () => (await cluster.api('GET', `/api/jobs/${jobId}`, { key })).body;
 

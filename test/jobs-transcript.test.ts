@@ -65,11 +65,11 @@ test('fix, join, split and delete words: timings kept as asked, shorts and both 
   for (const w of WORDS.filter((w) => ['the', 'quick', 'brown', 'jumps', 'dog'].includes(w.text))) t.deepEqual(byText[w.text], [w.start, w.end]);
 
   const keyForm = (await cluster.api('GET', `/api/jobs/${id}`, { key })).body;
-  t.deepEqual(keyForm.data.shorts.map((s: any) => s.text), ['brown fox jumps today', 'high five dog']);
+  t.deepEqual(keyForm.data.shorts.map((s: { text: string }) => s.text), ['brown fox jumps today', 'high five dog']);
   const bearerForm = (await cluster.api('GET', `/api/jobs/${id}?organizationId=${org.id}`, { headers: await bearerFor(org.id) })).body;
   t.is(bearerForm.data.transcription.text, 'the quick brown fox jumps today high five dog');
   t.is(bearerForm.data.transcription.revision, 1);
-  t.deepEqual(bearerForm.data.shorts.map((s: any) => [s.startId, s.endId, s.text]), [[2, 5, 'brown fox jumps today'], [null, null, 'high five dog']], 'the AI short\'s indices follow the join');
+  t.deepEqual(bearerForm.data.shorts.map((s: { startId: number | null; endId: number | null; text: string }) => [s.startId, s.endId, s.text]), [[2, 5, 'brown fox jumps today'], [null, null, 'high five dog']], 'the AI short\'s indices follow the join');
   t.is(bearerForm.cost, 0.3, 'the job\'s cost is unchanged');
   const creditsAfter = (await cluster.app.db.one<{ n: string }>(`SELECT count(*) AS n FROM credit_ledger WHERE organization_id = $1`, [org.id]))?.n;
   t.is(creditsAfter, creditsBefore, 'no credit movement');
@@ -100,7 +100,7 @@ test('insert undoes a delete, a join and a split exactly (the studio\'s undo)', 
   ]);
   t.deepEqual(restored, WORDS);
   const form = (await cluster.api('GET', `/api/jobs/${id}`, { key })).body;
-  t.deepEqual(form.data.shorts.map((s: any) => s.text), ['brown fax jumps to day', 'highfive um dog']);
+  t.deepEqual(form.data.shorts.map((s: { text: string }) => s.text), ['brown fax jumps to day', 'highfive um dog']);
   // An insert that overlaps a neighbour is refused.
   const overlap = await cluster.api('PATCH', `/api/jobs/${id}/transcription`, { key, body: { revision, edits: [{ op: 'insert', index: 1, text: 'x', start: 0.6, end: 0.8 }] } });
   t.is(overlap.status, 400);

@@ -1,12 +1,13 @@
 // Captions drawn on a transparent strip once per change (caption-canvas.ts) must give the frames
 // that drawing them into every frame gives: same pixels, same frames, nothing clipped.
 import test from 'ava';
+import { agentTools } from './helpers/media.js';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { chooseMediaTools, isBundledFfmpeg } from '@shorts/common/media/tools';
+import { isBundledFfmpeg } from '@shorts/common/media/tools';
 import { resolveCaptionStyle, type StyleItem } from '@shorts/common/render/presets';
 import { changeExpression } from '../node-agent/src/media/caption-canvas.js';
 import type { Reframe } from '@shorts/common/reframe/types';
@@ -14,7 +15,7 @@ import type { CaptionWord } from '../node-agent/src/media/captions.js';
 import { prepareRender } from '../node-agent/src/media/render-args.js';
 
 const run = promisify(execFile);
-const FFMPEG = chooseMediaTools({ PATH: process.env.PATH }).ffmpegPath;
+const FFMPEG = agentTools().ffmpegPath;
 const W = 540;
 const H = 960;
 let dir: string;

@@ -1,10 +1,10 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { InvalidInput } from '@shorts/common/invalid-input';
 import { appErrorOf } from '../coordinator/src/errors.js';
 import { BLEND_MODES, normalizeRenderOptions, watermarkOpacity } from '@shorts/common/render/options';
 import { CAPTION_PRESETS, isCaptionPreset, parseColor, resolveCaptionStyle } from '@shorts/common/render/presets';
 
-const rejects = (t: any, raw: unknown, message: RegExp) => {
+const rejects = (t: ExecutionContext, raw: unknown, message: RegExp) => {
   const err = t.throws(() => normalizeRenderOptions(raw), { instanceOf: InvalidInput }) as InvalidInput;
   t.is(appErrorOf(err)?.status, 400);
   t.regex(err.message, message);
@@ -96,7 +96,7 @@ test('not an object is a 400; missing options are empty', (t) => {
 // ---- presets and caption styles ------------------------------------------------------------------
 
 test('built-in presets: DEFAULT, VIRAL, GRAPES and more, case-insensitive', (t) => {
-  for (const name of ['DEFAULT', 'VIRAL', 'GRAPES', 'HORMOZI', 'BEAST', 'KARAOKE', 'MINIMAL']) t.true(CAPTION_PRESETS.includes(name as any), name);
+  for (const name of ['DEFAULT', 'VIRAL', 'GRAPES', 'HORMOZI', 'BEAST', 'KARAOKE', 'MINIMAL']) t.true((CAPTION_PRESETS as string[]).includes(name), name);
   t.true(isCaptionPreset('viral'));
   t.false(isCaptionPreset('NOPE'));
   t.false(isCaptionPreset(3));

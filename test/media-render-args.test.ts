@@ -4,12 +4,11 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import ffprobeInstaller from '@ffprobe-installer/ffprobe';
 import sharp from 'sharp';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
 import { FfmpegError, ffprobe, runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { buildRenderArgs, clipWords, filterArg, prepareRender, type RenderSpec } from '../node-agent/src/media/render-args.js';
-import { FFMPEG, makeTestVideo } from './helpers/media.js';
+import { FFMPEG, FFPROBE, makeTestVideo } from './helpers/media.js';
 import { inputGuard } from '@shorts/common/media/input-guard';
 
 const run = promisify(execFile);
@@ -194,7 +193,7 @@ test('end to end: 3 s of a 1280x720 video with audio becomes a 360x640 H.264/AAC
   t.true(boxes.indexOf('moov') < boxes.indexOf('mdat'), `boxes ${boxes.join(',')}`);
 
   // Audio and video cover the same span (the seek applied to both).
-  const probe = await run(ffprobeInstaller.path, ['-v', 'error', '-print_format', 'json', '-show_streams', out]);
+  const probe = await run(FFPROBE, ['-v', 'error', '-print_format', 'json', '-show_streams', out]);
   const streams = JSON.parse(probe.stdout).streams as Array<{ codec_type: string; duration: string }>;
   const [v, a] = ['video', 'audio'].map((k) => Number(streams.find((s) => s.codec_type === k)!.duration));
   t.true(Math.abs(v! - a!) < 0.1, `video ${v} s, audio ${a} s`);

@@ -1,10 +1,5 @@
 import test from 'ava';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { createLogger } from '@shorts/common/logger';
-import { loadConfig } from '../coordinator/src/config.js';
-import { startCoordinator } from '../coordinator/src/coordinator.js';
 import type { Coordinator } from '../coordinator/src/context.js';
 import { enqueueProbe } from '../coordinator/src/probes/probes.js';
 import { Db } from '../coordinator/src/db/db.js';
@@ -18,20 +13,14 @@ import { FakeAgent, probeResult } from './helpers/fake-agent.js';
 
 let cluster: TestCluster;
 let other: Coordinator;
-let otherDir: string;
 
 test.before(async () => {
   cluster = await startCluster('metrics_farm');
-  otherDir = await mkdtemp(path.join(os.tmpdir(), 'shorts-metrics-farm-b-'));
-  other = await startCoordinator(loadConfig({
-    databaseUrl: cluster.databaseUrl, dataDir: otherDir, port: 0, grpcPort: 0, host: '127.0.0.1', grpcHost: '127.0.0.1', timers: false,
-    clusterToken: 'test-cluster-token-0123456789', leaseTtlMs: 4000,
-  }, {}), createLogger({ service: 'coordinator-b' }, 'error'));
+  other = await cluster.startCoordinator({ log: createLogger({ service: 'coordinator-b' }, 'error') });
 });
 test.after.always(async () => {
   await other?.close();
   await cluster?.close();
-  await rm(otherDir, { recursive: true, force: true });
 });
 
 async function scrape(app: Coordinator): Promise<string> {

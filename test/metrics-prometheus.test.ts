@@ -12,6 +12,7 @@ import { makeTalkVideo, TALK } from './helpers/talk-video.js';
 import { startWebhookReceiver } from './helpers/webhook-receiver.js';
 import { fliteAvailable } from './transcribe-synth.js';
 import { expectedOnnxProvider } from './helpers/onnx-provider.js';
+import type { Parsed } from './helpers/parsed.js';
 
 // A real Prometheus (Debian's package) scrapes a running coordinator and agent with deploy/'s
 // scrape config and alert rules; every dashboard and alert expression must evaluate and name only
@@ -37,7 +38,7 @@ async function freePort(): Promise<number> {
 
 async function promQuery(expr: string): Promise<{ status: string; error?: string; data?: { resultType: string; result: Array<{ metric: Record<string, string>; value: [number, string] }> } }> {
   const res = await fetch(`${promUrl}/api/v1/query?${new URLSearchParams({ query: expr })}`);
-  return res.json() as any;
+  return res.json() as Promise<Parsed>;
 }
 
 /** Grafana's interval variables, as Grafana would fill them for a 1 s scrape and a short range. */
@@ -79,12 +80,12 @@ function exportedNames(text: string): Set<string> {
 
 async function dashboardExprs(): Promise<Array<{ panel: string; expr: string }>> {
   const dashboard = JSON.parse(await readFile(path.join(deploy, 'grafana/dashboards/shorts-farm.json'), 'utf8'));
-  return dashboard.panels.filter((p: any) => p.targets).flatMap((p: any) => p.targets.map((t: any) => ({ panel: p.title, expr: t.expr })));
+  return dashboard.panels.filter((p: Parsed) => p.targets).flatMap((p: Parsed) => p.targets.map((t: Parsed) => ({ panel: p.title, expr: t.expr })));
 }
 
 async function alertExprs(): Promise<Array<{ alert: string; expr: string }>> {
   const rules = parse(await readFile(path.join(deploy, 'prometheus/alerts.yml'), 'utf8'));
-  return rules.groups.flatMap((g: any) => g.rules.map((r: any) => ({ alert: r.alert, expr: r.expr })));
+  return rules.groups.flatMap((g: Parsed) => g.rules.map((r: Parsed) => ({ alert: r.alert, expr: r.expr })));
 }
 
 test.before(async () => {
@@ -99,7 +100,7 @@ test.before(async () => {
   const config = parse(await readFile(path.join(deploy, 'prometheus/prometheus.yml'), 'utf8'));
   config.global = { ...config.global, scrape_interval: '1s', evaluation_interval: '1s' };
   config.rule_files = [path.join(deploy, 'prometheus/alerts.yml')];
-  const job = (name: string) => config.scrape_configs.find((c: any) => c.job_name === name);
+  const job = (name: string) => config.scrape_configs.find((c: Parsed) => c.job_name === name);
   job('shorts-coordinator').static_configs = [{ targets: [new URL(cluster.app.httpUrl).host] }];
   job('shorts-agent').static_configs = [{ targets: [`127.0.0.1:${agentMetricsPort}`] }];
   const configPath = path.join(cluster.dataDir, 'prometheus.yml');
@@ -134,7 +135,7 @@ test.serial('promtool accepts deploy/\'s rules; Prometheus scrapes the coordinat
   const rules = await run('promtool', ['check', 'rules', path.join(deploy, 'prometheus/alerts.yml')]);
   t.regex(rules.stdout, /SUCCESS/);
   const targets = await waitFor(async () => {
-    const body = (await (await fetch(`${promUrl}/api/v1/targets`)).json()) as any;
+    const body = (await (await fetch(`${promUrl}/api/v1/targets`)).json()) as Parsed;
     const active = body.data.activeTargets as Array<{ labels: { job: string }; health: string; lastError: string }>;
     return active.length === 2 && active.every((a) => a.health === 'up') ? active : undefined;
   }, 30_000, 'both targets up');
@@ -205,13 +206,13 @@ test.serial('a job and a render run here show in the dashboard; every dashboard 
   }
 
   // Prometheus itself evaluated the alert rules without error.
-  const rules = (await (await fetch(`${promUrl}/api/v1/rules`)).json()) as any;
-  const loaded = rules.data.groups.flatMap((g: any) => g.rules);
+  const rules = (await (await fetch(`${promUrl}/api/v1/rules`)).json()) as Parsed;
+  const loaded = rules.data.groups.flatMap((g: Parsed) => g.rules);
   t.is(loaded.length, 8);
-  t.true(loaded.some((r: any) => r.name === 'ShortsDatabaseUnreachable'), 'an unreadable database has an alert of its own');
+  t.true(loaded.some((r: Parsed) => r.name === 'ShortsDatabaseUnreachable'), 'an unreadable database has an alert of its own');
   for (const r of loaded) t.not(r.health, 'err', `${r.name}: ${r.lastError}`);
   // On a healthy farm with an agent online, no alert fires.
-  const firing = loaded.filter((r: any) => r.state === 'firing').map((r: any) => r.name);
+  const firing = loaded.filter((r: Parsed) => r.state === 'firing').map((r: Parsed) => r.name);
   t.deepEqual(firing, []);
 });
 

@@ -1,9 +1,9 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import http from 'node:http';
 import { mkdtemp, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { safeFetch, safeDownload, checkUrl, FetchRefusedError, type LookupFn } from '@shorts/common/net/safe-fetch';
+import { safeFetch, safeDownload, checkUrl, FetchRefusedError, type FetchRefusal, type LookupFn } from '@shorts/common/net/safe-fetch';
 import { isBlockedAddress, parseAllowlist } from '@shorts/common/net/address-policy';
 
 // The guard every user-supplied URL goes through (fileUrl, waterMarkUrl, webhooks, social media).
@@ -15,7 +15,7 @@ async function server(handler: http.RequestListener) {
   return { port, url: (p = '/') => `http://127.0.0.1:${port}${p}`, close: () => new Promise<void>((r) => { s.closeAllConnections(); s.close(() => r()); }) };
 }
 
-const refusal = async (t: any, url: string, code: string, opts = {}) => {
+const refusal = async (t: ExecutionContext, url: string, code: FetchRefusal, opts = {}) => {
   const err = await t.throwsAsync(safeFetch(url, { timeoutMs: 3000, ...opts }), { instanceOf: FetchRefusedError }, url);
   t.is(err?.code, code, `${url}: ${err?.message}`);
 };

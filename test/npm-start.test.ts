@@ -11,6 +11,7 @@ import { freePort, portIsFree, processAlive, waitForExit } from './helpers/proce
 import { needing } from './helpers/requirements.js';
 import { makeTalkVideo } from './helpers/talk-video.js';
 import { fliteAvailable } from './transcribe-synth.js';
+import type { Parsed } from './helpers/parsed.js';
 
 // `npm start` as a user runs it (scripts/start.mjs, from the TypeScript sources so no build is
 // needed): an embedded Postgres, one coordinator and one supervised agent, on free ports.
@@ -67,7 +68,7 @@ async function launchStack(dataDir: string, env: Record<string, string> = {}, wa
     try {
       return await waitFor(async () => lines.slice(after).find((l) => re.test(l)), timeoutMs, String(re));
     } catch (err) {
-      throw new Error(`${(err as Error).message}; npm start said:\n${lines.slice(-30).join('\n')}`);
+      throw new Error(`${(err as Error).message}; npm start said:\n${lines.slice(-30).join('\n')}`, { cause: err });
     }
   };
   const stack: Stack = { proc, dataDir, ports, lines, url: '', key: '', coordinatorPid: 0, postgresPid: 0, waitForLine, exited };
@@ -122,20 +123,20 @@ async function api(stack: Stack, method: string, urlPath: string, body?: unknown
     headers: { authorization: `Bearer ${stack.key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
-  return { status: res.status, body: await res.json() as any };
+  return { status: res.status, body: await res.json() as Parsed };
 }
 
 needing({ tools: { flite: fliteAvailable() } })('a killed agent is restarted and runs the work created while none was up; SIGTERM then stops everything, Postgres last', async (t) => {
   const dataDir = await tempDataDir('npm-start');
   const talk = await makeTalkVideo(dataDir, { phrases: [{ text: 'Practice every single day and you will learn fast.', pauseAfter: 0.5 }] });
   const media = await serveFiles({ 'talk.mp4': talk.videoPath });
-  let stack: Stack | undefined;
+  const started: { stack?: Stack } = {};
   t.teardown(async () => {
-    stack?.proc.kill('SIGKILL');
+    started.stack?.proc.kill('SIGKILL');
     await media.close();
     await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 });
   });
-  stack = await startStack(dataDir);
+  const stack = (started.stack = await startStack(dataDir));
 
   const first = await agentPid(stack);
   await stack.waitForLine(/"msg":"agent ready"/, first.index);

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
+import type { Parsed } from './helpers/parsed.js';
 
 // What the /docs explorer is built from: the OpenAPI document's allowed values, examples and
 // security schemes, and the explorer's own files served by this server (no other origin).
@@ -38,7 +39,7 @@ test('the document names allowed values and carries request examples that the AP
 });
 
 test('every route has an example of its success response, and of its request body where it takes one', async (t) => {
-  const doc = (await cluster.api('GET', '/openapi.json')).body as { paths: Record<string, Record<string, any>> };
+  const doc = (await cluster.api('GET', '/openapi.json')).body as { paths: Record<string, Record<string, Parsed>> };
   const missing: string[] = [];
   let routes = 0;
   for (const [path, operations] of Object.entries(doc.paths)) {

@@ -1,8 +1,6 @@
 import test from 'ava';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
-import { loadConfig } from '../coordinator/src/config.js';
-import { startCoordinator } from '../coordinator/src/coordinator.js';
 import { createLogger } from '@shorts/common/logger';
 
 // Contract section 8: file routes are limited by plan, social routes for API-key calls. Small
@@ -77,10 +75,7 @@ test('a case-changed path neither dodges the file-route limit nor reaches a rout
 });
 
 test('two coordinators on one database share the buckets: the limit holds across them', async (t) => {
-  const second = await startCoordinator(loadConfig({
-    databaseUrl: cluster.databaseUrl, dataDir: cluster.dataDir, port: 0, grpcPort: 0, host: '127.0.0.1', grpcHost: '127.0.0.1', timers: false,
-    clusterToken: 'test-cluster-token-0123456789', rateLimitFilesPerMinute: '3,3,5,5', rateLimitSocialPerMinute: 2,
-  }, {}), createLogger({ service: 'coordinator-2' }, 'silent'));
+  const second = await cluster.startCoordinator({ log: createLogger({ service: 'coordinator-2' }, 'silent') });
   try {
     const { key } = await cluster.org({ plan: 'free' });
     const get = (base: string) => fetch(`${base}/api/uploads/files`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);

@@ -9,6 +9,7 @@ import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import type { ShortDetections } from '@shorts/common/reframe/types';
 import { planReframe } from '@shorts/common/reframe/camera';
+import type { Parsed } from './helpers/parsed.js';
 
 // The crop path as data: served under `reframe` in both retrieve forms and described in the OpenAPI
 // document; a render with other director settings plans it again from the stored detections.
@@ -69,7 +70,7 @@ test('each short carries its crop path in both retrieve forms; the detections ar
   const reframe = bearerForm.body.data.shorts[0].reframe;
   t.deepEqual(reframe, stored);
   t.like(reframe, { sourceWidth: 1280, sourceHeight: 720 });
-  t.deepEqual(reframe.segments.map((s: any) => [s.start, s.layout, s.tracks]), [[0, 'single', [1]], [2, 'single', [2]]]); // the cut where the second mouth starts moving
+  t.deepEqual(reframe.segments.map((s: { start: number; layout: string; tracks: number[] }) => [s.start, s.layout, s.tracks]), [[0, 'single', [1]], [2, 'single', [2]]]); // the cut where the second mouth starts moving
   for (const body of [keyForm.body, bearerForm.body]) {
     const text = JSON.stringify(body);
     t.false(text.includes('mouthActivity') || text.includes('"turns"') || text.includes('reframePlan'), 'detections stay private');
@@ -84,7 +85,7 @@ test('the OpenAPI document describes reframe on the job retrieve route', async (
   for (const form of forms) {
     const short = form.properties.data.properties.shorts.items;
     const reframe = short.properties.reframe;
-    const object = reframe.anyOf ? reframe.anyOf.find((s: any) => s.type === 'object') : reframe;
+    const object = reframe.anyOf ? reframe.anyOf.find((s: { type?: string }) => s.type === 'object') : reframe;
     t.deepEqual(Object.keys(object.properties).sort(), ['keyframes', 'segments', 'shots', 'sourceHeight', 'sourceWidth']);
     const key = object.properties.keyframes.items;
     t.deepEqual(Object.keys(key.properties).sort(), ['height', 'panels', 'time', 'width', 'x', 'y']);
@@ -108,7 +109,7 @@ function t0(ok: boolean, message: string) {
 const red = ([r, g, b]: number[]) => r! > 180 && g! < 80 && b! < 80;
 const blue = ([r, g, b]: number[]) => b! > 180 && r! < 80 && g! < 80;
 
-async function render(key: string, jobId: string, options: Record<string, unknown>): Promise<{ file: string; spec: any }> {
+async function render(key: string, jobId: string, options: Record<string, unknown>): Promise<{ file: string; spec: Parsed }> {
   const created = await cluster.api('POST', '/api/render', { key, body: { id: jobId, target: 0, size: { width: 360, height: 640 }, options } });
   if (created.status !== 201) throw new Error(JSON.stringify(created.body));
   const done = await waitFor(async () => {
@@ -119,7 +120,7 @@ async function render(key: string, jobId: string, options: Record<string, unknow
   const file = path.join(cluster.dataDir, `${created.body.renderId}.mp4`);
   const res = await fetch(done.url);
   await import('node:fs/promises').then(async (fs) => fs.writeFile(file, Buffer.from(await res.arrayBuffer())));
-  const row = await cluster.app.db.one<{ spec: any }>(`SELECT payload AS spec FROM tasks WHERE subject_id = $1 AND type = 'render-short'`, [created.body.renderId]);
+  const row = await cluster.app.db.one<{ spec: Parsed }>(`SELECT payload AS spec FROM tasks WHERE subject_id = $1 AND type = 'render-short'`, [created.body.renderId]);
   return { file, spec: row!.spec };
 }
 

@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import type { Box, ShortDetections, SpeakerTurn } from '@shorts/common/reframe/types';
 import { DEFAULT_DIRECTOR, directorSettings } from '@shorts/common/reframe/director';
 import { interpolate, planReframe, slices, contains, MIN_HOLD_SEC, LEAD_IN_MAX_SEC } from '@shorts/common/reframe/camera';
@@ -42,7 +42,7 @@ function faceAt(d: ShortDetections, id: number, time: number): Box | undefined {
   return d.tracks.find((t) => t.id === id)?.samples.find((s) => Math.abs(s.time - time) < 1e-6)?.box;
 }
 
-function assertSane(t: import('ava').ExecutionContext, d: ShortDetections, r: ReturnType<typeof planReframe>) {
+function assertSane(t: ExecutionContext, d: ShortDetections, r: ReturnType<typeof planReframe>) {
   for (const k of r.keyframes) {
     t.true(Number.isInteger(k.x) && Number.isInteger(k.y) && k.width % 2 === 0 && k.height % 2 === 0, `integers, even sizes: ${JSON.stringify(k)}`);
     t.true(k.x >= 0 && k.y >= 0 && k.x + k.width <= d.sourceWidth && k.y + k.height <= d.sourceHeight, `inside the frame: ${JSON.stringify(k)}`);
@@ -55,7 +55,7 @@ function assertSane(t: import('ava').ExecutionContext, d: ShortDetections, r: Re
 }
 
 /** At every sample time: no face is sliced by the window's edge, nor by a split's panel. */
-function assertNoFaceCut(t: import('ava').ExecutionContext, d: ShortDetections, r: ReturnType<typeof planReframe>) {
+function assertNoFaceCut(t: ExecutionContext, d: ShortDetections, r: ReturnType<typeof planReframe>) {
   for (const time of timesOf(d)) {
     for (const w of boxesShownAt(r, time)) {
       for (const tr of d.tracks) {

@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -125,7 +125,7 @@ maybe('the same with a listener who sways and breathes (slow zoom, a few pixels 
   await checkConversation(t, await composeConversation(dir, { turns: [0, 1, 0], listener: 'drift' }), false);
 });
 
-async function checkConversation(t: import('ava').ExecutionContext, conversation: ComposedVideo, renderClip: boolean) {
+async function checkConversation(t: ExecutionContext, conversation: ComposedVideo, renderClip: boolean) {
   const d = await detect(conversation);
   const tracks = conversation.panels.map((p) => trackOf(d, p));
   t.true(tracks.every((id) => id !== undefined), `a track for each person: ${JSON.stringify(d.tracks.map((tr) => [tr.id, tr.samples.length]))}`);

@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,7 +10,6 @@ import { envelopeAt, envelopeOf } from '../node-agent/src/reframe/speech-envelop
 import { gridClips } from './helpers/grid.js';
 import { composeLipsync, type LipsyncSegment, type LipsyncVideo, type PanelShow } from './helpers/grid-lipsync.js';
 import { detectWholeVideo } from './helpers/reframe.js';
-import { FFMPEG } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
 
 // Who speaks is whose lips move in step with the voice that is heard, not whose lips move most: GRID
@@ -80,7 +79,7 @@ function windowShare(d: ShortDetections, video: LipsyncVideo, heardTrack: number
 
 /** The heard person talks in step with the sound while the other's lips move in each segment as
  *  `others` says. */
-async function checkHeard(t: import('ava').ExecutionContext, heard: 0 | 1, others: PanelShow[]) {
+async function checkHeard(t: ExecutionContext, heard: 0 | 1, others: PanelShow[]) {
   const other = (1 - heard) as 0 | 1;
   const segments: LipsyncSegment[] = others.map((show_) => {
     const show: LipsyncSegment['show'] = ['still', 'still'];

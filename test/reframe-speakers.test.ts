@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -143,7 +143,7 @@ function overlap(a: { start: number; end: number }, b: { start: number; end: num
   return Math.max(0, Math.min(a.end, b.end) - Math.max(a.start, b.start));
 }
 
-async function checkConversation(t: import('ava').ExecutionContext, turns: Array<0 | 1>, listener: ListenerStyle, tight?: number) {
+async function checkConversation(t: ExecutionContext, turns: Array<0 | 1>, listener: ListenerStyle, tight?: number) {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'reframe-speakers-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const video = await composeConversation(dir, { turns, listener, ...(tight !== undefined ? { tight } : {}) });

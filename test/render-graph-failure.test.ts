@@ -1,13 +1,11 @@
 import test from 'ava';
-import { chmod, writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { FFMPEG } from './helpers/media.js';
-import { chooseMediaTools } from '@shorts/common/media/tools';
+import { agentTools, FFMPEG, ffmpegWrapper } from './helpers/media.js';
 import { FfmpegError, runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { insertFiles } from '../coordinator/src/files/files.js';
 
@@ -15,7 +13,7 @@ import { insertFiles } from '../coordinator/src/files/files.js';
 // attempt: the farm fails it once, with ffmpeg's reason, instead of retrying it.
 
 const run = promisify(execFile);
-const TOOLS = chooseMediaTools({ PATH: process.env.PATH });
+const TOOLS = agentTools();
 let cluster: TestCluster;
 let source: string;
 
@@ -27,9 +25,7 @@ test.before(async () => {
   // The agent's ffmpeg, with the watermark's pixels made non-square again (a stand-in for any graph bug): a
   // non-separable blend mode's graph then cannot configure, as before setsar=1 was added.
   const wrapper = path.join(cluster.dataDir, 'ffmpeg-non-square-watermark');
-  await writeFile(wrapper, '#!/bin/bash\nargs=()\nfor a in "$@"; do args+=("${a//setsar=1,format=rgba/setsar=3017\\/3000,format=rgba}"); done\n' +
-    `exec ${TOOLS.ffmpegPath} "\${args[@]}"\n`);
-  await chmod(wrapper, 0o755);
+  await ffmpegWrapper(wrapper, TOOLS.ffmpegPath, 'args=()\nfor a in "$@"; do args+=("${a//setsar=1,format=rgba/setsar=3017\\/3000,format=rgba}"); done', '"${args[@]}"');
   await cluster.startAgent({ FFMPEG_PATH: wrapper, FFPROBE_PATH: TOOLS.ffprobePath });
 });
 test.after.always(() => cluster?.close());
@@ -53,8 +49,8 @@ test('a render whose filter graph cannot be configured fails after one attempt, 
   t.regex(done.message, /^Rendering failed: mergeplanes: input #1 link in1 SAR \d+:\d+ does not match output link default SAR 1:1$/);
   const task = await cluster.app.db.one(`SELECT attempts, max_attempts AS "maxAttempts", state FROM tasks WHERE subject_id = $1`, [created.body.renderId]);
   t.like(task, { attempts: 1, maxAttempts: 3 });
-  const events = await cluster.app.db.query(`SELECT kind FROM task_events WHERE task_id = (SELECT id FROM tasks WHERE subject_id = $1) ORDER BY id`, [created.body.renderId]);
-  t.false(events.some((e: any) => e.kind === 'retry'), JSON.stringify(events));
+  const events = await cluster.app.db.query<{ kind: string }>(`SELECT kind FROM task_events WHERE task_id = (SELECT id FROM tasks WHERE subject_id = $1) ORDER BY id`, [created.body.renderId]);
+  t.false(events.some((e) => e.kind === 'retry'), JSON.stringify(events));
 });
 
 test('ffmpeg failures: a graph that cannot configure is told apart from one that may pass next time', async (t) => {

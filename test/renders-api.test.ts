@@ -183,12 +183,12 @@ test('a job\'s renders are listed after the fact, newest first, per short on req
   const second = (await render(key, { id: jobId, target: 1, size: { width: 1080, height: 1920 } })).body.renderId;
   const list = await cluster.api('GET', `/api/jobs/${jobId}/renders`, { key });
   t.is(list.status, 200, JSON.stringify(list.body));
-  t.deepEqual(list.body.data.map((r: any) => [r.renderId, r.shortId]), [[second, 1], [first, 0]]);
+  t.deepEqual(list.body.data.map((r: { renderId: string; shortId: number }) => [r.renderId, r.shortId]), [[second, 1], [first, 0]]);
   t.like(list.body.data[0], { output: { width: 1080, height: 1920 }, type: 'queued', status: 'QUEUED', progress: 0 });
   t.like(list.body.data[1], { captionPreset: 'VIRAL' });
   t.false(Number.isNaN(Date.parse(list.body.data[0].createdAt)));
   const ofShort = await cluster.api('GET', `/api/jobs/${jobId}/renders?shortId=0`, { key });
-  t.deepEqual(ofShort.body.data.map((r: any) => r.renderId), [first]);
+  t.deepEqual(ofShort.body.data.map((r: { renderId: string }) => r.renderId), [first]);
   t.is((await cluster.api('GET', `/api/jobs/${jobId}/renders?shortId=-1`, { key })).status, 400);
 
   const other = await cluster.org();

@@ -10,12 +10,11 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import ffprobeInstaller from '@ffprobe-installer/ffprobe';
 import { BLEND_MODES, type BlendMode } from '@shorts/common/render/options';
 import { placeWatermark, type WatermarkBox, type WatermarkPlacement } from '@shorts/common/render/watermark-geometry';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { FFMPEG, serveFiles, type MediaServer } from './helpers/media.js';
+import { FFMPEG, FFPROBE, serveFiles, type MediaServer } from './helpers/media.js';
 
 const run = promisify(execFile);
 
@@ -127,7 +126,7 @@ async function settled(plan: 'pro' | 'business', renderId: string) {
 async function downloaded(url: string, name: string): Promise<{ width: number; height: number; rgb: Buffer }> {
   const file = path.join(cluster.dataDir, `${name}.mp4`);
   await writeFile(file, Buffer.from(await (await fetch(url)).arrayBuffer()));
-  const { stdout } = await run(ffprobeInstaller.path, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'csv=p=0', file]);
+  const { stdout } = await run(FFPROBE, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'csv=p=0', file]);
   const [width, height] = stdout.trim().split(',').map(Number) as [number, number];
   const { stdout: rgb } = await run(FFMPEG, ['-v', 'error', '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 });
   return { width, height, rgb };

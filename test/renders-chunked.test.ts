@@ -1,19 +1,19 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import ffprobeInstaller from '@ffprobe-installer/ffprobe';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { FFMPEG } from './helpers/media.js';
+import { agentTools, FFMPEG, FFPROBE } from './helpers/media.js';
 import { prepareRender } from '../node-agent/src/media/render-args.js';
 import { runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
-import { isBundledFfmpeg, processMediaTools } from '@shorts/common/media/tools';
+import { isBundledFfmpeg } from '@shorts/common/media/tools';
 import { requestTaskCancel, showTask } from '../coordinator/src/cluster/agents.js';
-import { repoRoot } from '@shorts/common/paths';
 import type { RenderShortPayload } from '@shorts/common/tasks/render-short';
+import { admin, adminJson } from './helpers/admin-cli.js';
+import type { Parsed } from './helpers/parsed.js';
 
 // A long render cut into chunks that several real agents render at once, then joined without
 // re-encoding the video (issue 22): the same frames, timestamps, sound and sync as the one-pass
@@ -31,7 +31,7 @@ let single: { file: string; renderId: string };
 
 const FPS = 30;
 /** The ffmpeg the agents run (their environment is this process's). */
-const agentFfmpeg = processMediaTools().ffmpegPath;
+const agentFfmpeg = agentTools().ffmpegPath;
 const SHORT = { startTime: 1, endTime: 13 };
 // Words all along the short, two to a caption page: captions change near every join.
 const WORDS = Array.from({ length: 34 }, (_, i) => ({ text: `word${i}`, start: 1 + i * 0.35, end: 1 + i * 0.35 + 0.3 }));
@@ -58,7 +58,7 @@ async function startRender(): Promise<string> {
 }
 
 /** Waits for the render to end; every progress the API showed on the way goes into `seen`. */
-async function settled(renderId: string, seen: number[] = []): Promise<any> {
+async function settled(renderId: string, seen: number[] = []): Promise<Parsed> {
   return waitFor(async () => {
     const r = await cluster.api('GET', `/api/render/${renderId}`, { key });
     if (typeof r.body.progress === 'number') seen.push(r.body.progress);
@@ -74,14 +74,6 @@ async function download(url: string, name: string): Promise<string> {
 
 const renderTask = async (renderId: string) => (await showTask(cluster.app.db, renderId));
 
-/** The admin CLI as an operator runs it, against the cluster's database. */
-async function admin(...args: string[]): Promise<any> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(repoRoot(), 'coordinator/src/cli/admin.ts'), ...args], {
-    env: { ...process.env, DATABASE_URL: cluster.databaseUrl, DATA_DIR: cluster.dataDir, LOG_LEVEL: 'warn' },
-  });
-  return args.includes('--json') ? JSON.parse(stdout) : stdout;
-}
-
 /** A counter's value in the coordinator's /metrics. */
 async function counter(name: string, type: string): Promise<number> {
   const text = await (await fetch(`${cluster.app.httpUrl}/metrics`)).text();
@@ -89,8 +81,8 @@ async function counter(name: string, type: string): Promise<number> {
   return Number(line?.split(' ').at(-1));
 }
 
-async function probeJson(file: string, ...args: string[]): Promise<any> {
-  const { stdout } = await run(ffprobeInstaller.path, ['-v', 'error', '-of', 'json', ...args, file], { maxBuffer: 64 * 1024 * 1024 });
+async function probeJson(file: string, ...args: string[]): Promise<Parsed> {
+  const { stdout } = await run(FFPROBE, ['-v', 'error', '-of', 'json', ...args, file], { maxBuffer: 64 * 1024 * 1024 });
   return JSON.parse(stdout);
 }
 
@@ -98,7 +90,7 @@ async function probeJson(file: string, ...args: string[]): Promise<any> {
 async function timing(file: string) {
   const packets = (await probeJson(file, '-select_streams', 'v:0', '-show_entries', 'packet=pts,duration')).packets as Array<{ pts: number; duration: number }>;
   const info = await probeJson(file, '-show_entries', 'stream=codec_type,start_time,duration,time_base:format=duration');
-  const stream = (type: string) => info.streams.find((s: any) => s.codec_type === type);
+  const stream = (type: string) => info.streams.find((s: { codec_type: string }) => s.codec_type === type);
   return {
     framePts: packets.map((p) => p.pts).sort((a, b) => a - b),
     duration: info.format.duration,
@@ -146,7 +138,7 @@ async function losslessReference(renderId: string): Promise<string> {
 }
 
 /** The joined render equals the one-pass render in everything a viewer or an editor can measure. */
-async function assertEqualsSinglePass(t: any, file: string, name: string): Promise<void> {
+async function assertEqualsSinglePass(t: ExecutionContext, file: string, name: string): Promise<void> {
   const [a, b] = await Promise.all([timing(single.file), timing(file)]);
   t.is(b.framePts.length, a.framePts.length, 'the same number of frames');
   t.deepEqual(b.framePts, a.framePts, 'every frame at the same timestamp');
@@ -202,9 +194,9 @@ test.serial('with three free slots it is rendered in three chunks by several age
   t.is(await counter('shorts_task_fan_outs_total', 'render-short'), 1, '/metrics counts the split');
   t.is(await counter('shorts_task_children_total', 'render-chunk'), 3, '/metrics counts its children');
   // The admin CLI lists the render's task and its children.
-  const shown = await admin('task', 'show', renderId, '--json');
-  t.deepEqual(shown.children.map((c: any) => [c.childIndex, c.type, c.state]), [[0, 'render-chunk', 'completed'], [1, 'render-chunk', 'completed'], [2, 'render-chunk', 'completed']]);
-  const table = await admin('task', 'show', family.task.id);
+  const shown = await adminJson<{ children: Array<{ childIndex: number; type: string; state: string }> }>(cluster, ['task', 'show', renderId, '--json']);
+  t.deepEqual(shown.children.map((c) => [c.childIndex, c.type, c.state]), [[0, 'render-chunk', 'completed'], [1, 'render-chunk', 'completed'], [2, 'render-chunk', 'completed']]);
+  const table = await admin(cluster, ['task', 'show', family.task.id]);
   t.regex(table, new RegExp(`${family.children[2]!.id}\\s+render-chunk\\s+3\\s+completed\\s+1\\s+100%`));
   await assertEqualsSinglePass(t, await download(done.url, 'chunked.mp4'), 'chunked');
   // The chunks and the sound were the join's inputs only.

@@ -4,10 +4,9 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import ffprobeInstaller from '@ffprobe-installer/ffprobe';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { FFMPEG } from './helpers/media.js';
+import { FFMPEG, FFPROBE } from './helpers/media.js';
 import { insertFiles } from '../coordinator/src/files/files.js';
 
 // A real agent renders a short of a job end to end: MP4 of the asked size and duration, captions
@@ -35,7 +34,7 @@ test.before(async () => {
 test.after.always(() => cluster?.close());
 
 async function probe(file: string) {
-  const { stdout } = await run(ffprobeInstaller.path, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file]);
+  const { stdout } = await run(FFPROBE, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file]);
   return JSON.parse(stdout);
 }
 
@@ -91,9 +90,9 @@ test('a short renders to a valid MP4 with captions, watermark and monotone progr
   const file = path.join(cluster.dataDir, 'out.mp4');
   await writeFile(file, bytes);
   const info = await probe(file);
-  const video = info.streams.find((s: any) => s.codec_type === 'video');
+  const video = info.streams.find((s: { codec_type: string }) => s.codec_type === 'video');
   t.deepEqual([video.codec_name, video.width, video.height], ['h264', 360, 640]);
-  t.true(info.streams.some((s: any) => s.codec_type === 'audio'));
+  t.true(info.streams.some((s: { codec_type: string }) => s.codec_type === 'audio'));
   t.true(Math.abs(Number(info.format.duration) - 4) < 0.15, `duration ${info.format.duration}`);
   // faststart: the moov atom comes before mdat.
   t.true(bytes.indexOf('moov') < bytes.indexOf('mdat'));

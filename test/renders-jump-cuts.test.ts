@@ -1,14 +1,12 @@
 import test from 'ava';
-import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { FFMPEG } from './helpers/media.js';
-import { processMediaTools } from '@shorts/common/media/tools';
+import { agentTools, FFMPEG, ffmpegWrapper } from './helpers/media.js';
 import { haveMedia, MEDIA, needing } from './helpers/requirements.js';
 import { fliteAvailable } from './transcribe-synth.js';
 import { QUIET, SPEECH_RATE, makeSpeech, readPcm16, speechVideo, wavFile } from './helpers/speech.js';
@@ -17,6 +15,7 @@ import { clipSpeech } from '../node-agent/src/media/clip-speech.js';
 import type { EditingOptions } from '@shorts/common/render/options';
 import type { Word } from '@shorts/common/text/transcript';
 import { insertFiles } from '../coordinator/src/files/files.js';
+import type { Parsed } from './helpers/parsed.js';
 
 // Jump cuts through the API (issue 24): a real coordinator, agent, Postgres and ffmpeg render speech
 // made with flite (pauses of 0.3-2 s, spoken "um" and "uh") and a flash-and-beep marker source.
@@ -46,10 +45,8 @@ test.before(async () => {
   }
   argsDir = path.join(cluster.dataDir, 'ffmpeg-args');
   await mkdir(argsDir);
-  const tools = processMediaTools();
-  const wrapper = path.join(cluster.dataDir, 'ffmpeg-recording');
-  await writeFile(wrapper, `#!/bin/bash\nprintf '%s\\0' "$@" > "${argsDir}/$(date +%s%N)-$$"\nexec ${tools.ffmpegPath} "$@"\n`);
-  await chmod(wrapper, 0o755);
+  const tools = agentTools();
+  const wrapper = await ffmpegWrapper(path.join(cluster.dataDir, 'ffmpeg-recording'), tools.ffmpegPath, `printf '%s\\0' "$@" > "${argsDir}/$(date +%s%N)-$$"`);
   await cluster.startAgent({ FFMPEG_PATH: wrapper, FFPROBE_PATH: tools.ffprobePath });
 });
 test.after.always(() => cluster?.close());
@@ -60,7 +57,7 @@ test.after.always(() => cluster?.close());
  */
 async function agentPlan(source: string, range: { start: number; end: number }, words: Word[], editing: EditingOptions) {
   const speech = resolveEditing(editing)?.silence
-    ? await clipSpeech(processMediaTools().ffmpegPath, source, range, await mkdtemp(path.join(cluster.dataDir, 'vad-')))
+    ? await clipSpeech(agentTools().ffmpegPath, source, range, await mkdtemp(path.join(cluster.dataDir, 'vad-')))
     : null;
   return planJumpCuts({ ...range, words, speech, editing, fps: FPS });
 }
@@ -75,7 +72,7 @@ async function renderArgs(renderId: string): Promise<string[]> {
   return runs[0]!.map((a) => a.replace(folder, '<task>'));
 }
 
-async function render(key: string, body: Record<string, unknown>): Promise<{ file: string; done: any; renderId: string }> {
+async function render(key: string, body: Record<string, unknown>): Promise<{ file: string; done: Parsed; renderId: string }> {
   const created = await cluster.api('POST', '/api/render', { key, body });
   if (created.status !== 201) throw new Error(`render refused: ${JSON.stringify(created.body)}`);
   const renderId = created.body.renderId as string;
@@ -125,7 +122,7 @@ const sha = (file: string) => run('sha256sum', [file]).then((r) => r.stdout.spli
 // page in MINIMAL (no pop or colour change within a page) at the bottom, a red logo at the top left.
 const EDITING: EditingOptions = { removeSilences: { minSilenceSec: 0.25, keepSec: 0.15 }, removeFillers: true };
 const LOGO = { x0: 30, y0: 30, x1: 110, y1: 60 };
-let edited: Promise<{ file: string; done: any; renderId: string; key: string; short: { startTime: number; endTime: number }; plan: JumpCutPlan }> | undefined;
+let edited: Promise<{ file: string; done: Parsed; renderId: string; key: string; short: { startTime: number; endTime: number }; plan: JumpCutPlan }> | undefined;
 const editedRender = () => (edited ??= (async () => {
   const { org, key } = await cluster.org({ plan: 'pro' });
   // The short starts and ends 0.15 s from the speech, as long as the pauses that should be left.
@@ -207,7 +204,7 @@ needing({ tools: TOOLS })('silences and fillers removed: shorter by the removed 
   t.true(Math.abs(audio - expected) <= FRAME + 1e-3, `audio ${audio} vs ${expected}`);
   t.true(Math.abs(done.length - expected) <= FRAME + 1e-3, `done.length ${done.length}`);
   const files = await cluster.api('GET', '/api/uploads/files', { key });
-  const row = (files.body.files ?? files.body).find((f: any) => f.name === `render-${renderId}.mp4`);
+  const row = (files.body.files ?? files.body).find((f: { name: string; length?: number }) => f.name === `render-${renderId}.mp4`);
   t.true(row && Math.abs(row.length - expected) <= FRAME + 1e-3, `files API length ${row?.length}`);
 
   // No pause over keepSec + 0.05 s is left in the output's sound.
@@ -454,7 +451,7 @@ needing({ media: haveMedia })('lips stay in sync after the cut on a GRID recordi
   const [splice, pause] = [1.08, 1.5];
   const source = path.join(cluster.dataDir, 'grid-pause.mp4');
   // tpad needs ffmpeg 4.2+: the agent's ffmpeg, not the bundled 2018 build.
-  await run(processMediaTools().ffmpegPath, ['-y', '-hide_banner', '-loglevel', 'error', '-i', clip, '-filter_complex',
+  await run(agentTools().ffmpegPath, ['-y', '-hide_banner', '-loglevel', 'error', '-i', clip, '-filter_complex',
     `[0:v]trim=end=${splice},setpts=PTS-STARTPTS[v1];[0:v]trim=start=${splice},setpts=PTS-STARTPTS,tpad=start_duration=${pause}:start_mode=clone[v2];[v1][v2]concat=n=2:v=1:a=0[v];` +
     `[0:a]atrim=end=${splice},asetpts=PTS-STARTPTS,apad=pad_len=${Math.round(pause * 44100)}[a1];[0:a]atrim=start=${splice},asetpts=PTS-STARTPTS[a2];[a1][a2]concat=n=2:v=0:a=1[a]`,
     '-map', '[v]', '-map', '[a]', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-r', String(FPS), '-c:a', 'aac', '-ar', '48000', source]);

@@ -2,13 +2,12 @@ import test from 'ava';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
-import { repoRoot } from '@shorts/common/paths';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { loadConfig } from '../coordinator/src/config.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { createLoginLink, setPassword } from '../coordinator/src/tenancy/sessions.js';
 import { needing } from './helpers/requirements.js';
+import { adminArgv, adminEnv, adminWithStdin } from './helpers/admin-cli.js';
 
 // Studio sessions end when unused (idle timeout) and at their absolute lifetime, all at once when
 // the password changes or the user signs out everywhere; behind https the cookie is Secure with the
@@ -140,21 +139,7 @@ test.serial('sign out everywhere ends every session of the user, in every browse
 });
 
 /** The admin CLI as an operator runs it against the dev cluster's database. */
-function admin(args: string[], stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot(), 'coordinator/src/cli/admin.ts'), ...args], {
-      env: { ...process.env, DATABASE_URL: dev.databaseUrl, DATA_DIR: dev.dataDir, LOG_LEVEL: 'warn' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin ?? '');
-  });
-}
+const admin = (args: string[], stdin?: string) => adminWithStdin(dev, args, stdin);
 
 test.serial('a password change ends every session and unused sign-in link of the user; the admin CLI reads it from stdin, never argv', async (t) => {
   const u = await user(dev);
@@ -191,10 +176,10 @@ test.serial('a password change ends every session and unused sign-in link of the
 /** The admin CLI in a terminal (a pseudo-terminal made by util-linux `script`), answering its prompts. */
 function adminAtTerminal(args: string[], answers: string[]): Promise<{ code: number | null; transcript: string }> {
   const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
-  const command = [process.execPath, '--import', 'tsx', path.join(repoRoot(), 'coordinator/src/cli/admin.ts'), ...args].map(quote).join(' ');
+  const command = [process.execPath, ...adminArgv(args)].map(quote).join(' ');
   return new Promise((resolve, reject) => {
     const child = spawn('script', ['-qec', command, '/dev/null'], {
-      env: { ...process.env, DATABASE_URL: dev.databaseUrl, DATA_DIR: dev.dataDir, LOG_LEVEL: 'warn' },
+      env: adminEnv(dev),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let transcript = '';

@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import Koa from 'koa';
 import http from 'node:http';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
@@ -7,6 +7,7 @@ import { hashPassword } from '../coordinator/src/tenancy/sessions.js';
 import { FAILURES_PER_HOUR } from '../coordinator/src/tenancy/sign-in-guard.js';
 import { applyTrustProxy, parseTrustProxy } from '../coordinator/src/api/client-address.js';
 import { loadConfig } from '../coordinator/src/config.js';
+import type { Parsed } from './helpers/parsed.js';
 
 // Who a request comes from (TRUST_PROXY) and how far password guessing goes: forged
 // X-Forwarded-For must not buy a fresh per-address bucket, 100 failed sign-ins an hour lock an
@@ -22,7 +23,7 @@ test.before(async () => {
 });
 test.after.always(() => Promise.all([direct?.close(), behindProxy?.close()]));
 
-type Answer = { status: number; body: any; retryAfter: string | null };
+type Answer = { status: number; body: Parsed; retryAfter: string | null };
 async function signIn(c: TestCluster, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
   const res = await fetch(c.app.httpUrl + '/api/session', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   return { status: res.status, body: await res.json(), retryAfter: res.headers.get('retry-after') };
@@ -31,7 +32,7 @@ async function signIn(c: TestCluster, body: unknown, headers: Record<string, str
 const garbageLink = (i: number) => ({ token: `not-a-link-${i}` });
 
 /** Sixty sign-ins a minute per address, refilled one a second while the requests ran. */
-function withinPerAddressLimit(t: import('ava').ExecutionContext, statuses: number[], startedMs: number): void {
+function withinPerAddressLimit(t: ExecutionContext, statuses: number[], startedMs: number): void {
   const admitted = statuses.filter((s) => s !== 429).length;
   const refills = Math.ceil((Date.now() - startedMs) / 1000) + 1;
   t.true(statuses.includes(429), `the per-address limit (60 a minute) holds: ${statuses.join(',')}`);
@@ -134,7 +135,8 @@ test('TRUST_PROXY as a list: forwarded headers count only from those proxies, an
     const mw = applyTrustProxy(koa, parseTrustProxy(trust));
     if (mw) koa.use(mw);
     koa.use((ctx) => { ctx.body = { ip: ctx.ip, protocol: ctx.protocol }; });
-    const server = http.createServer(koa.callback());
+    const handle = koa.callback();
+    const server = http.createServer((req, res) => void handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const res = await fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}/`, { headers });

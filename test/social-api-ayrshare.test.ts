@@ -140,7 +140,7 @@ test.serial('scheduled posts that Ayrshare has sent show as published in the lis
   const s = await api('POST', '/publish', { postType: 'text', caption: 'soon', platforms: ['x'], publishMode: 'schedule', scheduledAt: future(1000) });
   t.is(s.body.socialPost.status, 'scheduled');
   await new Promise((r) => setTimeout(r, 2000));
-  const listed = (await api('GET', '/posts')).body.posts.find((p: any) => p.id === s.body.socialPost.id);
+  const listed = (await api('GET', '/posts')).body.posts.find((p: { id: string }) => p.id === s.body.socialPost.id);
   const jobId = s.body.socialPost.providerJobId;
   t.like(listed, { status: 'published', isPublishedOnPlatform: true, providerLastEvent: 'post.published' });
   t.deepEqual(listed.providerPlatforms, [{ platform: 'x', status: 'success', id: `twitter-${jobId}`, url: `https://social.example/twitter/${jobId}`, error: null }]);
@@ -152,7 +152,7 @@ test.serial('scheduled posts that Ayrshare has sent show as published in the lis
   await new Promise((r) => setTimeout(r, 1500));
   const list = await api('GET', '/posts');
   t.is(list.status, 200, 'a provider outage does not break the list');
-  t.is(list.body.posts.find((p: any) => p.id === s2.body.socialPost.id).status, 'scheduled');
+  t.is(list.body.posts.find((p: { id: string; status: string }) => p.id === s2.body.socialPost.id).status, 'scheduled');
 });
 
 test.serial('a platformFields key Ayrshare cannot express is a 400 before anything is sent', async (t) => {

@@ -103,7 +103,7 @@ test('profile and accounts: connect, consent, list, disconnect', async (t) => {
   const profile = (await api(key, 'GET', '/profile')).body;
   t.is(profile.connected, true);
   t.deepEqual(profile.connectedAccounts, ['tiktok', 'youtube']);
-  t.deepEqual(profile.accountLinks.map((a: any) => a.platform), ['tiktok', 'youtube']);
+  t.deepEqual(profile.accountLinks.map((a: { platform: string }) => a.platform), ['tiktok', 'youtube']);
 
   const d = await api(key, 'POST', '/disconnect-account', { accountId: profile.accountLinks[0].accountId });
   t.is(d.status, 200);
@@ -151,12 +151,12 @@ test('publish now, schedule and draft; the list shows them most recent first', a
 
   const list = await api(key, 'GET', '/posts');
   t.is(list.status, 200);
-  t.deepEqual(list.body.posts.map((p: any) => p.id), [draft.body.socialPost.id, scheduled.body.socialPost.id, now.body.socialPost.id]);
+  t.deepEqual(list.body.posts.map((p: { id: string }) => p.id), [draft.body.socialPost.id, scheduled.body.socialPost.id, now.body.socialPost.id]);
   const [d, s, p] = list.body.posts;
   t.deepEqual(Object.keys(p).sort(), ['caption', 'createdAt', 'id', 'isPublishedOnPlatform', 'platforms', 'previewUrl', 'providerError', 'providerJobId',
     'providerLastEvent', 'providerPlatforms', 'scheduledFor', 'status', 'thumbnailUrl', 'title'].sort());
   t.like(p, { status: 'published', caption: 'Hello world', platforms: ['linkedin', 'x'], isPublishedOnPlatform: true, providerLastEvent: 'post.published', title: null, providerError: null });
-  t.deepEqual(p.providerPlatforms.map((x: any) => [x.platform, x.status]), [['linkedin', 'success'], ['x', 'success']]);
+  t.deepEqual(p.providerPlatforms.map((x: { platform: string; status: string }) => [x.platform, x.status]), [['linkedin', 'success'], ['x', 'success']]);
   t.like(s, { status: 'scheduled', title: 'My short', previewUrl: `${media.https}/video.mp4`, isPublishedOnPlatform: false, providerLastEvent: 'post.scheduled' });
   t.like(d, { status: 'draft', thumbnailUrl: `${media.http}/photo-1.jpg`, providerLastEvent: 'post.draft' });
   t.truthy(Date.parse(p.createdAt));
@@ -325,7 +325,7 @@ test('next-slot and next_slot publishing: maxPostsPerSlot fills a slot, then the
   t.is(Date.parse(after.body.nextSlots[1]), c);
 
   // Cancelling frees the place.
-  const first = (await api(key, 'GET', '/posts')).body.posts.find((p: any) => p.caption === 'q0');
+  const first = (await api(key, 'GET', '/posts')).body.posts.find((p: { id: string; caption: string }) => p.caption === 'q0');
   await api(key, 'POST', '/remove', { postId: first.id });
   t.is(Date.parse((await api(key, 'GET', '/next-slot')).body.nextSlot), a);
 

@@ -1,6 +1,7 @@
 import http from 'node:http';
+import type { Parsed } from './helpers/parsed.js';
 
-export interface SeenRequest { method: string; path: string; headers: http.IncomingHttpHeaders; body: any }
+export interface SeenRequest { method: string; path: string; headers: http.IncomingHttpHeaders; body: Parsed }
 type Reply = { status?: number; body: unknown } | ((req: SeenRequest) => { status?: number; body: unknown });
 
 /** A stand-in for api.ayrshare.com on 127.0.0.1: records every request and answers from a table

@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { AppError } from '../coordinator/src/errors.js';
 import { publishSchema, validatePublish, type PublishBody } from '../coordinator/src/social/publish-input.js';
 import { DEFAULT_SETTINGS, settingsPatchSchema, type SocialSettings } from '../coordinator/src/social/settings.js';
@@ -14,8 +14,8 @@ function run(body: Record<string, unknown>, s: SocialSettings = settings) {
   return validatePublish(parsed.data as PublishBody, s, NOW);
 }
 
-function refuses(t: any, body: Record<string, unknown>, message: RegExp, s?: SocialSettings) {
-  const err = t.throws(() => run(body, s), undefined, JSON.stringify(body)) as AppError;
+function refuses(t: ExecutionContext, body: Record<string, unknown>, message: RegExp, s?: SocialSettings) {
+  const err = t.throws<AppError>(() => run(body, s), undefined, JSON.stringify(body))!;
   t.is(err.status, 400);
   t.regex(err.message, message);
 }

@@ -21,7 +21,8 @@ async function setup() {
   const koa = new Koa();
   koa.use(errorMiddleware(createLogger({}, 'error'), createMetrics()));
   koa.use(createObjectRoutes({ store, secret: SECRET }));
-  const server = http.createServer(koa.callback());
+  const handle = koa.callback();
+  const server = http.createServer((req, res) => void handle(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const sign = (key: string, method: 'GET', inSec = 60) => signObjectUrl(base, key, { method, expiresAt: new Date(Date.now() + inSec * 1000), secret: SECRET });

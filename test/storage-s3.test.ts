@@ -8,7 +8,7 @@ import { S3ObjectStore } from '../coordinator/src/storage/s3-store.js';
 
 // The S3 backend against s3rver, a real S3-compatible HTTP server (path-style), started here.
 
-let server: any;
+let server: S3rver;
 let dir: string;
 let store: S3ObjectStore;
 let endpoint: string;

@@ -3,8 +3,9 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { makeTestVideo } from './helpers/media.js';
-import { addMembership, createUser } from '../coordinator/src/tenancy/tenancy.js';
+import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { createLoginLink, setPassword, verifyPassword } from '../coordinator/src/tenancy/sessions.js';
+import type { Parsed } from './helpers/parsed.js';
 
 // Studio sign-in and tus uploads against a real coordinator and Postgres (no agent: the job is
 // checked as queued work; the browser test runs one to COMPLETED).
@@ -27,7 +28,7 @@ async function signedIn(plan = 'pro', credits = 100) {
   const user = await createUser(cluster.app.db, { email, organizationId: org.id, role: 'owner' });
   await setPassword(cluster.app.db, user.id, 'correct horse battery');
   const res = await fetch(url('/api/session'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'correct horse battery' }) });
-  const body = await res.json() as any;
+  const body = await res.json() as Parsed;
   const cookie = res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
   return { org, key, user, email, cookie, csrf: body.csrfToken as string, res, body };
 }
@@ -42,7 +43,7 @@ test('password sign-in sets an HttpOnly SameSite session cookie that acts as the
   const setCookie = s.res.headers.getSetCookie().find((c) => c.startsWith('shorts_session='))!;
   t.regex(setCookie, /httponly/i);
   t.regex(setCookie, /samesite=lax/i);
-  t.deepEqual(s.body.organizations.map((o: any) => o.id), [s.org.id]);
+  t.deepEqual(s.body.organizations.map((o: { id: string }) => o.id), [s.org.id]);
 
   const jobs = await fetch(url(`/api/jobs?organizationId=${s.org.id}`), { headers: { cookie: s.cookie } });
   t.is(jobs.status, 200);
@@ -63,7 +64,7 @@ test('a wrong password, an unknown e-mail and a reused sign-in link are refused 
   const post = (body: unknown) => fetch(url('/api/session'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const wrong = await post({ email: s.email, password: 'not the password' });
   t.is(wrong.status, 401);
-  t.is(((await wrong.json()) as any).message, 'Wrong e-mail or password');
+  t.is(((await wrong.json()) as { message: string }).message, 'Wrong e-mail or password');
   t.is((await post({ email: 'nobody@studio.test', password: 'whatever-long' })).status, 401);
 
   const token = await createLoginLink(cluster.app.db, s.user.id);
@@ -72,7 +73,7 @@ test('a wrong password, an unknown e-mail and a reused sign-in link are refused 
   t.truthy(first.headers.getSetCookie().find((c) => c.startsWith('shorts_session=')));
   const again = await post({ token });
   t.is(again.status, 401);
-  t.regex(((await again.json()) as any).message, /already used/);
+  t.regex(((await again.json()) as { message: string }).message, /already used/);
 });
 
 test('password guessing on one e-mail is cut off with 429 and Retry-After', async (t) => {
@@ -95,7 +96,7 @@ test('password guessing on one e-mail is cut off with 429 and Retry-After', asyn
   t.is(statuses.filter((x) => x === 429).length, 13 - wrong, statuses.join(','));
   t.is(refused.status, 429);
   t.truthy(refused.headers.get('retry-after'));
-  t.regex(((await refused.json()) as any).message, /Too many sign-in attempts/);
+  t.regex(((await refused.json()) as { message: string }).message, /Too many sign-in attempts/);
 });
 
 test('login CSRF: a sign-in body that is not application/json is refused (API routes, which no form can authenticate, still read it)', async (t) => {
@@ -136,7 +137,7 @@ test('login CSRF: a sign-in from another site (Sec-Fetch-Site cross-site, or a f
   for (const headers of refusals) {
     const r = await signIn(headers);
     t.is(r.status, 403, JSON.stringify(headers));
-    t.regex(((await r.json()) as any).message, /other sites/);
+    t.regex(((await r.json()) as { message: string }).message, /other sites/);
     t.deepEqual(r.headers.getSetCookie(), [], `${JSON.stringify(headers)}: no session cookie`);
   }
   // A one-time link is not spent by a refused cross-site attempt.
@@ -182,7 +183,7 @@ test('with the cookie, a state-changing request needs the session CSRF token; AP
   });
   const noToken = await create({ cookie: s.cookie });
   t.is(noToken.status, 403);
-  t.regex(((await noToken.json()) as any).message, /X-CSRF-Token/);
+  t.regex(((await noToken.json()) as { message: string }).message, /X-CSRF-Token/);
   t.is((await create({ cookie: s.cookie, 'x-csrf-token': 'forged' })).status, 403);
   t.is((await create({ cookie: s.cookie, 'x-csrf-token': s.csrf })).status, 200);
   t.is((await cluster.api('GET', '/api/organizations/brandings', { key: s.key })).body.length, 1);
@@ -195,7 +196,7 @@ test('with the cookie, a state-changing request needs the session CSRF token; AP
   t.is((await put({ cookie: s.cookie, 'x-csrf-token': s.csrf }, 181)).status, 400);
   const ok = await put({ cookie: s.cookie, 'x-csrf-token': s.csrf }, 30);
   t.is(ok.status, 200);
-  t.is(((await ok.json()) as any).retentionDays, 30);
+  t.is(((await ok.json()) as { retentionDays: number }).retentionDays, 30);
 
   // Signing out ends the session on the server.
   t.is((await fetch(url('/api/session'), { method: 'DELETE', headers: { cookie: s.cookie, 'x-csrf-token': s.csrf } })).status, 200);
@@ -217,7 +218,7 @@ test('tus: an upload in chunks, resumed after HEAD, becomes a WEB_APP job; a wro
   t.regex(location, /^\/api\/uploads\/tus\/[0-9a-f-]{36}$/);
 
   const half = Math.floor(video.length / 2);
-  const patch = (offset: number, chunk: Buffer, headers = tusHeaders(s)) => fetch(url(location), {
+  const patch = (offset: number, chunk: Buffer, headers: Record<string, string> = tusHeaders(s)) => fetch(url(location), {
     method: 'PATCH', headers: { ...headers, 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) }, body: new Uint8Array(chunk),
   });
   const first = await patch(0, video.subarray(0, half));
@@ -230,7 +231,7 @@ test('tus: an upload in chunks, resumed after HEAD, becomes a WEB_APP job; a wro
   t.is(head.headers.get('upload-length'), String(video.length));
   t.is((await patch(0, video.subarray(0, 10))).status, 409);
   // Without the CSRF token the cookie does not write.
-  t.is((await patch(half, video.subarray(half), { cookie: s.cookie, 'tus-resumable': '1.0.0' } as any)).status, 403);
+  t.is((await patch(half, video.subarray(half), { cookie: s.cookie, 'tus-resumable': '1.0.0' })).status, 403);
 
   const last = await patch(half, video.subarray(half));
   t.is(last.status, 204, await last.clone().text());
@@ -266,7 +267,7 @@ test('tus: an upload the plan cannot store is refused at creation, before any by
   });
   const tooBig = await create(150_000_000);
   t.is(tooBig.status, 403);
-  const body = await tooBig.json() as any;
+  const body = await tooBig.json() as Parsed;
   t.is(body.error, 'fullStorage');
   t.regex(body.message, /150 MB needed/);
   t.is(body.storageInfo.totalSize, 100);
@@ -275,7 +276,7 @@ test('tus: an upload the plan cannot store is refused at creation, before any by
   t.is((await create(60_000_000)).status, 201);
   const second = await create(60_000_000);
   t.is(second.status, 403);
-  t.regex(((await second.json()) as any).message, /held by uploads still in progress/);
+  t.regex(((await second.json()) as { message: string }).message, /held by uploads still in progress/);
   // An upload silent for a day stops holding its space.
   await cluster.app.db.query(`UPDATE uploads SET updated_at = now() - interval '25 hours' WHERE organization_id = $1`, [s.org.id]);
   t.is((await create(60_000_000)).status, 201);
@@ -287,7 +288,7 @@ test('tus: an upload the plan cannot store is refused at creation, before any by
     method: 'POST', headers: tusHeaders(poor, { 'upload-length': '1000', 'upload-metadata': meta({ organizationId: poor.org.id, filename: 'a.mp4' }) }),
   });
   t.is(broke.status, 403);
-  t.is(((await broke.json()) as any).error, 'noEnoughCredit');
+  t.is(((await broke.json()) as { error: string }).error, 'noEnoughCredit');
   t.is((await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM uploads WHERE organization_id = $1', [poor.org.id]))!.n, 0);
 });
 
@@ -313,7 +314,7 @@ test('tus: a finished upload that is not a video fails with a clear message and 
     method: 'PATCH', headers: { ...tusHeaders(s), 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }, body: new Uint8Array(junk),
   });
   t.is(res.status, 400);
-  t.regex(((await res.json()) as any).message, /notes\.mp4 is not a video/);
+  t.regex(((await res.json()) as { message: string }).message, /notes\.mp4 is not a video/);
   const usage = await cluster.api('GET', '/api/uploads', { key: s.key });
   t.is(usage.body.usedSize, 0);
   t.is((await cluster.api('GET', '/api/jobs', { key: s.key })).body.total, 0);
@@ -328,7 +329,7 @@ test('tus: a watermark image upload becomes a watermark file (no job); one over 
   });
   const big = await create(11_000_000);
   t.is(big.status, 413);
-  t.regex(((await big.json()) as any).message, /at most 10 MB/);
+  t.regex(((await big.json()) as { message: string }).message, /at most 10 MB/);
 
   const created = await create(png.length);
   t.is(created.status, 201);

@@ -1,26 +1,20 @@
 import test from 'ava';
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { makeTalkVideo } from './helpers/talk-video.js';
-import { CHROMIUM_PATH, launchChromium, screenshotter, type Page } from './helpers/browser.js';
+import { launchChromium, screenshotter, type Page } from './helpers/browser.js';
 import { needing } from './helpers/requirements.js';
 import { fliteAvailable } from './transcribe-synth.js';
-import { repoRoot } from '@shorts/common/paths';
-import { createUser } from '../coordinator/src/tenancy/tenancy.js';
-import { setPassword } from '../coordinator/src/tenancy/sessions.js';
 import type { Reframe } from '@shorts/common/reframe/types';
+import { admin } from './helpers/admin-cli.js';
+import { buildStudio, CHROMIUM_TOOL, signInToJobPage, STUDIO_PASSWORD, studioUser } from './helpers/studio.js';
 
 // The whole studio in a real browser (Debian's chromium through playwright-core) against a real
 // coordinator, Postgres and agent: sign in, upload a made video, watch it complete, review a short
 // (transcript, crop rectangle), render and play it, post it, make a brand preset. Every screen is
 // saved under test/.out/studio/ for a person to look at.
-
-const run = promisify(execFile);
 
 let cluster: TestCluster;
 let chromium: Awaited<ReturnType<typeof launchChromium>>;
@@ -28,9 +22,8 @@ let shot: Awaited<ReturnType<typeof screenshotter>>;
 let videoPath: string;
 let videoDuration: number;
 const EMAIL = 'ana@studio.test';
-const PASSWORD = 'a long studio password';
 // Fails in CI (which installs them), skips elsewhere saying what is missing: see needing().
-const TOOLS = { [`chromium (${CHROMIUM_PATH})`]: existsSync(CHROMIUM_PATH), flite: fliteAvailable() };
+const TOOLS = { ...CHROMIUM_TOOL, flite: fliteAvailable() };
 const haveTools = Object.values(TOOLS).every(Boolean);
 
 /** The words the contract gives a job's stages, and what the studio shows once the job is done. */
@@ -38,8 +31,7 @@ const STAGE_NAMES = ['initiating services', 'downloading video', 'transcribing',
 
 test.before(async () => {
   if (!haveTools) return;
-  const build = spawnSync(process.execPath, [path.join(repoRoot(), 'scripts/build-studio.mjs')], { stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('the studio build failed');
+  buildStudio();
   cluster = await startCluster('studio_browser');
   ({ videoPath, durationSec: videoDuration } = await makeTalkVideo(cluster.dataDir));
   await cluster.startAgent();
@@ -85,14 +77,6 @@ async function rectFractions(page: Page) {
   });
 }
 
-/** The admin CLI as an operator runs it against this cluster's database; its printed lines. */
-async function admin(...args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(repoRoot(), 'coordinator/src/cli/admin.ts'), ...args], {
-    env: { ...process.env, DATABASE_URL: cluster.databaseUrl, DATA_DIR: cluster.dataDir, PUBLIC_URL: cluster.app.httpUrl, LOG_LEVEL: 'warn' },
-  });
-  return stdout;
-}
-
 /** The titles the jobs list shows once it settles on `expected` (any order); what it shows otherwise. */
 async function listedTitles(page: Page, expected: string[]): Promise<string[]> {
   const titles = async () => (await page.locator('table.cards tbody td[data-label="Title"]').allInnerTexts()).map((s) => s.trim()).sort();
@@ -109,8 +93,7 @@ needing({ tools: TOOLS }).serial('sign in, upload, watch the job complete, revie
   // exits later in the run would hang CI instead of failing it (ava 7's TimeoutTrigger drops a
   // timeout that fires inside such a window and never re-arms it). The run-wide 5m applies.
   const { org, key } = await cluster.org({ plan: 'pro', credits: 100, name: 'Studio Test Org' });
-  const user = await createUser(cluster.app.db, { email: EMAIL, organizationId: org.id, role: 'owner' });
-  await setPassword(cluster.app.db, user.id, PASSWORD);
+  await studioUser(cluster, org.id, EMAIL);
   const page = await chromium.browser.newPage();
   const consoleErrors: string[] = [];
   page.on('pageerror', (err) => consoleErrors.push(err.message));
@@ -124,7 +107,7 @@ needing({ tools: TOOLS }).serial('sign in, upload, watch the job complete, revie
   await page.press('#password', 'Enter');
   await page.waitForSelector('.error >> text=Wrong e-mail or password');
   await shot(page, '01-sign-in-error');
-  await page.fill('#password', PASSWORD);
+  await page.fill('#password', STUDIO_PASSWORD);
   await page.press('#password', 'Enter');
   await page.waitForSelector('h1 >> text=Jobs');
   const cookies = await chromium.browser.cookies(base);
@@ -135,7 +118,7 @@ needing({ tools: TOOLS }).serial('sign in, upload, watch the job complete, revie
   // --- Sign out, then in again with a one-time link printed by the admin CLI; the link works once.
   await page.click('header button:text-is("Sign out")');
   await page.waitForSelector('text=Sign in to Shorts Studio');
-  const printed = await admin('user', 'login-link', '--email', EMAIL);
+  const printed = await admin(cluster, ['user', 'login-link', '--email', EMAIL], { PUBLIC_URL: cluster.app.httpUrl });
   const link = printed.match(/^url\s+(\S+)/m)?.[1];
   t.truthy(link, printed);
   t.true(link!.startsWith(`${base}/studio/#/sign-in?token=`), link);
@@ -446,8 +429,7 @@ needing({ tools: TOOLS }).serial('sign in, upload, watch the job complete, revie
 
 needing({ tools: TOOLS }).serial('the job page marks a short\'s shot cut on the timeline and names the layout of the moment as playback crosses segments', async (t) => {
   const { org } = await cluster.org({ plan: 'pro', credits: 10, name: 'Shots Org' });
-  const user = await createUser(cluster.app.db, { email: 'shots@studio.test', organizationId: org.id, role: 'owner' });
-  await setPassword(cluster.app.db, user.id, PASSWORD);
+  await studioUser(cluster, org.id, 'shots@studio.test');
 
   // A short of two shots, cut at 8 s: the first framed on the speaker, then fitted whole (the speaker
   // left the picture), the second a facecam stacked over its screen. 640x360, as the talk video.
@@ -478,19 +460,8 @@ needing({ tools: TOOLS }).serial('the job page marks a short\'s shot cut on the 
   });
 
   // The persistent browser may hold the first test's session: sign in afresh as this organization's user.
-  await chromium.browser.clearCookies();
-  const page = await chromium.browser.newPage();
-  const pageErrors: string[] = [];
-  page.on('pageerror', (err) => pageErrors.push(err.message));
   const base = cluster.app.httpUrl;
-  await page.goto(`${base}/`);
-  await page.waitForSelector('text=Sign in to Shorts Studio');
-  await page.fill('#email', 'shots@studio.test');
-  await page.fill('#password', PASSWORD);
-  await page.press('#password', 'Enter');
-  await page.waitForSelector('h1 >> text=Jobs');
-  await page.goto(`${base}/studio/#/jobs/${jobId}`);
-  await page.waitForSelector('h2 >> text=Shorts');
+  const { page, pageErrors } = await signInToJobPage(chromium, base, 'shots@studio.test', jobId, { ready: 'h2 >> text=Shorts' });
   await page.waitForFunction(() => (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement)?.readyState >= 2, undefined, { timeout: 30_000 });
 
   // One mark, at the cut's place on the source's timeline (its centre, as a fraction of the track).

@@ -1,28 +1,21 @@
 import test from 'ava';
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { CHROMIUM_PATH, launchChromium, screenshotter } from './helpers/browser.js';
-import { FFMPEG } from './helpers/media.js';
+import { launchChromium, screenshotter } from './helpers/browser.js';
+import { makeTestVideo } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
-import { repoRoot } from '@shorts/common/paths';
-import { createUser } from '../coordinator/src/tenancy/tenancy.js';
-import { setPassword } from '../coordinator/src/tenancy/sessions.js';
 import { renderListSchema } from '@shorts/common/api/renders';
 import type { Word } from '@shorts/common/text/transcript';
+import { buildStudio, CHROMIUM_TOOL, signInToJobPage, studioUser } from './helpers/studio.js';
 
 // The job page as a workbench: a word fixed and a word split reach the stored transcript (and so the
 // next render's captions), Undo puts every word back as it was, timings too; every render of a short
 // stays listed after a reload, with its first frame, progress, play and a download named after it.
 
-const run = promisify(execFile);
 let cluster: TestCluster;
 let chromium: Awaited<ReturnType<typeof launchChromium>>;
-const TOOLS = { [`chromium (${CHROMIUM_PATH})`]: existsSync(CHROMIUM_PATH) };
-const PASSWORD = 'a long studio password';
+const TOOLS = CHROMIUM_TOOL;
 const WORDS: Word[] = [
   { text: 'the', start: 0.5, end: 0.7 }, { text: 'quick', start: 0.7, end: 1.1 }, { text: 'brown', start: 1.1, end: 1.5 },
   { text: 'fax', start: 1.5, end: 1.9 }, { text: 'jumps', start: 2.0, end: 2.4 }, { text: 'highfive', start: 2.5, end: 3.3 },
@@ -30,8 +23,7 @@ const WORDS: Word[] = [
 
 test.before(async () => {
   if (!Object.values(TOOLS).every(Boolean)) return;
-  const build = spawnSync(process.execPath, [path.join(repoRoot(), 'scripts/build-studio.mjs')], { stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('the studio build failed');
+  buildStudio();
   cluster = await startCluster('studio_job_edits');
   await cluster.startAgent();
   chromium = await launchChromium();
@@ -44,28 +36,16 @@ test.after.always(async () => {
 // Serial: the tests sign in as different users in one browser profile, which shares the cookie.
 needing({ tools: TOOLS }).serial('the transcript is corrected word by word on the job page, a render\'s captions say the corrected words, and Undo restores it exactly', async (t) => {
   const source = path.join(cluster.dataDir, 'words.mp4');
-  await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=4', '-f', 'lavfi', '-i', 'sine=d=4',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  await makeTestVideo(source, { seconds: 4, width: 640, height: 360 });
   const { org, key } = await cluster.org({ plan: 'pro', credits: 10, name: 'Words Org' });
-  const user = await createUser(cluster.app.db, { email: 'words@studio.test', organizationId: org.id, role: 'owner' });
-  await setPassword(cluster.app.db, user.id, PASSWORD);
+  await studioUser(cluster, org.id, 'words@studio.test');
   const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: WORDS, width: 640, height: 360, shorts: [{ startTime: 0, endTime: 4, title: 'Fox' }] });
   const stored = async () => (await cluster.app.db.one<{ w: Word[] }>(`SELECT data->'transcription'->'words' AS w FROM jobs WHERE id = $1`, [jobId]))!.w;
   const shown = async () => (await page.locator('[data-testid="transcript"] button.w').allInnerTexts()).map((s) => s.trim()).join(' ');
 
   const shot = await screenshotter('studio-job-edits');
-  await chromium.browser.clearCookies();
-  const page = await chromium.browser.newPage();
-  const pageErrors: string[] = [];
-  page.on('pageerror', (err) => pageErrors.push(err.message));
   const base = cluster.app.httpUrl;
-  await page.goto(`${base}/`);
-  await page.fill('#email', 'words@studio.test');
-  await page.fill('#password', PASSWORD);
-  await page.press('#password', 'Enter');
-  await page.waitForSelector('h1 >> text=Jobs');
-  await page.goto(`${base}/studio/#/jobs/${jobId}`);
-  await page.waitForSelector('[data-testid="transcript"] button.w');
+  const { page, pageErrors } = await signInToJobPage(chromium, base, 'words@studio.test', jobId, { ready: '[data-testid="transcript"] button.w' });
   t.is(await shown(), 'the quick brown fax jumps highfive');
 
   await page.click('button:has-text("Edit words")');
@@ -127,27 +107,17 @@ function captionWords(ass: string): Set<string> {
 
 needing({ tools: TOOLS }).serial('a short\'s renders stay listed on the job page after a reload, each playable and downloadable under the short\'s name', async (t) => {
   const source = path.join(cluster.dataDir, 'renders.mp4');
-  await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=3', '-f', 'lavfi', '-i', 'sine=d=3',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  await makeTestVideo(source, { seconds: 3, width: 640, height: 360 });
   const { org, key } = await cluster.org({ plan: 'pro', credits: 10, name: 'Renders Org' });
-  const user = await createUser(cluster.app.db, { email: 'renders@studio.test', organizationId: org.id, role: 'owner' });
-  await setPassword(cluster.app.db, user.id, PASSWORD);
+  await studioUser(cluster, org.id, 'renders@studio.test');
   // The organization's default brand preset, which the render panel starts on: the list names it.
   const preset = await cluster.api('POST', '/api/organizations/brandings', { key, body: { name: 'Channel look', preset: 'MINIMAL', size: { width: 540, height: 960 }, isDefault: true } });
   t.true(preset.status < 300, JSON.stringify(preset.body));
   const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: WORDS, width: 640, height: 360, shorts: [{ startTime: 0, endTime: 3, title: 'My clip' }] });
 
   const shot = await screenshotter('studio-job-edits');
-  await chromium.browser.clearCookies();
-  const page = await chromium.browser.newPage();
   const base = cluster.app.httpUrl;
-  await page.goto(`${base}/`);
-  await page.fill('#email', 'renders@studio.test');
-  await page.fill('#password', PASSWORD);
-  await page.press('#password', 'Enter');
-  await page.waitForSelector('h1 >> text=Jobs');
-  await page.goto(`${base}/studio/#/jobs/${jobId}`);
-  await page.waitForSelector('h2 >> text=Shorts');
+  const { page } = await signInToJobPage(chromium, base, 'renders@studio.test', jobId, { ready: 'h2 >> text=Shorts' });
   t.is(await page.locator('[data-testid="short-render"]').count(), 0);
   // Render is enabled once the presets have loaded and a style is chosen.
   await page.waitForSelector('button.primary:has-text("Render"):enabled');
@@ -196,25 +166,14 @@ needing({ tools: TOOLS }).serial('a short\'s renders stay listed on the job page
 
 needing({ tools: TOOLS }).serial('on a phone (390x844) the header is a compact menu, the job page opens on the preview, Render and the shorts, a word is corrected and a render stays listed after a reload', async (t) => {
   const source = path.join(cluster.dataDir, 'phone.mp4');
-  await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=3', '-f', 'lavfi', '-i', 'sine=d=3',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  await makeTestVideo(source, { seconds: 3, width: 640, height: 360 });
   const { org } = await cluster.org({ plan: 'pro', credits: 10, name: 'Phone Org' });
-  const user = await createUser(cluster.app.db, { email: 'phone@studio.test', organizationId: org.id, role: 'owner' });
-  await setPassword(cluster.app.db, user.id, PASSWORD);
+  await studioUser(cluster, org.id, 'phone@studio.test');
   const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: WORDS, width: 640, height: 360, shorts: [{ startTime: 0, endTime: 3, title: 'On the go' }] });
 
   const shot = await screenshotter('studio-job-edits');
-  await chromium.browser.clearCookies();
-  const page = await chromium.browser.newPage();
-  await page.setViewportSize({ width: 390, height: 844 });
   const base = cluster.app.httpUrl;
-  await page.goto(`${base}/`);
-  await page.fill('#email', 'phone@studio.test');
-  await page.fill('#password', PASSWORD);
-  await page.press('#password', 'Enter');
-  await page.waitForSelector('h1 >> text=Jobs');
-  await page.goto(`${base}/studio/#/jobs/${jobId}`);
-  await page.waitForSelector('h2 >> text=Shorts');
+  const { page } = await signInToJobPage(chromium, base, 'phone@studio.test', jobId, { ready: 'h2 >> text=Shorts', viewport: { width: 390, height: 844 } });
   // A compact menu: one row (the name and a Menu button); the sections open under it.
   const header = await page.locator('header.top').boundingBox();
   t.true(header!.height <= 60, `the header is one row: ${header!.height} px tall`);

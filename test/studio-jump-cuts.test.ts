@@ -1,30 +1,24 @@
 import test from 'ava';
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { CHROMIUM_PATH, launchChromium } from './helpers/browser.js';
+import { launchChromium } from './helpers/browser.js';
 import { needing } from './helpers/requirements.js';
 import { makeSpeech, speechVideo } from './helpers/speech.js';
 import { fliteAvailable } from './transcribe-synth.js';
-import { repoRoot } from '@shorts/common/paths';
-import { createUser } from '../coordinator/src/tenancy/tenancy.js';
-import { setPassword } from '../coordinator/src/tenancy/sessions.js';
 import { planJumpCuts } from '@shorts/common/render/jump-cuts';
+import { buildStudio, CHROMIUM_TOOL, signInToJobPage, studioUser } from './helpers/studio.js';
 
 // The studio's jump cuts in a real browser: the render dialog's two switches, the removed ranges on
 // the short's timeline, playback that skips them, and a render whose length says they were cut.
 
 let cluster: TestCluster;
 let chromium: Awaited<ReturnType<typeof launchChromium>>;
-const TOOLS = { [`chromium (${CHROMIUM_PATH})`]: existsSync(CHROMIUM_PATH), flite: fliteAvailable() };
-const PASSWORD = 'a long studio password';
+const TOOLS = { ...CHROMIUM_TOOL, flite: fliteAvailable() };
 
 test.before(async () => {
   if (!Object.values(TOOLS).every(Boolean)) return;
-  const build = spawnSync(process.execPath, [path.join(repoRoot(), 'scripts/build-studio.mjs')], { stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('the studio build failed');
+  buildStudio();
   cluster = await startCluster('studio_jump_cuts');
   await cluster.startAgent();
   chromium = await launchChromium();
@@ -38,24 +32,14 @@ needing({ tools: TOOLS })('the render dialog cuts silences and fillers: the time
   const sp = await makeSpeech(path.join(cluster.dataDir, 'talk'), ['so', 'today', 1.5, 'um', 'we', 'talk', 2.0, 'about', 'cuts']);
   const source = await speechVideo(sp.wav, path.join(cluster.dataDir, 'talk.mp4'), sp.durationSec);
   const { org } = await cluster.org({ plan: 'pro', credits: 10, name: 'Cuts Org' });
-  const user = await createUser(cluster.app.db, { email: 'cuts@studio.test', organizationId: org.id, role: 'owner' });
-  await setPassword(cluster.app.db, user.id, PASSWORD);
+  await studioUser(cluster, org.id, 'cuts@studio.test');
   const jobId = await insertCompletedJob(cluster.app, {
     organizationId: org.id, sourcePath: source, words: sp.words, width: 640, height: 360, fps: 25,
     shorts: [{ startTime: 0, endTime: sp.durationSec, title: 'Thinking aloud' }],
   });
 
-  const page = await chromium.browser.newPage();
-  const pageErrors: string[] = [];
-  page.on('pageerror', (err) => pageErrors.push(err.message));
   const base = cluster.app.httpUrl;
-  await page.goto(`${base}/`);
-  await page.fill('#email', 'cuts@studio.test');
-  await page.fill('#password', PASSWORD);
-  await page.press('#password', 'Enter');
-  await page.waitForSelector('h1 >> text=Jobs');
-  await page.goto(`${base}/studio/#/jobs/${jobId}`);
-  await page.waitForSelector('h2 >> text=Shorts');
+  const { page, pageErrors } = await signInToJobPage(chromium, base, 'cuts@studio.test', jobId, { ready: 'h2 >> text=Shorts' });
   await page.waitForFunction(() => (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement)?.readyState >= 2, undefined, { timeout: 30_000 });
 
   t.is(await page.locator('[data-testid="jump-cut"]').count(), 0, 'nothing marked before a switch is on');

@@ -1,34 +1,27 @@
 import test from 'ava';
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { CHROMIUM_PATH, launchChromium, screenshotter, type Page } from './helpers/browser.js';
-import { FFMPEG } from './helpers/media.js';
+import { launchChromium, screenshotter, type Page } from './helpers/browser.js';
+import { makeTestVideo } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
-import { repoRoot } from '@shorts/common/paths';
-import { createUser } from '../coordinator/src/tenancy/tenancy.js';
-import { setPassword } from '../coordinator/src/tenancy/sessions.js';
 import { insertFiles } from '../coordinator/src/files/files.js';
 import type { Word } from '@shorts/common/text/transcript';
 import { planReframe } from '@shorts/common/reframe/camera';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
+import { buildStudio, CHROMIUM_TOOL, signInToJobPage, studioUser } from './helpers/studio.js';
 
 // What you see is what you get: the job page's live preview opens on the short's first frame, draws
 // the brand preset's watermark where the render puts it, lets the user drag and resize it (the px
 // fields of the output frame follow, and the render request carries them), and its caption follows
 // the caption position control.
 
-const run = promisify(execFile);
 let cluster: TestCluster;
 let chromium: Awaited<ReturnType<typeof launchChromium>>;
-const TOOLS = { [`chromium (${CHROMIUM_PATH})`]: existsSync(CHROMIUM_PATH) };
-const PASSWORD = 'a long studio password';
+const TOOLS = CHROMIUM_TOOL;
 const SHORT_START = 2;
 const WORDS: Word[] = [{ text: 'hello', start: 2.0, end: 3.0 }, { text: 'there', start: 3.0, end: 4.0 }];
 // The preset's watermark: a 200x100 logo, 300 px wide at (40, 40) of a 1080x1920 frame, so 150 px high.
@@ -37,8 +30,7 @@ const LOGO = { left: 40, top: 40, width: 300, height: 150 };
 
 test.before(async () => {
   if (!Object.values(TOOLS).every(Boolean)) return;
-  const build = spawnSync(process.execPath, [path.join(repoRoot(), 'scripts/build-studio.mjs')], { stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('the studio build failed');
+  buildStudio();
   cluster = await startCluster('studio_preview');
   chromium = await launchChromium();
 });
@@ -49,11 +41,9 @@ test.after.always(async () => {
 
 async function signedInJobPage(email: string, plan = 'pro', viewport = { width: 1366, height: 1400 }, framed?: Pick<Parameters<typeof insertCompletedJob>[1], 'reframePlan'> & { reframe: Reframe; detections: ShortDetections }): Promise<{ page: Page; jobId: string; orgId: string; key: string; pageErrors: string[] }> {
   const source = path.join(cluster.dataDir, `${email}.mp4`);
-  await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=6', '-f', 'lavfi', '-i', 'sine=d=6',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '5', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  await makeTestVideo(source, { seconds: 6, width: 640, height: 360, gop: 5 });
   const { org, key } = await cluster.org({ plan, credits: 10, name: `Org ${email}` });
-  const user = await createUser(cluster.app.db, { email, organizationId: org.id, role: 'owner' });
-  await setPassword(cluster.app.db, user.id, PASSWORD);
+  await studioUser(cluster, org.id, email);
   const logo = path.join(cluster.dataDir, 'logo.png');
   await writeFile(logo, await sharp({ create: { width: 200, height: 100, channels: 4, background: { r: 255, g: 0, b: 0, alpha: 1 } } }).png().toBuffer());
   const logoKey = `orgs/${org.id}/logo.png`;
@@ -73,20 +63,9 @@ async function signedInJobPage(email: string, plan = 'pro', viewport = { width: 
     ...(framed ? { reframePlan: framed.reframePlan } : {}),
   });
 
-  await chromium.browser.clearCookies();
-  const page = await chromium.browser.newPage();
   // Tall enough that the whole preview is on screen: pointer gestures need it in the viewport.
-  await page.setViewportSize(viewport);
-  const pageErrors: string[] = [];
-  page.on('pageerror', (err) => pageErrors.push(err.message));
   const base = cluster.app.httpUrl;
-  await page.goto(`${base}/`);
-  await page.fill('#email', email);
-  await page.fill('#password', PASSWORD);
-  await page.press('#password', 'Enter');
-  await page.waitForSelector('h1 >> text=Jobs');
-  await page.goto(`${base}/studio/#/jobs/${jobId}`);
-  await page.waitForSelector('[data-testid="caption-preview"]');
+  const { page, pageErrors } = await signInToJobPage(chromium, base, email, jobId, { ready: '[data-testid="caption-preview"]', viewport });
   return { page, jobId, orgId: org.id, key, pageErrors };
 }
 

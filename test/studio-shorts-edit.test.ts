@@ -1,34 +1,26 @@
 import test from 'ava';
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { CHROMIUM_PATH, launchChromium, screenshotter, type Page } from './helpers/browser.js';
-import { FFMPEG } from './helpers/media.js';
+import { launchChromium, screenshotter, type Page } from './helpers/browser.js';
+import { makeTestVideo } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
-import { repoRoot } from '@shorts/common/paths';
-import { createUser } from '../coordinator/src/tenancy/tenancy.js';
-import { setPassword } from '../coordinator/src/tenancy/sessions.js';
 import type { Word } from '@shorts/common/text/transcript';
+import { buildStudio, CHROMIUM_TOOL, signInToJobPage, studioUser } from './helpers/studio.js';
 import { bearerJobSchema } from '@shorts/common/api/jobs';
 
 // Shorts edited in place on the job page: the out handle dragged on the timeline, the start set at
 // the playhead, a title saved, a short added and one removed; the API shows each change on the same
 // job, and no credit moves.
 
-const run = promisify(execFile);
 let cluster: TestCluster;
 let chromium: Awaited<ReturnType<typeof launchChromium>>;
-const TOOLS = { [`chromium (${CHROMIUM_PATH})`]: existsSync(CHROMIUM_PATH) };
-const PASSWORD = 'a long studio password';
+const TOOLS = CHROMIUM_TOOL;
 const WORDS: Word[] = Array.from({ length: 20 }, (_, i) => ({ text: `word${i}`, start: i + 0.2, end: i + 0.8 }));
 
 test.before(async () => {
   if (!Object.values(TOOLS).every(Boolean)) return;
-  const build = spawnSync(process.execPath, [path.join(repoRoot(), 'scripts/build-studio.mjs')], { stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('the studio build failed');
+  buildStudio();
   cluster = await startCluster('studio_shorts_edit');
   chromium = await launchChromium();
 });
@@ -40,11 +32,9 @@ test.after.always(async () => {
 /** A signed-in job page of a 20 s source with two shorts (0-10 s, 10-20 s), at the given viewport. */
 async function openTrimPage(email: string, viewport: { width: number; height: number }) {
   const source = path.join(cluster.dataDir, `${email}.mp4`);
-  await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc=s=640x360:r=25:d=20', '-f', 'lavfi', '-i', 'sine=d=20',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  await makeTestVideo(source, { seconds: 20, width: 640, height: 360 });
   const { org, key } = await cluster.org({ plan: 'pro', credits: 10, name: `Trim Org ${email}` });
-  const user = await createUser(cluster.app.db, { email, organizationId: org.id, role: 'owner' });
-  await setPassword(cluster.app.db, user.id, PASSWORD);
+  await studioUser(cluster, org.id, email);
   const jobId = await insertCompletedJob(cluster.app, {
     organizationId: org.id, sourcePath: source, words: WORDS, width: 640, height: 360, durationSec: 20.5,
     shorts: [{ startTime: 0, endTime: 10, title: 'Opening' }, { startTime: 10, endTime: 20, title: 'Closing' }],
@@ -53,19 +43,8 @@ async function openTrimPage(email: string, viewport: { width: number; height: nu
   const shorts = async () => (await cluster.api('GET', `/api/jobs/${jobId}`, { key })).body.data.shorts as Array<{ id: string; content: string; startTime: number; endTime: number }>;
   const until = <T>(check: (s: Awaited<ReturnType<typeof shorts>>) => T | undefined, what: string) => waitFor(async () => check(await shorts()), 10_000, what);
 
-  await chromium.browser.clearCookies();
-  const page = await chromium.browser.newPage();
-  await page.setViewportSize(viewport);
-  const pageErrors: string[] = [];
-  page.on('pageerror', (err) => pageErrors.push(err.message));
   const base = cluster.app.httpUrl;
-  await page.goto(`${base}/`);
-  await page.fill('#email', email);
-  await page.fill('#password', PASSWORD);
-  await page.press('#password', 'Enter');
-  await page.waitForSelector('h1 >> text=Jobs');
-  await page.goto(`${base}/studio/#/jobs/${jobId}`);
-  await page.waitForSelector('[data-testid="handle-out"]');
+  const { page, pageErrors } = await signInToJobPage(chromium, base, email, jobId, { ready: '[data-testid="handle-out"]', viewport });
   await page.waitForFunction(() => ((document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement | null)?.duration ?? 0) > 19);
   return { page, org, credits, until, pageErrors };
 }

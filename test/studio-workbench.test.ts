@@ -14,6 +14,7 @@ import { needing } from './helpers/requirements.js';
 import { repoRoot } from '@shorts/common/paths';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { setPassword } from '../coordinator/src/tenancy/sessions.js';
+import type { Parsed } from './helpers/parsed.js';
 
 // Issue 25 items 1 and 7 in a real browser (Debian's chromium through playwright-core) against a
 // real coordinator and Postgres, at a desktop and a phone width: a job from a link (and a refused
@@ -69,7 +70,7 @@ test.after.always(async () => {
 });
 
 /** Takes the queued analysis of `jobId` and returns its payload. */
-async function leaseAnalysis(jobId: string): Promise<{ task_id: string; lease_token: string; payload: any }> {
+async function leaseAnalysis(jobId: string): Promise<{ task_id: string; lease_token: string; payload: Parsed }> {
   return waitFor(async () => {
     const task = await agent.lease(500);
     if (!task) return undefined;

@@ -2,95 +2,64 @@
 // the real gRPC protocol (FakeAgent). The domain is a small recording one on render-short (whose
 // contract declares render-chunk children): a parent's payload says how many parts it splits into.
 import test from 'ava';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import type * as grpc from '@grpc/grpc-js';
 import { createLogger } from '@shorts/common/logger';
 import { ContractViolation, type TaskPayload } from '@shorts/common/tasks/contracts';
 import type { TaskPlacement } from '@shorts/common/placement';
-import { Db, type Queryable } from '../coordinator/src/db/db.js';
-import { migrate } from '../coordinator/src/db/migrate.js';
+import type { Db, Queryable } from '../coordinator/src/db/db.js';
 import { createMetrics } from '../coordinator/src/metrics/metrics.js';
 import { TaskQueue, type TaskRow } from '../coordinator/src/tasks/task-queue.js';
 import { withContract } from '../coordinator/src/tasks/typed-outcome.js';
-import { AgentRegistry, startGrpcServer } from '../coordinator/src/cluster/agent-service.js';
-import { createObjectStore } from '../coordinator/src/storage/index.js';
-import { createObjectUrls } from '../coordinator/src/storage/urls.js';
-import { createOrganization } from '../coordinator/src/tenancy/tenancy.js';
-import { createTestDatabase, dropTestDatabase } from './helpers/db.js';
-import { FakeAgent, type LeasedTask } from './helpers/fake-agent.js';
+import type { FakeAgent, LeasedTask } from './helpers/fake-agent.js';
+import { startQueueServer, type QueueServer } from './helpers/queue-server.js';
 import { LeaseLostError } from '../node-agent/src/coordinator-client.js';
 
-const TOKEN = 'test-cluster-token-0123456789';
 const LEASE_TTL_MS = 4000;
 
+let server: QueueServer<TaskQueue>;
 let db: Db;
-let databaseUrl: string;
 let queue: TaskQueue;
-let grpcServer: grpc.Server;
-let address: string;
-let storeDir: string;
 let orgA: string;
 let orgB: string;
-const agents: FakeAgent[] = [];
+let agents: FakeAgent[];
 /** What the domain heard, per parent id. */
 const heard = { fanIns: [] as string[], completed: [] as string[], failed: [] as Array<{ id: string; reason: string; code: string }>, after: [] as Array<{ id: string; outcome: string }> };
 
 test.before(async () => {
-  databaseUrl = await createTestDatabase('task_fanout');
-  db = new Db(databaseUrl);
-  await migrate(db);
-  await db.query('CREATE TABLE test_results (task_id text PRIMARY KEY, result jsonb NOT NULL)');
-  const log = createLogger({ service: 'test' }, (process.env.TEST_LOG_LEVEL as any) || 'silent');
-  const metrics = createMetrics();
-  queue = new TaskQueue(db, { leaseTtlMs: LEASE_TTL_MS, maxAttempts: 3, preferGraceMs: 60_000, waitingNoticeMs: 60_000, unmetNeedsFailMs: 120_000 }, log, metrics);
-  queue.registerHandler('render-short', {
-    async fanOut(_c, parent) {
-      const parts = Number(parent.payload.parts ?? 0);
-      return Array.from({ length: parts }, (_, part) => ({ payload: { part }, placement: parent.payload.childPlacement as Partial<TaskPlacement> | undefined }));
-    },
-    async fanIn(_c, parent, result, childResults) {
-      heard.fanIns.push(parent.id);
-      return { own: result, parts: childResults };
-    },
-    async onComplete(c, task, result) {
-      // The primary key makes a second completion of the same task fail loudly.
-      await c.query('INSERT INTO test_results (task_id, result) VALUES ($1, $2)', [task.id, result]);
-      heard.completed.push(task.id);
-    },
-    async onFailed(_c, task, reason, code) {
-      heard.failed.push({ id: task.id, reason, code });
-    },
-    async afterFinish(task, outcome) {
-      heard.after.push({ id: task.id, outcome });
+  server = await startQueueServer('task_fanout', {
+    queueOptions: { leaseTtlMs: LEASE_TTL_MS, maxAttempts: 3, preferGraceMs: 60_000, waitingNoticeMs: 60_000, unmetNeedsFailMs: 120_000 },
+    async prepare(d, q) {
+      await d.query('CREATE TABLE test_results (task_id text PRIMARY KEY, result jsonb NOT NULL)');
+      q.registerHandler('render-short', {
+        async fanOut(_c, parent) {
+          const parts = Number(parent.payload.parts ?? 0);
+          return Array.from({ length: parts }, (_, part) => ({ payload: { part }, placement: parent.payload.childPlacement as Partial<TaskPlacement> | undefined }));
+        },
+        async fanIn(_c, parent, result, childResults) {
+          heard.fanIns.push(parent.id);
+          return { own: result, parts: childResults };
+        },
+        async onComplete(c, task, result) {
+          // The primary key makes a second completion of the same task fail loudly.
+          await c.query('INSERT INTO test_results (task_id, result) VALUES ($1, $2)', [task.id, result]);
+          heard.completed.push(task.id);
+        },
+        async onFailed(_c, task, reason, code) {
+          heard.failed.push({ id: task.id, reason, code });
+        },
+        async afterFinish(task, outcome) {
+          heard.after.push({ id: task.id, outcome });
+        },
+      });
+      q.registerHandler('probe-media', { async onComplete() {}, async onFailed() {} });
+      q.registerHandler('render-chunk', { async onComplete() {}, async onFailed() {} });
     },
   });
-  queue.registerHandler('probe-media', { async onComplete() {}, async onFailed() {} });
-  queue.registerHandler('render-chunk', { async onComplete() {}, async onFailed() {} });
-  await queue.start();
-  storeDir = await mkdtemp(path.join(os.tmpdir(), 'task-fanout-'));
-  const store = createObjectStore({ kind: 'local', root: storeDir });
-  const urls = createObjectUrls(store, { publicUrl: 'http://127.0.0.1:9', secret: 'x'.repeat(32), ttlSec: 60 });
-  const bound = await startGrpcServer(
-    { db, queue, log, metrics, urls, store, clusterToken: TOKEN, leaseTtlMs: LEASE_TTL_MS, leaseWaitMs: 10_000, agentUploadMaxBytes: 1_000_000 },
-    new AgentRegistry(LEASE_TTL_MS),
-    { host: '127.0.0.1', port: 0 },
-  );
-  grpcServer = bound.server;
-  address = `127.0.0.1:${bound.port}`;
-  orgA = (await createOrganization(db, { name: 'Org A', plan: 'pro', credits: 10 })).id;
-  orgB = (await createOrganization(db, { name: 'Org B', plan: 'pro', credits: 10 })).id;
+  ({ db, queue, agents } = server);
+  orgA = await server.organization('Org A');
+  orgB = await server.organization('Org B');
 });
 
-test.after.always(async () => {
-  agents.forEach((a) => a.close());
-  grpcServer?.forceShutdown();
-  await queue?.stop();
-  await db?.close();
-  if (databaseUrl) await dropTestDatabase(databaseUrl);
-  if (storeDir) await rm(storeDir, { recursive: true, force: true });
-});
+test.after.always(() => server?.close());
 
 test.beforeEach(async () => {
   agents.splice(0).forEach((a) => a.close());
@@ -104,9 +73,7 @@ test.beforeEach(async () => {
 });
 
 async function agent(name: string, host: Parameters<FakeAgent['register']>[1] = {}): Promise<FakeAgent> {
-  const a = await new FakeAgent(address, TOKEN, name).register(['render-short', 'render-chunk'], host);
-  agents.push(a);
-  return a;
+  return server.agent(name, ['render-short', 'render-chunk'], host);
 }
 
 function enqueueParent(payload: Record<string, unknown>, org = orgA): Promise<string> {
@@ -130,7 +97,7 @@ const children = (parentId: string) =>
     `SELECT id, state, cancel_requested AS "cancelRequested", organization_id AS "organizationId", requires FROM tasks WHERE parent_id = $1 ORDER BY child_index`,
     [parentId],
   );
-const stored = (id: string) => db.query<{ result: any }>('SELECT result FROM test_results WHERE task_id = $1', [id]);
+const stored = (id: string) => db.query<{ result: { parts?: unknown } }>('SELECT result FROM test_results WHERE task_id = $1', [id]);
 const partOf = (leased: LeasedTask) => JSON.parse(leased.payload_json).part as number;
 
 test.serial('a parent completes once, after the last of its children, even when they all complete at the same moment', async (t) => {

@@ -2,32 +2,23 @@
 // real protocol). The domain here is a small recording one, so each test can make a domain hook
 // slow, throw, or lose its connection, and see what the queue does with it.
 import test from 'ava';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type * as grpc from '@grpc/grpc-js';
-import { createLogger } from '@shorts/common/logger';
 import { repoRoot } from '@shorts/common/paths';
 import { newId } from '../coordinator/src/ids.js';
 import type { TaskType } from '@shorts/common/tasks';
 import type { TaskPayload } from '@shorts/common/tasks/contracts';
 import type { TaskPlacement } from '@shorts/common/placement';
 import { DEFAULT_TASK_TIME_LIMITS_SEC, placementOf } from '@shorts/common/tasks/contracts';
-import { Db } from '../coordinator/src/db/db.js';
-import { migrate } from '../coordinator/src/db/migrate.js';
-import { createMetrics, type Metrics } from '../coordinator/src/metrics/metrics.js';
+import type { Db } from '../coordinator/src/db/db.js';
+import type { Metrics } from '../coordinator/src/metrics/metrics.js';
 import { TaskQueue, type TaskRow } from '../coordinator/src/tasks/task-queue.js';
-import { AgentRegistry, startGrpcServer } from '../coordinator/src/cluster/agent-service.js';
 import { listAgents, setDraining } from '../coordinator/src/cluster/agents.js';
-import { createObjectStore } from '../coordinator/src/storage/index.js';
-import { createObjectUrls } from '../coordinator/src/storage/urls.js';
-import { createOrganization } from '../coordinator/src/tenancy/tenancy.js';
-import { createTestDatabase, dropTestDatabase } from './helpers/db.js';
-import { FakeAgent } from './helpers/fake-agent.js';
+import type { FakeAgent } from './helpers/fake-agent.js';
+import { startQueueServer, type QueueServer } from './helpers/queue-server.js';
 import { LeaseLostError } from '../node-agent/src/coordinator-client.js';
 import { waitFor } from './helpers/cluster.js';
 
-const TOKEN = 'test-cluster-token-0123456789';
 const LEASE_TTL_MS = 4000;
 const PREFER_GRACE_MS = 2000;
 
@@ -50,17 +41,14 @@ class ObservedQueue extends TaskQueue {
 
 interface Outcome { completed?: unknown; failed?: { reason: string; code: string } }
 
+let server: QueueServer<ObservedQueue>;
 let db: Db;
-let databaseUrl: string;
 let queue: ObservedQueue;
 let metrics: Metrics;
-let grpcServer: grpc.Server;
-let address: string;
-let storeDir: string;
 let orgA: string;
 let orgB: string;
+let agents: FakeAgent[];
 const outcomes = new Map<string, Outcome>();
-const agents: FakeAgent[] = [];
 const dropped = new Set<string>();
 
 /** The test domain: what each hook does is read from the task's payload. */
@@ -91,39 +79,20 @@ function registerTestDomain(q: TaskQueue): void {
 }
 
 test.before(async () => {
-  databaseUrl = await createTestDatabase('task_queue');
-  db = new Db(databaseUrl);
-  await migrate(db);
-  await db.query('CREATE TABLE test_results (task_id text PRIMARY KEY, result jsonb NOT NULL)');
-  const log = createLogger({ service: 'test' }, (process.env.TEST_LOG_LEVEL as any) || 'silent');
-  metrics = createMetrics();
-  queue = new ObservedQueue(db, {
-    leaseTtlMs: LEASE_TTL_MS, maxAttempts: 3, preferGraceMs: PREFER_GRACE_MS, waitingNoticeMs: 200, unmetNeedsFailMs: 1500,
-  }, log, metrics);
-  registerTestDomain(queue);
-  await queue.start();
-  storeDir = await mkdtemp(path.join(os.tmpdir(), 'task-queue-'));
-  const store = createObjectStore({ kind: 'local', root: storeDir });
-  const urls = createObjectUrls(store, { publicUrl: 'http://127.0.0.1:9', secret: 'x'.repeat(32), ttlSec: 60 });
-  const bound = await startGrpcServer(
-    { db, queue, log, metrics, urls, store, clusterToken: TOKEN, leaseTtlMs: LEASE_TTL_MS, leaseWaitMs: 10_000, agentUploadMaxBytes: 1_000_000 },
-    new AgentRegistry(LEASE_TTL_MS),
-    { host: '127.0.0.1', port: 0 },
-  );
-  grpcServer = bound.server;
-  address = `127.0.0.1:${bound.port}`;
-  orgA = (await createOrganization(db, { name: 'Org A', plan: 'pro', credits: 10 })).id;
-  orgB = (await createOrganization(db, { name: 'Org B', plan: 'pro', credits: 10 })).id;
+  server = await startQueueServer('task_queue', {
+    queueOptions: { leaseTtlMs: LEASE_TTL_MS, maxAttempts: 3, preferGraceMs: PREFER_GRACE_MS, waitingNoticeMs: 200, unmetNeedsFailMs: 1500 },
+    createQueue: (d, options, log, m) => new ObservedQueue(d, options, log, m),
+    async prepare(d, q) {
+      await d.query('CREATE TABLE test_results (task_id text PRIMARY KEY, result jsonb NOT NULL)');
+      registerTestDomain(q);
+    },
+  });
+  ({ db, queue, metrics, agents } = server);
+  orgA = await server.organization('Org A');
+  orgB = await server.organization('Org B');
 });
 
-test.after.always(async () => {
-  agents.forEach((a) => a.close());
-  grpcServer?.forceShutdown();
-  await queue?.stop();
-  await db?.close();
-  if (databaseUrl) await dropTestDatabase(databaseUrl);
-  if (storeDir) await rm(storeDir, { recursive: true, force: true });
-});
+test.after.always(() => server?.close());
 
 test.beforeEach(async () => {
   queue.afterLeaseQuery = undefined;
@@ -133,9 +102,7 @@ test.beforeEach(async () => {
 });
 
 async function agent(name: string, taskTypes: TaskType[] = ['probe-media'], host: Parameters<FakeAgent['register']>[1] = {}): Promise<FakeAgent> {
-  const a = await new FakeAgent(address, TOKEN, name).register(taskTypes, host);
-  agents.push(a);
-  return a;
+  return server.agent(name, taskTypes, host);
 }
 
 function enqueue(type: TaskType, payload: Record<string, unknown> = {}, opts: { org?: string; placement?: Partial<TaskPlacement>; maxAttempts?: number; subjectId?: string } = {}): Promise<string> {
@@ -193,8 +160,8 @@ test.serial('a lease committed while the agent call is cancelled is handed back 
   const a = await agent('impatient');
   const id = await enqueue('probe-media', { slowPrepareMs: 1500 });
   // The agent gives up (deadline) while the coordinator prepares the leased task's payload.
-  const err: any = await t.throwsAsync(a.leaseCall(1000, 500));
-  t.is(err.code, 4); // DEADLINE_EXCEEDED
+  const err = await t.throwsAsync<Error & { code?: number }>(a.leaseCall(1000, 500));
+  t.is(err?.code, 4); // DEADLINE_EXCEEDED
   const back = await waitFor(async () => ((await task(id)).state === 'queued' ? task(id) : undefined), 10_000, 'hand-back');
   t.is(back.attempts, 0);
   t.true((await eventKinds(id)).includes('handed_back'));
@@ -207,8 +174,8 @@ test.serial('a lease committed while the agent call is cancelled is handed back 
 test.serial('a lease whose payload cannot be prepared is handed back, and fails for good only after repeated tries', async (t) => {
   const a = await agent('unlucky');
   const id = await enqueue('probe-media', { failPrepare: true });
-  const err: any = await t.throwsAsync(a.lease(2000));
-  t.is(err.code, 13); // INTERNAL, without details
+  const err = await t.throwsAsync<Error & { code?: number }>(a.lease(2000));
+  t.is(err?.code, 13); // INTERNAL, without details
   let row = await task(id);
   t.is(row.state, 'queued');
   t.is(row.attempts, 0);
@@ -244,9 +211,9 @@ test.serial('lease expiry follows the database clock, not the coordinator proces
   const RealDate = Date;
   const skew = -3600_000;
   class SkewedDate extends RealDate {
-    constructor(...args: any[]) {
+    constructor(...args: Array<string | number | Date>) {
       if (args.length === 0) super(RealDate.now() + skew);
-      else super(...(args as [any]));
+      else super(...(args as [string | number | Date]));
     }
     static override now() { return RealDate.now() + skew; }
   }
@@ -306,9 +273,9 @@ test.serial('the time limit is read by the database clock, not the coordinator p
   // This coordinator's clock runs a day ahead of the database's: the lease is still young.
   const RealDate = Date;
   class AheadDate extends RealDate {
-    constructor(...args: any[]) {
+    constructor(...args: Array<string | number | Date>) {
       if (args.length === 0) super(RealDate.now() + 86_400_000);
-      else super(...(args as [any]));
+      else super(...(args as [string | number | Date]));
     }
     static override now() { return RealDate.now() + 86_400_000; }
   }

@@ -2,7 +2,7 @@ import test from 'ava';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
+import { FFMPEG } from './helpers/media.js';
 import { containerType, ffprobe } from '../node-agent/src/media/ffmpeg.js';
 import { fileNameOf } from '../node-agent/src/tasks/analyze-video.js';
 import { cutCropClip } from '../node-agent/src/media/clips.js';
@@ -11,7 +11,7 @@ import { parseWav, readWavInfo, readWavPcm, toMonoFloat32, encodeWav } from '../
 import { measureLevels, rmsDbBetween } from '../node-agent/src/media/audio-levels.js';
 import { runProcess } from '../node-agent/src/run-process.js';
 
-const ffmpeg = ffmpegInstaller.path;
+const ffmpeg = FFMPEG;
 let dir: string;
 test.before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'audio-test-'));

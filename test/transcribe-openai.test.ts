@@ -9,6 +9,7 @@ import { mapWords, OpenAiCompatibleTranscriber, transcriptionsEndpoint } from '.
 import { checkTranscriberAvailable, chooseBackend, createTranscriber, transcriberConfigFromEnv } from '../node-agent/src/transcribe/transcriber.js';
 import { fliteAvailable, synthesiseTalk } from './transcribe-synth.js';
 import { needing } from './helpers/requirements.js';
+import { listener } from './helpers/http.js';
 
 interface Seen {
   method: string;
@@ -20,7 +21,7 @@ interface Seen {
 /** A fake transcription server on 127.0.0.1 answering from a queue of responses. */
 async function fakeServer(responses: Array<{ status: number; body: unknown }>) {
   const seen: Seen[] = [];
-  const server = http.createServer(async (req, res) => {
+  const server = http.createServer(listener(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
@@ -30,7 +31,7 @@ async function fakeServer(responses: Array<{ status: number; body: unknown }>) {
     const next = responses.length > 1 ? responses.shift()! : responses[0]!;
     res.writeHead(next.status, { 'content-type': 'application/json' });
     res.end(typeof next.body === 'string' ? next.body : JSON.stringify(next.body));
-  });
+  }));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url, seen, close: () => new Promise<void>((r) => server.close(() => r())) };

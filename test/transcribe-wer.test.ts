@@ -2,7 +2,7 @@ import test from 'ava';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
+import { FFMPEG } from './helpers/media.js';
 import { joinWords, normaliseWords, wordErrorRate } from '@shorts/common/text/transcript';
 import { extractAudio } from '../node-agent/src/media/audio-extract.js';
 import { readWavInfo, readWavPcm, writeWavPcm } from '../node-agent/src/media/wav.js';
@@ -69,7 +69,7 @@ withRecordings('pocketsphinx word times on a GRID clip against its hand alignmen
   const dir = await mkdtemp(path.join(os.tmpdir(), 'grid-'));
   try {
     const wav = path.join(dir, 'grid.wav');
-    await extractAudio(ffmpegInstaller.path, path.join(MEDIA, 'grid_swwp2s.mpg'), wav);
+    await extractAudio(FFMPEG, path.join(MEDIA, 'grid_swwp2s.mpg'), wav);
     const info = await readWavInfo(wav);
     t.is(info.sampleRate, 16_000);
     t.is(info.channels, 1);

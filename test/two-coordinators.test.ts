@@ -6,25 +6,25 @@ import S3rver from 's3rver';
 import PgBoss from 'pg-boss';
 import { Db } from '../coordinator/src/db/db.js';
 import { S3ObjectStore } from '../coordinator/src/storage/s3-store.js';
-import { createOrganization, createUser, issueApiKey } from '../coordinator/src/tenancy/tenancy.js';
+import { createUser, issueApiKey } from '../coordinator/src/tenancy/tenancy.js';
 import { createLoginLink, setPassword } from '../coordinator/src/tenancy/sessions.js';
 import { API_KEY_CACHE_MS } from '../coordinator/src/tenancy/tenancy.js';
 import { UPLOAD_SWEEP_QUEUE } from '../coordinator/src/uploads/uploads.js';
 import { createTestDatabase, dropTestDatabase } from './helpers/db.js';
-import { spawnLogged, type LoggedProcess } from './helpers/fault-stack.js';
+import { callApi, orgWithKey, spawnAgent, spawnCoordinator, type LoggedProcess } from './helpers/fault-stack.js';
 import { freePort } from './helpers/processes.js';
 import { waitFor } from './helpers/cluster.js';
 import { startBalancer, type Balancer } from './helpers/balancer.js';
 import { makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
 import { startWebhookReceiver } from './helpers/webhook-receiver.js';
 import { havePocketsphinx, needing } from './helpers/requirements.js';
+import type { Parsed } from './helpers/parsed.js';
 
 // Two coordinator processes on one Postgres and one S3-compatible store (s3rver), one agent, as a
 // farm runs them behind a load balancer: the agent and the signed file URLs go through a failover
 // balancer, and the test's own requests alternate between the coordinators. What one coordinator
 // accepted, the other continues; killing one with SIGKILL loses nothing and charges nothing twice.
 
-const TOKEN = 'two-coordinators-cluster-token-0123456789';
 const SECRETS = { JWT_SECRET: 'two-coordinators-jwt-secret-0123456789abcdef', URL_SIGNING_SECRET: 'two-coordinators-url-secret-0123456789abcdef' };
 const FREE_FILES_PER_MINUTE = 12;
 
@@ -32,7 +32,7 @@ interface Node { name: string; url: string; port: number; grpcPort: number; proc
 
 let databaseUrl: string;
 let db: Db;
-let s3: any;
+let s3: S3rver;
 let s3Dir: string;
 let store: S3ObjectStore;
 let work: string;
@@ -46,10 +46,9 @@ let hooks: Awaited<ReturnType<typeof startWebhookReceiver>>;
 let coordinatorEnv: Record<string, string>;
 
 async function startNode(node: Node): Promise<void> {
-  node.proc = spawnLogged(node.name, 'coordinator/src/main.ts', {
+  node.proc = await spawnCoordinator(node.name, {
     ...coordinatorEnv, DATA_DIR: path.join(work, node.name), PORT: String(node.port), GRPC_PORT: String(node.grpcPort),
   });
-  await node.proc.waitForLog(/"msg":"coordinator started"/, { timeoutMs: 90_000 });
 }
 
 test.before(async () => {
@@ -71,22 +70,15 @@ test.before(async () => {
   httpLb = await startBalancer(nodes.map((n) => ({ host: '127.0.0.1', port: n.port })));
   grpcLb = await startBalancer(nodes.map((n) => ({ host: '127.0.0.1', port: n.grpcPort })));
   coordinatorEnv = {
-    ...SECRETS, DATABASE_URL: databaseUrl, HOST: '127.0.0.1', GRPC_HOST: '127.0.0.1', CLUSTER_TOKEN: TOKEN,
+    ...SECRETS, DATABASE_URL: databaseUrl,
     PUBLIC_URL: `http://${httpLb.address}`, STORAGE: 's3', S3_ENDPOINT: s3Config.endpoint, S3_BUCKET: 'shorts',
-    S3_ACCESS_KEY_ID: 'S3RVER', S3_SECRET_ACCESS_KEY: 'S3RVER', S3_FORCE_PATH_STYLE: 'true', FETCH_ALLOWLIST: '127.0.0.1',
-    LEASE_TTL_MS: '4000', WATCHDOG_INTERVAL_MS: '500', UPLOAD_WRITER_LEASE_MS: '3000', WEBHOOK_RETRY_DELAY_SEC: '1',
-    RATE_LIMIT_FILES_PER_MINUTE: `${FREE_FILES_PER_MINUTE},600,1200,3000`, LOG_LEVEL: 'info',
+    S3_ACCESS_KEY_ID: 'S3RVER', S3_SECRET_ACCESS_KEY: 'S3RVER', S3_FORCE_PATH_STYLE: 'true',
+    UPLOAD_WRITER_LEASE_MS: '3000', WEBHOOK_RETRY_DELAY_SEC: '1', RATE_LIMIT_FILES_PER_MINUTE: `${FREE_FILES_PER_MINUTE},600,1200,3000`,
   };
   // One after the other: the first applies the migrations.
   for (const node of nodes) await startNode(node);
 
-  const agentDir = path.join(work, 'agent');
-  await mkdir(agentDir);
-  agent = spawnLogged('agent', 'node-agent/src/main.ts', {
-    COORDINATOR_GRPC: grpcLb.address, CLUSTER_TOKEN: TOKEN, AGENT_NAME: 'agent', AGENT_WORK_DIR: agentDir,
-    MAX_CONCURRENT_TASKS: '2', FETCH_ALLOWLIST: '127.0.0.1', AGENT_LEASE_WAIT_MS: '2000', LOG_LEVEL: 'debug',
-  });
-  await agent.waitForLog(/"msg":"agent ready"/, { timeoutMs: 90_000 });
+  agent = await spawnAgent('agent', grpcLb.address, path.join(work, 'agent'), { MAX_CONCURRENT_TASKS: '2' });
 
   const clip = await makeTestVideo(path.join(work, 'clip.mp4'), { seconds: 2, width: 160, height: 90 });
   video = await readFile(clip);
@@ -113,28 +105,14 @@ let turn = 0;
 /** Alternates between the two coordinators, as a round-robin balancer would. */
 const next = () => nodes[turn++ % 2]!;
 
-async function call(node: Node, key: string, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
-  const res = await fetch(node.url + urlPath, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let parsed: any = text;
-  try { parsed = JSON.parse(text); } catch { /* not JSON */ }
-  return { status: res.status, body: parsed, headers: res.headers };
-}
+const call = (node: Node, key: string, method: string, urlPath: string, body?: unknown) => callApi(node.url, key, method, urlPath, body);
 
-async function newOrg(plan: string, credits: number) {
-  const org = await createOrganization(db, { name: `Two ${plan}`, plan, credits });
-  const { key } = await issueApiKey(db, org.id, 'two-coordinators');
-  return { id: org.id, key };
-}
+const newOrg = (plan: string, credits: number) => orgWithKey(db, `Two ${plan}`, plan, credits, 'two-coordinators');
 
 const tus = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, 'tus-resumable': '1.0.0', ...extra });
 const meta = (o: Record<string, string>) => Object.entries(o).map(([k, v]) => `${k} ${Buffer.from(v).toString('base64')}`).join(',');
 
-async function createUpload(node: Node, org: { id: string; key: string }, length: number): Promise<{ status: number; location: string; body: any }> {
+async function createUpload(node: Node, org: { id: string; key: string }, length: number): Promise<{ status: number; location: string; body: Parsed }> {
   const res = await fetch(node.url + '/api/uploads/tus', {
     method: 'POST', headers: tus(org.key, { 'upload-length': String(length), 'upload-metadata': meta({ organizationId: org.id, filename: 'clip.mp4', filetype: 'video/mp4' }) }),
   });
@@ -258,7 +236,7 @@ test.serial('a session made on A works on B; signed out on A, B refuses it; a si
   const signIn = (node: Node, body: unknown) => fetch(node.url + '/api/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const res = await signIn(nodes[A]!, { email, password: 'correct horse battery' });
   t.is(res.status, 200);
-  const csrf = ((await res.json()) as any).csrfToken;
+  const csrf = ((await res.json()) as { csrfToken: string }).csrfToken;
   const cookie = res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
   t.is((await fetch(nodes[B]!.url + `/api/jobs?organizationId=${org.id}`, { headers: { cookie } })).status, 200);
   t.is((await fetch(nodes[A]!.url + '/api/session', { method: 'DELETE', headers: { cookie, 'x-csrf-token': csrf } })).status, 200);
@@ -308,7 +286,7 @@ test.serial('the scheduled sweep removes an abandoned upload\'s bytes, releases 
   try {
     await boss.send(UPLOAD_SWEEP_QUEUE, {});
   } finally {
-    await boss.stop({ graceful: false, wait: true, close: true } as any);
+    await boss.stop({ graceful: false, wait: true, close: true });
   }
   // The sweep logs once it has removed the bytes as well.
   const sweptBy = () => nodes.flatMap((n) => n.proc!.logs).filter((l) => l.includes('"msg":"abandoned uploads expired"') && l.includes(abandoned.body.id));

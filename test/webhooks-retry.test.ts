@@ -53,7 +53,7 @@ const attempts = (jobId: string) => cluster.app.db.query<{ attempt: number; code
 /** Waits for the delivered row itself (not the receiver's answer, which comes before it is written). */
 const deliveredAttempts = (jobId: string) => waitFor(async () => {
   const rows = await attempts(jobId);
-  return rows.some((r: any) => r.delivered) ? rows : undefined;
+  return rows.some((r) => r.delivered) ? rows : undefined;
 }, 60_000, `delivery of ${jobId}`);
 
 /** Nothing more is queued for this event: no retry can still arrive. */
@@ -72,8 +72,8 @@ test.serial('a receiver that is down for two attempts gets exactly one delivery 
   await hooks.listen(port);
   try {
     const rows = await deliveredAttempts(jobId);
-    t.deepEqual(rows.map((r: any) => [r.attempt, r.code, r.delivered]), [[1, null, false], [2, null, false], [3, 200, true]]);
-    t.regex(rows[0].error!, /ECONNREFUSED/);
+    t.deepEqual(rows.map((r) => [r.attempt, r.code, r.delivered]), [[1, null, false], [2, null, false], [3, 200, true]]);
+    t.regex(rows[0]!.error!, /ECONNREFUSED/);
     t.deepEqual(hooks.answered, [200]);
     t.is(await pendingRetries(jobId), 0);
   } finally {
@@ -90,8 +90,8 @@ test.serial('a receiver that times out twice gets exactly one delivery on the th
   try {
     const jobId = await sendEvent(`http://127.0.0.1:${port}/hook`);
     const rows = await deliveredAttempts(jobId);
-    t.deepEqual(rows.map((r: any) => [r.attempt, r.code, r.delivered]), [[1, null, false], [2, null, false], [3, 200, true]]);
-    t.regex(rows[0].error!, /timed out/);
+    t.deepEqual(rows.map((r) => [r.attempt, r.code, r.delivered]), [[1, null, false], [2, null, false], [3, 200, true]]);
+    t.regex(rows[0]!.error!, /timed out/);
     t.deepEqual(hooks.answered, [200]);
     t.is(await pendingRetries(jobId), 0);
   } finally {
@@ -108,7 +108,7 @@ test.serial('a 429 with Retry-After is retried no sooner than the receiver asked
   try {
     const jobId = await sendEvent(`http://127.0.0.1:${port}/hook`);
     const rows = await deliveredAttempts(jobId);
-    t.deepEqual(rows.map((r: any) => [r.attempt, r.code, r.delivered]), [[1, 429, false], [2, 200, true]]);
+    t.deepEqual(rows.map((r) => [r.attempt, r.code, r.delivered]), [[1, 429, false], [2, 200, true]]);
     // The backoff alone would have waited at most 2 s (1 s base, +25 % jitter, rounded up).
     const waitedMs = new Date(rows[1].at).getTime() - new Date(rows[0].at).getTime();
     t.true(waitedMs >= 2900, `second attempt ${waitedMs} ms after the first`);

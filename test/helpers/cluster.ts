@@ -2,13 +2,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createLogger, type Logger } from '@shorts/common/logger';
+import { createLogger, type Logger, type LogLevel } from '@shorts/common/logger';
 import { repoRoot } from '@shorts/common/paths';
 import { loadConfig } from '../../coordinator/src/config.js';
 import { startCoordinator } from '../../coordinator/src/coordinator.js';
 import type { Coordinator } from '../../coordinator/src/context.js';
 import { createOrganization, issueApiKey, type Organization } from '../../coordinator/src/tenancy/tenancy.js';
+import { TEST_CLUSTER_TOKEN } from './cluster-token.js';
 import { createTestDatabase, dropTestDatabase } from './db.js';
+import type { Parsed } from './parsed.js';
 
 export interface TestCluster {
   app: Coordinator;
@@ -16,11 +18,15 @@ export interface TestCluster {
   databaseUrl: string;
   agents: AgentProcess[];
   startAgent(env?: Record<string, string>): Promise<AgentProcess>;
+  /** Kills (SIGKILL) every agent started and waits for each to exit. */
+  killAgents(): Promise<void>;
   /** A new organization with an API key. */
   org(input?: { plan?: string; credits?: number; name?: string }): Promise<{ org: Organization; key: string }>;
-  api(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  api(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: Parsed; headers: Headers }>;
   /** The job as the API answers it once it is COMPLETED or FAILED; `seen` collects every progress value read. */
-  settledJob(key: string, id: string, opts?: { timeoutMs?: number; seen?: number[] }): Promise<any>;
+  settledJob(key: string, id: string, opts?: { timeoutMs?: number; seen?: number[] }): Promise<Parsed>;
+  /** Another coordinator on the same database and data folder, with the cluster's settings (and `overrides`); the caller closes it. */
+  startCoordinator(opts?: { overrides?: CoordinatorOverrides; log?: Logger }): Promise<Coordinator>;
   restartCoordinator(): Promise<void>;
   close(): Promise<void>;
 }
@@ -33,17 +39,23 @@ export interface AgentProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-const quietLog = () => createLogger({ service: 'coordinator' }, (process.env.TEST_LOG_LEVEL as any) || 'silent');
+export type CoordinatorOverrides = Parameters<typeof loadConfig>[0];
 
-export async function startCluster(name: string, overrides: Parameters<typeof loadConfig>[0] = {}, opts: { log?: Logger } = {}): Promise<TestCluster> {
+const quietLog = () => createLogger({ service: 'coordinator' }, (process.env.TEST_LOG_LEVEL as LogLevel | undefined) || 'silent');
+
+/** A test coordinator's configuration: loopback on kernel-picked ports, no timers, the test cluster token, 4 s leases. */
+export function testCoordinatorConfig(databaseUrl: string, dataDir: string, overrides: CoordinatorOverrides = {}) {
+  return loadConfig({
+    databaseUrl, dataDir, port: 0, grpcPort: 0, host: '127.0.0.1', grpcHost: '127.0.0.1', timers: false,
+    clusterToken: TEST_CLUSTER_TOKEN, leaseTtlMs: 4000, fetchAllowlist: '127.0.0.1', ...overrides,
+  }, {});
+}
+
+export async function startCluster(name: string, overrides: CoordinatorOverrides = {}, opts: { log?: Logger } = {}): Promise<TestCluster> {
   const databaseUrl = await createTestDatabase(name);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), `shorts-${name}-`));
-  const config = () => loadConfig({
-    databaseUrl, dataDir, port: 0, grpcPort: 0, host: '127.0.0.1', grpcHost: '127.0.0.1', timers: false,
-    clusterToken: 'test-cluster-token-0123456789', leaseTtlMs: 4000, fetchAllowlist: '127.0.0.1', ...overrides,
-  }, {});
   const log = opts.log ?? quietLog();
-  let app = await startCoordinator(config(), log);
+  let app = await startCoordinator(testCoordinatorConfig(databaseUrl, dataDir, overrides), log);
   const agents: AgentProcess[] = [];
   let agentSeq = 0;
 
@@ -58,7 +70,7 @@ export async function startCluster(name: string, overrides: Parameters<typeof lo
         env: {
           ...process.env,
           COORDINATOR_GRPC: app.grpcAddress,
-          CLUSTER_TOKEN: 'test-cluster-token-0123456789',
+          CLUSTER_TOKEN: TEST_CLUSTER_TOKEN,
           AGENT_NAME: agentName,
           AGENT_WORK_DIR: path.join(dataDir, agentName),
           MAX_CONCURRENT_TASKS: '1',
@@ -101,6 +113,9 @@ export async function startCluster(name: string, overrides: Parameters<typeof lo
       await agent.waitForLog(/"agent ready"/, 60_000);
       return agent;
     },
+    async killAgents() {
+      await Promise.all(agents.map((a) => a.kill('SIGKILL')));
+    },
     async org(input = {}) {
       const org = await createOrganization(app.db, { name: input.name ?? 'Test Org', plan: input.plan ?? 'pro', credits: input.credits ?? 100 });
       const { key } = await issueApiKey(app.db, org.id, 'test');
@@ -112,7 +127,7 @@ export async function startCluster(name: string, overrides: Parameters<typeof lo
       if (opts.body !== undefined) headers['content-type'] = 'application/json';
       const res = await fetch(app.httpUrl + urlPath, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
       const text = await res.text();
-      let body: any = text;
+      let body: Parsed = text;
       try { body = JSON.parse(text); } catch { /* not JSON */ }
       return { status: res.status, body, headers: res.headers };
     },
@@ -123,17 +138,17 @@ export async function startCluster(name: string, overrides: Parameters<typeof lo
         return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
       }, opts.timeoutMs ?? 240_000, `job ${id} to settle`);
     },
+    startCoordinator(more = {}) {
+      return startCoordinator(testCoordinatorConfig(databaseUrl, dataDir, { ...overrides, ...more.overrides }), more.log ?? quietLog());
+    },
     async restartCoordinator() {
       const grpcPort = Number(app.grpcAddress.split(':')[1]);
       const httpPort = Number(new URL(app.httpUrl).port);
       await app.close();
-      app = await startCoordinator(loadConfig({
-        databaseUrl, dataDir, port: httpPort, grpcPort, host: '127.0.0.1', grpcHost: '127.0.0.1', timers: false,
-        clusterToken: 'test-cluster-token-0123456789', leaseTtlMs: 4000, fetchAllowlist: '127.0.0.1', ...overrides,
-      }, {}), log);
+      app = await startCoordinator(testCoordinatorConfig(databaseUrl, dataDir, { port: httpPort, grpcPort, ...overrides }), log);
     },
     async close() {
-      await Promise.all(agents.map((a) => a.kill('SIGKILL')));
+      await cluster.killAgents();
       await app.close();
       await dropTestDatabase(databaseUrl);
       await rm(dataDir, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 import { CoordinatorClient } from '../../node-agent/src/coordinator-client.js';
 import type { ProbeMediaResult } from '@shorts/common/tasks/probe-media';
+import { TEST_CLUSTER_TOKEN } from './cluster-token.js';
 
 /** A probe-media result as its contract wants it; `formatName` tells one from another. */
 export const probeResult = (formatName: string): ProbeMediaResult => ({ formatName, durationSec: 1, streams: [] });
@@ -16,7 +17,7 @@ export interface LeasedTask {
 export class FakeAgent {
   readonly client: CoordinatorClient;
   agentId = '';
-  constructor(address: string, token = 'test-cluster-token-0123456789', readonly name = 'fake') {
+  constructor(address: string, token = TEST_CLUSTER_TOKEN, readonly name = 'fake') {
     this.client = new CoordinatorClient(address, token);
   }
 
@@ -66,6 +67,11 @@ export class FakeAgent {
 
   complete(taskId: string, token: string, result: object) {
     return this.client.call('CompleteTask', { task_id: taskId, lease_token: token, result_json: JSON.stringify(result) }, { retryForMs: 0 });
+  }
+
+  /** A URL to PUT the leased task's object `name` to, as the coordinator signs it (the real agent's call). */
+  uploadUrl(task: { task_id: string; lease_token: string }, name: string) {
+    return this.client.call('CreateUploadUrl', { task_id: task.task_id, lease_token: task.lease_token, name });
   }
 
   fail(taskId: string, token: string, message: string, retryable: boolean) {

@@ -2,6 +2,7 @@
 // processes, so a test can restart the database, kill the coordinator, cut an agent's network and
 // fill its disk, then check what a user would: every job ends, nothing is kept twice, money and
 // storage add up. (The machine's shared Postgres at :5432 is never touched.)
+import type { ExecutionContext } from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import net from 'node:net';
@@ -13,9 +14,11 @@ import { Db } from '../../coordinator/src/db/db.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../coordinator/src/db/embedded.js';
 import { createOrganization, issueApiKey } from '../../coordinator/src/tenancy/tenancy.js';
 import { waitFor } from './cluster.js';
+import { TEST_CLUSTER_TOKEN } from './cluster-token.js';
+import type { Parsed } from './parsed.js';
 import { freePort } from './processes.js';
 
-export const CLUSTER_TOKEN = 'fault-suite-cluster-token-0123456789';
+const CLUSTER_TOKEN = TEST_CLUSTER_TOKEN;
 
 export interface LoggedProcess {
   proc: ChildProcess;
@@ -44,7 +47,7 @@ export function spawnLogged(name: string, entry: string, env: Record<string, str
       try {
         return await waitFor(async () => logs.slice(after).find((l) => re.test(l)), timeoutMs, `${re} in ${name}'s log`);
       } catch (err) {
-        throw new Error(`${(err as Error).message}:\n${logs.slice(-20).join('\n')}`);
+        throw new Error(`${(err as Error).message}:\n${logs.slice(-20).join('\n')}`, { cause: err });
       }
     },
     async kill(signal = 'SIGKILL') {
@@ -54,6 +57,59 @@ export function spawnLogged(name: string, entry: string, env: Record<string, str
       await exited;
     },
   };
+}
+
+/** What every coordinator process of these suites runs with: loopback, the suite's token, 4 s leases, a 0.5 s watchdog. */
+export const COORDINATOR_PROCESS_ENV: Record<string, string> = {
+  HOST: '127.0.0.1', GRPC_HOST: '127.0.0.1', CLUSTER_TOKEN, FETCH_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'info',
+  LEASE_TTL_MS: '4000', WATCHDOG_INTERVAL_MS: '500',
+};
+
+/** A coordinator process (coordinator/src/main.ts) with `env` on top of COORDINATOR_PROCESS_ENV, once it has said it started. */
+export async function spawnCoordinator(name: string, env: Record<string, string>): Promise<LoggedProcess> {
+  const coordinator = spawnLogged(name, 'coordinator/src/main.ts', { ...COORDINATOR_PROCESS_ENV, ...env });
+  return ready(coordinator, /"msg":"coordinator started"/);
+}
+
+/** An agent process (node-agent/src/main.ts) named `name`, working in `workDir` (made here), once it is ready. */
+export async function spawnAgent(name: string, coordinatorGrpc: string, workDir: string, env: Record<string, string> = {}): Promise<LoggedProcess> {
+  await mkdir(workDir, { recursive: true });
+  const agent = spawnLogged(name, 'node-agent/src/main.ts', {
+    COORDINATOR_GRPC: coordinatorGrpc, CLUSTER_TOKEN, AGENT_NAME: name, AGENT_WORK_DIR: workDir,
+    MAX_CONCURRENT_TASKS: '1', FETCH_ALLOWLIST: '127.0.0.1', AGENT_LEASE_WAIT_MS: '2000', LOG_LEVEL: 'debug', ...env,
+  });
+  return ready(agent, /"msg":"agent ready"/);
+}
+
+/** The process once its log says `re` (within 90 s); killed when it never does. */
+async function ready(proc: LoggedProcess, re: RegExp): Promise<LoggedProcess> {
+  try {
+    await proc.waitForLog(re, { timeoutMs: 90_000 });
+    return proc;
+  } catch (err) {
+    await proc.kill('SIGKILL');
+    throw err;
+  }
+}
+
+/** An API call with a bearer key and a JSON body; the answer's body parsed when it is JSON, else its text. */
+export async function callApi(baseUrl: string, key: string, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: Parsed; headers: Headers }> {
+  const res = await fetch(baseUrl + urlPath, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: Parsed = text;
+  try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+/** A new organization and an API key of it, straight in the database. */
+export async function orgWithKey(db: Db, name: string, plan: string, credits: number, keyName: string): Promise<{ id: string; key: string }> {
+  const org = await createOrganization(db, { name, plan, credits });
+  const { key } = await issueApiKey(db, org.id, keyName);
+  return { id: org.id, key };
 }
 
 /**
@@ -110,7 +166,7 @@ export interface FaultStack {
   restartPostgres(downMs: number): Promise<void>;
   startAgent(name: string, env?: Record<string, string>): Promise<LoggedProcess>;
   org(plan: string, credits: number): Promise<{ id: string; key: string }>;
-  api(key: string, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: any }>;
+  api(key: string, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: Parsed }>;
   close(): Promise<void>;
 }
 
@@ -133,13 +189,9 @@ export async function startFaultStack(name: string, coordinatorEnv: Record<strin
     httpUrl: `http://127.0.0.1:${ports.http}`,
     grpcAddress: `127.0.0.1:${ports.grpc}`,
     async startCoordinator() {
-      const coordinator = spawnLogged('coordinator', 'coordinator/src/main.ts', {
-        DATABASE_URL: pg.url, DATA_DIR: path.join(dataDir, 'coordinator'), PORT: String(ports.http), GRPC_PORT: String(ports.grpc),
-        HOST: '127.0.0.1', GRPC_HOST: '127.0.0.1', CLUSTER_TOKEN, FETCH_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'info',
-        LEASE_TTL_MS: '4000', WATCHDOG_INTERVAL_MS: '500', ...coordinatorEnv,
+      stack.coordinator = await spawnCoordinator('coordinator', {
+        DATABASE_URL: pg.url, DATA_DIR: path.join(dataDir, 'coordinator'), PORT: String(ports.http), GRPC_PORT: String(ports.grpc), ...coordinatorEnv,
       });
-      stack.coordinator = coordinator;
-      await coordinator.waitForLog(/"msg":"coordinator started"/, { timeoutMs: 90_000 });
     },
     async restartPostgres(downMs) {
       await pg.stop();
@@ -147,31 +199,16 @@ export async function startFaultStack(name: string, coordinatorEnv: Record<strin
       pg = await startEmbeddedPostgres(pgDir, pgPort, quiet);
     },
     async startAgent(agentName, env = {}) {
-      const workDir = path.join(dataDir, 'work', agentName);
-      await mkdir(workDir, { recursive: true });
-      const agent = spawnLogged(agentName, 'node-agent/src/main.ts', {
-        COORDINATOR_GRPC: stack.grpcAddress, CLUSTER_TOKEN, AGENT_NAME: agentName, AGENT_WORK_DIR: workDir,
-        MAX_CONCURRENT_TASKS: '1', FETCH_ALLOWLIST: '127.0.0.1', AGENT_LEASE_WAIT_MS: '2000', LOG_LEVEL: 'debug', ...env,
-      });
+      const agent = await spawnAgent(agentName, stack.grpcAddress, path.join(dataDir, 'work', agentName), env);
       agents.push(agent);
-      await agent.waitForLog(/"msg":"agent ready"/, { timeoutMs: 90_000 });
       return agent;
     },
-    async org(plan, credits) {
-      const org = await createOrganization(db, { name: `Fault ${name}`, plan, credits });
-      const { key } = await issueApiKey(db, org.id, 'fault');
-      return { id: org.id, key };
+    org(plan, credits) {
+      return orgWithKey(db, `Fault ${name}`, plan, credits, 'fault');
     },
     async api(key, method, urlPath, body) {
-      const res = await fetch(stack.httpUrl + urlPath, {
-        method,
-        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      let parsed: any = text;
-      try { parsed = JSON.parse(text); } catch { /* not JSON */ }
-      return { status: res.status, body: parsed };
+      const { status, body: parsed } = await callApi(stack.httpUrl, key, method, urlPath, body);
+      return { status, body: parsed };
     },
     async close() {
       await Promise.all(agents.map((a) => a.kill('SIGKILL')));
@@ -213,7 +250,7 @@ export interface Settled {
  * exactly once for each completed job and nothing left reserved; storage usage equal to the bytes
  * stored. Returns the end states for scenario-specific checks.
  */
-export async function assertSettled(t: { is: Function; deepEqual: Function; true: Function; log: Function }, stack: FaultStack, org: { id: string }, initialCredits: number, timeoutMs = 240_000): Promise<Settled> {
+export async function assertSettled(t: ExecutionContext, stack: FaultStack, org: { id: string }, initialCredits: number, timeoutMs = 240_000): Promise<Settled> {
   const db = stack.db;
   await waitFor(async () => {
     const open = await db.one<{ n: number }>(
@@ -252,12 +289,12 @@ export async function assertSettled(t: { is: Function; deepEqual: Function; true
 
   // Money and storage exact.
   const orgRow = (await db.one<{ credits: number; reserved: number; used: number }>(`SELECT credits::float AS credits, reserved_credits::float AS reserved, storage_used_bytes AS used FROM organizations WHERE id = $1`, [org.id]))!;
-  const charged = jobs.filter((j) => j.status === 'COMPLETED').reduce((n: number, j: any) => n + Number(j.cost), 0);
+  const charged = jobs.filter((j) => j.status === 'COMPLETED').reduce((n, j) => n + Number(j.cost), 0);
   t.is(Math.round(orgRow.credits * 100), Math.round((initialCredits - charged) * 100), 'credits: each completed job charged once, failed ones nothing');
   t.is(orgRow.reserved, 0, 'nothing left reserved');
   const ledger = await db.query<{ jobId: string; kind: string; amount: number }>(`SELECT job_id AS "jobId", kind, amount::float AS amount FROM credit_ledger WHERE organization_id = $1 AND kind = 'charge'`, [org.id]);
   t.deepEqual(
-    ledger.map((l: any) => [l.jobId, l.amount]).sort(),
+    ledger.map((l) => [l.jobId, l.amount]).sort(),
     jobs.filter((j) => j.status === 'COMPLETED').map((j) => [j.id, -Number(j.cost)]).sort(),
     'one charge per completed job',
   );

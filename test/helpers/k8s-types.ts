@@ -8,7 +8,7 @@ import { repoRoot } from '@shorts/common/paths';
  * manifest becomes an object literal typed with its kubernetes-models interface, and the TypeScript
  * compiler's excess-property and type checks report the fields that do not belong, by manifest.
  */
-export function strictTypeErrors(docs: any[]): string[][] {
+export function strictTypeErrors(docs: Array<{ apiVersion: string; kind: string }>): string[][] {
   const root = repoRoot();
   // Beside the sources, so that kubernetes-models resolves from the repository's node_modules.
   const file = path.join(root, 'test', '.k8s-manifests.generated.ts');

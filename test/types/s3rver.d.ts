@@ -1,1 +1,16 @@
-declare module 's3rver';
+// s3rver ships no types: the part of its API the tests use.
+declare module 's3rver' {
+  interface S3rverOptions {
+    port?: number;
+    address?: string;
+    directory: string;
+    silent?: boolean;
+    configureBuckets?: Array<{ name: string; configs?: Array<string | Buffer> }>;
+  }
+  export default class S3rver {
+    constructor(options: S3rverOptions);
+    /** Listens; the address it bound. */
+    run(): Promise<{ address: string; port: number; family: string }>;
+    close(): Promise<void>;
+  }
+}
