@@ -15,7 +15,8 @@ export default tseslint.config(
     languageOptions: {
       globals: { ...globals.node },
       parserOptions: {
-        projectService: { allowDefaultProject: ['scripts/*.mjs', 'eslint.config.js', 'coordinator/studio/vite.config.ts'] },
+        // scripts/ has a tsconfig of its own (its .mjs files are JavaScript, linted with types).
+        projectService: { allowDefaultProject: ['eslint.config.js', 'coordinator/studio/vite.config.ts'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -24,8 +25,13 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/no-explicit-any': 'error',
+      // A `let` read in a callback before its one assignment cannot become a const (TDZ).
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
-      '@typescript-eslint/no-unused-vars': ['error', { args: 'after-used', argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { args: 'after-used', argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
     },
   },
   { files: ['coordinator/studio/src/**'], languageOptions: { globals: { ...globals.browser } } },

@@ -20,10 +20,14 @@ const minutes = Number(process.argv[2] ?? 10);
 const SHARED_MEDIA = path.resolve(repoRoot(), '../shared/media');
 
 const EXTRA = [
-  'Let me tell you about the three mistakes every beginner makes.', 'The first mistake is trying to learn everything at once.',
-  'Why does that fail so often?', 'Because attention is limited and memory needs repetition.',
-  'The second mistake is skipping the basics for the exciting parts.', 'Twenty percent of the effort gives eighty percent of the result.',
-  'The third mistake is giving up after one bad week.', 'Progress is never a straight line, and that is fine.',
+  'Let me tell you about the three mistakes every beginner makes.',
+  'The first mistake is trying to learn everything at once.',
+  'Why does that fail so often?',
+  'Because attention is limited and memory needs repetition.',
+  'The second mistake is skipping the basics for the exciting parts.',
+  'Twenty percent of the effort gives eighty percent of the result.',
+  'The third mistake is giving up after one bad week.',
+  'Progress is never a straight line, and that is fine.',
 ];
 
 const cluster = await startCluster('bench_analysis');
@@ -41,18 +45,30 @@ try {
 
   const jobStart = performance.now();
   const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media.url('talk.mp4') } });
-  const job = await waitFor(async () => {
-    const r = await cluster.api('GET', `/api/jobs/${created.body.id}`, { key });
-    return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
-  }, 60 * 60_000, 'job');
+  const job = await waitFor(
+    async () => {
+      const r = await cluster.api('GET', `/api/jobs/${created.body.id}`, { key });
+      return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
+    },
+    60 * 60_000,
+    'job',
+  );
   const jobSec = (performance.now() - jobStart) / 1000;
   if (job.status !== 'COMPLETED') throw new Error(`job failed: ${job.message}`);
 
   // Stage times from the agent's own log (each "task stage" line starts a stage).
-  const stages = agent.logs.map((l) => { try { return JSON.parse(l); } catch { return undefined; } })
+  const stages = agent.logs
+    .map((l) => {
+      try {
+        return JSON.parse(l);
+      } catch {
+        return undefined;
+      }
+    })
     .filter((e) => e && (e.msg === 'task stage' || e.msg === 'task completed') && e.type === 'analyze-video');
   const perStage: Record<string, number> = {};
-  for (let i = 0; i < stages.length - 1; i++) perStage[stages[i].stage] = (Date.parse(stages[i + 1].time) - Date.parse(stages[i].time)) / 1000;
+  for (let i = 0; i < stages.length - 1; i++)
+    perStage[stages[i].stage] = (Date.parse(stages[i + 1].time) - Date.parse(stages[i].time)) / 1000;
   await media.close();
 
   // The bare transcriber on the same audio, in this process.
@@ -65,9 +81,18 @@ try {
 
   const report: Record<string, unknown> = {
     audioSec: Number(talk.durationSec.toFixed(1)),
-    job: { wallSec: Number(jobSec.toFixed(1)), realTimeFactor: Number((jobSec / talk.durationSec).toFixed(3)), shorts: job.data.shorts.length },
+    job: {
+      wallSec: Number(jobSec.toFixed(1)),
+      realTimeFactor: Number((jobSec / talk.durationSec).toFixed(3)),
+      shorts: job.data.shorts.length,
+    },
     stagesSec: Object.fromEntries(Object.entries(perStage).map(([k, v]) => [k, Number(v.toFixed(1))])),
-    bareTranscriber: { backend: transcript.backend, wallSec: Number(bareSec.toFixed(1)), realTimeFactor: Number((bareSec / talk.durationSec).toFixed(3)), werOnSynthesised: Number(wordErrorRate(refText, transcript.text).toFixed(3)) },
+    bareTranscriber: {
+      backend: transcript.backend,
+      wallSec: Number(bareSec.toFixed(1)),
+      realTimeFactor: Number((bareSec / talk.durationSec).toFixed(3)),
+      werOnSynthesised: Number(wordErrorRate(refText, transcript.text).toFixed(3)),
+    },
     overheadRatio: Number((jobSec / bareSec).toFixed(2)),
   };
 
@@ -75,7 +100,10 @@ try {
     const jfkWav = path.join(cluster.dataDir, 'jfk16k.wav');
     await run(FFMPEG, ['-y', '-v', 'error', '-i', path.join(SHARED_MEDIA, 'jfk.wav'), '-ac', '1', '-ar', '16000', jfkWav]);
     const jfk = await createTranscriber(transcriberConfigFromEnv(process.env, { workDir: cluster.dataDir })).transcribe(jfkWav);
-    report.wer = { 'jfk.wav': Number(wordErrorRate(readFileSync(path.join(SHARED_MEDIA, 'jfk.ref.txt'), 'utf8'), jfk.text).toFixed(3)), backend: jfk.backend };
+    report.wer = {
+      'jfk.wav': Number(wordErrorRate(readFileSync(path.join(SHARED_MEDIA, 'jfk.ref.txt'), 'utf8'), jfk.text).toFixed(3)),
+      backend: jfk.backend,
+    };
   } else {
     report.wer = 'skipped: ../shared/media is absent';
   }

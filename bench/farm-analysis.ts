@@ -19,10 +19,14 @@ const rangeSec = Number(process.argv[3] ?? 300);
 const skipRangesOnOne = process.argv.includes('--no-ranges-on-one');
 
 const EXTRA = [
-  'Let me tell you about the three mistakes every beginner makes.', 'The first mistake is trying to learn everything at once.',
-  'Why does that fail so often?', 'Because attention is limited and memory needs repetition.',
-  'The second mistake is skipping the basics for the exciting parts.', 'Twenty percent of the effort gives eighty percent of the result.',
-  'The third mistake is giving up after one bad week.', 'Progress is never a straight line, and that is fine.',
+  'Let me tell you about the three mistakes every beginner makes.',
+  'The first mistake is trying to learn everything at once.',
+  'Why does that fail so often?',
+  'Because attention is limited and memory needs repetition.',
+  'The second mistake is skipping the basics for the exciting parts.',
+  'Twenty percent of the effort gives eighty percent of the result.',
+  'The third mistake is giving up after one bad week.',
+  'Progress is never a straight line, and that is fine.',
 ];
 const r1 = (n: number) => Math.round(n * 10) / 10;
 
@@ -56,9 +60,20 @@ async function round(name: string, overrides: Record<string, number>, agents: nu
     sampler.stop();
     if (job.status !== 'COMPLETED') throw new Error(`${name}: ${job.message}`);
     const spans = await leaseSpans(cluster.app.db, created.body.id);
-    const cpu = { idleCoreSec: idleCoreSeconds(spans, cluster.agents.map((a) => a.name), sampler), perAgentSec: cluster.agents.map((_, i) => sampler.total(i)) };
-    const tasks = (await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE subject_id = $1`, [created.body.id]))!.n;
-    console.error(`${name}: ${r1(seconds)} s wall, ${r1(cpu.idleCoreSec)} s on idle cores, agents' CPU ${cpu.perAgentSec.map(r1).join(' + ')} s, ${tasks} task(s)`);
+    const cpu = {
+      idleCoreSec: idleCoreSeconds(
+        spans,
+        cluster.agents.map((a) => a.name),
+        sampler,
+      ),
+      perAgentSec: cluster.agents.map((_, i) => sampler.total(i)),
+    };
+    const tasks = (await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE subject_id = $1`, [
+      created.body.id,
+    ]))!.n;
+    console.error(
+      `${name}: ${r1(seconds)} s wall, ${r1(cpu.idleCoreSec)} s on idle cores, agents' CPU ${cpu.perAgentSec.map(r1).join(' + ')} s, ${tasks} task(s)`,
+    );
     return { seconds, tasks, ...cpu };
   } finally {
     await cluster.close();
@@ -79,19 +94,33 @@ try {
   const one = skipRangesOnOne ? undefined : await round('ranges_1', ranged, 1, url);
   const two = await round('ranges_2', ranged, 2, url);
   const r2 = (n: number) => Math.round(n * 100) / 100;
-  console.log(JSON.stringify({
-    sourceSec: r1(talk.durationSec), rangeSec, tasks: two.tasks,
-    wall: {
-      wholeOnOneAgentSec: r1(whole.seconds), rangesOnOneAgentSec: one && r1(one.seconds), rangesOnTwoAgentsSec: r1(two.seconds),
-      speedUpTwoOverWhole: r2(whole.seconds / two.seconds), speedUpTwoOverOne: one && r2(one.seconds / two.seconds),
-    },
-    onIdleCores: {
-      wholeOnOneAgentSec: r1(whole.idleCoreSec), rangesOnOneAgentSec: one && r1(one.idleCoreSec), rangesOnTwoAgentsSec: r1(two.idleCoreSec),
-      speedUpTwoOverWhole: r2(whole.idleCoreSec / two.idleCoreSec), speedUpTwoOverOne: one && r2(one.idleCoreSec / two.idleCoreSec),
-    },
-    agentsCpuSec: { whole: whole.perAgentSec.map(r1), rangesOnOne: one?.perAgentSec.map(r1), rangesOnTwo: two.perAgentSec.map(r1) },
-    loadAverage: { before: loadBefore, after: os.loadavg().map(r1) },
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        sourceSec: r1(talk.durationSec),
+        rangeSec,
+        tasks: two.tasks,
+        wall: {
+          wholeOnOneAgentSec: r1(whole.seconds),
+          rangesOnOneAgentSec: one && r1(one.seconds),
+          rangesOnTwoAgentsSec: r1(two.seconds),
+          speedUpTwoOverWhole: r2(whole.seconds / two.seconds),
+          speedUpTwoOverOne: one && r2(one.seconds / two.seconds),
+        },
+        onIdleCores: {
+          wholeOnOneAgentSec: r1(whole.idleCoreSec),
+          rangesOnOneAgentSec: one && r1(one.idleCoreSec),
+          rangesOnTwoAgentsSec: r1(two.idleCoreSec),
+          speedUpTwoOverWhole: r2(whole.idleCoreSec / two.idleCoreSec),
+          speedUpTwoOverOne: one && r2(one.idleCoreSec / two.idleCoreSec),
+        },
+        agentsCpuSec: { whole: whole.perAgentSec.map(r1), rangesOnOne: one?.perAgentSec.map(r1), rangesOnTwo: two.perAgentSec.map(r1) },
+        loadAverage: { before: loadBefore, after: os.loadavg().map(r1) },
+      },
+      null,
+      2,
+    ),
+  );
 } finally {
   await media.close();
   await scratch.close();

@@ -33,36 +33,72 @@ const cluster = await startCluster('bench_farm', { renderActiveLimit: 10_000, ti
 try {
   const { org, key } = await cluster.org({ plan: 'business', credits: 1000 });
   const source = await makeTestVideo(path.join(cluster.dataDir, 'source.mp4'), { seconds: shortSec + 1, width: 640, height: 360 });
-  const words = [{ text: 'one', start: 0.2, end: 0.8 }, { text: 'two', start: 0.9, end: 1.5 }];
-  const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words, shorts: [{ startTime: 0, endTime: shortSec }], width: 640, height: 360 });
+  const words = [
+    { text: 'one', start: 0.2, end: 0.8 },
+    { text: 'two', start: 0.9, end: 1.5 },
+  ];
+  const jobId = await insertCompletedJob(cluster.app, {
+    organizationId: org.id,
+    sourcePath: source,
+    words,
+    shorts: [{ startTime: 0, endTime: shortSec }],
+    width: 640,
+    height: 360,
+  });
 
   const rounds: Array<Record<string, number>> = [];
   let running = 0;
   for (let agents = 1; agents <= maxAgents; agents = agents < 4 ? agents + 1 : agents * 2) {
     // Add agents up to this round's count; they stay for the next round.
-    await Promise.all(Array.from({ length: agents - running }, () => cluster.startAgent({ AGENT_TASK_TYPES: 'render-short,render-chunk', MAX_CONCURRENT_TASKS: '1', LOG_LEVEL: 'info' })));
+    await Promise.all(
+      Array.from({ length: agents - running }, () =>
+        cluster.startAgent({ AGENT_TASK_TYPES: 'render-short,render-chunk', MAX_CONCURRENT_TASKS: '1', LOG_LEVEL: 'info' }),
+      ),
+    );
     running = agents;
     const t0 = performance.now();
     const ids: string[] = [];
     for (let i = 0; i < perRound; i++) {
-      const r = await cluster.api('POST', '/api/render', { key, body: { id: jobId, target: 0, preset: 'VIRAL', size: { width: 360, height: 640 } } });
+      const r = await cluster.api('POST', '/api/render', {
+        key,
+        body: { id: jobId, target: 0, preset: 'VIRAL', size: { width: 360, height: 640 } },
+      });
       if (r.status !== 201) throw new Error(`render: ${r.status} ${JSON.stringify(r.body)}`);
       ids.push(r.body.renderId);
     }
-    await waitFor(async () => {
-      const n = await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM renders WHERE id = ANY($1) AND status IN ('done', 'error')`, [ids]);
-      return n!.n === ids.length;
-    }, 30 * 60_000, 'renders');
+    await waitFor(
+      async () => {
+        const n = await cluster.app.db.one<{ n: number }>(
+          `SELECT count(*)::int AS n FROM renders WHERE id = ANY($1) AND status IN ('done', 'error')`,
+          [ids],
+        );
+        return n!.n === ids.length;
+      },
+      30 * 60_000,
+      'renders',
+    );
     const seconds = (performance.now() - t0) / 1000;
-    const failed = (await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM renders WHERE id = ANY($1) AND status = 'error'`, [ids]))!.n;
+    const failed = (await cluster.app.db.one<{ n: number }>(
+      `SELECT count(*)::int AS n FROM renders WHERE id = ANY($1) AND status = 'error'`,
+      [ids],
+    ))!.n;
     const tasks = await cluster.app.db.query<{ waitSec: number; runSec: number }>(
       `SELECT EXTRACT(EPOCH FROM started_at - queued_at)::float8 AS "waitSec", EXTRACT(EPOCH FROM finished_at - started_at)::float8 AS "runSec"
-         FROM tasks WHERE type = 'render-short' AND subject_id = ANY($1)`, [ids]);
+         FROM tasks WHERE type = 'render-short' AND subject_id = ANY($1)`,
+      [ids],
+    );
     const waits = tasks.map((t) => t.waitSec);
     const runs = tasks.map((t) => t.runSec);
     rounds.push({
-      agents, renders: ids.length, failed, seconds: r2(seconds), 'renders/min': r2((ids.length - failed) / seconds * 60),
-      'wait p50 s': r2(pct(waits, 0.5)), 'wait p95 s': r2(pct(waits, 0.95)), 'wait max s': r2(Math.max(...waits)), 'run p50 s': r2(pct(runs, 0.5)),
+      agents,
+      renders: ids.length,
+      failed,
+      seconds: r2(seconds),
+      'renders/min': r2(((ids.length - failed) / seconds) * 60),
+      'wait p50 s': r2(pct(waits, 0.5)),
+      'wait p95 s': r2(pct(waits, 0.95)),
+      'wait max s': r2(Math.max(...waits)),
+      'run p50 s': r2(pct(runs, 0.5)),
     });
     console.error(`round with ${agents} agent(s): ${r2(seconds)} s`);
   }

@@ -35,25 +35,40 @@ try {
   idle.close();
 
   // 2. Throughput: N agents lease and complete as fast as they can.
-  const agents = await Promise.all(Array.from({ length: agentsN }, (_, i) => new FakeAgent(cluster.app.grpcAddress, undefined, `fake-${i}`).register()));
+  const agents = await Promise.all(
+    Array.from({ length: agentsN }, (_, i) => new FakeAgent(cluster.app.grpcAddress, undefined, `fake-${i}`).register()),
+  );
   for (let i = 0; i < tasksN; i++) await enqueue();
   const t0 = performance.now();
   let done = 0;
-  await Promise.all(agents.map(async (a) => {
-    for (;;) {
-      const task = await a.lease(200);
-      if (!task) return;
-      await a.complete(task.task_id, task.lease_token, probeResult('bench'));
-      done++;
-    }
-  }));
+  await Promise.all(
+    agents.map(async (a) => {
+      for (;;) {
+        const task = await a.lease(200);
+        if (!task) return;
+        await a.complete(task.task_id, task.lease_token, probeResult('bench'));
+        done++;
+      }
+    }),
+  );
   const seconds = (performance.now() - t0) / 1000;
   agents.forEach((a) => a.close());
 
-  console.log(JSON.stringify({
-    enqueueToLeaseMs: stats(latencies),
-    throughput: { agents: agentsN, tasks: done, seconds: Number(seconds.toFixed(2)), leasesPerSecond: Number((done / seconds).toFixed(1)) },
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        enqueueToLeaseMs: stats(latencies),
+        throughput: {
+          agents: agentsN,
+          tasks: done,
+          seconds: Number(seconds.toFixed(2)),
+          leasesPerSecond: Number((done / seconds).toFixed(1)),
+        },
+      },
+      null,
+      2,
+    ),
+  );
 } finally {
   await cluster.close();
 }

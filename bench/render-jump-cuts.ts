@@ -39,16 +39,44 @@ function talk(duration: number): Array<{ text: string; start: number; end: numbe
 
 try {
   const source = path.join(dir, 'source.mp4');
-  await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', `testsrc2=size=1920x1080:rate=${FPS}:duration=${seconds + 2}`,
-    '-f', 'lavfi', '-i', `sine=frequency=220:duration=${seconds + 2}`, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  await run(FFMPEG, [
+    '-y',
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=size=1920x1080:rate=${FPS}:duration=${seconds + 2}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=220:duration=${seconds + 2}`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    source,
+  ]);
   const words = talk(seconds);
   const [start, end] = [1, 1 + seconds];
   const edit = planJumpCuts({ start, end, words, editing: { removeSilences: true, removeFillers: true }, fps: FPS });
   const base: RenderSpec = {
-    sourcePath: source, startTime: start, endTime: end, words,
+    sourcePath: source,
+    startTime: start,
+    endTime: end,
+    words,
     output: { width: 1080, height: 1920, path: path.join(dir, 'render.mp4') },
     caption: { style: resolveCaptionStyle('VIRAL', []), maxWordsInPage: 3 },
-    encoder: 'libx264', legacyFfmpeg: isBundledFfmpeg(FFMPEG), workDir: dir, sourceWidth: 1920, sourceHeight: 1080,
+    encoder: 'libx264',
+    legacyFfmpeg: isBundledFfmpeg(FFMPEG),
+    workDir: dir,
+    sourceWidth: 1920,
+    sourceHeight: 1080,
   };
   const plainArgs = await prepareRender(base);
   const cutArgs = await prepareRender({ ...base, workDir: path.join(dir, 'cut'), edit, sourceFps: FPS, sourceHasAudio: true });
@@ -68,20 +96,51 @@ try {
     const plain = await timed(plainArgs);
     const cut = await timed(cutArgs);
     times.push({ plain, cut });
-    ratios.push({ wall: cut.wallSec / cutFrames / (plain.wallSec / plainFrames), cpu: cut.cpuSec / cutFrames / (plain.cpuSec / plainFrames) });
+    ratios.push({
+      wall: cut.wallSec / cutFrames / (plain.wallSec / plainFrames),
+      cpu: cut.cpuSec / cutFrames / (plain.cpuSec / plainFrames),
+    });
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const kept = editedWords(edit, words);
   const wpm = (n: number, sec: number) => Number(((n * 60) / sec).toFixed(0));
-  console.log(JSON.stringify({
-    short: { seconds, size: '1080x1920', encoder: 'libx264 veryfast crf 20', captions: 'VIRAL', cores: os.cpus().length, ffmpeg: processMediaTools().version, runs, loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))) },
-    talk: {
-      before: { durationSec: seconds, words: words.length, wordsPerMinute: wpm(words.length, seconds) },
-      after: { durationSec: Number(editedDuration(edit).toFixed(2)), words: kept.length, wordsPerMinute: wpm(kept.length, editedDuration(edit)), cuts: edit.cuts.length, fillersRemoved: edit.fillerWords.length },
-    },
-    runs: times.map((r) => ({ plain: { wallSec: Number(r.plain.wallSec.toFixed(1)), cpuSec: Number(r.plain.cpuSec.toFixed(1)) }, cut: { wallSec: Number(r.cut.wallSec.toFixed(1)), cpuSec: Number(r.cut.cpuSec.toFixed(1)) } })),
-    timePerOutputFrameRatio: { wall: Number(median(ratios.map((r) => r.wall)).toFixed(3)), cpu: Number(median(ratios.map((r) => r.cpu)).toFixed(3)), goal: '<= 1.10' },
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        short: {
+          seconds,
+          size: '1080x1920',
+          encoder: 'libx264 veryfast crf 20',
+          captions: 'VIRAL',
+          cores: os.cpus().length,
+          ffmpeg: processMediaTools().version,
+          runs,
+          loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
+        },
+        talk: {
+          before: { durationSec: seconds, words: words.length, wordsPerMinute: wpm(words.length, seconds) },
+          after: {
+            durationSec: Number(editedDuration(edit).toFixed(2)),
+            words: kept.length,
+            wordsPerMinute: wpm(kept.length, editedDuration(edit)),
+            cuts: edit.cuts.length,
+            fillersRemoved: edit.fillerWords.length,
+          },
+        },
+        runs: times.map((r) => ({
+          plain: { wallSec: Number(r.plain.wallSec.toFixed(1)), cpuSec: Number(r.plain.cpuSec.toFixed(1)) },
+          cut: { wallSec: Number(r.cut.wallSec.toFixed(1)), cpuSec: Number(r.cut.cpuSec.toFixed(1)) },
+        })),
+        timePerOutputFrameRatio: {
+          wall: Number(median(ratios.map((r) => r.wall)).toFixed(3)),
+          cpu: Number(median(ratios.map((r) => r.cpu)).toFixed(3)),
+          goal: '<= 1.10',
+        },
+      },
+      null,
+      2,
+    ),
+  );
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

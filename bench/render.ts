@@ -32,28 +32,92 @@ const run = promisify(execFile);
 const FFMPEG = processMediaTools().ffmpegPath;
 const seconds = Number(process.argv[2] ?? 60);
 const modeArg = process.argv[3] ?? 'normal';
-const modes: BlendMode[] = modeArg === 'all' ? [...BLEND_MODES] : modeArg.split(',').map((m) => {
-  if (!(BLEND_MODES as readonly string[]).includes(m)) throw new Error(`unknown blend mode ${m}; one of ${BLEND_MODES.join(', ')}, or all`);
-  return m as BlendMode;
-});
+const modes: BlendMode[] =
+  modeArg === 'all'
+    ? [...BLEND_MODES]
+    : modeArg.split(',').map((m) => {
+        if (!(BLEND_MODES as readonly string[]).includes(m))
+          throw new Error(`unknown blend mode ${m}; one of ${BLEND_MODES.join(', ')}, or all`);
+        return m as BlendMode;
+      });
 const runs = Math.max(1, Number(process.argv[4] ?? 1));
-interface Cost { wallSec: number; cpuSec: number }
+interface Cost {
+  wallSec: number;
+  cpuSec: number;
+}
 const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-render-'));
 
 try {
   const source = path.join(dir, 'source.mp4');
-  await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', `testsrc2=size=1920x1080:rate=30:duration=${seconds + 2}`,
-    '-f', 'lavfi', '-i', `sine=frequency=220:duration=${seconds + 2}`, '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  await run(FFMPEG, [
+    '-y',
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=size=1920x1080:rate=30:duration=${seconds + 2}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=220:duration=${seconds + 2}`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    source,
+  ]);
   const logo = path.join(dir, 'logo.png');
-  await writeFile(logo, await sharp({ create: { width: 400, height: 200, channels: 4, background: { r: 240, g: 40, b: 90, alpha: 0.9 } } }).png().toBuffer());
-  const words = Array.from({ length: Math.floor(seconds / 0.4) }, (_, i) => ({ text: `word${i % 17}`, start: 1 + i * 0.4, end: 1 + i * 0.4 + 0.35 }));
+  await writeFile(
+    logo,
+    await sharp({ create: { width: 400, height: 200, channels: 4, background: { r: 240, g: 40, b: 90, alpha: 0.9 } } })
+      .png()
+      .toBuffer(),
+  );
+  const words = Array.from({ length: Math.floor(seconds / 0.4) }, (_, i) => ({
+    text: `word${i % 17}`,
+    start: 1 + i * 0.4,
+    end: 1 + i * 0.4 + 0.35,
+  }));
 
   const window = largestWindow(1920, 1080, 9 / 16);
   const c = { w: window.width, h: window.height, x: (1920 - window.width) / 2, y: 0 };
   const bareOut = path.join(dir, 'bare.mp4');
-  const bareArgs = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-ss', '1', '-to', String(1 + seconds), '-i', source,
-    '-vf', `crop=${c.w}:${c.h}:${c.x}:${c.y},scale=1080:1920:flags=bicubic,setsar=1,format=yuv420p`,
-    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '160k', '-movflags', '+faststart', bareOut];
+  const bareArgs = [
+    '-hide_banner',
+    '-nostdin',
+    '-y',
+    '-loglevel',
+    'error',
+    '-ss',
+    '1',
+    '-to',
+    String(1 + seconds),
+    '-i',
+    source,
+    '-vf',
+    `crop=${c.w}:${c.h}:${c.x}:${c.y},scale=1080:1920:flags=bicubic,setsar=1,format=yuv420p`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '20',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '160k',
+    '-movflags',
+    '+faststart',
+    bareOut,
+  ];
   // -benchmark prints "bench: utime=…s stime=…s rtime=…s" at info level, for all of ffmpeg's threads.
   const timed = async (args: string[]): Promise<Cost> => {
     const withBench = ['-benchmark', ...args.map((a, i) => (args[i - 1] === '-loglevel' ? 'info' : a))];
@@ -77,11 +141,18 @@ try {
   const rows: Array<{ mode: BlendMode; bare: Cost; render: Cost; ratio: Cost }> = [];
   for (const blendMode of modes) {
     const spec: RenderSpec = {
-      sourcePath: source, startTime: 1, endTime: 1 + seconds, words,
+      sourcePath: source,
+      startTime: 1,
+      endTime: 1 + seconds,
+      words,
       output: { width: 1080, height: 1920, path: path.join(dir, 'render.mp4') },
       caption: { style: resolveCaptionStyle('VIRAL', []), maxWordsInPage: 3 },
       watermark: { imagePath: logo, left: '40px', top: '40px', width: '300px', opacity: 0.8, blendMode },
-      encoder: 'libx264', legacyFfmpeg: isBundledFfmpeg(FFMPEG), workDir: dir, sourceWidth: 1920, sourceHeight: 1080,
+      encoder: 'libx264',
+      legacyFfmpeg: isBundledFfmpeg(FFMPEG),
+      workDir: dir,
+      sourceWidth: 1920,
+      sourceHeight: 1080,
     };
     const args = await prepareRender(spec);
     let bare: Cost = { wallSec: Infinity, cpuSec: Infinity };
@@ -97,27 +168,62 @@ try {
     const ratio = { wallSec: median(pairs.map((p) => p.wallSec)), cpuSec: median(pairs.map((p) => p.cpuSec)) };
     rows.push({ mode: blendMode, bare, render, ratio });
     if (modes.length > 1) {
-      console.error(`${blendMode}: wall ${ratio.wallSec.toFixed(3)}, cpu ${ratio.cpuSec.toFixed(3)} x bare (pairs' cpu ratios ${pairs.map((p) => p.cpuSec.toFixed(3)).join(' ')})`);
+      console.error(
+        `${blendMode}: wall ${ratio.wallSec.toFixed(3)}, cpu ${ratio.cpuSec.toFixed(3)} x bare (pairs' cpu ratios ${pairs.map((p) => p.cpuSec.toFixed(3)).join(' ')})`,
+      );
     }
   }
-  const info = { seconds, size: '1080x1920', encoder: 'libx264 veryfast crf 20', captions: 'VIRAL', cores: os.cpus().length, ffmpeg: processMediaTools().version, runs, loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))) };
-  const ratio = (r: typeof rows[0], k: keyof Cost) => r.ratio[k];
-  const fastestRatio = (r: typeof rows[0], k: keyof Cost) => r.render[k] / r.bare[k];
+  const info = {
+    seconds,
+    size: '1080x1920',
+    encoder: 'libx264 veryfast crf 20',
+    captions: 'VIRAL',
+    cores: os.cpus().length,
+    ffmpeg: processMediaTools().version,
+    runs,
+    loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
+  };
+  const ratio = (r: (typeof rows)[0], k: keyof Cost) => r.ratio[k];
+  const fastestRatio = (r: (typeof rows)[0], k: keyof Cost) => r.render[k] / r.bare[k];
   if (rows.length === 1) {
-    const [row] = rows as [typeof rows[0]];
-    console.log(JSON.stringify({
-      short: { ...info, watermark: row.mode },
-      bareEncode: { wallSec: Number(row.bare.wallSec.toFixed(1)), cpuSec: Number(row.bare.cpuSec.toFixed(1)), fps: Number((frames / row.bare.wallSec).toFixed(1)) },
-      render: { wallSec: Number(row.render.wallSec.toFixed(1)), cpuSec: Number(row.render.cpuSec.toFixed(1)), fps: Number((frames / row.render.wallSec).toFixed(1)) },
-      overhead: { wall: `${((ratio(row, 'wallSec') - 1) * 100).toFixed(1)}%`, cpu: `${((ratio(row, 'cpuSec') - 1) * 100).toFixed(1)}%` },
-      fastestRunsOverhead: { wall: `${((fastestRatio(row, 'wallSec') - 1) * 100).toFixed(1)}%`, cpu: `${((fastestRatio(row, 'cpuSec') - 1) * 100).toFixed(1)}%` },
-    }, null, 2));
+    const [row] = rows as [(typeof rows)[0]];
+    console.log(
+      JSON.stringify(
+        {
+          short: { ...info, watermark: row.mode },
+          bareEncode: {
+            wallSec: Number(row.bare.wallSec.toFixed(1)),
+            cpuSec: Number(row.bare.cpuSec.toFixed(1)),
+            fps: Number((frames / row.bare.wallSec).toFixed(1)),
+          },
+          render: {
+            wallSec: Number(row.render.wallSec.toFixed(1)),
+            cpuSec: Number(row.render.cpuSec.toFixed(1)),
+            fps: Number((frames / row.render.wallSec).toFixed(1)),
+          },
+          overhead: {
+            wall: `${((ratio(row, 'wallSec') - 1) * 100).toFixed(1)}%`,
+            cpu: `${((ratio(row, 'cpuSec') - 1) * 100).toFixed(1)}%`,
+          },
+          fastestRunsOverhead: {
+            wall: `${((fastestRatio(row, 'wallSec') - 1) * 100).toFixed(1)}%`,
+            cpu: `${((fastestRatio(row, 'cpuSec') - 1) * 100).toFixed(1)}%`,
+          },
+        },
+        null,
+        2,
+      ),
+    );
   } else {
     console.log(JSON.stringify(info));
-    console.log('| blend mode | bare wall s (fastest) | render wall s (fastest) | wall ratio (median of pairs) | bare cpu s | render cpu s | cpu ratio (median of pairs) | fastest runs: wall, cpu ratio |');
+    console.log(
+      '| blend mode | bare wall s (fastest) | render wall s (fastest) | wall ratio (median of pairs) | bare cpu s | render cpu s | cpu ratio (median of pairs) | fastest runs: wall, cpu ratio |',
+    );
     console.log('|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
-      console.log(`| ${r.mode} | ${r.bare.wallSec.toFixed(2)} | ${r.render.wallSec.toFixed(2)} | ${ratio(r, 'wallSec').toFixed(3)} | ${r.bare.cpuSec.toFixed(2)} | ${r.render.cpuSec.toFixed(2)} | ${ratio(r, 'cpuSec').toFixed(3)} | ${fastestRatio(r, 'wallSec').toFixed(3)}, ${fastestRatio(r, 'cpuSec').toFixed(3)} |`);
+      console.log(
+        `| ${r.mode} | ${r.bare.wallSec.toFixed(2)} | ${r.render.wallSec.toFixed(2)} | ${ratio(r, 'wallSec').toFixed(3)} | ${r.bare.cpuSec.toFixed(2)} | ${r.render.cpuSec.toFixed(2)} | ${ratio(r, 'cpuSec').toFixed(3)} | ${fastestRatio(r, 'wallSec').toFixed(3)}, ${fastestRatio(r, 'cpuSec').toFixed(3)} |`,
+      );
     }
     for (const k of ['wallSec', 'cpuSec'] as const) {
       const worst = rows.reduce((a, b) => (ratio(b, k) > ratio(a, k) ? b : a));

@@ -22,7 +22,12 @@ if (!gridClips()) {
   console.log('skipped: ../shared/media (the GRID clips) absent');
   process.exit(0);
 }
-const cpuSeconds = () => readFileSync('/proc/self/stat', 'utf8').replace(/^.*\) /, '').split(' ').slice(11, 15).reduce((s, v) => s + Number(v), 0) / 100;
+const cpuSeconds = () =>
+  readFileSync('/proc/self/stat', 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ')
+    .slice(11, 15)
+    .reduce((s, v) => s + Number(v), 0) / 100;
 const dir = path.join(repoRoot(), 'bench/out/small-faces');
 await mkdir(dir, { recursive: true });
 const shared = await sharedFaceDetector({ faceDetector: 'blazeface', faceDetectorModel: undefined }, log);
@@ -45,7 +50,14 @@ async function analyse(opts: WideShotOptions) {
   const t0 = performance.now();
   const c0 = cpuSeconds();
   const [result] = await detectShorts(
-    { sourceFile: shot.videoPath, sourceWidth: shot.width, sourceHeight: shot.height, shorts: [{ start: 0, end: shot.durationSec }], wavPath: shot.wavPath, signal: new AbortController().signal },
+    {
+      sourceFile: shot.videoPath,
+      sourceWidth: shot.width,
+      sourceHeight: shot.height,
+      shorts: [{ start: 0, end: shot.durationSec }],
+      wavPath: shot.wavPath,
+      signal: new AbortController().signal,
+    },
     { ffmpegPath: FFMPEG, detector, log },
     timings,
   );
@@ -66,14 +78,24 @@ if (!process.argv.includes('--cost-only')) {
     const { shot, result, timings, inputs } = await analyse(opts);
     const r = measureRecall(result, shot.faces);
     const per = r.found.map((n, k) => `${(100 * shot.faces[k]!.fraction).toFixed(1)}%: ${((100 * n) / r.frames).toFixed(0)}%`).join(', ');
-    console.log(`${label.padEnd(24)} recall ${per}; false faces/frame ${r.falsePerFrame.toFixed(3)}; ${result.tracks.length} tracks; ${timings.detections} detector runs, ${(inputs / timings.detections).toFixed(1)} model inputs each`);
+    console.log(
+      `${label.padEnd(24)} recall ${per}; false faces/frame ${r.falsePerFrame.toFixed(3)}; ${result.tracks.length} tracks; ${timings.detections} detector runs, ${(inputs / timings.detections).toFixed(1)} model inputs each`,
+    );
   }
 }
 
 if (!process.argv.includes('--recall-only')) {
   // Cost: 10 s of a 1080p wide shot (three faces at 5-8 %), the whole stage's detection half.
-  const { timings, wall, cpu, result, inputs } = await analyse({ width: 1920, height: 1080, fractions: [0.05, 0.065, 0.08], seconds: 10, name: 'cost-1080p-10s' });
-  console.log(`cost, 10 s 1080p wide shot: detectShorts ${wall.toFixed(2)} s wall, ${cpu.toFixed(2)} CPU-s (${(wall / 10).toFixed(3)} / ${(cpu / 10).toFixed(3)} of the source); `
-    + `${timings.frames} frames, ${timings.detections} detector runs (${(timings.detections / timings.frames).toFixed(2)} a frame), ${inputs} model inputs (${(inputs / timings.detections).toFixed(2)} a detector run, ${(inputs / timings.frames).toFixed(2)} a frame), detector ${(timings.detectMs / 1000).toFixed(2)} s (${(timings.detectMs / timings.detections).toFixed(1)} ms a run); ${result.tracks.length} tracks`);
+  const { timings, wall, cpu, result, inputs } = await analyse({
+    width: 1920,
+    height: 1080,
+    fractions: [0.05, 0.065, 0.08],
+    seconds: 10,
+    name: 'cost-1080p-10s',
+  });
+  console.log(
+    `cost, 10 s 1080p wide shot: detectShorts ${wall.toFixed(2)} s wall, ${cpu.toFixed(2)} CPU-s (${(wall / 10).toFixed(3)} / ${(cpu / 10).toFixed(3)} of the source); ` +
+      `${timings.frames} frames, ${timings.detections} detector runs (${(timings.detections / timings.frames).toFixed(2)} a frame), ${inputs} model inputs (${(inputs / timings.detections).toFixed(2)} a detector run, ${(inputs / timings.frames).toFixed(2)} a frame), detector ${(timings.detectMs / 1000).toFixed(2)} s (${(timings.detectMs / timings.detections).toFixed(1)} ms a run); ${result.tracks.length} tracks`,
+  );
 }
 await detector.release();

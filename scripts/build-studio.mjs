@@ -12,8 +12,12 @@ const studioDir = path.join(root, 'coordinator/studio');
 const built = path.join(root, 'dist/studio/index.html');
 
 // Folders count too: deleting a file changes only its folder's time.
-const entriesUnder = (dir) => [dir, ...readdirSync(dir, { withFileTypes: true })
-  .flatMap((e) => (e.isDirectory() ? entriesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]))];
+const entriesUnder = (dir) => [
+  dir,
+  ...readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? entriesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)],
+  ),
+];
 
 // Relative and `@shorts/common/…` specifiers in `import … from`, `export … from`, bare `import '…'`
 // and `import('…')`.
@@ -27,7 +31,14 @@ function resolveImport(from, specifier) {
   const base = specifier.startsWith(COMMON_PREFIX)
     ? path.join(root, 'common/src', `${specifier.slice(COMMON_PREFIX.length)}.js`)
     : path.resolve(path.dirname(from), specifier);
-  const candidates = [base, base.replace(/\.js$/, '.ts'), base.replace(/\.js$/, '.tsx'), `${base}.ts`, `${base}.tsx`, path.join(base, 'index.ts')];
+  const candidates = [
+    base,
+    base.replace(/\.js$/, '.ts'),
+    base.replace(/\.js$/, '.tsx'),
+    `${base}.ts`,
+    `${base}.tsx`,
+    path.join(base, 'index.ts'),
+  ];
   return candidates.find((c) => existsSync(c) && statSync(c).isFile());
 }
 
@@ -62,7 +73,10 @@ export function buildStudio({ force = false, log = (m) => process.stdout.write(`
   if (!force && studioIsFresh()) return false;
   log('[studio] building the web studio (vite)');
   const vite = path.join(root, 'node_modules/vite/bin/vite.js');
-  const res = spawnSync(process.execPath, [vite, 'build', '--config', path.join(root, 'coordinator/studio/vite.config.ts')], { stdio: 'inherit', cwd: root });
+  const res = spawnSync(process.execPath, [vite, 'build', '--config', path.join(root, 'coordinator/studio/vite.config.ts')], {
+    stdio: 'inherit',
+    cwd: root,
+  });
   if (res.status !== 0) throw new Error('the studio build failed (see above)');
   return true;
 }

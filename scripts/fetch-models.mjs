@@ -44,7 +44,8 @@ function parseArgs(argv) {
   const args = { model: 'tiny.en', force: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === '--pin') continue; // the old explicit flag: first-use pinning is the default now
+    if (a === '--pin')
+      continue; // the old explicit flag: first-use pinning is the default now
     else if (a === '--force') args.force = true;
     else if (a === '--model') args.model = argv[++i];
     else if (a.startsWith('--model=')) args.model = a.slice(8);
@@ -131,7 +132,9 @@ async function main() {
     if (!expected) {
       await mkdir(MODELS_DIR, { recursive: true });
       await appendFile(LOCK, `${got.sha256}  ${rel}\n`);
-      console.log(`${rel}: sha256 ${got.sha256} (${got.bytes} bytes), first download: recorded in ${path.relative(process.cwd(), LOCK) || LOCK}; later fetches are checked against it (commit it to pin it for everyone)`);
+      console.log(
+        `${rel}: sha256 ${got.sha256} (${got.bytes} bytes), first download: recorded in ${path.relative(process.cwd(), LOCK) || LOCK}; later fetches are checked against it (commit it to pin it for everyone)`,
+      );
     } else {
       console.log(`${rel}: ${(await stat(dest)).size} bytes, sha256 ok`);
     }

@@ -10,17 +10,23 @@ const root = repoRoot();
 const outDir = path.resolve(process.argv[2] ?? path.join(root, 'common/src/generated'));
 const o = PROTO_LOAD_OPTIONS;
 rmSync(outDir, { recursive: true, force: true });
-execFileSync(process.execPath, [
-  path.join(root, 'node_modules/@grpc/proto-loader/build/bin/proto-loader-gen-types.js'),
-  AGENT_PROTO_FILE,
-  ...(o.keepCase ? ['--keepCase'] : []),
-  `--longs=${o.longs.name}`,
-  `--enums=${o.enums.name}`,
-  ...(o.defaults ? ['--defaults'] : []),
-  ...(o.oneofs ? ['--oneofs'] : []),
-  '--grpcLib=@grpc/grpc-js',
-  '--includeComments',
-  '--importFileExtension=.js',
-  '-O', outDir,
-  '-I', 'protos',
-], { cwd: root, stdio: 'inherit' });
+execFileSync(
+  process.execPath,
+  [
+    path.join(root, 'node_modules/@grpc/proto-loader/build/bin/proto-loader-gen-types.js'),
+    AGENT_PROTO_FILE,
+    ...(o.keepCase ? ['--keepCase'] : []),
+    `--longs=${o.longs.name}`,
+    `--enums=${o.enums.name}`,
+    ...(o.defaults ? ['--defaults'] : []),
+    ...(o.oneofs ? ['--oneofs'] : []),
+    '--grpcLib=@grpc/grpc-js',
+    '--includeComments',
+    '--importFileExtension=.js',
+    '-O',
+    outDir,
+    '-I',
+    'protos',
+  ],
+  { cwd: root, stdio: 'inherit' },
+);

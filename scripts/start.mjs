@@ -33,7 +33,9 @@ async function waitForHealth(url, child, timeoutMs = 120_000) {
     try {
       const res = await fetch(url);
       if (res.ok) return;
-    } catch { /* not up yet */ }
+    } catch {
+      /* not up yet */
+    }
     await new Promise((r) => setTimeout(r, 300));
   }
   throw new Error(`the coordinator did not answer ${url}`);
@@ -41,9 +43,8 @@ async function waitForHealth(url, child, timeoutMs = 120_000) {
 
 // START_FROM_SOURCE=1 runs the TypeScript sources through tsx instead of building dist/ (tests, hacking).
 const fromSource = process.env.START_FROM_SOURCE === '1';
-const entry = (rel) => (fromSource
-  ? ['--enable-source-maps', '--import', 'tsx', path.join(root, `${rel}.ts`)]
-  : ['--enable-source-maps', dist(`${rel}.js`)]);
+const entry = (rel) =>
+  fromSource ? ['--enable-source-maps', '--import', 'tsx', path.join(root, `${rel}.ts`)] : ['--enable-source-maps', dist(`${rel}.js`)];
 
 function admin(args) {
   const out = execFileSync(process.execPath, [...entry('coordinator/src/cli/admin'), ...args, '--json'], {
@@ -69,7 +70,18 @@ function localCredentials() {
 function studioSignIn(creds) {
   const file = path.join(dataDir, 'local-credentials.json');
   if (!creds.userId) {
-    creds.userId = admin(['user', 'create', '--email', 'local@localhost', '--name', 'Local user', '--org', creds.organizationId, '--role', 'owner']).id;
+    creds.userId = admin([
+      'user',
+      'create',
+      '--email',
+      'local@localhost',
+      '--name',
+      'Local user',
+      '--org',
+      creds.organizationId,
+      '--role',
+      'owner',
+    ]).id;
     writeFileSync(file, JSON.stringify(creds, null, 2), { mode: 0o600 });
   }
   return admin(['user', 'login-link', '--user', creds.userId, '--ttl', '3600']).url;
@@ -80,7 +92,11 @@ async function main() {
   ensureSystemPackages();
   if (!fromSource && (!existsSync(dist('coordinator/src/main.js')) || process.env.SKIP_BUILD !== '1')) {
     say('building (tsc)');
-    const build = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
+    const build = spawnSync(
+      process.execPath,
+      [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.json')],
+      { stdio: 'inherit' },
+    );
     if (build.status !== 0 && !existsSync(dist('coordinator/src/main.js'))) throw new Error('build failed');
     linkCompiledCommon();
   }
@@ -90,13 +106,22 @@ async function main() {
   // Own process groups: Ctrl-C reaches only this script, which then stops the agent, the
   // coordinator and its embedded Postgres in order instead of all at once. The IPC channel makes
   // the coordinator stop (and stop its Postgres) when this script dies without a chance to.
-  const coordinator = spawn(process.execPath, entry('coordinator/src/main'), { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true });
+  const coordinator = spawn(process.execPath, entry('coordinator/src/main'), {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    detached: true,
+  });
   say(`starting the coordinator (pid ${coordinator.pid})`);
   let coordinatorStopDeadlineMs;
-  coordinator.on('message', (m) => { if (m?.type === 'ready' && Number.isFinite(m.stopDeadlineMs)) coordinatorStopDeadlineMs = m.stopDeadlineMs; });
+  coordinator.on('message', (m) => {
+    if (m?.type === 'ready' && Number.isFinite(m.stopDeadlineMs)) coordinatorStopDeadlineMs = m.stopDeadlineMs;
+  });
   const url = `http://127.0.0.1:${port}`;
   // Whatever fails from here on must not leave the coordinator running on its own.
-  process.on('exit', () => { if (coordinator.exitCode === null) coordinator.kill('SIGTERM'); });
+  process.on('exit', () => {
+    if (coordinator.exitCode === null) coordinator.kill('SIGTERM');
+  });
   await waitForHealth(`${url}/healthz`, coordinator);
 
   const secrets = JSON.parse(readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
@@ -147,7 +172,12 @@ async function main() {
   say('Ctrl-C stops everything.');
 
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => void stop(0));
-  coordinator.on('exit', (code) => { if (!stopping) { say(`coordinator exited (${code})`); void stop(1); } });
+  coordinator.on('exit', (code) => {
+    if (!stopping) {
+      say(`coordinator exited (${code})`);
+      void stop(1);
+    }
+  });
 }
 
 main().catch((err) => {

@@ -26,8 +26,29 @@ let crafted: string;
 /** 15 minutes of quiet noise in a Matroska file whose header claims 1 second. */
 async function craftedLongAudio(dir: string): Promise<string> {
   const honest = path.join(dir, 'long-honest.mkv');
-  await run(FFMPEG, ['-y', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'color=c=gray:s=64x64:r=1:d=1',
-    '-f', 'lavfi', '-i', 'anoisesrc=d=900:c=pink:r=8000:a=0.02', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'pcm_u8', honest]);
+  await run(FFMPEG, [
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=gray:s=64x64:r=1:d=1',
+    '-f',
+    'lavfi',
+    '-i',
+    'anoisesrc=d=900:c=pink:r=8000:a=0.02',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'pcm_u8',
+    honest,
+  ]);
   const bytes = await readFile(honest);
   // Segment Info's Duration element (ID 0x4489, an 8-byte float of milliseconds).
   const at = bytes.indexOf(Buffer.from([0x44, 0x89, 0x88]));
@@ -48,9 +69,46 @@ async function zeroTimestampAudio(dir: string): Promise<string | undefined> {
   if (system.source !== 'system') return undefined;
   const honest = path.join(dir, 'zero-honest.mkv');
   const out = path.join(dir, 'zero-ts.mkv');
-  await run(system.ffmpegPath, ['-y', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'color=c=gray:s=64x64:r=25:d=1',
-    '-f', 'lavfi', '-i', 'anoisesrc=d=30:c=pink:r=8000:a=0.05', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'pcm_u8', '-frame_size', '8000', honest]);
-  await run(system.ffmpegPath, ['-y', '-hide_banner', '-loglevel', 'error', '-i', honest, '-map', '0', '-c', 'copy', '-bsf:a', 'setts=pts=0:dts=0', out]);
+  await run(system.ffmpegPath, [
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=gray:s=64x64:r=25:d=1',
+    '-f',
+    'lavfi',
+    '-i',
+    'anoisesrc=d=30:c=pink:r=8000:a=0.05',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'pcm_u8',
+    '-frame_size',
+    '8000',
+    honest,
+  ]);
+  await run(system.ffmpegPath, [
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-i',
+    honest,
+    '-map',
+    '0',
+    '-c',
+    'copy',
+    '-bsf:a',
+    'setts=pts=0:dts=0',
+    out,
+  ]);
   return out;
 }
 let zeroTs: string | undefined;
@@ -96,7 +154,10 @@ test.serial('a job on a file that claims 1 s but holds 15 minutes is priced for 
   const job = await cluster.settledJob(key, created.body.id, { timeoutMs: 120_000 });
   t.is(job.status, 'FAILED');
   t.regex(job.message ?? job.errorMessage ?? JSON.stringify(job), /15\.0 minutes cost 0\.45/);
-  const row = await cluster.app.db.one<{ credits: string; reserved: string }>('SELECT credits, reserved_credits AS reserved FROM organizations WHERE id = $1', [org.id]);
+  const row = await cluster.app.db.one<{ credits: string; reserved: string }>(
+    'SELECT credits, reserved_credits AS reserved FROM organizations WHERE id = $1',
+    [org.id],
+  );
   t.is(Number(row!.credits), 0.35);
   t.is(Number(row!.reserved), 0);
 });
@@ -136,8 +197,13 @@ test('WAV levels and loudness are read streaming and agree with the whole-file r
   const whole = measureLevels(mono, pcm.sampleRate);
   const { levels, loudness } = await scanWav(wav);
   t.true(Math.abs(levels.durationSec - whole.durationSec) < 1e-6);
-  for (const k of ['rmsDb', 'peakDb', 'loudestWindowDb'] as const) t.true(Math.abs(levels[k] - whole[k]) < 0.01, `${k}: ${levels[k]} vs ${whole[k]}`);
-  for (const [a, b] of [[0, 2], [0.5, 1.2], [1.91, 2]]) {
+  for (const k of ['rmsDb', 'peakDb', 'loudestWindowDb'] as const)
+    t.true(Math.abs(levels[k] - whole[k]) < 0.01, `${k}: ${levels[k]} vs ${whole[k]}`);
+  for (const [a, b] of [
+    [0, 2],
+    [0.5, 1.2],
+    [1.91, 2],
+  ]) {
     t.true(Math.abs(loudness(a!, b!) - rmsDbBetween(mono, pcm.sampleRate, a!, b!)) < 0.5, `${a}..${b}`);
   }
   t.is(loudness(5, 6), -Infinity);
@@ -150,9 +216,15 @@ test('ffmpeg and ffprobe run without the cluster token or any other secret in th
   const wrapper = path.join(dir, 'ffmpeg-wrapper');
   await ffmpegWrapper(wrapper, FFMPEG, `env >> ${dump}`);
   const saved = { ...process.env };
-  Object.assign(process.env, { CLUSTER_TOKEN: 'cluster-secret-123', TRANSCRIBE_API_KEY: 'sk-secret-456', AWS_SECRET_ACCESS_KEY: 'aws-secret-789' });
+  Object.assign(process.env, {
+    CLUSTER_TOKEN: 'cluster-secret-123',
+    TRANSCRIBE_API_KEY: 'sk-secret-456',
+    AWS_SECRET_ACCESS_KEY: 'aws-secret-789',
+  });
   try {
-    await runFfmpeg(wrapper, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=0.1', '-f', 'null', '-'], { durationSec: 0.1 });
+    await runFfmpeg(wrapper, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=0.1', '-f', 'null', '-'], {
+      durationSec: 0.1,
+    });
     await extractAudio(wrapper, path.join(cluster.dataDir, 'clip.mp4'), path.join(dir, 'a.wav'));
     await measureMediaDuration(wrapper, path.join(cluster.dataDir, 'clip.mp4'));
   } finally {
@@ -162,7 +234,11 @@ test('ffmpeg and ffprobe run without the cluster token or any other secret in th
   const seen = await readFile(dump, 'utf8');
   t.true(seen.includes('PATH='), 'the tools still get PATH');
   for (const secret of ['cluster-secret-123', 'sk-secret-456', 'aws-secret-789']) t.false(seen.includes(secret), secret);
-  t.deepEqual(Object.keys(toolEnv({ CLUSTER_TOKEN: 'x', S3_SECRET_ACCESS_KEY: 'y', DATABASE_URL: 'z', HOME: '/h', LANG: 'C' })).sort(), ['GLIBC_TUNABLES', 'HOME', 'LANG']);
+  t.deepEqual(Object.keys(toolEnv({ CLUSTER_TOKEN: 'x', S3_SECRET_ACCESS_KEY: 'y', DATABASE_URL: 'z', HOME: '/h', LANG: 'C' })).sort(), [
+    'GLIBC_TUNABLES',
+    'HOME',
+    'LANG',
+  ]);
   // Frame-sized allocations stay in the heap (tools.ts says why); an operator's own setting wins.
   t.regex(toolEnv({}).GLIBC_TUNABLES!, /glibc\.malloc\.mmap_threshold=\d+/);
   t.is(toolEnv({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' }).GLIBC_TUNABLES, 'glibc.malloc.arena_max=2');
@@ -179,11 +255,17 @@ test('media tools: FFMPEG_PATH/FFPROBE_PATH win, then a system ffmpeg 5+, else t
   t.is(chooseMediaTools({ PATH: path.join(cluster.dataDir, 'nothing-here') }).ffmpegPath, FFMPEG);
 });
 
-needing({ tools: { 'a system ffmpeg 5+ in /usr/bin': systemFfmpegMajor >= 5 } })('media tools: a system ffmpeg 5+ on PATH is taken, FFPROBE_PATH still wins for ffprobe', (t) => {
-  const system = chooseMediaTools({ PATH: '/usr/bin' });
-  t.like(system, { ffmpegPath: '/usr/bin/ffmpeg', ffprobePath: '/usr/bin/ffprobe', source: 'system' });
-  t.like(chooseMediaTools({ PATH: '/usr/bin', FFPROBE_PATH: '/opt/probe' }), { ffmpegPath: '/usr/bin/ffmpeg', ffprobePath: '/opt/probe' });
-});
+needing({ tools: { 'a system ffmpeg 5+ in /usr/bin': systemFfmpegMajor >= 5 } })(
+  'media tools: a system ffmpeg 5+ on PATH is taken, FFPROBE_PATH still wins for ffprobe',
+  (t) => {
+    const system = chooseMediaTools({ PATH: '/usr/bin' });
+    t.like(system, { ffmpegPath: '/usr/bin/ffmpeg', ffprobePath: '/usr/bin/ffprobe', source: 'system' });
+    t.like(chooseMediaTools({ PATH: '/usr/bin', FFPROBE_PATH: '/opt/probe' }), {
+      ffmpegPath: '/usr/bin/ffmpeg',
+      ffprobePath: '/opt/probe',
+    });
+  },
+);
 
 test.serial('an agent with only the bundled ffmpeg warns at start', async (t) => {
   const agent = await cluster.startAgent({ PATH: path.join(cluster.dataDir, 'old-ffmpeg'), AGENT_TASK_TYPES: 'probe-media' });
@@ -206,10 +288,17 @@ withSystemFfmpeg('a current ffmpeg without an ffprobe beside it: the bundled ffp
   const tools = chooseMediaTools({ PATH: dir });
   t.is(tools.source, 'system');
   t.true(isBundledFfprobe(tools.ffprobePath));
-  t.deepEqual(mediaToolWarnings(tools).map((w) => w.message), [
-    `probing untrusted media with the bundled 2018 ffprobe build: no ffprobe 5 or later next to ${path.join(dir!, 'ffmpeg')}; install the one of the same ffmpeg or set FFPROBE_PATH`,
-  ]);
-  t.deepEqual(mediaToolWarnings(chooseMediaTools({ PATH: dir, FFPROBE_PATH: '/usr/bin/ffprobe' })), [], 'FFPROBE_PATH set: nothing to warn about');
+  t.deepEqual(
+    mediaToolWarnings(tools).map((w) => w.message),
+    [
+      `probing untrusted media with the bundled 2018 ffprobe build: no ffprobe 5 or later next to ${path.join(dir!, 'ffmpeg')}; install the one of the same ffmpeg or set FFPROBE_PATH`,
+    ],
+  );
+  t.deepEqual(
+    mediaToolWarnings(chooseMediaTools({ PATH: dir, FFPROBE_PATH: '/usr/bin/ffprobe' })),
+    [],
+    'FFPROBE_PATH set: nothing to warn about',
+  );
 });
 
 withSystemFfmpeg.serial('an agent whose ffmpeg has no ffprobe beside it warns at start', async (t) => {
@@ -217,7 +306,10 @@ withSystemFfmpeg.serial('an agent whose ffmpeg has no ffprobe beside it warns at
   const agent = await cluster.startAgent({ PATH: dir!, AGENT_TASK_TYPES: 'probe-media' });
   const line = await agent.waitForLog(/bundled 2018 ffprobe/, 5000);
   t.regex(line, /"level":"warn"/);
-  t.false(agent.logs.some((l) => /bundled 2018 ffmpeg/.test(l)), 'the ffmpeg itself is current');
+  t.false(
+    agent.logs.some((l) => /bundled 2018 ffmpeg/.test(l)),
+    'the ffmpeg itself is current',
+  );
 });
 
 test.serial('a task past its wall-clock limit fails with a clear message and its work is stopped', async (t) => {
@@ -225,10 +317,14 @@ test.serial('a task past its wall-clock limit fails with a clear message and its
   const { key } = await cluster.org();
   const created = await cluster.api('POST', '/api/probes', { key, body: { url: slowMedia.url('clip.mp4') } });
   t.is(created.status, 201);
-  const probe = await waitFor(async () => {
-    const r = await cluster.api('GET', `/api/probes/${created.body.id}`, { key });
-    return r.body.state === 'completed' || r.body.state === 'failed' ? r.body : undefined;
-  }, 30_000, 'probe to settle');
+  const probe = await waitFor(
+    async () => {
+      const r = await cluster.api('GET', `/api/probes/${created.body.id}`, { key });
+      return r.body.state === 'completed' || r.body.state === 'failed' ? r.body : undefined;
+    },
+    30_000,
+    'probe to settle',
+  );
   t.is(probe.state, 'failed');
   t.regex(JSON.stringify(probe), /ran past its time limit of 1 s/);
   await agent.waitForLog(/task stopped: time limit/, 5000);

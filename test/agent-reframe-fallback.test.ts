@@ -30,8 +30,14 @@ test.after.always(async () => {
 
 needing({ tools }).serial('face detection failing: every short gets the still no-face framing, and the log names the job', async (t) => {
   const { key } = await cluster!.org({ plan: 'pro', credits: 10 });
-  const predefinedShorts = [{ title: 'Practice', start: 0, end: 8 }, { title: 'Later', start: 10, end: 16 }];
-  const created = await cluster!.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media!.url('talk.mp4'), options: { predefinedShorts } } });
+  const predefinedShorts = [
+    { title: 'Practice', start: 0, end: 8 },
+    { title: 'Later', start: 10, end: 16 },
+  ];
+  const created = await cluster!.api('POST', '/api/jobs', {
+    key,
+    body: { functionName: 'VideoShorts', fileUrl: media!.url('talk.mp4'), options: { predefinedShorts } },
+  });
   t.is(created.status, 201);
   const job = await cluster!.settledJob(key, created.body.id);
   t.is(job.status, 'COMPLETED', job.message);
@@ -41,13 +47,20 @@ needing({ tools }).serial('face detection failing: every short gets the still no
   t.is(job.data.shorts.length, 2);
   for (const s of job.data.shorts) {
     // The 640x360 talk is far from 9:16: the whole picture, fitted, from start to end, not moving.
-    t.deepEqual(s.reframe, {
-      sourceWidth: 640, sourceHeight: 360,
-      keyframes: [{ time: s.startTime, x: 0, y: 0, width: 640, height: 360 }],
-      segments: [{ start: s.startTime, end: s.endTime, layout: 'fit', tracks: [] }],
-      shots: [{ start: s.startTime, end: s.endTime, transition: 'start' }],
-    }, s.content);
+    t.deepEqual(
+      s.reframe,
+      {
+        sourceWidth: 640,
+        sourceHeight: 360,
+        keyframes: [{ time: s.startTime, x: 0, y: 0, width: 640, height: 360 }],
+        segments: [{ start: s.startTime, end: s.endTime, layout: 'fit', tracks: [] }],
+        shots: [{ start: s.startTime, end: s.endTime, transition: 'start' }],
+      },
+      s.content,
+    );
   }
-  const crops = await cluster!.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM files WHERE job_id = $1 AND 'short' = ANY(tags)`, [created.body.id]);
+  const crops = await cluster!.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM files WHERE job_id = $1 AND 'short' = ANY(tags)`, [
+    created.body.id,
+  ]);
   t.is(crops!.n, 2, 'a crop clip rendered along each path');
 });

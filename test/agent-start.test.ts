@@ -15,7 +15,16 @@ test('an agent missing speech recognition says so at start and takes no analysis
   t.regex(disabled.missing, /pocketsphinx/i);
   const ready = JSON.parse(await agent.waitForLog(/"agent ready"/));
   t.deepEqual(ready.taskTypes, ['probe-media', 'render-short', 'render-chunk']);
-  const row = await cluster.app.db.one<{ capabilities: { task_types: string[]; nvenc_available: boolean; cpu_cores: number; video_encoders: string[]; face_detector: string; face_detector_provider: string } }>(`SELECT capabilities FROM agents WHERE id = $1`, [ready.agentId]);
+  const row = await cluster.app.db.one<{
+    capabilities: {
+      task_types: string[];
+      nvenc_available: boolean;
+      cpu_cores: number;
+      video_encoders: string[];
+      face_detector: string;
+      face_detector_provider: string;
+    };
+  }>(`SELECT capabilities FROM agents WHERE id = $1`, [ready.agentId]);
   t.deepEqual(row!.capabilities.task_types, ['probe-media', 'render-short', 'render-chunk']);
   t.false(row!.capabilities.nvenc_available);
   t.true(row!.capabilities.cpu_cores >= 1);
@@ -31,7 +40,16 @@ test('an agent that analyses videos loads its face detector at start and reports
   t.is(loaded.provider, provider);
   const ready = JSON.parse(await agent.waitForLog(/"agent ready"/));
   t.true(ready.taskTypes.includes('analyze-video'));
-  const row = await cluster.app.db.one<{ capabilities: { task_types: string[]; nvenc_available: boolean; cpu_cores: number; video_encoders: string[]; face_detector: string; face_detector_provider: string } }>(`SELECT capabilities FROM agents WHERE id = $1`, [ready.agentId]);
+  const row = await cluster.app.db.one<{
+    capabilities: {
+      task_types: string[];
+      nvenc_available: boolean;
+      cpu_cores: number;
+      video_encoders: string[];
+      face_detector: string;
+      face_detector_provider: string;
+    };
+  }>(`SELECT capabilities FROM agents WHERE id = $1`, [ready.agentId]);
   t.is(row!.capabilities.face_detector, 'blazeface-back-256');
   t.is(row!.capabilities.face_detector_provider, `EXECUTION_PROVIDER_${provider}`);
 });

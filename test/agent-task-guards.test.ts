@@ -24,8 +24,34 @@ let large: string;
  */
 async function burstyVideo(dir: string): Promise<string> {
   const out = path.join(dir, 'bursts.mp4');
-  await run(FFMPEG, ['-y', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=160x90:r=60:d=3', '-f', 'lavfi', '-i', 'sine=d=3',
-    '-vf', "select='lt(mod(n\\,10)\\,2)'", '-vsync', 'vfr', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', out]);
+  await run(FFMPEG, [
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=s=160x90:r=60:d=3',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=d=3',
+    '-vf',
+    "select='lt(mod(n\\,10)\\,2)'",
+    '-vsync',
+    'vfr',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    out,
+  ]);
   return out;
 }
 
@@ -46,7 +72,10 @@ test.after.always(async () => {
 const settledJob = (key: string, id: string) => cluster.settledJob(key, id, { timeoutMs: 60_000 });
 
 const credits = async (orgId: string) =>
-  cluster.app.db.one<{ credits: string; reserved: string }>('SELECT credits, reserved_credits AS reserved FROM organizations WHERE id = $1', [orgId]);
+  cluster.app.db.one<{ credits: string; reserved: string }>(
+    'SELECT credits, reserved_credits AS reserved FROM organizations WHERE id = $1',
+    [orgId],
+  );
 
 test('the bursty test video averages under the frame-rate cap but runs above it', async (t) => {
   const info = await ffprobe(bursts);
@@ -82,14 +111,23 @@ test.serial('a render refuses a source above the frame-rate or frame-size cap', 
     [large, 320, 180, /The video is 320x180; sources are limited to 20,000 pixels a frame/],
   ] as const) {
     const jobId = await insertCompletedJob(cluster.app, {
-      organizationId: org.id, sourcePath: source, width, height, words: [{ text: 'hello', start: 0.5, end: 0.9 }], shorts: [{ startTime: 0, endTime: 2 }],
+      organizationId: org.id,
+      sourcePath: source,
+      width,
+      height,
+      words: [{ text: 'hello', start: 0.5, end: 0.9 }],
+      shorts: [{ startTime: 0, endTime: 2 }],
     });
     const created = await cluster.api('POST', '/api/render', { key, body: { id: jobId, target: 0 } });
     t.is(created.status, 201, JSON.stringify(created.body));
-    const status = await waitFor(async () => {
-      const r = await cluster.api('GET', `/api/render/${created.body.renderId}`, { key });
-      return r.body.type === 'done' || r.body.type === 'error' ? r.body : undefined;
-    }, 60_000, 'render to settle');
+    const status = await waitFor(
+      async () => {
+        const r = await cluster.api('GET', `/api/render/${created.body.renderId}`, { key });
+        return r.body.type === 'done' || r.body.type === 'error' ? r.body : undefined;
+      },
+      60_000,
+      'render to settle',
+    );
     t.is(status.type, 'error');
     t.regex(status.message, message);
   }
@@ -104,21 +142,32 @@ test.serial('a lease whose input does not parse fails its task for good, and the
   await cluster.app.db.query(`UPDATE tasks SET payload = '{"url": 42}'::jsonb WHERE id = $1`, [created.body.id]);
   agent = await cluster.startAgent({ MAX_SOURCE_FPS: '30', MAX_SOURCE_PIXELS: '20000' });
   // No watchdog runs in tests: a task left leased would stay so and this would time out.
-  const probe = await waitFor(async () => {
-    const r = await cluster.api('GET', `/api/probes/${created.body.id}`, { key });
-    return r.body.state === 'completed' || r.body.state === 'failed' ? r.body : undefined;
-  }, 30_000, 'probe to settle');
+  const probe = await waitFor(
+    async () => {
+      const r = await cluster.api('GET', `/api/probes/${created.body.id}`, { key });
+      return r.body.state === 'completed' || r.body.state === 'failed' ? r.body : undefined;
+    },
+    30_000,
+    'probe to settle',
+  );
   t.is(probe.state, 'failed');
   t.regex(probe.error, /^The task's input could not be read: .*url/);
-  const row = await cluster.app.db.one<{ attempts: number; lease_token: string | null }>('SELECT attempts, lease_token FROM tasks WHERE id = $1', [created.body.id]);
+  const row = await cluster.app.db.one<{ attempts: number; lease_token: string | null }>(
+    'SELECT attempts, lease_token FROM tasks WHERE id = $1',
+    [created.body.id],
+  );
   t.is(row!.attempts, 1, 'not retried: another agent would read it no better');
   t.is(row!.lease_token, null);
   await agent.waitForLog(/"task failed".*BAD_PAYLOAD/, 5000);
 
   const next = await cluster.api('POST', '/api/probes', { key, body: { url: media.url('large.mp4') } });
-  const done = await waitFor(async () => {
-    const r = await cluster.api('GET', `/api/probes/${next.body.id}`, { key });
-    return r.body.state === 'completed' || r.body.state === 'failed' ? r.body : undefined;
-  }, 30_000, 'second probe to settle');
+  const done = await waitFor(
+    async () => {
+      const r = await cluster.api('GET', `/api/probes/${next.body.id}`, { key });
+      return r.body.state === 'completed' || r.body.state === 'failed' ? r.body : undefined;
+    },
+    30_000,
+    'second probe to settle',
+  );
   t.is(done.state, 'completed', JSON.stringify(done));
 });

@@ -14,7 +14,14 @@ async function serve(handler: http.RequestListener): Promise<{ url: string; clos
   const server = http.createServer(handler);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/objects/x`, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url: `http://127.0.0.1:${port}/objects/x`,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 let dir: string;
@@ -35,7 +42,10 @@ test('a download cut off mid-body is a retryable TRANSFER_FAILED, and leaves no 
   t.is(err!.code, 'TRANSFER_FAILED');
   t.true(err!.retryable);
   t.regex(err!.message, /broke off/);
-  t.deepEqual((await readdir(dir)).filter((f) => f.startsWith('cut')), []);
+  t.deepEqual(
+    (await readdir(dir)).filter((f) => f.startsWith('cut')),
+    [],
+  );
 });
 
 test('a coordinator that is gone (connection refused) is a retryable TRANSFER_FAILED', async (t) => {
@@ -56,7 +66,13 @@ test('an upload whose connection drops is retryable; one the store refuses (4xx)
   t.is(dropped!.code, 'TRANSFER_FAILED');
   t.true(dropped!.retryable);
 
-  const refusing = await serve((req, res) => { req.resume(); req.on('end', () => { res.writeHead(403); res.end('bad signature'); }); });
+  const refusing = await serve((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(403);
+      res.end('bad signature');
+    });
+  });
   t.teardown(refusing.close);
   const refused = await t.throwsAsync(uploadObject(refusing.url, file, 'video/mp4'), { instanceOf: TaskError });
   t.is(refused!.code, 'STORE_FAILED');
@@ -65,7 +81,10 @@ test('an upload whose connection drops is retryable; one the store refuses (4xx)
 });
 
 test('a transfer stopped by the task itself (lease lost, cancelled) is an abort, not a failure to retry', async (t) => {
-  const s = await serve((_req, res) => { res.writeHead(200, { 'content-length': '1000000' }); res.write(Buffer.alloc(1024)); });
+  const s = await serve((_req, res) => {
+    res.writeHead(200, { 'content-length': '1000000' });
+    res.write(Buffer.alloc(1024));
+  });
   t.teardown(s.close);
   const abort = new AbortController();
   setTimeout(() => abort.abort(), 100);

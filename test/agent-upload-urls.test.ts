@@ -25,9 +25,19 @@ test.before(async () => {
   const server = new S3rver({ port: 0, address: '127.0.0.1', directory: dir, silent: true, configureBuckets: [{ name: 'shorts' }] });
   const { port } = await server.run();
   const s3Cluster = await startCluster('agent_upload_urls_s3', {
-    agentUploadMaxBytes: VIDEO_LIMIT, storage: 's3', s3Endpoint: `http://127.0.0.1:${port}`, s3Bucket: 'shorts', s3AccessKeyId: 'S3RVER', s3SecretAccessKey: 'S3RVER',
+    agentUploadMaxBytes: VIDEO_LIMIT,
+    storage: 's3',
+    s3Endpoint: `http://127.0.0.1:${port}`,
+    s3Bucket: 'shorts',
+    s3AccessKeyId: 'S3RVER',
+    s3SecretAccessKey: 'S3RVER',
   });
-  s3 = { cluster: s3Cluster, agent: await new FakeAgent(s3Cluster.app.grpcAddress, undefined, 'uploader-s3').register(['render-short']), server, dir };
+  s3 = {
+    cluster: s3Cluster,
+    agent: await new FakeAgent(s3Cluster.app.grpcAddress, undefined, 'uploader-s3').register(['render-short']),
+    server,
+    dir,
+  };
 });
 test.after.always(async () => {
   agent?.close();
@@ -42,8 +52,13 @@ const leaseRender = () => leaseRenderOf(cluster, agent);
 const uploadUrl = (task: LeasedTask, name: string) => agent.uploadUrl(task, name);
 
 const put = async (url: string, body: string | Buffer | ReadableStream<Uint8Array>, headers: Record<string, string> = {}) => {
-  const res = await fetch(url, { method: 'PUT', body: typeof body === 'string' || Buffer.isBuffer(body) ? new Uint8Array(Buffer.from(body)) : body, headers, duplex: 'half' } as RequestInit);
-  return { status: res.status, body: await res.json().catch(() => null) as { error?: string; message?: string } | null };
+  const res = await fetch(url, {
+    method: 'PUT',
+    body: typeof body === 'string' || Buffer.isBuffer(body) ? new Uint8Array(Buffer.from(body)) : body,
+    headers,
+    duplex: 'half',
+  } as RequestInit);
+  return { status: res.status, body: (await res.json().catch(() => null)) as { error?: string; message?: string } | null };
 };
 
 const stored = async (key: string) => {
@@ -62,7 +77,8 @@ const keysUnder = async (prefix: string) => {
 
 /** Waits (briefly) for the keys under `prefix` to be these: a broken PUT's cleanup runs after the client gave up. */
 const waitForKeys = async (prefix: string, want: string[]) => {
-  for (let i = 0; i < 50 && JSON.stringify(await keysUnder(prefix)) !== JSON.stringify(want); i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 50 && JSON.stringify(await keysUnder(prefix)) !== JSON.stringify(want); i++)
+    await new Promise((r) => setTimeout(r, 100));
   return keysUnder(prefix);
 };
 
@@ -89,35 +105,38 @@ const breaksOff = (first: string) => {
   });
 };
 
-test.serial('an upload URL writes once: a PUT that broke off may be retried, a second PUT after one that completed is a 409 and the object stays as written', async (t) => {
-  const { task } = await leaseRender();
-  const video = await uploadUrl(task, 'render.mp4');
-  const prefix = video.object_key.slice(0, video.object_key.lastIndexOf('/') + 1);
-  // A PUT that breaks off records nothing: neither the object nor a staging part is left.
-  await t.throwsAsync(put(video.url, breaksOff('half a short')));
-  t.deepEqual(await waitForKeys(prefix, []), []);
-  t.is((await put(video.url, 'the short')).status, 201, 'the retry after the broken PUT is taken');
-  t.is(await stored(video.object_key), 'the short');
+test.serial(
+  'an upload URL writes once: a PUT that broke off may be retried, a second PUT after one that completed is a 409 and the object stays as written',
+  async (t) => {
+    const { task } = await leaseRender();
+    const video = await uploadUrl(task, 'render.mp4');
+    const prefix = video.object_key.slice(0, video.object_key.lastIndexOf('/') + 1);
+    // A PUT that breaks off records nothing: neither the object nor a staging part is left.
+    await t.throwsAsync(put(video.url, breaksOff('half a short')));
+    t.deepEqual(await waitForKeys(prefix, []), []);
+    t.is((await put(video.url, 'the short')).status, 201, 'the retry after the broken PUT is taken');
+    t.is(await stored(video.object_key), 'the short');
 
-  for (const body of ['replaced', '']) {
-    const again = await put(video.url, body);
-    t.is(again.status, 409);
-    t.is(again.body!.error, 'Conflict');
-    t.regex(again.body!.message!, /already written through an upload URL of this lease; an upload URL writes once/);
-  }
-  // Another URL signed under the same lease for the same object is no way round it.
-  const resigned = await uploadUrl(task, 'render.mp4');
-  t.is((await put(resigned.url, 'replaced')).status, 409);
-  t.is(await stored(video.object_key), 'the short');
-  t.deepEqual(await keysUnder(prefix), [video.object_key], 'no staging part left behind');
+    for (const body of ['replaced', '']) {
+      const again = await put(video.url, body);
+      t.is(again.status, 409);
+      t.is(again.body!.error, 'Conflict');
+      t.regex(again.body!.message!, /already written through an upload URL of this lease; an upload URL writes once/);
+    }
+    // Another URL signed under the same lease for the same object is no way round it.
+    const resigned = await uploadUrl(task, 'render.mp4');
+    t.is((await put(resigned.url, 'replaced')).status, 409);
+    t.is(await stored(video.object_key), 'the short');
+    t.deepEqual(await keysUnder(prefix), [video.object_key], 'no staging part left behind');
 
-  // Two PUTs racing on a fresh object: one is stored whole, the other refused.
-  const thumb = await uploadUrl(task, 'render.jpg');
-  const raced = await Promise.all(['jpeg one', 'jpeg two'].map((body) => put(thumb.url, body)));
-  t.deepEqual(raced.map((r) => r.status).sort(), [201, 409]);
-  t.is(await stored(thumb.object_key), raced[0]!.status === 201 ? 'jpeg one' : 'jpeg two');
-  t.deepEqual(await keysUnder(prefix), [thumb.object_key, video.object_key].sort());
-});
+    // Two PUTs racing on a fresh object: one is stored whole, the other refused.
+    const thumb = await uploadUrl(task, 'render.jpg');
+    const raced = await Promise.all(['jpeg one', 'jpeg two'].map((body) => put(thumb.url, body)));
+    t.deepEqual(raced.map((r) => r.status).sort(), [201, 409]);
+    t.is(await stored(thumb.object_key), raced[0]!.status === 201 ? 'jpeg one' : 'jpeg two');
+    t.deepEqual(await keysUnder(prefix), [thumb.object_key, video.object_key].sort());
+  },
+);
 
 test.serial('a finished short cannot be overwritten: after completion the URL answers 410', async (t) => {
   const { renderId, task } = await leaseRender();
@@ -125,8 +144,16 @@ test.serial('a finished short cannot be overwritten: after completion the URL an
   const thumb = await uploadUrl(task, 'render.jpg');
   t.is((await put(video.url, 'the short')).status, 201);
   t.is((await put(thumb.url, 'jpeg')).status, 201);
-  await agent.complete(task.task_id, task.lease_token, { objectKey: video.object_key, sizeBytes: 9, contentType: 'video/mp4', durationSec: 2, thumbnailKey: thumb.object_key });
-  const row = await cluster.app.db.one<{ status: string; size_bytes: string }>('SELECT status, size_bytes FROM renders WHERE id = $1', [renderId]);
+  await agent.complete(task.task_id, task.lease_token, {
+    objectKey: video.object_key,
+    sizeBytes: 9,
+    contentType: 'video/mp4',
+    durationSec: 2,
+    thumbnailKey: thumb.object_key,
+  });
+  const row = await cluster.app.db.one<{ status: string; size_bytes: string }>('SELECT status, size_bytes FROM renders WHERE id = $1', [
+    renderId,
+  ]);
   t.is(row!.status, 'done');
 
   for (const body of ['replaced', '']) {
@@ -136,8 +163,11 @@ test.serial('a finished short cannot be overwritten: after completion the URL an
   }
   t.is(await stored(video.object_key), 'the short');
   t.is(Number(row!.size_bytes), 'the short'.length);
-  t.deepEqual(await keysUnder(taskObjectPrefix({ id: task.task_id, organizationId: (await cluster.app.queue.get(task.task_id))!.organizationId })),
-    [thumb.object_key, video.object_key].sort(), 'no staging object left behind');
+  t.deepEqual(
+    await keysUnder(taskObjectPrefix({ id: task.task_id, organizationId: (await cluster.app.queue.get(task.task_id))!.organizationId })),
+    [thumb.object_key, video.object_key].sort(),
+    'no staging object left behind',
+  );
 });
 
 test.serial('a PUT that was streaming while the task completed is refused at its end (410): nothing of it is stored', async (t) => {
@@ -161,7 +191,13 @@ test.serial('a PUT that was streaming while the task completed is refused at its
   });
   const late = put(extra.url, slow);
   await new Promise((r) => setTimeout(r, 200)); // the PUT is past its lease check, streaming
-  await agent.complete(task.task_id, task.lease_token, { objectKey: video.object_key, sizeBytes: 9, contentType: 'video/mp4', durationSec: 2, thumbnailKey: thumb.object_key });
+  await agent.complete(task.task_id, task.lease_token, {
+    objectKey: video.object_key,
+    sizeBytes: 9,
+    contentType: 'video/mp4',
+    durationSec: 2,
+    thumbnailKey: thumb.object_key,
+  });
   release();
   const res = await late;
   t.is(res.status, 410);
@@ -191,23 +227,26 @@ test.serial('a URL signed for one lease is refused (410) once the task is leased
   t.is((await put(fresh.url, 'after failure')).status, 410, 'a failed task takes no uploads either');
 });
 
-test.serial('a chunked PUT over the task\'s limit is cut off with 413 and nothing is stored; a declared length over it is refused at once', async (t) => {
-  const { task } = await leaseRender();
-  const video = await uploadUrl(task, 'render.mp4');
-  const prefix = video.object_key.slice(0, video.object_key.lastIndexOf('/') + 1);
-  const over = await put(video.url, chunked(100, 65_536), { 'content-type': 'video/mp4' });
-  t.is(over.status, 413);
-  t.regex(over.body!.message!, new RegExp(`limited to ${VIDEO_LIMIT} bytes`));
-  t.deepEqual(await keysUnder(prefix), [], 'neither the object nor a staging part');
+test.serial(
+  "a chunked PUT over the task's limit is cut off with 413 and nothing is stored; a declared length over it is refused at once",
+  async (t) => {
+    const { task } = await leaseRender();
+    const video = await uploadUrl(task, 'render.mp4');
+    const prefix = video.object_key.slice(0, video.object_key.lastIndexOf('/') + 1);
+    const over = await put(video.url, chunked(100, 65_536), { 'content-type': 'video/mp4' });
+    t.is(over.status, 413);
+    t.regex(over.body!.message!, new RegExp(`limited to ${VIDEO_LIMIT} bytes`));
+    t.deepEqual(await keysUnder(prefix), [], 'neither the object nor a staging part');
 
-  const declared = await put(video.url, Buffer.alloc(VIDEO_LIMIT + 1));
-  t.is(declared.status, 413);
-  t.deepEqual(await keysUnder(prefix), []);
+    const declared = await put(video.url, Buffer.alloc(VIDEO_LIMIT + 1));
+    t.is(declared.status, 413);
+    t.deepEqual(await keysUnder(prefix), []);
 
-  // Up to the limit, chunked or not, it is taken.
-  t.is((await put(video.url, chunked(10, 10_000))).status, 201);
-  t.is((await cluster.app.store.stat(video.object_key))?.size, VIDEO_LIMIT);
-});
+    // Up to the limit, chunked or not, it is taken.
+    t.is((await put(video.url, chunked(10, 10_000))).status, 201);
+    t.is((await cluster.app.store.stat(video.object_key))?.size, VIDEO_LIMIT);
+  },
+);
 
 test.serial('the lease and size in an upload URL are signed: changing either is a 403', async (t) => {
   const { task } = await leaseRender();
@@ -221,26 +260,35 @@ test.serial('the lease and size in an upload URL are signed: changing either is 
   t.is(await cluster.app.store.stat(video.object_key), null);
 });
 
-test.serial('with S3 storage: written once (409 for a second PUT), refused (410) after completion, chunked PUT past the limit 413 with nothing stored', async (t) => {
-  const [c, a] = [cluster, agent];
-  [cluster, agent] = [s3.cluster, s3.agent];
-  try {
-    const { renderId, task } = await leaseRender();
-    const video = await uploadUrl(task, 'render.mp4');
-    const thumb = await uploadUrl(task, 'render.jpg');
-    const prefix = video.object_key.slice(0, video.object_key.lastIndexOf('/') + 1);
-    t.is((await put(video.url, chunked(20, 10_000))).status, 413);
-    t.deepEqual(await keysUnder(prefix), []);
-    t.is((await put(video.url, 'the short')).status, 201, 'taken after the refused PUT');
-    t.is((await put(video.url, 'replaced')).status, 409);
-    t.is(await stored(video.object_key), 'the short');
-    t.is((await put(thumb.url, 'jpeg')).status, 201);
-    await agent.complete(task.task_id, task.lease_token, { objectKey: video.object_key, sizeBytes: 9, contentType: 'video/mp4', durationSec: 2, thumbnailKey: thumb.object_key });
-    t.is((await cluster.app.db.one<{ status: string }>('SELECT status FROM renders WHERE id = $1', [renderId]))!.status, 'done');
-    t.is((await put(video.url, 'replaced')).status, 410);
-    t.is(await stored(video.object_key), 'the short');
-    t.deepEqual(await keysUnder(prefix), [thumb.object_key, video.object_key].sort());
-  } finally {
-    [cluster, agent] = [c, a];
-  }
-});
+test.serial(
+  'with S3 storage: written once (409 for a second PUT), refused (410) after completion, chunked PUT past the limit 413 with nothing stored',
+  async (t) => {
+    const [c, a] = [cluster, agent];
+    [cluster, agent] = [s3.cluster, s3.agent];
+    try {
+      const { renderId, task } = await leaseRender();
+      const video = await uploadUrl(task, 'render.mp4');
+      const thumb = await uploadUrl(task, 'render.jpg');
+      const prefix = video.object_key.slice(0, video.object_key.lastIndexOf('/') + 1);
+      t.is((await put(video.url, chunked(20, 10_000))).status, 413);
+      t.deepEqual(await keysUnder(prefix), []);
+      t.is((await put(video.url, 'the short')).status, 201, 'taken after the refused PUT');
+      t.is((await put(video.url, 'replaced')).status, 409);
+      t.is(await stored(video.object_key), 'the short');
+      t.is((await put(thumb.url, 'jpeg')).status, 201);
+      await agent.complete(task.task_id, task.lease_token, {
+        objectKey: video.object_key,
+        sizeBytes: 9,
+        contentType: 'video/mp4',
+        durationSec: 2,
+        thumbnailKey: thumb.object_key,
+      });
+      t.is((await cluster.app.db.one<{ status: string }>('SELECT status FROM renders WHERE id = $1', [renderId]))!.status, 'done');
+      t.is((await put(video.url, 'replaced')).status, 410);
+      t.is(await stored(video.object_key), 'the short');
+      t.deepEqual(await keysUnder(prefix), [thumb.object_key, video.object_key].sort());
+    } finally {
+      [cluster, agent] = [c, a];
+    }
+  },
+);

@@ -45,8 +45,24 @@ async function concatenatedRecording(dir: string): Promise<string> {
 /** 30 s of audio whose packets all carry timestamp 0: read packet by packet it ends almost at once. */
 async function zeroTimestampAudio(dir: string): Promise<string> {
   const honest = path.join(dir, 'zero-honest.mkv');
-  await ffmpeg(...picture(1), '-f', 'lavfi', '-i', 'anoisesrc=d=30:c=pink:r=8000:a=0.05', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p',
-    '-c:a', 'pcm_u8', '-frame_size', '8000', honest);
+  await ffmpeg(
+    ...picture(1),
+    '-f',
+    'lavfi',
+    '-i',
+    'anoisesrc=d=30:c=pink:r=8000:a=0.05',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'pcm_u8',
+    '-frame_size',
+    '8000',
+    honest,
+  );
   const out = path.join(dir, 'zero-ts.mkv');
   await ffmpeg('-i', honest, '-map', '0', '-c', 'copy', '-bsf:a', 'setts=pts=0:dts=0', out);
   return out;
@@ -93,14 +109,23 @@ test('audio longer than the video, and video longer than the audio: billed for t
   t.true(near(videoLonger.decodedSec, 8), `decoded ${videoLonger.decodedSec}`);
 });
 
-needing({ tools: { 'a system ffmpeg 5+ with the setts filter (to craft the file)': TOOLS.source === 'system' } })('audio that runs on far past its timestamps is still refused, having decoded only a little past the slack', async (t) => {
-  const measuredSec = await measureMediaDuration(TOOLS.ffmpegPath, files.zeroTs!);
-  t.true(measuredSec < 1.5, `read packet by packet the file ends at ${measuredSec} s`);
-  const err = await t.throwsAsync(billedLength(files.zeroTs!), { instanceOf: TaskError, message: /a file whose length cannot be told is refused/ });
-  t.is(err.code, 'LENGTH_MISMATCH');
-  const decoded = Number(/decodes to at least (\d+\.\d) s/.exec(err.message)![1]);
-  t.true(decoded > measuredSec + lengthSlackSec(measuredSec) && decoded < measuredSec + lengthSlackSec(measuredSec) + 2, `decoded ${decoded} s of 30`);
-});
+needing({ tools: { 'a system ffmpeg 5+ with the setts filter (to craft the file)': TOOLS.source === 'system' } })(
+  'audio that runs on far past its timestamps is still refused, having decoded only a little past the slack',
+  async (t) => {
+    const measuredSec = await measureMediaDuration(TOOLS.ffmpegPath, files.zeroTs!);
+    t.true(measuredSec < 1.5, `read packet by packet the file ends at ${measuredSec} s`);
+    const err = await t.throwsAsync(billedLength(files.zeroTs!), {
+      instanceOf: TaskError,
+      message: /a file whose length cannot be told is refused/,
+    });
+    t.is(err.code, 'LENGTH_MISMATCH');
+    const decoded = Number(/decodes to at least (\d+\.\d) s/.exec(err.message)![1]);
+    t.true(
+      decoded > measuredSec + lengthSlackSec(measuredSec) && decoded < measuredSec + lengthSlackSec(measuredSec) + 2,
+      `decoded ${decoded} s of 30`,
+    );
+  },
+);
 
 test('the slack is a few seconds, or a few percent of a long recording', (t) => {
   t.is(lengthSlackSec(10), 3);
@@ -113,7 +138,12 @@ test.serial('a job on a joined recording completes, charged for the length that 
   const { decodedSec } = await billedLength(files.concatenated!);
   const { key } = await cluster.org({ plan: 'pro', credits: 10 });
   const created = await cluster.api('POST', '/api/jobs', {
-    key, body: { functionName: 'VideoShorts', fileUrl: media.url('joined.mp4'), options: { predefinedShorts: [{ title: 'Opening', start: 0, end: 4 }] } },
+    key,
+    body: {
+      functionName: 'VideoShorts',
+      fileUrl: media.url('joined.mp4'),
+      options: { predefinedShorts: [{ title: 'Opening', start: 0, end: 4 }] },
+    },
   });
   t.is(created.status, 201, JSON.stringify(created.body));
   const job = await cluster.settledJob(key, created.body.id);

@@ -23,5 +23,8 @@ test('the join takes each word from the range that decoded it, in time order, wh
     { owns: { start: 0.5, end: 14 }, words: [w('a', 1, 2), w('b', 12, 13.9)] },
     { owns: { start: 31, end: 70 }, words: [w('e', 31.2, 32)] },
   ];
-  t.deepEqual(joinRanges(parts).map((x) => x.text), ['a', 'b', 'c', 'd', 'e']);
+  t.deepEqual(
+    joinRanges(parts).map((x) => x.text),
+    ['a', 'b', 'c', 'd', 'e'],
+  );
 });

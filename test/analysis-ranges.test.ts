@@ -48,7 +48,12 @@ test.before(async () => {
     const got = await get(key, range);
     const read = { key, at: Date.now(), range, bytes: 0 };
     reads.push(read);
-    const counted = new Transform({ transform(chunk: Buffer, _enc, done) { read.bytes += chunk.length; done(null, chunk); } });
+    const counted = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        read.bytes += chunk.length;
+        done(null, chunk);
+      },
+    });
     got.stream.on('error', (err) => counted.destroy(err));
     return { ...got, stream: got.stream.pipe(counted) };
   };
@@ -62,7 +67,12 @@ test.after.always(async () => {
 
 /** A short of a job as the API shows it, in the fields compared here. */
 interface PickedShort {
-  title: string; text: string; startId: number | null; endId: number | null; startTime: number; endTime: number;
+  title: string;
+  text: string;
+  startId: number | null;
+  endId: number | null;
+  startTime: number;
+  endTime: number;
   reframe: { keyframes: Array<{ x: number; time: number }> };
 }
 
@@ -72,20 +82,29 @@ async function analysed(cluster: TestCluster, key: string, orgId: string, jobId:
   if (job.status !== 'COMPLETED') return { job, words: [] as Word[], shorts: [] as PickedShort[] };
   const user = await createUser(cluster.app.db, { email: `ranges-${jobId}@example.com`, organizationId: orgId });
   const token = await cluster.app.signer.issue(user.id);
-  const detailed = await cluster.api('GET', `/api/jobs/${jobId}?organizationId=${orgId}`, { headers: { authorization: `Bearer ${token}` } });
+  const detailed = await cluster.api('GET', `/api/jobs/${jobId}?organizationId=${orgId}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   return { job, words: detailed.body.data.transcription.words as Word[], shorts: detailed.body.data.shorts as PickedShort[] };
 }
 
 async function submit(cluster: TestCluster, credits = 10) {
   const { org, key } = await cluster.org({ plan: 'pro', credits });
-  const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', name: 'Habits talk', fileUrl: media.url('talk.mp4') } });
+  const created = await cluster.api('POST', '/api/jobs', {
+    key,
+    body: { functionName: 'VideoShorts', name: 'Habits talk', fileUrl: media.url('talk.mp4') },
+  });
   if (created.status !== 201) throw new Error(`job refused: ${JSON.stringify(created.body)}`);
   return { org, key, jobId: created.body.id as string };
 }
 
 /** The same words in the same order, each within 50 ms of the whole-file analysis's timing. */
 function assertSameWords(t: ExecutionContext, got: Word[], expected: Word[]) {
-  t.deepEqual(got.map((x) => x.text), expected.map((x) => x.text), 'the same words');
+  t.deepEqual(
+    got.map((x) => x.text),
+    expected.map((x) => x.text),
+    'the same words',
+  );
   const worst = Math.max(0, ...got.map((x, i) => Math.max(Math.abs(x.start - expected[i]!.start), Math.abs(x.end - expected[i]!.end))));
   t.log(`${got.length} words, worst timing difference ${(worst * 1000).toFixed(0)} ms`);
   t.true(worst <= 0.05, `worst timing difference ${worst.toFixed(3)} s`);
@@ -96,7 +115,10 @@ function assertSameShorts(t: ExecutionContext, got: PickedShort[], expected: Pic
   const bounds = (s: PickedShort) => ({ title: s.title, text: s.text, startId: s.startId, endId: s.endId });
   t.deepEqual(got.map(bounds), expected.map(bounds), 'the same shorts');
   got.forEach((s, i) => {
-    t.true(Math.abs(s.startTime - expected[i]!.startTime) <= 0.05 && Math.abs(s.endTime - expected[i]!.endTime) <= 0.05, `short ${i} bounds`);
+    t.true(
+      Math.abs(s.startTime - expected[i]!.startTime) <= 0.05 && Math.abs(s.endTime - expected[i]!.endTime) <= 0.05,
+      `short ${i} bounds`,
+    );
     const e = expected[i]!.reframe;
     t.is(s.reframe.keyframes.length, e.keyframes.length, `short ${i} keyframes`);
     s.reframe.keyframes.forEach((k, j) => {
@@ -106,106 +128,160 @@ function assertSameShorts(t: ExecutionContext, got: PickedShort[], expected: Pic
 }
 
 async function tasksOf(cluster: TestCluster, jobId: string) {
-  return cluster.app.db.query<{ id: string; type: string; state: string; parentId: string | null; childIndex: number | null; startedAt: Date; finishedAt: Date | null; attempts: number; payload: Parsed; result: Parsed; leasedBy: string | null }>(
+  return cluster.app.db.query<{
+    id: string;
+    type: string;
+    state: string;
+    parentId: string | null;
+    childIndex: number | null;
+    startedAt: Date;
+    finishedAt: Date | null;
+    attempts: number;
+    payload: Parsed;
+    result: Parsed;
+    leasedBy: string | null;
+  }>(
     `SELECT id, type, state, parent_id AS "parentId", child_index AS "childIndex", started_at AS "startedAt", finished_at AS "finishedAt", attempts, payload, result, leased_by AS "leasedBy"
-     FROM tasks WHERE subject_id = $1 ORDER BY parent_id NULLS FIRST, child_index`, [jobId],
+     FROM tasks WHERE subject_id = $1 ORDER BY parent_id NULLS FIRST, child_index`,
+    [jobId],
   );
 }
 
-needs.serial('a ranged analysis gives the whole-file words, shorts and reframing, with an agent killed while it holds a range; each range reads only its own samples of the stored audio', async (t) => {
-  t.timeout(20 * 60_000); // pocketsphinx on a machine others share
-  const [w, r] = await Promise.all([submit(whole), submit(ranged)]);
-  const seen: number[] = [];
-  const wholeDone = analysed(whole, w.key, w.org.id, w.jobId);
-  const rangedDone = analysed(ranged, r.key, r.org.id, r.jobId, seen);
+needs.serial(
+  'a ranged analysis gives the whole-file words, shorts and reframing, with an agent killed while it holds a range; each range reads only its own samples of the stored audio',
+  async (t) => {
+    t.timeout(20 * 60_000); // pocketsphinx on a machine others share
+    const [w, r] = await Promise.all([submit(whole), submit(ranged)]);
+    const seen: number[] = [];
+    const wholeDone = analysed(whole, w.key, w.org.id, w.jobId);
+    const rangedDone = analysed(ranged, r.key, r.org.id, r.jobId, seen);
 
-  // The agent holding the first range is killed while it transcribes; the range goes back to the
-  // queue when its lease runs out and another agent takes it.
-  const doomed = ranged.agents[0]!;
-  const held = await waitFor(async () => (await tasksOf(ranged, r.jobId)).find((x) => x.type === 'analyze-range' && x.state === 'leased'), 300_000, 'a range leased');
-  await doomed.waitForLog(new RegExp(`"taskId":"${held.id}".*"stage":"transcribing"`), 300_000);
-  await doomed.kill('SIGKILL');
-  await ranged.startAgent(AGENT_ENV);
-  await waitFor(async () => (await ranged.app.queue.tick()) > 0, 60_000, 'lease expiry');
+    // The agent holding the first range is killed while it transcribes; the range goes back to the
+    // queue when its lease runs out and another agent takes it.
+    const doomed = ranged.agents[0]!;
+    const held = await waitFor(
+      async () => (await tasksOf(ranged, r.jobId)).find((x) => x.type === 'analyze-range' && x.state === 'leased'),
+      300_000,
+      'a range leased',
+    );
+    await doomed.waitForLog(new RegExp(`"taskId":"${held.id}".*"stage":"transcribing"`), 300_000);
+    await doomed.kill('SIGKILL');
+    await ranged.startAgent(AGENT_ENV);
+    await waitFor(async () => (await ranged.app.queue.tick()) > 0, 60_000, 'lease expiry');
 
-  const [a, b] = await Promise.all([wholeDone, rangedDone]);
-  t.is(a.job.status, 'COMPLETED', a.job.message);
-  t.is(b.job.status, 'COMPLETED', b.job.message);
-  t.true(a.words.length >= 60, `${a.words.length} words recognised`);
-  assertSameWords(t, b.words, a.words);
-  assertSameShorts(t, b.shorts, a.shorts);
-  t.true(b.shorts.length >= 1);
+    const [a, b] = await Promise.all([wholeDone, rangedDone]);
+    t.is(a.job.status, 'COMPLETED', a.job.message);
+    t.is(b.job.status, 'COMPLETED', b.job.message);
+    t.true(a.words.length >= 60, `${a.words.length} words recognised`);
+    assertSameWords(t, b.words, a.words);
+    assertSameShorts(t, b.shorts, a.shorts);
+    t.true(b.shorts.length >= 1);
 
-  // One parent, its ranges as planned, the killed one run twice; progress only went forward.
-  const tasks = await tasksOf(ranged, r.jobId);
-  const [parent, ...children] = tasks;
-  t.like(parent, { type: 'analyze-video', state: 'completed', parentId: null });
-  t.deepEqual(children.map((c) => [c.type, c.state]), children.map(() => ['analyze-range', 'completed']));
-  t.true(children.length >= 3, `${children.length} ranges`);
-  // Each range decodes whole speech spans, about 15 s of them at most, after the previous range's.
-  children.forEach((c, i) => {
-    const spans = c.payload.spans as Array<{ startSample: number; endSample: number }>;
-    t.true(spans.length === 1 || spans.at(-1)!.endSample - spans[0]!.startSample <= RANGED.analysisRangeSec * 16_000, `range ${i} spans`);
-    if (i > 0) t.true(spans[0]!.startSample >= children[i - 1]!.payload.spans.at(-1).endSample, `range ${i} follows range ${i - 1}`);
-  });
-  t.is(children.find((c) => c.id === held.id)!.attempts, 2, 'the killed range was leased again');
-  t.deepEqual(seen, [...seen].sort((x, y) => x - y), `progress ${seen.join(',')}`);
-  t.true(seen.some((p) => p > 30 && p < 60), `progress moved while the ranges ran: ${seen.join(',')}`);
+    // One parent, its ranges as planned, the killed one run twice; progress only went forward.
+    const tasks = await tasksOf(ranged, r.jobId);
+    const [parent, ...children] = tasks;
+    t.like(parent, { type: 'analyze-video', state: 'completed', parentId: null });
+    t.deepEqual(
+      children.map((c) => [c.type, c.state]),
+      children.map(() => ['analyze-range', 'completed']),
+    );
+    t.true(children.length >= 3, `${children.length} ranges`);
+    // Each range decodes whole speech spans, about 15 s of them at most, after the previous range's.
+    children.forEach((c, i) => {
+      const spans = c.payload.spans as Array<{ startSample: number; endSample: number }>;
+      t.true(spans.length === 1 || spans.at(-1)!.endSample - spans[0]!.startSample <= RANGED.analysisRangeSec * 16_000, `range ${i} spans`);
+      if (i > 0) t.true(spans[0]!.startSample >= children[i - 1]!.payload.spans.at(-1).endSample, `range ${i} follows range ${i - 1}`);
+    });
+    t.is(children.find((c) => c.id === held.id)!.attempts, 2, 'the killed range was leased again');
+    t.deepEqual(
+      seen,
+      [...seen].sort((x, y) => x - y),
+      `progress ${seen.join(',')}`,
+    );
+    t.true(
+      seen.some((p) => p > 30 && p < 60),
+      `progress moved while the ranges ran: ${seen.join(',')}`,
+    );
 
-  // Charged once, the same price as the whole file.
-  t.is(b.job.cost, a.job.cost);
-  const ledger = await ranged.app.db.query<{ kind: string }>(`SELECT kind FROM credit_ledger WHERE job_id = $1 ORDER BY id`, [r.jobId]);
-  t.deepEqual(ledger.map((l) => l.kind), ['reserve', 'charge']);
-  const org = await ranged.app.db.one<{ credits: number; reserved: number }>('SELECT credits, reserved_credits AS reserved FROM organizations WHERE id = $1', [r.org.id]);
-  t.deepEqual(org, { credits: 10 - b.job.cost, reserved: 0 });
+    // Charged once, the same price as the whole file.
+    t.is(b.job.cost, a.job.cost);
+    const ledger = await ranged.app.db.query<{ kind: string }>(`SELECT kind FROM credit_ledger WHERE job_id = $1 ORDER BY id`, [r.jobId]);
+    t.deepEqual(
+      ledger.map((l) => l.kind),
+      ['reserve', 'charge'],
+    );
+    const org = await ranged.app.db.one<{ credits: number; reserved: number }>(
+      'SELECT credits, reserved_credits AS reserved FROM organizations WHERE id = $1',
+      [r.org.id],
+    );
+    t.deepEqual(org, { credits: 10 - b.job.cost, reserved: 0 });
 
-  // The source came from its origin once and was read whole once more, by the final part (the
-  // shorts' frames). Each range read exactly its own samples of the stored analysis audio, one
-  // bounded byte range; only the final part read that audio whole, once (it picks and reframes the
-  // shorts with it, as a whole-file analysis does, instead of decoding the source's audio again).
-  t.is(media.requests.filter((u) => u.includes('talk.mp4')).length, 2, 'the origin was fetched once per coordinator');
-  const sourceKey = parent!.payload.stitched.source.objectKey as string;
-  t.deepEqual(reads.filter((x) => x.key === sourceKey).map((x) => x.range), [undefined], 'the source read once, by the final part');
-  const audioKey = children[0]!.payload.audioKey as string;
-  const audioBytes = children[0]!.payload.dataOffset + Math.round(talk.durationSec * 16_000) * 2;
-  const audioReads = reads.filter((x) => x.key === audioKey);
-  const expected = children.map((c) => {
-    const from = c.payload.dataOffset + c.payload.spans[0].startSample * 2;
-    const to = c.payload.dataOffset + c.payload.spans.at(-1).endSample * 2 - 1;
-    t.is(c.result.readBytes, to - from + 1, `range ${c.childIndex} read its samples`);
-    t.log(`range ${c.childIndex}: ${to - from + 1} of the audio's ${audioBytes} bytes`);
-    return { start: from, end: to };
-  });
-  t.is(audioReads.filter((x) => x.range === undefined).length, 1, 'the analysis audio read whole once, by the final part');
-  for (const read of audioReads.filter((x) => x.range !== undefined)) {
-    t.true(expected.some((e) => e.start === read.range?.start && e.end === read.range?.end), `a read of ${JSON.stringify(read.range)}`);
-    t.is(read.bytes, read.range!.end! - read.range!.start + 1);
-  }
-  // Every range read at least once (the killed one twice), and together less than the whole audio.
-  t.true(expected.every((e) => audioReads.some((x) => x.range?.start === e.start)));
-  t.true(expected.reduce((sum, e) => sum + e.end - e.start + 1, 0) < audioBytes);
-  // The analysis audio was for the ranges only: it goes once the job is done.
-  await waitFor(async () => (await ranged.app.store.stat(audioKey)) === null, 30_000, 'the analysis audio to be deleted');
-  t.truthy(await ranged.app.store.stat(sourceKey), 'the source stays');
-});
+    // The source came from its origin once and was read whole once more, by the final part (the
+    // shorts' frames). Each range read exactly its own samples of the stored analysis audio, one
+    // bounded byte range; only the final part read that audio whole, once (it picks and reframes the
+    // shorts with it, as a whole-file analysis does, instead of decoding the source's audio again).
+    t.is(media.requests.filter((u) => u.includes('talk.mp4')).length, 2, 'the origin was fetched once per coordinator');
+    const sourceKey = parent!.payload.stitched.source.objectKey as string;
+    t.deepEqual(
+      reads.filter((x) => x.key === sourceKey).map((x) => x.range),
+      [undefined],
+      'the source read once, by the final part',
+    );
+    const audioKey = children[0]!.payload.audioKey as string;
+    const audioBytes = children[0]!.payload.dataOffset + Math.round(talk.durationSec * 16_000) * 2;
+    const audioReads = reads.filter((x) => x.key === audioKey);
+    const expected = children.map((c) => {
+      const from = c.payload.dataOffset + c.payload.spans[0].startSample * 2;
+      const to = c.payload.dataOffset + c.payload.spans.at(-1).endSample * 2 - 1;
+      t.is(c.result.readBytes, to - from + 1, `range ${c.childIndex} read its samples`);
+      t.log(`range ${c.childIndex}: ${to - from + 1} of the audio's ${audioBytes} bytes`);
+      return { start: from, end: to };
+    });
+    t.is(audioReads.filter((x) => x.range === undefined).length, 1, 'the analysis audio read whole once, by the final part');
+    for (const read of audioReads.filter((x) => x.range !== undefined)) {
+      t.true(
+        expected.some((e) => e.start === read.range?.start && e.end === read.range?.end),
+        `a read of ${JSON.stringify(read.range)}`,
+      );
+      t.is(read.bytes, read.range!.end! - read.range!.start + 1);
+    }
+    // Every range read at least once (the killed one twice), and together less than the whole audio.
+    t.true(expected.every((e) => audioReads.some((x) => x.range?.start === e.start)));
+    t.true(expected.reduce((sum, e) => sum + e.end - e.start + 1, 0) < audioBytes);
+    // The analysis audio was for the ranges only: it goes once the job is done.
+    await waitFor(async () => (await ranged.app.store.stat(audioKey)) === null, 30_000, 'the analysis audio to be deleted');
+    t.truthy(await ranged.app.store.stat(sourceKey), 'the source stays');
+  },
+);
 
 needs.serial('cancelling a ranged analysis while its ranges run leaves no task running and charges nothing', async (t) => {
   t.timeout(10 * 60_000);
   const r = await submit(ranged, 5);
-  const parent = await waitFor(async () => {
-    const tasks = await tasksOf(ranged, r.jobId);
-    return tasks[0]?.state === 'waiting' && tasks.some((x) => x.state === 'leased') ? tasks[0] : undefined;
-  }, 300_000, 'ranges running');
+  const parent = await waitFor(
+    async () => {
+      const tasks = await tasksOf(ranged, r.jobId);
+      return tasks[0]?.state === 'waiting' && tasks.some((x) => x.state === 'leased') ? tasks[0] : undefined;
+    },
+    300_000,
+    'ranges running',
+  );
   t.is(await ranged.app.queue.cancel(parent.id, 'Cancelled by an operator'), 'cancelled');
   // A leased range stops on its agent's next report; nothing is left queued, leased or waiting.
-  const settled = await waitFor(async () => {
-    const tasks = await tasksOf(ranged, r.jobId);
-    return tasks.every((x) => ['completed', 'failed', 'cancelled'].includes(x.state)) ? tasks : undefined;
-  }, 120_000, 'every task of the job ended');
+  const settled = await waitFor(
+    async () => {
+      const tasks = await tasksOf(ranged, r.jobId);
+      return tasks.every((x) => ['completed', 'failed', 'cancelled'].includes(x.state)) ? tasks : undefined;
+    },
+    120_000,
+    'every task of the job ended',
+  );
   t.is(settled[0]!.state, 'cancelled');
   t.true(settled.length > 1, 'the ranges had been created');
   const job = await ranged.settledJob(r.key, r.jobId);
   t.is(job.status, 'FAILED');
   const ledger = await ranged.app.db.query<{ kind: string }>(`SELECT kind FROM credit_ledger WHERE job_id = $1 ORDER BY id`, [r.jobId]);
-  t.deepEqual(ledger.map((l) => l.kind), ['reserve', 'release']);
+  t.deepEqual(
+    ledger.map((l) => l.kind),
+    ['reserve', 'release'],
+  );
 });

@@ -54,19 +54,20 @@ test('an API key in Authorization or X-API-Key, organizationId optional', async 
   t.is((await list({ 'x-api-key': keyA }, `?organizationId=${orgA.id}`)).status, 200);
 });
 
-test('a key with another organization\'s id: 403 Not allowed on the jobs routes', async (t) => {
+test("a key with another organization's id: 403 Not allowed on the jobs routes", async (t) => {
   const r = await list({ authorization: `Bearer ${keyA}` }, `?organizationId=${orgB.id}`);
   t.is(r.status, 403);
   t.is(r.body.error, 'Not allowed');
   t.regex(r.body.message, /different organization|mismatch/i);
   const create = await cluster.api('POST', '/api/jobs', {
-    key: keyA, body: { functionName: 'VideoShorts', fileUrl: 'https://videos.example.com/a.mp4', organizationId: orgB.id },
+    key: keyA,
+    body: { functionName: 'VideoShorts', fileUrl: 'https://videos.example.com/a.mp4', organizationId: orgB.id },
   });
   t.is(create.status, 403);
   t.is(create.body.error, 'Not allowed');
 });
 
-test('credentials are checked before the request\'s shape: 401 even with a bad body or query', async (t) => {
+test("credentials are checked before the request's shape: 401 even with a bad body or query", async (t) => {
   const cases: Array<[string, string, unknown]> = [
     ['POST', '/api/jobs', {}],
     ['POST', '/api/jobs', { functionName: 'Nope' }],
@@ -81,7 +82,10 @@ test('credentials are checked before the request\'s shape: 401 even with a bad b
       t.deepEqual(r.body, { error: 'Unauthorized', message: 'Unauthorized' }, `${method} ${path}`);
     }
   }
-  for (const [contentType, body] of [['application/json', '{"functionName":'], ['text/plain', 'hello']]) {
+  for (const [contentType, body] of [
+    ['application/json', '{"functionName":'],
+    ['text/plain', 'hello'],
+  ]) {
     const r = await fetch(cluster.app.httpUrl + '/api/jobs', { method: 'POST', headers: { 'content-type': contentType! }, body });
     t.is(r.status, 401, contentType);
     t.is((await r.json()).error, 'Unauthorized');
@@ -119,18 +123,23 @@ test('unknown routes and oversized or broken bodies get JSON errors', async (t) 
   t.is(nf.status, 404);
   t.truthy(nf.body.error && nf.body.message);
   const big = await fetch(cluster.app.httpUrl + '/api/jobs', {
-    method: 'POST', headers: { authorization: `Bearer ${keyA}`, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: `Bearer ${keyA}`, 'content-type': 'application/json' },
     body: JSON.stringify({ functionName: 'VideoShorts', name: 'x'.repeat(2_000_000) }),
   });
   t.is(big.status, 413);
   t.truthy((await big.json()).message);
   const broken = await fetch(cluster.app.httpUrl + '/api/jobs', {
-    method: 'POST', headers: { authorization: `Bearer ${keyA}`, 'content-type': 'application/json' }, body: '{"functionName":',
+    method: 'POST',
+    headers: { authorization: `Bearer ${keyA}`, 'content-type': 'application/json' },
+    body: '{"functionName":',
   });
   t.is(broken.status, 400);
   t.regex((await broken.json()).message, /JSON/);
   const plain = await fetch(cluster.app.httpUrl + '/api/jobs', {
-    method: 'POST', headers: { authorization: `Bearer ${keyA}`, 'content-type': 'text/plain' }, body: 'hello',
+    method: 'POST',
+    headers: { authorization: `Bearer ${keyA}`, 'content-type': 'text/plain' },
+    body: 'hello',
   });
   t.is(plain.status, 400);
   t.deepEqual(await plain.json(), { error: 'Bad Request', message: 'Send Content-Type: application/json with a JSON body' });

@@ -26,10 +26,15 @@ async function insertJob(orgId: string, ageDays: number, status = 'COMPLETED'): 
 }
 
 async function addJobFiles(orgId: string, jobId: string | null, sizes: number[]) {
-  return Promise.all(sizes.map((n, i) => storeFile(cluster.app, { organizationId: orgId, jobId, name: `f${i}.bin`, type: 'image', source: Buffer.alloc(n, 9) })));
+  return Promise.all(
+    sizes.map((n, i) =>
+      storeFile(cluster.app, { organizationId: orgId, jobId, name: `f${i}.bin`, type: 'image', source: Buffer.alloc(n, 9) }),
+    ),
+  );
 }
 
-const usedBytes = async (orgId: string) => Number((await cluster.app.db.one<{ n: number }>('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [orgId]))!.n);
+const usedBytes = async (orgId: string) =>
+  Number((await cluster.app.db.one<{ n: number }>('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [orgId]))!.n);
 
 function setRetentionWithCli(orgId: string, days: string) {
   return admin(cluster, ['org', 'set', orgId, '--retention-days', days, '--json']);
@@ -60,7 +65,10 @@ test('old jobs are archived per organization retention: 404 in the API, their fi
 
   // What the job's task left in the store besides its files goes too.
   const taskId = newId();
-  await cluster.app.db.query(`INSERT INTO tasks (id, type, organization_id, subject_id, state) VALUES ($1, 'analyze-video', $2, $3, 'completed')`, [taskId, a.org.id, aOld]);
+  await cluster.app.db.query(
+    `INSERT INTO tasks (id, type, organization_id, subject_id, state) VALUES ($1, 'analyze-video', $2, $3, 'completed')`,
+    [taskId, a.org.id, aOld],
+  );
   const leftover = `orgs/${a.org.id}/tasks/${taskId}/transcript.json`;
   await cluster.app.store.put(leftover, Buffer.from('{}'));
 
@@ -76,9 +84,17 @@ test('old jobs are archived per organization retention: 404 in the API, their fi
     t.is(await cluster.app.db.one('SELECT id FROM files WHERE id = $1', [f.id]), undefined);
   }
   t.is(await cluster.app.store.stat(leftover), null);
-  for (const f of [...aRecentFiles, ...aStuckFiles, ...aLibrary, ...bKeptFiles]) t.truthy(await cluster.app.store.stat(f.objectKey), f.name);
+  for (const f of [...aRecentFiles, ...aStuckFiles, ...aLibrary, ...bKeptFiles])
+    t.truthy(await cluster.app.store.stat(f.objectKey), f.name);
 
-  for (const [key, id, status] of [[a.key, aOld, 404], [a.key, aOldFailed, 404], [a.key, aRecent, 200], [a.key, aStuck, 200], [b.key, bOld, 404], [b.key, bKept, 200]] as const) {
+  for (const [key, id, status] of [
+    [a.key, aOld, 404],
+    [a.key, aOldFailed, 404],
+    [a.key, aRecent, 200],
+    [a.key, aStuck, 200],
+    [b.key, bOld, 404],
+    [b.key, bKept, 200],
+  ] as const) {
     const r = await cluster.api('GET', `/api/jobs/${id}`, { key });
     t.is(r.status, status, id);
   }
@@ -105,7 +121,9 @@ test('old jobs are archived per organization retention: 404 in the API, their fi
 });
 
 test('the archive and orphan sweep run as daily pg-boss cron jobs, the abandoned-upload sweep every ten minutes', async (t) => {
-  const rows = await cluster.app.db.query<{ name: string; cron: string; timezone: string }>('SELECT name, cron, timezone FROM pgboss.schedule ORDER BY name');
+  const rows = await cluster.app.db.query<{ name: string; cron: string; timezone: string }>(
+    'SELECT name, cron, timezone FROM pgboss.schedule ORDER BY name',
+  );
   const byName = Object.fromEntries(rows.map((r) => [r.name, r.cron]));
   t.regex(byName[ARCHIVE_QUEUE] ?? '', /^\d+ \d+ \* \* \*$/);
   t.regex(byName[SWEEP_QUEUE] ?? '', /^\d+ \d+ \* \* \*$/);

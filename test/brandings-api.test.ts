@@ -27,7 +27,9 @@ function imageHost(): http.RequestListener {
         res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.concat([png.subarray(0, 8), Buffer.alloc(64, 7)]));
         return;
       case '/huge.png':
-        res.writeHead(200, { 'content-type': 'image/png', 'content-length': 10_000_001 }).end(Buffer.concat([png, Buffer.alloc(10_000_001 - png.length)]));
+        res
+          .writeHead(200, { 'content-type': 'image/png', 'content-length': 10_000_001 })
+          .end(Buffer.concat([png, Buffer.alloc(10_000_001 - png.length)]));
         return;
       case '/huge-chunked.png': {
         res.writeHead(200, { 'content-type': 'image/png' });
@@ -60,7 +62,9 @@ function imageHost(): http.RequestListener {
 }
 
 test.before(async () => {
-  png = await sharp({ create: { width: 32, height: 16, channels: 4, background: '#3366ff' } }).png().toBuffer();
+  png = await sharp({ create: { width: 32, height: 16, channels: 4, background: '#3366ff' } })
+    .png()
+    .toBuffer();
   server = http.createServer(imageHost());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -72,21 +76,36 @@ test.after.always(async () => {
   await cluster?.close();
 });
 
-const fileCount = async (orgId: string) => (await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM files WHERE organization_id = $1', [orgId]))!.n as number;
-const usedBytes = async (orgId: string) => Number((await cluster.app.db.one<{ n: number }>('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [orgId]))!.n);
+const fileCount = async (orgId: string) =>
+  (await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM files WHERE organization_id = $1', [orgId]))!.n as number;
+const usedBytes = async (orgId: string) =>
+  Number((await cluster.app.db.one<{ n: number }>('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [orgId]))!.n);
 const defaults = async (orgId: string) =>
-  (await cluster.app.db.query<{ id: string }>('SELECT id FROM brand_presets WHERE organization_id = $1 AND is_default', [orgId])).map((r) => r.id as string);
+  (await cluster.app.db.query<{ id: string }>('SELECT id FROM brand_presets WHERE organization_id = $1 AND is_default', [orgId])).map(
+    (r) => r.id as string,
+  );
 
 test('create, list, update and delete a preset', async (t) => {
   const { key } = await cluster.org({ plan: 'free' });
   const created = await cluster.api('POST', PATH, {
     key,
-    body: { name: 'Launch', description: 'For launch week', preset: 'viral', size: { width: 1080, height: 1080, name: '1:1' }, options: { maxWordsInPage: 3 } },
+    body: {
+      name: 'Launch',
+      description: 'For launch week',
+      preset: 'viral',
+      size: { width: 1080, height: 1080, name: '1:1' },
+      options: { maxWordsInPage: 3 },
+    },
   });
   t.is(created.status, 200);
   t.like(created.body, {
-    name: 'Launch', description: 'For launch week', preset: 'VIRAL', size: { width: 1080, height: 1080, name: '1:1' },
-    options: { maxWordsInPage: 3 }, isActive: true, isDefault: false,
+    name: 'Launch',
+    description: 'For launch week',
+    preset: 'VIRAL',
+    size: { width: 1080, height: 1080, name: '1:1' },
+    options: { maxWordsInPage: 3 },
+    isActive: true,
+    isDefault: false,
   });
   t.truthy(created.body.id);
   t.truthy(Date.parse(created.body.createdAt));
@@ -96,7 +115,10 @@ test('create, list, update and delete a preset', async (t) => {
   t.is(list.status, 200);
   t.deepEqual(list.body, [created.body]);
 
-  const updated = await cluster.api('PUT', `${PATH}/${created.body.id}`, { key, body: { name: 'Launch v2', isActive: false, description: null } });
+  const updated = await cluster.api('PUT', `${PATH}/${created.body.id}`, {
+    key,
+    body: { name: 'Launch v2', isActive: false, description: null },
+  });
   t.is(updated.status, 200);
   t.like(updated.body, { name: 'Launch v2', isActive: false, description: null, preset: 'VIRAL', options: { maxWordsInPage: 3 } });
   t.true(Date.parse(updated.body.updatedAt) >= Date.parse(created.body.updatedAt));
@@ -147,7 +169,14 @@ test('one default: a new default un-defaults the old one; delete of the default 
   t.true(promoted.body.isDefault);
   t.deepEqual(await defaults(org.id), [a.id]);
   const list = (await cluster.api('GET', PATH, { key })).body as Array<{ id: string; isDefault: boolean }>;
-  t.deepEqual(list.map((p) => [p.id, p.isDefault]), [[a.id, true], [b.id, false], [c.id, false]]);
+  t.deepEqual(
+    list.map((p) => [p.id, p.isDefault]),
+    [
+      [a.id, true],
+      [b.id, false],
+      [c.id, false],
+    ],
+  );
   await cluster.api('PUT', `${PATH}/${a.id}`, { key, body: { isDefault: false } });
   t.deepEqual(await defaults(org.id), []);
   await cluster.api('PUT', `${PATH}/${b.id}`, { key, body: { isDefault: true } });
@@ -163,15 +192,25 @@ test('one default: a new default un-defaults the old one; delete of the default 
 
 test('concurrent creates and updates with isDefault true leave exactly one default and never a 500', async (t) => {
   const { org, key } = await cluster.org();
-  const results = await Promise.all(Array.from({ length: 12 }, (_, i) => cluster.api('POST', PATH, { key, body: { name: `P${i}`, isDefault: true } })));
-  t.deepEqual(results.map((r) => r.status), Array(12).fill(200));
+  const results = await Promise.all(
+    Array.from({ length: 12 }, (_, i) => cluster.api('POST', PATH, { key, body: { name: `P${i}`, isDefault: true } })),
+  );
+  t.deepEqual(
+    results.map((r) => r.status),
+    Array(12).fill(200),
+  );
   t.is((await defaults(org.id)).length, 1);
   const ids = results.map((r) => r.body.id as string);
   const updates = await Promise.all(ids.map((id) => cluster.api('PUT', `${PATH}/${id}`, { key, body: { isDefault: true } })));
-  t.deepEqual(updates.map((r) => r.status), Array(12).fill(200));
+  t.deepEqual(
+    updates.map((r) => r.status),
+    Array(12).fill(200),
+  );
   t.is((await defaults(org.id)).length, 1);
   // The database refuses a second default whatever the code does.
-  await t.throwsAsync(cluster.app.db.query(`UPDATE brand_presets SET is_default = true WHERE organization_id = $1`, [org.id]), { message: /brand_presets_one_default/ });
+  await t.throwsAsync(cluster.app.db.query(`UPDATE brand_presets SET is_default = true WHERE organization_id = $1`, [org.id]), {
+    message: /brand_presets_one_default/,
+  });
 });
 
 test('legacy keys WaterMark, watermarkUrl and styles are stored normalised, on create and update', async (t) => {
@@ -179,7 +218,13 @@ test('legacy keys WaterMark, watermarkUrl and styles are stored normalised, on c
   const logo = await storeFile(cluster.app, { organizationId: org.id, name: 'logo.png', source: png });
   const created = await cluster.api('POST', PATH, {
     key,
-    body: { name: 'Legacy', options: { WaterMark: { fileAppId: logo.id, left: '10px', top: 'calc(5% + 4px)', opacity: '0.5', blendMode: 'multiply' }, styles: [{ property: 'color', value: '#ffcc00' }] } },
+    body: {
+      name: 'Legacy',
+      options: {
+        WaterMark: { fileAppId: logo.id, left: '10px', top: 'calc(5% + 4px)', opacity: '0.5', blendMode: 'multiply' },
+        styles: [{ property: 'color', value: '#ffcc00' }],
+      },
+    },
   });
   t.is(created.status, 200, JSON.stringify(created.body));
   t.deepEqual(created.body.options, {
@@ -187,7 +232,10 @@ test('legacy keys WaterMark, watermarkUrl and styles are stored normalised, on c
     style: [{ property: 'color', value: '#ffcc00' }],
   });
   const updated = await cluster.api('PUT', `${PATH}/${created.body.id}`, {
-    key, body: { options: { WaterMark: { watermarkUrl: `${base}/logo.txt`, width: '120px' }, styles: [{ property: 'font-size', value: '70px' }] } },
+    key,
+    body: {
+      options: { WaterMark: { watermarkUrl: `${base}/logo.txt`, width: '120px' }, styles: [{ property: 'font-size', value: '70px' }] },
+    },
   });
   t.is(updated.status, 200, JSON.stringify(updated.body));
   const o = updated.body.options;
@@ -197,13 +245,18 @@ test('legacy keys WaterMark, watermarkUrl and styles are stored normalised, on c
   t.like(o.waterMark, { waterMarkUrl: `${base}/logo.txt`, width: '120px', blendMode: 'normal' });
   t.truthy(o.waterMark.fileAppId);
   t.deepEqual(o.style, [{ property: 'font-size', value: '70px' }]);
-  const stored = await cluster.app.db.one<{ options: Record<string, unknown> }>('SELECT options FROM brand_presets WHERE id = $1', [created.body.id]);
+  const stored = await cluster.app.db.one<{ options: Record<string, unknown> }>('SELECT options FROM brand_presets WHERE id = $1', [
+    created.body.id,
+  ]);
   t.deepEqual(stored!.options, o);
 });
 
 test('watermark import: only a URL becomes a stored image file, judged by its bytes and counted in storage', async (t) => {
   const { org, key } = await cluster.org();
-  const r = await cluster.api('POST', PATH, { key, body: { name: 'Logo', options: { waterMark: { waterMarkUrl: `${base}/logo.txt`, left: '20px' } } } });
+  const r = await cluster.api('POST', PATH, {
+    key,
+    body: { name: 'Logo', options: { waterMark: { waterMarkUrl: `${base}/logo.txt`, left: '20px' } } },
+  });
   t.is(r.status, 200, JSON.stringify(r.body));
   const fileAppId = r.body.options.waterMark.fileAppId;
   t.truthy(fileAppId);
@@ -215,12 +268,18 @@ test('watermark import: only a URL becomes a stored image file, judged by its by
 
   // Saving the same URL again (a client PUTting back what it read, or without the id) imports nothing.
   await cluster.api('PUT', `${PATH}/${r.body.id}`, { key, body: { options: r.body.options } });
-  const again = await cluster.api('PUT', `${PATH}/${r.body.id}`, { key, body: { options: { waterMark: { waterMarkUrl: `${base}/logo.txt` } } } });
+  const again = await cluster.api('PUT', `${PATH}/${r.body.id}`, {
+    key,
+    body: { options: { waterMark: { waterMarkUrl: `${base}/logo.txt` } } },
+  });
   t.is(again.body.options.waterMark.fileAppId, fileAppId);
   t.is(await fileCount(org.id), 1);
 
   // With a resolvable fileAppId the URL is not fetched at all.
-  const both = await cluster.api('POST', PATH, { key, body: { name: 'Both', options: { waterMark: { fileAppId, waterMarkUrl: `${base}/missing.png` } } } });
+  const both = await cluster.api('POST', PATH, {
+    key,
+    body: { name: 'Both', options: { waterMark: { fileAppId, waterMarkUrl: `${base}/missing.png` } } },
+  });
   t.is(both.status, 200);
   t.is(both.body.options.waterMark.fileAppId, fileAppId);
   t.is(await fileCount(org.id), 1);
@@ -277,10 +336,16 @@ test('watermark import refusals: each is a 400 naming its rule, and nothing is s
   }
   // The same rules on update, through the legacy key.
   const preset = (await cluster.api('POST', PATH, { key, body: { name: 'Kept' } })).body;
-  const upd = await cluster.api('PUT', `${PATH}/${preset.id}`, { key, body: { options: { WaterMark: { watermarkUrl: 'http://10.0.0.1/x.png' } } } });
+  const upd = await cluster.api('PUT', `${PATH}/${preset.id}`, {
+    key,
+    body: { options: { WaterMark: { watermarkUrl: 'http://10.0.0.1/x.png' } } },
+  });
   t.is(upd.status, 400);
   t.regex(upd.body.message, /blocked host/);
-  t.deepEqual((await cluster.api('GET', PATH, { key })).body.map((p: { name: string; options: unknown }) => [p.name, p.options]), [['Kept', {}]]);
+  t.deepEqual(
+    (await cluster.api('GET', PATH, { key })).body.map((p: { name: string; options: unknown }) => [p.name, p.options]),
+    [['Kept', {}]],
+  );
   t.is(await fileCount(org.id), 0);
   t.is(await usedBytes(org.id), 0);
 });
@@ -288,7 +353,10 @@ test('watermark import refusals: each is a 400 naming its rule, and nothing is s
 test('malformed preset ids are 404, NUL in a text field is 400, never a 500', async (t) => {
   const { key } = await cluster.org();
   for (const id of ['nope', '42', '%00', 'a%00b']) {
-    for (const [method, body] of [['PUT', { name: 'x' }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['PUT', { name: 'x' }],
+      ['DELETE', undefined],
+    ] as const) {
       const r = await cluster.api(method, `${PATH}/${id}`, { key, body });
       t.is(r.status, 404, `${method} ${id}`);
       t.is(r.body.message, 'Brand preset not found for this organization');
@@ -313,12 +381,18 @@ test('another organization: its presets are 404 and invisible; a key naming anot
   const theirLogo = await storeFile(cluster.app, { organizationId: b.org.id, name: 'b.png', source: png });
 
   t.deepEqual((await cluster.api('GET', PATH, { key: a.key })).body, []);
-  for (const [method, body] of [['PUT', { name: 'hijack', isDefault: true }], ['DELETE', undefined]] as const) {
+  for (const [method, body] of [
+    ['PUT', { name: 'hijack', isDefault: true }],
+    ['DELETE', undefined],
+  ] as const) {
     const r = await cluster.api(method, `${PATH}/${theirs.id}`, { key: a.key, body });
     t.is(r.status, 404, method);
     t.is(r.body.message, 'Brand preset not found for this organization');
   }
-  const usesTheirLogo = await cluster.api('POST', PATH, { key: a.key, body: { name: 'x', options: { waterMark: { fileAppId: theirLogo.id } } } });
+  const usesTheirLogo = await cluster.api('POST', PATH, {
+    key: a.key,
+    body: { name: 'x', options: { waterMark: { fileAppId: theirLogo.id } } },
+  });
   t.is(usesTheirLogo.status, 400);
   const still = (await cluster.api('GET', PATH, { key: b.key })).body;
   t.like(still[0], { id: theirs.id, name: 'B only', isDefault: true });
@@ -343,7 +417,10 @@ test('another organization: its presets are 404 and invisible; a key naming anot
   t.is(missing.status, 400);
   t.regex(missing.body.message, /organizationId is required/);
   const ok = await cluster.api('GET', `${PATH}?organizationId=${a.org.id}`, { headers: bearer });
-  t.deepEqual(ok.body.map((p: { id: string }) => p.id), [mine.id]);
+  t.deepEqual(
+    ok.body.map((p: { id: string }) => p.id),
+    [mine.id],
+  );
   t.is((await cluster.api('GET', `${PATH}?organizationId=${b.org.id}`, { headers: bearer })).status, 403);
   const created = await cluster.api('POST', PATH, { headers: bearer, body: { organizationId: a.org.id, name: 'by user' } });
   t.is(created.status, 200);

@@ -10,7 +10,10 @@ test('formats are told by their bytes', async (t) => {
   t.is(sniffImage(await img.clone().webp().toBuffer()), 'webp');
   t.is(sniffImage(await img.clone().gif().toBuffer()), 'gif');
   t.is(sniffImage(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>')), 'svg');
-  t.is(sniffImage(Buffer.from('\uFEFF<?xml version="1.0"?>\n<!-- logo -->\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "x.dtd">\n<svg>')), 'svg');
+  t.is(
+    sniffImage(Buffer.from('\uFEFF<?xml version="1.0"?>\n<!-- logo -->\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "x.dtd">\n<svg>')),
+    'svg',
+  );
   for (const other of ['<!DOCTYPE html><html><svg></svg></html>', '<html><body>hi</body></html>', 'GIF', '{"svg": true}', '']) {
     t.is(sniffImage(Buffer.from(other)), undefined, other);
   }
@@ -30,7 +33,8 @@ test('SVG sanitising drops scripts, handlers, entities and external references, 
   <rect width="20" height="20" fill="url(#g)" onclick='x()'/>&xxe;
 </svg>`;
   const clean = sanitiseSvg(dirty);
-  for (const bad of ['<script', 'onload', 'onclick', 'ENTITY', 'evil.example', 'foreignObject', '@import']) t.false(clean.includes(bad), bad);
+  for (const bad of ['<script', 'onload', 'onclick', 'ENTITY', 'evil.example', 'foreignObject', '@import'])
+    t.false(clean.includes(bad), bad);
   t.true(clean.includes('xlink:href="#g"'));
   t.true(clean.includes('url(#g)'));
   const png = await rasteriseSvg(Buffer.from(dirty));

@@ -22,7 +22,10 @@ test('the staleness check watches every repository file the studio bundle was bu
       if (!file.includes(`${path.sep}node_modules${path.sep}`) && file.startsWith(repoRoot())) bundled.add(file);
     }
   }
-  t.true([...bundled].some((f) => f.endsWith('common/src/invalid-input.ts')), 'the studio reaches common/src/invalid-input.ts through the caption presets');
+  t.true(
+    [...bundled].some((f) => f.endsWith('common/src/invalid-input.ts')),
+    'the studio reaches common/src/invalid-input.ts through the caption presets',
+  );
   const watched = new Set<string>(studioSources());
   const unwatched = [...bundled].filter((f) => !watched.has(f)).map((f) => path.relative(repoRoot(), f));
   t.deepEqual(unwatched, []);

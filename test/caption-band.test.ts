@@ -8,11 +8,24 @@ import type { Box, Reframe, ShortDetections } from '@shorts/common/reframe/types
 const OUTPUT = { width: 720, height: 1280 };
 const times = Array.from({ length: 30 }, (_, i) => i / 10);
 const detections = (faces: Record<number, Box>): ShortDetections => ({
-  version: 1, sourceWidth: 1280, sourceHeight: 720, start: 0, end: 3, sampleFps: 10, speech: [], turns: [],
-  tracks: Object.entries(faces).map(([id, box]) => ({ id: Number(id), samples: times.map((time) => ({ time, box, score: 0.9, mouthActivity: 0 })) })),
+  version: 1,
+  sourceWidth: 1280,
+  sourceHeight: 720,
+  start: 0,
+  end: 3,
+  sampleFps: 10,
+  speech: [],
+  turns: [],
+  tracks: Object.entries(faces).map(([id, box]) => ({
+    id: Number(id),
+    samples: times.map((time) => ({ time, box, score: 0.9, mouthActivity: 0 })),
+  })),
 });
 const single = (x: number): Reframe => ({
-  sourceWidth: 1280, sourceHeight: 720, keyframes: [{ time: 0, x, y: 0, width: 405, height: 720 }], segments: [{ start: 0, end: 3, layout: 'single', tracks: [1] }],
+  sourceWidth: 1280,
+  sourceHeight: 720,
+  keyframes: [{ time: 0, x, y: 0, width: 405, height: 720 }],
+  segments: [{ start: 0, end: 3, layout: 'single', tracks: [1] }],
 });
 
 test('a framed face in the lower third sends captions to the top; one higher up keeps the lower third', (t) => {
@@ -27,10 +40,20 @@ test('two people stacked in a split frame, one in each half: the middle band, be
   const top = { x: 100, y: 0, width: 405, height: 360 };
   const bottom = { x: 800, y: 0, width: 405, height: 360 };
   const split: Reframe = {
-    sourceWidth: 1280, sourceHeight: 720, keyframes: [{ time: 0, ...top, panels: [top, bottom] }], segments: [{ start: 0, end: 3, layout: 'split', tracks: [1, 2] }],
+    sourceWidth: 1280,
+    sourceHeight: 720,
+    keyframes: [{ time: 0, ...top, panels: [top, bottom] }],
+    segments: [{ start: 0, end: 3, layout: 'split', tracks: [1, 2] }],
   };
   // Faces in the middle of each panel: at about a quarter and three quarters of the frame's height.
-  t.is(captionBandFor(split, detections({ 1: { x: 250, y: 120, width: 110, height: 130 }, 2: { x: 950, y: 120, width: 110, height: 130 } }), OUTPUT), 'center');
+  t.is(
+    captionBandFor(
+      split,
+      detections({ 1: { x: 250, y: 120, width: 110, height: 130 }, 2: { x: 950, y: 120, width: 110, height: 130 } }),
+      OUTPUT,
+    ),
+    'center',
+  );
 });
 
 test('the band is added only where no style item places the captions and the preset leaves them at the bottom', (t) => {

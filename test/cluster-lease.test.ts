@@ -18,7 +18,10 @@ test.before(async () => {
   media = await serveFiles({ 'clip.mp4': video });
   // About 6 s to download: long enough to kill or stale an agent mid-task.
   slowMedia = await serveFiles({ 'clip.mp4': video }, { bytesPerSec: 12_000 });
-  ({ org: { id: orgId }, key } = await cluster.org());
+  ({
+    org: { id: orgId },
+    key,
+  } = await cluster.org());
 });
 
 test.after.always(async () => {
@@ -32,16 +35,22 @@ test.afterEach.always(() => cluster.killAgents());
 
 const taskState = (id: string) => cluster.app.queue.get(id);
 const events = async (id: string) =>
-  (await cluster.app.db.query<{ kind: string; agent_id: string }>('SELECT kind, agent_id FROM task_events WHERE task_id = $1 ORDER BY id', [id]));
+  await cluster.app.db.query<{ kind: string; agent_id: string }>('SELECT kind, agent_id FROM task_events WHERE task_id = $1 ORDER BY id', [
+    id,
+  ]);
 
 test.serial('a real agent leases a probe, reports progress and completes it', async (t) => {
   const agent = await cluster.startAgent();
   const created = await cluster.api('POST', '/api/probes', { key, body: { url: media.url('clip.mp4') } });
   t.is(created.status, 201);
-  const probe = await waitFor(async () => {
-    const r = await cluster.api('GET', `/api/probes/${created.body.id}`, { key });
-    return r.body.state === 'completed' || r.body.state === 'failed' ? r.body : undefined;
-  }, 60_000, 'probe to finish');
+  const probe = await waitFor(
+    async () => {
+      const r = await cluster.api('GET', `/api/probes/${created.body.id}`, { key });
+      return r.body.state === 'completed' || r.body.state === 'failed' ? r.body : undefined;
+    },
+    60_000,
+    'probe to finish',
+  );
   t.is(probe.state, 'completed', JSON.stringify(probe));
   t.is(probe.progress, 1);
   const video = probe.result.streams.find((s: { codecType: string }) => s.codecType === 'video');
@@ -51,27 +60,38 @@ test.serial('a real agent leases a probe, reports progress and completes it', as
   // The agent's log shows the stages it went through.
   await agent.waitForLog(/"task stage".*"downloading"/, 1000);
   await agent.waitForLog(/"task completed"/, 5000);
-  t.deepEqual((await events(created.body.id)).map((e) => e.kind), ['leased', 'completed']);
+  t.deepEqual(
+    (await events(created.body.id)).map((e) => e.kind),
+    ['leased', 'completed'],
+  );
   await agent.kill('SIGTERM');
   t.is(agent.proc.exitCode, 0);
 });
 
 test.serial('two agents racing for one task: exactly one wins each task', async (t) => {
-  const agents = await Promise.all(Array.from({ length: 6 }, (_, i) => new FakeAgent(cluster.app.grpcAddress, undefined, `racer-${i}`).register()));
+  const agents = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => new FakeAgent(cluster.app.grpcAddress, undefined, `racer-${i}`).register()),
+  );
   const ids: string[] = [];
   for (let i = 0; i < 10; i++) ids.push(await enqueueProbe(cluster.app.db.pool, cluster.app.queue, orgId, 'http://example.invalid/x'));
   const won: string[] = [];
-  await Promise.all(agents.map(async (a) => {
-    for (;;) {
-      const task = await a.lease(300);
-      if (!task) return;
-      won.push(task.task_id);
-      await a.complete(task.task_id, task.lease_token, probeResult(a.name));
-    }
-  }));
+  await Promise.all(
+    agents.map(async (a) => {
+      for (;;) {
+        const task = await a.lease(300);
+        if (!task) return;
+        won.push(task.task_id);
+        await a.complete(task.task_id, task.lease_token, probeResult(a.name));
+      }
+    }),
+  );
   t.is(won.length, 10);
   t.deepEqual([...won].sort(), [...ids].sort());
-  for (const id of ids) t.deepEqual((await events(id)).map((e) => e.kind), ['leased', 'completed']);
+  for (const id of ids)
+    t.deepEqual(
+      (await events(id)).map((e) => e.kind),
+      ['leased', 'completed'],
+    );
   agents.forEach((a) => a.close());
 });
 
@@ -121,10 +141,14 @@ test.serial('an agent killed with SIGKILL mid-task: re-leased, completed once by
   const survivor = await cluster.startAgent();
   // The watchdog takes the silent lease back once it expires (lease TTL is 4 s in tests).
   await waitFor(async () => (await cluster.app.queue.tick()) > 0, 20_000, 'lease expiry');
-  const done = await waitFor(async () => {
-    const task = await taskState(id);
-    return task?.state === 'completed' || task?.state === 'failed' ? task : undefined;
-  }, 90_000, 'task to finish');
+  const done = await waitFor(
+    async () => {
+      const task = await taskState(id);
+      return task?.state === 'completed' || task?.state === 'failed' ? task : undefined;
+    },
+    90_000,
+    'task to finish',
+  );
   t.is(done.state, 'completed');
   t.is(done.attempts, 2);
   const kinds = (await events(id)).map((e) => e.kind);
@@ -139,10 +163,16 @@ test.serial('a real agent whose lease went stale stops its work', async (t) => {
   const id = created.body.id;
   await agent.waitForLog(/"task stage".*"downloading"/, 30_000);
   // Expire the lease (a heartbeat may extend it between the two statements, so until it sticks).
-  await waitFor(async () => {
-    await cluster.app.db.query(`UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE id = $1 AND state = 'leased'`, [id]);
-    return (await cluster.app.queue.tick()) > 0;
-  }, 10_000, 'lease expiry');
+  await waitFor(
+    async () => {
+      await cluster.app.db.query(`UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE id = $1 AND state = 'leased'`, [
+        id,
+      ]);
+      return (await cluster.app.queue.tick()) > 0;
+    },
+    10_000,
+    'lease expiry',
+  );
   await agent.waitForLog(/"lease lost; work stopped"/, 20_000);
   t.pass();
   // It then takes the requeued task back and finishes it with a fresh token.
@@ -174,10 +204,14 @@ test.serial('coordinator restarted mid-task: nothing is lost', async (t) => {
   const id = created.body.id;
   await agent.waitForLog(/"task stage".*"downloading"/, 30_000);
   await cluster.restartCoordinator();
-  const done = await waitFor(async () => {
-    const task = await taskState(id);
-    return task?.state === 'completed' || task?.state === 'failed' ? task : undefined;
-  }, 90_000, 'task to finish after restart');
+  const done = await waitFor(
+    async () => {
+      const task = await taskState(id);
+      return task?.state === 'completed' || task?.state === 'failed' ? task : undefined;
+    },
+    90_000,
+    'task to finish after restart',
+  );
   t.is(done.state, 'completed');
   t.is(done.attempts, 1);
   const r = await cluster.api('GET', `/api/probes/${id}`, { key });

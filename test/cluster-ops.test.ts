@@ -27,7 +27,10 @@ test.before(async () => {
   // About 25 s to download: time to drain the agent and cancel the task while it runs (the CLI
   // starts in a few seconds on a busy machine).
   slowMedia = await serveFiles({ 'clip.mp4': video }, { bytesPerSec: 3_000 });
-  ({ org: { id: orgId }, key } = await cluster.org());
+  ({
+    org: { id: orgId },
+    key,
+  } = await cluster.org());
 });
 
 test.after.always(async () => {
@@ -38,13 +41,23 @@ test.after.always(async () => {
 
 test.afterEach.always(() => cluster.killAgents());
 
-interface ListedAgent { id: string; name: string; state: string; taskTypes: string[]; capabilities: string[] }
+interface ListedAgent {
+  id: string;
+  name: string;
+  state: string;
+  taskTypes: string[];
+  capabilities: string[];
+}
 
-const taskOf = (subjectId: string) => cluster.app.db.one<{ id: string; state: string }>('SELECT id, state FROM tasks WHERE subject_id = $1', [subjectId]);
+const taskOf = (subjectId: string) =>
+  cluster.app.db.one<{ id: string; state: string }>('SELECT id, state FROM tasks WHERE subject_id = $1', [subjectId]);
 const taskState = async (id: string) => (await cluster.app.queue.get(id))?.state;
 
 test.serial('work that no connected agent can take says so in the job and render status, and in the log once', async (t) => {
-  const job = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: 'https://example.com/talk.mp4' } });
+  const job = await cluster.api('POST', '/api/jobs', {
+    key,
+    body: { functionName: 'VideoShorts', fileUrl: 'https://example.com/talk.mp4' },
+  });
   t.is(job.status, 201);
   const done = await insertCompletedJob(cluster.app, { organizationId: orgId, words: [], shorts: [{ startTime: 0, endTime: 2 }] });
   const render = await cluster.api('POST', '/api/render', { key, body: { id: done, target: 0 } });
@@ -94,14 +107,22 @@ test.serial('operators list agents, drain one and cancel its running task from t
   const second = await cluster.api('POST', '/api/probes', { key, body: { url: media.url('clip.mp4') } });
 
   const cancelled = await adminJson<Array<{ outcome: string }>>(cluster, ['task', 'cancel', first.body.id, '--json']);
-  t.deepEqual(cancelled.map((c) => c.outcome), ['cancel requested']);
+  t.deepEqual(
+    cancelled.map((c) => c.outcome),
+    ['cancel requested'],
+  );
   await agent.waitForLog(/"task cancelled"/, 20_000);
   t.regex(await admin(cluster, ['agent', 'list']), new RegExp(`${me.id}\\s+${agent.name}\\s+draining\\s+[01]/1`));
   t.is(await taskState(first.body.id), 'cancelled');
   t.is((await cluster.api('GET', `/api/probes/${first.body.id}`, { key })).body.state, 'cancelled');
 
   // Idle now and draining: the second probe stays queued until the drain is lifted.
-  await waitFor(async () => (await cluster.app.db.one<{ running_tasks: number }>('SELECT running_tasks FROM agents WHERE id = $1', [me.id]))?.running_tasks === 0, 20_000, 'idle heartbeat');
+  await waitFor(
+    async () =>
+      (await cluster.app.db.one<{ running_tasks: number }>('SELECT running_tasks FROM agents WHERE id = $1', [me.id]))?.running_tasks === 0,
+    20_000,
+    'idle heartbeat',
+  );
   t.is(await taskState(second.body.id), 'queued');
   t.is((await adminJson<{ state: string }>(cluster, ['agent', 'resume', me.id, '--json'])).state, 'online');
   await waitFor(async () => ((await taskState(second.body.id)) === 'completed' ? true : undefined), 60_000, 'second probe to complete');
@@ -124,35 +145,62 @@ test.serial('an agent whose work folder cannot be made fails the task rather tha
   await rm(workDir, { recursive: true, force: true });
   await writeFile(workDir, 'not a folder'); // every task's mkdir now fails
   const id = await enqueueProbe(cluster.app.db.pool, cluster.app.queue, orgId, media.url('clip.mp4'));
-  const done = await waitFor(async () => {
-    const task = await cluster.app.queue.get(id);
-    return task?.state === 'failed' ? task : undefined;
-  }, 60_000, 'the task to fail');
+  const done = await waitFor(
+    async () => {
+      const task = await cluster.app.queue.get(id);
+      return task?.state === 'failed' ? task : undefined;
+    },
+    60_000,
+    'the task to fail',
+  );
   t.regex(done.lastError ?? '', /Internal processing error: .*(ENOTDIR|EEXIST)/);
-  const kinds = (await cluster.app.db.query<{ kind: string }>('SELECT kind FROM task_events WHERE task_id = $1 ORDER BY id', [id])).map((e) => e.kind);
+  const kinds = (await cluster.app.db.query<{ kind: string }>('SELECT kind FROM task_events WHERE task_id = $1 ORDER BY id', [id])).map(
+    (e) => e.kind,
+  );
   t.deepEqual(kinds, ['leased', 'retry', 'leased', 'retry', 'leased', 'failed']);
 });
 
-needing({ tools: { pocketsphinx: havePocketsphinx } }).serial('the agent a laptop runs with no configuration has everything analysis requires, and takes it', async (t) => {
-  const agent = await cluster.startAgent({ AGENT_TASK_TYPES: 'analyze-video' });
-  await agent.waitForLog(/"agent ready"/, 60_000);
-  const row = (await cluster.app.db.one<{ id: string; taskTypes: string[]; tags: string[] }>(`SELECT id, task_types AS "taskTypes", capability_tags AS tags FROM agents WHERE name = $1`, [agent.name]))!;
-  t.deepEqual(row.taskTypes, ['analyze-video']);
-  const requires = placementOf('analyze-video').requires;
-  t.true(requires.length > 0);
-  t.deepEqual(requires.filter((tag) => !row.tags.includes(tag)), [], `agent tags: ${row.tags.join(',')}`);
-  t.true(row.tags.includes('face-detector:cpu'), 'where its face detector runs is a tag of its own');
-  // A job's analysis is leased by it (it then fails to download from nowhere; that is not the point).
-  const job = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: 'http://127.0.0.1:9/nothing.mp4' } });
-  t.is(job.status, 201);
-  const task = (await taskOf(job.body.id))!;
-  await waitFor(async () => (await cluster.app.db.one(`SELECT 1 FROM task_events WHERE task_id = $1 AND kind = 'leased' AND agent_id = $2`, [task.id, row.id])) ? true : undefined, 30_000, 'the analysis to be leased by the default agent');
-  await cluster.app.queue.cancel(task.id);
-});
+needing({ tools: { pocketsphinx: havePocketsphinx } }).serial(
+  'the agent a laptop runs with no configuration has everything analysis requires, and takes it',
+  async (t) => {
+    const agent = await cluster.startAgent({ AGENT_TASK_TYPES: 'analyze-video' });
+    await agent.waitForLog(/"agent ready"/, 60_000);
+    const row = (await cluster.app.db.one<{ id: string; taskTypes: string[]; tags: string[] }>(
+      `SELECT id, task_types AS "taskTypes", capability_tags AS tags FROM agents WHERE name = $1`,
+      [agent.name],
+    ))!;
+    t.deepEqual(row.taskTypes, ['analyze-video']);
+    const requires = placementOf('analyze-video').requires;
+    t.true(requires.length > 0);
+    t.deepEqual(
+      requires.filter((tag) => !row.tags.includes(tag)),
+      [],
+      `agent tags: ${row.tags.join(',')}`,
+    );
+    t.true(row.tags.includes('face-detector:cpu'), 'where its face detector runs is a tag of its own');
+    // A job's analysis is leased by it (it then fails to download from nowhere; that is not the point).
+    const job = await cluster.api('POST', '/api/jobs', {
+      key,
+      body: { functionName: 'VideoShorts', fileUrl: 'http://127.0.0.1:9/nothing.mp4' },
+    });
+    t.is(job.status, 201);
+    const task = (await taskOf(job.body.id))!;
+    await waitFor(
+      async () =>
+        (await cluster.app.db.one(`SELECT 1 FROM task_events WHERE task_id = $1 AND kind = 'leased' AND agent_id = $2`, [task.id, row.id]))
+          ? true
+          : undefined,
+      30_000,
+      'the analysis to be leased by the default agent',
+    );
+    await cluster.app.queue.cancel(task.id);
+  },
+);
 
 test.serial('a render made through the API goes to the NVENC host of a mixed farm, and to a CPU host once NVENC is busy', async (t) => {
   // Earlier tests' agents were killed with work leased; that work must not be offered here.
-  for (const { id } of await cluster.app.db.query<{ id: string }>(`SELECT id FROM tasks WHERE state IN ('queued', 'leased')`)) await cluster.app.queue.cancel(id);
+  for (const { id } of await cluster.app.db.query<{ id: string }>(`SELECT id FROM tasks WHERE state IN ('queued', 'leased')`))
+    await cluster.app.queue.cancel(id);
   const cpu = await new FakeAgent(cluster.app.grpcAddress, undefined, 'cpu-host').register(['render-short']);
   const gpu = await new FakeAgent(cluster.app.grpcAddress, undefined, 'nvenc-host').register(['render-short'], { nvenc: true });
   try {

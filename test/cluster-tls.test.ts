@@ -21,8 +21,21 @@ async function selfSignedCert(dir: string, name: string): Promise<{ cert: string
   const cert = path.join(dir, `${name}.crt`);
   const key = path.join(dir, `${name}.key`);
   await run('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost',
-    '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', key, '-out', cert,
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=localhost',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    '-keyout',
+    key,
+    '-out',
+    cert,
   ]);
   return { cert, key };
 }
@@ -48,17 +61,25 @@ test.serial('an agent that trusts the coordinator certificate registers and runs
   const { key } = await cluster.org();
   const created = await cluster.api('POST', '/api/probes', { key, body: { url: media.url('clip.mp4') } });
   t.is(created.status, 201);
-  const probe = await waitFor(async () => {
-    const r = await cluster.api('GET', `/api/probes/${created.body.id}`, { key });
-    return r.body.state === 'completed' || r.body.state === 'failed' ? r.body : undefined;
-  }, 60_000, 'probe over TLS');
+  const probe = await waitFor(
+    async () => {
+      const r = await cluster.api('GET', `/api/probes/${created.body.id}`, { key });
+      return r.body.state === 'completed' || r.body.state === 'failed' ? r.body : undefined;
+    },
+    60_000,
+    'probe over TLS',
+  );
   t.is(probe.state, 'completed', JSON.stringify(probe));
   t.true(Math.abs(probe.result.durationSec - 2) < 0.2);
   await agent.kill('SIGTERM');
 });
 
 const register = (client: CoordinatorClient) =>
-  client.call('RegisterAgent', { name: 'outsider', capabilities: { cpu_cores: 1, task_types: ['probe-media'], max_concurrent_tasks: 1 } }, { retryForMs: 0, deadlineMs: 5000 });
+  client.call(
+    'RegisterAgent',
+    { name: 'outsider', capabilities: { cpu_cores: 1, task_types: ['probe-media'], max_concurrent_tasks: 1 } },
+    { retryForMs: 0, deadlineMs: 5000 },
+  );
 
 test.serial('a plaintext agent cannot talk to a TLS coordinator', async (t) => {
   const client = new CoordinatorClient(cluster.app.grpcAddress, TEST_CLUSTER_TOKEN);

@@ -16,9 +16,16 @@ import { loadAgentConfig } from '../node-agent/src/config.js';
 // Each process reads its configuration once, at start, into one frozen object that is passed down.
 
 test('the coordinator config carries social posting, read with the rest and frozen all the way down', (t) => {
-  const config = loadConfig({ grpcHost: '127.0.0.1' }, {
-    SOCIAL_PROVIDER: 'ayrshare', SOCIAL_API_KEY: 'k', SOCIAL_AYRSHARE_DOMAIN: 'acme', SOCIAL_AYRSHARE_PRIVATE_KEY: 'pem', LOG_LEVEL: 'warn',
-  });
+  const config = loadConfig(
+    { grpcHost: '127.0.0.1' },
+    {
+      SOCIAL_PROVIDER: 'ayrshare',
+      SOCIAL_API_KEY: 'k',
+      SOCIAL_AYRSHARE_DOMAIN: 'acme',
+      SOCIAL_AYRSHARE_PRIVATE_KEY: 'pem',
+      LOG_LEVEL: 'warn',
+    },
+  );
   t.like(config.social, { provider: 'ayrshare', apiKey: 'k', domain: 'acme' });
   t.is(config.logLevel, 'warn');
   t.true(Object.isFrozen(config) && Object.isFrozen(config.social));
@@ -28,8 +35,11 @@ test('the coordinator config carries social posting, read with the rest and froz
 
 test('the agent config carries the transcriber and highlight-model settings, frozen', (t) => {
   const env = {
-    CLUSTER_TOKEN: 'a-cluster-token-0123456789', TRANSCRIBE_API_URL: 'http://127.0.0.1:9', TRANSCRIBE_CONCURRENCY: '3',
-    HIGHLIGHT_API_URL: 'http://127.0.0.1:8', HIGHLIGHT_API_MODEL: 'm',
+    CLUSTER_TOKEN: 'a-cluster-token-0123456789',
+    TRANSCRIBE_API_URL: 'http://127.0.0.1:9',
+    TRANSCRIBE_CONCURRENCY: '3',
+    HIGHLIGHT_API_URL: 'http://127.0.0.1:8',
+    HIGHLIGHT_API_MODEL: 'm',
   };
   const config = loadAgentConfig(env);
   t.like(config.transcriber, { apiUrl: 'http://127.0.0.1:9', concurrency: 3 });
@@ -52,8 +62,12 @@ function examplePlaceholders(): Array<[string, string]> {
 }
 
 const realSecrets = () => ({
-  CLUSTER_TOKEN: randomBytes(32).toString('hex'), JWT_SECRET: randomBytes(32).toString('hex'), URL_SIGNING_SECRET: randomBytes(32).toString('hex'),
-  DATABASE_URL: `postgres://shorts:${randomBytes(16).toString('hex')}@127.0.0.1:5432/shorts`, S3_ACCESS_KEY_ID: 'AKIA0123456789', S3_SECRET_ACCESS_KEY: randomBytes(20).toString('hex'),
+  CLUSTER_TOKEN: randomBytes(32).toString('hex'),
+  JWT_SECRET: randomBytes(32).toString('hex'),
+  URL_SIGNING_SECRET: randomBytes(32).toString('hex'),
+  DATABASE_URL: `postgres://shorts:${randomBytes(16).toString('hex')}@127.0.0.1:5432/shorts`,
+  S3_ACCESS_KEY_ID: 'AKIA0123456789',
+  S3_SECRET_ACCESS_KEY: randomBytes(20).toString('hex'),
 });
 
 test('the coordinator refuses every secret the examples ship as a placeholder, naming the variable', (t) => {
@@ -63,7 +77,11 @@ test('the coordinator refuses every secret the examples ship as a placeholder, n
   // Both examples, every coordinator secret in them: CLUSTER_TOKEN, JWT_SECRET, URL_SIGNING_SECRET twice, DATABASE_URL twice, S3 keys.
   t.true(placeholders.length >= 9, placeholders.map(([k]) => k).join(', '));
   for (const [name, value] of placeholders) {
-    t.throws(() => loadConfig({ grpcHost: '127.0.0.1' }, { ...real, [name]: value }), { message: new RegExp(`${name}[^;]*placeholder`) }, `${name}=${value}`);
+    t.throws(
+      () => loadConfig({ grpcHost: '127.0.0.1' }, { ...real, [name]: value }),
+      { message: new RegExp(`${name}[^;]*placeholder`) },
+      `${name}=${value}`,
+    );
   }
 });
 
@@ -74,8 +92,14 @@ test('a coordinator started with a placeholder secret exits before it opens a po
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot(), 'coordinator/src/main.ts')], {
       // A database nobody serves: were the placeholder let through, start-up would fail there instead.
       env: {
-        PATH: process.env.PATH, ...realSecrets(), JWT_SECRET: jwtPlaceholder, DATABASE_URL: `postgres://shorts:${randomBytes(8).toString('hex')}@127.0.0.1:${await freePort()}/shorts`,
-        PORT: '0', GRPC_PORT: '0', DATA_DIR: dataDir, TIMERS: '0',
+        PATH: process.env.PATH,
+        ...realSecrets(),
+        JWT_SECRET: jwtPlaceholder,
+        DATABASE_URL: `postgres://shorts:${randomBytes(8).toString('hex')}@127.0.0.1:${await freePort()}/shorts`,
+        PORT: '0',
+        GRPC_PORT: '0',
+        DATA_DIR: dataDir,
+        TIMERS: '0',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -95,7 +119,11 @@ test('on/off variables parse strictly in both processes: no/false/0/off are off,
   const base = { grpcHost: '127.0.0.1' };
   for (const word of ['no', 'false', '0', 'off', 'NO', ' Off ']) {
     t.false(loadConfig(base, { TIMERS: word, S3_FORCE_PATH_STYLE: word, GRPC_INSECURE: word }).timers, word);
-    t.throws(() => loadConfig({}, { GRPC_HOST: '0.0.0.0', GRPC_INSECURE: word }), { message: /plain text/ }, `GRPC_INSECURE=${word} keeps plain text off`);
+    t.throws(
+      () => loadConfig({}, { GRPC_HOST: '0.0.0.0', GRPC_INSECURE: word }),
+      { message: /plain text/ },
+      `GRPC_INSECURE=${word} keeps plain text off`,
+    );
     t.like(loadConfig(base, { SOCIAL_LOCAL_AUTO_LINK: word }).social, { provider: 'local', autoLink: false }, word);
   }
   for (const word of ['yes', 'true', '1', 'on', 'TRUE']) {
@@ -103,22 +131,44 @@ test('on/off variables parse strictly in both processes: no/false/0/off are off,
     t.true(c.timers && c.grpcInsecure, word);
     t.like(c.social, { provider: 'local', autoLink: true });
   }
-  for (const [name, word] of [['GRPC_INSECURE', 'nope'], ['TIMERS', 'disabled'], ['S3_FORCE_PATH_STYLE', '2'], ['SOCIAL_LOCAL_AUTO_LINK', 'y']]) {
-    t.throws(() => loadConfig(base, { [name]: word }), { message: new RegExp(`${name}: expected yes/true/1/on or no/false/0/off, got "${word}"`) }, name);
+  for (const [name, word] of [
+    ['GRPC_INSECURE', 'nope'],
+    ['TIMERS', 'disabled'],
+    ['S3_FORCE_PATH_STYLE', '2'],
+    ['SOCIAL_LOCAL_AUTO_LINK', 'y'],
+  ]) {
+    t.throws(
+      () => loadConfig(base, { [name]: word }),
+      { message: new RegExp(`${name}: expected yes/true/1/on or no/false/0/off, got "${word}"`) },
+      name,
+    );
   }
 
   const token = 'a-cluster-token-0123456789';
   t.true(loadAgentConfig({ CLUSTER_TOKEN: token, COORDINATOR_GRPC: 'coordinator:50051', GRPC_INSECURE: 'yes' }).grpcInsecure);
-  t.throws(() => loadAgentConfig({ CLUSTER_TOKEN: token, GRPC_INSECURE: 'maybe' }), { message: /GRPC_INSECURE: expected yes\/true\/1\/on or no\/false\/0\/off, got "maybe"/ });
+  t.throws(() => loadAgentConfig({ CLUSTER_TOKEN: token, GRPC_INSECURE: 'maybe' }), {
+    message: /GRPC_INSECURE: expected yes\/true\/1\/on or no\/false\/0\/off, got "maybe"/,
+  });
 });
 
 test('an agent refuses plain-text gRPC to a coordinator off its host unless GRPC_INSECURE or GRPC_TLS_CA says otherwise', (t) => {
   const token = 'a-cluster-token-0123456789';
   for (const coordinator of ['coordinator:50051', '10.0.0.5:50051', 'dns:///shorts.example.com:50051', '[2001:db8::1]:50051']) {
-    t.throws(() => loadAgentConfig({ CLUSTER_TOKEN: token, COORDINATOR_GRPC: coordinator }), { message: /refusing plain-text gRPC to .*GRPC_TLS_CA.*GRPC_INSECURE=1/ }, coordinator);
-    t.throws(() => loadAgentConfig({ CLUSTER_TOKEN: token, COORDINATOR_GRPC: coordinator, GRPC_INSECURE: 'no' }), undefined, `${coordinator} with GRPC_INSECURE=no`);
+    t.throws(
+      () => loadAgentConfig({ CLUSTER_TOKEN: token, COORDINATOR_GRPC: coordinator }),
+      { message: /refusing plain-text gRPC to .*GRPC_TLS_CA.*GRPC_INSECURE=1/ },
+      coordinator,
+    );
+    t.throws(
+      () => loadAgentConfig({ CLUSTER_TOKEN: token, COORDINATOR_GRPC: coordinator, GRPC_INSECURE: 'no' }),
+      undefined,
+      `${coordinator} with GRPC_INSECURE=no`,
+    );
     t.is(loadAgentConfig({ CLUSTER_TOKEN: token, COORDINATOR_GRPC: coordinator, GRPC_INSECURE: '1' }).coordinator, coordinator);
-    t.is(loadAgentConfig({ CLUSTER_TOKEN: token, COORDINATOR_GRPC: coordinator, GRPC_TLS_CA: '/etc/shorts/ca.crt' }).coordinator, coordinator);
+    t.is(
+      loadAgentConfig({ CLUSTER_TOKEN: token, COORDINATOR_GRPC: coordinator, GRPC_TLS_CA: '/etc/shorts/ca.crt' }).coordinator,
+      coordinator,
+    );
   }
   for (const coordinator of ['127.0.0.1:50051', 'localhost:50051', '[::1]:50051', '127.0.0.2:9']) {
     t.is(loadAgentConfig({ CLUSTER_TOKEN: token, COORDINATOR_GRPC: coordinator }).coordinator, coordinator);

@@ -62,7 +62,15 @@ test('promtool accepts the scrape configuration and the alert rules', async (t) 
 test('the alert rules cover what operators must be woken for', async (t) => {
   const [doc] = await yamlDocs(path.join(deploy, 'prometheus/alerts.yml'));
   const alerts = doc.groups.flatMap((g: Parsed) => g.rules.map((r: Parsed) => r.alert));
-  for (const a of ['ShortsDatabaseUnreachable', 'ShortsNoAgentsOnline', 'ShortsQueueWaitTooLong', 'ShortsTaskFailureRate', 'ShortsLeaseExpiries', 'ShortsWebhookFailures', 'ShortsStorageNearlyFull']) {
+  for (const a of [
+    'ShortsDatabaseUnreachable',
+    'ShortsNoAgentsOnline',
+    'ShortsQueueWaitTooLong',
+    'ShortsTaskFailureRate',
+    'ShortsLeaseExpiries',
+    'ShortsWebhookFailures',
+    'ShortsStorageNearlyFull',
+  ]) {
     t.true(alerts.includes(a), a);
   }
   for (const r of doc.groups.flatMap((g: Parsed) => g.rules)) {
@@ -97,7 +105,10 @@ test('compose: a small farm of Postgres, coordinator, two agents, Prometheus and
   t.regex(s.coordinator.environment.DATABASE_URL, /@postgres:5432\//);
   // Plain-text gRPC is refused off loopback unless said on purpose; compose's network is private.
   t.like(s.coordinator.environment, { GRPC_HOST: '0.0.0.0', GRPC_INSECURE: '1' });
-  t.false((s.coordinator.ports ?? []).some((p: string) => p.endsWith(':50051')), 'plain-text gRPC is not published');
+  t.false(
+    (s.coordinator.ports ?? []).some((p: string) => p.endsWith(':50051')),
+    'plain-text gRPC is not published',
+  );
   for (const a of ['agent-1', 'agent-2']) {
     t.is(s[a].environment.COORDINATOR_GRPC, 'coordinator:50051');
     t.is(s[a].environment.GRPC_INSECURE, '1', 'an agent refuses plain text to another host unless told');
@@ -109,7 +120,10 @@ test('compose: a small farm of Postgres, coordinator, two agents, Prometheus and
   const [prom] = await yamlDocs(path.join(deploy, 'prometheus/prometheus.yml'));
   const targets = (job: string) => prom.scrape_configs.find((c: Parsed) => c.job_name === job).static_configs[0].targets;
   t.deepEqual(targets('shorts-coordinator'), ['coordinator:3000']);
-  t.deepEqual(targets('shorts-agent'), [`agent-1:${s['agent-1'].environment.AGENT_METRICS_PORT}`, `agent-2:${s['agent-2'].environment.AGENT_METRICS_PORT}`]);
+  t.deepEqual(targets('shorts-agent'), [
+    `agent-1:${s['agent-1'].environment.AGENT_METRICS_PORT}`,
+    `agent-2:${s['agent-2'].environment.AGENT_METRICS_PORT}`,
+  ]);
   for (const svc of Object.values<Parsed>(s)) {
     if (svc.build) t.true(existsSync(path.join(deploy, svc.build.context, svc.build.dockerfile)), svc.build.dockerfile);
   }
@@ -117,7 +131,11 @@ test('compose: a small farm of Postgres, coordinator, two agents, Prometheus and
 });
 
 test('Kubernetes: coordinator Deployment and Service, agents on GPU nodes, and every Secret they read is defined', async (t) => {
-  const docs = (await Promise.all(['namespace.yaml', 'secrets.yaml', 'coordinator.yaml', 'agents.yaml'].map((f) => yamlDocs(path.join(deploy, 'k8s', f))))).flat();
+  const docs = (
+    await Promise.all(
+      ['namespace.yaml', 'secrets.yaml', 'coordinator.yaml', 'agents.yaml'].map((f) => yamlDocs(path.join(deploy, 'k8s', f))),
+    )
+  ).flat();
   const [kustomize] = await yamlDocs(path.join(deploy, 'k8s/kustomization.yaml'));
   for (const f of kustomize.resources) t.true(existsSync(path.join(deploy, 'k8s', f)), f);
   const byKind = (kind: string) => docs.filter((d) => d.kind === kind);
@@ -129,8 +147,12 @@ test('Kubernetes: coordinator Deployment and Service, agents on GPU nodes, and e
   const agent = deployments.find((d) => d.metadata.name === 'shorts-agent-gpu')!;
   t.truthy(coordinator && agent);
   for (const d of deployments) {
-    t.deepEqual(d.spec.selector.matchLabels, Object.fromEntries(Object.entries(d.spec.template.metadata.labels).filter(([k]) => k in d.spec.selector.matchLabels)));
-    for (const c of d.spec.template.spec.containers) for (const ref of c.envFrom ?? []) t.true(secrets.has(ref.secretRef.name), ref.secretRef.name);
+    t.deepEqual(
+      d.spec.selector.matchLabels,
+      Object.fromEntries(Object.entries(d.spec.template.metadata.labels).filter(([k]) => k in d.spec.selector.matchLabels)),
+    );
+    for (const c of d.spec.template.spec.containers)
+      for (const ref of c.envFrom ?? []) t.true(secrets.has(ref.secretRef.name), ref.secretRef.name);
     const volumes = new Map((d.spec.template.spec.volumes ?? []).map((v: Parsed) => [v.name, v]));
     for (const c of d.spec.template.spec.containers) {
       for (const mount of c.volumeMounts ?? []) {
@@ -150,7 +172,10 @@ test('Kubernetes: coordinator Deployment and Service, agents on GPU nodes, and e
   }
   const service = byKind('Service')[0];
   t.deepEqual(service.spec.selector, coordinator.spec.selector.matchLabels);
-  t.deepEqual(service.spec.ports.map((p: Parsed) => p.targetPort).sort(), coordinator.spec.template.spec.containers[0].ports.map((p: Parsed) => p.name).sort());
+  t.deepEqual(
+    service.spec.ports.map((p: Parsed) => p.targetPort).sort(),
+    coordinator.spec.template.spec.containers[0].ports.map((p: Parsed) => p.name).sort(),
+  );
   const pod = agent.spec.template.spec;
   t.is(pod.containers[0].resources.limits['nvidia.com/gpu'], 1);
   t.truthy(pod.nodeSelector);
@@ -219,7 +244,16 @@ async function buildContext(dockerfile: string): Promise<{ files: string[]; igno
   return { files, ignores: (p) => matcher.ignores(p) };
 }
 
-const SECRET_PATHS = [/(^|\/)\.git(\/|$)/, /\.env$/, /(^|\/)\.env(\.|$)/, /\.(pem|key|p12|pfx)$/, /(^|\/)id_(rsa|ed25519)/, /(^|\/)secrets\.(json|ya?ml)$/, /^deploy\//, /^data\//];
+const SECRET_PATHS = [
+  /(^|\/)\.git(\/|$)/,
+  /\.env$/,
+  /(^|\/)\.env(\.|$)/,
+  /\.(pem|key|p12|pfx)$/,
+  /(^|\/)id_(rsa|ed25519)/,
+  /(^|\/)secrets\.(json|ya?ml)$/,
+  /^deploy\//,
+  /^data\//,
+];
 
 test('image builds: the build context holds no env file, key, generated secret, deploy/ or .git, and still holds what the Dockerfiles copy', async (t) => {
   const [compose] = await yamlDocs(path.join(deploy, 'compose.yaml'));
@@ -230,10 +264,27 @@ test('image builds: the build context holds no env file, key, generated secret, 
   for (const dockerfile of DOCKERFILES) {
     const { files, ignores } = await buildContext(dockerfile);
     t.true(files.length > 100, `${dockerfile}: ${files.length} files`);
-    t.deepEqual(files.filter((f) => SECRET_PATHS.some((re) => re.test(f))), [], dockerfile);
+    t.deepEqual(
+      files.filter((f) => SECRET_PATHS.some((re) => re.test(f))),
+      [],
+      dockerfile,
+    );
     // Where the deploy README and the examples put secrets, whether or not this checkout has them now.
-    for (const p of ['deploy/farm.env', '.env', 'deploy/.env', 'coordinator.env', '.env.production', 'coordinator/src/.env',
-      'deploy/k8s/secrets.yaml', 'data/secrets.json', 'data/postgres/pg_hba.conf', 'tls.key', 'deploy/tls/tls.key', 'certs/server.pem', '.git/config']) {
+    for (const p of [
+      'deploy/farm.env',
+      '.env',
+      'deploy/.env',
+      'coordinator.env',
+      '.env.production',
+      'coordinator/src/.env',
+      'deploy/k8s/secrets.yaml',
+      'data/secrets.json',
+      'data/postgres/pg_hba.conf',
+      'tls.key',
+      'deploy/tls/tls.key',
+      'certs/server.pem',
+      '.git/config',
+    ]) {
       t.true(ignores(p), `${dockerfile}: ${p} would be copied into the image`);
     }
     const withPrivateKeys = files.filter((f) => {
@@ -244,12 +295,22 @@ test('image builds: the build context holds no env file, key, generated secret, 
     // Still buildable: every path the Dockerfile copies by name is there, and so is the program it starts.
     const text = readFileSyncUtf8(path.join(root, dockerfile));
     for (const [, args] of text.matchAll(/^COPY (?!--from)(.+)$/gm)) {
-      for (const source of args!.trim().split(/\s+/).slice(0, -1).filter((s) => s !== '.')) {
-        t.true(files.some((f) => f === source || f.startsWith(`${source}/`)), `${dockerfile}: COPY ${source}`);
+      for (const source of args!
+        .trim()
+        .split(/\s+/)
+        .slice(0, -1)
+        .filter((s) => s !== '.')) {
+        t.true(
+          files.some((f) => f === source || f.startsWith(`${source}/`)),
+          `${dockerfile}: COPY ${source}`,
+        );
       }
     }
     const cmd = JSON.parse(text.match(/^CMD (\[.*\])$/m)![1]!) as string[];
-    const entry = cmd.at(-1)!.replace(/^dist\//, '').replace(/\.js$/, '.ts');
+    const entry = cmd
+      .at(-1)!
+      .replace(/^dist\//, '')
+      .replace(/\.js$/, '.ts');
     t.true(files.includes(entry), `${dockerfile}: ${entry}`);
   }
 });
@@ -258,17 +319,34 @@ test('image builds: the build context holds no env file, key, generated secret, 
 
 const REQUIRED = ['CLUSTER_TOKEN', 'JWT_SECRET', 'URL_SIGNING_SECRET', 'POSTGRES_PASSWORD', 'GRAFANA_ADMIN_PASSWORD'];
 const AGENT_SERVICES = ['agent-1', 'agent-2', 'agent-gpu'];
-const AGENT_ENV = ['COORDINATOR_GRPC', 'CLUSTER_TOKEN', 'GRPC_INSECURE', 'GRPC_TLS_CA', 'MAX_CONCURRENT_TASKS', 'AGENT_METRICS_PORT', 'AGENT_NAME', 'LOG_LEVEL'];
+const AGENT_ENV = [
+  'COORDINATOR_GRPC',
+  'CLUSTER_TOKEN',
+  'GRPC_INSECURE',
+  'GRPC_TLS_CA',
+  'MAX_CONCURRENT_TASKS',
+  'AGENT_METRICS_PORT',
+  'AGENT_NAME',
+  'LOG_LEVEL',
+];
 /** A distinct value for every variable of the example env file, so a value found somewhere tells whose it is. */
-const distinctSecrets = () => Object.fromEntries(Object.keys(readEnvFile(path.join(deploy, 'farm.env.example'))).map((k) => [k, `${k.toLowerCase()}-${randomUUID()}`]));
+const distinctSecrets = () =>
+  Object.fromEntries(Object.keys(readEnvFile(path.join(deploy, 'farm.env.example'))).map((k) => [k, `${k.toLowerCase()}-${randomUUID()}`]));
 
 function checkSecretsPerService(t: ExecutionContext, services: Record<string, Parsed>, env: Record<string, string>) {
   for (const name of AGENT_SERVICES) {
     const agentEnv: Record<string, string> = services[name].environment;
-    t.deepEqual(Object.keys(agentEnv).filter((k) => !AGENT_ENV.includes(k)), [], `${name} gets only what an agent needs`);
+    t.deepEqual(
+      Object.keys(agentEnv).filter((k) => !AGENT_ENV.includes(k)),
+      [],
+      `${name} gets only what an agent needs`,
+    );
     t.is(agentEnv.CLUSTER_TOKEN, env.CLUSTER_TOKEN, name);
     for (const secret of REQUIRED.filter((k) => k !== 'CLUSTER_TOKEN')) {
-      t.false(Object.values(agentEnv).some((v) => String(v).includes(env[secret]!)), `${name} holds ${secret}`);
+      t.false(
+        Object.values(agentEnv).some((v) => String(v).includes(env[secret]!)),
+        `${name} holds ${secret}`,
+      );
     }
   }
   const coordinator = services.coordinator.environment;
@@ -280,7 +358,10 @@ function checkSecretsPerService(t: ExecutionContext, services: Record<string, Pa
 
 test('compose: each service gets only the secrets its environment names (agents: CLUSTER_TOKEN), and a missing secret or password stops it', async (t) => {
   const [compose] = await yamlDocs(path.join(deploy, 'compose.yaml'));
-  const text = readFileSyncUtf8(path.join(deploy, 'compose.yaml')).split('\n').filter((l) => !l.trimStart().startsWith('#')).join('\n');
+  const text = readFileSyncUtf8(path.join(deploy, 'compose.yaml'))
+    .split('\n')
+    .filter((l) => !l.trimStart().startsWith('#'))
+    .join('\n');
   const example = readEnvFile(path.join(deploy, 'farm.env.example'));
   // No service reads an env file whole: that is how agents used to get JWT_SECRET.
   for (const [name, svc] of Object.entries<Parsed>(compose.services)) t.is(svc.env_file, undefined, name);
@@ -295,35 +376,53 @@ test('compose: each service gets only the secrets its environment names (agents:
   for (const v of REQUIRED) {
     const { [v]: _left, ...without } = env;
     t.throws(() => interpolateAll(compose, without), { message: new RegExp(`required variable ${v} is missing`) }, `without ${v}`);
-    t.throws(() => interpolateAll(compose, { ...env, [v]: '' }), { message: new RegExp(`required variable ${v} is missing`) }, `${v} empty`);
+    t.throws(
+      () => interpolateAll(compose, { ...env, [v]: '' }),
+      { message: new RegExp(`required variable ${v} is missing`) },
+      `${v} empty`,
+    );
   }
 });
 
-needing({ tools: { 'a compose CLI (docker compose or docker-compose)': Boolean(cli) } })('compose CLI: `config` refuses to start without the secrets and passwords, agents get none of the coordinator\'s, and every service keeps its resource limits', async (t) => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'compose-config-'));
-  try {
-    // compose 1.x predates the compose spec's top-level `name`; everything else it checks as v2 does.
-    const file = path.join(dir, 'compose.yaml');
-    const text = readFileSyncUtf8(path.join(deploy, 'compose.yaml'));
-    writeFileSync(file, cli!.legacy ? text.replace(/^name: .*$/m, '') : text);
-    const config = (envFile: string) => run(cli!.command, [...cli!.args, '--project-directory', deploy, '--env-file', envFile, '-f', file, 'config'],
-      { env: { PATH: process.env.PATH }, timeout: 60_000 });
-    writeFileSync(path.join(dir, 'empty.env'), '');
-    const refused = await t.throwsAsync(config(path.join(dir, 'empty.env')));
-    t.regex(String((refused as Error & { stderr?: string }).stderr), /(POSTGRES_PASSWORD|GRAFANA_ADMIN_PASSWORD|CLUSTER_TOKEN|JWT_SECRET|URL_SIGNING_SECRET)/);
-    const env = distinctSecrets();
-    writeFileSync(path.join(dir, 'farm.env'), Object.entries(env).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
-    const { stdout } = await config(path.join(dir, 'farm.env'));
-    const services = parseYaml(stdout).services;
-    // The gpu profile is left out by compose v2's `config`; the CPU agents are enough here.
-    if (!services['agent-gpu']) services['agent-gpu'] = services['agent-1'];
-    checkSecretsPerService(t, services, env);
-    // The limits are keys the CLI knows and keeps (an unknown key would have failed `config`).
-    checkResourceLimits(t, services);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+needing({ tools: { 'a compose CLI (docker compose or docker-compose)': Boolean(cli) } })(
+  "compose CLI: `config` refuses to start without the secrets and passwords, agents get none of the coordinator's, and every service keeps its resource limits",
+  async (t) => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'compose-config-'));
+    try {
+      // compose 1.x predates the compose spec's top-level `name`; everything else it checks as v2 does.
+      const file = path.join(dir, 'compose.yaml');
+      const text = readFileSyncUtf8(path.join(deploy, 'compose.yaml'));
+      writeFileSync(file, cli!.legacy ? text.replace(/^name: .*$/m, '') : text);
+      const config = (envFile: string) =>
+        run(cli!.command, [...cli!.args, '--project-directory', deploy, '--env-file', envFile, '-f', file, 'config'], {
+          env: { PATH: process.env.PATH },
+          timeout: 60_000,
+        });
+      writeFileSync(path.join(dir, 'empty.env'), '');
+      const refused = await t.throwsAsync(config(path.join(dir, 'empty.env')));
+      t.regex(
+        String((refused as Error & { stderr?: string }).stderr),
+        /(POSTGRES_PASSWORD|GRAFANA_ADMIN_PASSWORD|CLUSTER_TOKEN|JWT_SECRET|URL_SIGNING_SECRET)/,
+      );
+      const env = distinctSecrets();
+      writeFileSync(
+        path.join(dir, 'farm.env'),
+        Object.entries(env)
+          .map(([k, v]) => `${k}=${v}`)
+          .join('\n') + '\n',
+      );
+      const { stdout } = await config(path.join(dir, 'farm.env'));
+      const services = parseYaml(stdout).services;
+      // The gpu profile is left out by compose v2's `config`; the CPU agents are enough here.
+      if (!services['agent-gpu']) services['agent-gpu'] = services['agent-1'];
+      checkSecretsPerService(t, services, env);
+      // The limits are keys the CLI knows and keeps (an unknown key would have failed `config`).
+      checkResourceLimits(t, services);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 /** A tag that names a release (a digit, a dot, a digit) or a digest; never `latest` or a bare major. */
 function pinned(image: string): boolean {
@@ -334,7 +433,9 @@ function pinned(image: string): boolean {
 
 /** Compose's byte values (`mem_limit: 2g`, or the bytes compose v2's `config` writes) in bytes; NaN when unreadable. */
 function composeBytes(value: unknown): number {
-  const m = String(value).trim().match(/^(\d+(?:\.\d+)?)\s*([kmg]?)b?$/i);
+  const m = String(value)
+    .trim()
+    .match(/^(\d+(?:\.\d+)?)\s*([kmg]?)b?$/i);
   if (!m) return Number.NaN;
   return Number(m[1]) * 1024 ** ['', 'k', 'm', 'g'].indexOf(m[2]!.toLowerCase());
 }
@@ -355,7 +456,10 @@ test('compose: every container has a read-only root, scratch on tmpfs, no capabi
   const [compose] = await yamlDocs(path.join(deploy, 'compose.yaml'));
   for (const [name, svc] of Object.entries<Parsed>(compose.services)) {
     t.is(svc.read_only, true, name);
-    t.true((svc.tmpfs ?? []).some((m: string) => m === '/tmp' || m.startsWith('/tmp:')), `${name}: /tmp on tmpfs`);
+    t.true(
+      (svc.tmpfs ?? []).some((m: string) => m === '/tmp' || m.startsWith('/tmp:')),
+      `${name}: /tmp on tmpfs`,
+    );
     t.deepEqual(svc.cap_drop, ['ALL'], name);
     t.is(svc.cap_add, undefined, name);
     t.not(svc.privileged, true, name);
@@ -446,10 +550,15 @@ test('Kubernetes: every container has a read-only root, no privilege gain, no ca
       t.is((sc.seccompProfile ?? pod.securityContext?.seccompProfile)?.type, 'RuntimeDefault', name);
       for (const r of ['cpu', 'memory', 'ephemeral-storage']) t.truthy(c.resources?.limits?.[r], `${name}: limits.${r}`);
       // With the root read-only, every place the program writes is an emptyDir.
-      const scratch = (c.volumeMounts ?? []).filter((m: Parsed) => volumes.get(m.name)?.emptyDir && !m.readOnly).map((m: Parsed) => m.mountPath as string);
+      const scratch = (c.volumeMounts ?? [])
+        .filter((m: Parsed) => volumes.get(m.name)?.emptyDir && !m.readOnly)
+        .map((m: Parsed) => m.mountPath as string);
       t.true(scratch.includes('/tmp'), `${name}: /tmp`);
       for (const e of (c.env ?? []).filter((x: Parsed) => WRITABLE_ENV.includes(x.name))) {
-        t.true(scratch.some((m: string) => e.value === m || e.value.startsWith(`${m}/`)), `${name}: ${e.name}=${e.value} is not on an emptyDir`);
+        t.true(
+          scratch.some((m: string) => e.value === m || e.value.startsWith(`${m}/`)),
+          `${name}: ${e.name}=${e.value} is not on an emptyDir`,
+        );
       }
       t.true(pinned(c.image), `${name}: ${c.image}`);
       t.is(c.image.split(':').at(-1), version, `${name}: our images carry package.json's version`);
@@ -459,13 +568,24 @@ test('Kubernetes: every container has a read-only root, no privilege gain, no ca
 
 test('Kubernetes: an agent can read the cluster token and the CA, nothing that signs sessions or URLs and no database credentials', async (t) => {
   const docs = await k8sResources();
-  const secrets = new Map<string, string[]>(docs.filter((d) => d.kind === 'Secret').map((s) => [s.metadata.name, Object.keys(s.stringData ?? s.data ?? {})]));
-  const readable = (d: Parsed) => d.spec.template.spec.containers.flatMap((c: Parsed) => [
-    ...(c.envFrom ?? []).filter((r: Parsed) => r.secretRef).flatMap((r: Parsed) => secrets.get(r.secretRef.name)!.map((k) => `${r.secretRef.name}/${k}`)),
-    ...(c.env ?? []).filter((e: Parsed) => e.valueFrom?.secretKeyRef).map((e: Parsed) => `${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`),
-    ...(c.volumeMounts ?? []).map((m: Parsed) => d.spec.template.spec.volumes.find((v: Parsed) => v.name === m.name)?.secret?.secretName)
-      .filter(Boolean).flatMap((name: string) => secrets.get(name)!.map((k) => `${name}/${k}`)),
-  ]).sort();
+  const secrets = new Map<string, string[]>(
+    docs.filter((d) => d.kind === 'Secret').map((s) => [s.metadata.name, Object.keys(s.stringData ?? s.data ?? {})]),
+  );
+  const readable = (d: Parsed) =>
+    d.spec.template.spec.containers
+      .flatMap((c: Parsed) => [
+        ...(c.envFrom ?? [])
+          .filter((r: Parsed) => r.secretRef)
+          .flatMap((r: Parsed) => secrets.get(r.secretRef.name)!.map((k) => `${r.secretRef.name}/${k}`)),
+        ...(c.env ?? [])
+          .filter((e: Parsed) => e.valueFrom?.secretKeyRef)
+          .map((e: Parsed) => `${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`),
+        ...(c.volumeMounts ?? [])
+          .map((m: Parsed) => d.spec.template.spec.volumes.find((v: Parsed) => v.name === m.name)?.secret?.secretName)
+          .filter(Boolean)
+          .flatMap((name: string) => secrets.get(name)!.map((k) => `${name}/${k}`)),
+      ])
+      .sort();
   const deployments = docs.filter((d) => d.kind === 'Deployment');
   const agents = deployments.filter((d) => d.spec.template.metadata.labels['app.kubernetes.io/name'] === 'shorts-agent');
   t.true(agents.length >= 1);
@@ -479,14 +599,22 @@ test('Kubernetes NetworkPolicies: only agents reach gRPC, only coordinators reac
   const policies = docs.filter((d) => d.kind === 'NetworkPolicy') as NetworkPolicy[];
   const deployment = (name: string) => docs.find((d) => d.kind === 'Deployment' && d.metadata.name === name);
   const podOf = (d: Parsed, ip: string): Endpoint => ({
-    namespace: d.metadata.namespace, labels: d.spec.template.metadata.labels, ip,
-    ports: Object.fromEntries(d.spec.template.spec.containers.flatMap((c: Parsed) => (c.ports ?? []).map((p: Parsed) => [p.name, p.containerPort]))),
+    namespace: d.metadata.namespace,
+    labels: d.spec.template.metadata.labels,
+    ip,
+    ports: Object.fromEntries(
+      d.spec.template.spec.containers.flatMap((c: Parsed) => (c.ports ?? []).map((p: Parsed) => [p.name, p.containerPort])),
+    ),
   });
   const coordinator = podOf(deployment('shorts-coordinator'), '10.0.1.10');
   const agent = podOf(deployment('shorts-agent-gpu'), '10.0.2.20');
   const postgres: Endpoint = { namespace: 'shorts', labels: { 'app.kubernetes.io/name': 'postgres' }, ip: '10.0.3.30' };
   const debugPod: Endpoint = { namespace: 'shorts', labels: { app: 'debug' }, ip: '10.0.4.40' };
-  const ingressController: Endpoint = { namespace: 'ingress-nginx', labels: { 'app.kubernetes.io/name': 'ingress-nginx' }, ip: '10.0.5.50' };
+  const ingressController: Endpoint = {
+    namespace: 'ingress-nginx',
+    labels: { 'app.kubernetes.io/name': 'ingress-nginx' },
+    ip: '10.0.5.50',
+  };
   const prometheus: Endpoint = { namespace: 'monitoring', labels: { app: 'prometheus' }, ip: '10.0.6.60' };
   const dns: Endpoint = { namespace: 'kube-system', labels: { 'k8s-app': 'kube-dns' }, ip: '10.96.0.10' };
   const client: Endpoint = { ip: '203.0.113.7' };
@@ -497,14 +625,29 @@ test('Kubernetes NetworkPolicies: only agents reach gRPC, only coordinators reac
 
   t.true(allowed([], debugPod, coordinator, 50051), 'without policies everything is open (the evaluator does not deny by itself)');
   t.true(can(agent, coordinator, 50051), 'agent -> gRPC');
-  for (const [who, from] of [['a pod of the namespace', debugPod], ['another namespace', ingressController], ['a client', client], ['a coordinator', coordinator]] as const) {
+  for (const [who, from] of [
+    ['a pod of the namespace', debugPod],
+    ['another namespace', ingressController],
+    ['a client', client],
+    ['a coordinator', coordinator],
+  ] as const) {
     t.false(can(from, coordinator, 50051), `${who} -> gRPC`);
   }
-  for (const [who, from] of [['a client', client], ['the ingress controller', ingressController], ['Prometheus', prometheus], ['an agent', agent]] as const) {
+  for (const [who, from] of [
+    ['a client', client],
+    ['the ingress controller', ingressController],
+    ['Prometheus', prometheus],
+    ['an agent', agent],
+  ] as const) {
     t.true(can(from, coordinator, 3000), `${who} -> API`);
   }
   t.true(can(coordinator, postgres, 5432), 'coordinator -> Postgres');
-  for (const [who, from] of [['an agent', agent], ['a pod of the namespace', debugPod], ['another namespace', ingressController], ['a client', client]] as const) {
+  for (const [who, from] of [
+    ['an agent', agent],
+    ['a pod of the namespace', debugPod],
+    ['another namespace', ingressController],
+    ['a client', client],
+  ] as const) {
     t.false(can(from, postgres, 5432), `${who} -> Postgres`);
   }
   t.true(can(coordinator, externalPostgres, 5432), 'coordinator -> a Postgres outside the cluster');

@@ -53,7 +53,7 @@ test.serial('two data folders get different random passwords, stored 0600 beside
 
   t.is(await signIn(portA, passwordA), 'ok');
   t.is(await signIn(portA, 'shorts-local'), '28P01', 'invalid_password');
-  t.is(await signIn(portA, passwordB), '28P01', 'one folder\'s password does not open another');
+  t.is(await signIn(portA, passwordB), '28P01', "one folder's password does not open another");
 
   // A restart reads the stored password instead of making a new one.
   await a.stop();
@@ -68,8 +68,14 @@ test.serial('a data folder made with the old shared password keeps its data and 
   const port = await freePort();
   // What the coordinator made before per-folder passwords: no password file, role password shorts-local.
   const old = new EmbeddedPostgres({
-    databaseDir: path.join(dir, 'postgres'), port, user: 'postgres', password: 'shorts-local', persistent: true,
-    createPostgresUser: process.getuid?.() === 0, onLog: () => undefined, onError: () => undefined,
+    databaseDir: path.join(dir, 'postgres'),
+    port,
+    user: 'postgres',
+    password: 'shorts-local',
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: () => undefined,
+    onError: () => undefined,
   });
   await old.initialise();
   await old.start();

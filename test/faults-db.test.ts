@@ -35,19 +35,32 @@ test.after.always(async () => {
   await stack?.close();
 });
 
-const jobBody = (url: string) => ({ functionName: 'VideoShorts', fileUrl: url, options: { predefinedShorts: [{ title: 'Practice', start: 0, end: 2 }] } });
+const jobBody = (url: string) => ({
+  functionName: 'VideoShorts',
+  fileUrl: url,
+  options: { predefinedShorts: [{ title: 'Practice', start: 0, end: 2 }] },
+});
 
 async function completedJob(key: string): Promise<string> {
   const created = await stack.api(key, 'POST', '/api/jobs', jobBody(media.url('talk.mp4')));
   if (created.status !== 201) throw new Error(JSON.stringify(created.body));
-  await waitFor(async () => (await stack.api(key, 'GET', `/api/jobs/${created.body.id}`)).body.status === 'COMPLETED', 120_000, 'the first job');
+  await waitFor(
+    async () => (await stack.api(key, 'GET', `/api/jobs/${created.body.id}`)).body.status === 'COMPLETED',
+    120_000,
+    'the first job',
+  );
   return created.body.id;
 }
 
 /** Tasks that crashed on the agent (not failed with a reason: broke) since log line `from`. */
 const crashes = (from: number) => agent.logs.slice(from).filter((l) => l.includes('"msg":"task crashed"'));
 
-const leasedTasks = async (orgId: string) => Number((await stack.db.one<{ n: number }>(`SELECT count(*) AS n FROM tasks WHERE organization_id = $1 AND state = 'leased' AND progress > 0`, [orgId]))!.n);
+const leasedTasks = async (orgId: string) =>
+  Number(
+    (await stack.db.one<{ n: number }>(`SELECT count(*) AS n FROM tasks WHERE organization_id = $1 AND state = 'leased' AND progress > 0`, [
+      orgId,
+    ]))!.n,
+  );
 
 test.serial('Postgres restarted while jobs and renders run: all end, nothing twice, credits and storage exact', async (t) => {
   const org = await stack.org('pro', 10);
@@ -70,8 +83,14 @@ test.serial('Postgres restarted while jobs and renders run: all end, nothing twi
   t.is(settled.jobs.length, 3);
   t.is(settled.renders.length, 2);
   // A restart is a hiccup, not a reason to fail work: every job and render still completes.
-  t.deepEqual(settled.jobs.map((j) => j.status), ['COMPLETED', 'COMPLETED', 'COMPLETED']);
-  t.deepEqual(settled.renders.map((r) => r.status), ['done', 'done']);
+  t.deepEqual(
+    settled.jobs.map((j) => j.status),
+    ['COMPLETED', 'COMPLETED', 'COMPLETED'],
+  );
+  t.deepEqual(
+    settled.renders.map((r) => r.status),
+    ['done', 'done'],
+  );
   // The API answers again as before.
   t.is((await stack.api(key, 'GET', `/api/jobs/${jobs[0]}`)).status, 200);
   t.is((await stack.api(key, 'GET', `/api/render/${renders[0]}`)).body.type, 'done');
@@ -84,7 +103,8 @@ test.serial('the coordinator killed with SIGKILL mid-job and restarted: the job 
   const logFrom = agent.logs.length;
   const base = await completedJob(key);
   const job = (await stack.api(key, 'POST', '/api/jobs', jobBody(slowMedia.url('talk.mp4')))).body.id;
-  const render = (await stack.api(key, 'POST', '/api/render', { id: base, target: 0, preset: 'VIRAL', size: { width: 360, height: 640 } })).body.renderId;
+  const render = (await stack.api(key, 'POST', '/api/render', { id: base, target: 0, preset: 'VIRAL', size: { width: 360, height: 640 } }))
+    .body.renderId;
   await waitFor(async () => (await leasedTasks(org.id)) >= 1, 60_000, 'a task under way');
 
   await stack.coordinator.kill('SIGKILL');
@@ -92,8 +112,14 @@ test.serial('the coordinator killed with SIGKILL mid-job and restarted: the job 
   await stack.startCoordinator();
 
   const settled = await assertSettled(t, stack, org, 10);
-  t.deepEqual(settled.jobs.map((j) => j.status), ['COMPLETED', 'COMPLETED']);
-  t.deepEqual(settled.renders.map((r) => r.status), ['done']);
+  t.deepEqual(
+    settled.jobs.map((j) => j.status),
+    ['COMPLETED', 'COMPLETED'],
+  );
+  t.deepEqual(
+    settled.renders.map((r) => r.status),
+    ['done'],
+  );
   t.is((await stack.api(key, 'GET', `/api/jobs/${job}`)).body.status, 'COMPLETED');
   t.is((await stack.api(key, 'GET', `/api/render/${render}`)).body.type, 'done');
   // The agent may take a task again while its own lost attempt still winds down; the old attempt's

@@ -13,7 +13,9 @@ let png: Buffer;
 
 test.before(async () => {
   cluster = await startCluster('files_api');
-  png = await sharp({ create: { width: 16, height: 16, channels: 4, background: '#ff0000' } }).png().toBuffer();
+  png = await sharp({ create: { width: 16, height: 16, channels: 4, background: '#ff0000' } })
+    .png()
+    .toBuffer();
 });
 test.after.always(() => cluster?.close());
 
@@ -26,7 +28,12 @@ function add(orgId: string, name: string, opts: { type?: FileType; tags?: string
 }
 
 test('summary: allocation per plan and usage in MB of 1,000,000 bytes', async (t) => {
-  for (const [plan, mb] of [['free', 100], ['starter', 100], ['pro', 1000], ['business', 10000]] as const) {
+  for (const [plan, mb] of [
+    ['free', 100],
+    ['starter', 100],
+    ['pro', 1000],
+    ['business', 10000],
+  ] as const) {
     const { key } = await cluster.org({ plan });
     const r = await cluster.api('GET', '/api/uploads', { key });
     t.is(r.status, 200);
@@ -107,8 +114,32 @@ test('a file object: contract fields only, signed url served with ranges', async
   const stored = await add(org.id, 'logo.png', { tags: ['logo'] });
   const r = await cluster.api('GET', `/api/uploads/files/${stored.id}`, { key });
   t.is(r.status, 200);
-  t.deepEqual(Object.keys(r.body).sort(), ['createdAt', 'description', 'id', 'jobId', 'length', 'name', 'size', 'status', 'tags', 'thumbnailUrl', 'type', 'url']);
-  t.like(r.body, { id: stored.id, name: 'logo.png', type: 'image', size: png.length, length: 0, status: 'completed', tags: ['logo'], jobId: null, thumbnailUrl: null, description: null });
+  t.deepEqual(Object.keys(r.body).sort(), [
+    'createdAt',
+    'description',
+    'id',
+    'jobId',
+    'length',
+    'name',
+    'size',
+    'status',
+    'tags',
+    'thumbnailUrl',
+    'type',
+    'url',
+  ]);
+  t.like(r.body, {
+    id: stored.id,
+    name: 'logo.png',
+    type: 'image',
+    size: png.length,
+    length: 0,
+    status: 'completed',
+    tags: ['logo'],
+    jobId: null,
+    thumbnailUrl: null,
+    description: null,
+  });
   for (const hidden of ['key', 'userId', 'organizationId', 'objectKey']) t.false(hidden in r.body);
 
   const whole = await fetch(r.body.url);
@@ -151,7 +182,7 @@ test('storage is refused before it would exceed the plan, leaving no object behi
   t.is(await usedBytes(org.id), 100_000_000);
 });
 
-test('another organization\'s file is 404 File not found on get and delete', async (t) => {
+test("another organization's file is 404 File not found on get and delete", async (t) => {
   const a = await cluster.org();
   const b = await cluster.org();
   const file = await add(b.org.id, 'secret.png');
@@ -209,7 +240,10 @@ test('organization rules on every files route: 401, 400 Organization ID is requi
   const user = await createUser(cluster.app.db, { email: `files-${Date.now()}@example.com`, organizationId: a.org.id });
   const token = await cluster.app.signer.issue(user.id);
   const routes: Array<[string, string]> = [
-    ['GET', '/api/uploads'], ['GET', '/api/uploads/files'], ['GET', `/api/uploads/files/${file.id}`], ['DELETE', `/api/uploads/files/${file.id}`],
+    ['GET', '/api/uploads'],
+    ['GET', '/api/uploads/files'],
+    ['GET', `/api/uploads/files/${file.id}`],
+    ['DELETE', `/api/uploads/files/${file.id}`],
   ];
   for (const [method, url] of routes) {
     const anon = await cluster.api(method, url);
@@ -224,7 +258,9 @@ test('organization rules on every files route: 401, 400 Organization ID is requi
     const notMember = await cluster.api(method, `${url}?organizationId=${b.org.id}`, { headers: { authorization: `Bearer ${token}` } });
     t.is(notMember.status, 403, `${method} ${url}`);
   }
-  const asUser = await cluster.api('GET', `/api/uploads/files/${file.id}?organizationId=${a.org.id}`, { headers: { authorization: `Bearer ${token}` } });
+  const asUser = await cluster.api('GET', `/api/uploads/files/${file.id}?organizationId=${a.org.id}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   t.is(asUser.status, 200);
   const sameOrg = await cluster.api('GET', `/api/uploads/files?organizationId=${a.org.id}`, { key: a.key });
   t.is(sameOrg.status, 200);
@@ -254,7 +290,9 @@ test('delete with a failing object store: the row and usage go, the objects are 
   const file = await add(org.id, 'stuck.bin', { bytes: 777 });
   const real = cluster.app.store;
   const failing: ObjectStore = Object.assign(Object.create(real), {
-    delete: async () => { throw new Error('EACCES: permission denied, unlink /secret/path'); },
+    delete: async () => {
+      throw new Error('EACCES: permission denied, unlink /secret/path');
+    },
   });
   cluster.app.store = failing;
   try {
@@ -274,7 +312,9 @@ test('delete whose commit fails keeps the row and its objects (objects go only a
   const video = await makeTestVideo(path.join(cluster.dataDir, 'commit-fails.mp4'), { seconds: 1 });
   const file = await addFileFromPath(cluster.app, org.id, video);
   // A deferred constraint trigger raises at COMMIT, after every statement of the delete succeeded.
-  await cluster.app.db.query(`CREATE OR REPLACE FUNCTION test_refuse_commit() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'commit refused'; END $$ LANGUAGE plpgsql`);
+  await cluster.app.db.query(
+    `CREATE OR REPLACE FUNCTION test_refuse_commit() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'commit refused'; END $$ LANGUAGE plpgsql`,
+  );
   await cluster.app.db.query(`DROP TRIGGER IF EXISTS test_refuse_delete ON files`);
   await cluster.app.db.query(`CREATE CONSTRAINT TRIGGER test_refuse_delete AFTER DELETE ON files DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW WHEN (OLD.id = '${file.id}') EXECUTE FUNCTION test_refuse_commit()`);
@@ -299,7 +339,10 @@ test.serial('the orphan sweeper removes old objects no row knows, and nothing el
   const orphan = `orgs/${org.id}/files/lost/orphan.bin`;
   await cluster.app.store.put(orphan, Buffer.from('nobody knows me'));
   const running = '00000000-0000-7000-8000-00000000abcd';
-  await cluster.app.db.query(`INSERT INTO tasks (id, type, organization_id, state) VALUES ($1, 'analyze-video', $2, 'leased')`, [running, org.id]);
+  await cluster.app.db.query(`INSERT INTO tasks (id, type, organization_id, state) VALUES ($1, 'analyze-video', $2, 'leased')`, [
+    running,
+    org.id,
+  ]);
   const inFlight = `orgs/${org.id}/tasks/${running}/source.mp4`;
   await cluster.app.store.put(inFlight, Buffer.from('uploading'));
 
@@ -317,7 +360,11 @@ test('stored objects are served so that none can run as a page of this origin', 
   const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.cookie)</script></svg>');
   const stored = await storeFile(cluster.app, { organizationId: org.id, name: 'logo.svg', source: svg, type: 'image' });
   const r = await cluster.api('GET', `/api/uploads/files/${stored.id}`, { key });
-  for (const [method, range] of [['GET', undefined], ['HEAD', undefined], ['GET', 'bytes=0-9']] as const) {
+  for (const [method, range] of [
+    ['GET', undefined],
+    ['HEAD', undefined],
+    ['GET', 'bytes=0-9'],
+  ] as const) {
     const res = await fetch(r.body.url, { method, headers: range ? { range } : {} });
     t.true(res.ok, `${method} ${range ?? ''}`);
     t.is(res.headers.get('x-content-type-options'), 'nosniff');

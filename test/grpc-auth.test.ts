@@ -24,9 +24,14 @@ async function countingRelay(t: ExecutionContext, target: string): Promise<{ add
   const server = net.createServer((client) => {
     const upstream = net.connect(port, host);
     sockets.add(client).add(upstream);
-    client.on('data', (chunk) => { sent += chunk.length; });
+    client.on('data', (chunk) => {
+      sent += chunk.length;
+    });
     client.pipe(upstream).pipe(client);
-    const end = () => { client.destroy(); upstream.destroy(); };
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
     client.on('error', end).on('close', end);
     upstream.on('error', end).on('close', end);
   });
@@ -45,7 +50,8 @@ test.serial('a call with a wrong cluster token is refused before its 24 MiB mess
   const stranger = new CoordinatorClient(relay.address, 'not-the-cluster-token-000000');
   t.teardown(() => stranger.close());
   const err = await t.throwsAsync<grpc.ServiceError>(
-    stranger.call('CompleteTask', { task_id: 'x', lease_token: 'y', result_json: 'a'.repeat(BIG) }, { retryForMs: 0 }));
+    stranger.call('CompleteTask', { task_id: 'x', lease_token: 'y', result_json: 'a'.repeat(BIG) }, { retryForMs: 0 }),
+  );
   t.is(err!.code, grpc.status.UNAUTHENTICATED);
   t.regex(err!.details, /invalid cluster token/);
   t.true(relay.sent() < 1024 * 1024, `the stranger got ${relay.sent()} bytes through, not its whole message`);
@@ -56,7 +62,8 @@ test.serial('an agent with the token may send a message of that size (analysis r
   const agent = new CoordinatorClient(relay.address, TEST_CLUSTER_TOKEN);
   t.teardown(() => agent.close());
   const err = await t.throwsAsync<grpc.ServiceError>(
-    agent.call('CompleteTask', { task_id: 'no-such-task', lease_token: 'y', result_json: 'a'.repeat(BIG) }, { retryForMs: 0 }));
+    agent.call('CompleteTask', { task_id: 'no-such-task', lease_token: 'y', result_json: 'a'.repeat(BIG) }, { retryForMs: 0 }),
+  );
   // Read, decoded and answered by the handler: the task is unknown, not the caller nor the size.
   t.not(err!.code, grpc.status.UNAUTHENTICATED);
   t.not(err!.code, grpc.status.RESOURCE_EXHAUSTED);
@@ -68,6 +75,7 @@ test.serial('a call with no token at all is refused the same way', async (t) => 
   const client = new AgentService(cluster.app.grpcAddress, grpc.credentials.createInsecure());
   t.teardown(() => client.close());
   const err = await new Promise<grpc.ServiceError | null>((resolve) =>
-    client.Heartbeat({ agent_id: 'x' }, (e: grpc.ServiceError | null) => resolve(e)));
+    client.Heartbeat({ agent_id: 'x' }, (e: grpc.ServiceError | null) => resolve(e)),
+  );
   t.is(err?.code, grpc.status.UNAUTHENTICATED);
 });

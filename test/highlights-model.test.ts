@@ -2,7 +2,13 @@ import test from 'ava';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { joinWords, type Transcript, type Word } from '@shorts/common/text/transcript';
-import { ChatHighlightModel, createHighlightModel, highlightApiFromEnv, LocalHighlightModel, parseJsonContent } from '../node-agent/src/highlights/highlight-model.js';
+import {
+  ChatHighlightModel,
+  createHighlightModel,
+  highlightApiFromEnv,
+  LocalHighlightModel,
+  parseJsonContent,
+} from '../node-agent/src/highlights/highlight-model.js';
 import { selectShorts } from '../node-agent/src/highlights/selector.js';
 import { listener } from './helpers/http.js';
 
@@ -20,20 +26,29 @@ function transcript(): Transcript {
 
 async function fakeChat(answer: (body: Record<string, unknown>) => { status: number; body: unknown }) {
   const seen: Array<{ url: string; headers: http.IncomingHttpHeaders; body: Record<string, unknown> }> = [];
-  const server = http.createServer(listener(async (req, res) => {
-    let raw = '';
-    for await (const c of req) raw += c;
-    const body = JSON.parse(raw) as Record<string, unknown>;
-    seen.push({ url: req.url!, headers: req.headers, body });
-    const a = answer(body);
-    res.writeHead(a.status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(a.body));
-  }));
+  const server = http.createServer(
+    listener(async (req, res) => {
+      let raw = '';
+      for await (const c of req) raw += c;
+      const body = JSON.parse(raw) as Record<string, unknown>;
+      seen.push({ url: req.url!, headers: req.headers, body });
+      const a = answer(body);
+      res.writeHead(a.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(a.body));
+    }),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
-const chatAnswer = (content: string) => ({ status: 200, body: { id: 'c1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] } });
+const chatAnswer = (content: string) => ({
+  status: 200,
+  body: { id: 'c1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] },
+});
 
 test('a valid chat answer becomes shorts in start-time order; the request is an OpenAI chat completion', async (t) => {
   const tr = transcript();
@@ -53,11 +68,20 @@ test('a valid chat answer becomes shorts in start-time order; the request is an 
     t.is(req.headers.authorization, 'Bearer key-1');
     t.is(req.body.model, 'gpt-test');
     const messages = req.body.messages as Array<{ role: string; content: string }>;
-    t.deepEqual(messages.map((m) => m.role), ['system', 'user']);
+    t.deepEqual(
+      messages.map((m) => m.role),
+      ['system', 'user'],
+    );
     t.regex(messages[1]!.content, /\[0-7\] \(0\.5-/);
     t.regex(messages[1]!.content, /up to 3 shorts/);
 
-    t.deepEqual(shorts.map((s) => [s.id, s.title, s.startId, s.endId]), [[0, 'The early one', 0, 47], [1, 'The later one', 200, 263]]);
+    t.deepEqual(
+      shorts.map((s) => [s.id, s.title, s.startId, s.endId]),
+      [
+        [0, 'The early one', 0, 47],
+        [1, 'The later one', 200, 263],
+      ],
+    );
     t.is(shorts[0]!.reason, 'Opens with a question');
     t.is(shorts[0]!.startTime, tr.words[0]!.start);
     t.is(shorts[1]!.endTime, tr.words[263]!.end);
@@ -71,19 +95,24 @@ test('a valid chat answer becomes shorts in start-time order; the request is an 
 test('unusable proposals are dropped: over 90 s, overlapping, out of range', async (t) => {
   const tr = transcript();
   const srv = await fakeChat(() =>
-    chatAnswer(JSON.stringify({
-      shorts: [
-        { title: 'Too long', reason: 'x', startId: 0, endId: 400 },
-        { title: 'Fine', reason: 'x', startId: 8, endId: 55 },
-        { title: 'Overlaps fine', reason: 'x', startId: 40, endId: 80 },
-        { title: 'Past the end', reason: 'x', startId: 590, endId: 9999 },
-        { title: 'Backwards', reason: 'x', startId: 100, endId: 90 },
-      ],
-    })),
+    chatAnswer(
+      JSON.stringify({
+        shorts: [
+          { title: 'Too long', reason: 'x', startId: 0, endId: 400 },
+          { title: 'Fine', reason: 'x', startId: 8, endId: 55 },
+          { title: 'Overlaps fine', reason: 'x', startId: 40, endId: 80 },
+          { title: 'Past the end', reason: 'x', startId: 590, endId: 9999 },
+          { title: 'Backwards', reason: 'x', startId: 100, endId: 90 },
+        ],
+      }),
+    ),
   );
   try {
     const shorts = await new ChatHighlightModel({ url: srv.url, model: 'm' }).pick(tr);
-    t.deepEqual(shorts.map((s) => s.title), ['Fine']);
+    t.deepEqual(
+      shorts.map((s) => s.title),
+      ['Fine'],
+    );
     t.is(srv.seen[0]!.headers.authorization, undefined);
   } finally {
     await srv.close();
@@ -112,7 +141,10 @@ for (const [name, reply] of [
 test('the factory picks the chat model only when both URL and model are configured', (t) => {
   t.true(createHighlightModel(highlightApiFromEnv({})) instanceof LocalHighlightModel);
   t.true(createHighlightModel(highlightApiFromEnv({ HIGHLIGHT_API_URL: 'http://127.0.0.1:1' })) instanceof LocalHighlightModel);
-  t.true(createHighlightModel(highlightApiFromEnv({ HIGHLIGHT_API_URL: 'http://127.0.0.1:1', HIGHLIGHT_API_MODEL: 'm' })) instanceof ChatHighlightModel);
+  t.true(
+    createHighlightModel(highlightApiFromEnv({ HIGHLIGHT_API_URL: 'http://127.0.0.1:1', HIGHLIGHT_API_MODEL: 'm' })) instanceof
+      ChatHighlightModel,
+  );
 });
 
 test('JSON is dug out of fenced or chatty answers', (t) => {

@@ -66,8 +66,17 @@ function fixture(punctuated = true) {
   ];
   const transcript = buildTranscript(parts, { punctuated });
   const find = (phrase: string) => {
-    const first = phrase.toLowerCase().replace(/[^\p{L}\p{N}' ]/gu, '').split(' ')[0]!;
-    const idx = transcript.words.findIndex((w, i) => w.text.toLowerCase().replace(/[^\p{L}\p{N}']/gu, '') === first && joinWords(transcript.words.slice(i, i + phrase.split(' ').length)).toLowerCase().replace(/[^\p{L}\p{N}' ]/gu, '') === phrase.toLowerCase().replace(/[^\p{L}\p{N}' ]/gu, ''));
+    const first = phrase
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}' ]/gu, '')
+      .split(' ')[0]!;
+    const idx = transcript.words.findIndex(
+      (w, i) =>
+        w.text.toLowerCase().replace(/[^\p{L}\p{N}']/gu, '') === first &&
+        joinWords(transcript.words.slice(i, i + phrase.split(' ').length))
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N}' ]/gu, '') === phrase.toLowerCase().replace(/[^\p{L}\p{N}' ]/gu, ''),
+    );
     if (idx < 0) throw new Error(`phrase not found: ${phrase}`);
     return idx;
   };
@@ -88,8 +97,14 @@ function checkInvariants(t: ExecutionContext, transcript: Transcript, shorts: Sh
     if (i > 0) t.true(s.startTime >= shorts[i - 1]!.endTime, `short ${i} overlaps short ${i - 1}`);
     t.true(s.endTime - s.startTime <= 90, `short ${i} lasts ${s.endTime - s.startTime} s`);
     t.true(s.endTime > s.startTime);
-    t.true(sentences.some((x) => x.startId === s.startId), `short ${i} starts on a sentence boundary`);
-    t.true(sentences.some((x) => x.endId === s.endId), `short ${i} ends on a sentence boundary`);
+    t.true(
+      sentences.some((x) => x.startId === s.startId),
+      `short ${i} starts on a sentence boundary`,
+    );
+    t.true(
+      sentences.some((x) => x.endId === s.endId),
+      `short ${i} ends on a sentence boundary`,
+    );
     t.true(s.startTime <= words[s.startId!]!.start && (s.startId === 0 || s.startTime >= words[s.startId! - 1]!.end));
     t.true(s.endTime >= words[s.endId!]!.end && (s.endId === words.length - 1 || s.endTime <= words[s.endId! + 1]!.start));
     t.is(s.text, joinWords(words.slice(s.startId!, s.endId! + 1)));
@@ -104,7 +119,14 @@ const overlap = (s: Short, a: number, b: number) => Math.max(0, Math.min(s.endTi
 test('picks the Q&A and the numbers segments, never the silence, within 90 s and on boundaries', (t) => {
   const f = fixture();
   const shorts = selectShorts(f.transcript);
-  t.log(shorts.map((s) => `#${s.id} ${s.startTime}-${s.endTime} (${(s.endTime - s.startTime).toFixed(1)} s) score ${s.score} "${s.title}" — ${s.reason}`).join('\n'));
+  t.log(
+    shorts
+      .map(
+        (s) =>
+          `#${s.id} ${s.startTime}-${s.endTime} (${(s.endTime - s.startTime).toFixed(1)} s) score ${s.score} "${s.title}" — ${s.reason}`,
+      )
+      .join('\n'),
+  );
   t.is(shorts.length, defaultShortCount(f.transcript.durationSec));
   checkInvariants(t, f.transcript, shorts);
 
@@ -147,7 +169,10 @@ test('energy from the audio lifts a louder stretch', (t) => {
 });
 
 test('a short video may become one short covering all of it', (t) => {
-  const transcript = buildTranscript([{ text: 'Did you know that honey never spoils?' }, { text: 'Archaeologists found 3000 year old honey that was still good.' }]);
+  const transcript = buildTranscript([
+    { text: 'Did you know that honey never spoils?' },
+    { text: 'Archaeologists found 3000 year old honey that was still good.' },
+  ]);
   const shorts = selectShorts(transcript);
   t.is(shorts.length, 1);
   t.is(shorts[0]!.startId, 0);
@@ -167,7 +192,10 @@ test('continuous speech with no pauses over 90 s still yields windows within the
 test('titles: the first salient clause, fillers dropped, at most 60 characters', (t) => {
   const tr = buildTranscript([{ text: 'So, the biggest mistake new runners make, according to every coach I know, is going too fast.' }]);
   t.is(makeTitle(tr.words, segmentSentences(tr.words)), 'The biggest mistake new runners make');
-  const long = buildTranscript([{ text: 'and honestly this particular recipe has been in my family for generations of very patient cooks' }], { punctuated: false });
+  const long = buildTranscript(
+    [{ text: 'and honestly this particular recipe has been in my family for generations of very patient cooks' }],
+    { punctuated: false },
+  );
   const title = makeTitle(long.words, segmentSentences(long.words));
   t.true(title.length <= 60, title);
   t.regex(title, /^Honestly this particular recipe/);
@@ -181,7 +209,13 @@ test('predefined shorts take the words inside, ids follow start time, ids into w
     { title: 'Numbers', start: f.numStart - 0.1, end: f.numEnd + 0.1 },
     { title: 'Intro', start: 0, end: w[9]!.end + 0.05 },
   ]);
-  t.deepEqual(shorts.map((s) => [s.id, s.title]), [[0, 'Intro'], [1, 'Numbers']]);
+  t.deepEqual(
+    shorts.map((s) => [s.id, s.title]),
+    [
+      [0, 'Intro'],
+      [1, 'Numbers'],
+    ],
+  );
   t.is(shorts[0]!.text, joinWords(w.slice(0, 10)));
   t.true(shorts[1]!.text.startsWith('In 2019 we had 3 stores'));
   t.true(shorts[1]!.text.endsWith('2 million dollars of funding.'));

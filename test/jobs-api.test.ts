@@ -34,18 +34,38 @@ test('create answers 201 with id and jobId, reserves credits and lists the job a
   t.deepEqual(orgRow, { credits: 5, r: 0.3 });
   const list = await cluster.api('GET', '/api/jobs', { key });
   t.is(list.body.total, 1);
-  t.like(list.body.data[0], { id: r.body.id, status: 'PROCESSING', functionName: 'VideoShorts', shortsCount: 0, cost: null, creditUsageStatus: 'PENDING', progress: 5 });
+  t.like(list.body.data[0], {
+    id: r.body.id,
+    status: 'PROCESSING',
+    functionName: 'VideoShorts',
+    shortsCount: 0,
+    cost: null,
+    creditUsageStatus: 'PENDING',
+    progress: 5,
+  });
 });
 
 test('optional fields sent as null count as not given', async (t) => {
   const { key } = await cluster.org({ credits: 5 });
   const r = await cluster.api('POST', '/api/jobs', {
-    key, body: { functionName: 'VideoShorts', youtubeVideoId: 'dQw4w9WgXcQ', fileUrl: null, name: null, webhook: null, options: null, organizationId: null },
+    key,
+    body: {
+      functionName: 'VideoShorts',
+      youtubeVideoId: 'dQw4w9WgXcQ',
+      fileUrl: null,
+      name: null,
+      webhook: null,
+      options: null,
+      organizationId: null,
+    },
   });
   t.is(r.status, 201, JSON.stringify(r.body));
   const got = await cluster.api('GET', `/api/jobs/${r.body.id}`, { key });
   t.is(got.body.title, null);
-  const neither = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', youtubeVideoId: null, fileUrl: null } });
+  const neither = await cluster.api('POST', '/api/jobs', {
+    key,
+    body: { functionName: 'VideoShorts', youtubeVideoId: null, fileUrl: null },
+  });
   t.is(neither.status, 400);
   t.regex(neither.body.message, /youtubeVideoId or fileUrl/);
 });
@@ -56,8 +76,14 @@ test('retrieve: API-key and bearer forms of a completed and of a running job', a
   const bearer = { authorization: `Bearer ${await cluster.app.signer.issue(user.id)}` };
   const done = await insertCompletedJob(cluster.app, {
     organizationId: org.id,
-    words: [{ text: 'hello', start: 1, end: 1.5 }, { text: 'world', start: 12, end: 12.5 }],
-    shorts: [{ startTime: 0, endTime: 10, title: 'First' }, { startTime: 10, endTime: 20, title: 'Second' }],
+    words: [
+      { text: 'hello', start: 1, end: 1.5 },
+      { text: 'world', start: 12, end: 12.5 },
+    ],
+    shorts: [
+      { startTime: 0, endTime: 10, title: 'First' },
+      { startTime: 10, endTime: 20, title: 'Second' },
+    ],
   });
 
   const keyForm = await cluster.api('GET', `/api/jobs/${done}`, { key });
@@ -118,24 +144,40 @@ test('validation failures are 400 with a message and create nothing', async (t) 
 
 test('pro and business allow predefined shorts up to 300 s', async (t) => {
   const { key } = await cluster.org({ plan: 'pro', credits: 5 });
-  const ok = await cluster.api('POST', '/api/jobs', { key, body: { ...VALID, options: { predefinedShorts: [{ title: 'long', start: 0, end: 300 }] } } });
+  const ok = await cluster.api('POST', '/api/jobs', {
+    key,
+    body: { ...VALID, options: { predefinedShorts: [{ title: 'long', start: 0, end: 300 }] } },
+  });
   t.is(ok.status, 201);
-  const tooLong = await cluster.api('POST', '/api/jobs', { key, body: { ...VALID, options: { predefinedShorts: [{ title: 'long', start: 0, end: 300.5 }] } } });
+  const tooLong = await cluster.api('POST', '/api/jobs', {
+    key,
+    body: { ...VALID, options: { predefinedShorts: [{ title: 'long', start: 0, end: 300.5 }] } },
+  });
   t.is(tooLong.status, 400);
 });
 
 test('YouTube ids and URL forms', (t) => {
-  for (const form of ['dQw4w9WgXcQ', 'https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=10', 'youtu.be/dQw4w9WgXcQ', 'https://youtube.com/shorts/dQw4w9WgXcQ', 'https://m.youtube.com/watch?v=dQw4w9WgXcQ', 'https://www.youtube.com/embed/dQw4w9WgXcQ', 'https://www.youtube.com/live/dQw4w9WgXcQ?si=x']) {
+  for (const form of [
+    'dQw4w9WgXcQ',
+    'https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=10',
+    'youtu.be/dQw4w9WgXcQ',
+    'https://youtube.com/shorts/dQw4w9WgXcQ',
+    'https://m.youtube.com/watch?v=dQw4w9WgXcQ',
+    'https://www.youtube.com/embed/dQw4w9WgXcQ',
+    'https://www.youtube.com/live/dQw4w9WgXcQ?si=x',
+  ]) {
     t.is(parseYoutubeVideoId(form), 'dQw4w9WgXcQ', form);
   }
-  for (const bad of ['https://vimeo.com/123', 'https://www.youtube.com/watch?v=short', 'dQw4w9WgXc']) t.is(parseYoutubeVideoId(bad), undefined, bad);
+  for (const bad of ['https://vimeo.com/123', 'https://www.youtube.com/watch?v=short', 'dQw4w9WgXc'])
+    t.is(parseYoutubeVideoId(bad), undefined, bad);
 });
 
 test('preconditions in order: storage, then phone verification, then credits', async (t) => {
   const { org } = await cluster.org({ plan: 'free', credits: 0 });
   const user = await createUser(cluster.app.db, { email: `p-${org.id}@example.com`, organizationId: org.id, phoneNumber: '+15550100' });
   const token = await cluster.app.signer.issue(user.id);
-  const post = () => cluster.api('POST', '/api/jobs', { headers: { authorization: `Bearer ${token}` }, body: { ...VALID, organizationId: org.id } });
+  const post = () =>
+    cluster.api('POST', '/api/jobs', { headers: { authorization: `Bearer ${token}` }, body: { ...VALID, organizationId: org.id } });
   await updateOrganization(cluster.app.db, org.id, { phoneVerificationRequired: true });
   await cluster.app.db.query('UPDATE organizations SET storage_used_bytes = 100000000 WHERE id = $1', [org.id]);
 
@@ -207,10 +249,13 @@ test('list: search, status filter incl. all, paging with total before paging', a
   t.is((await cluster.api('GET', '/api/jobs?status=DONE', { key })).status, 400);
   // Newest first.
   const times = first.body.data.map((j: { createdAt: string }) => Date.parse(j.createdAt));
-  t.deepEqual(times, [...times].sort((a: number, b: number) => b - a));
+  t.deepEqual(
+    times,
+    [...times].sort((a: number, b: number) => b - a),
+  );
 });
 
-test('another organization\'s job is 404', async (t) => {
+test("another organization's job is 404", async (t) => {
   const a = await cluster.org();
   const b = await cluster.org();
   const r = await cluster.api('POST', '/api/jobs', { key: a.key, body: VALID });
@@ -221,8 +266,20 @@ test('another organization\'s job is 404', async (t) => {
 });
 
 test('price table: per-minute by plan, YouTube per GB with a minimum, 0.30 job minimum', (t) => {
-  t.deepEqual(priceJob({ plan: 'free', durationSec: 60, fromYoutube: false, downloadBytes: 0 }), { cost: 0.3, costBreakDown: { shortGen: 0.03, youtubeProcessing: 0 } });
-  t.deepEqual(priceJob({ plan: 'pro', durationSec: 3600, fromYoutube: false, downloadBytes: 0 }), { cost: 1.56, costBreakDown: { shortGen: 1.56, youtubeProcessing: 0 } });
-  t.deepEqual(priceJob({ plan: 'business', durationSec: 3600, fromYoutube: true, downloadBytes: 2e9 }), { cost: 2.58, costBreakDown: { shortGen: 1.38, youtubeProcessing: 1.2 } });
-  t.deepEqual(priceJob({ plan: 'starter', durationSec: 600, fromYoutube: true, downloadBytes: 1e8 }), { cost: 0.4, costBreakDown: { shortGen: 0.3, youtubeProcessing: 0.1 } });
+  t.deepEqual(priceJob({ plan: 'free', durationSec: 60, fromYoutube: false, downloadBytes: 0 }), {
+    cost: 0.3,
+    costBreakDown: { shortGen: 0.03, youtubeProcessing: 0 },
+  });
+  t.deepEqual(priceJob({ plan: 'pro', durationSec: 3600, fromYoutube: false, downloadBytes: 0 }), {
+    cost: 1.56,
+    costBreakDown: { shortGen: 1.56, youtubeProcessing: 0 },
+  });
+  t.deepEqual(priceJob({ plan: 'business', durationSec: 3600, fromYoutube: true, downloadBytes: 2e9 }), {
+    cost: 2.58,
+    costBreakDown: { shortGen: 1.38, youtubeProcessing: 1.2 },
+  });
+  t.deepEqual(priceJob({ plan: 'starter', durationSec: 600, fromYoutube: true, downloadBytes: 1e8 }), {
+    cost: 0.4,
+    costBreakDown: { shortGen: 0.3, youtubeProcessing: 0.1 },
+  });
 });

@@ -14,8 +14,12 @@ test.before(async () => {
 });
 test.after.always(() => cluster?.close());
 
-const WORDS = [{ text: 'hello', start: 1, end: 1.5 }, { text: 'world', start: 2, end: 2.5 }];
-const usedBytes = async (orgId: string) => Number((await cluster.app.db.one<{ n: number }>('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [orgId]))!.n);
+const WORDS = [
+  { text: 'hello', start: 1, end: 1.5 },
+  { text: 'world', start: 2, end: 2.5 },
+];
+const usedBytes = async (orgId: string) =>
+  Number((await cluster.app.db.one<{ n: number }>('SELECT storage_used_bytes AS n FROM organizations WHERE id = $1', [orgId]))!.n);
 const objectsUnder = async (prefix: string) => {
   const keys: string[] = [];
   for await (const obj of cluster.app.store.list(prefix)) keys.push(obj.key);
@@ -24,10 +28,19 @@ const objectsUnder = async (prefix: string) => {
 
 async function failedUrlJob(orgId: string, key: string, message: string): Promise<string> {
   const r = await cluster.api('POST', '/api/jobs', {
-    key, body: { functionName: 'VideoShorts', name: 'Broken link', fileUrl: 'https://videos.example.com/missing.mp4', options: { predefinedShorts: [{ title: 'Intro', start: 0, end: 20 }] } },
+    key,
+    body: {
+      functionName: 'VideoShorts',
+      name: 'Broken link',
+      fileUrl: 'https://videos.example.com/missing.mp4',
+      options: { predefinedShorts: [{ title: 'Intro', start: 0, end: 20 }] },
+    },
   });
   // What the analysis outcome leaves when the download fails (no agent runs in this file).
-  await cluster.app.db.query(`UPDATE jobs SET status = 'FAILED', error_message = $2, credit_usage_status = 'RELEASED' WHERE id = $1`, [r.body.id, message]);
+  await cluster.app.db.query(`UPDATE jobs SET status = 'FAILED', error_message = $2, credit_usage_status = 'RELEASED' WHERE id = $1`, [
+    r.body.id,
+    message,
+  ]);
   await cluster.app.db.query(`UPDATE tasks SET state = 'failed' WHERE subject_id = $1`, [r.body.id]);
   return r.body.id;
 }
@@ -44,7 +57,10 @@ test('delete: a completed job leaves the API, its files and objects go, and stor
   t.deepEqual(r.body, { id: jobId, deleted: true, deletedFiles: 1, freedBytes: 1 });
   t.is((await cluster.api('GET', `/api/jobs/${jobId}`, { key })).status, 404);
   const list = await cluster.api('GET', '/api/jobs', { key });
-  t.deepEqual(list.body.data.map((j: { id: string }) => j.id), [kept]);
+  t.deepEqual(
+    list.body.data.map((j: { id: string }) => j.id),
+    [kept],
+  );
   t.deepEqual(await objectsUnder(`orgs/${org.id}/tasks/${jobId}/`), []);
   t.is(await usedBytes(org.id), 1);
   // The other job's files are untouched.
@@ -71,7 +87,10 @@ test("delete: another organization's job is 404 and stays as it was; an unknown 
 
 test('delete: a PROCESSING job, or one with a render still queued, is refused with 409 and nothing changes', async (t) => {
   const { org, key } = await cluster.org();
-  const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: 'https://videos.example.com/talk.mp4' } });
+  const created = await cluster.api('POST', '/api/jobs', {
+    key,
+    body: { functionName: 'VideoShorts', fileUrl: 'https://videos.example.com/talk.mp4' },
+  });
   const r = await cluster.api('DELETE', `/api/jobs/${created.body.id}`, { key });
   t.is(r.status, 409);
   t.regex(r.body.message, /still processing/);
@@ -90,7 +109,7 @@ test('delete: a PROCESSING job, or one with a render still queued, is refused wi
 test("the job list carries a failed job's reason; retry starts a new job from the same URL, title and options", async (t) => {
   const { org, key } = await cluster.org({ credits: 5 });
   const failed = await failedUrlJob(org.id, key, 'Download failed: the server answered 404');
-  const list = await cluster.api('GET', '/api/jobs', { key, });
+  const list = await cluster.api('GET', '/api/jobs', { key });
   const item = list.body.data.find((j: { id: string }) => j.id === failed);
   t.like(item, { status: 'FAILED', message: 'Download failed: the server answered 404' });
 
@@ -99,9 +118,17 @@ test("the job list carries a failed job's reason; retry starts a new job from th
   t.not(retry.body.id, failed);
   t.is(retry.body.jobId, retry.body.id);
   const row = await cluster.app.db.one('SELECT title, status, file_url AS "fileUrl", options FROM jobs WHERE id = $1', [retry.body.id]);
-  t.deepEqual(row, { title: 'Broken link', status: 'PROCESSING', fileUrl: 'https://videos.example.com/missing.mp4', options: { predefinedShorts: [{ title: 'Intro', start: 0, end: 20 }] } });
+  t.deepEqual(row, {
+    title: 'Broken link',
+    status: 'PROCESSING',
+    fileUrl: 'https://videos.example.com/missing.mp4',
+    options: { predefinedShorts: [{ title: 'Intro', start: 0, end: 20 }] },
+  });
   // Its analysis is queued like any new job's, with the same predefined short.
-  const task = await cluster.app.db.one<{ payload: Record<string, unknown> }>(`SELECT payload FROM tasks WHERE subject_id = $1 AND type = 'analyze-video'`, [retry.body.id]);
+  const task = await cluster.app.db.one<{ payload: Record<string, unknown> }>(
+    `SELECT payload FROM tasks WHERE subject_id = $1 AND type = 'analyze-video'`,
+    [retry.body.id],
+  );
   t.deepEqual(task!.payload.predefinedShorts, [{ title: 'Intro', start: 0, end: 20 }]);
 
   // A running job cannot be retried; another organization's job is 404.
@@ -126,7 +153,10 @@ test('retry: a failed upload (its video not kept) is a 400 saying to upload agai
   const done = await insertCompletedJob(cluster.app, { organizationId: org.id, words: WORDS, shorts: [{ startTime: 0, endTime: 3 }] });
   const again = await cluster.api('POST', `/api/jobs/${done}/retry`, { key });
   t.is(again.status, 201, JSON.stringify(again.body));
-  const task = await cluster.app.db.one<{ payload: Record<string, unknown> }>(`SELECT payload FROM tasks WHERE subject_id = $1 AND type = 'analyze-video'`, [again.body.id]);
+  const task = await cluster.app.db.one<{ payload: Record<string, unknown> }>(
+    `SELECT payload FROM tasks WHERE subject_id = $1 AND type = 'analyze-video'`,
+    [again.body.id],
+  );
   t.like(task!.payload.source, { kind: 'object', objectKey: `orgs/${org.id}/tasks/${done}/source.mp4`, consume: false });
 });
 
@@ -140,11 +170,17 @@ test('API keys: an owner lists, creates (the key shown once, and it works) and r
   t.is(byKey.status, 403);
   t.regex(byKey.body.message, /not with an API key/);
 
-  const noName = await cluster.api('POST', '/api/organizations/api-keys', { headers: bearer, body: { organizationId: org.id, name: '  ' } });
+  const noName = await cluster.api('POST', '/api/organizations/api-keys', {
+    headers: bearer,
+    body: { organizationId: org.id, name: '  ' },
+  });
   t.is(noName.status, 400);
   t.regex(noName.body.message, /name is required/);
 
-  const created = await cluster.api('POST', '/api/organizations/api-keys', { headers: bearer, body: { organizationId: org.id, name: 'CI uploader' } });
+  const created = await cluster.api('POST', '/api/organizations/api-keys', {
+    headers: bearer,
+    body: { organizationId: org.id, name: 'CI uploader' },
+  });
   t.is(created.status, 201, JSON.stringify(created.body));
   t.regex(created.body.key, /^vsk_/);
   t.like(created.body, { name: 'CI uploader', prefix: 'vsk_', last4: created.body.key.slice(-4), revokedAt: null });
@@ -152,7 +188,10 @@ test('API keys: an owner lists, creates (the key shown once, and it works) and r
 
   const list = await cluster.api('GET', `/api/organizations/api-keys${q}`, { headers: bearer });
   t.is(list.status, 200);
-  t.deepEqual(list.body.keys.map((k: { name: string }) => k.name), ['test', 'CI uploader']);
+  t.deepEqual(
+    list.body.keys.map((k: { name: string }) => k.name),
+    ['test', 'CI uploader'],
+  );
   t.false(JSON.stringify(list.body).includes(created.body.key));
 
   const revoked = await cluster.api('DELETE', `/api/organizations/api-keys/${created.body.id}${q}`, { headers: bearer });
@@ -175,7 +214,10 @@ test("API keys: another organization's key is 404 and stays valid; a plain membe
 
   const member = await createUser(cluster.app.db, { email: `member-${a.org.id}@example.com`, organizationId: a.org.id, role: 'member' });
   const bearerM = { authorization: `Bearer ${await cluster.app.signer.issue(member.id)}` };
-  const m = await cluster.api('POST', '/api/organizations/api-keys', { headers: bearerM, body: { organizationId: a.org.id, name: 'mine' } });
+  const m = await cluster.api('POST', '/api/organizations/api-keys', {
+    headers: bearerM,
+    body: { organizationId: a.org.id, name: 'mine' },
+  });
   t.is(m.status, 403);
   t.regex(m.body.message, /owner or admin/);
   t.is((await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE organization_id = $1', [a.org.id]))!.n, 1);

@@ -25,13 +25,21 @@ function detectionsFrom(start: number): ShortDetections {
   const times = Array.from({ length: 100 }, (_, i) => start + i / 10);
   const half = start + 5;
   return {
-    version: 1, sourceWidth: 1280, sourceHeight: 720, start, end: start + 10, sampleFps: 10,
+    version: 1,
+    sourceWidth: 1280,
+    sourceHeight: 720,
+    start,
+    end: start + 10,
+    sampleFps: 10,
     speech: [{ start: start + 0.1, end: start + 9.9 }],
     tracks: [
       { id: 1, samples: times.map((time) => ({ time, box: LEFT, score: 0.95, mouthActivity: time < half ? 0.3 : 0 })) },
       { id: 2, samples: times.map((time) => ({ time, box: RIGHT, score: 0.95, mouthActivity: time >= half ? 0.3 : 0 })) },
     ],
-    turns: [{ start: start + 0.1, end: half - 0.1, trackId: 1 }, { start: half + 0.1, end: start + 9.9, trackId: 2 }],
+    turns: [
+      { start: start + 0.1, end: half - 0.1, trackId: 1 },
+      { start: half + 0.1, end: start + 9.9, trackId: 2 },
+    ],
   };
 }
 const OUTPUT = { width: 720, height: 1280 };
@@ -41,7 +49,11 @@ async function job(organizationId: string): Promise<string> {
   const first = detectionsFrom(0);
   const second = detectionsFrom(10);
   return insertCompletedJob(cluster.app, {
-    organizationId, words: WORDS, width: 1280, height: 720, durationSec: 200,
+    organizationId,
+    words: WORDS,
+    width: 1280,
+    height: 720,
+    durationSec: 200,
     shorts: [
       { startTime: 0, endTime: 10, title: 'First', detections: first, reframe: planReframe(first, DEFAULT_DIRECTOR, OUTPUT) },
       { startTime: 10, endTime: 20, title: 'Second', detections: second, reframe: planReframe(second, DEFAULT_DIRECTOR, OUTPUT) },
@@ -59,13 +71,16 @@ async function shortsOf(key: string, id: string): Promise<Parsed[]> {
 }
 async function ledger(orgId: string) {
   return cluster.app.db.one<{ n: string; credits: string; reserved: string }>(
-    `SELECT (SELECT count(*) FROM credit_ledger WHERE organization_id = $1) AS n, credits, reserved_credits AS reserved FROM organizations WHERE id = $1`, [orgId],
+    `SELECT (SELECT count(*) FROM credit_ledger WHERE organization_id = $1) AS n, credits, reserved_credits AS reserved FROM organizations WHERE id = $1`,
+    [orgId],
   );
 }
 async function renderTask(key: string, id: string, target: number, options: Record<string, unknown> = {}) {
   const render = await cluster.api('POST', '/api/render', { key, body: { id, target, options } });
   if (render.status !== 201) return { status: render.status, payload: undefined };
-  const task = await cluster.app.db.one<{ payload: Parsed }>(`SELECT payload FROM tasks WHERE subject_id = $1 AND type = 'render-short'`, [render.body.renderId]);
+  const task = await cluster.app.db.one<{ payload: Parsed }>(`SELECT payload FROM tasks WHERE subject_id = $1 AND type = 'render-short'`, [
+    render.body.renderId,
+  ]);
   return { status: 201, payload: task!.payload };
 }
 
@@ -95,13 +110,17 @@ test('bad ranges and titles are 400s that change nothing; an unknown short is 40
   t.deepEqual(await shortsOf(key, id), before, 'nothing changed');
 });
 
-test('another organization\'s job is 404 for every short edit', async (t) => {
+test("another organization's job is 404 for every short edit", async (t) => {
   const owner = await cluster.org();
   const other = await cluster.org();
   const id = await job(owner.org.id);
   const before = await shortsOf(owner.key, id);
   t.is((await cluster.api('PATCH', `/api/jobs/${id}/shorts/0`, { key: other.key, body: { revision: 0, title: 'Mine now' } })).status, 404);
-  t.is((await cluster.api('POST', `/api/jobs/${id}/shorts`, { key: other.key, body: { revision: 0, title: 'x', startTime: 1, endTime: 5 } })).status, 404);
+  t.is(
+    (await cluster.api('POST', `/api/jobs/${id}/shorts`, { key: other.key, body: { revision: 0, title: 'x', startTime: 1, endTime: 5 } }))
+      .status,
+    404,
+  );
   t.is((await cluster.api('DELETE', `/api/jobs/${id}/shorts/0?revision=0`, { key: other.key })).status, 404);
   t.deepEqual(await shortsOf(owner.key, id), before);
 });
@@ -117,7 +136,7 @@ test('a stale revision is 409 and changes nothing; of two edits on one revision,
   const winner = a.status === 200 ? 'From A' : 'From B';
   const loser = a.status === 409 ? a : b;
   t.regex(loser.body.message, /revision 1, not 0/);
-  t.is((await shortsOf(key, id))[0].content, winner, 'the winner\'s edit stands');
+  t.is((await shortsOf(key, id))[0].content, winner, "the winner's edit stands");
   const stale = await cluster.api('DELETE', `/api/jobs/${id}/shorts/1?revision=0`, { key });
   t.is(stale.status, 409);
   t.is((await shortsOf(key, id)).length, 2, 'the stale removal removed nothing');
@@ -131,24 +150,40 @@ test('trim, add and remove: ids never shift or get reused, renders use the new r
   const before = await ledger(org.id);
 
   // Trim the first short inside its analysed range: words and path follow.
-  const trimmed = await cluster.api('PATCH', `/api/jobs/${id}/shorts/0`, { key, body: { revision: 0, startTime: 2, endTime: 8, title: 'Trimmed' } });
+  const trimmed = await cluster.api('PATCH', `/api/jobs/${id}/shorts/0`, {
+    key,
+    body: { revision: 0, startTime: 2, endTime: 8, title: 'Trimmed' },
+  });
   t.is(trimmed.status, 200, JSON.stringify(trimmed.body));
   t.like(trimmed.body, { revision: 1, short: { id: 0, title: 'Trimmed', startTime: 2, endTime: 8, text: 'w2 w3 w4 w5 w6 w7' } });
   const path = trimmed.body.short.reframe;
   t.truthy(path, 'reframed from the stored detections');
   t.falsy(trimmed.body.short.reframeStale);
-  t.true(path.keyframes.every((k: { time: number }) => k.time >= 2 && k.time <= 8), JSON.stringify(path.keyframes.map((k: { time: number }) => k.time)));
+  t.true(
+    path.keyframes.every((k: { time: number }) => k.time >= 2 && k.time <= 8),
+    JSON.stringify(path.keyframes.map((k: { time: number }) => k.time)),
+  );
   t.is(path.keyframes[0].time, 2);
-  t.deepEqual(path.segments.map((s: { tracks: number[] }) => s.tracks), [[1], [2]], 'left speaker, then the cut to the right one');
+  t.deepEqual(
+    path.segments.map((s: { tracks: number[] }) => s.tracks),
+    [[1], [2]],
+    'left speaker, then the cut to the right one',
+  );
   t.true(path.segments[1].start > 4 && path.segments[1].start <= 5.1, `cut at the turn (${path.segments[1].start})`);
 
   const trimmedRender = await renderTask(key, id, 0);
   t.like(trimmedRender.payload, { shortId: 0, startTime: 2, endTime: 8, recompute: null });
   t.deepEqual(trimmedRender.payload.reframe, path, 'the render follows the re-planned path');
-  t.deepEqual(trimmedRender.payload.words.map((w: Word) => w.text), ['w2', 'w3', 'w4', 'w5', 'w6', 'w7']);
+  t.deepEqual(
+    trimmedRender.payload.words.map((w: Word) => w.text),
+    ['w2', 'w3', 'w4', 'w5', 'w6', 'w7'],
+  );
 
   // Add a short: the next id, reframed from the detections that cover it.
-  const added = await cluster.api('POST', `/api/jobs/${id}/shorts`, { key, body: { revision: 1, title: 'Inside the second', startTime: 12, endTime: 14 } });
+  const added = await cluster.api('POST', `/api/jobs/${id}/shorts`, {
+    key,
+    body: { revision: 1, title: 'Inside the second', startTime: 12, endTime: 14 },
+  });
   t.is(added.status, 201, JSON.stringify(added.body));
   t.like(added.body, { revision: 2, short: { id: 2, startTime: 12, endTime: 14, text: 'w12 w13' } });
   t.true(added.body.short.reframe.keyframes.every((k: { time: number }) => k.time >= 12 && k.time <= 14));
@@ -156,12 +191,22 @@ test('trim, add and remove: ids never shift or get reused, renders use the new r
   // Remove the first: the others keep their ids; a new short never takes the removed id.
   const removed = await cluster.api('DELETE', `/api/jobs/${id}/shorts/0?revision=2`, { key });
   t.is(removed.status, 200, JSON.stringify(removed.body));
-  const another = await cluster.api('POST', `/api/jobs/${id}/shorts`, { key, body: { revision: 3, title: 'Late', startTime: 30, endTime: 40 } });
+  const another = await cluster.api('POST', `/api/jobs/${id}/shorts`, {
+    key,
+    body: { revision: 3, title: 'Late', startTime: 30, endTime: 40 },
+  });
   t.is(another.status, 201);
   t.is(another.body.short.id, 3);
   t.is(another.body.short.reframe, null, 'no detections cover it: centre crop');
   const shorts = await shortsOf(key, id);
-  t.deepEqual(shorts.map((s) => [s.id, s.content]), [['1', 'Second'], ['2', 'Inside the second'], ['3', 'Late']]);
+  t.deepEqual(
+    shorts.map((s) => [s.id, s.content]),
+    [
+      ['1', 'Second'],
+      ['2', 'Inside the second'],
+      ['3', 'Late'],
+    ],
+  );
   t.is((await cluster.app.db.one<{ n: number }>(`SELECT shorts_count AS n FROM jobs WHERE id = $1`, [id]))!.n, 3);
 
   // Renders: the removed short is gone, the others render their own ranges, words and detections.
@@ -172,12 +217,23 @@ test('trim, add and remove: ids never shift or get reused, renders use the new r
   t.is(second.payload.recompute.detections.start, 10, 'short 1 still plans from its own detections');
   const addedRender = await renderTask(key, id, 2, { director: { intelligence: { maxSpeakersToFocus: 2 } } });
   t.like(addedRender.payload, { shortId: 2, startTime: 12, endTime: 14 });
-  t.deepEqual(addedRender.payload.words.map((w: Word) => w.text), ['w12', 'w13']);
-  t.deepEqual([addedRender.payload.recompute.detections.start, addedRender.payload.recompute.detections.end], [12, 14], 'planned over the new range only');
+  t.deepEqual(
+    addedRender.payload.words.map((w: Word) => w.text),
+    ['w12', 'w13'],
+  );
+  t.deepEqual(
+    [addedRender.payload.recompute.detections.start, addedRender.payload.recompute.detections.end],
+    [12, 14],
+    'planned over the new range only',
+  );
 
   const after = await ledger(org.id);
   t.deepEqual(after, before, 'no credits charged or reserved');
-  t.is((await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE organization_id = $1`, [org.id]))!.n, 1, 'no new job');
+  t.is(
+    (await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE organization_id = $1`, [org.id]))!.n,
+    1,
+    'no new job',
+  );
 });
 
 test('a range outside what was analysed keeps the centre crop and says so; renders use the new range', async (t) => {
@@ -189,7 +245,10 @@ test('a range outside what was analysed keeps the centre crop and says so; rende
   t.true((await shortsOf(key, id))[0].reframeStale);
   const render = await renderTask(key, id, 0, { director: { intelligence: { maxSpeakersToFocus: 2 } } });
   t.like(render.payload, { startTime: 5, endTime: 15, reframe: null, recompute: null });
-  t.deepEqual(render.payload.words.map((w: Word) => w.text), ['w5', 'w6', 'w7', 'w8', 'w9', 'w10', 'w11', 'w12', 'w13', 'w14']);
+  t.deepEqual(
+    render.payload.words.map((w: Word) => w.text),
+    ['w5', 'w6', 'w7', 'w8', 'w9', 'w10', 'w11', 'w12', 'w13', 'w14'],
+  );
   // Back inside: planned again, no longer stale.
   const back = await cluster.api('PATCH', `/api/jobs/${id}/shorts/0`, { key, body: { revision: 1, startTime: 1, endTime: 9 } });
   t.truthy(back.body.short.reframe);

@@ -16,11 +16,27 @@ test.after.always(async () => {
 });
 
 // Contract 2.5: the list item's fields, none renamed or dropped by the addition.
-const LIST_ITEM_FIELDS = ['id', 'title', 'description', 'cost', 'costBreakDown', 'creditUsageStatus', 'status', 'functionName', 'source', 'createdAt', 'progress', 'shortsCount'];
+const LIST_ITEM_FIELDS = [
+  'id',
+  'title',
+  'description',
+  'cost',
+  'costBreakDown',
+  'creditUsageStatus',
+  'status',
+  'functionName',
+  'source',
+  'createdAt',
+  'progress',
+  'shortsCount',
+];
 
 test.serial('a processing job names its stage in the list and the retrieve form, and why it waits once no agent can take it', async (t) => {
   const { org, key } = await cluster.org();
-  const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', title: 'Queued talk', fileUrl: 'https://example.com/talk.mp4' } });
+  const created = await cluster.api('POST', '/api/jobs', {
+    key,
+    body: { functionName: 'VideoShorts', title: 'Queued talk', fileUrl: 'https://example.com/talk.mp4' },
+  });
   t.is(created.status, 201, JSON.stringify(created.body));
   const jobId = created.body.id as string;
   const done = await insertCompletedJob(cluster.app, { organizationId: org.id, words: [], shorts: [{ startTime: 0, endTime: 2 }] });

@@ -18,17 +18,27 @@ test.after.always(() => cluster?.close());
 // "the quick brown fax jumps over the lazy dog" with a recognition error ("fax"), a word broken in two
 // ("to" "day") and one run together ("highfive").
 const WORDS: Word[] = [
-  { text: 'the', start: 0.5, end: 0.7 }, { text: 'quick', start: 0.7, end: 1.1 }, { text: 'brown', start: 1.1, end: 1.5 },
-  { text: 'fax', start: 1.5, end: 1.9 }, { text: 'jumps', start: 2.0, end: 2.4 }, { text: 'to', start: 2.5, end: 2.7 },
-  { text: 'day', start: 2.7, end: 3.0 }, { text: 'highfive', start: 3.2, end: 4.0 }, { text: 'um', start: 4.1, end: 4.4 },
+  { text: 'the', start: 0.5, end: 0.7 },
+  { text: 'quick', start: 0.7, end: 1.1 },
+  { text: 'brown', start: 1.1, end: 1.5 },
+  { text: 'fax', start: 1.5, end: 1.9 },
+  { text: 'jumps', start: 2.0, end: 2.4 },
+  { text: 'to', start: 2.5, end: 2.7 },
+  { text: 'day', start: 2.7, end: 3.0 },
+  { text: 'highfive', start: 3.2, end: 4.0 },
+  { text: 'um', start: 4.1, end: 4.4 },
   { text: 'dog', start: 4.5, end: 4.9 },
 ];
 
 async function job(organizationId: string): Promise<string> {
   return insertCompletedJob(cluster.app, {
-    organizationId, words: WORDS,
+    organizationId,
+    words: WORDS,
     // An AI short over "brown … day" (indices 2-6) and a user-defined one over the last two seconds.
-    shorts: [{ startTime: 1.1, endTime: 3.0, title: 'AI', startId: 2, endId: 6 }, { startTime: 3.1, endTime: 5, title: 'Mine' }],
+    shorts: [
+      { startTime: 1.1, endTime: 3.0, title: 'AI', startId: 2, endId: 6 },
+      { startTime: 3.1, endTime: 5, title: 'Mine' },
+    ],
   });
 }
 
@@ -40,9 +50,12 @@ async function bearerFor(orgId: string) {
 test('fix, join, split and delete words: timings kept as asked, shorts and both retrieve forms follow, no charge', async (t) => {
   const { org, key } = await cluster.org();
   const id = await job(org.id);
-  const creditsBefore = (await cluster.app.db.one<{ n: string }>(`SELECT count(*) AS n FROM credit_ledger WHERE organization_id = $1`, [org.id]))?.n;
+  const creditsBefore = (
+    await cluster.app.db.one<{ n: string }>(`SELECT count(*) AS n FROM credit_ledger WHERE organization_id = $1`, [org.id])
+  )?.n;
   const res = await cluster.api('PATCH', `/api/jobs/${id}/transcription`, {
-    key, body: {
+    key,
+    body: {
       revision: 0,
       edits: [
         { op: 'replace', index: 3, text: 'fox' },
@@ -62,26 +75,45 @@ test('fix, join, split and delete words: timings kept as asked, shorts and both 
   t.deepEqual(byText.five, [3.6, 4.0]);
   t.false('um' in byText);
   // Every other word untouched.
-  for (const w of WORDS.filter((w) => ['the', 'quick', 'brown', 'jumps', 'dog'].includes(w.text))) t.deepEqual(byText[w.text], [w.start, w.end]);
+  for (const w of WORDS.filter((w) => ['the', 'quick', 'brown', 'jumps', 'dog'].includes(w.text)))
+    t.deepEqual(byText[w.text], [w.start, w.end]);
 
   const keyForm = (await cluster.api('GET', `/api/jobs/${id}`, { key })).body;
-  t.deepEqual(keyForm.data.shorts.map((s: { text: string }) => s.text), ['brown fox jumps today', 'high five dog']);
+  t.deepEqual(
+    keyForm.data.shorts.map((s: { text: string }) => s.text),
+    ['brown fox jumps today', 'high five dog'],
+  );
   const bearerForm = (await cluster.api('GET', `/api/jobs/${id}?organizationId=${org.id}`, { headers: await bearerFor(org.id) })).body;
   t.is(bearerForm.data.transcription.text, 'the quick brown fox jumps today high five dog');
   t.is(bearerForm.data.transcription.revision, 1);
-  t.deepEqual(bearerForm.data.shorts.map((s: { startId: number | null; endId: number | null; text: string }) => [s.startId, s.endId, s.text]), [[2, 5, 'brown fox jumps today'], [null, null, 'high five dog']], 'the AI short\'s indices follow the join');
-  t.is(bearerForm.cost, 0.3, 'the job\'s cost is unchanged');
-  const creditsAfter = (await cluster.app.db.one<{ n: string }>(`SELECT count(*) AS n FROM credit_ledger WHERE organization_id = $1`, [org.id]))?.n;
+  t.deepEqual(
+    bearerForm.data.shorts.map((s: { startId: number | null; endId: number | null; text: string }) => [s.startId, s.endId, s.text]),
+    [
+      [2, 5, 'brown fox jumps today'],
+      [null, null, 'high five dog'],
+    ],
+    "the AI short's indices follow the join",
+  );
+  t.is(bearerForm.cost, 0.3, "the job's cost is unchanged");
+  const creditsAfter = (
+    await cluster.app.db.one<{ n: string }>(`SELECT count(*) AS n FROM credit_ledger WHERE organization_id = $1`, [org.id])
+  )?.n;
   t.is(creditsAfter, creditsBefore, 'no credit movement');
 
   // The next render captions the corrected words.
   const render = await cluster.api('POST', '/api/render', { key, body: { id, target: 0 } });
   t.is(render.status, 201, JSON.stringify(render.body));
-  const task = await cluster.app.db.one<{ payload: { words: Word[] } }>(`SELECT payload FROM tasks WHERE subject_id = $1 AND type = 'render-short'`, [render.body.renderId]);
-  t.deepEqual(task!.payload.words.map((w) => w.text), ['brown', 'fox', 'jumps', 'today']);
+  const task = await cluster.app.db.one<{ payload: { words: Word[] } }>(
+    `SELECT payload FROM tasks WHERE subject_id = $1 AND type = 'render-short'`,
+    [render.body.renderId],
+  );
+  t.deepEqual(
+    task!.payload.words.map((w) => w.text),
+    ['brown', 'fox', 'jumps', 'today'],
+  );
 });
 
-test('insert undoes a delete, a join and a split exactly (the studio\'s undo)', async (t) => {
+test("insert undoes a delete, a join and a split exactly (the studio's undo)", async (t) => {
   const { org, key } = await cluster.org();
   const id = await job(org.id);
   let revision = 0;
@@ -91,25 +123,40 @@ test('insert undoes a delete, a join and a split exactly (the studio\'s undo)', 
     revision = res.body.revision;
     return res.body.words as Word[];
   };
-  await patch([{ op: 'delete', index: 8 }, { op: 'join', index: 5, count: 2 }, { op: 'split', index: 6, texts: ['high', 'five'] }]);
+  await patch([
+    { op: 'delete', index: 8 },
+    { op: 'join', index: 5, count: 2 },
+    { op: 'split', index: 6, texts: ['high', 'five'] },
+  ]);
   // The inverses, in reverse order: join the split parts back, un-join, re-insert "um".
   const restored = await patch([
-    { op: 'delete', index: 7 }, { op: 'delete', index: 6 }, { op: 'insert', index: 6, text: 'highfive', start: 3.2, end: 4.0 },
-    { op: 'delete', index: 5 }, { op: 'insert', index: 5, text: 'to', start: 2.5, end: 2.7 }, { op: 'insert', index: 6, text: 'day', start: 2.7, end: 3.0 },
+    { op: 'delete', index: 7 },
+    { op: 'delete', index: 6 },
+    { op: 'insert', index: 6, text: 'highfive', start: 3.2, end: 4.0 },
+    { op: 'delete', index: 5 },
+    { op: 'insert', index: 5, text: 'to', start: 2.5, end: 2.7 },
+    { op: 'insert', index: 6, text: 'day', start: 2.7, end: 3.0 },
     { op: 'insert', index: 8, text: 'um', start: 4.1, end: 4.4 },
   ]);
   t.deepEqual(restored, WORDS);
   const form = (await cluster.api('GET', `/api/jobs/${id}`, { key })).body;
-  t.deepEqual(form.data.shorts.map((s: { text: string }) => s.text), ['brown fax jumps to day', 'highfive um dog']);
+  t.deepEqual(
+    form.data.shorts.map((s: { text: string }) => s.text),
+    ['brown fax jumps to day', 'highfive um dog'],
+  );
   // An insert that overlaps a neighbour is refused.
-  const overlap = await cluster.api('PATCH', `/api/jobs/${id}/transcription`, { key, body: { revision, edits: [{ op: 'insert', index: 1, text: 'x', start: 0.6, end: 0.8 }] } });
+  const overlap = await cluster.api('PATCH', `/api/jobs/${id}/transcription`, {
+    key,
+    body: { revision, edits: [{ op: 'insert', index: 1, text: 'x', start: 0.6, end: 0.8 }] },
+  });
   t.is(overlap.status, 400);
 });
 
 test('a stale revision is refused with 409 and changes nothing; of two edits on one revision, one wins', async (t) => {
   const { org, key } = await cluster.org();
   const id = await job(org.id);
-  const edit = (text: string, revision = 0) => cluster.api('PATCH', `/api/jobs/${id}/transcription`, { key, body: { revision, edits: [{ op: 'replace', index: 0, text }] } });
+  const edit = (text: string, revision = 0) =>
+    cluster.api('PATCH', `/api/jobs/${id}/transcription`, { key, body: { revision, edits: [{ op: 'replace', index: 0, text }] } });
   const [a, b] = await Promise.all([edit('A'), edit('B')]);
   t.deepEqual([a.status, b.status].sort(), [200, 409]);
   const winner = a.status === 200 ? 'A' : 'B';
@@ -118,12 +165,12 @@ test('a stale revision is refused with 409 and changes nothing; of two edits on 
   const form = (await cluster.api('GET', `/api/jobs/${id}`, { key })).body;
   t.is(form.data.shorts[0].text, 'brown fax jumps to day');
   const words = (await cluster.app.db.one<{ w: Word[] }>(`SELECT data->'transcription'->'words' AS w FROM jobs WHERE id = $1`, [id]))!.w;
-  t.is(words[0]!.text, winner, 'the winner\'s edit, not lost, not doubled');
+  t.is(words[0]!.text, winner, "the winner's edit, not lost, not doubled");
   // Applying again on the current revision works.
   t.is((await edit('The', 1)).status, 200);
 });
 
-test('bad edits are clear 400s and change nothing; another organization\'s job is 404', async (t) => {
+test("bad edits are clear 400s and change nothing; another organization's job is 404", async (t) => {
   const { org, key } = await cluster.org();
   const id = await job(org.id);
   const bad = [
@@ -136,7 +183,13 @@ test('bad edits are clear 400s and change nothing; another organization\'s job i
     { revision: 0, edits: [{ op: 'rename', index: 0 }] },
     { revision: -1, edits: [{ op: 'delete', index: 0 }] },
     // A valid edit followed by an invalid one: all or nothing.
-    { revision: 0, edits: [{ op: 'delete', index: 0 }, { op: 'replace', index: 50, text: 'x' }] },
+    {
+      revision: 0,
+      edits: [
+        { op: 'delete', index: 0 },
+        { op: 'replace', index: 50, text: 'x' },
+      ],
+    },
   ];
   for (const body of bad) {
     const res = await cluster.api('PATCH', `/api/jobs/${id}/transcription`, { key, body });
@@ -147,8 +200,20 @@ test('bad edits are clear 400s and change nothing; another organization\'s job i
   t.is(form.data.shorts[0].text, 'brown fax jumps to day', 'nothing changed');
 
   const other = await cluster.org();
-  t.is((await cluster.api('PATCH', `/api/jobs/${id}/transcription`, { key: other.key, body: { revision: 0, edits: [{ op: 'delete', index: 0 }] } })).status, 404);
-  t.is((await cluster.api('PATCH', `/api/jobs/not-an-id/transcription`, { key, body: { revision: 0, edits: [{ op: 'delete', index: 0 }] } })).status, 404);
+  t.is(
+    (
+      await cluster.api('PATCH', `/api/jobs/${id}/transcription`, {
+        key: other.key,
+        body: { revision: 0, edits: [{ op: 'delete', index: 0 }] },
+      })
+    ).status,
+    404,
+  );
+  t.is(
+    (await cluster.api('PATCH', `/api/jobs/not-an-id/transcription`, { key, body: { revision: 0, edits: [{ op: 'delete', index: 0 }] } }))
+      .status,
+    404,
+  );
   const doc = (await cluster.api('GET', '/openapi.json')).body;
   const op = doc.paths['/api/jobs/{jobId}/transcription'].patch;
   t.truthy(op.requestBody.content['application/json'].schema);

@@ -12,9 +12,13 @@ let cluster: TestCluster;
 
 test.before(async () => {
   cluster = await startCluster('jobs_youtube');
-  const talk = await makeTalkVideo(cluster.dataDir, { phrases: [{ text: 'What is the best way to learn? Practice every single day.', pauseAfter: 1 }] });
+  const talk = await makeTalkVideo(cluster.dataDir, {
+    phrases: [{ text: 'What is the best way to learn? Practice every single day.', pauseAfter: 1 }],
+  });
   const fake = path.join(cluster.dataDir, 'yt-dlp');
-  await writeFile(fake, `#!/bin/sh
+  await writeFile(
+    fake,
+    `#!/bin/sh
 # Stand-in for yt-dlp: honours -o and the last argument (the watch URL).
 out=""; url=""
 while [ $# -gt 0 ]; do
@@ -29,7 +33,8 @@ echo "download:progress 50.0%"
 file=$(echo "$out" | sed "s/%(id)s/$id/; s/%(ext)s/mp4/")
 cp "${talk.videoPath}" "$file"
 echo "download:progress 100.0%"
-`);
+`,
+  );
   await chmod(fake, 0o755);
   await cluster.startAgent({ YT_DLP_PATH: fake });
 });
@@ -49,7 +54,10 @@ test('yt-dlp arguments: one video, capped size and height, our ffmpeg, no playli
 
 test('a YouTube URL job completes and pays the YouTube component (0.1 minimum)', async (t) => {
   const { key } = await cluster.org({ plan: 'starter', credits: 3 });
-  const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', youtubeVideoId: 'https://youtu.be/AbCdEfGhIjK' } });
+  const created = await cluster.api('POST', '/api/jobs', {
+    key,
+    body: { functionName: 'VideoShorts', youtubeVideoId: 'https://youtu.be/AbCdEfGhIjK' },
+  });
   t.is(created.status, 201);
   const job = await waitForJob(key, created.body.id);
   t.is(job.status, 'COMPLETED', job.message);

@@ -1,5 +1,13 @@
 import test from 'ava';
-import { editedDuration, editedTime, editedWords, fillerKey, planJumpCuts, VOICE_TAIL_SEC, type TimedWord } from '@shorts/common/render/jump-cuts';
+import {
+  editedDuration,
+  editedTime,
+  editedWords,
+  fillerKey,
+  planJumpCuts,
+  VOICE_TAIL_SEC,
+  type TimedWord,
+} from '@shorts/common/render/jump-cuts';
 import { normalizeRenderOptions } from '@shorts/common/render/options';
 import { buildRenderArgs, type RenderSpec } from '../node-agent/src/media/render-args.js';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
@@ -15,7 +23,8 @@ const w = (text: string, start: number, end: number): TimedWord => ({ text, star
 // so [0.1-0.4] today [0.5-0.9] · 1.5 s pause · um [2.4-2.7] · 0.4 s · we [3.1-3.3] talk [3.4-3.8] · 0.3 s · umbrella [4.1-4.6]
 const WORDS = [w('so', 0.1, 0.4), w('today', 0.5, 0.9), w('um', 2.4, 2.7), w('we', 3.1, 3.3), w('talk', 3.4, 3.8), w('umbrella', 4.1, 4.6)];
 
-const cutInside = (plan: ReturnType<typeof planJumpCuts>, word: TimedWord) => plan.cuts.some((c) => c.end > word.start && c.start < word.end);
+const cutInside = (plan: ReturnType<typeof planJumpCuts>, word: TimedWord) =>
+  plan.cuts.some((c) => c.end > word.start && c.start < word.end);
 
 test('without editing, or with both switches off, the whole clip is kept', (t) => {
   for (const editing of [undefined, {}, { removeSilences: false, removeFillers: false }]) {
@@ -37,7 +46,8 @@ test('silences: a pause of 0.6 s or more is cut down to 0.15 s, shorter pauses s
   for (const word of WORDS) t.false(cutInside(plan, word), word.text);
   t.true(Math.abs(editedDuration(plan) - (5 - plan.removedSec)) < 1e-6);
   // Cuts are on frame boundaries of the clip.
-  for (const c of plan.cuts) t.true(Math.abs(c.start * FPS - Math.round(c.start * FPS)) < 1e-6 && Math.abs(c.end * FPS - Math.round(c.end * FPS)) < 1e-6);
+  for (const c of plan.cuts)
+    t.true(Math.abs(c.start * FPS - Math.round(c.start * FPS)) < 1e-6 && Math.abs(c.end * FPS - Math.round(c.end * FPS)) < 1e-6);
 });
 
 test('voice activity keeps a pause where speech was heard though no word was recognised', (t) => {
@@ -51,21 +61,42 @@ test('fillers: whole words in any spelling, never inside another word, never the
   t.is(fillerKey('Umm,'), 'um');
   t.is(fillerKey('HMMM'), 'hm');
   t.is(fillerKey('uhh...'), 'uh');
-  const words = [w('Um,', 0, 0.3), w('so', 0.4, 0.6), w('Umm,', 0.7, 1.0), w('umbrellas', 1.1, 1.6), w('hmmm', 1.7, 2.0), w('er', 2.1, 2.3), w('uh', 2.4, 2.6)];
+  const words = [
+    w('Um,', 0, 0.3),
+    w('so', 0.4, 0.6),
+    w('Umm,', 0.7, 1.0),
+    w('umbrellas', 1.1, 1.6),
+    w('hmmm', 1.7, 2.0),
+    w('er', 2.1, 2.3),
+    w('uh', 2.4, 2.6),
+  ];
   const plan = planJumpCuts({ start: 0, end: 2.7, words, editing: { removeFillers: true }, fps: FPS });
-  t.deepEqual(plan.fillerWords.map((f) => f.text), ['Umm,', 'hmmm', 'er']);
-  for (const f of plan.fillerWords) t.true(plan.cuts.some((c) => c.start <= f.start + FRAME && c.end >= f.end - FRAME), f.text);
+  t.deepEqual(
+    plan.fillerWords.map((f) => f.text),
+    ['Umm,', 'hmmm', 'er'],
+  );
+  for (const f of plan.fillerWords)
+    t.true(
+      plan.cuts.some((c) => c.start <= f.start + FRAME && c.end >= f.end - FRAME),
+      f.text,
+    );
   for (const kept of [words[0]!, words[1]!, words[3]!, words[6]!]) t.false(cutInside(plan, kept), kept.text);
   const shown = editedWords(plan, words).map((x) => x.text);
   t.deepEqual(shown, ['Um,', 'so', 'umbrellas', 'uh']);
   // Own words replace the defaults.
   const own = planJumpCuts({ start: 0, end: 2.7, words, editing: { removeFillers: { words: ['so'] } }, fps: FPS });
-  t.deepEqual(own.fillerWords.map((f) => f.text), ['so']);
+  t.deepEqual(
+    own.fillerWords.map((f) => f.text),
+    ['so'],
+  );
 });
 
 test('both: a filler inside a long pause goes with the pause; every piece is at least 2 frames', (t) => {
   const plan = planJumpCuts({ start: 0, end: 5, words: WORDS, editing: { removeSilences: true, removeFillers: true }, fps: FPS });
-  t.deepEqual(plan.fillerWords.map((f) => f.text), ['um']);
+  t.deepEqual(
+    plan.fillerWords.map((f) => f.text),
+    ['um'],
+  );
   // today ... um ... we: one cut from after "today" to before "we".
   const around = plan.cuts.find((c) => c.start < 2.4 && c.end > 2.7);
   t.truthy(around, JSON.stringify(plan.cuts));
@@ -92,14 +123,24 @@ test('editing options are validated with clear messages', (t) => {
     t.is(appErrorOf(err)?.status, 400);
     t.regex(err!.message, message);
   }
-  t.deepEqual(normalizeRenderOptions({ editing: { removeSilences: { keepSec: 0.1 }, removeFillers: true } }).editing,
-    { removeSilences: { keepSec: 0.1 }, removeFillers: true });
+  t.deepEqual(normalizeRenderOptions({ editing: { removeSilences: { keepSec: 0.1 }, removeFillers: true } }).editing, {
+    removeSilences: { keepSec: 0.1 },
+    removeFillers: true,
+  });
 });
 
 test('a render without cuts has the same ffmpeg arguments as one without editing', (t) => {
   const base: RenderSpec = {
-    sourcePath: '/tmp/src.mp4', startTime: 0, endTime: 5, words: WORDS, output: { width: 360, height: 640, path: '/tmp/out.mp4' },
-    caption: { style: resolveCaptionStyle('DEFAULT', undefined), maxWordsInPage: 3 }, encoder: 'libx264', workDir: '/tmp/w', sourceWidth: 640, sourceHeight: 360,
+    sourcePath: '/tmp/src.mp4',
+    startTime: 0,
+    endTime: 5,
+    words: WORDS,
+    output: { width: 360, height: 640, path: '/tmp/out.mp4' },
+    caption: { style: resolveCaptionStyle('DEFAULT', undefined), maxWordsInPage: 3 },
+    encoder: 'libx264',
+    workDir: '/tmp/w',
+    sourceWidth: 640,
+    sourceHeight: 360,
   };
   const uncut = planJumpCuts({ start: 0, end: 5, words: WORDS, editing: {}, fps: FPS });
   t.deepEqual(buildRenderArgs({ ...base, edit: uncut, sourceFps: FPS, sourceHasAudio: true }), buildRenderArgs(base));
@@ -116,6 +157,16 @@ test('voice activity that lets go of a word late does not lengthen the pause lef
   const words = planJumpCuts({ start: 0, end: 5, words: WORDS, editing: { removeSilences: true }, fps: FPS });
   t.deepEqual(heard.cuts, words.cuts);
   // Voice heard where no word is (a word the transcriber missed) is still speech.
-  const missed = planJumpCuts({ start: 0, end: 5, words: WORDS, speech: [...speech, { start: 1.4, end: 1.9 + VOICE_TAIL_SEC }], editing: { removeSilences: true }, fps: FPS });
-  t.false(missed.cuts.some((c) => c.end > 1.4 && c.start < 1.9), JSON.stringify(missed.cuts));
+  const missed = planJumpCuts({
+    start: 0,
+    end: 5,
+    words: WORDS,
+    speech: [...speech, { start: 1.4, end: 1.9 + VOICE_TAIL_SEC }],
+    editing: { removeSilences: true },
+    fps: FPS,
+  });
+  t.false(
+    missed.cuts.some((c) => c.end > 1.4 && c.start < 1.9),
+    JSON.stringify(missed.cuts),
+  );
 });

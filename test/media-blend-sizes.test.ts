@@ -21,7 +21,15 @@ const AGENT_FFMPEG = chooseMediaTools({ PATH: process.env.PATH }).ffmpegPath;
 const SOURCE = { width: 640, height: 360, seconds: 0.2 };
 
 /** The default, the largest pro sizes each way and square, a business 4K portrait, the smallest allowed. */
-const OUTPUT_SIZES: Array<[number, number]> = [[720, 1280], [1080, 1920], [1920, 1080], [1080, 1080], [2160, 3840], [64, 64], [66, 130]];
+const OUTPUT_SIZES: Array<[number, number]> = [
+  [720, 1280],
+  [1080, 1920],
+  [1920, 1080],
+  [1080, 1080],
+  [2160, 3840],
+  [64, 64],
+  [66, 130],
+];
 
 interface Logo {
   name: string;
@@ -31,18 +39,30 @@ interface Logo {
 }
 
 const rgba = (width: number, height: number, alpha = 0.85) =>
-  sharp({ create: { width, height, channels: 4, background: { r: 220, g: 40, b: 120, alpha } } }).png().toBuffer();
+  sharp({ create: { width, height, channels: 4, background: { r: 220, g: 40, b: 120, alpha } } })
+    .png()
+    .toBuffer();
 const LOGOS: Logo[] = [
   { name: '431x120 PNG with alpha at 300px (the reported logo)', bytes: () => rgba(431, 120), width: '300px' },
   { name: '431x120 PNG at its own width', bytes: () => rgba(431, 120), width: '431px' },
   { name: '1200x37 very wide, odd height, at 33%', bytes: () => rgba(1200, 37), width: '33%' },
   { name: '97x333 portrait, odd both ways, at 41px', bytes: () => rgba(97, 333), width: '41px' },
   { name: '1x1 at 17px', bytes: () => rgba(1, 1), width: '17px' },
-  { name: '433x121 JPEG without alpha at 55%', bytes: () => sharp({ create: { width: 433, height: 121, channels: 3, background: { r: 30, g: 200, b: 90 } } }).jpeg().toBuffer(), width: '55%' },
+  {
+    name: '433x121 JPEG without alpha at 55%',
+    bytes: () =>
+      sharp({ create: { width: 433, height: 121, channels: 3, background: { r: 30, g: 200, b: 90 } } })
+        .jpeg()
+        .toBuffer(),
+    width: '55%',
+  },
   {
     name: 'SVG 301x77 at 250px',
-    bytes: async () => Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="301" height="77" viewBox="0 0 301 77">' +
-      '<rect x="3" y="5" width="295" height="67" rx="11" fill="#1e90ff" fill-opacity="0.7"/><circle cx="40" cy="38" r="25" fill="#ffcc00"/></svg>'),
+    bytes: async () =>
+      Buffer.from(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="301" height="77" viewBox="0 0 301 77">' +
+          '<rect x="3" y="5" width="295" height="67" rx="11" fill="#1e90ff" fill-opacity="0.7"/><circle cx="40" cy="38" r="25" fill="#ffcc00"/></svg>',
+      ),
     width: '250px',
   },
 ];
@@ -54,10 +74,30 @@ const logoFiles = new Map<string, string>();
 test.before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'media-blend-sizes-'));
   source = path.join(dir, 'source.mp4');
-  await run(FFMPEG, ['-y', '-hide_banner', '-loglevel', 'error',
-    '-f', 'lavfi', '-i', `testsrc2=size=${SOURCE.width}x${SOURCE.height}:rate=25:duration=${SOURCE.seconds}`,
-    '-f', 'lavfi', '-i', `sine=frequency=300:duration=${SOURCE.seconds}`,
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  await run(FFMPEG, [
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=size=${SOURCE.width}x${SOURCE.height}:rate=25:duration=${SOURCE.seconds}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=300:duration=${SOURCE.seconds}`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    source,
+  ]);
   for (const [i, logo] of LOGOS.entries()) {
     const bytes = await logo.bytes();
     const file = path.join(dir, `logo-${i}.png`);
@@ -75,17 +115,38 @@ async function render(mode: BlendMode, logo: Logo, [width, height]: [number, num
   const workDir = path.join(dir, name);
   const out = path.join(workDir, 'out.mp4');
   const args = await prepareRender({
-    sourcePath: source, startTime: 0, endTime: SOURCE.seconds, words: [], caption: null,
-    output: { width, height, path: out }, encoder: 'libx264', workDir, sourceWidth: SOURCE.width, sourceHeight: SOURCE.height,
+    sourcePath: source,
+    startTime: 0,
+    endTime: SOURCE.seconds,
+    words: [],
+    caption: null,
+    output: { width, height, path: out },
+    encoder: 'libx264',
+    workDir,
+    sourceWidth: SOURCE.width,
+    sourceHeight: SOURCE.height,
     watermark: { imagePath: logoFiles.get(logo.name)!, left: '7px', bottom: '9%', width: logo.width, opacity: 0.8, blendMode: mode },
   });
   try {
     await run(AGENT_FFMPEG, [...args.filter((a) => a !== '-progress' && a !== 'pipe:1'), '-preset', 'ultrafast'], { maxBuffer: 1 << 22 });
   } catch (err) {
-    return String((err as { stderr?: string }).stderr || (err as Error).message).trim().split('\n').slice(-2).join(' ');
+    return String((err as { stderr?: string }).stderr || (err as Error).message)
+      .trim()
+      .split('\n')
+      .slice(-2)
+      .join(' ');
   }
-  const { stdout } = await run(AGENT_FFMPEG.replace(/ffmpeg$/, 'ffprobe'), ['-v', 'error', '-select_streams', 'v:0',
-    '-show_entries', 'stream=width,height,nb_frames', '-of', 'csv=p=0', out]).catch(() => ({ stdout: '' }));
+  const { stdout } = await run(AGENT_FFMPEG.replace(/ffmpeg$/, 'ffprobe'), [
+    '-v',
+    'error',
+    '-select_streams',
+    'v:0',
+    '-show_entries',
+    'stream=width,height,nb_frames',
+    '-of',
+    'csv=p=0',
+    out,
+  ]).catch(() => ({ stdout: '' }));
   await rm(workDir, { recursive: true, force: true });
   const [w, h, frames] = stdout.trim().split(',').map(Number);
   if (w !== width || h !== height || !(frames! >= 1)) return `output ${stdout.trim()} (want ${width}x${height} and frames)`;
@@ -118,6 +179,10 @@ for (const mode of BLEND_MODES) {
 }
 
 test('the matrix covers every logo at every size and every mode at every size', (t) => {
-  const pairs = new Set(BLEND_MODES.flatMap((mode) => cases(mode).flatMap(([logo, size]) => [`${logo.name}@${size}`, `${mode}@${size}`, `${mode}/${logo.name}`])));
+  const pairs = new Set(
+    BLEND_MODES.flatMap((mode) =>
+      cases(mode).flatMap(([logo, size]) => [`${logo.name}@${size}`, `${mode}@${size}`, `${mode}/${logo.name}`]),
+    ),
+  );
   t.is(pairs.size, LOGOS.length * OUTPUT_SIZES.length + BLEND_MODES.length * OUTPUT_SIZES.length + BLEND_MODES.length * LOGOS.length);
 });

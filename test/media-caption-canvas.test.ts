@@ -25,8 +25,21 @@ test.before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'caption-canvas-'));
   source = path.join(dir, 'source.mp4');
   // A moving, colourful backdrop: every frame differs, so a frame out of step shows.
-  await run(FFMPEG, ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=960x540:rate=30:duration=3.5',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', source]);
+  await run(FFMPEG, [
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=960x540:rate=30:duration=3.5',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    source,
+  ]);
 });
 
 test.after.always(async () => {
@@ -41,10 +54,19 @@ const WORDS: CaptionWord[] = TEXTS.map((text, i) => ({ text, start: 0.3 + i * 0.
 async function renderRaw(name: string, preset: string, items: StyleItem[], captionCanvas: boolean, reframe?: Reframe) {
   const out = path.join(dir, `${name}-${captionCanvas ? 'canvas' : 'frames'}.yuv`);
   const args = await prepareRender({
-    sourcePath: source, startTime: 0.2, endTime: 3.3, words: WORDS, reframe,
+    sourcePath: source,
+    startTime: 0.2,
+    endTime: 3.3,
+    words: WORDS,
+    reframe,
     output: { width: W, height: H, path: path.join(dir, 'unused.mp4') },
-    caption: { style: resolveCaptionStyle(preset, items), maxWordsInPage: 3 }, captionCanvas,
-    encoder: 'libx264', legacyFfmpeg: isBundledFfmpeg(FFMPEG), workDir: path.join(dir, `${name}-${captionCanvas}`), sourceWidth: 960, sourceHeight: 540,
+    caption: { style: resolveCaptionStyle(preset, items), maxWordsInPage: 3 },
+    captionCanvas,
+    encoder: 'libx264',
+    legacyFfmpeg: isBundledFfmpeg(FFMPEG),
+    workDir: path.join(dir, `${name}-${captionCanvas}`),
+    sourceWidth: 960,
+    sourceHeight: 540,
   });
   const graph = args[args.indexOf('-filter_complex') + 1]!;
   await run(FFMPEG, [...args.slice(0, args.indexOf('-map')), '-map', '[vout]', '-f', 'rawvideo', '-pix_fmt', 'yuv420p', '-y', out]);
@@ -74,25 +96,56 @@ async function compare(name: string, preset: string, items: StyleItem[] = [], re
   }
   // The reference has captions at all: dark outline pixels in the caption area of some frame.
   for (let i = 0; i < W * H; i++) if (direct.frames[Math.floor(n / 2) * FRAME + i]! < 20) inked++;
-  return { n, sameLength: direct.frames.length === canvas.frames.length, lumaWorst, worstFrame, lumaOffMost, chromaOffShare: chromaOff / (n * W * H * 0.5), inked, canvas, direct };
+  return {
+    n,
+    sameLength: direct.frames.length === canvas.frames.length,
+    lumaWorst,
+    worstFrame,
+    lumaOffMost,
+    chromaOffShare: chromaOff / (n * W * H * 0.5),
+    inked,
+    canvas,
+    direct,
+  };
 }
 
 // Two speakers side by side, then the whole frame: the picture comes from pieces trimmed and
 // concatenated, so the frames' clock is concat's.
 const SPLIT_THEN_FIT: Reframe = {
-  sourceWidth: 960, sourceHeight: 540,
+  sourceWidth: 960,
+  sourceHeight: 540,
   keyframes: [
-    { time: 0.2, x: 400, y: 50, width: 400, height: 356, panels: [{ x: 400, y: 50, width: 400, height: 356 }, { x: 30, y: 50, width: 400, height: 356 }] },
+    {
+      time: 0.2,
+      x: 400,
+      y: 50,
+      width: 400,
+      height: 356,
+      panels: [
+        { x: 400, y: 50, width: 400, height: 356 },
+        { x: 30, y: 50, width: 400, height: 356 },
+      ],
+    },
     { time: 1.5, x: 0, y: 0, width: 960, height: 540 },
   ],
-  segments: [{ start: 0.2, end: 1.5, layout: 'split', tracks: [2, 1] }, { start: 1.5, end: 3.3, layout: 'fit', tracks: [] }],
+  segments: [
+    { start: 0.2, end: 1.5, layout: 'split', tracks: [2, 1] },
+    { start: 1.5, end: 3.3, layout: 'fit', tracks: [] },
+  ],
 };
 
 for (const [preset, items, why, reframe] of [
   ['VIRAL', [], 'bottom, translucent shadow, a pop on every word'],
   ['VIRAL', [], 'over a split-then-fit reframe', SPLIT_THEN_FIT],
   ['HORMOZI', [], 'centred'],
-  ['VIRAL', [{ property: 'top', value: '120px' }, { property: 'text-transform', value: 'none' }], 'top, lower case with accents and tails, a word that takes its own line'],
+  [
+    'VIRAL',
+    [
+      { property: 'top', value: '120px' },
+      { property: 'text-transform', value: 'none' },
+    ],
+    'top, lower case with accents and tails, a word that takes its own line',
+  ],
 ] as Array<[string, StyleItem[], string, Reframe?]>) {
   test(`${preset} (${why}): the caption canvas gives the frames of captions drawn on every frame`, async (t) => {
     const r = await compare(`${preset}-${items.length}-${reframe ? 'reframed' : 'crop'}`, preset, items, reframe);
@@ -103,7 +156,10 @@ for (const [preset, items, why, reframe] of [
     // Luma the same to rounding in every frame: a missed change (a stale pop, a late word) or a
     // clipped glyph would put hundreds of pixels tens of levels off. The few allowed: where two
     // words' translucent shadows overlap, the canvas's alpha comes out a little lighter.
-    t.true(r.lumaOffMost <= 6 && r.lumaWorst <= 16, `up to ${r.lumaOffMost} luma samples a frame over 2 levels off; worst ${r.lumaWorst} levels in frame ${r.worstFrame}`);
+    t.true(
+      r.lumaOffMost <= 6 && r.lumaWorst <= 16,
+      `up to ${r.lumaOffMost} luma samples a frame over 2 levels off; worst ${r.lumaWorst} levels in frame ${r.worstFrame}`,
+    );
     // overlay weighs 4:2:0 chroma on outline edges a little differently from libass's own blend.
     t.true(r.chromaOffShare < 0.001, `${(r.chromaOffShare * 100).toFixed(3)} % of chroma samples over 2 levels off`);
   });
@@ -118,10 +174,16 @@ test('styles a straight-alpha canvas cannot show exactly are drawn on every fram
     ['VIRAL', [{ property: 'color', value: 'rgba(255,255,255,0.5)' }]], // translucent fill
   ] as Array<[string, StyleItem[]]>) {
     const args = await prepareRender({
-      sourcePath: source, startTime: 0.2, endTime: 1, words: WORDS,
+      sourcePath: source,
+      startTime: 0.2,
+      endTime: 1,
+      words: WORDS,
       output: { width: W, height: H, path: path.join(dir, 'unused.mp4') },
       caption: { style: resolveCaptionStyle(preset, items), maxWordsInPage: 3 },
-      encoder: 'libx264', workDir: path.join(dir, `plain-${preset}-${items.length}`), sourceWidth: 960, sourceHeight: 540,
+      encoder: 'libx264',
+      workDir: path.join(dir, `plain-${preset}-${items.length}`),
+      sourceWidth: 960,
+      sourceHeight: 540,
     });
     const graph = args[args.indexOf('-filter_complex') + 1]!;
     t.true(graph.includes('subtitles='), preset);
@@ -136,7 +198,8 @@ test('the frames selected for drawing: the first, each event start through its p
   ]);
   // Evaluate the expression at 30 fps the way select does.
   const evaluate = (tNow: number, prev: number) => {
-    const js = expr.replace(/isnan\(prev_t\)/g, String(Number.isNaN(prev) ? 1 : 0))
+    const js = expr
+      .replace(/isnan\(prev_t\)/g, String(Number.isNaN(prev) ? 1 : 0))
       .replace(/gte\(t,([-\d.]+)\)/g, (_m, v) => String(tNow >= Number(v) ? 1 : 0))
       .replace(/lt\(prev_t,([-\d.]+)\)/g, (_m, v) => String(prev < Number(v) ? 1 : 0));
     return Function(`return ${js}`)() > 0;
@@ -149,12 +212,38 @@ test('the frames selected for drawing: the first, each event start through its p
   t.deepEqual(selected, [0, 15, 16, 17, 18, 19, 30, 31, 48, 49]);
 });
 
-test('a long clip\'s change expression is one ffmpeg accepts and selects by (its parser takes at most 100 terms in a sum)', async (t) => {
+test("a long clip's change expression is one ffmpeg accepts and selects by (its parser takes at most 100 terms in a sum)", async (t) => {
   // 400 words, one every 0.4 s with a 0.12 s pop: 160 s of captions.
-  const events = Array.from({ length: 400 }, (_, i) => ({ layer: 1, start: i * 0.4, end: (i + 1) * 0.4, style: 'Caption' as const, text: 'w', animatedSec: 0.12 }));
+  const events = Array.from({ length: 400 }, (_, i) => ({
+    layer: 1,
+    start: i * 0.4,
+    end: (i + 1) * 0.4,
+    style: 'Caption' as const,
+    text: 'w',
+    animatedSec: 0.12,
+  }));
   const expr = changeExpression(events);
-  const { stdout } = await run(FFMPEG, ['-v', 'error', '-f', 'lavfi', '-i', 'color=c=gray:s=8x8:r=30:d=2', '-vf', `select='${expr}'`,
-    '-vsync', '0', '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'], { encoding: 'buffer', maxBuffer: 1 << 20 });
+  const { stdout } = await run(
+    FFMPEG,
+    [
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=gray:s=8x8:r=30:d=2',
+      '-vf',
+      `select='${expr}'`,
+      '-vsync',
+      '0',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'gray',
+      'pipe:1',
+    ],
+    { encoding: 'buffer', maxBuffer: 1 << 20 },
+  );
   // Per 0.4 s (12 frames): the word's first frame and the 4 frames of its pop (the last shows its
   // end), so 5 of every 12.
   t.is(stdout.length / 64, 25);

@@ -25,18 +25,37 @@ test('pages hold at most maxWordsInPage words', (t) => {
 });
 
 test('a pause of 0.6 s or more starts a new page; a shorter one does not', (t) => {
-  const pages = buildCaptionPages([w('one', 0, 0.4), w('two', 0.5, 0.9), w('three', 1.5, 1.9), w('four', 2.0, 2.3), w('five', 2.89, 3.2)], 10);
+  const pages = buildCaptionPages(
+    [w('one', 0, 0.4), w('two', 0.5, 0.9), w('three', 1.5, 1.9), w('four', 2.0, 2.3), w('five', 2.89, 3.2)],
+    10,
+  );
   t.deepEqual(texts(pages), ['one two', 'three four five']);
 });
 
 test('sentence punctuation ends a page, closing quotes included', (t) => {
-  const words = [w('Hi.', 0, 0.2), w('I', 0.25, 0.3), w('said', 0.35, 0.5), w('"stop!"', 0.55, 0.8), w('Why?', 0.85, 1), w('ok…', 1.05, 1.2), w('then,', 1.25, 1.4), w('go', 1.45, 1.6)];
+  const words = [
+    w('Hi.', 0, 0.2),
+    w('I', 0.25, 0.3),
+    w('said', 0.35, 0.5),
+    w('"stop!"', 0.55, 0.8),
+    w('Why?', 0.85, 1),
+    w('ok…', 1.05, 1.2),
+    w('then,', 1.25, 1.4),
+    w('go', 1.45, 1.6),
+  ];
   t.deepEqual(texts(buildCaptionPages(words, 10)), ['Hi.', 'I said "stop!"', 'Why?', 'ok…', 'then, go']);
 });
 
 test('page timing: from its first word to its last, held over short gaps only', (t) => {
   const pages = buildCaptionPages([w('a', 1, 1.2), w('b', 1.3, 1.5), w('c', 1.7, 1.9), w('d', 3, 3.4)], 2);
-  t.deepEqual(pages.map((p) => [p.start, p.end]), [[1, 1.7], [1.7, 1.9], [3, 3.4]]);
+  t.deepEqual(
+    pages.map((p) => [p.start, p.end]),
+    [
+      [1, 1.7],
+      [1.7, 1.9],
+      [3, 3.4],
+    ],
+  );
 });
 
 test('blank words are dropped, input order does not matter', (t) => {
@@ -69,7 +88,10 @@ test('ASS: header, one event per page x active word, colours, pop, past words', 
 });
 
 test('ASS: sizes scale with the output, fonts use their internal family name, box and shadow map', (t) => {
-  const style = resolveCaptionStyle('VIRAL', [{ property: 'background-color', value: 'rgba(0,0,0,0.5)' }, { property: 'padding', value: '18px' }]);
+  const style = resolveCaptionStyle('VIRAL', [
+    { property: 'background-color', value: 'rgba(0,0,0,0.5)' },
+    { property: 'padding', value: '18px' },
+  ]);
   const ass1080 = buildAssFile([], style, { width: 1080, height: 1920 });
   const ass720 = buildAssFile([], style, { width: 720, height: 1280 });
   t.regex(ass1080, /Style: Caption,Montserrat Black,80,&H00FFFFFF,&H00FFFFFF,&H00000000,&H66000000,0,0,0,0,100,100,0,0,1,8,6,2,/);
@@ -86,12 +108,22 @@ test('ASS text escaping: braces and backslashes cannot inject tags', (t) => {
   t.is(escapeAssText('{\\b1}x'), '\\{\\\u2060b1\\}x');
   t.is(escapeAssText('a\\Nb'), 'a\\\u2060Nb');
   t.is(escapeAssText('line\nbreak'), 'line break');
-  const ass = buildAssFile(buildCaptionPages([w('{\\fs200}big', 0, 1)], 3), resolveCaptionStyle(undefined, []), { width: 720, height: 1280 });
+  const ass = buildAssFile(buildCaptionPages([w('{\\fs200}big', 0, 1)], 3), resolveCaptionStyle(undefined, []), {
+    width: 720,
+    height: 1280,
+  });
   t.false(ass.includes('{\\fs200}'));
 });
 
-test('the ASS font names are the fonts\' own family names (what libass matches)', async (t) => {
-  for (const [family, weight, italic] of [['Montserrat', 700, false], ['Montserrat', 900, false], ['Poppins', 800, true], ['Inter', 600, false], ['Anton', 700, false], ['Bebas Neue', 400, false]] as const) {
+test("the ASS font names are the fonts' own family names (what libass matches)", async (t) => {
+  for (const [family, weight, italic] of [
+    ['Montserrat', 700, false],
+    ['Montserrat', 900, false],
+    ['Poppins', 800, true],
+    ['Inter', 600, false],
+    ['Anton', 700, false],
+    ['Bebas Neue', 400, false],
+  ] as const) {
     const face = resolveFontFace(family, weight, italic);
     const names = await readFontNames(face.file);
     t.is(names[1], face.assFontName, `${family} ${weight}`);
@@ -109,8 +141,28 @@ let source: string;
 test.before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'media-captions-'));
   source = path.join(dir, 'solid.mp4');
-  await run(FFMPEG, ['-v', 'error', '-f', 'lavfi', '-i', 'color=c=0x203040:s=360x640:r=25:d=2.6', '-f', 'lavfi', '-i', 'sine=f=300:d=2.6',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  await run(FFMPEG, [
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=0x203040:s=360x640:r=25:d=2.6',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=f=300:d=2.6',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    source,
+  ]);
 });
 
 test.after.always(async () => {
@@ -122,21 +174,40 @@ const WORDS = [w('one', 0.6, 1.0), w('two', 1.1, 1.5), w('three', 1.6, 2.2)]; //
 async function renderCaptions(name: string, items: StyleItem[], preset = 'DEFAULT'): Promise<string> {
   const out = path.join(dir, `${name}.mp4`);
   const args = await prepareRender({
-    sourcePath: source, startTime: 0.1, endTime: 2.5, words: WORDS,
+    sourcePath: source,
+    startTime: 0.1,
+    endTime: 2.5,
+    words: WORDS,
     output: { width: 360, height: 640, path: out },
     caption: { style: resolveCaptionStyle(preset, items), maxWordsInPage: 3 },
-    encoder: 'libx264', workDir: path.join(dir, name), sourceWidth: 360, sourceHeight: 640,
+    encoder: 'libx264',
+    workDir: path.join(dir, name),
+    sourceWidth: 360,
+    sourceHeight: 640,
   });
   await runFfmpeg(FFMPEG, args, { durationSec: 2.4 });
   return out;
 }
 
 async function frameAt(file: string, t: number): Promise<Buffer> {
-  const { stdout } = await run(FFMPEG, ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { encoding: 'buffer', maxBuffer: 1 << 22 });
+  const { stdout } = await run(
+    FFMPEG,
+    ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    { encoding: 'buffer', maxBuffer: 1 << 22 },
+  );
   return stdout;
 }
 
-interface Ink { count: number; green: number; white: number; greenX: number; minX: number; maxX: number; minY: number; maxY: number }
+interface Ink {
+  count: number;
+  green: number;
+  white: number;
+  greenX: number;
+  minX: number;
+  maxX: number;
+  minY: number;
+  maxY: number;
+}
 
 /** Pixels that are clearly not the background, and where the green ones sit. */
 function ink(frame: Buffer): Ink {
@@ -191,8 +262,27 @@ test('caption position and font come from the style (fonts load from the shipped
 
   // Same words, two families: Anton is condensed, Montserrat Black is wide. If libass fell back to
   // some host font for either, the two would come out the same width.
-  const anton = ink(await frameAt(await renderCaptions('anton', [...GREEN_ACTIVE, { property: 'font-family', value: 'Anton' }, { property: 'font-size', value: '90px' }]), 1.2));
-  const mont = ink(await frameAt(await renderCaptions('mont', [...GREEN_ACTIVE, { property: 'font-family', value: 'Montserrat' }, { property: 'font-weight', value: '900' }, { property: 'font-size', value: '90px' }]), 1.2));
+  const anton = ink(
+    await frameAt(
+      await renderCaptions('anton', [
+        ...GREEN_ACTIVE,
+        { property: 'font-family', value: 'Anton' },
+        { property: 'font-size', value: '90px' },
+      ]),
+      1.2,
+    ),
+  );
+  const mont = ink(
+    await frameAt(
+      await renderCaptions('mont', [
+        ...GREEN_ACTIVE,
+        { property: 'font-family', value: 'Montserrat' },
+        { property: 'font-weight', value: '900' },
+        { property: 'font-size', value: '90px' },
+      ]),
+      1.2,
+    ),
+  );
   const widthA = anton.maxX - anton.minX;
   const widthM = mont.maxX - mont.minX;
   t.true(widthA > 50 && widthM > 50);

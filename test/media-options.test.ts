@@ -13,7 +13,15 @@ const rejects = (t: ExecutionContext, raw: unknown, message: RegExp) => {
 test('a full contract example passes and keeps its values', (t) => {
   const raw = {
     maxWordsInPage: 4,
-    waterMark: { fileAppId: 'f_1', waterMarkUrl: 'https://cdn.example.com/logo.png', left: '20px', top: 'calc(100% - 120px)', width: '25%', opacity: '0.6', blendMode: 'screen' },
+    waterMark: {
+      fileAppId: 'f_1',
+      waterMarkUrl: 'https://cdn.example.com/logo.png',
+      left: '20px',
+      top: 'calc(100% - 120px)',
+      width: '25%',
+      opacity: '0.6',
+      blendMode: 'screen',
+    },
     style: [{ property: 'color', value: '#fff', active: { value: '#ff0', duration: 0.2 }, past: { value: 'white', duration: 0.1 } }],
     director: { camera: { facePaddingFactor: 1.4 }, intelligence: { maxSpeakersToFocus: 2 } },
   };
@@ -58,7 +66,8 @@ test('opacity: string or number in 0..1', (t) => {
   t.is(watermarkOpacity(normalizeRenderOptions({ waterMark: { opacity: '0.25' } }).waterMark!), 0.25);
   t.is(watermarkOpacity(normalizeRenderOptions({ waterMark: { opacity: 1 } }).waterMark!), 1);
   t.is(watermarkOpacity(normalizeRenderOptions({ waterMark: {} }).waterMark!), 1);
-  for (const opacity of ['1.5', -0.1, 2, 'half', '', '0x1']) rejects(t, { waterMark: { opacity } }, /^options\.waterMark\.opacity: must be a number from 0\.0 to 1\.0/);
+  for (const opacity of ['1.5', -0.1, 2, 'half', '', '0x1'])
+    rejects(t, { waterMark: { opacity } }, /^options\.waterMark\.opacity: must be a number from 0\.0 to 1\.0/);
 });
 
 test('maxWordsInPage is an integer 1..20; waterMarkUrl must be http(s)', (t) => {
@@ -79,9 +88,22 @@ test('style items: shape and values are checked with the path in the message', (
   rejects(t, { style: [{ property: 'color' }] }, /^options\.style\[0\]\.value: /);
   rejects(t, { style: [{ value: 'red' }] }, /^options\.style\[0\]\.property: /);
   rejects(t, { style: {} }, /^options\.style: /);
-  rejects(t, { style: [{ property: 'color', value: 'red' }, { property: 'color', value: 'reddish' }] }, /^options\.style\[1\] \(color: "reddish"\) is not a colour/);
+  rejects(
+    t,
+    {
+      style: [
+        { property: 'color', value: 'red' },
+        { property: 'color', value: 'reddish' },
+      ],
+    },
+    /^options\.style\[1\] \(color: "reddish"\) is not a colour/,
+  );
   rejects(t, { style: [{ property: 'font-family', value: 'Comic Sans MS' }] }, /available: Montserrat/);
-  rejects(t, { style: [{ property: 'color', value: 'red', active: { value: 'blue', duration: -1 } }] }, /^options\.style\[0\]\.active\.duration: /);
+  rejects(
+    t,
+    { style: [{ property: 'color', value: 'red', active: { value: 'blue', duration: -1 } }] },
+    /^options\.style\[0\]\.active\.duration: /,
+  );
   // Unknown properties are not errors.
   t.notThrows(() => normalizeRenderOptions({ style: [{ property: 'text-decoration', value: 'wavy' }] }));
 });
@@ -96,7 +118,8 @@ test('not an object is a 400; missing options are empty', (t) => {
 // ---- presets and caption styles ------------------------------------------------------------------
 
 test('built-in presets: DEFAULT, VIRAL, GRAPES and more, case-insensitive', (t) => {
-  for (const name of ['DEFAULT', 'VIRAL', 'GRAPES', 'HORMOZI', 'BEAST', 'KARAOKE', 'MINIMAL']) t.true((CAPTION_PRESETS as string[]).includes(name), name);
+  for (const name of ['DEFAULT', 'VIRAL', 'GRAPES', 'HORMOZI', 'BEAST', 'KARAOKE', 'MINIMAL'])
+    t.true((CAPTION_PRESETS as string[]).includes(name), name);
   t.true(isCaptionPreset('viral'));
   t.false(isCaptionPreset('NOPE'));
   t.false(isCaptionPreset(3));
@@ -168,7 +191,10 @@ test('colours: hex forms, rgb()/rgba(), names; bad ones are 400s', (t) => {
   t.regex(err.message, /^style\[0\] \(font-size: "huge"\) must be a pixel length/);
   t.throws(() => resolveCaptionStyle(undefined, [{ property: 'font-weight', value: '450' }]), { instanceOf: InvalidInput });
   t.throws(() => resolveCaptionStyle(undefined, [{ property: 'color', value: 'white', active: { value: 'blurple' } }]), {
-    instanceOf: InvalidInput, message: /^style\[0\] \(color: "white"\) active\.value "blurple" is not a colour/,
+    instanceOf: InvalidInput,
+    message: /^style\[0\] \(color: "white"\) active\.value "blurple" is not a colour/,
   });
-  t.throws(() => resolveCaptionStyle(undefined, [{ property: 'transform', value: 'none', active: { value: 'rotate(3deg)' } }]), { instanceOf: InvalidInput });
+  t.throws(() => resolveCaptionStyle(undefined, [{ property: 'transform', value: 'none', active: { value: 'rotate(3deg)' } }]), {
+    instanceOf: InvalidInput,
+  });
 });

@@ -30,12 +30,34 @@ test('the AST says what was written', (t) => {
   t.deepEqual(parseLength('f', '10%'), { type: 'percent', value: 10 });
   t.deepEqual(parseLength('f', 'calc(100% - 20px)'), {
     type: 'calc',
-    terms: [{ sign: 1, node: { type: 'percent', value: 100 } }, { sign: -1, node: { type: 'px', value: 20 } }],
+    terms: [
+      { sign: 1, node: { type: 'percent', value: 100 } },
+      { sign: -1, node: { type: 'px', value: 20 } },
+    ],
   });
 });
 
-const bad = ['10', '10em', '10 px', 'px', '', '   ', 'calc(10px * 2)', 'calc(10px / 2)', 'calc(10px + )', 'calc(10px',
-  'calc()', 'left', '10px 20px', '1e3px', 'calc(10px - -5px)', 'min(10px, 5%)', '--5px', '10%%', 'calc(10px) 5px'];
+const bad = [
+  '10',
+  '10em',
+  '10 px',
+  'px',
+  '',
+  '   ',
+  'calc(10px * 2)',
+  'calc(10px / 2)',
+  'calc(10px + )',
+  'calc(10px',
+  'calc()',
+  'left',
+  '10px 20px',
+  '1e3px',
+  'calc(10px - -5px)',
+  'min(10px, 5%)',
+  '--5px',
+  '10%%',
+  'calc(10px) 5px',
+];
 
 for (const value of bad) {
   test(`"${value}" is a 400 naming the field`, (t) => {

@@ -14,9 +14,16 @@ import { inputGuard } from '@shorts/common/media/input-guard';
 const run = promisify(execFile);
 
 const base = (over: Partial<RenderSpec> = {}): RenderSpec => ({
-  sourcePath: '/media/source.mp4', startTime: 10, endTime: 40, words: [],
+  sourcePath: '/media/source.mp4',
+  startTime: 10,
+  endTime: 40,
+  words: [],
   output: { width: 720, height: 1280, path: '/out/short.mp4' },
-  caption: null, encoder: 'libx264', workDir: '/work/r1', sourceWidth: 1920, sourceHeight: 1080,
+  caption: null,
+  encoder: 'libx264',
+  workDir: '/work/r1',
+  sourceWidth: 1920,
+  sourceHeight: 1080,
   ...over,
 });
 
@@ -36,10 +43,16 @@ test('one invocation: accurate input seek, whitelist, yuv420p, faststart, machin
   t.is(after(args, '-progress'), 'pipe:1');
   t.true(args.includes('-nostats'));
   t.is(after(args, '-c:a'), 'aac');
-  t.deepEqual(args.filter((_, i) => args[i - 1] === '-map'), ['[vout]', '0:a:0?']);
+  t.deepEqual(
+    args.filter((_, i) => args[i - 1] === '-map'),
+    ['[vout]', '0:a:0?'],
+  );
   t.is(args[args.length - 1], 'file:/out/short.mp4');
   // Centred 9:16 crop of 1920x1080: 606x1080 at x 657, then the output size.
-  t.is(graphOf(args), '[0:v]crop=606:1080:657:0:exact=1,scale=720:1280:flags=bicubic,setsar=1,format=yuv420p[reframed];[reframed]null[vout]');
+  t.is(
+    graphOf(args),
+    '[0:v]crop=606:1080:657:0:exact=1,scale=720:1280:flags=bicubic,setsar=1,format=yuv420p[reframed];[reframed]null[vout]',
+  );
 });
 
 test('encoders: libx264 veryfast/crf 20, or NVENC p4 with constant quality', (t) => {
@@ -57,11 +70,28 @@ test('encoders: libx264 veryfast/crf 20, or NVENC p4 with constant quality', (t)
 });
 
 test('watermark: a single-frame second input, whitelisted; none when absent, invisible or transparent', (t) => {
-  const wm = { imagePath: '/work/r1/logo.png', imageWidth: 200, imageHeight: 100, left: '20px', top: '20px', width: '25%', opacity: 0.8, blendMode: 'screen' as const };
+  const wm = {
+    imagePath: '/work/r1/logo.png',
+    imageWidth: 200,
+    imageHeight: 100,
+    left: '20px',
+    top: '20px',
+    width: '25%',
+    opacity: 0.8,
+    blendMode: 'screen' as const,
+  };
   const args = buildRenderArgs(base({ watermark: wm }));
   t.is(args.filter((a) => a === '-i').length, 2);
   const second = args.lastIndexOf('-i');
-  t.deepEqual(args.slice(second - 8, second + 2), [...inputGuard('image'), '-f', 'image2', '-pattern_type', 'none', '-i', 'file:/work/r1/logo.png']);
+  t.deepEqual(args.slice(second - 8, second + 2), [
+    ...inputGuard('image'),
+    '-f',
+    'image2',
+    '-pattern_type',
+    'none',
+    '-i',
+    'file:/work/r1/logo.png',
+  ]);
   t.regex(graphOf(args), /\[1:v\]scale=180:90,/);
   t.is(buildRenderArgs(base({ watermark: { ...wm, left: '100%' } })).filter((a) => a === '-i').length, 1);
   t.is(buildRenderArgs(base({ watermark: { ...wm, opacity: 0 } })).filter((a) => a === '-i').length, 1);
@@ -75,22 +105,31 @@ test('watermark: a single-frame second input, whitelisted; none when absent, inv
 
 /** A path of single-layout keyframes over the whole clip (10..40 s on the source clock). */
 const path1 = (...keys: Array<[number, number, number, number, number]>) => ({
-  sourceWidth: 1920, sourceHeight: 1080,
+  sourceWidth: 1920,
+  sourceHeight: 1080,
   keyframes: keys.map(([time, x, y, width, height]) => ({ time, x, y, width, height })),
   segments: [{ start: 10, end: 40, layout: 'single' as const, tracks: [1] }],
 });
 
 test('crop path: x/y follow the keyframes on the clip clock; a size change is a cut', (t) => {
   const pan = graphOf(buildRenderArgs(base({ reframe: path1([10, 0, 0, 606, 1080], [12, 1000, 0, 606, 1080]) })));
-  t.is(pan, "[0:v]crop=606:1080:x='0+1000*clip((t-0)/2,0,1)':y='0':exact=1,scale=720:1280:flags=bicubic,setsar=1,format=yuv420p[reframed];[reframed]null[vout]");
+  t.is(
+    pan,
+    "[0:v]crop=606:1080:x='0+1000*clip((t-0)/2,0,1)':y='0':exact=1,scale=720:1280:flags=bicubic,setsar=1,format=yuv420p[reframed];[reframed]null[vout]",
+  );
   // Boxes of another shape are fitted to 9:16 around their centre and kept inside the source.
   const fitted = graphOf(buildRenderArgs(base({ reframe: path1([10, 1800, -50, 500, 500]) })));
   t.true(fitted.startsWith('[0:v]crop=280:500:1640:0:exact=1,'), fitted);
   // Two keyframes at one time with one size: a step in the expression, no second crop.
   const jump = graphOf(buildRenderArgs(base({ reframe: path1([10, 0, 0, 606, 1080], [15, 0, 0, 606, 1080], [15, 800, 0, 606, 1080]) })));
   t.regex(jump, /^\[0:v\]crop=606:1080:x='0\+800\*gte\(t,5\)':y='0':exact=1,/);
-  const cut = graphOf(buildRenderArgs(base({ reframe: path1([10, 0, 0, 606, 1080], [13.5, 0, 0, 606, 1080], [13.5, 100, 100, 360, 640]) })));
-  t.regex(cut, /^\[0:v\]split=2\[rf0in\]\[rf1in\];\[rf0in\]trim=start=0:end=3\.5,setpts=PTS-STARTPTS,crop=606:1080:0:0:exact=1,.*\[rf1in\]trim=start=3\.5,setpts=PTS-STARTPTS,crop=360:640:100:100:exact=1,.*concat=n=2:v=1:a=0\[reframed\]/);
+  const cut = graphOf(
+    buildRenderArgs(base({ reframe: path1([10, 0, 0, 606, 1080], [13.5, 0, 0, 606, 1080], [13.5, 100, 100, 360, 640]) })),
+  );
+  t.regex(
+    cut,
+    /^\[0:v\]split=2\[rf0in\]\[rf1in\];\[rf0in\]trim=start=0:end=3\.5,setpts=PTS-STARTPTS,crop=606:1080:0:0:exact=1,.*\[rf1in\]trim=start=3\.5,setpts=PTS-STARTPTS,crop=360:640:100:100:exact=1,.*concat=n=2:v=1:a=0\[reframed\]/,
+  );
   // A size change after the clip ends, or one that would last a few frames, is not a cut.
   const late = graphOf(buildRenderArgs(base({ reframe: path1([10, 0, 0, 606, 1080], [41, 0, 0, 360, 640]) })));
   t.true(late.startsWith('[0:v]crop=606:1080:'));
@@ -100,16 +139,36 @@ test('crop path: x/y follow the keyframes on the clip clock; a size change is a 
 
 test('split and fit segments: two stacked scaled crops, a fitted frame over a blurred copy, concatenated', (t) => {
   const reframe = {
-    sourceWidth: 1920, sourceHeight: 1080,
+    sourceWidth: 1920,
+    sourceHeight: 1080,
     keyframes: [
-      { time: 10, x: 100, y: 100, width: 540, height: 480, panels: [{ x: 100, y: 100, width: 540, height: 480 }, { x: 1200, y: 120, width: 540, height: 480 }] },
+      {
+        time: 10,
+        x: 100,
+        y: 100,
+        width: 540,
+        height: 480,
+        panels: [
+          { x: 100, y: 100, width: 540, height: 480 },
+          { x: 1200, y: 120, width: 540, height: 480 },
+        ],
+      },
       { time: 20, x: 0, y: 0, width: 1920, height: 1080 },
     ],
-    segments: [{ start: 10, end: 20, layout: 'split' as const, tracks: [1, 2] }, { start: 20, end: 40, layout: 'fit' as const, tracks: [] }],
+    segments: [
+      { start: 10, end: 20, layout: 'split' as const, tracks: [1, 2] },
+      { start: 20, end: 40, layout: 'fit' as const, tracks: [] },
+    ],
   };
   const g = graphOf(buildRenderArgs(base({ reframe })));
-  t.regex(g, /\[rf0in\]trim=start=0:end=10,setpts=PTS-STARTPTS,split=2\[rf0ain\]\[rf0bin\];\[rf0ain\]crop=540:480:100:100,scale=720:640:.*\[rf0bin\]crop=540:480:1200:120,scale=720:640:.*\[rf0a\]\[rf0b\]vstack=inputs=2/);
-  t.regex(g, /\[rf1in\]trim=start=10,setpts=PTS-STARTPTS,crop=1920:1080:0:0,split=2\[rf1bgin\]\[rf1fgin\];.*boxblur.*\[rf1fgin\]scale=720:406:.*overlay=0:437/);
+  t.regex(
+    g,
+    /\[rf0in\]trim=start=0:end=10,setpts=PTS-STARTPTS,split=2\[rf0ain\]\[rf0bin\];\[rf0ain\]crop=540:480:100:100,scale=720:640:.*\[rf0bin\]crop=540:480:1200:120,scale=720:640:.*\[rf0a\]\[rf0b\]vstack=inputs=2/,
+  );
+  t.regex(
+    g,
+    /\[rf1in\]trim=start=10,setpts=PTS-STARTPTS,crop=1920:1080:0:0,split=2\[rf1bgin\]\[rf1fgin\];.*boxblur.*\[rf1fgin\]scale=720:406:.*overlay=0:437/,
+  );
 });
 
 test('bad specs are refused before ffmpeg runs', (t) => {
@@ -124,11 +183,18 @@ test('filter-graph escaping survives both parsers', (t) => {
 
 test('caption words are shifted to clip time and clipped to the clip', (t) => {
   const words = [
-    { text: 'before', start: 9, end: 9.5 }, { text: 'straddles', start: 9.8, end: 10.3 }, { text: 'inside', start: 12, end: 12.5 },
-    { text: 'end', start: 39.5, end: 41 }, { text: 'after', start: 41, end: 42 },
+    { text: 'before', start: 9, end: 9.5 },
+    { text: 'straddles', start: 9.8, end: 10.3 },
+    { text: 'inside', start: 12, end: 12.5 },
+    { text: 'end', start: 39.5, end: 41 },
+    { text: 'after', start: 41, end: 42 },
   ];
   const got = clipWords(words, 10, 40).map((w) => ({ ...w, start: +w.start.toFixed(6), end: +w.end.toFixed(6) }));
-  t.deepEqual(got, [{ text: 'straddles', start: 0, end: 0.3 }, { text: 'inside', start: 2, end: 2.5 }, { text: 'end', start: 29.5, end: 30 }]);
+  t.deepEqual(got, [
+    { text: 'straddles', start: 0, end: 0.3 },
+    { text: 'inside', start: 2, end: 2.5 },
+    { text: 'end', start: 29.5, end: 30 },
+  ]);
 });
 
 // ---- real renders ---------------------------------------------------------------------------------
@@ -144,7 +210,9 @@ test.before(async () => {
   await mkdir(dir, { recursive: true });
   source = await makeTestVideo(path.join(dir, 'source.mp4'), { seconds: 4, width: 1280, height: 720 });
   logo = path.join(dir, 'logo.png');
-  await sharp({ create: { width: 120, height: 60, channels: 4, background: { r: 250, g: 40, b: 40, alpha: 0.9 } } }).png().toFile(logo);
+  await sharp({ create: { width: 120, height: 60, channels: 4, background: { r: 250, g: 40, b: 40, alpha: 0.9 } } })
+    .png()
+    .toFile(logo);
 });
 
 test.after.always(async () => {
@@ -169,11 +237,17 @@ test('end to end: 3 s of a 1280x720 video with audio becomes a 360x640 H.264/AAC
   const out = path.join(dir, 'short.mp4');
   const words = ['one', 'two', 'three', 'four', 'five'].map((text, i) => ({ text, start: 0.6 + i * 0.5, end: 1.0 + i * 0.5 }));
   const args = await prepareRender({
-    sourcePath: source, startTime: 0.5, endTime: 3.5, words,
+    sourcePath: source,
+    startTime: 0.5,
+    endTime: 3.5,
+    words,
     output: { width: 360, height: 640, path: out },
     caption: { style: resolveCaptionStyle('VIRAL', []), maxWordsInPage: 3 },
     watermark: { imagePath: logo, left: 'calc(100% - 70px)', top: '10px', width: '60px', opacity: 0.8, blendMode: 'multiply' },
-    encoder: 'libx264', workDir: path.join(dir, 'work'), sourceWidth: 1280, sourceHeight: 720,
+    encoder: 'libx264',
+    workDir: path.join(dir, 'work'),
+    sourceWidth: 1280,
+    sourceHeight: 720,
   });
   const progress: number[] = [];
   const started = Date.now();
@@ -199,11 +273,18 @@ test('end to end: 3 s of a 1280x720 video with audio becomes a 360x640 H.264/AAC
   t.true(Math.abs(v! - a!) < 0.1, `video ${v} s, audio ${a} s`);
 
   t.true(progress.length >= 1);
-  t.true(progress.every((p, i) => p >= 0 && p <= 1 && (i === 0 || p >= progress[i - 1]!)), 'monotone in 0..1');
+  t.true(
+    progress.every((p, i) => p >= 0 && p <= 1 && (i === 0 || p >= progress[i - 1]!)),
+    'monotone in 0..1',
+  );
   t.is(progress[progress.length - 1], 1);
 
   // The watermark (red, multiplied) sits in the top-right corner; the frame centre does not have it.
-  const { stdout: frame } = await run(FFMPEG, ['-v', 'error', '-ss', '1', '-i', out, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { encoding: 'buffer', maxBuffer: 1 << 22 });
+  const { stdout: frame } = await run(
+    FFMPEG,
+    ['-v', 'error', '-ss', '1', '-i', out, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    { encoding: 'buffer', maxBuffer: 1 << 22 },
+  );
   const px = (x: number, y: number) => [...frame.subarray((y * 360 + x) * 3, (y * 360 + x) * 3 + 3)];
   const [r, g, b] = px(320, 25); // inside the logo box (x 290..349, y 10..39)
   t.true(r! > g! + 40 && r! > b! + 40, `watermark pixel ${[r, g, b]}`);
@@ -212,10 +293,17 @@ test('end to end: 3 s of a 1280x720 video with audio becomes a 360x640 H.264/AAC
 test('a watermark far larger than the frame is cut to the frame before anything is scaled', async (t) => {
   const out = path.join(dir, 'huge-watermark.mp4');
   const args = await prepareRender({
-    sourcePath: source, startTime: 0.5, endTime: 1.5, words: [], caption: null,
+    sourcePath: source,
+    startTime: 0.5,
+    endTime: 1.5,
+    words: [],
+    caption: null,
     output: { width: 180, height: 320, path: out },
     watermark: { imagePath: logo, left: '-200px', top: '-100px', width: '16000px', opacity: 1, blendMode: 'normal' },
-    encoder: 'libx264', workDir: path.join(dir, 'huge-wm'), sourceWidth: 1280, sourceHeight: 720,
+    encoder: 'libx264',
+    workDir: path.join(dir, 'huge-wm'),
+    sourceWidth: 1280,
+    sourceHeight: 720,
   });
   const graph = args[args.indexOf('-filter_complex') + 1]!;
   const scales = [...graph.matchAll(/scale=(\d+):(\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
@@ -223,8 +311,16 @@ test('a watermark far larger than the frame is cut to the frame before anything 
   for (const [w, h] of scales) t.true(w! <= 180 && h! <= 320, `scale to ${w}x${h} in ${graph}`);
   await runFfmpeg(FFMPEG, args, { durationSec: 1 });
   // The enlarged logo covers the whole frame: its colour is everywhere.
-  const { stdout: frame } = await run(FFMPEG, ['-v', 'error', '-ss', '0.5', '-i', out, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { encoding: 'buffer', maxBuffer: 1 << 22 });
-  for (const [x, y] of [[5, 5], [90, 160], [175, 315]] as const) {
+  const { stdout: frame } = await run(
+    FFMPEG,
+    ['-v', 'error', '-ss', '0.5', '-i', out, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    { encoding: 'buffer', maxBuffer: 1 << 22 },
+  );
+  for (const [x, y] of [
+    [5, 5],
+    [90, 160],
+    [175, 315],
+  ] as const) {
     const o = (y * 180 + x) * 3;
     const [r, g, b] = [frame[o]!, frame[o + 1]!, frame[o + 2]!];
     t.true(r > g + 40 && r > b + 40, `pixel ${x},${y} is the logo's: ${[r, g, b]}`);
@@ -234,22 +330,58 @@ test('a watermark far larger than the frame is cut to the frame before anything 
 test('a camera path pans across the source and cuts to a new size', async (t) => {
   // Left half red, right half blue: the crop's position shows in the output colour.
   const halves = path.join(dir, 'halves.mp4');
-  await run(FFMPEG, ['-v', 'error', '-f', 'lavfi', '-i', 'color=c=red:s=640x720:r=25:d=3', '-f', 'lavfi', '-i', 'color=c=blue:s=640x720:r=25:d=3',
-    '-filter_complex', '[0:v][1:v]hstack', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', halves]);
+  await run(FFMPEG, [
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=red:s=640x720:r=25:d=3',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=blue:s=640x720:r=25:d=3',
+    '-filter_complex',
+    '[0:v][1:v]hstack',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    halves,
+  ]);
   const out = path.join(dir, 'pan.mp4');
   const args = await prepareRender({
-    sourcePath: halves, startTime: 0, endTime: 3, words: [], caption: null,
+    sourcePath: halves,
+    startTime: 0,
+    endTime: 3,
+    words: [],
+    caption: null,
     output: { width: 180, height: 320, path: out },
     reframe: {
-      sourceWidth: 1280, sourceHeight: 720,
-      keyframes: [{ time: 0, x: 0, y: 0, width: 404, height: 720 }, { time: 1.5, x: 876, y: 0, width: 404, height: 720 }, { time: 2, x: 876, y: 0, width: 404, height: 720 }, { time: 2, x: 200, y: 200, width: 180, height: 320 }],
+      sourceWidth: 1280,
+      sourceHeight: 720,
+      keyframes: [
+        { time: 0, x: 0, y: 0, width: 404, height: 720 },
+        { time: 1.5, x: 876, y: 0, width: 404, height: 720 },
+        { time: 2, x: 876, y: 0, width: 404, height: 720 },
+        { time: 2, x: 200, y: 200, width: 180, height: 320 },
+      ],
       segments: [{ start: 0, end: 3, layout: 'single', tracks: [1] }],
     },
-    encoder: 'libx264', workDir: path.join(dir, 'pan'), sourceWidth: 1280, sourceHeight: 720,
+    encoder: 'libx264',
+    workDir: path.join(dir, 'pan'),
+    sourceWidth: 1280,
+    sourceHeight: 720,
   });
   await runFfmpeg(FFMPEG, args, { durationSec: 3 });
   const centre = async (time: number) => {
-    const { stdout } = await run(FFMPEG, ['-v', 'error', '-ss', String(time), '-i', out, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { encoding: 'buffer' });
+    const { stdout } = await run(
+      FFMPEG,
+      ['-v', 'error', '-ss', String(time), '-i', out, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+      { encoding: 'buffer' },
+    );
     const o = (160 * 180 + 90) * 3;
     return [stdout[o]!, stdout[o + 1]!, stdout[o + 2]!];
   };
@@ -263,25 +395,69 @@ test('a camera path pans across the source and cuts to a new size', async (t) =>
 
 test('split and fit segments render for real: stacked halves, then the whole frame over a blurred copy', async (t) => {
   const halves = path.join(dir, 'halves-split.mp4');
-  await run(FFMPEG, ['-v', 'error', '-f', 'lavfi', '-i', 'color=c=red:s=640x720:r=25:d=4', '-f', 'lavfi', '-i', 'color=c=blue:s=640x720:r=25:d=4',
-    '-filter_complex', '[0:v][1:v]hstack', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', halves]);
+  await run(FFMPEG, [
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=red:s=640x720:r=25:d=4',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=blue:s=640x720:r=25:d=4',
+    '-filter_complex',
+    '[0:v][1:v]hstack',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    halves,
+  ]);
   const out = path.join(dir, 'split-fit.mp4');
   const args = await prepareRender({
-    sourcePath: halves, startTime: 0.5, endTime: 3.5, words: [], caption: null,
+    sourcePath: halves,
+    startTime: 0.5,
+    endTime: 3.5,
+    words: [],
+    caption: null,
     output: { width: 180, height: 320, path: out },
     reframe: {
-      sourceWidth: 1280, sourceHeight: 720,
+      sourceWidth: 1280,
+      sourceHeight: 720,
       keyframes: [
-        { time: 0.5, x: 700, y: 100, width: 540, height: 480, panels: [{ x: 700, y: 100, width: 540, height: 480 }, { x: 40, y: 100, width: 540, height: 480 }] },
+        {
+          time: 0.5,
+          x: 700,
+          y: 100,
+          width: 540,
+          height: 480,
+          panels: [
+            { x: 700, y: 100, width: 540, height: 480 },
+            { x: 40, y: 100, width: 540, height: 480 },
+          ],
+        },
         { time: 2, x: 0, y: 0, width: 1280, height: 720 },
       ],
-      segments: [{ start: 0.5, end: 2, layout: 'split', tracks: [2, 1] }, { start: 2, end: 3.5, layout: 'fit', tracks: [] }],
+      segments: [
+        { start: 0.5, end: 2, layout: 'split', tracks: [2, 1] },
+        { start: 2, end: 3.5, layout: 'fit', tracks: [] },
+      ],
     },
-    encoder: 'libx264', workDir: path.join(dir, 'split-fit'), sourceWidth: 1280, sourceHeight: 720,
+    encoder: 'libx264',
+    workDir: path.join(dir, 'split-fit'),
+    sourceWidth: 1280,
+    sourceHeight: 720,
   });
   await runFfmpeg(FFMPEG, args, { durationSec: 3 });
   const at = async (time: number, x: number, y: number) => {
-    const { stdout } = await run(FFMPEG, ['-v', 'error', '-ss', String(time), '-i', out, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { encoding: 'buffer' });
+    const { stdout } = await run(
+      FFMPEG,
+      ['-v', 'error', '-ss', String(time), '-i', out, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+      { encoding: 'buffer' },
+    );
     const o = (y * 180 + x) * 3;
     return [stdout[o]!, stdout[o + 1]!, stdout[o + 2]!];
   };
@@ -303,9 +479,22 @@ test('a small source falls back to fit without tripping the blur (320x180 into 1
   const small = await makeTestVideo(path.join(dir, 'small.mp4'), { seconds: 1, width: 320, height: 180 });
   const out = path.join(dir, 'small-fit.mp4');
   const args = await prepareRender({
-    sourcePath: small, startTime: 0, endTime: 1, words: [], caption: null, output: { width: 102, height: 180, path: out },
-    reframe: { sourceWidth: 320, sourceHeight: 180, keyframes: [{ time: 0, x: 0, y: 0, width: 320, height: 180 }], segments: [{ start: 0, end: 1, layout: 'fit', tracks: [] }] },
-    encoder: 'libx264', workDir: path.join(dir, 'small-fit'), sourceWidth: 320, sourceHeight: 180,
+    sourcePath: small,
+    startTime: 0,
+    endTime: 1,
+    words: [],
+    caption: null,
+    output: { width: 102, height: 180, path: out },
+    reframe: {
+      sourceWidth: 320,
+      sourceHeight: 180,
+      keyframes: [{ time: 0, x: 0, y: 0, width: 320, height: 180 }],
+      segments: [{ start: 0, end: 1, layout: 'fit', tracks: [] }],
+    },
+    encoder: 'libx264',
+    workDir: path.join(dir, 'small-fit'),
+    sourceWidth: 320,
+    sourceHeight: 180,
   });
   await runFfmpeg(FFMPEG, args, { durationSec: 1 });
   const info = await ffprobe(out);
@@ -314,8 +503,11 @@ test('a small source falls back to fit without tripping the blur (320x180 into 1
 
 // ---- the executor -----------------------------------------------------------------------------------
 
-test('ffmpeg failures reject with ffmpeg\'s last stderr lines', async (t) => {
-  const err = await t.throwsAsync(runFfmpeg(FFMPEG, ['-hide_banner', '-i', path.join(dir, 'missing.mp4'), '-f', 'null', '-'], { durationSec: 1 }), { instanceOf: FfmpegError });
+test("ffmpeg failures reject with ffmpeg's last stderr lines", async (t) => {
+  const err = await t.throwsAsync(
+    runFfmpeg(FFMPEG, ['-hide_banner', '-i', path.join(dir, 'missing.mp4'), '-f', 'null', '-'], { durationSec: 1 }),
+    { instanceOf: FfmpegError },
+  );
   t.is(err.exitCode, 1);
   t.true(err.stderrTail.length > 0 && err.stderrTail.length <= 20);
   t.regex(err.message, /No such file or directory/);
@@ -323,7 +515,23 @@ test('ffmpeg failures reject with ffmpeg\'s last stderr lines', async (t) => {
 
 test('abort kills ffmpeg promptly', async (t) => {
   const ac = new AbortController();
-  const args = ['-hide_banner', '-nostats', '-progress', 'pipe:1', '-f', 'lavfi', '-i', 'testsrc2=s=1280x720:r=30:d=600', '-c:v', 'libx264', '-preset', 'veryslow', '-f', 'null', '-'];
+  const args = [
+    '-hide_banner',
+    '-nostats',
+    '-progress',
+    'pipe:1',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=s=1280x720:r=30:d=600',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryslow',
+    '-f',
+    'null',
+    '-',
+  ];
   const p = runFfmpeg(FFMPEG, args, { durationSec: 600, signal: ac.signal });
   setTimeout(() => ac.abort(new Error('cancelled by test')), 1200);
   const started = Date.now();

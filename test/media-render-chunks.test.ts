@@ -9,7 +9,11 @@ import { planChunkCuts, secToUs, type SourceFrames } from '../node-agent/src/med
 /** A constant-rate source's frames: `fps` as num/den, in a stream time base of 1/tbDen. */
 function source(fpsNum: number, fpsDen: number, tbDen: number, seconds: number): SourceFrames {
   const n = Math.floor((seconds * fpsNum) / fpsDen);
-  return { timeBase: { num: 1, den: tbDen }, pts: Array.from({ length: n }, (_, i) => Math.round((i * fpsDen * tbDen) / fpsNum)), containerStart: 0 };
+  return {
+    timeBase: { num: 1, den: tbDen },
+    pts: Array.from({ length: n }, (_, i) => Math.round((i * fpsDen * tbDen) / fpsNum)),
+    containerStart: 0,
+  };
 }
 
 const round = (x: number) => Math.sign(x) * Math.round(Math.abs(x));
@@ -36,9 +40,20 @@ for (const c of CASES) {
     const frames = source(c.fps[0], c.fps[1], c.tb, 40);
     const fps = c.fps[0] / c.fps[1];
     const gop = Math.round(2 * fps);
-    for (const [start, end] of [[1, 13], [1.23, 13.37], [0, 37.001], [2.5, 30]] as const) {
+    for (const [start, end] of [
+      [1, 13],
+      [1.23, 13.37],
+      [0, 37.001],
+      [2.5, 30],
+    ] as const) {
       const single = kept(frames, secToUs(start), secToUs(end));
-      for (const [chunks, firstChunkExtraShare] of [[2, 0], [3, 0], [5, 0], [2, 0.05], [3, 0.3]] as const) {
+      for (const [chunks, firstChunkExtraShare] of [
+        [2, 0],
+        [3, 0],
+        [5, 0],
+        [2, 0.05],
+        [3, 0.3],
+      ] as const) {
         const cuts = planChunkCuts(frames, { start, end, chunks, gopFrames: gop, firstChunkExtraShare });
         if (!cuts) {
           t.true(Math.floor(single.length / gop) < chunks, `${start}-${end} in ${chunks}: refused although it has enough GOPs`);
@@ -46,7 +61,10 @@ for (const c of CASES) {
         }
         const parts = cuts.map((cut) => kept(frames, cut.fromUs, cut.toUs));
         t.deepEqual(parts.flat(), single, `${start}-${end} in ${chunks}`);
-        t.true(parts.every((part) => part.length >= gop), 'every chunk holds a keyframe interval at least');
+        t.true(
+          parts.every((part) => part.length >= gop),
+          'every chunk holds a keyframe interval at least',
+        );
         for (const part of parts.slice(1)) t.is((part[0]! - single[0]!) % gop, 0, 'a chunk starts on a keyframe of the single pass');
         for (const cut of cuts) {
           const ticks = ((cut.fromUs - secToUs(start)) * c.tb) / 1e6;
@@ -59,15 +77,18 @@ for (const c of CASES) {
 
 test('the first chunk, which also encodes the sound, gets that much less video; the others share the rest evenly', (t) => {
   const frames = source(30, 1, 15360, 70);
-  const framesOf = (share: number) => planChunkCuts(frames, { start: 0, end: 60, chunks: 2, gopFrames: 60, firstChunkExtraShare: share })!
-    .map((cut) => kept(frames, cut.fromUs, cut.toUs).length);
+  const framesOf = (share: number) =>
+    planChunkCuts(frames, { start: 0, end: 60, chunks: 2, gopFrames: 60, firstChunkExtraShare: share })!.map(
+      (cut) => kept(frames, cut.fromUs, cut.toUs).length,
+    );
   // 30 keyframe intervals: even halves without the sound; with it worth 5 % of the video (1.5
   // intervals), the first chunk renders 14 intervals and the second 16.
   t.deepEqual(framesOf(0), [900, 900]);
   t.deepEqual(framesOf(0.05), [840, 960]);
   t.deepEqual(framesOf(0.2), [720, 1080]);
-  const three = planChunkCuts(frames, { start: 0, end: 60, chunks: 3, gopFrames: 60, firstChunkExtraShare: 0.1 })!
-    .map((cut) => kept(frames, cut.fromUs, cut.toUs).length);
+  const three = planChunkCuts(frames, { start: 0, end: 60, chunks: 3, gopFrames: 60, firstChunkExtraShare: 0.1 })!.map(
+    (cut) => kept(frames, cut.fromUs, cut.toUs).length,
+  );
   t.deepEqual(three, [480, 660, 660]);
 });
 

@@ -34,7 +34,8 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
     const m = line.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/);
     if (!m || m[1] !== name) continue;
     const got = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => got[k] === v) && Object.keys(got).length === Object.keys(labels).length) return Number(m[3]);
+    if (Object.entries(labels).every(([k, v]) => got[k] === v) && Object.keys(got).length === Object.keys(labels).length)
+      return Number(m[3]);
   }
   return undefined;
 }
@@ -46,7 +47,11 @@ test.serial('queue depth, agents, slots and encoders read the same from a coordi
   t.is(sample(before, 'shorts_agents_connected'), 0);
 
   for (let i = 0; i < 3; i++) await enqueueProbe(cluster.app.db.pool, cluster.app.queue, org.id, `http://example.invalid/${i}`);
-  const gpu = await new FakeAgent(cluster.app.grpcAddress, undefined, 'gpu-host').register(['probe-media'], { nvenc: true, cuda: true, slots: 4 });
+  const gpu = await new FakeAgent(cluster.app.grpcAddress, undefined, 'gpu-host').register(['probe-media'], {
+    nvenc: true,
+    cuda: true,
+    slots: 4,
+  });
   const cpu = await new FakeAgent(cluster.app.grpcAddress, undefined, 'cpu-host').register(['probe-media'], { slots: 2 });
   const leased = await gpu.lease(1000);
   t.truthy(leased);
@@ -60,8 +65,14 @@ test.serial('queue depth, agents, slots and encoders read the same from a coordi
     t.is(sample(text, 'shorts_agent_slots', { agent: 'gpu-host', state: 'busy' }), 1);
     t.is(sample(text, 'shorts_agent_slots', { agent: 'gpu-host', state: 'free' }), 3);
     t.is(sample(text, 'shorts_agent_slots', { agent: 'cpu-host', state: 'free' }), 2);
-    t.is(sample(text, 'shorts_agent_info', { agent: 'gpu-host', encoder: 'nvenc', onnx_provider: 'cuda', face_detector_provider: 'none' }), 1);
-    t.is(sample(text, 'shorts_agent_info', { agent: 'cpu-host', encoder: 'x264', onnx_provider: 'cpu', face_detector_provider: 'none' }), 1);
+    t.is(
+      sample(text, 'shorts_agent_info', { agent: 'gpu-host', encoder: 'nvenc', onnx_provider: 'cuda', face_detector_provider: 'none' }),
+      1,
+    );
+    t.is(
+      sample(text, 'shorts_agent_info', { agent: 'cpu-host', encoder: 'x264', onnx_provider: 'cpu', face_detector_provider: 'none' }),
+      1,
+    );
   }
   // Counters say what each process did: the lease went through the first coordinator only.
   t.is(sample(await scrape(cluster.app), 'shorts_tasks_leased_total', { type: 'probe-media' }), 1);
@@ -75,7 +86,8 @@ test.serial('a lease lost to silence counts one expiry, and taking the task agai
   const { org } = await cluster.org();
   // Drain what the first test left so this task is the one leased.
   const drainer = await new FakeAgent(cluster.app.grpcAddress, undefined, 'drainer').register();
-  for (let task = await drainer.lease(200); task; task = await drainer.lease(200)) await drainer.complete(task.task_id, task.lease_token, probeResult('bench'));
+  for (let task = await drainer.lease(200); task; task = await drainer.lease(200))
+    await drainer.complete(task.task_id, task.lease_token, probeResult('bench'));
   drainer.close();
   const before = await scrape(cluster.app);
   await enqueueProbe(cluster.app.db.pool, cluster.app.queue, org.id, 'http://example.invalid/lost');
@@ -97,24 +109,27 @@ test.serial('a lease lost to silence counts one expiry, and taking the task agai
   rescuer.close();
 });
 
-test.serial('HTTP requests are labelled by route template and status, never by the ids in the path; no label names a task, job or organization', async (t) => {
-  const { key } = await cluster.org();
-  const missing = '01a2b3c4-0000-7000-8000-000000000000';
-  t.is((await cluster.api('GET', `/api/jobs/${missing}`, { key })).status, 404);
-  t.is((await cluster.api('GET', '/api/jobs', { key })).status, 200);
-  t.is((await cluster.api('GET', '/no/such/route')).status, 404);
-  const text = await scrape(cluster.app);
-  t.true(sample(text, 'shorts_http_request_duration_seconds_count', { method: 'GET', route: '/api/jobs/:jobId', status: '404' })! >= 1);
-  t.true(sample(text, 'shorts_http_request_duration_seconds_count', { method: 'GET', route: '/api/jobs', status: '200' })! >= 1);
-  t.true(sample(text, 'shorts_http_request_duration_seconds_count', { method: 'GET', route: 'unmatched', status: '404' })! >= 1);
-  t.false(text.includes(missing));
-  t.notRegex(text, /\b(task_id|job_id|organization_id|org_id|user_id)="/);
-  // Stored bytes and, with local storage, the volume the objects live on.
-  t.true(sample(text, 'shorts_stored_bytes')! >= 0);
-  const size = sample(text, 'shorts_storage_volume_bytes', { state: 'size' })!;
-  const free = sample(text, 'shorts_storage_volume_bytes', { state: 'free' })!;
-  t.true(size > 0 && free >= 0 && free <= size);
-});
+test.serial(
+  'HTTP requests are labelled by route template and status, never by the ids in the path; no label names a task, job or organization',
+  async (t) => {
+    const { key } = await cluster.org();
+    const missing = '01a2b3c4-0000-7000-8000-000000000000';
+    t.is((await cluster.api('GET', `/api/jobs/${missing}`, { key })).status, 404);
+    t.is((await cluster.api('GET', '/api/jobs', { key })).status, 200);
+    t.is((await cluster.api('GET', '/no/such/route')).status, 404);
+    const text = await scrape(cluster.app);
+    t.true(sample(text, 'shorts_http_request_duration_seconds_count', { method: 'GET', route: '/api/jobs/:jobId', status: '404' })! >= 1);
+    t.true(sample(text, 'shorts_http_request_duration_seconds_count', { method: 'GET', route: '/api/jobs', status: '200' })! >= 1);
+    t.true(sample(text, 'shorts_http_request_duration_seconds_count', { method: 'GET', route: 'unmatched', status: '404' })! >= 1);
+    t.false(text.includes(missing));
+    t.notRegex(text, /\b(task_id|job_id|organization_id|org_id|user_id)="/);
+    // Stored bytes and, with local storage, the volume the objects live on.
+    t.true(sample(text, 'shorts_stored_bytes')! >= 0);
+    const size = sample(text, 'shorts_storage_volume_bytes', { state: 'size' })!;
+    const free = sample(text, 'shorts_storage_volume_bytes', { state: 'free' })!;
+    t.true(size > 0 && free >= 0 && free <= size);
+  },
+);
 
 test.serial('while the database cannot be read the farm series are absent, not zero, and shorts_farm_state_up says 0', async (t) => {
   // Nothing listens on port 1: every read is refused, as when Postgres is down.
@@ -122,7 +137,10 @@ test.serial('while the database cannot be read the farm series are absent, not z
   const agent = await new FakeAgent(cluster.app.grpcAddress, undefined, 'steady').register();
   let db = cluster.app.db;
   const errors: unknown[] = [];
-  const metrics = createMetrics(() => readFarmState(db, { agentSilenceMs: 4000 }), (err) => errors.push(err));
+  const metrics = createMetrics(
+    () => readFarmState(db, { agentSilenceMs: 4000 }),
+    (err) => errors.push(err),
+  );
   try {
     let text = await metrics.registry.metrics();
     t.is(sample(text, 'shorts_farm_state_up'), 1);

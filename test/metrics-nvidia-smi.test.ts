@@ -3,7 +3,8 @@ import { createAgentMetrics } from '../node-agent/src/metrics/agent-metrics.js';
 import { NVIDIA_SMI_FIELDS, parseNvidiaSmiCsv } from '../node-agent/src/metrics/nvidia-smi.js';
 
 // Output as nvidia-smi prints it for `--query-gpu=<NVIDIA_SMI_FIELDS> --format=csv[,nounits]`.
-const HEADER = 'index, name, utilization.gpu [%], utilization.memory [%], memory.used [MiB], memory.total [MiB], encoder.stats.sessionCount, encoder.stats.averageFps';
+const HEADER =
+  'index, name, utilization.gpu [%], utilization.memory [%], memory.used [MiB], memory.total [MiB], encoder.stats.sessionCount, encoder.stats.averageFps';
 
 const WITH_UNITS = `${HEADER}
 0, Tesla T4, 37 %, 12 %, 2048 MiB, 15360 MiB, 3, 241
@@ -18,15 +19,24 @@ const MIG = `${HEADER}
 `;
 
 test('the query asks for the fields the parser reads, in the header order nvidia-smi echoes', (t) => {
-  t.deepEqual(HEADER.split(', ').map((h) => h.replace(/ \[.*\]$/, '')), [...NVIDIA_SMI_FIELDS]);
+  t.deepEqual(
+    HEADER.split(', ').map((h) => h.replace(/ \[.*\]$/, '')),
+    [...NVIDIA_SMI_FIELDS],
+  );
 });
 
 test('units are stripped and converted to base units (ratios, bytes)', (t) => {
   const gpus = parseNvidiaSmiCsv(WITH_UNITS);
   t.is(gpus.length, 2);
   t.deepEqual(gpus[0], {
-    index: '0', name: 'Tesla T4', utilization: 0.37, memoryUtilization: 0.12,
-    memoryUsedBytes: 2048 * 1024 * 1024, memoryTotalBytes: 15360 * 1024 * 1024, encoderSessions: 3, encoderAverageFps: 241,
+    index: '0',
+    name: 'Tesla T4',
+    utilization: 0.37,
+    memoryUtilization: 0.12,
+    memoryUsedBytes: 2048 * 1024 * 1024,
+    memoryTotalBytes: 15360 * 1024 * 1024,
+    encoderSessions: 3,
+    encoderAverageFps: 241,
   });
   t.like(gpus[1], { index: '1', name: 'NVIDIA L4', utilization: 0, encoderSessions: 0, memoryTotalBytes: 23034 * 1024 * 1024 });
 });
@@ -47,7 +57,7 @@ test('columns are found by name, whatever their order; junk and empty output giv
   const reordered = 'memory.total [MiB], index, name, utilization.gpu [%]\n16384 MiB, 2, Tesla V100, 5 %\n';
   t.like(parseNvidiaSmiCsv(reordered)[0], { index: '2', name: 'Tesla V100', utilization: 0.05, memoryTotalBytes: 16384 * 1024 * 1024 });
   t.deepEqual(parseNvidiaSmiCsv(''), []);
-  t.deepEqual(parseNvidiaSmiCsv('NVIDIA-SMI has failed because it couldn\'t communicate with the NVIDIA driver.'), []);
+  t.deepEqual(parseNvidiaSmiCsv("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."), []);
 });
 
 test('the agent exports the parsed GPUs as gauges, and none where nvidia-smi is absent', async (t) => {

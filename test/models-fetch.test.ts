@@ -43,13 +43,18 @@ test.after.always(async () => {
 });
 
 const fetchModels = (...args: string[]) =>
-  run(process.execPath, [path.join(repoRoot(), 'scripts/fetch-models.mjs'), ...args], { env: { ...process.env, HF_ENDPOINT: endpoint, MODELS_DIR: modelsDir } })
-    .then((r) => ({ code: 0, out: r.stdout + r.stderr }), (err) => ({ code: err.code as number, out: String(err.stdout) + String(err.stderr) }));
+  run(process.execPath, [path.join(repoRoot(), 'scripts/fetch-models.mjs'), ...args], {
+    env: { ...process.env, HF_ENDPOINT: endpoint, MODELS_DIR: modelsDir },
+  }).then(
+    (r) => ({ code: 0, out: r.stdout + r.stderr }),
+    (err) => ({ code: err.code as number, out: String(err.stdout) + String(err.stderr) }),
+  );
 
 test.serial('the documented command exists', async (t) => {
   const pkg = JSON.parse(await readFile(path.join(repoRoot(), 'package.json'), 'utf8'));
   t.is(pkg.scripts['models:fetch'], 'node scripts/fetch-models.mjs');
-  for (const doc of ['README.md', 'models/README.md']) t.true((await readFile(path.join(repoRoot(), doc), 'utf8')).includes('npm run models:fetch'), doc);
+  for (const doc of ['README.md', 'models/README.md'])
+    t.true((await readFile(path.join(repoRoot(), doc), 'utf8')).includes('npm run models:fetch'), doc);
 });
 
 test.serial('first download records each sha256, printed and in SHA256SUMS', async (t) => {

@@ -77,7 +77,10 @@ async function launchStack(dataDir: string, env: Record<string, string> = {}, wa
   // (Neither loser of the race may become an unhandled rejection later.)
   const keyLine = waitForLine(/\[start\] API key: /);
   keyLine.catch(() => undefined);
-  const first = await Promise.race([keyLine, exited.then((code) => new Error(`npm start exited (code ${code}) during start-up:\n${lines.slice(-30).join('\n')}`))]);
+  const first = await Promise.race([
+    keyLine,
+    exited.then((code) => new Error(`npm start exited (code ${code}) during start-up:\n${lines.slice(-30).join('\n')}`)),
+  ]);
   if (first instanceof Error) throw first;
   stack.key = first.split(/\s+/).pop()!;
   stack.url = `http://127.0.0.1:${ports.http}`;
@@ -123,58 +126,71 @@ async function api(stack: Stack, method: string, urlPath: string, body?: unknown
     headers: { authorization: `Bearer ${stack.key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
-  return { status: res.status, body: await res.json() as Parsed };
+  return { status: res.status, body: (await res.json()) as Parsed };
 }
 
-needing({ tools: { flite: fliteAvailable() } })('a killed agent is restarted and runs the work created while none was up; SIGTERM then stops everything, Postgres last', async (t) => {
-  const dataDir = await tempDataDir('npm-start');
-  const talk = await makeTalkVideo(dataDir, { phrases: [{ text: 'Practice every single day and you will learn fast.', pauseAfter: 0.5 }] });
-  const media = await serveFiles({ 'talk.mp4': talk.videoPath });
-  const started: { stack?: Stack } = {};
-  t.teardown(async () => {
-    started.stack?.proc.kill('SIGKILL');
-    await media.close();
-    await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 });
-  });
-  const stack = (started.stack = await startStack(dataDir));
+needing({ tools: { flite: fliteAvailable() } })(
+  'a killed agent is restarted and runs the work created while none was up; SIGTERM then stops everything, Postgres last',
+  async (t) => {
+    const dataDir = await tempDataDir('npm-start');
+    const talk = await makeTalkVideo(dataDir, {
+      phrases: [{ text: 'Practice every single day and you will learn fast.', pauseAfter: 0.5 }],
+    });
+    const media = await serveFiles({ 'talk.mp4': talk.videoPath });
+    const started: { stack?: Stack } = {};
+    t.teardown(async () => {
+      started.stack?.proc.kill('SIGKILL');
+      await media.close();
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 });
+    });
+    const stack = (started.stack = await startStack(dataDir));
 
-  const first = await agentPid(stack);
-  await stack.waitForLine(/"msg":"agent ready"/, first.index);
-  process.kill(first.pid, 'SIGKILL');
-  // At once, while no agent is up: the job waits in the queue for the restarted agent.
-  const created = await api(stack, 'POST', '/api/jobs', {
-    functionName: 'VideoShorts', fileUrl: media.url('talk.mp4'), options: { predefinedShorts: [{ title: 'Practice', start: 0, end: 2 }] },
-  });
-  t.is(created.status, 201, JSON.stringify(created.body));
-  const createdAt = stack.lines.length;
-  await stack.waitForLine(/agent exited while running \(killed by SIGKILL\); restarting it in 1 s/, first.index);
-  const second = await agentPid(stack, first.index + 1);
-  t.not(second.pid, first.pid);
-  t.false(processAlive(first.pid));
-  const ready = await stack.waitForLine(/"msg":"agent ready"/, second.index);
-  t.true(stack.lines.indexOf(ready) > createdAt, 'the job was created before the new agent was up');
+    const first = await agentPid(stack);
+    await stack.waitForLine(/"msg":"agent ready"/, first.index);
+    process.kill(first.pid, 'SIGKILL');
+    // At once, while no agent is up: the job waits in the queue for the restarted agent.
+    const created = await api(stack, 'POST', '/api/jobs', {
+      functionName: 'VideoShorts',
+      fileUrl: media.url('talk.mp4'),
+      options: { predefinedShorts: [{ title: 'Practice', start: 0, end: 2 }] },
+    });
+    t.is(created.status, 201, JSON.stringify(created.body));
+    const createdAt = stack.lines.length;
+    await stack.waitForLine(/agent exited while running \(killed by SIGKILL\); restarting it in 1 s/, first.index);
+    const second = await agentPid(stack, first.index + 1);
+    t.not(second.pid, first.pid);
+    t.false(processAlive(first.pid));
+    const ready = await stack.waitForLine(/"msg":"agent ready"/, second.index);
+    t.true(stack.lines.indexOf(ready) > createdAt, 'the job was created before the new agent was up');
 
-  const job = await waitFor(async () => {
-    const r = await api(stack, 'GET', `/api/jobs/${created.body.id}`);
-    return ['COMPLETED', 'FAILED'].includes(r.body.status) ? r.body : undefined;
-  }, 180_000, 'the job');
-  t.is(job.status, 'COMPLETED', job.message);
-  t.is(job.data.shorts.length, 1);
+    const job = await waitFor(
+      async () => {
+        const r = await api(stack, 'GET', `/api/jobs/${created.body.id}`);
+        return ['COMPLETED', 'FAILED'].includes(r.body.status) ? r.body : undefined;
+      },
+      180_000,
+      'the job',
+    );
+    t.is(job.status, 'COMPLETED', job.message);
+    t.is(job.data.shorts.length, 1);
 
-  stack.proc.kill('SIGTERM');
-  // The agent gets at least as long to hand its work back as it allows itself before giving up.
-  const granted = Number((await stack.waitForLine(/stopping the agent \(pid \d+\); it has up to [\d.]+ s/)).match(/up to ([\d.]+) s/)![1]);
-  t.true(granted * 1000 >= STOP_DEADLINE_MS, `the supervisor waits ${granted} s; the agent's own limit is ${STOP_DEADLINE_MS / 1000} s`);
-  t.is(await stack.exited, 0);
-  t.deepEqual([second.pid, stack.coordinatorPid, stack.postgresPid].filter(processAlive), []);
-  // In order: the agent handed back and stopped before the coordinator began to stop, and Postgres
-  // shut down cleanly (a clean shutdown removes postmaster.pid).
-  const agentStopped = stack.lines.findIndex((l) => l.includes('"msg":"agent stopped"'));
-  const coordinatorStopping = stack.lines.findIndex((l) => l.includes('"service":"coordinator"') && l.includes('"msg":"stopping"'));
-  t.true(agentStopped >= 0 && coordinatorStopping > agentStopped, stack.lines.slice(-15).join('\n'));
-  await t.throwsAsync(readFile(path.join(dataDir, 'postgres', 'postmaster.pid')));
-  for (const port of Object.values(stack.ports)) t.true(await portIsFree(port), `port ${port} released`);
-});
+    stack.proc.kill('SIGTERM');
+    // The agent gets at least as long to hand its work back as it allows itself before giving up.
+    const granted = Number(
+      (await stack.waitForLine(/stopping the agent \(pid \d+\); it has up to [\d.]+ s/)).match(/up to ([\d.]+) s/)![1],
+    );
+    t.true(granted * 1000 >= STOP_DEADLINE_MS, `the supervisor waits ${granted} s; the agent's own limit is ${STOP_DEADLINE_MS / 1000} s`);
+    t.is(await stack.exited, 0);
+    t.deepEqual([second.pid, stack.coordinatorPid, stack.postgresPid].filter(processAlive), []);
+    // In order: the agent handed back and stopped before the coordinator began to stop, and Postgres
+    // shut down cleanly (a clean shutdown removes postmaster.pid).
+    const agentStopped = stack.lines.findIndex((l) => l.includes('"msg":"agent stopped"'));
+    const coordinatorStopping = stack.lines.findIndex((l) => l.includes('"service":"coordinator"') && l.includes('"msg":"stopping"'));
+    t.true(agentStopped >= 0 && coordinatorStopping > agentStopped, stack.lines.slice(-15).join('\n'));
+    await t.throwsAsync(readFile(path.join(dataDir, 'postgres', 'postmaster.pid')));
+    for (const port of Object.values(stack.ports)) t.true(await portIsFree(port), `port ${port} released`);
+  },
+);
 
 test('when npm start is killed with SIGKILL, its coordinator, agent and embedded Postgres exit too', async (t) => {
   const dataDir = await tempDataDir('npm-start-kill');
@@ -201,9 +217,14 @@ test('an agent that cannot start is not restarted forever: npm start exits non-z
   const code = await Promise.race([stack.exited, new Promise((r) => setTimeout(r, 150_000, 'still running'))]);
   t.is(code, 1, stack.lines.slice(-20).join('\n'));
   const said = stack.lines.join('\n');
-  t.regex(said, /the agent failed at start-up 5 times in a row \(exit code 1\); its last error: agent failed to start: .*\/nonexistent\/ffmpeg ENOENT/);
+  t.regex(
+    said,
+    /the agent failed at start-up 5 times in a row \(exit code 1\); its last error: agent failed to start: .*\/nonexistent\/ffmpeg ENOENT/,
+  );
   // It waited longer each time before trying again.
-  const delays = [...said.matchAll(/during start-up after [\d.]+ s \(exit code 1[^)]*\); restarting it in (\d+) s/g)].map((m) => Number(m[1]));
+  const delays = [...said.matchAll(/during start-up after [\d.]+ s \(exit code 1[^)]*\); restarting it in (\d+) s/g)].map((m) =>
+    Number(m[1]),
+  );
   t.deepEqual(delays, [1, 2, 4, 8]);
   t.is((said.match(/starting the agent \(pid/g) ?? []).length, 5);
   // And the rest of the stack stopped with it.

@@ -20,13 +20,23 @@ test('the document names allowed values and carries request examples that the AP
   const render = doc.paths['/api/render'].post.requestBody.content['application/json'];
   t.true(render.schema.properties.preset.enum.includes('HORMOZI'));
   t.deepEqual(render.schema.properties.type.enum, ['shortVideo']);
-  for (const [path, method] of [['/api/jobs', 'post'], ['/api/render', 'post'], ['/api/organizations/brandings', 'post'], ['/api/organizations/social-posts/publish', 'post'], ['/api/organizations/api-keys', 'post']] as const) {
+  for (const [path, method] of [
+    ['/api/jobs', 'post'],
+    ['/api/render', 'post'],
+    ['/api/organizations/brandings', 'post'],
+    ['/api/organizations/social-posts/publish', 'post'],
+    ['/api/organizations/api-keys', 'post'],
+  ] as const) {
     const op = doc.paths[path]?.[method];
     t.truthy(op, `${method} ${path} is documented`);
     t.truthy(op?.requestBody.content['application/json'].example, `${method} ${path} has a request example`);
   }
   t.truthy(doc.paths['/api/jobs/{jobId}'].delete.responses['200'].content['application/json'].example);
-  t.deepEqual(doc.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer', description: 'An API key (vsk_…) or a JWT access token' });
+  t.deepEqual(doc.components.securitySchemes.bearer, {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API key (vsk_…) or a JWT access token',
+  });
   t.deepEqual(doc.paths['/api/jobs'].get.security, [{ bearer: [] }, { apiKey: [] }]);
 
   // The job example is a request the API takes as it stands (here with a reachable fileUrl in place of
@@ -47,8 +57,12 @@ test('every route has an example of its success response, and of its request bod
       routes++;
       const request = op.requestBody?.content as Record<string, { example?: unknown }> | undefined;
       if (request && !Object.values(request).every((m) => m.example !== undefined)) missing.push(`${method} ${path}: request body`);
-      const [status, success] = Object.entries(op.responses as Record<string, { content?: Record<string, { example?: unknown }> }>).find(([s]) => /^[23]/.test(s)) ?? [];
-      if (!success?.content || !Object.values(success.content).some((m) => m.example !== undefined)) missing.push(`${method} ${path}: ${status ?? 'no'} success response`);
+      const [status, success] =
+        Object.entries(op.responses as Record<string, { content?: Record<string, { example?: unknown }> }>).find(([s]) =>
+          /^[23]/.test(s),
+        ) ?? [];
+      if (!success?.content || !Object.values(success.content).some((m) => m.example !== undefined))
+        missing.push(`${method} ${path}: ${status ?? 'no'} success response`);
     }
   }
   t.true(routes >= 40, `${routes} routes documented`);

@@ -63,7 +63,14 @@ test('social routes limit API-key calls, not bearer-token calls', async (t) => {
 test('a case-changed path neither dodges the file-route limit nor reaches a route', async (t) => {
   const { key } = await cluster.org({ plan: 'free' });
   const statuses: number[] = [];
-  for (const p of ['/api/uploads/files', '/API/UPLOADS/files', '/Api/Uploads', '/api/UPLOADS/files', '/api/uploads', '/api/uploads/files']) {
+  for (const p of [
+    '/api/uploads/files',
+    '/API/UPLOADS/files',
+    '/Api/Uploads',
+    '/api/UPLOADS/files',
+    '/api/uploads',
+    '/api/uploads/files',
+  ]) {
     const res = await cluster.api('GET', p, { key });
     statuses.push(res.status);
     if (res.status === 404) t.is(res.headers.get('ratelimit-limit'), null, `${p} is no route, so it is charged nothing`);
@@ -81,12 +88,18 @@ test('two coordinators on one database share the buckets: the limit holds across
     const get = (base: string) => fetch(`${base}/api/uploads/files`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
     // Alternating between the two: three admitted in all, not three each.
     const statuses = [];
-    for (const base of [cluster.app.httpUrl, second.httpUrl, cluster.app.httpUrl, second.httpUrl, cluster.app.httpUrl, second.httpUrl]) statuses.push(await get(base));
+    for (const base of [cluster.app.httpUrl, second.httpUrl, cluster.app.httpUrl, second.httpUrl, cluster.app.httpUrl, second.httpUrl])
+      statuses.push(await get(base));
     t.deepEqual(statuses, [200, 200, 200, 429, 429, 429]);
     // Concurrent requests on both cannot overdraw the bucket either.
     const other = await cluster.org({ plan: 'free' });
-    const burst = await Promise.all(Array.from({ length: 10 }, (_, i) =>
-      fetch(`${i % 2 ? second.httpUrl : cluster.app.httpUrl}/api/uploads/files`, { headers: { authorization: `Bearer ${other.key}` } }).then((r) => r.status)));
+    const burst = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        fetch(`${i % 2 ? second.httpUrl : cluster.app.httpUrl}/api/uploads/files`, {
+          headers: { authorization: `Bearer ${other.key}` },
+        }).then((r) => r.status),
+      ),
+    );
     t.is(burst.filter((s) => s === 200).length, 3);
     t.is(burst.filter((s) => s === 429).length, 7);
   } finally {

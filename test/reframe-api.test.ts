@@ -26,13 +26,21 @@ const RIGHT = { x: 910, y: 250, width: 120, height: 150 };
 const detections: ShortDetections = (() => {
   const times = Array.from({ length: 40 }, (_, i) => i / 10);
   return {
-    version: 1, sourceWidth: 1280, sourceHeight: 720, start: 0, end: 4, sampleFps: 10,
+    version: 1,
+    sourceWidth: 1280,
+    sourceHeight: 720,
+    start: 0,
+    end: 4,
+    sampleFps: 10,
     speech: [{ start: 0.1, end: 3.9 }],
     tracks: [
       { id: 1, samples: times.map((time) => ({ time, box: LEFT, score: 0.95, mouthActivity: time < 2 ? 0.3 : 0 })) },
       { id: 2, samples: times.map((time) => ({ time, box: RIGHT, score: 0.95, mouthActivity: time >= 2 ? 0.3 : 0 })) },
     ],
-    turns: [{ start: 0.1, end: 1.9, trackId: 1 }, { start: 2.1, end: 3.9, trackId: 2 }],
+    turns: [
+      { start: 0.1, end: 1.9, trackId: 1 },
+      { start: 2.1, end: 3.9, trackId: 2 },
+    ],
   };
 })();
 const OUTPUT = { width: 720, height: 1280 };
@@ -41,16 +49,52 @@ const stored = planReframe(detections, DEFAULT_DIRECTOR, OUTPUT);
 test.before(async () => {
   cluster = await startCluster('reframe_api');
   source = path.join(cluster.dataDir, 'halves.mp4');
-  await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'color=c=red:s=640x720:r=25:d=4', '-f', 'lavfi', '-i', 'color=c=blue:s=640x720:r=25:d=4',
-    '-f', 'lavfi', '-i', 'sine=frequency=300:duration=4',
-    '-filter_complex', '[0:v][1:v]hstack[v]', '-map', '[v]', '-map', '2:a', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  await run(FFMPEG, [
+    '-y',
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=red:s=640x720:r=25:d=4',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=blue:s=640x720:r=25:d=4',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=300:duration=4',
+    '-filter_complex',
+    '[0:v][1:v]hstack[v]',
+    '-map',
+    '[v]',
+    '-map',
+    '2:a',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    source,
+  ]);
 });
 test.after.always(() => cluster?.close());
 
 async function jobWithPath(organizationId: string): Promise<string> {
   return insertCompletedJob(cluster.app, {
-    organizationId, sourcePath: source, width: 1280, height: 720,
-    words: [{ text: 'left', start: 0.5, end: 1 }, { text: 'right', start: 2.5, end: 3 }],
+    organizationId,
+    sourcePath: source,
+    width: 1280,
+    height: 720,
+    words: [
+      { text: 'left', start: 0.5, end: 1 },
+      { text: 'right', start: 2.5, end: 3 },
+    ],
     shorts: [{ startTime: 0, endTime: 4, title: 'Both', reframe: stored, detections }],
     reframePlan: { director: { ...DEFAULT_DIRECTOR }, output: OUTPUT },
   });
@@ -70,7 +114,13 @@ test('each short carries its crop path in both retrieve forms; the detections ar
   const reframe = bearerForm.body.data.shorts[0].reframe;
   t.deepEqual(reframe, stored);
   t.like(reframe, { sourceWidth: 1280, sourceHeight: 720 });
-  t.deepEqual(reframe.segments.map((s: { start: number; layout: string; tracks: number[] }) => [s.start, s.layout, s.tracks]), [[0, 'single', [1]], [2, 'single', [2]]]); // the cut where the second mouth starts moving
+  t.deepEqual(
+    reframe.segments.map((s: { start: number; layout: string; tracks: number[] }) => [s.start, s.layout, s.tracks]),
+    [
+      [0, 'single', [1]],
+      [2, 'single', [2]],
+    ],
+  ); // the cut where the second mouth starts moving
   for (const body of [keyForm.body, bearerForm.body]) {
     const text = JSON.stringify(body);
     t.false(text.includes('mouthActivity') || text.includes('"turns"') || text.includes('reframePlan'), 'detections stay private');
@@ -98,7 +148,11 @@ test('the OpenAPI document describes reframe on the job retrieve route', async (
 
 /** The colour at a point of a frame of a rendered file (RGB). */
 async function colourAt(file: string, time: number, w: number, h: number, x: number, y: number): Promise<[number, number, number]> {
-  const { stdout } = await run(FFMPEG, ['-v', 'error', '-ss', String(time), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], { encoding: 'buffer', maxBuffer: 1 << 24 });
+  const { stdout } = await run(
+    FFMPEG,
+    ['-v', 'error', '-ss', String(time), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
+    { encoding: 'buffer', maxBuffer: 1 << 24 },
+  );
   t0(stdout.length === w * h * 3, `frame of ${stdout.length} bytes`);
   const i = (y * w + x) * 3;
   return [stdout[i]!, stdout[i + 1]!, stdout[i + 2]!];
@@ -110,17 +164,27 @@ const red = ([r, g, b]: number[]) => r! > 180 && g! < 80 && b! < 80;
 const blue = ([r, g, b]: number[]) => b! > 180 && r! < 80 && g! < 80;
 
 async function render(key: string, jobId: string, options: Record<string, unknown>): Promise<{ file: string; spec: Parsed }> {
-  const created = await cluster.api('POST', '/api/render', { key, body: { id: jobId, target: 0, size: { width: 360, height: 640 }, options } });
+  const created = await cluster.api('POST', '/api/render', {
+    key,
+    body: { id: jobId, target: 0, size: { width: 360, height: 640 }, options },
+  });
   if (created.status !== 201) throw new Error(JSON.stringify(created.body));
-  const done = await waitFor(async () => {
-    const r = await cluster.api('GET', `/api/render/${created.body.renderId}`, { key });
-    if (r.body.type === 'error') throw new Error(r.body.message);
-    return r.body.type === 'done' ? r.body : undefined;
-  }, 120_000, 'render done');
+  const done = await waitFor(
+    async () => {
+      const r = await cluster.api('GET', `/api/render/${created.body.renderId}`, { key });
+      if (r.body.type === 'error') throw new Error(r.body.message);
+      return r.body.type === 'done' ? r.body : undefined;
+    },
+    120_000,
+    'render done',
+  );
   const file = path.join(cluster.dataDir, `${created.body.renderId}.mp4`);
   const res = await fetch(done.url);
   await import('node:fs/promises').then(async (fs) => fs.writeFile(file, Buffer.from(await res.arrayBuffer())));
-  const row = await cluster.app.db.one<{ spec: Parsed }>(`SELECT payload AS spec FROM tasks WHERE subject_id = $1 AND type = 'render-short'`, [created.body.renderId]);
+  const row = await cluster.app.db.one<{ spec: Parsed }>(
+    `SELECT payload AS spec FROM tasks WHERE subject_id = $1 AND type = 'render-short'`,
+    [created.body.renderId],
+  );
   return { file, spec: row!.spec };
 }
 
@@ -132,8 +196,14 @@ test('a render follows the stored path; with other director settings the agent p
   // Default settings: the stored path, one person at a time (left = red first, right = blue after the turn).
   const plain = await render(key, id, {});
   t.is(plain.spec.recompute, null, 'the stored path is reused');
-  t.true(red(await colourAt(plain.file, 1, 360, 640, 180, 160)) && red(await colourAt(plain.file, 1, 360, 640, 180, 480)), 'first speaker fills the frame');
-  t.true(blue(await colourAt(plain.file, 3, 360, 640, 180, 160)) && blue(await colourAt(plain.file, 3, 360, 640, 180, 480)), 'cut to the second speaker');
+  t.true(
+    red(await colourAt(plain.file, 1, 360, 640, 180, 160)) && red(await colourAt(plain.file, 1, 360, 640, 180, 480)),
+    'first speaker fills the frame',
+  );
+  t.true(
+    blue(await colourAt(plain.file, 3, 360, 640, 180, 160)) && blue(await colourAt(plain.file, 3, 360, 640, 180, 480)),
+    'cut to the second speaker',
+  );
 
   // Two speakers allowed: split screen, the speaker on top, planned by the agent (no detection pass:
   // the source has no face a detector could find).

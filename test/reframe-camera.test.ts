@@ -9,7 +9,10 @@ const FPS = 10;
 
 /** Detections as the detector would give them: boxes sampled at FPS, with a deterministic jitter. */
 function detections(o: {
-  width?: number; height?: number; start?: number; end: number;
+  width?: number;
+  height?: number;
+  start?: number;
+  end: number;
   faces: Array<{ id: number; at: (t: number) => Box | undefined }>;
   turns?: SpeakerTurn[];
 }): ShortDetections {
@@ -17,7 +20,12 @@ function detections(o: {
   const times: number[] = [];
   for (let t = start; t < o.end; t += 1 / FPS) times.push(Math.round(t * 1000) / 1000);
   return {
-    version: 1, sourceWidth: o.width ?? 1280, sourceHeight: o.height ?? 720, start, end: o.end, sampleFps: FPS,
+    version: 1,
+    sourceWidth: o.width ?? 1280,
+    sourceHeight: o.height ?? 720,
+    start,
+    end: o.end,
+    sampleFps: FPS,
     speech: (o.turns ?? []).map((t) => ({ start: t.start, end: t.end })),
     tracks: o.faces.map((f) => ({
       id: f.id,
@@ -31,12 +39,18 @@ function detections(o: {
 }
 
 /** A still face with detector noise of up to ±`noise` px on every edge. */
-const still = (x: number, y: number, w: number, h: number, noise = 3) => (t: number): Box => {
-  const n = (k: number) => noise * Math.sin(t * 7.3 + k * 1.7) * Math.cos(t * 3.1 + k);
-  return { x: x + n(1), y: y + n(2), width: w + n(3), height: h + n(4) };
-};
+const still =
+  (x: number, y: number, w: number, h: number, noise = 3) =>
+  (t: number): Box => {
+    const n = (k: number) => noise * Math.sin(t * 7.3 + k * 1.7) * Math.cos(t * 3.1 + k);
+    return { x: x + n(1), y: y + n(2), width: w + n(3), height: h + n(4) };
+  };
 
-const timesOf = (d: ShortDetections) => d.tracks.flatMap((t) => t.samples.map((s) => s.time)).filter((t, i, a) => a.indexOf(t) === i).sort((a, b) => a - b);
+const timesOf = (d: ShortDetections) =>
+  d.tracks
+    .flatMap((t) => t.samples.map((s) => s.time))
+    .filter((t, i, a) => a.indexOf(t) === i)
+    .sort((a, b) => a - b);
 
 function faceAt(d: ShortDetections, id: number, time: number): Box | undefined {
   return d.tracks.find((t) => t.id === id)?.samples.find((s) => Math.abs(s.time - time) < 1e-6)?.box;
@@ -44,8 +58,14 @@ function faceAt(d: ShortDetections, id: number, time: number): Box | undefined {
 
 function assertSane(t: ExecutionContext, d: ShortDetections, r: ReturnType<typeof planReframe>) {
   for (const k of r.keyframes) {
-    t.true(Number.isInteger(k.x) && Number.isInteger(k.y) && k.width % 2 === 0 && k.height % 2 === 0, `integers, even sizes: ${JSON.stringify(k)}`);
-    t.true(k.x >= 0 && k.y >= 0 && k.x + k.width <= d.sourceWidth && k.y + k.height <= d.sourceHeight, `inside the frame: ${JSON.stringify(k)}`);
+    t.true(
+      Number.isInteger(k.x) && Number.isInteger(k.y) && k.width % 2 === 0 && k.height % 2 === 0,
+      `integers, even sizes: ${JSON.stringify(k)}`,
+    );
+    t.true(
+      k.x >= 0 && k.y >= 0 && k.x + k.width <= d.sourceWidth && k.y + k.height <= d.sourceHeight,
+      `inside the frame: ${JSON.stringify(k)}`,
+    );
     t.true(k.time >= d.start && k.time <= d.end);
   }
   for (let i = 1; i < r.keyframes.length; i++) t.true(r.keyframes[i]!.time >= r.keyframes[i - 1]!.time, 'keyframes in time order');
@@ -71,7 +91,10 @@ const centreX = (b: Box) => b.x + b.width / 2;
 test('defaults: padding 1, one speaker; partial director options keep the rest', (t) => {
   t.deepEqual(directorSettings(undefined), DEFAULT_DIRECTOR);
   t.deepEqual(directorSettings({ camera: { facePaddingFactor: 0.5 } }), { facePaddingFactor: 0.5, maxSpeakersToFocus: 1 });
-  t.deepEqual(directorSettings({ intelligence: { maxSpeakersToFocus: 2 }, camera: { facePaddingFactor: 'x' } }), { facePaddingFactor: 1, maxSpeakersToFocus: 2 });
+  t.deepEqual(directorSettings({ intelligence: { maxSpeakersToFocus: 2 }, camera: { facePaddingFactor: 'x' } }), {
+    facePaddingFactor: 1,
+    maxSpeakersToFocus: 2,
+  });
 });
 
 test('dead zone: a still face with detector noise gives one keyframe and 0 px of movement', (t) => {
@@ -108,21 +131,39 @@ test('a large drift is an eased pan, sparse keyframes, the face never leaves the
   assertNoFaceCut(t, d, r);
   // Eased: no step bigger than a pan at full speed would make between two frames at 25 fps.
   let biggest = 0;
-  for (let time = 0.04; time < 9; time += 0.04) biggest = Math.max(biggest, Math.abs(interpolate(r.keyframes, time).x - interpolate(r.keyframes, time - 0.04).x));
+  for (let time = 0.04; time < 9; time += 0.04)
+    biggest = Math.max(biggest, Math.abs(interpolate(r.keyframes, time).x - interpolate(r.keyframes, time - 0.04).x));
   t.true(biggest < 40, `largest frame-to-frame move ${biggest}px`);
 });
 
-const twoPeople = (turns: SpeakerTurn[], end = 12) => detections({
-  end, turns, faces: [{ id: 1, at: still(220, 240, 130, 160) }, { id: 2, at: still(900, 250, 130, 160) }],
-});
+const twoPeople = (turns: SpeakerTurn[], end = 12) =>
+  detections({
+    end,
+    turns,
+    faces: [
+      { id: 1, at: still(220, 240, 130, 160) },
+      { id: 2, at: still(900, 250, 130, 160) },
+    ],
+  });
 
 test('a turn puts the window on the new speaker within 1 s, cut on the turn, and never cuts a face', (t) => {
-  const turns = [{ start: 0.3, end: 3.8, trackId: 1 }, { start: 4.4, end: 7.9, trackId: 2 }, { start: 8.2, end: 11.5, trackId: 1 }];
+  const turns = [
+    { start: 0.3, end: 3.8, trackId: 1 },
+    { start: 4.4, end: 7.9, trackId: 2 },
+    { start: 8.2, end: 11.5, trackId: 1 },
+  ];
   const d = twoPeople(turns);
   const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
   assertSane(t, d, r);
   assertNoFaceCut(t, d, r);
-  t.deepEqual(r.segments.map((s) => [s.start, s.layout, s.tracks]), [[0, 'single', [1]], [4.4, 'single', [2]], [8.2, 'single', [1]]]);
+  t.deepEqual(
+    r.segments.map((s) => [s.start, s.layout, s.tracks]),
+    [
+      [0, 'single', [1]],
+      [4.4, 'single', [2]],
+      [8.2, 'single', [1]],
+    ],
+  );
   for (const turn of turns) {
     const face = faceAt(d, turn.trackId, Math.round((turn.start + 1) * 10) / 10)!;
     t.true(contains(interpolate(r.keyframes, turn.start + 1), face), `on track ${turn.trackId} 1 s into its turn`);
@@ -135,24 +176,43 @@ test('a turn puts the window on the new speaker within 1 s, cut on the turn, and
 });
 
 test('a mouth that moves before the first sound: the cut anticipates the turn by at most LEAD_IN_MAX_SEC, never before the previous speech ends', (t) => {
-  const d = twoPeople([{ start: 0.3, end: 3.0, trackId: 1 }, { start: 4.4, end: 7.9, trackId: 2 }], 8);
+  const d = twoPeople(
+    [
+      { start: 0.3, end: 3.0, trackId: 1 },
+      { start: 4.4, end: 7.9, trackId: 2 },
+    ],
+    8,
+  );
   // Person 2's mouth moves from 4.2 s, a moment before their voice is heard: the cut goes there.
   for (const s of d.tracks[1]!.samples) s.mouthActivity = s.time >= 4.2 && s.time < 7.9 ? 0.12 : 0.005;
   for (const s of d.tracks[0]!.samples) s.mouthActivity = s.time < 3.0 ? 0.1 : 0.005;
-  t.deepEqual(planReframe(d, DEFAULT_DIRECTOR, OUT).segments.map((s) => s.start), [0, 4.2]);
+  t.deepEqual(
+    planReframe(d, DEFAULT_DIRECTOR, OUT).segments.map((s) => s.start),
+    [0, 4.2],
+  );
   // Moving from 3.9 s, half a second early, the cut still lands no more than LEAD_IN_MAX_SEC early.
   for (const s of d.tracks[1]!.samples) s.mouthActivity = s.time >= 3.9 && s.time < 7.9 ? 0.12 : 0.005;
   const early = planReframe(d, DEFAULT_DIRECTOR, OUT).segments[1]!.start;
   t.true(early >= 4.4 - LEAD_IN_MAX_SEC - 1e-9 && early < 4.4, `cut at ${early}`);
   // Never back into the previous speaker's words: with person 1 talking to 4.2 the cut stays at 4.4
   // minus nothing earlier than 4.2.
-  const overlap = twoPeople([{ start: 0.3, end: 4.2, trackId: 1 }, { start: 4.4, end: 7.9, trackId: 2 }], 8);
+  const overlap = twoPeople(
+    [
+      { start: 0.3, end: 4.2, trackId: 1 },
+      { start: 4.4, end: 7.9, trackId: 2 },
+    ],
+    8,
+  );
   for (const s of overlap.tracks[1]!.samples) s.mouthActivity = s.time >= 3.5 ? 0.12 : 0.005;
   t.true(planReframe(overlap, DEFAULT_DIRECTOR, OUT).segments[1]!.start >= 4.2);
 });
 
 test('minimum hold: an interjection shorter than the hold does not move the camera', (t) => {
-  const turns = [{ start: 0, end: 4, trackId: 1 }, { start: 4.1, end: 4.1 + MIN_HOLD_SEC * 0.6, trackId: 2 }, { start: 5.2, end: 10, trackId: 1 }];
+  const turns = [
+    { start: 0, end: 4, trackId: 1 },
+    { start: 4.1, end: 4.1 + MIN_HOLD_SEC * 0.6, trackId: 2 },
+    { start: 5.2, end: 10, trackId: 1 },
+  ];
   const d = twoPeople(turns, 10);
   const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
   assertSane(t, d, r);
@@ -164,8 +224,12 @@ test('minimum hold: an interjection shorter than the hold does not move the came
 test('a window that would slice a neighbour is moved so the neighbour is wholly in or out', (t) => {
   // Two faces close together: a window centred on the speaker would cut the listener's face.
   const d = detections({
-    end: 5, turns: [{ start: 0, end: 5, trackId: 1 }],
-    faces: [{ id: 1, at: still(500, 250, 120, 150) }, { id: 2, at: still(700, 260, 120, 150) }],
+    end: 5,
+    turns: [{ start: 0, end: 5, trackId: 1 }],
+    faces: [
+      { id: 1, at: still(500, 250, 120, 150) },
+      { id: 2, at: still(700, 260, 120, 150) },
+    ],
   });
   const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
   assertSane(t, d, r);
@@ -188,11 +252,22 @@ test('a face too small to matter is the same as none', (t) => {
 });
 
 test('split screen: with two speakers allowed and two people taking turns, both stacked, the speaker on top', (t) => {
-  const turns = [{ start: 0.3, end: 3.8, trackId: 1 }, { start: 4.4, end: 7.9, trackId: 2 }, { start: 8.2, end: 11.5, trackId: 1 }];
+  const turns = [
+    { start: 0.3, end: 3.8, trackId: 1 },
+    { start: 4.4, end: 7.9, trackId: 2 },
+    { start: 8.2, end: 11.5, trackId: 1 },
+  ];
   const d = twoPeople(turns);
   const r = planReframe(d, { facePaddingFactor: 1, maxSpeakersToFocus: 2 }, OUT);
   assertSane(t, d, r);
-  t.deepEqual(r.segments.map((s) => [s.start, s.layout, s.tracks]), [[0, 'split', [1, 2]], [4.4, 'split', [2, 1]], [8.2, 'split', [1, 2]]]);
+  t.deepEqual(
+    r.segments.map((s) => [s.start, s.layout, s.tracks]),
+    [
+      [0, 'split', [1, 2]],
+      [4.4, 'split', [2, 1]],
+      [8.2, 'split', [1, 2]],
+    ],
+  );
   assertNoFaceCut(t, d, r);
   for (const k of r.keyframes) {
     t.is(k.panels?.length, 2);
@@ -223,14 +298,25 @@ test('small faces near the speaker (an audience, a poster) neither move nor bloc
   const speaker = still(540, 200, 200, 200, 2);
   const withAudience = detections({
     end: 4,
-    faces: [{ id: 1, at: speaker }, { id: 2, at: still(400, 420, 70, 70, 1) }, { id: 3, at: still(810, 420, 70, 70, 1) }],
+    faces: [
+      { id: 1, at: speaker },
+      { id: 2, at: still(400, 420, 70, 70, 1) },
+      { id: 3, at: still(810, 420, 70, 70, 1) },
+    ],
     turns: [{ start: 0.2, end: 3.8, trackId: 1 }],
   });
   const alone = detections({ end: 4, faces: [{ id: 1, at: speaker }], turns: [{ start: 0.2, end: 3.8, trackId: 1 }] });
   const r = planReframe(withAudience, DEFAULT_DIRECTOR, OUT);
   const reference = planReframe(alone, DEFAULT_DIRECTOR, OUT);
-  t.deepEqual(r.segments.map((s) => s.tracks), [[1]]);
-  t.deepEqual(r.keyframes.map((k) => [k.x, k.y, k.width, k.height]), reference.keyframes.map((k) => [k.x, k.y, k.width, k.height]), 'the same window as without them');
+  t.deepEqual(
+    r.segments.map((s) => s.tracks),
+    [[1]],
+  );
+  t.deepEqual(
+    r.keyframes.map((k) => [k.x, k.y, k.width, k.height]),
+    reference.keyframes.map((k) => [k.x, k.y, k.width, k.height]),
+    'the same window as without them',
+  );
   const w = r.keyframes[0]!;
   t.true(Math.abs(w.x + w.width / 2 - 640) < 0.05 * w.width, `centred on the speaker: ${JSON.stringify(w)}`);
 });
@@ -243,17 +329,34 @@ function editedTurn(cut: number, changeAt: number, end = 10): ShortDetections {
   const after = (box: (t: number) => Box) => (t: number) => (t >= cut ? box(t) : undefined);
   const track = (person: 'A' | 'B', t: number) => (person === 'A' ? (t < cut ? 1 : 3) : t < cut ? 2 : 4);
   // A speaks from 0.3 to the change, B from there to the end; a turn never spans the cut.
-  const spoken: Array<[number, number, 'A' | 'B']> = [[0.3, changeAt, 'A'], [changeAt, end - 0.2, 'B']];
-  const turns: SpeakerTurn[] = spoken.flatMap(([s, e, who]) => (s < cut && e > cut ? [[s, cut], [cut, e]] : [[s, e]]).map(([a, b]) => ({ start: a!, end: b!, trackId: track(who, a!) })));
+  const spoken: Array<[number, number, 'A' | 'B']> = [
+    [0.3, changeAt, 'A'],
+    [changeAt, end - 0.2, 'B'],
+  ];
+  const turns: SpeakerTurn[] = spoken.flatMap(([s, e, who]) =>
+    (s < cut && e > cut
+      ? [
+          [s, cut],
+          [cut, e],
+        ]
+      : [[s, e]]
+    ).map(([a, b]) => ({ start: a!, end: b!, trackId: track(who, a!) })),
+  );
   const d = detections({
-    end, turns,
+    end,
+    turns,
     faces: [
-      { id: 1, at: before(still(220, 240, 130, 160)) }, { id: 2, at: before(still(900, 250, 130, 160)) },
-      { id: 3, at: after(still(380, 200, 170, 210)) }, { id: 4, at: after(still(760, 210, 170, 210)) },
+      { id: 1, at: before(still(220, 240, 130, 160)) },
+      { id: 2, at: before(still(900, 250, 130, 160)) },
+      { id: 3, at: after(still(380, 200, 170, 210)) },
+      { id: 4, at: after(still(760, 210, 170, 210)) },
     ],
   });
   const whole = { x: 0, y: 0, width: 1280, height: 720 };
-  d.shots = [{ start: 0, end: cut, transition: 'start', content: whole, motion: [] }, { start: cut, end, transition: 'cut', content: whole, motion: [] }];
+  d.shots = [
+    { start: 0, end: cut, transition: 'start', content: whole, motion: [] },
+    { start: cut, end, transition: 'cut', content: whole, motion: [] },
+  ];
   return d;
 }
 
@@ -263,11 +366,20 @@ test('a change of speaker within 0.5 s of a source cut snaps onto the cut, befor
     const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
     assertSane(t, d, r);
     assertNoFaceCut(t, d, r);
-    t.deepEqual(r.segments.map((s) => [s.start, s.tracks]), [[0, [1]], [5, [4]]], `B takes over at ${changeAt} s`);
+    t.deepEqual(
+      r.segments.map((s) => [s.start, s.tracks]),
+      [
+        [0, [1]],
+        [5, [4]],
+      ],
+      `B takes over at ${changeAt} s`,
+    );
     // One framing change, on the cut's first frame: the window jumps there and nowhere else.
-    const changes = r.keyframes.filter((k, i) => i > 0 && (k.x !== r.keyframes[i - 1]!.x || k.width !== r.keyframes[i - 1]!.width)).map((k) => k.time);
+    const changes = r.keyframes
+      .filter((k, i) => i > 0 && (k.x !== r.keyframes[i - 1]!.x || k.width !== r.keyframes[i - 1]!.width))
+      .map((k) => k.time);
     t.deepEqual(changes, [5], `framing changes at ${JSON.stringify(changes)}`);
     t.true(contains(interpolate(r.keyframes, 4.99), faceAt(d, 1, 4.9)!), 'A framed up to the cut');
-    t.true(contains(interpolate(r.keyframes, 5.0), faceAt(d, 4, 5)!), 'B framed from the cut\'s first frame');
+    t.true(contains(interpolate(r.keyframes, 5.0), faceAt(d, 4, 5)!), "B framed from the cut's first frame");
   }
 });

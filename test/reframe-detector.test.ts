@@ -25,8 +25,13 @@ const media = sharedMediaDir();
 const withMedia = needing({ media: Boolean(media) });
 
 async function decodeImage(file: string): Promise<RgbImage> {
-  const { stdout } = await run(FFMPEG, ['-v', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { encoding: 'buffer', maxBuffer: 64 << 20 });
-  const { stderr } = await run(FFMPEG, ['-hide_banner', '-i', file], { encoding: 'utf8' }).catch((e: { stderr: string }) => ({ stderr: e.stderr }));
+  const { stdout } = await run(FFMPEG, ['-v', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], {
+    encoding: 'buffer',
+    maxBuffer: 64 << 20,
+  });
+  const { stderr } = await run(FFMPEG, ['-hide_banner', '-i', file], { encoding: 'utf8' }).catch((e: { stderr: string }) => ({
+    stderr: e.stderr,
+  }));
   const [, w, h] = /, (\d+)x(\d+)/.exec(stderr)!;
   return { width: Number(w), height: Number(h), data: new Uint8Array(stdout) };
 }
@@ -56,7 +61,10 @@ test('weighted suppression blends overlapping faces by score and keeps separate 
 
 test('square tiles cover a 16:9 frame with overlap, a square frame with one tile, a portrait frame top to bottom', (t) => {
   const wide = squareTiles(640, 360, 0.2);
-  t.deepEqual(wide, [{ x: 0, y: 0, width: 360, height: 360 }, { x: 280, y: 0, width: 360, height: 360 }]);
+  t.deepEqual(wide, [
+    { x: 0, y: 0, width: 360, height: 360 },
+    { x: 280, y: 0, width: 360, height: 360 },
+  ]);
   t.deepEqual(squareTiles(360, 360, 0.2), [{ x: 0, y: 0, width: 360, height: 360 }]);
   const tall = squareTiles(360, 640, 0.5);
   t.is(tall.length, 3);
@@ -80,7 +88,10 @@ test('the frame sampler decodes a range at the asked rate through a pipe, with t
   const frames = [];
   for await (const f of sampleFrames(FFMPEG, video, { start: 1, end: 2.5 }, { fps: 4, size: { width: 160, height: 90 } })) frames.push(f);
   t.is(frames.length, 6);
-  t.deepEqual(frames.map((f) => f.time), [1, 1.25, 1.5, 1.75, 2, 2.25]);
+  t.deepEqual(
+    frames.map((f) => f.time),
+    [1, 1.25, 1.5, 1.75, 2, 2.25],
+  );
   t.is(frames[0]!.image.data.length, 160 * 90 * 3);
   // testsrc moves: consecutive frames differ.
   t.notDeepEqual(frames[0]!.image.data, frames[1]!.image.data);
@@ -88,16 +99,30 @@ test('the frame sampler decodes a range at the asked rate through a pipe, with t
   const abort = new AbortController();
   const seen: number[] = [];
   await t.throwsAsync(async () => {
-    for await (const f of sampleFrames(FFMPEG, video, { start: 0, end: 3 }, { fps: 10, size: { width: 160, height: 90 }, signal: abort.signal })) {
+    for await (const f of sampleFrames(
+      FFMPEG,
+      video,
+      { start: 0, end: 3 },
+      { fps: 10, size: { width: 160, height: 90 }, signal: abort.signal },
+    )) {
       seen.push(f.time);
       if (seen.length === 2) abort.abort(new Error('stop'));
     }
   });
   t.is(seen.length, 2);
 
-  await t.throwsAsync(async () => {
-    for await (const _ of sampleFrames(FFMPEG, path.join(dir, 'missing.mp4'), { start: 0, end: 1 }, { fps: 5, size: { width: 160, height: 90 } })) t.fail();
-  }, { message: /ffmpeg exited/ });
+  await t.throwsAsync(
+    async () => {
+      for await (const _ of sampleFrames(
+        FFMPEG,
+        path.join(dir, 'missing.mp4'),
+        { start: 0, end: 1 },
+        { fps: 5, size: { width: 160, height: 90 } },
+      ))
+        t.fail();
+    },
+    { message: /ffmpeg exited/ },
+  );
 });
 
 for (const variant of ['back', 'front'] as const) {
@@ -111,7 +136,17 @@ for (const variant of ['back', 'front'] as const) {
     const [faces] = await detector.detect([img]);
     t.is(faces!.length, 1);
     const f = faces![0]!;
-    t.log(variant, JSON.stringify({ x: Math.round(f.x), y: Math.round(f.y), w: Math.round(f.width), h: Math.round(f.height), score: f.score.toFixed(3), kps: f.keypoints.map((k) => k.map(Math.round)) }));
+    t.log(
+      variant,
+      JSON.stringify({
+        x: Math.round(f.x),
+        y: Math.round(f.y),
+        w: Math.round(f.width),
+        h: Math.round(f.height),
+        score: f.score.toFixed(3),
+        kps: f.keypoints.map((k) => k.map(Math.round)),
+      }),
+    );
     t.true(f.score > 0.8);
     // The photo's face spans about x 175-275 and y 65-185 (hairline to chin); its centre is near (225, 125).
     t.true(Math.abs(f.x + f.width / 2 - 225) < 15 && Math.abs(f.y + f.height / 2 - 128) < 20, 'box centred on the face');
@@ -141,9 +176,17 @@ withMedia('a close-up face in the middle of a 16:9 frame, where the tiles meet, 
   // One person filling the frame's height (900x720 panel): the face is about 300 px wide.
   const video = await composeConversation(dir, { turns: [0], people: [0], centres: [0.5, 0.75], panelScale: 2.5 });
   const detector = await sharedFaceDetector({ faceDetector: 'blazeface', faceDetectorModel: undefined }, log);
-  const [d] = await detectShorts({
-    sourceFile: video.videoPath, sourceWidth: 1280, sourceHeight: 720, shorts: [{ start: 0, end: 3 }], wavPath: video.wavPath, signal: new AbortController().signal,
-  }, { ffmpegPath: FFMPEG, detector, log });
+  const [d] = await detectShorts(
+    {
+      sourceFile: video.videoPath,
+      sourceWidth: 1280,
+      sourceHeight: 720,
+      shorts: [{ start: 0, end: 3 }],
+      wavPath: video.wavPath,
+      signal: new AbortController().signal,
+    },
+    { ffmpegPath: FFMPEG, detector, log },
+  );
   t.is(d!.tracks.length, 1);
   const samples = d!.tracks[0]!.samples;
   t.is(samples.length, 24);
@@ -181,14 +224,28 @@ test('the configured detector: BlazeFace by default, one shared session, a clear
   await front.release();
 
   const missing = path.join(os.tmpdir(), `no-such-model-${process.pid}.onnx`);
-  const err = await t.throwsAsync(createFaceDetector({ faceDetector: 'scrfd', faceDetectorModel: missing }, log), { instanceOf: FaceDetectorConfigError });
+  const err = await t.throwsAsync(createFaceDetector({ faceDetector: 'scrfd', faceDetectorModel: missing }, log), {
+    instanceOf: FaceDetectorConfigError,
+  });
   t.regex(err!.message, /FACE_DETECTOR=scrfd needs the model file .*no-such-model.* which does not exist/);
-  const byDefault = await t.throwsAsync(createFaceDetector({ faceDetector: 'yunet', faceDetectorModel: undefined }, log), { instanceOf: FaceDetectorConfigError });
+  const byDefault = await t.throwsAsync(createFaceDetector({ faceDetector: 'yunet', faceDetectorModel: undefined }, log), {
+    instanceOf: FaceDetectorConfigError,
+  });
   t.regex(byDefault!.message, /models\/face_detection_yunet_2023mar\.onnx/);
 });
 
 test('faces between two detected frames are interpolated; a face seen on one side only stays for the nearer half', (t) => {
-  const f = (x: number, w = 100): FaceDetection => ({ x, y: 50, width: w, height: w, score: 0.9, keypoints: [[x + 30, 80], [x + 70, 80]] });
+  const f = (x: number, w = 100): FaceDetection => ({
+    x,
+    y: 50,
+    width: w,
+    height: w,
+    score: 0.9,
+    keypoints: [
+      [x + 30, 80],
+      [x + 70, 80],
+    ],
+  });
   const before = { time: 1, faces: [f(100), f(600)] };
   const after = { time: 1.25, faces: [f(620), f(110, 110)] };
   const mid = interpolateFaces(before, after, 1.125);
@@ -216,8 +273,16 @@ test('SCRFD and YuNet outputs decode to boxes and BlazeFace-ordered keypoints in
   kps.set([-1, 0, 1, 0, 0, 1, -1, 2, 1, 2], i * 10); // eyes, nose, mouth corners
   const [s] = decodeScrfd([{ stride: 8, scores, boxes, keypoints: kps }], 64, 0.5);
   t.like(s, { x: 24, y: 16, width: 40, height: 40, score: Math.fround(0.9) });
-  t.deepEqual(s!.keypoints.slice(0, 4), [[32, 24], [48, 24], [40, 32], [40, 40]]);
-  t.deepEqual(s!.keypoints.slice(4), [[24, 24], [64, 24]]);
+  t.deepEqual(s!.keypoints.slice(0, 4), [
+    [32, 24],
+    [48, 24],
+    [40, 32],
+    [40, 40],
+  ]);
+  t.deepEqual(s!.keypoints.slice(4), [
+    [24, 24],
+    [64, 24],
+  ]);
   t.deepEqual(decodeScrfd([{ stride: 8, scores, boxes, keypoints: kps }], 64, 0.95), []);
 
   // YuNet, stride 8: cell (row 3, col 5); centre offset and log size in strides; score sqrt(cls * obj).
@@ -233,15 +298,27 @@ test('SCRFD and YuNet outputs decode to boxes and BlazeFace-ordered keypoints in
   yk.set([0, 0, 1, 0, 0.5, 0.5, 0, 1, 1, 1], c * 10);
   const [y] = decodeYunet([{ stride: 8, scores: cls, objectness: obj, boxes: yb, keypoints: yk }], 64, 0.5);
   t.true(Math.abs(y!.score - 0.9) < 1e-6);
-  t.deepEqual([y!.x, y!.y, y!.width, y!.height].map((v) => Number(v.toFixed(4))), [28, 12, 32, 32]);
-  t.deepEqual(y!.keypoints.slice(0, 4), [[40, 24], [48, 24], [44, 28], [44, 32]]);
+  t.deepEqual(
+    [y!.x, y!.y, y!.width, y!.height].map((v) => Number(v.toFixed(4))),
+    [28, 12, 32, 32],
+  );
+  t.deepEqual(y!.keypoints.slice(0, 4), [
+    [40, 24],
+    [48, 24],
+    [44, 28],
+    [44, 32],
+  ]);
 });
 
 test('a session asked to try CUDA runs on it where the provider loads, else on CPU and says so', async (t) => {
   const warnings: Array<{ msg: string; fields?: Record<string, unknown> }> = [];
   const capture: Logger = {
-    debug() {}, info() {}, error() {},
-    warn: (msg, fields) => { warnings.push({ msg, fields }); },
+    debug() {},
+    info() {},
+    error() {},
+    warn: (msg, fields) => {
+      warnings.push({ msg, fields });
+    },
     child: () => capture,
   };
   const detector = await BlazeFaceDetector.create({ variant: 'front', log: capture, tryCuda: true });

@@ -37,10 +37,23 @@ test.after.always(async () => {
 
 const maybe = needing({ media: Boolean(media) }).serial;
 
-async function detect(video: { videoPath: string; wavPath: string; width: number; height: number; durationSec: number }): Promise<ShortDetections> {
+async function detect(video: {
+  videoPath: string;
+  wavPath: string;
+  width: number;
+  height: number;
+  durationSec: number;
+}): Promise<ShortDetections> {
   const detector = await sharedFaceDetector({ faceDetector: 'blazeface' }, log);
   const [found] = await detectShorts(
-    { sourceFile: video.videoPath, sourceWidth: video.width, sourceHeight: video.height, wavPath: video.wavPath, shorts: [{ start: 0, end: video.durationSec }], signal: new AbortController().signal },
+    {
+      sourceFile: video.videoPath,
+      sourceWidth: video.width,
+      sourceHeight: video.height,
+      wavPath: video.wavPath,
+      shorts: [{ start: 0, end: video.durationSec }],
+      signal: new AbortController().signal,
+    },
     { ffmpegPath: FFMPEG, detector, log },
   );
   return found!;
@@ -110,16 +123,30 @@ const TURN_ONSET_SEC = 0.25;
 /** Where sound starts after silence and goes on for at least 0.3 s (a lip click is not a turn), by
  *  ffmpeg alone: the voice above 200 Hz (no hum) louder than -30 dB after at least 0.2 s without. */
 async function soundStarts(videoPath: string): Promise<number[]> {
-  const { stderr } = await execFileAsync(FFMPEG, ['-hide_banner', '-nostats', '-i', videoPath, '-vn', '-af', 'highpass=f=200,silencedetect=n=-30dB:d=0.2', '-f', 'null', '-']);
+  const { stderr } = await execFileAsync(FFMPEG, [
+    '-hide_banner',
+    '-nostats',
+    '-i',
+    videoPath,
+    '-vn',
+    '-af',
+    'highpass=f=200,silencedetect=n=-30dB:d=0.2',
+    '-f',
+    'null',
+    '-',
+  ]);
   const ends = [...stderr.matchAll(/silence_end: ([\d.]+)/g)].map((m) => Number(m[1]));
   const starts = [...stderr.matchAll(/silence_start: ([\d.]+)/g)].map((m) => Number(m[1]));
   return ends.filter((end) => (starts.find((start) => start > end) ?? Infinity) - end >= 0.3);
 }
 
-maybe('two people taking turns: the window is on the talker ≥90% of the speech, on each new speaker within 1 s, and cuts no face', async (t) => {
-  conversation = await composeConversation(dir, { turns: [0, 1, 0] });
-  await checkConversation(t, conversation, true);
-});
+maybe(
+  'two people taking turns: the window is on the talker ≥90% of the speech, on each new speaker within 1 s, and cuts no face',
+  async (t) => {
+    conversation = await composeConversation(dir, { turns: [0, 1, 0] });
+    await checkConversation(t, conversation, true);
+  },
+);
 
 maybe('the same with a listener who sways and breathes (slow zoom, a few pixels sideways)', async (t) => {
   await checkConversation(t, await composeConversation(dir, { turns: [0, 1, 0], listener: 'drift' }), false);
@@ -128,7 +155,10 @@ maybe('the same with a listener who sways and breathes (slow zoom, a few pixels 
 async function checkConversation(t: ExecutionContext, conversation: ComposedVideo, renderClip: boolean) {
   const d = await detect(conversation);
   const tracks = conversation.panels.map((p) => trackOf(d, p));
-  t.true(tracks.every((id) => id !== undefined), `a track for each person: ${JSON.stringify(d.tracks.map((tr) => [tr.id, tr.samples.length]))}`);
+  t.true(
+    tracks.every((id) => id !== undefined),
+    `a track for each person: ${JSON.stringify(d.tracks.map((tr) => [tr.id, tr.samples.length]))}`,
+  );
   const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
   t.log(`segments ${JSON.stringify(r.segments.map((s) => [s.start, s.end, s.layout, s.tracks]))}, ${r.keyframes.length} keyframes`);
   t.log(`speech ${JSON.stringify(d.speech)}, turns ${JSON.stringify(d.turns)}, tracks ${JSON.stringify(tracks)}`);
@@ -163,7 +193,9 @@ async function checkConversation(t: ExecutionContext, conversation: ComposedVide
     const cut = r.segments.find((s) => s.tracks[0] === id && s.end > turn.speech!.start && s.start > before.speech!.start);
     t.truthy(heard !== undefined && cut, `a first sound and a segment framing person ${turn.speaker} for the turn at ${turn.start}`);
     const offset = cut!.start - heard!;
-    t.log(`cut to person ${turn.speaker} at ${cut!.start.toFixed(3)}, first sound at ${heard!.toFixed(3)}: ${offset >= 0 ? '+' : ''}${offset.toFixed(3)} s`);
+    t.log(
+      `cut to person ${turn.speaker} at ${cut!.start.toFixed(3)}, first sound at ${heard!.toFixed(3)}: ${offset >= 0 ? '+' : ''}${offset.toFixed(3)} s`,
+    );
     t.true(offset >= -TURN_ONSET_SEC && offset <= 1 / 8 + 1e-9, `cut ${offset.toFixed(3)} s from the turn's first sound`);
   }
   t.true(total > 50);
@@ -182,8 +214,15 @@ async function checkConversation(t: ExecutionContext, conversation: ComposedVide
   const clip = path.join(dir, 'conversation-crop.mp4');
   const clipPath = planReframe(d, DEFAULT_DIRECTOR, { width: 720, height: 1280 });
   await cutCropClip(FFMPEG, {
-    sourcePath: conversation.videoPath, out: clip, start: 0, end: conversation.durationSec, sourceWidth: conversation.width, sourceHeight: conversation.height,
-    reframe: clipPath, encoder: 'libx264', workDir: path.join(dir, 'clip-work'),
+    sourcePath: conversation.videoPath,
+    out: clip,
+    start: 0,
+    end: conversation.durationSec,
+    sourceWidth: conversation.width,
+    sourceHeight: conversation.height,
+    reframe: clipPath,
+    encoder: 'libx264',
+    workDir: path.join(dir, 'clip-work'),
   });
   const info = await ffprobe(clip);
   t.true(Math.abs(info.width / info.height - 9 / 16) < 0.01, `${info.width}x${info.height}`);
@@ -196,19 +235,30 @@ async function checkConversation(t: ExecutionContext, conversation: ComposedVide
     const mid = (turn.speech.start + turn.speech.end) / 2;
     const other = boxNear(d, tracks[1 - turn.speaker]!, mid)!;
     const planned = interpolate(clipPath.keyframes, mid);
-    const aroundOther = { ...planned, x: Math.min(Math.max(0, other.x + other.width / 2 - planned.width / 2), conversation.width - planned.width) };
+    const aroundOther = {
+      ...planned,
+      x: Math.min(Math.max(0, other.x + other.width / 2 - planned.width / 2), conversation.width - planned.width),
+    };
     const shown = await thumbnailAt(clip, mid);
     const diffPlanned = meanAbsDiff(shown, await thumbnailAt(conversation.videoPath, mid, planned));
     const diffOther = meanAbsDiff(shown, await thumbnailAt(conversation.videoPath, mid, aroundOther));
-    t.log(`person ${turn.speaker} at ${mid.toFixed(2)} s: clip vs planned window ${diffPlanned.toFixed(1)}, vs the other person ${diffOther.toFixed(1)} (grey levels)`);
+    t.log(
+      `person ${turn.speaker} at ${mid.toFixed(2)} s: clip vs planned window ${diffPlanned.toFixed(1)}, vs the other person ${diffOther.toFixed(1)} (grey levels)`,
+    );
     t.true(diffPlanned < 12 && diffPlanned * 2 < diffOther, `person ${turn.speaker} at ${mid.toFixed(2)} s`);
   }
 }
 
 /** One frame at `time`, optionally a window of it, as 36x64 grey levels. */
 async function thumbnailAt(file: string, time: number, window?: Box): Promise<Buffer> {
-  const crop = window ? `crop=${Math.round(window.width)}:${Math.round(window.height)}:${Math.round(window.x)}:${Math.round(window.y)},` : '';
-  const { stdout } = await execFileAsync(FFMPEG, ['-v', 'error', '-ss', time.toFixed(3), '-i', file, '-frames:v', '1', '-vf', `${crop}scale=36:64,format=gray`, '-f', 'rawvideo', '-'], { encoding: 'buffer', maxBuffer: 1 << 20 });
+  const crop = window
+    ? `crop=${Math.round(window.width)}:${Math.round(window.height)}:${Math.round(window.x)}:${Math.round(window.y)},`
+    : '';
+  const { stdout } = await execFileAsync(
+    FFMPEG,
+    ['-v', 'error', '-ss', time.toFixed(3), '-i', file, '-frames:v', '1', '-vf', `${crop}scale=36:64,format=gray`, '-f', 'rawvideo', '-'],
+    { encoding: 'buffer', maxBuffer: 1 << 20 },
+  );
   return stdout;
 }
 
@@ -242,7 +292,10 @@ maybe('one still person talking alone off-centre: in frame, window movement 0 px
   const w = r.keyframes[0]!;
   t.true(w.x >= 0 && w.x + w.width <= alone.width && w.y >= 0 && w.y + w.height <= alone.height);
   const samples = d.tracks.find((tr) => tr.id === id)!.samples;
-  t.true(samples.every((s) => contains(w, s.box)), 'the face always wholly in the window');
+  t.true(
+    samples.every((s) => contains(w, s.box)),
+    'the face always wholly in the window',
+  );
   t.is(jitter(r, [{ start: 0, end: alone.durationSec }]), 0);
   t.deepEqual(facesCut(d, r), []);
 });
@@ -251,16 +304,26 @@ maybe('no face: the fitted fallback, one keyframe, no movement; the crop clip re
   const video = await composeNoFaceVideo(dir);
   const d = await detect(video);
   const r = planReframe(d, DEFAULT_DIRECTOR, { width: 720, height: 1280 });
-  t.deepEqual(r.segments.map((s) => s.layout), ['fit']);
+  t.deepEqual(
+    r.segments.map((s) => s.layout),
+    ['fit'],
+  );
   t.is(r.keyframes.length, 1);
   t.like(r.keyframes[0], { x: 0, y: 0, width: video.width, height: video.height });
   const clip = path.join(dir, 'no-face-crop.mp4');
   await cutCropClip(FFMPEG, {
-    sourcePath: video.videoPath, out: clip, start: 0, end: video.durationSec, sourceWidth: video.width, sourceHeight: video.height,
-    reframe: r, encoder: 'libx264', workDir: path.join(dir, 'no-face-work'),
+    sourcePath: video.videoPath,
+    out: clip,
+    start: 0,
+    end: video.durationSec,
+    sourceWidth: video.width,
+    sourceHeight: video.height,
+    reframe: r,
+    encoder: 'libx264',
+    workDir: path.join(dir, 'no-face-work'),
   });
   const info = await ffprobe(clip);
-  t.is(info.height, 720, 'the source\'s own 9:16 window height (no upscaling)');
+  t.is(info.height, 720, "the source's own 9:16 window height (no upscaling)");
   t.true(Math.abs(info.width / info.height - 9 / 16) < 0.01, `${info.width}x${info.height}`);
   t.true(Math.abs(info.durationSec - video.durationSec) < 0.15);
 });

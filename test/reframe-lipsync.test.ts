@@ -51,11 +51,17 @@ function trackOf(d: ShortDetections, panel: Box): number | undefined {
   return inPanel.sort((a, b) => b.samples.length - a.samples.length)[0]?.id;
 }
 
-const overlap = (a: { start: number; end: number }, b: { start: number; end: number }) => Math.max(0, Math.min(a.end, b.end) - Math.max(a.start, b.start));
+const overlap = (a: { start: number; end: number }, b: { start: number; end: number }) =>
+  Math.max(0, Math.min(a.end, b.end) - Math.max(a.start, b.start));
 
 /** Seconds of heard speech, and of it the seconds whose turns name the heard person's track (null:
  *  named no track), over the segments. */
-function namedShare(d: ShortDetections, turns: SpeakerTurn[], video: LipsyncVideo, heardTrack: (seg: LipsyncVideo['segments'][number]) => number | null): { speech: number; named: number } {
+function namedShare(
+  d: ShortDetections,
+  turns: SpeakerTurn[],
+  video: LipsyncVideo,
+  heardTrack: (seg: LipsyncVideo['segments'][number]) => number | null,
+): { speech: number; named: number } {
   let speech = 0;
   let named = 0;
   for (const seg of video.segments) {
@@ -73,7 +79,10 @@ function namedShare(d: ShortDetections, turns: SpeakerTurn[], video: LipsyncVide
 function windowShare(d: ShortDetections, video: LipsyncVideo, heardTrack: number): number {
   const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
   const samples = d.tracks.find((tr) => tr.id === heardTrack)!.samples;
-  const inSpeech = samples.filter((s) => d.speech.some((x) => s.time >= x.start && s.time < x.end) && video.segments.some((seg) => s.time >= seg.start && s.time < seg.end));
+  const inSpeech = samples.filter(
+    (s) =>
+      d.speech.some((x) => s.time >= x.start && s.time < x.end) && video.segments.some((seg) => s.time >= seg.start && s.time < seg.end),
+  );
   return inSpeech.filter((s) => contains(interpolate(r.keyframes, s.time), s.box)).length / inSpeech.length;
 }
 
@@ -96,8 +105,10 @@ async function checkHeard(t: ExecutionContext, heard: 0 | 1, others: PanelShow[]
   const byMotion = namedShare(d, attributeSpeakers(d.tracks, d.speech, { start: d.start, end: d.end }, d.sampleFps), video, () => heardId);
   const window = windowShare(d, video, heardId);
   t.log(`turns ${JSON.stringify(d.turns)}`);
-  t.log(`person ${heard} heard: their track named for ${((100 * synced.named) / synced.speech).toFixed(1)}% of ${synced.speech.toFixed(2)} s of speech `
-    + `(by mouth motion alone ${((100 * byMotion.named) / byMotion.speech).toFixed(1)}%); the window on them ${(100 * window).toFixed(1)}% of it`);
+  t.log(
+    `person ${heard} heard: their track named for ${((100 * synced.named) / synced.speech).toFixed(1)}% of ${synced.speech.toFixed(2)} s of speech ` +
+      `(by mouth motion alone ${((100 * byMotion.named) / byMotion.speech).toFixed(1)}%); the window on them ${(100 * window).toFixed(1)}% of it`,
+  );
   t.true(synced.speech > 2.5, 'speech is heard');
   t.true(synced.named / synced.speech >= 0.8);
   t.true(window >= 0.8);
@@ -119,16 +130,26 @@ withMedia('the lips in step with the voice are the speaker, not the other lips t
   await checkHeard(t, 1, MOUTHING);
 });
 
-withMedia('two people talking at once, one heard: the lips a few hundred ms out of step with the voice lose (person 0 heard)', async (t) => {
-  await checkHeard(t, 0, TALKING_OUT_OF_STEP);
-});
+withMedia(
+  'two people talking at once, one heard: the lips a few hundred ms out of step with the voice lose (person 0 heard)',
+  async (t) => {
+    await checkHeard(t, 0, TALKING_OUT_OF_STEP);
+  },
+);
 
-withMedia('two people talking at once, one heard: the lips a few hundred ms out of step with the voice lose (person 1 heard)', async (t) => {
-  await checkHeard(t, 1, TALKING_OUT_OF_STEP);
-});
+withMedia(
+  'two people talking at once, one heard: the lips a few hundred ms out of step with the voice lose (person 1 heard)',
+  async (t) => {
+    await checkHeard(t, 1, TALKING_OUT_OF_STEP);
+  },
+);
 
 withMedia('a voice from off screen over a still person names nobody, and the window stays put on that face', async (t) => {
-  const video = await composeLipsync(dir, [{ show: ['still', 'absent'], voice: 1 }, { show: ['idle', 'absent'], voice: 1 }, { show: ['still', 'absent'], voice: 1 }]);
+  const video = await composeLipsync(dir, [
+    { show: ['still', 'absent'], voice: 1 },
+    { show: ['idle', 'absent'], voice: 1 },
+    { show: ['still', 'absent'], voice: 1 },
+  ]);
   const d = await detect(video);
   t.is(d.tracks.length, 1);
   t.true(d.speech.reduce((sum, s) => sum + s.end - s.start, 0) > 2, 'the voice is heard');
@@ -137,5 +158,8 @@ withMedia('a voice from off screen over a still person names nobody, and the win
   const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
   const windows = new Set(r.keyframes.map((k) => `${k.x},${k.y},${k.width},${k.height}`));
   t.is(windows.size, 1, `one window: ${JSON.stringify(r.keyframes)}`);
-  t.true(d.tracks[0]!.samples.every((s) => contains(r.keyframes[0]!, s.box)), 'the face wholly in it');
+  t.true(
+    d.tracks[0]!.samples.every((s) => contains(r.keyframes[0]!, s.box)),
+    'the face wholly in it',
+  );
 });

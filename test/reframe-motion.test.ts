@@ -35,9 +35,34 @@ test.after.always(async () => {
 async function movingSpeaker(name: string, x: string, seconds: number): Promise<ShortDetections> {
   const videoPath = path.join(dir, `${name}.mp4`);
   await run(FFMPEG, [
-    '-y', '-v', 'error', '-f', 'lavfi', '-i', `color=c=0x2a2a2a:s=1280x720:r=${FPS}:d=${seconds}`, '-stream_loop', '-1', '-i', media![0].file,
-    '-filter_complex', `[1:v]fps=${FPS},scale=270:216,setsar=1[p];[0:v][p]overlay=x='${x}':y=252:shortest=1[v];[1:a]atrim=duration=${seconds}[a]`,
-    '-map', '[v]', '-map', '[a]', '-t', String(seconds), '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', videoPath,
+    '-y',
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `color=c=0x2a2a2a:s=1280x720:r=${FPS}:d=${seconds}`,
+    '-stream_loop',
+    '-1',
+    '-i',
+    media![0].file,
+    '-filter_complex',
+    `[1:v]fps=${FPS},scale=270:216,setsar=1[p];[0:v][p]overlay=x='${x}':y=252:shortest=1[v];[1:a]atrim=duration=${seconds}[a]`,
+    '-map',
+    '[v]',
+    '-map',
+    '[a]',
+    '-t',
+    String(seconds),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    videoPath,
   ]);
   const wavPath = path.join(dir, `${name}.wav`);
   await extractAudio(FFMPEG, videoPath, wavPath);
@@ -74,9 +99,14 @@ withMedia('a speaker walking across the frame is followed continuously: in the w
     still = Math.abs(m) < 0.5 ? still + 1 : 0;
     longestStill = Math.max(longestStill, still);
   }
-  t.log(`longest hold while walking: ${longestStill} frames; mean step ${(moves.reduce((s, m) => s + m, 0) / moves.length).toFixed(2)} px/frame`);
+  t.log(
+    `longest hold while walking: ${longestStill} frames; mean step ${(moves.reduce((s, m) => s + m, 0) / moves.length).toFixed(2)} px/frame`,
+  );
   t.true(longestStill < 0.2 * FPS, `the window stood still for ${longestStill} frames while the face walked`);
-  t.true(moves.every((m) => m > -0.5), 'never moves against the walk');
+  t.true(
+    moves.every((m) => m > -0.5),
+    'never moves against the walk',
+  );
 });
 
 withMedia('a speaker who dashes across the frame in a third of a second gets one cut, not a chase', async (t) => {
@@ -90,5 +120,9 @@ withMedia('a speaker who dashes across the frame in a third of a second gets one
   t.true(travelling <= 0.4 * FPS, `the window does not chase the dash (${travelling} moving frames)`);
   const track = d.tracks.sort((a, b) => b.samples.length - a.samples.length)[0]!;
   const late = track.samples.filter((s) => s.time > 3.5 && !contains(interpolate(r.keyframes, s.time), s.box));
-  t.deepEqual(late.map((s) => s.time), [], 'framed again once the dash is over');
+  t.deepEqual(
+    late.map((s) => s.time),
+    [],
+    'framed again once the dash is over',
+  );
 });

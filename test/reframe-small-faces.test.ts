@@ -31,7 +31,14 @@ async function recallOf(opts: WideShotOptions) {
   const shot = await composeWideShot(dir, opts);
   const detector = await sharedFaceDetector({ faceDetector: 'blazeface', faceDetectorModel: undefined }, log);
   const [result] = await detectShorts(
-    { sourceFile: shot.videoPath, sourceWidth: shot.width, sourceHeight: shot.height, shorts: [{ start: 0, end: shot.durationSec }], wavPath: shot.wavPath, signal: new AbortController().signal },
+    {
+      sourceFile: shot.videoPath,
+      sourceWidth: shot.width,
+      sourceHeight: shot.height,
+      shorts: [{ start: 0, end: shot.durationSec }],
+      wavPath: shot.wavPath,
+      signal: new AbortController().signal,
+    },
     { ffmpegPath: FFMPEG, detector, log },
   );
   const recall = measureRecall(result!, shot.faces);
@@ -45,11 +52,21 @@ test('zoomed tiles cover a 640x360 frame in overlapping rows and columns', (t) =
   t.true(tiles.every((r) => r.x + r.width <= 640 && r.y + r.height <= 360));
 });
 
-for (const [label, width, height] of [['1080p', 1920, 1080], ['4K', 3840, 2160]] as const) {
+for (const [label, width, height] of [
+  ['1080p', 1920, 1080],
+  ['4K', 3840, 2160],
+] as const) {
   const name = `three small faces of a ${label} wide shot are tracked: 95 % of frames from 5 % of the height, 80 % at 4 %, almost no false faces`;
   withMedia(name, async (t) => {
     const r = await recallOf({ width, height, fractions: [0.04, 0.05, 0.08] });
-    t.log(r.faces.map((f, k) => `${(100 * f.fraction).toFixed(0)} % of the height: found in ${(100 * r.share[k]!).toFixed(0)} % of ${r.frames} frames`).join('; '), `false faces a frame: ${r.falsePerFrame.toFixed(3)}`);
+    t.log(
+      r.faces
+        .map(
+          (f, k) => `${(100 * f.fraction).toFixed(0)} % of the height: found in ${(100 * r.share[k]!).toFixed(0)} % of ${r.frames} frames`,
+        )
+        .join('; '),
+      `false faces a frame: ${r.falsePerFrame.toFixed(3)}`,
+    );
     r.faces.forEach((f, k) => t.true(r.share[k]! >= (f.fraction >= 0.05 ? 0.95 : 0.8), `face at ${f.fraction * 100} %: ${r.share[k]}`));
     t.true(r.falsePerFrame <= 0.05);
   });
@@ -59,8 +76,17 @@ const turnedName = 'turned faces at 4 % of a 1080p frame (narrowed, keystoned, t
 withMedia(turnedName, async (t) => {
   // What the detector reaches on imitated turns; heads tilted 30 degrees and more, narrowed to 40 %,
   // are found in about half the frames (see bench/small-faces.ts), and a true profile not at all.
-  const r = await recallOf({ width: 1920, height: 1080, fractions: [0.04, 0.04, 0.04], turned: true, turn: { narrow: 0.55, keystone: 0.2, tilt: 1.5 } });
-  t.log(r.faces.map((f, k) => `${(100 * f.fraction).toFixed(0)} %: ${(100 * r.share[k]!).toFixed(0)} %`).join('; '), `false faces a frame: ${r.falsePerFrame.toFixed(3)}`);
+  const r = await recallOf({
+    width: 1920,
+    height: 1080,
+    fractions: [0.04, 0.04, 0.04],
+    turned: true,
+    turn: { narrow: 0.55, keystone: 0.2, tilt: 1.5 },
+  });
+  t.log(
+    r.faces.map((f, k) => `${(100 * f.fraction).toFixed(0)} %: ${(100 * r.share[k]!).toFixed(0)} %`).join('; '),
+    `false faces a frame: ${r.falsePerFrame.toFixed(3)}`,
+  );
   r.share.forEach((share, k) => t.true(share >= 0.8, `turned face ${k + 1}: found in ${share}`));
   t.true(r.falsePerFrame <= 0.05);
 });

@@ -11,7 +11,14 @@ import { MOUTH, RIGID, mouthActivity, mouthOpenness, type FacePatches } from '..
 import { linkTracks } from '../node-agent/src/reframe/tracks.js';
 import { readWavRange, speechIn } from '../node-agent/src/reframe/speech.js';
 import { writeWavPcm } from '../node-agent/src/media/wav.js';
-import { composeConversation, composeNoFaceVideo, gridClips, sharedMediaDir, type ComposedVideo, type ListenerStyle } from './helpers/grid.js';
+import {
+  composeConversation,
+  composeNoFaceVideo,
+  gridClips,
+  sharedMediaDir,
+  type ComposedVideo,
+  type ListenerStyle,
+} from './helpers/grid.js';
 import { FFMPEG } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
 
@@ -102,41 +109,66 @@ test('a face that comes back after a long absence starts a new track', (t) => {
 });
 
 function syntheticTrack(id: number, fps: number, seconds: number, activity: (t: number) => number): FaceTrack {
-  return { id, samples: Array.from({ length: seconds * fps }, (_, i) => ({ time: i / fps, box: { x: id * 500, y: 100, width: 100, height: 100 }, score: 0.9, mouthActivity: activity(i / fps) })) };
+  return {
+    id,
+    samples: Array.from({ length: seconds * fps }, (_, i) => ({
+      time: i / fps,
+      box: { x: id * 500, y: 100, width: 100, height: 100 },
+      score: 0.9,
+      mouthActivity: activity(i / fps),
+    })),
+  };
 }
 
-test('who speaks: the moving mouth during speech, no flicker on a listener\'s short burst, null when no mouth moves', (t) => {
+test("who speaks: the moving mouth during speech, no flicker on a listener's short burst, null when no mouth moves", (t) => {
   const fps = 8;
   // Track 0 talks 0-5 s, track 1 talks 5-10 s; track 1 smiles (0.3 s of mouth movement) at 2 s.
   const a = syntheticTrack(0, fps, 10, (s) => (s < 5 ? 0.12 + 0.05 * Math.sin(s * 20) : 0.01));
   const b = syntheticTrack(1, fps, 10, (s) => (s >= 5 ? 0.12 + 0.05 * Math.sin(s * 20) : s >= 2 && s < 2.3 ? 0.3 : 0.01));
-  const speech = [{ start: 0.5, end: 4.8 }, { start: 5.3, end: 9.5 }];
+  const speech = [
+    { start: 0.5, end: 4.8 },
+    { start: 5.3, end: 9.5 },
+  ];
   const turns = attributeSpeakers([a, b], speech, { start: 0, end: 10 }, fps);
-  t.deepEqual(turns.map((x) => x.trackId), [0, 1]);
+  t.deepEqual(
+    turns.map((x) => x.trackId),
+    [0, 1],
+  );
   t.is(turns[0]!.start, 0.5);
   t.is(turns[1]!.end, 9.5);
   // Speech over two faces whose mouths stay still (a voice-over): nobody visible speaks.
   const still = [syntheticTrack(0, fps, 10, () => 0.01), syntheticTrack(1, fps, 10, () => 0.02)];
-  t.deepEqual(attributeSpeakers(still, speech, { start: 0, end: 10 }, fps).map((x) => x.trackId), [null]);
+  t.deepEqual(
+    attributeSpeakers(still, speech, { start: 0, end: 10 }, fps).map((x) => x.trackId),
+    [null],
+  );
   t.deepEqual(attributeSpeakers([a, b], [], { start: 0, end: 10 }, fps), []);
   // One answer right after the other, inside one stretch of speech: the change lands on the turn.
   const joined = attributeSpeakers([a, b], [{ start: 0.5, end: 9.5 }], { start: 0, end: 10 }, fps);
-  t.deepEqual(joined.map((x) => x.trackId), [0, 1]);
+  t.deepEqual(
+    joined.map((x) => x.trackId),
+    [0, 1],
+  );
   t.true(Math.abs(joined[1]!.start - 5) <= 0.25, `switch at ${joined[1]!.start}`);
   t.is(joined[0]!.end, joined[1]!.start);
   // The speaker looks away for 0.75 s (no face detected): the turn stays theirs.
   const away = { ...a, samples: a.samples.filter((x) => x.time < 2 || x.time >= 2.75) };
-  t.deepEqual(attributeSpeakers([away, b], speech, { start: 0, end: 10 }, fps).map((x) => x.trackId), [0, 1]);
+  t.deepEqual(
+    attributeSpeakers([away, b], speech, { start: 0, end: 10 }, fps).map((x) => x.trackId),
+    [0, 1],
+  );
 });
 
 /** The track whose boxes sit in the panel of GRID person `person`. */
 function trackOf(d: ShortDetections, video: ComposedVideo, person: 0 | 1): number | undefined {
   const panel = video.panels[person];
-  return d.tracks.find((tr) => tr.samples.every((s) => {
-    const cx = s.box.x + s.box.width / 2;
-    const cy = s.box.y + s.box.height / 2;
-    return cx > panel.x && cx < panel.x + panel.width && cy > panel.y && cy < panel.y + panel.height;
-  }))?.id;
+  return d.tracks.find((tr) =>
+    tr.samples.every((s) => {
+      const cx = s.box.x + s.box.width / 2;
+      const cy = s.box.y + s.box.height / 2;
+      return cx > panel.x && cx < panel.x + panel.width && cy > panel.y && cy < panel.y + panel.height;
+    }),
+  )?.id;
 }
 
 function overlap(a: { start: number; end: number }, b: { start: number; end: number }): number {
@@ -149,10 +181,18 @@ async function checkConversation(t: ExecutionContext, turns: Array<0 | 1>, liste
   const video = await composeConversation(dir, { turns, listener, ...(tight !== undefined ? { tight } : {}) });
   const detector = await sharedFaceDetector({ faceDetector: 'blazeface', faceDetectorModel: undefined }, log);
   const progress: number[] = [];
-  const [d] = await detectShorts({
-    sourceFile: video.videoPath, sourceWidth: video.width, sourceHeight: video.height,
-    shorts: [{ start: 0, end: video.durationSec }], wavPath: video.wavPath, signal: new AbortController().signal, onProgress: (f) => progress.push(f),
-  }, { ffmpegPath: FFMPEG, detector, log });
+  const [d] = await detectShorts(
+    {
+      sourceFile: video.videoPath,
+      sourceWidth: video.width,
+      sourceHeight: video.height,
+      shorts: [{ start: 0, end: video.durationSec }],
+      wavPath: video.wavPath,
+      signal: new AbortController().signal,
+      onProgress: (f) => progress.push(f),
+    },
+    { ffmpegPath: FFMPEG, detector, log },
+  );
   t.log('speech', JSON.stringify(d!.speech));
   t.log('turns', JSON.stringify(d!.turns));
   t.is(progress.at(-1), 1);
@@ -194,9 +234,12 @@ withMedia.serial('a listener who sways and zooms a little is not picked', async 
   await checkConversation(t, [1, 0, 1], 'drift');
 });
 
-withMedia.serial('a real person not speaking (blinks, breath, small movements) is not picked, with answers 0.3 s after the question', async (t) => {
-  await checkConversation(t, [0, 1, 0, 1], 'idle', 0.15);
-});
+withMedia.serial(
+  'a real person not speaking (blinks, breath, small movements) is not picked, with answers 0.3 s after the question',
+  async (t) => {
+    await checkConversation(t, [0, 1, 0, 1], 'idle', 0.15);
+  },
+);
 
 withMedia.serial('a listener who nods is not picked', async (t) => {
   await checkConversation(t, [1, 0], 'nod');
@@ -207,10 +250,17 @@ withMedia.serial('a video with no face gives no tracks, and its speech no visibl
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const video = await composeNoFaceVideo(dir);
   const detector = await sharedFaceDetector({ faceDetector: 'blazeface', faceDetectorModel: undefined }, log);
-  const [d] = await detectShorts({
-    sourceFile: video.videoPath, sourceWidth: video.width, sourceHeight: video.height,
-    shorts: [{ start: 0.2, end: 2.8 }], wavPath: video.wavPath, signal: new AbortController().signal,
-  }, { ffmpegPath: FFMPEG, detector, log });
+  const [d] = await detectShorts(
+    {
+      sourceFile: video.videoPath,
+      sourceWidth: video.width,
+      sourceHeight: video.height,
+      shorts: [{ start: 0.2, end: 2.8 }],
+      wavPath: video.wavPath,
+      signal: new AbortController().signal,
+    },
+    { ffmpegPath: FFMPEG, detector, log },
+  );
   t.deepEqual(d!.tracks, []);
   t.true(d!.speech.length > 0);
   t.true(d!.turns.length > 0 && d!.turns.every((turn) => turn.trackId === null));
@@ -224,8 +274,19 @@ withMedia.serial('an aborted detection stops', async (t) => {
   const video = await composeNoFaceVideo(dir);
   const detector = await sharedFaceDetector({ faceDetector: 'blazeface', faceDetectorModel: undefined }, log);
   const abort = new AbortController();
-  await t.throwsAsync(detectShorts({
-    sourceFile: video.videoPath, sourceWidth: video.width, sourceHeight: video.height,
-    shorts: [{ start: 0, end: 3 }], wavPath: video.wavPath, signal: abort.signal, onProgress: (f) => f > 0.2 && abort.abort(new Error('cancelled')),
-  }, { ffmpegPath: FFMPEG, detector, log }), { message: 'cancelled' });
+  await t.throwsAsync(
+    detectShorts(
+      {
+        sourceFile: video.videoPath,
+        sourceWidth: video.width,
+        sourceHeight: video.height,
+        shorts: [{ start: 0, end: 3 }],
+        wavPath: video.wavPath,
+        signal: abort.signal,
+        onProgress: (f) => f > 0.2 && abort.abort(new Error('cancelled')),
+      },
+      { ffmpegPath: FFMPEG, detector, log },
+    ),
+    { message: 'cancelled' },
+  );
 });

@@ -16,7 +16,10 @@ import type { ShortDetections } from '@shorts/common/reframe/types';
 const run = promisify(execFile);
 let cluster: TestCluster;
 let source: string;
-const WORDS = [{ text: 'HELLO', start: 0.5, end: 1.5 }, { text: 'WORLD', start: 1.5, end: 2.5 }];
+const WORDS = [
+  { text: 'HELLO', start: 0.5, end: 1.5 },
+  { text: 'WORLD', start: 1.5, end: 2.5 },
+];
 const W = 360;
 const H = 640;
 
@@ -24,15 +27,40 @@ test.before(async () => {
   cluster = await startCluster('render_caption_position');
   // Dark grey, so white caption letters are the only bright pixels.
   source = path.join(cluster.dataDir, 'dark.mp4');
-  await run(FFMPEG, ['-y', '-v', 'error', '-f', 'lavfi', '-i', 'color=c=0x303030:s=1280x720:r=25:d=3',
-    '-f', 'lavfi', '-i', 'sine=frequency=300:duration=3', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  await run(FFMPEG, [
+    '-y',
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=0x303030:s=1280x720:r=25:d=3',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=300:duration=3',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    source,
+  ]);
   await cluster.startAgent();
 });
 test.after.always(() => cluster?.close());
 
 /** Bright pixels in the top, middle and bottom thirds of the rendered frame at t. */
 async function brightByThird(file: string, t: number): Promise<[number, number, number]> {
-  const { stdout } = await run(FFMPEG, ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'gray', '-'], { encoding: 'buffer', maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run(
+    FFMPEG,
+    ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'gray', '-'],
+    { encoding: 'buffer', maxBuffer: 16 * 1024 * 1024 },
+  );
   if (stdout.length !== W * H) throw new Error(`frame size ${stdout.length}`);
   const thirds: [number, number, number] = [0, 0, 0];
   for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) if (stdout[y * W + x]! > 200) thirds[Math.min(2, Math.floor((y * 3) / H))]++;
@@ -45,29 +73,51 @@ const LOW_FACE = { x: 560, y: 500, width: 140, height: 170 };
 const lowFaceShort = () => {
   const times = Array.from({ length: 30 }, (_, i) => i / 10);
   const detections: ShortDetections = {
-    version: 1, sourceWidth: 1280, sourceHeight: 720, start: 0, end: 3, sampleFps: 10, speech: [{ start: 0.1, end: 2.9 }],
+    version: 1,
+    sourceWidth: 1280,
+    sourceHeight: 720,
+    start: 0,
+    end: 3,
+    sampleFps: 10,
+    speech: [{ start: 0.1, end: 2.9 }],
     tracks: [{ id: 1, samples: times.map((time) => ({ time, box: LOW_FACE, score: 0.95, mouthActivity: 0.3 })) }],
     turns: [{ start: 0.1, end: 2.9, trackId: 1 }],
   };
   const output = { width: 720, height: 1280 };
-  return { reframe: planReframe(detections, DEFAULT_DIRECTOR, output), detections, reframePlan: { director: { ...DEFAULT_DIRECTOR }, output } };
+  return {
+    reframe: planReframe(detections, DEFAULT_DIRECTOR, output),
+    detections,
+    reframePlan: { director: { ...DEFAULT_DIRECTOR }, output },
+  };
 };
 
-async function render(style: Array<{ property: string; value: string }> | undefined, framed?: ReturnType<typeof lowFaceShort>): Promise<[number, number, number]> {
+async function render(
+  style: Array<{ property: string; value: string }> | undefined,
+  framed?: ReturnType<typeof lowFaceShort>,
+): Promise<[number, number, number]> {
   const { org, key } = await cluster.org({ plan: 'pro' });
   const jobId = await insertCompletedJob(cluster.app, {
-    organizationId: org.id, sourcePath: source, words: WORDS, width: 1280, height: 720,
+    organizationId: org.id,
+    sourcePath: source,
+    words: WORDS,
+    width: 1280,
+    height: 720,
     shorts: [{ startTime: 0, endTime: 3, ...(framed ? { reframe: framed.reframe, detections: framed.detections } : {}) }],
     ...(framed ? { reframePlan: framed.reframePlan } : {}),
   });
   const created = await cluster.api('POST', '/api/render', {
-    key, body: { id: jobId, target: 0, preset: 'DEFAULT', size: { width: W, height: H }, ...(style ? { options: { style } } : {}) },
+    key,
+    body: { id: jobId, target: 0, preset: 'DEFAULT', size: { width: W, height: H }, ...(style ? { options: { style } } : {}) },
   });
   if (created.status !== 201) throw new Error(JSON.stringify(created.body));
-  const done = await waitFor(async () => {
-    const r = await cluster.api('GET', `/api/render/${created.body.renderId}`, { key });
-    return r.body.type === 'done' || r.body.type === 'error' ? r.body : undefined;
-  }, 180_000, 'render');
+  const done = await waitFor(
+    async () => {
+      const r = await cluster.api('GET', `/api/render/${created.body.renderId}`, { key });
+      return r.body.type === 'done' || r.body.type === 'error' ? r.body : undefined;
+    },
+    180_000,
+    'render',
+  );
   if (done.type !== 'done') throw new Error(JSON.stringify(done));
   const file = path.join(cluster.dataDir, `${created.body.renderId}.mp4`);
   await writeFile(file, Buffer.from(await (await fetch(done.url)).arrayBuffer()));
@@ -105,7 +155,10 @@ test('caption position "center" puts the caption in the middle third', async (t)
 test('a caption position other than top, center/middle or bottom is a 400 naming the item, and nothing is queued', async (t) => {
   const { org, key } = await cluster.org({ plan: 'pro' });
   const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, words: WORDS, shorts: [{ startTime: 0, endTime: 3 }] });
-  const res = await cluster.api('POST', '/api/render', { key, body: { id: jobId, target: 0, options: { style: [{ property: 'position', value: 'left' }] } } });
+  const res = await cluster.api('POST', '/api/render', {
+    key,
+    body: { id: jobId, target: 0, options: { style: [{ property: 'position', value: 'left' }] } },
+  });
   t.is(res.status, 400);
   t.regex(res.body.message, /options\.style\[0\].*position.*must be top, center or bottom/);
   const queued = await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM renders WHERE job_id = $1', [jobId]);

@@ -32,7 +32,11 @@ test('queued and running renders per organization are capped: 429 with Retry-Aft
   t.is(refused.body.error, 'Too Many Requests');
   t.regex(refused.body.message, /3 renders queued or running/);
   t.true(Number(refused.headers.get('retry-after')) >= 1);
-  t.is(Number((await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM renders WHERE organization_id = $1', [a.org.id]))!.n), 3, 'nothing was created');
+  t.is(
+    Number((await cluster.app.db.one<{ n: number }>('SELECT count(*)::int AS n FROM renders WHERE organization_id = $1', [a.org.id]))!.n),
+    3,
+    'nothing was created',
+  );
 
   // Another organization still gets its renders in.
   const b = await setup();

@@ -7,7 +7,10 @@ import { insertFiles } from '../coordinator/src/files/files.js';
 // The render request rules, without an agent: validation, preset precedence, plan rules, queue.
 
 let cluster: TestCluster;
-const WORDS = [{ text: 'hello', start: 0.5, end: 0.9 }, { text: 'world', start: 1.0, end: 1.4 }];
+const WORDS = [
+  { text: 'hello', start: 0.5, end: 0.9 },
+  { text: 'world', start: 1.0, end: 1.4 },
+];
 
 test.before(async () => {
   cluster = await startCluster('renders_api');
@@ -16,10 +19,28 @@ test.after.always(() => cluster?.close());
 
 async function setup(plan = 'pro') {
   const { org, key } = await cluster.org({ plan });
-  const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, words: WORDS, shorts: [{ startTime: 0, endTime: 2 }, { startTime: 2, endTime: 4 }] });
+  const jobId = await insertCompletedJob(cluster.app, {
+    organizationId: org.id,
+    words: WORDS,
+    shorts: [
+      { startTime: 0, endTime: 2 },
+      { startTime: 2, endTime: 4 },
+    ],
+  });
   return { org, key, jobId };
 }
-const spec = async (renderId: string) => (await cluster.app.db.one<{ spec: { shortId: number; startTime: number; endTime: number; captionPreset: string; output: unknown; watermark: unknown; options: { maxWordsInPage?: number; waterMark?: { fileAppId: string } } } }>('SELECT spec FROM renders WHERE id = $1', [renderId]))!.spec;
+const spec = async (renderId: string) =>
+  (await cluster.app.db.one<{
+    spec: {
+      shortId: number;
+      startTime: number;
+      endTime: number;
+      captionPreset: string;
+      output: unknown;
+      watermark: unknown;
+      options: { maxWordsInPage?: number; waterMark?: { fileAppId: string } };
+    };
+  }>('SELECT spec FROM renders WHERE id = $1', [renderId]))!.spec;
 const render = (key: string, body: unknown) => cluster.api('POST', '/api/render', { key, body });
 
 test('create answers 201 {renderId}; target by id or index, as number or string', async (t) => {
@@ -46,8 +67,11 @@ test('validation: job, target, type', async (t) => {
   t.is((await render(key, { id: jobId, target: -1 })).status, 400);
   t.is((await render(key, { id: jobId, target: 5 })).status, 404);
   t.is((await render(key, { id: jobId, target: 0, type: 'longVideo' })).status, 400);
-  t.is((await render(key, { id: other.jobId, target: 0 })).status, 404, 'another organization\'s job');
-  const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: 'https://example.com/a.mp4' } });
+  t.is((await render(key, { id: other.jobId, target: 0 })).status, 404, "another organization's job");
+  const created = await cluster.api('POST', '/api/jobs', {
+    key,
+    body: { functionName: 'VideoShorts', fileUrl: 'https://example.com/a.mp4' },
+  });
   const processing = await render(key, { id: created.body.id, target: 0 });
   t.is(processing.status, 400);
   t.regex(processing.body.message, /completed/);
@@ -79,16 +103,31 @@ test('malformed ids are 404, never a query error; null optional fields count as 
   t.is(mistyped.status, 400);
   t.regex(mistyped.body.message, /id must be a string/);
   t.regex(mistyped.body.message, /target must be the short id or index/);
-  t.regex((await render(key, {})).body.message, /id \(a completed VideoShorts job id\) is required.*target \(the short id or index\) is required/);
+  t.regex(
+    (await render(key, {})).body.message,
+    /id \(a completed VideoShorts job id\) is required.*target \(the short id or index\) is required/,
+  );
 });
 
 test('preset precedence: brandPresetId, then preset, then the active default, then platform defaults; options win field by field', async (t) => {
   const { key, jobId } = await setup('business');
   const mk = async (body: object) => (await cluster.api('POST', '/api/organizations/brandings', { key, body })).body;
-  const brand = await mk({ name: 'Brand', preset: 'VIRAL', options: { maxWordsInPage: 2, style: [{ property: 'color', value: '#ff0000' }] }, size: { width: 1080, height: 1080 } });
+  const brand = await mk({
+    name: 'Brand',
+    preset: 'VIRAL',
+    options: { maxWordsInPage: 2, style: [{ property: 'color', value: '#ff0000' }] },
+    size: { width: 1080, height: 1080 },
+  });
   const org = (await cluster.app.db.one<{ id: string }>('SELECT organization_id AS id FROM jobs WHERE id = $1', [jobId]))!.id;
-  const [logoId] = await cluster.app.db.tx((c) => insertFiles(c, [{ organizationId: org, name: 'logo.png', type: 'image', sizeBytes: 10, objectKey: `orgs/${org}/logo.png` }]));
-  const def = await mk({ name: 'Default', preset: 'GRAPES', isDefault: true, options: { maxWordsInPage: 6, waterMark: { fileAppId: logoId, left: '10px' } } });
+  const [logoId] = await cluster.app.db.tx((c) =>
+    insertFiles(c, [{ organizationId: org, name: 'logo.png', type: 'image', sizeBytes: 10, objectKey: `orgs/${org}/logo.png` }]),
+  );
+  const def = await mk({
+    name: 'Default',
+    preset: 'GRAPES',
+    isDefault: true,
+    options: { maxWordsInPage: 6, waterMark: { fileAppId: logoId, left: '10px' } },
+  });
   t.truthy(brand.id && def.id, JSON.stringify([brand, def]));
 
   const s1 = await spec((await render(key, { id: jobId, target: 0, brandPresetId: brand.id, preset: 'DEFAULT' })).body.renderId);
@@ -132,12 +171,13 @@ test('plan rules for size: free and starter only 720x1280; pro short side 1080 /
     t.regex(r.body.message, /720x1280/);
   }
   const pro = await setup('pro');
-  const proSize = async (width: number, height: number) => (await render(pro.key, { id: pro.jobId, target: 0, size: { width, height } })).status;
+  const proSize = async (width: number, height: number) =>
+    (await render(pro.key, { id: pro.jobId, target: 0, size: { width, height } })).status;
   // DECISIONS.md: 1080x1920, 1920x1080 and 1080x1080 are pro sizes.
   t.is(await proSize(1080, 1920), 201, 'the standard short size');
   t.is(await proSize(1920, 1080), 201, 'landscape');
   t.is(await proSize(1080, 1080), 201, 'square');
-  t.is(await proSize(720, 1280), 201, 'the default format is every plan\'s');
+  t.is(await proSize(720, 1280), 201, "the default format is every plan's");
   const tooBig = await render(pro.key, { id: pro.jobId, target: 0, size: { width: 1082, height: 1920 } });
   t.is(tooBig.status, 403, 'a short side beyond 1080 is not allowed on pro');
   t.regex(tooBig.body.message, /1080x1920/);
@@ -145,7 +185,8 @@ test('plan rules for size: free and starter only 720x1280; pro short side 1080 /
   t.is(await proSize(1200, 1200), 403, 'a square beyond 1080');
   t.is(await proSize(721, 1280), 400);
   const business = await setup('business');
-  const businessSize = async (width: number, height: number) => (await render(business.key, { id: business.jobId, target: 0, size: { width, height } })).status;
+  const businessSize = async (width: number, height: number) =>
+    (await render(business.key, { id: business.jobId, target: 0, size: { width, height } })).status;
   t.is(await businessSize(2160, 3840), 201);
   t.is(await businessSize(3840, 2160), 201);
   t.is(await businessSize(2160, 2160), 201);
@@ -154,7 +195,7 @@ test('plan rules for size: free and starter only 720x1280; pro short side 1080 /
   t.is(await businessSize(4000, 1000), 403);
 });
 
-test('a default preset\'s size is not honoured on free plans', (t) => {
+test("a default preset's size is not honoured on free plans", (t) => {
   const resolved = resolveRender({
     body: { id: 'j', target: 0 },
     plan: 'free',
@@ -165,30 +206,40 @@ test('a default preset\'s size is not honoured on free plans', (t) => {
   t.is(resolved.captionPreset, 'VIRAL');
 });
 
-test.serial('queue positions count every organization\'s renders ahead, 1 for the next to start', async (t) => {
+test.serial("queue positions count every organization's renders ahead, 1 for the next to start", async (t) => {
   await cluster.app.db.query(`UPDATE tasks SET state = 'cancelled' WHERE type = 'render-short' AND state = 'queued'`);
   const a = await setup();
   const b = await setup();
   const ids: string[] = [];
   for (const who of [a, b, a]) ids.push((await render(who.key, { id: who.jobId, target: 0 })).body.renderId);
   const positions = [];
-  for (const [i, id] of ids.entries()) positions.push((await cluster.api('GET', `/api/render/${id}`, { key: (i === 1 ? b : a).key })).body.queuePosition);
+  for (const [i, id] of ids.entries())
+    positions.push((await cluster.api('GET', `/api/render/${id}`, { key: (i === 1 ? b : a).key })).body.queuePosition);
   t.deepEqual(positions, [1, 2, 3]);
-  t.is((await cluster.api('GET', `/api/render/${ids[0]}`, { key: b.key })).status, 404, 'another organization\'s render is missing');
+  t.is((await cluster.api('GET', `/api/render/${ids[0]}`, { key: b.key })).status, 404, "another organization's render is missing");
 });
 
-test('a job\'s renders are listed after the fact, newest first, per short on request; another organization sees 404', async (t) => {
+test("a job's renders are listed after the fact, newest first, per short on request; another organization sees 404", async (t) => {
   const { key, jobId } = await setup();
   const first = (await render(key, { id: jobId, target: 0, preset: 'VIRAL' })).body.renderId;
   const second = (await render(key, { id: jobId, target: 1, size: { width: 1080, height: 1920 } })).body.renderId;
   const list = await cluster.api('GET', `/api/jobs/${jobId}/renders`, { key });
   t.is(list.status, 200, JSON.stringify(list.body));
-  t.deepEqual(list.body.data.map((r: { renderId: string; shortId: number }) => [r.renderId, r.shortId]), [[second, 1], [first, 0]]);
+  t.deepEqual(
+    list.body.data.map((r: { renderId: string; shortId: number }) => [r.renderId, r.shortId]),
+    [
+      [second, 1],
+      [first, 0],
+    ],
+  );
   t.like(list.body.data[0], { output: { width: 1080, height: 1920 }, type: 'queued', status: 'QUEUED', progress: 0 });
   t.like(list.body.data[1], { captionPreset: 'VIRAL' });
   t.false(Number.isNaN(Date.parse(list.body.data[0].createdAt)));
   const ofShort = await cluster.api('GET', `/api/jobs/${jobId}/renders?shortId=0`, { key });
-  t.deepEqual(ofShort.body.data.map((r: { renderId: string }) => r.renderId), [first]);
+  t.deepEqual(
+    ofShort.body.data.map((r: { renderId: string }) => r.renderId),
+    [first],
+  );
   t.is((await cluster.api('GET', `/api/jobs/${jobId}/renders?shortId=-1`, { key })).status, 400);
 
   const other = await cluster.org();

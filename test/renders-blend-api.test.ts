@@ -20,8 +20,12 @@ const run = promisify(execFile);
 
 /** The default, pro's largest portrait, landscape and square, business's 4K portrait, the smallest allowed and an odd-shaped small one. */
 const SIZES: Array<{ width: number; height: number; plan: 'pro' | 'business' }> = [
-  { width: 720, height: 1280, plan: 'pro' }, { width: 1080, height: 1920, plan: 'pro' }, { width: 1920, height: 1080, plan: 'pro' },
-  { width: 1080, height: 1080, plan: 'pro' }, { width: 2160, height: 3840, plan: 'business' }, { width: 64, height: 64, plan: 'pro' },
+  { width: 720, height: 1280, plan: 'pro' },
+  { width: 1080, height: 1920, plan: 'pro' },
+  { width: 1920, height: 1080, plan: 'pro' },
+  { width: 1080, height: 1080, plan: 'pro' },
+  { width: 2160, height: 3840, plan: 'business' },
+  { width: 64, height: 64, plan: 'pro' },
   { width: 66, height: 130, plan: 'pro' },
 ];
 // Three frames: the first is what is looked at; a 4K frame costs its encoder seconds on a loaded host.
@@ -39,27 +43,53 @@ interface Logo {
 }
 
 const pink = (width: number, height: number) =>
-  sharp({ create: { width, height, channels: 4, background: { r: 220, g: 40, b: 120, alpha: 0.85 } } }).png().toBuffer();
+  sharp({ create: { width, height, channels: 4, background: { r: 220, g: 40, b: 120, alpha: 0.85 } } })
+    .png()
+    .toBuffer();
 const LOGOS: Logo[] = [
-  { kind: '431x120 PNG with alpha at 300px', file: 'odd.png', bytes: () => pink(431, 120), placement: { left: '3%', top: '4%', width: '300px' } },
+  {
+    kind: '431x120 PNG with alpha at 300px',
+    file: 'odd.png',
+    bytes: () => pink(431, 120),
+    placement: { left: '3%', top: '4%', width: '300px' },
+  },
   { kind: '1200x37 very wide', file: 'wide.png', bytes: () => pink(1200, 37), placement: { left: '5%', bottom: '9%', width: '90%' } },
-  { kind: '97x333 portrait', file: 'portrait.png', bytes: () => pink(97, 333), placement: { left: 'calc(50% - 20px)', top: '30%', width: '41px' } },
+  {
+    kind: '97x333 portrait',
+    file: 'portrait.png',
+    bytes: () => pink(97, 333),
+    placement: { left: 'calc(50% - 20px)', top: '30%', width: '41px' },
+  },
   { kind: '1x1', file: 'dot.png', bytes: () => pink(1, 1), placement: { left: '11px', top: '13px', width: '17px' } },
   {
-    kind: '433x121 JPEG without alpha', file: 'flat.jpg', placement: { left: '21%', bottom: '3%', width: '55%' },
-    bytes: () => sharp({ create: { width: 433, height: 121, channels: 3, background: { r: 30, g: 200, b: 90 } } }).jpeg().toBuffer(),
+    kind: '433x121 JPEG without alpha',
+    file: 'flat.jpg',
+    placement: { left: '21%', bottom: '3%', width: '55%' },
+    bytes: () =>
+      sharp({ create: { width: 433, height: 121, channels: 3, background: { r: 30, g: 200, b: 90 } } })
+        .jpeg()
+        .toBuffer(),
   },
   {
-    kind: 'SVG 301x77', file: 'logo.svg', placement: { left: '9px', top: '50%', width: '250px' },
-    bytes: async () => Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="301" height="77" viewBox="0 0 301 77">' +
-      '<rect x="3" y="5" width="295" height="67" rx="11" fill="#1e90ff" fill-opacity="0.7"/><circle cx="40" cy="38" r="25" fill="#ffcc00"/></svg>'),
+    kind: 'SVG 301x77',
+    file: 'logo.svg',
+    placement: { left: '9px', top: '50%', width: '250px' },
+    bytes: async () =>
+      Buffer.from(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="301" height="77" viewBox="0 0 301 77">' +
+          '<rect x="3" y="5" width="295" height="67" rx="11" fill="#1e90ff" fill-opacity="0.7"/><circle cx="40" cy="38" r="25" fill="#ffcc00"/></svg>',
+      ),
   },
 ];
 
 /** Every mode at every size; the logo turns with both, so each logo meets every size and several modes. */
 const CASES = BLEND_MODES.flatMap((mode, m) => SIZES.map((size, s) => ({ mode, size, logo: LOGOS[(m + s) % LOGOS.length]! })));
 
-interface Tenant { key: string; jobId: string; logos: Map<string, { fileId: string; width: number; height: number }> }
+interface Tenant {
+  key: string;
+  jobId: string;
+  logos: Map<string, { fileId: string; width: number; height: number }>;
+}
 
 let cluster: TestCluster;
 let logoServer: MediaServer;
@@ -69,8 +99,30 @@ test.before(async () => {
   // All renders are asked for at once, past the 20 an organization may have queued by default.
   cluster = await startCluster('renders_blend_api', { renderActiveLimit: CASES.length + 1 });
   const source = path.join(cluster.dataDir, 'purple.mp4');
-  await run(FFMPEG, ['-y', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `color=c=${BACKDROP}:s=640x360:r=25:d=1`,
-    '-f', 'lavfi', '-i', 'sine=frequency=300:duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  await run(FFMPEG, [
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `color=c=${BACKDROP}:s=640x360:r=25:d=1`,
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=300:duration=1',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    source,
+  ]);
   const files: Record<string, string> = {};
   for (const logo of LOGOS) {
     files[logo.file] = path.join(cluster.dataDir, logo.file);
@@ -79,14 +131,24 @@ test.before(async () => {
   logoServer = await serveFiles(files);
   for (const plan of ['pro', 'business'] as const) {
     const { org, key } = await cluster.org({ plan });
-    const jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: [], shorts: [SHORT], width: 640, height: 360, durationSec: 1 });
+    const jobId = await insertCompletedJob(cluster.app, {
+      organizationId: org.id,
+      sourcePath: source,
+      words: [],
+      shorts: [SHORT],
+      width: 640,
+      height: 360,
+      durationSec: 1,
+    });
     const logos = new Map<string, { fileId: string; width: number; height: number }>();
     for (const logo of LOGOS) {
       // Imported as a client imports a logo: a brand preset naming its URL.
       const preset = await cluster.api('POST', '/api/organizations/brandings', {
-        key, body: { name: logo.kind, options: { waterMark: { waterMarkUrl: logoServer.url(logo.file), ...logo.placement } } },
+        key,
+        body: { name: logo.kind, options: { waterMark: { waterMarkUrl: logoServer.url(logo.file), ...logo.placement } } },
       });
-      if (preset.status !== 201 && preset.status !== 200) throw new Error(`importing ${logo.kind}: ${preset.status} ${JSON.stringify(preset.body)}`);
+      if (preset.status !== 201 && preset.status !== 200)
+        throw new Error(`importing ${logo.kind}: ${preset.status} ${JSON.stringify(preset.body)}`);
       const fileId = preset.body.options.waterMark.fileAppId as string;
       // The stored image's own size (an SVG is stored rasterised) places the watermark.
       const row = (await cluster.app.db.one<{ key: string }>('SELECT object_key AS key FROM files WHERE id = $1', [fileId]))!;
@@ -105,9 +167,16 @@ test.after.always(async () => {
   await cluster?.close();
 });
 
-async function startRender(plan: 'pro' | 'business', size: { width: number; height: number }, waterMark?: Record<string, unknown>): Promise<string> {
+async function startRender(
+  plan: 'pro' | 'business',
+  size: { width: number; height: number },
+  waterMark?: Record<string, unknown>,
+): Promise<string> {
   const { key, jobId } = tenants.get(plan)!;
-  const created = await cluster.api('POST', '/api/render', { key, body: { id: jobId, target: 0, size: { width: size.width, height: size.height }, options: waterMark ? { waterMark } : {} } });
+  const created = await cluster.api('POST', '/api/render', {
+    key,
+    body: { id: jobId, target: 0, size: { width: size.width, height: size.height }, options: waterMark ? { waterMark } : {} },
+  });
   if (created.status !== 201) throw new Error(`render at ${size.width}x${size.height}: ${created.status} ${JSON.stringify(created.body)}`);
   return created.body.renderId as string;
 }
@@ -115,20 +184,42 @@ async function startRender(plan: 'pro' | 'business', size: { width: number; heig
 /** The render's outcome as the API answers it once it has settled. */
 async function settled(plan: 'pro' | 'business', renderId: string) {
   const { key } = tenants.get(plan)!;
-  await waitFor(async () => {
-    const row = await cluster.app.db.one<{ status: string }>('SELECT status FROM renders WHERE id = $1', [renderId]);
-    return row && (row.status === 'done' || row.status === 'error');
-  }, 20 * 60_000, `render ${renderId}`);
-  return (await cluster.api('GET', `/api/render/${renderId}`, { key })).body as { type: string; url?: string; message?: string; code?: string };
+  await waitFor(
+    async () => {
+      const row = await cluster.app.db.one<{ status: string }>('SELECT status FROM renders WHERE id = $1', [renderId]);
+      return row && (row.status === 'done' || row.status === 'error');
+    },
+    20 * 60_000,
+    `render ${renderId}`,
+  );
+  return (await cluster.api('GET', `/api/render/${renderId}`, { key })).body as {
+    type: string;
+    url?: string;
+    message?: string;
+    code?: string;
+  };
 }
 
 /** The output's size (as ffprobe reads it) and its first frame as RGB. */
 async function downloaded(url: string, name: string): Promise<{ width: number; height: number; rgb: Buffer }> {
   const file = path.join(cluster.dataDir, `${name}.mp4`);
   await writeFile(file, Buffer.from(await (await fetch(url)).arrayBuffer()));
-  const { stdout } = await run(FFPROBE, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'csv=p=0', file]);
+  const { stdout } = await run(FFPROBE, [
+    '-v',
+    'error',
+    '-select_streams',
+    'v:0',
+    '-show_entries',
+    'stream=width,height',
+    '-of',
+    'csv=p=0',
+    file,
+  ]);
   const [width, height] = stdout.trim().split(',').map(Number) as [number, number];
-  const { stdout: rgb } = await run(FFMPEG, ['-v', 'error', '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 });
+  const { stdout: rgb } = await run(FFMPEG, ['-v', 'error', '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], {
+    encoding: 'buffer',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return { width, height, rgb };
 }
 
@@ -138,12 +229,13 @@ type Rgb = [number, number, number];
 function changedShare(frame: Buffer, width: number, height: number, backdrop: Rgb, inside: (x: number, y: number) => boolean): number {
   let changed = 0;
   let total = 0;
-  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) {
-    if (!inside(x, y)) continue;
-    const i = (y * width + x) * 3;
-    total++;
-    if (Math.abs(frame[i]! - backdrop[0]) + Math.abs(frame[i + 1]! - backdrop[1]) + Math.abs(frame[i + 2]! - backdrop[2]) > 12) changed++;
-  }
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) {
+      if (!inside(x, y)) continue;
+      const i = (y * width + x) * 3;
+      total++;
+      if (Math.abs(frame[i]! - backdrop[0]) + Math.abs(frame[i + 1]! - backdrop[1]) + Math.abs(frame[i + 2]! - backdrop[2]) > 12) changed++;
+    }
   return total ? changed / total : 0;
 }
 
@@ -157,7 +249,7 @@ function core(box: WatermarkBox, width: number, height: number) {
   return (x: number, y: number) => x >= x0 && x < x1 && y >= y0 && y < y1;
 }
 
-test('every blend mode at every output size renders through the API with awkward logos, composited in the logo\'s box and nowhere else', async (t) => {
+test("every blend mode at every output size renders through the API with awkward logos, composited in the logo's box and nowhere else", async (t) => {
   t.timeout(25 * 60_000);
   // Every kind of logo meets every size, each with several modes.
   for (const logo of LOGOS) {
@@ -167,10 +259,17 @@ test('every blend mode at every output size renders through the API with awkward
 
   // All at once: a reference without a watermark, and the matrix.
   const referenceId = await startRender('pro', SIZES[0]!);
-  const renders = await Promise.all(CASES.map(({ mode, size, logo }) => {
-    const stored = tenants.get(size.plan)!.logos.get(logo.kind)!;
-    return startRender(size.plan, size, { fileAppId: stored.fileId, ...logo.placement, opacity: '0.8', blendMode: mode satisfies BlendMode });
-  }));
+  const renders = await Promise.all(
+    CASES.map(({ mode, size, logo }) => {
+      const stored = tenants.get(size.plan)!.logos.get(logo.kind)!;
+      return startRender(size.plan, size, {
+        fileAppId: stored.fileId,
+        ...logo.placement,
+        opacity: '0.8',
+        blendMode: mode satisfies BlendMode,
+      });
+    }),
+  );
 
   // The flat backdrop as the renderer puts it out without a watermark (its colour after the trip
   // through YUV), the same at every size.
@@ -178,7 +277,11 @@ test('every blend mode at every output size renders through the API with awkward
   t.is(plain.type, 'done', JSON.stringify(plain));
   const reference = await downloaded(plain.url!, 'reference');
   const backdrop = [0, 1, 2].map((c) => reference.rgb[c]!) as Rgb;
-  t.is(changedShare(reference.rgb, reference.width, reference.height, backdrop, () => true), 0, 'the reference is one flat colour');
+  t.is(
+    changedShare(reference.rgb, reference.width, reference.height, backdrop, () => true),
+    0,
+    'the reference is one flat colour',
+  );
 
   const failures: string[] = [];
   for (const [i, { mode, size, logo }] of CASES.entries()) {
@@ -199,7 +302,10 @@ test('every blend mode at every output size renders through the API with awkward
     // Well away from the box (8 px), the picture is the backdrop.
     const far = (x: number, y: number) => x < box.x - 8 || x >= box.x + box.w + 8 || y < box.y - 8 || y >= box.y + box.h + 8;
     const outside = changedShare(out.rgb, size.width, size.height, backdrop, far);
-    if (!(inBox >= 0.5)) failures.push(`${what}: only ${(100 * inBox).toFixed(0)} % of the logo's box (${box.w}x${box.h} at ${box.x},${box.y}) differs from the backdrop`);
+    if (!(inBox >= 0.5))
+      failures.push(
+        `${what}: only ${(100 * inBox).toFixed(0)} % of the logo's box (${box.w}x${box.h} at ${box.x},${box.y}) differs from the backdrop`,
+      );
     if (outside > 0.01) failures.push(`${what}: ${(100 * outside).toFixed(1)} % of the picture away from the logo changed`);
   }
   t.deepEqual(failures, []);

@@ -41,12 +41,41 @@ test.before(async () => {
   // Renders of 4 s and more are chunked, in chunks of at least 4 s: the 12 s short makes 3 on 3 agents.
   cluster = await startCluster('renders_chunked', { renderChunkMinSec: 4, renderChunkSec: 4 });
   source = path.join(cluster.dataDir, 'source.mp4');
-  await run(FFMPEG, ['-y', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=s=1280x720:r=${FPS}:d=14`,
-    '-f', 'lavfi', '-i', 'sine=frequency=440:duration=14', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', source]);
+  await run(FFMPEG, [
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=s=1280x720:r=${FPS}:d=14`,
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:duration=14',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    source,
+  ]);
   const { org, key: apiKey } = await cluster.org({ plan: 'pro' });
   key = apiKey;
   orgId = org.id;
-  jobId = await insertCompletedJob(cluster.app, { organizationId: org.id, sourcePath: source, words: WORDS, shorts: [SHORT], width: 1280, height: 720 });
+  jobId = await insertCompletedJob(cluster.app, {
+    organizationId: org.id,
+    sourcePath: source,
+    words: WORDS,
+    shorts: [SHORT],
+    width: 1280,
+    height: 720,
+  });
   await cluster.startAgent();
 });
 test.after.always(() => cluster?.close());
@@ -59,11 +88,15 @@ async function startRender(): Promise<string> {
 
 /** Waits for the render to end; every progress the API showed on the way goes into `seen`. */
 async function settled(renderId: string, seen: number[] = []): Promise<Parsed> {
-  return waitFor(async () => {
-    const r = await cluster.api('GET', `/api/render/${renderId}`, { key });
-    if (typeof r.body.progress === 'number') seen.push(r.body.progress);
-    return r.body.type === 'done' || r.body.type === 'error' ? r.body : undefined;
-  }, 180_000, `render ${renderId}`);
+  return waitFor(
+    async () => {
+      const r = await cluster.api('GET', `/api/render/${renderId}`, { key });
+      if (typeof r.body.progress === 'number') seen.push(r.body.progress);
+      return r.body.type === 'done' || r.body.type === 'error' ? r.body : undefined;
+    },
+    180_000,
+    `render ${renderId}`,
+  );
 }
 
 async function download(url: string, name: string): Promise<string> {
@@ -72,7 +105,7 @@ async function download(url: string, name: string): Promise<string> {
   return file;
 }
 
-const renderTask = async (renderId: string) => (await showTask(cluster.app.db, renderId));
+const renderTask = async (renderId: string) => await showTask(cluster.app.db, renderId);
 
 /** A counter's value in the coordinator's /metrics. */
 async function counter(name: string, type: string): Promise<number> {
@@ -88,7 +121,10 @@ async function probeJson(file: string, ...args: string[]): Promise<Parsed> {
 
 /** What a viewer's player reads of a file: each video frame's timestamp, the streams' starts and lengths. */
 async function timing(file: string) {
-  const packets = (await probeJson(file, '-select_streams', 'v:0', '-show_entries', 'packet=pts,duration')).packets as Array<{ pts: number; duration: number }>;
+  const packets = (await probeJson(file, '-select_streams', 'v:0', '-show_entries', 'packet=pts,duration')).packets as Array<{
+    pts: number;
+    duration: number;
+  }>;
   const info = await probeJson(file, '-show_entries', 'stream=codec_type,start_time,duration,time_base:format=duration');
   const stream = (type: string) => info.streams.find((s: { codec_type: string }) => s.codec_type === type);
   return {
@@ -103,15 +139,22 @@ async function timing(file: string) {
 async function psnrPerFrame(file: string, reference: string, name: string): Promise<number[]> {
   const stats = path.join(cluster.dataDir, `${name}.psnr`);
   await run(FFMPEG, ['-v', 'error', '-i', file, '-i', reference, '-lavfi', `[0:v][1:v]psnr=stats_file=${stats}`, '-f', 'null', '-']);
-  return (await readFile(stats, 'utf8')).trim().split('\n').map((l) => {
-    const v = /psnr_avg:(\S+)/.exec(l)![1]!;
-    return v === 'inf' ? 100 : Number(v);
-  });
+  return (await readFile(stats, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const v = /psnr_avg:(\S+)/.exec(l)![1]!;
+      return v === 'inf' ? 100 : Number(v);
+    });
 }
 
 /** The sound as 16-bit samples (the first channel). */
 async function samples(file: string): Promise<Int16Array> {
-  const { stdout } = await run(FFMPEG, ['-v', 'error', '-i', file, '-map', '0:a:0', '-ac', '1', '-f', 's16le', '-acodec', 'pcm_s16le', '-'], { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run(
+    FFMPEG,
+    ['-v', 'error', '-i', file, '-map', '0:a:0', '-ac', '1', '-f', 's16le', '-acodec', 'pcm_s16le', '-'],
+    { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
+  );
   return new Int16Array(stdout.buffer, stdout.byteOffset, stdout.length / 2);
 }
 
@@ -120,15 +163,26 @@ async function samples(file: string): Promise<Int16Array> {
  * task carried) encoded losslessly. Each render's frames are measured against it.
  */
 async function losslessReference(renderId: string): Promise<string> {
-  const [row] = await cluster.app.db.query<{ payload: RenderShortPayload }>(`SELECT payload FROM tasks WHERE id = $1`, [(await renderTask(renderId)).task.id]);
+  const [row] = await cluster.app.db.query<{ payload: RenderShortPayload }>(`SELECT payload FROM tasks WHERE id = $1`, [
+    (await renderTask(renderId)).task.id,
+  ]);
   const p = row!.payload;
   const workDir = path.join(cluster.dataDir, 'reference');
   await mkdir(workDir, { recursive: true });
   const out = path.join(cluster.dataDir, 'reference.mkv');
   const args = await prepareRender({
-    sourcePath: source, startTime: p.startTime, endTime: p.endTime, words: p.words, output: { ...p.output, path: out }, reframe: p.reframe,
+    sourcePath: source,
+    startTime: p.startTime,
+    endTime: p.endTime,
+    words: p.words,
+    output: { ...p.output, path: out },
+    reframe: p.reframe,
     caption: { style: resolveCaptionStyle(p.captionPreset, p.options.style), maxWordsInPage: p.options.maxWordsInPage ?? 4 },
-    encoder: 'libx264', legacyFfmpeg: isBundledFfmpeg(agentFfmpeg), workDir, sourceWidth: 1280, sourceHeight: 720,
+    encoder: 'libx264',
+    legacyFfmpeg: isBundledFfmpeg(agentFfmpeg),
+    workDir,
+    sourceWidth: 1280,
+    sourceHeight: 720,
   });
   args.splice(args.indexOf('-crf'), 2, '-qp', '0');
   args.splice(args.indexOf('-movflags'), 2);
@@ -145,13 +199,23 @@ async function assertEqualsSinglePass(t: ExecutionContext, file: string, name: s
   t.is(b.duration, a.duration, 'the same duration');
   t.is(b.video.duration, a.video.duration);
   t.is(b.audio.duration, a.audio.duration);
-  t.is(Number(b.audio.start_time) - Number(b.video.start_time), Number(a.audio.start_time) - Number(a.video.start_time), 'A/V offset unchanged');
+  t.is(
+    Number(b.audio.start_time) - Number(b.video.start_time),
+    Number(a.audio.start_time) - Number(a.video.start_time),
+    'A/V offset unchanged',
+  );
 
   const reference = await losslessReference(single.renderId);
-  const [psnrSingle, psnrChunked] = await Promise.all([psnrPerFrame(single.file, reference, 'single'), psnrPerFrame(file, reference, name)]);
+  const [psnrSingle, psnrChunked] = await Promise.all([
+    psnrPerFrame(single.file, reference, 'single'),
+    psnrPerFrame(file, reference, name),
+  ]);
   t.is(psnrChunked.length, a.framePts.length);
   const worst = psnrChunked.map((p, i) => ({ frame: i, diff: Math.abs(p - psnrSingle[i]!) })).sort((x, y) => y.diff - x.diff)[0]!;
-  t.true(worst.diff <= 0.5, `frame ${worst.frame}: PSNR ${psnrChunked[worst.frame]} dB against the one-pass render's ${psnrSingle[worst.frame]} dB`);
+  t.true(
+    worst.diff <= 0.5,
+    `frame ${worst.frame}: PSNR ${psnrChunked[worst.frame]} dB against the one-pass render's ${psnrSingle[worst.frame]} dB`,
+  );
 
   const [soundSingle, soundChunked] = await Promise.all([samples(single.file), samples(file)]);
   t.deepEqual(Buffer.from(soundChunked.buffer), Buffer.from(soundSingle.buffer), 'the same sound, sample for sample');
@@ -179,50 +243,102 @@ test.serial('with one free render slot a long render is done in one pass', async
   t.is((await timing(single.file)).framePts.length, (SHORT.endTime - SHORT.startTime) * FPS);
 });
 
-test.serial('with three free slots it is rendered in three chunks by several agents and joined: the same frames, timestamps, sound and sync as one pass', async (t) => {
-  await Promise.all([cluster.startAgent(), cluster.startAgent()]);
-  const renderId = await startRender();
-  const seen: number[] = [];
-  const done = await settled(renderId, seen);
-  t.is(done.type, 'done', JSON.stringify(done));
-  const family = await renderTask(renderId);
-  t.is(family.task.state, 'completed');
-  t.deepEqual(family.children.map((c) => [c.type, c.childIndex, c.state]), [0, 1, 2].map((i) => ['render-chunk', i, 'completed']));
-  const events = await cluster.app.db.query<{ kind: string }>(`SELECT kind FROM task_events WHERE task_id = $1 ORDER BY id`, [family.task.id]);
-  t.deepEqual(events.map((e) => e.kind).filter((k) => ['fanned_out', 'joining', 'completed'].includes(k)), ['fanned_out', 'joining', 'completed']);
-  t.true(seen.every((p, i) => i === 0 || p >= seen[i - 1]!), `progress only forward: ${seen.join(' ')}`);
-  t.is(await counter('shorts_task_fan_outs_total', 'render-short'), 1, '/metrics counts the split');
-  t.is(await counter('shorts_task_children_total', 'render-chunk'), 3, '/metrics counts its children');
-  // The admin CLI lists the render's task and its children.
-  const shown = await adminJson<{ children: Array<{ childIndex: number; type: string; state: string }> }>(cluster, ['task', 'show', renderId, '--json']);
-  t.deepEqual(shown.children.map((c) => [c.childIndex, c.type, c.state]), [[0, 'render-chunk', 'completed'], [1, 'render-chunk', 'completed'], [2, 'render-chunk', 'completed']]);
-  const table = await admin(cluster, ['task', 'show', family.task.id]);
-  t.regex(table, new RegExp(`${family.children[2]!.id}\\s+render-chunk\\s+3\\s+completed\\s+1\\s+100%`));
-  await assertEqualsSinglePass(t, await download(done.url, 'chunked.mp4'), 'chunked');
-  // The chunks and the sound were the join's inputs only.
-  const leftovers = [];
-  for (const child of family.children) for await (const o of cluster.app.store.list(`orgs/${orgId}/tasks/${child.id}/`)) leftovers.push(o.key);
-  t.deepEqual(leftovers, []);
-});
+test.serial(
+  'with three free slots it is rendered in three chunks by several agents and joined: the same frames, timestamps, sound and sync as one pass',
+  async (t) => {
+    await Promise.all([cluster.startAgent(), cluster.startAgent()]);
+    const renderId = await startRender();
+    const seen: number[] = [];
+    const done = await settled(renderId, seen);
+    t.is(done.type, 'done', JSON.stringify(done));
+    const family = await renderTask(renderId);
+    t.is(family.task.state, 'completed');
+    t.deepEqual(
+      family.children.map((c) => [c.type, c.childIndex, c.state]),
+      [0, 1, 2].map((i) => ['render-chunk', i, 'completed']),
+    );
+    const events = await cluster.app.db.query<{ kind: string }>(`SELECT kind FROM task_events WHERE task_id = $1 ORDER BY id`, [
+      family.task.id,
+    ]);
+    t.deepEqual(
+      events.map((e) => e.kind).filter((k) => ['fanned_out', 'joining', 'completed'].includes(k)),
+      ['fanned_out', 'joining', 'completed'],
+    );
+    t.true(
+      seen.every((p, i) => i === 0 || p >= seen[i - 1]!),
+      `progress only forward: ${seen.join(' ')}`,
+    );
+    t.is(await counter('shorts_task_fan_outs_total', 'render-short'), 1, '/metrics counts the split');
+    t.is(await counter('shorts_task_children_total', 'render-chunk'), 3, '/metrics counts its children');
+    // The admin CLI lists the render's task and its children.
+    const shown = await adminJson<{ children: Array<{ childIndex: number; type: string; state: string }> }>(cluster, [
+      'task',
+      'show',
+      renderId,
+      '--json',
+    ]);
+    t.deepEqual(
+      shown.children.map((c) => [c.childIndex, c.type, c.state]),
+      [
+        [0, 'render-chunk', 'completed'],
+        [1, 'render-chunk', 'completed'],
+        [2, 'render-chunk', 'completed'],
+      ],
+    );
+    const table = await admin(cluster, ['task', 'show', family.task.id]);
+    t.regex(table, new RegExp(`${family.children[2]!.id}\\s+render-chunk\\s+3\\s+completed\\s+1\\s+100%`));
+    await assertEqualsSinglePass(t, await download(done.url, 'chunked.mp4'), 'chunked');
+    // The chunks and the sound were the join's inputs only.
+    const leftovers = [];
+    for (const child of family.children)
+      for await (const o of cluster.app.store.list(`orgs/${orgId}/tasks/${child.id}/`)) leftovers.push(o.key);
+    t.deepEqual(leftovers, []);
+  },
+);
 
 test.serial('an agent killed while it holds a chunk: the chunk is leased again and the render is still exact, stored once', async (t) => {
   const renderId = await startRender();
-  const parentId = (await waitFor(async () => (await cluster.app.db.query<{ id: string }>(`SELECT id FROM tasks WHERE subject_id = $1 AND parent_id IS NULL`, [renderId]))[0], 10_000, 'render task')).id;
-  const held = await waitFor(async () => (await cluster.app.db.query<{ id: string; name: string }>(
-    `SELECT t.id, a.name FROM tasks t JOIN agents a ON a.id = t.leased_by WHERE t.parent_id = $1 AND t.state = 'leased' AND t.stage = 'rendering' LIMIT 1`, [parentId],
-  ))[0], 120_000, 'a chunk rendering');
+  const parentId = (
+    await waitFor(
+      async () =>
+        (await cluster.app.db.query<{ id: string }>(`SELECT id FROM tasks WHERE subject_id = $1 AND parent_id IS NULL`, [renderId]))[0],
+      10_000,
+      'render task',
+    )
+  ).id;
+  const held = await waitFor(
+    async () =>
+      (
+        await cluster.app.db.query<{ id: string; name: string }>(
+          `SELECT t.id, a.name FROM tasks t JOIN agents a ON a.id = t.leased_by WHERE t.parent_id = $1 AND t.state = 'leased' AND t.stage = 'rendering' LIMIT 1`,
+          [parentId],
+        )
+      )[0],
+    120_000,
+    'a chunk rendering',
+  );
   await cluster.agents.find((a) => a.name === held.name)!.kill('SIGKILL');
   await cluster.startAgent();
   await waitFor(async () => (await cluster.app.queue.tick()) > 0 || undefined, 30_000, 'the lost lease taken back');
   const done = await settled(renderId);
   t.is(done.type, 'done', JSON.stringify(done));
-  const [chunk] = await cluster.app.db.query<{ attempts: number; state: string }>(`SELECT attempts, state FROM tasks WHERE id = $1`, [held.id]);
+  const [chunk] = await cluster.app.db.query<{ attempts: number; state: string }>(`SELECT attempts, state FROM tasks WHERE id = $1`, [
+    held.id,
+  ]);
   t.deepEqual(chunk, { attempts: 2, state: 'completed' });
   await assertEqualsSinglePass(t, await download(done.url, 'rescued.mp4'), 'rescued');
-  const files = await cluster.app.db.query<{ size: string }>(`SELECT size_bytes AS size FROM files WHERE organization_id = $1 AND name = $2`, [orgId, `render-${renderId}.mp4`]);
-  t.deepEqual(files.map((f) => Number(f.size)), [done.size], 'one file row');
+  const files = await cluster.app.db.query<{ size: string }>(
+    `SELECT size_bytes AS size FROM files WHERE organization_id = $1 AND name = $2`,
+    [orgId, `render-${renderId}.mp4`],
+  );
+  t.deepEqual(
+    files.map((f) => Number(f.size)),
+    [done.size],
+    'one file row',
+  );
   const [usage] = await cluster.app.db.query<{ used: string; files: string }>(
-    `SELECT o.storage_used_bytes AS used, (SELECT sum(size_bytes) FROM files f WHERE f.organization_id = o.id) AS files FROM organizations o WHERE o.id = $1`, [orgId],
+    `SELECT o.storage_used_bytes AS used, (SELECT sum(size_bytes) FROM files f WHERE f.organization_id = o.id) AS files FROM organizations o WHERE o.id = $1`,
+    [orgId],
   );
   t.is(Number(usage!.used), Number(usage!.files), 'storage charged once per stored file');
   const completions = await cluster.app.db.query(`SELECT 1 FROM task_events WHERE task_id = $1 AND kind = 'completed'`, [parentId]);
@@ -231,19 +347,36 @@ test.serial('an agent killed while it holds a chunk: the chunk is leased again a
 
 test.serial('a render cancelled while its chunks run: no task is left running or queued', async (t) => {
   const renderId = await startRender();
-  await waitFor(async () => (await cluster.app.db.query(`SELECT 1 FROM tasks WHERE subject_id = $1 AND parent_id IS NOT NULL AND state = 'leased'`, [renderId])).length > 0, 120_000, 'chunks running');
+  await waitFor(
+    async () =>
+      (await cluster.app.db.query(`SELECT 1 FROM tasks WHERE subject_id = $1 AND parent_id IS NOT NULL AND state = 'leased'`, [renderId]))
+        .length > 0,
+    120_000,
+    'chunks running',
+  );
   await requestTaskCancel(cluster.app.db, renderId);
-  const live = () => cluster.app.db.query<{ id: string; state: string }>(`SELECT id, state FROM tasks WHERE subject_id = $1 AND state IN ('queued', 'leased', 'waiting')`, [renderId]);
-  await waitFor(async () => {
-    await cluster.app.queue.tick();
-    return (await live()).length === 0;
-  }, 60_000, 'every task of the render ended');
+  const live = () =>
+    cluster.app.db.query<{ id: string; state: string }>(
+      `SELECT id, state FROM tasks WHERE subject_id = $1 AND state IN ('queued', 'leased', 'waiting')`,
+      [renderId],
+    );
+  await waitFor(
+    async () => {
+      await cluster.app.queue.tick();
+      return (await live()).length === 0;
+    },
+    60_000,
+    'every task of the render ended',
+  );
   const done = await settled(renderId);
   t.is(done.type, 'error');
   t.is(done.code, 'CANCELLED');
   const family = await renderTask(renderId);
   t.is(family.task.state, 'cancelled');
-  t.true(family.children.length >= 2 && family.children.every((c) => c.state === 'cancelled' || c.state === 'completed'), JSON.stringify(family.children));
+  t.true(
+    family.children.length >= 2 && family.children.every((c) => c.state === 'cancelled' || c.state === 'completed'),
+    JSON.stringify(family.children),
+  );
   // Nothing comes back to life: a moment later every agent is idle and nothing of the render is queued.
   await new Promise((r) => setTimeout(r, 1500));
   t.deepEqual(await live(), []);

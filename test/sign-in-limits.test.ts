@@ -25,7 +25,11 @@ test.after.always(() => Promise.all([direct?.close(), behindProxy?.close()]));
 
 type Answer = { status: number; body: Parsed; retryAfter: string | null };
 async function signIn(c: TestCluster, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const res = await fetch(c.app.httpUrl + '/api/session', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(c.app.httpUrl + '/api/session', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: await res.json(), retryAfter: res.headers.get('retry-after') };
 }
 /** A sign-in link token that matches nothing: refused cheaply (no password hash), but counted per address. */
@@ -43,12 +47,19 @@ test.serial('without TRUST_PROXY a forged X-Forwarded-For does not escape the pe
   const started = Date.now();
   const seen: number[] = [];
   for (let i = 0; i < 70; i++) {
-    const a = await signIn(direct, garbageLink(i), { 'x-forwarded-for': `198.51.100.${i}`, 'x-real-ip': `198.51.100.${i}`, forwarded: `for=198.51.100.${i}` });
+    const a = await signIn(direct, garbageLink(i), {
+      'x-forwarded-for': `198.51.100.${i}`,
+      'x-real-ip': `198.51.100.${i}`,
+      forwarded: `for=198.51.100.${i}`,
+    });
     seen.push(a.status);
   }
   withinPerAddressLimit(t, seen, started);
   const keys = (await direct.app.db.query<{ key: string }>("SELECT key FROM rate_buckets WHERE key LIKE 'signin:ip:%'")).map((r) => r.key);
-  t.false(keys.some((k) => k.includes('198.51.100.')), `forwarded addresses are not believed: ${keys.join(', ')}`);
+  t.false(
+    keys.some((k) => k.includes('198.51.100.')),
+    `forwarded addresses are not believed: ${keys.join(', ')}`,
+  );
 });
 
 test.serial('with TRUST_PROXY=1 the address the proxy appended counts, not what the client wrote before it', async (t) => {
@@ -64,83 +75,116 @@ test.serial('with TRUST_PROXY=1 the address the proxy appended counts, not what 
   // Another client behind the same proxy has its own bucket, even when it forges the first's address.
   const other = await signIn(behindProxy, garbageLink(999), { 'x-forwarded-for': `${client}, 203.0.113.20` });
   t.is(other.status, 401);
-  const keys = (await behindProxy.app.db.query<{ key: string }>("SELECT key FROM rate_buckets WHERE key LIKE 'signin:ip:%' ORDER BY key")).map((r) => r.key);
+  const keys = (
+    await behindProxy.app.db.query<{ key: string }>("SELECT key FROM rate_buckets WHERE key LIKE 'signin:ip:%' ORDER BY key")
+  ).map((r) => r.key);
   t.deepEqual(keys, ['signin:ip:203.0.113.10', 'signin:ip:203.0.113.20']);
 });
 
-test.serial(`the ${FAILURES_PER_HOUR + 1}st sign-in to an account after ${FAILURES_PER_HOUR} failures in an hour is refused, right password included`, async (t) => {
-  const { org } = await behindProxy.org({ plan: 'pro' });
-  const email = `locked${Math.random().toString(36).slice(2)}@limits.test`;
-  const user = await createUser(behindProxy.app.db, { email, organizationId: org.id, role: 'owner' });
-  // Cheap parameters, so a hundred wrong guesses take seconds, not a minute of scrypt.
-  await behindProxy.app.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [user.id, await hashPassword('the right password', { N: 1024, r: 8, p: 1 })]);
-  const from = (i: number) => ({ 'x-forwarded-for': `198.18.${Math.floor(i / 200)}.${i % 200}` });
-  // The per-minute buckets (10 an e-mail) are emptied as the hour would: this checks the hourly count.
-  const forgetMinuteBuckets = () => behindProxy.app.db.query("DELETE FROM rate_buckets WHERE key LIKE 'signin:%'");
+test.serial(
+  `the ${FAILURES_PER_HOUR + 1}st sign-in to an account after ${FAILURES_PER_HOUR} failures in an hour is refused, right password included`,
+  async (t) => {
+    const { org } = await behindProxy.org({ plan: 'pro' });
+    const email = `locked${Math.random().toString(36).slice(2)}@limits.test`;
+    const user = await createUser(behindProxy.app.db, { email, organizationId: org.id, role: 'owner' });
+    // Cheap parameters, so a hundred wrong guesses take seconds, not a minute of scrypt.
+    await behindProxy.app.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [
+      user.id,
+      await hashPassword('the right password', { N: 1024, r: 8, p: 1 }),
+    ]);
+    const from = (i: number) => ({ 'x-forwarded-for': `198.18.${Math.floor(i / 200)}.${i % 200}` });
+    // The per-minute buckets (10 an e-mail) are emptied as the hour would: this checks the hourly count.
+    const forgetMinuteBuckets = () => behindProxy.app.db.query("DELETE FROM rate_buckets WHERE key LIKE 'signin:%'");
 
-  for (let i = 0; i < FAILURES_PER_HOUR - 4; i++) {
-    if (i % 9 === 0) await forgetMinuteBuckets();
-    const a = await signIn(behindProxy, { email, password: `guess ${i}` }, from(i));
-    if (a.status !== 401) return t.fail(`attempt ${i + 1} answered ${a.status} ${JSON.stringify(a.body)}`);
-  }
-  // Eight at once with four failures left: exactly four are judged (wrong), four refused, on any coordinator.
-  await forgetMinuteBuckets();
-  const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => signIn(behindProxy, { email, password: `burst ${i}` }, from(500 + i))));
-  t.deepEqual(burst.map((a) => a.status).sort(), [401, 401, 401, 401, 429, 429, 429, 429]);
+    for (let i = 0; i < FAILURES_PER_HOUR - 4; i++) {
+      if (i % 9 === 0) await forgetMinuteBuckets();
+      const a = await signIn(behindProxy, { email, password: `guess ${i}` }, from(i));
+      if (a.status !== 401) return t.fail(`attempt ${i + 1} answered ${a.status} ${JSON.stringify(a.body)}`);
+    }
+    // Eight at once with four failures left: exactly four are judged (wrong), four refused, on any coordinator.
+    await forgetMinuteBuckets();
+    const burst = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => signIn(behindProxy, { email, password: `burst ${i}` }, from(500 + i))),
+    );
+    t.deepEqual(burst.map((a) => a.status).sort(), [401, 401, 401, 401, 429, 429, 429, 429]);
 
-  await forgetMinuteBuckets();
-  const locked = await signIn(behindProxy, { email: email.toUpperCase(), password: 'the right password' }, from(900));
-  t.is(locked.status, 429);
-  t.is(locked.body.error, 'Too Many Requests');
-  t.regex(locked.body.message, /Too many failed sign-ins to this account/);
-  const retryAfter = Number(locked.retryAfter);
-  t.true(retryAfter > 3000 && retryAfter <= 3600, `Retry-After ${locked.retryAfter} runs to the end of the hour`);
-  t.is((await behindProxy.app.db.one<{ failures: number }>('SELECT failures FROM sign_in_failures WHERE account = $1', [email]))!.failures, FAILURES_PER_HOUR);
+    await forgetMinuteBuckets();
+    const locked = await signIn(behindProxy, { email: email.toUpperCase(), password: 'the right password' }, from(900));
+    t.is(locked.status, 429);
+    t.is(locked.body.error, 'Too Many Requests');
+    t.regex(locked.body.message, /Too many failed sign-ins to this account/);
+    const retryAfter = Number(locked.retryAfter);
+    t.true(retryAfter > 3000 && retryAfter <= 3600, `Retry-After ${locked.retryAfter} runs to the end of the hour`);
+    t.is(
+      (await behindProxy.app.db.one<{ failures: number }>('SELECT failures FROM sign_in_failures WHERE account = $1', [email]))!.failures,
+      FAILURES_PER_HOUR,
+    );
 
-  // Once the hour has passed, the right password signs in again.
-  await behindProxy.app.db.query("UPDATE sign_in_failures SET window_started_at = now() - interval '61 minutes' WHERE account = $1", [email]);
-  t.is((await signIn(behindProxy, { email, password: 'the right password' }, from(901))).status, 200);
-});
+    // Once the hour has passed, the right password signs in again.
+    await behindProxy.app.db.query("UPDATE sign_in_failures SET window_started_at = now() - interval '61 minutes' WHERE account = $1", [
+      email,
+    ]);
+    t.is((await signIn(behindProxy, { email, password: 'the right password' }, from(901))).status, 200);
+  },
+);
 
 test.serial('a right password gives its attempt back: a user who signs in often is never locked out', async (t) => {
   const { org } = await behindProxy.org({ plan: 'pro' });
   const email = `often${Math.random().toString(36).slice(2)}@limits.test`;
   const user = await createUser(behindProxy.app.db, { email, organizationId: org.id, role: 'owner' });
-  await behindProxy.app.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [user.id, await hashPassword('the right password', { N: 1024, r: 8, p: 1 })]);
+  await behindProxy.app.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [
+    user.id,
+    await hashPassword('the right password', { N: 1024, r: 8, p: 1 }),
+  ]);
   t.is((await signIn(behindProxy, { email, password: 'wrong' }, { 'x-forwarded-for': '198.19.0.1' })).status, 401);
-  for (let i = 0; i < 3; i++) t.is((await signIn(behindProxy, { email, password: 'the right password' }, { 'x-forwarded-for': '198.19.0.1' })).status, 200);
-  t.is((await behindProxy.app.db.one<{ failures: number }>('SELECT failures FROM sign_in_failures WHERE account = $1', [email]))!.failures, 1);
+  for (let i = 0; i < 3; i++)
+    t.is((await signIn(behindProxy, { email, password: 'the right password' }, { 'x-forwarded-for': '198.19.0.1' })).status, 200);
+  t.is(
+    (await behindProxy.app.db.one<{ failures: number }>('SELECT failures FROM sign_in_failures WHERE account = $1', [email]))!.failures,
+    1,
+  );
 });
 
-test.serial('password hashes run one at a time (SIGN_IN_HASH_CONCURRENCY=1) with four waiting (SIGN_IN_HASH_QUEUE=4); beyond, 503 with Retry-After at once', async (t) => {
-  await direct.app.db.query("DELETE FROM rate_buckets WHERE key LIKE 'signin:%'");
-  const emails = Array.from({ length: 14 }, (_, i) => `nobody${i}-${Math.random().toString(36).slice(2)}@limits.test`);
-  const answers = await Promise.all(emails.map((email) => signIn(direct, { email, password: 'guess' })));
-  const statuses = answers.map((a) => a.status);
-  t.true(statuses.every((s) => s === 401 || s === 503), statuses.join(','));
-  t.true(statuses.filter((s) => s === 401).length >= 5, `one running and four waiting are judged: ${statuses.join(',')}`);
-  t.true(statuses.filter((s) => s === 503).length >= 1, `the rest are turned away: ${statuses.join(',')}`);
-  for (const a of answers.filter((x) => x.status === 503)) {
-    t.is(a.retryAfter, '1');
-    t.like(a.body, { error: 'Service Unavailable', message: 'Too many sign-ins at once; retry in a second' });
-  }
-  // A sign-in turned away for load was never judged: it does not count against the account.
-  const counted = await direct.app.db.query<{ account: string; failures: number }>('SELECT account, failures FROM sign_in_failures WHERE account = ANY($1)', [emails]);
-  t.is(counted.filter((r) => r.failures > 0).length, statuses.filter((s) => s === 401).length);
-});
+test.serial(
+  'password hashes run one at a time (SIGN_IN_HASH_CONCURRENCY=1) with four waiting (SIGN_IN_HASH_QUEUE=4); beyond, 503 with Retry-After at once',
+  async (t) => {
+    await direct.app.db.query("DELETE FROM rate_buckets WHERE key LIKE 'signin:%'");
+    const emails = Array.from({ length: 14 }, (_, i) => `nobody${i}-${Math.random().toString(36).slice(2)}@limits.test`);
+    const answers = await Promise.all(emails.map((email) => signIn(direct, { email, password: 'guess' })));
+    const statuses = answers.map((a) => a.status);
+    t.true(
+      statuses.every((s) => s === 401 || s === 503),
+      statuses.join(','),
+    );
+    t.true(statuses.filter((s) => s === 401).length >= 5, `one running and four waiting are judged: ${statuses.join(',')}`);
+    t.true(statuses.filter((s) => s === 503).length >= 1, `the rest are turned away: ${statuses.join(',')}`);
+    for (const a of answers.filter((x) => x.status === 503)) {
+      t.is(a.retryAfter, '1');
+      t.like(a.body, { error: 'Service Unavailable', message: 'Too many sign-ins at once; retry in a second' });
+    }
+    // A sign-in turned away for load was never judged: it does not count against the account.
+    const counted = await direct.app.db.query<{ account: string; failures: number }>(
+      'SELECT account, failures FROM sign_in_failures WHERE account = ANY($1)',
+      [emails],
+    );
+    t.is(counted.filter((r) => r.failures > 0).length, statuses.filter((s) => s === 401).length);
+  },
+);
 
 test('TRUST_PROXY as a list: forwarded headers count only from those proxies, and the client is the rightmost address not theirs', async (t) => {
   const probe = async (trust: string, headers: Record<string, string>) => {
     const koa = new Koa();
     const mw = applyTrustProxy(koa, parseTrustProxy(trust));
     if (mw) koa.use(mw);
-    koa.use((ctx) => { ctx.body = { ip: ctx.ip, protocol: ctx.protocol }; });
+    koa.use((ctx) => {
+      ctx.body = { ip: ctx.ip, protocol: ctx.protocol };
+    });
     const handle = koa.callback();
     const server = http.createServer((req, res) => void handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const res = await fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}/`, { headers });
-      return await res.json() as { ip: string; protocol: string };
+      return (await res.json()) as { ip: string; protocol: string };
     } finally {
       server.close();
     }

@@ -16,8 +16,11 @@ test.before(async () => {
   fake = await startFakeAyrshare();
   media = await startMediaServer();
   const social = loadSocialConfig({
-    SOCIAL_PROVIDER: 'ayrshare', SOCIAL_API_URL: fake.url, SOCIAL_API_KEY: 'AYR-API-KEY',
-    SOCIAL_AYRSHARE_DOMAIN: 'acme', SOCIAL_AYRSHARE_PRIVATE_KEY: '-----BEGIN RSA PRIVATE KEY-----\\nxyz\\n-----END RSA PRIVATE KEY-----',
+    SOCIAL_PROVIDER: 'ayrshare',
+    SOCIAL_API_URL: fake.url,
+    SOCIAL_API_KEY: 'AYR-API-KEY',
+    SOCIAL_AYRSHARE_DOMAIN: 'acme',
+    SOCIAL_AYRSHARE_PRIVATE_KEY: '-----BEGIN RSA PRIVATE KEY-----\\nxyz\\n-----END RSA PRIVATE KEY-----',
   });
   cluster = await startCluster('social_ayrshare', { social });
   ({ key } = await cluster.org({ plan: 'pro', name: 'Acme' }));
@@ -42,8 +45,11 @@ test.serial('connect creates the Ayrshare profile once and returns its linking U
   t.regex(created.body.title, /^Acme \(/);
   const jwt = fake.last('POST /api/profiles/generateJWT')!;
   t.deepEqual(jwt.body, {
-    domain: 'acme', privateKey: '-----BEGIN RSA PRIVATE KEY-----\nxyz\n-----END RSA PRIVATE KEY-----', profileKey: 'PK-123',
-    allowedSocial: ['twitter'], redirect: 'https://app.example.com/back',
+    domain: 'acme',
+    privateKey: '-----BEGIN RSA PRIVATE KEY-----\nxyz\n-----END RSA PRIVATE KEY-----',
+    profileKey: 'PK-123',
+    allowedSocial: ['twitter'],
+    redirect: 'https://app.example.com/back',
   });
 
   await api('POST', '/connect', { platform: 'youtube' });
@@ -53,7 +59,10 @@ test.serial('connect creates the Ayrshare profile once and returns its linking U
   fake.link('youtube');
   const profile = await api('GET', '/profile');
   t.like(profile.body, { connected: true, profileId: c.body.profileId, connectedAccounts: ['x', 'youtube'] });
-  t.deepEqual(profile.body.accountLinks, [{ accountId: 'twitter-id', platform: 'x' }, { accountId: 'youtube-id', platform: 'youtube' }]);
+  t.deepEqual(profile.body.accountLinks, [
+    { accountId: 'twitter-id', platform: 'x' },
+    { accountId: 'youtube-id', platform: 'youtube' },
+  ]);
   t.is(fake.last('GET /api/user')!.headers['profile-key'], 'PK-123');
 });
 
@@ -67,18 +76,38 @@ test.serial('publish, edit and remove map to POST, PATCH and DELETE /api/post wi
   t.is(sent.headers.authorization, 'Bearer AYR-API-KEY');
   t.deepEqual(sent.body, { post: 'Hi from the API', platforms: ['twitter'] });
   const listed = (await api('GET', '/posts')).body.posts[0];
-  t.deepEqual(listed.providerPlatforms, [{ platform: 'x', status: 'success', id: `twitter-${now.body.providerPostId}`, url: `https://social.example/twitter/${now.body.providerPostId}`, error: null }]);
+  t.deepEqual(listed.providerPlatforms, [
+    {
+      platform: 'x',
+      status: 'success',
+      id: `twitter-${now.body.providerPostId}`,
+      url: `https://social.example/twitter/${now.body.providerPostId}`,
+      error: null,
+    },
+  ]);
 
   const at = future(86_400_000);
   const video = await api('POST', '/publish', {
-    postType: 'video', caption: 'Clip', platforms: ['youtube'], publishMode: 'schedule', scheduledAt: at,
-    videoUrl: `${media.https}/video.mp4`, platformFields: { youtubeTitle: 'Clip title', youtubeVisibility: 'public' },
+    postType: 'video',
+    caption: 'Clip',
+    platforms: ['youtube'],
+    publishMode: 'schedule',
+    scheduledAt: at,
+    videoUrl: `${media.https}/video.mp4`,
+    platformFields: { youtubeTitle: 'Clip title', youtubeVisibility: 'public' },
   });
   t.is(video.status, 201, JSON.stringify(video.body));
   t.is(video.body.socialPost.status, 'scheduled');
-  t.true(media.requests.some((r) => r.startsWith('GET /video.mp4 range=bytes=0-')), 'the media URL was checked before Ayrshare got it');
+  t.true(
+    media.requests.some((r) => r.startsWith('GET /video.mp4 range=bytes=0-')),
+    'the media URL was checked before Ayrshare got it',
+  );
   t.deepEqual(fake.last('POST /api/post')!.body, {
-    post: 'Clip', platforms: ['youtube'], mediaUrls: [`${media.https}/video.mp4`], isVideo: true, scheduleDate: at,
+    post: 'Clip',
+    platforms: ['youtube'],
+    mediaUrls: [`${media.https}/video.mp4`],
+    isVideo: true,
+    scheduleDate: at,
     youTubeOptions: { title: 'Clip title', visibility: 'public' },
   });
 
@@ -97,7 +126,12 @@ test.serial('publish, edit and remove map to POST, PATCH and DELETE /api/post wi
 
 test.serial('media must be reachable before a post goes to Ayrshare, and an unlinked network is refused', async (t) => {
   const sentBefore = fake.seen.filter((r) => r.method === 'POST' && r.path === '/api/post').length;
-  const missing = await api('POST', '/publish', { postType: 'video', caption: 'c', platforms: ['youtube'], videoUrl: `${media.https}/missing.mp4` });
+  const missing = await api('POST', '/publish', {
+    postType: 'video',
+    caption: 'c',
+    platforms: ['youtube'],
+    videoUrl: `${media.https}/missing.mp4`,
+  });
   t.is(missing.status, 400);
   t.regex(missing.body.message, /answered HTTP 404/);
   const unlinked = await api('POST', '/publish', { postType: 'text', caption: 'c', platforms: ['linkedin'] });
@@ -107,7 +141,13 @@ test.serial('media must be reachable before a post goes to Ayrshare, and an unli
 });
 
 test.serial('a draft is held at Ayrshare (requiresApproval) and released by scheduling it', async (t) => {
-  const d = await api('POST', '/publish', { postType: 'text', caption: 'Draft', platforms: ['x'], publishMode: 'draft', scheduledAt: future(86_400_000) });
+  const d = await api('POST', '/publish', {
+    postType: 'text',
+    caption: 'Draft',
+    platforms: ['x'],
+    publishMode: 'draft',
+    scheduledAt: future(86_400_000),
+  });
   t.is(d.body.socialPost.status, 'draft');
   t.true(fake.last('POST /api/post')!.body.requiresApproval);
   const at = future(3 * 86_400_000);
@@ -137,18 +177,32 @@ test.serial('provider failure: publish answers 502 with the provider message and
 });
 
 test.serial('scheduled posts that Ayrshare has sent show as published in the list (GET /api/post/:id)', async (t) => {
-  const s = await api('POST', '/publish', { postType: 'text', caption: 'soon', platforms: ['x'], publishMode: 'schedule', scheduledAt: future(1000) });
+  const s = await api('POST', '/publish', {
+    postType: 'text',
+    caption: 'soon',
+    platforms: ['x'],
+    publishMode: 'schedule',
+    scheduledAt: future(1000),
+  });
   t.is(s.body.socialPost.status, 'scheduled');
   await new Promise((r) => setTimeout(r, 2000));
   const listed = (await api('GET', '/posts')).body.posts.find((p: { id: string }) => p.id === s.body.socialPost.id);
   const jobId = s.body.socialPost.providerJobId;
   t.like(listed, { status: 'published', isPublishedOnPlatform: true, providerLastEvent: 'post.published' });
-  t.deepEqual(listed.providerPlatforms, [{ platform: 'x', status: 'success', id: `twitter-${jobId}`, url: `https://social.example/twitter/${jobId}`, error: null }]);
+  t.deepEqual(listed.providerPlatforms, [
+    { platform: 'x', status: 'success', id: `twitter-${jobId}`, url: `https://social.example/twitter/${jobId}`, error: null },
+  ]);
   const asked = fake.seen.find((r) => r.method === 'GET' && r.path === `/api/post/${jobId}`)!;
   t.is(asked.headers['profile-key'], 'PK-123');
 
   fake.reply('GET /api/post/:id', { status: 500, body: { status: 'error', message: 'down' } });
-  const s2 = await api('POST', '/publish', { postType: 'text', caption: 'soon 2', platforms: ['x'], publishMode: 'schedule', scheduledAt: future(1000) });
+  const s2 = await api('POST', '/publish', {
+    postType: 'text',
+    caption: 'soon 2',
+    platforms: ['x'],
+    publishMode: 'schedule',
+    scheduledAt: future(1000),
+  });
   await new Promise((r) => setTimeout(r, 1500));
   const list = await api('GET', '/posts');
   t.is(list.status, 200, 'a provider outage does not break the list');
@@ -157,7 +211,12 @@ test.serial('scheduled posts that Ayrshare has sent show as published in the lis
 
 test.serial('a platformFields key Ayrshare cannot express is a 400 before anything is sent', async (t) => {
   const before = fake.seen.length;
-  const r = await api('POST', '/publish', { postType: 'text', caption: 'x', platforms: ['x'], platformFields: { xThreadItems: '["one", "two"]' } });
+  const r = await api('POST', '/publish', {
+    postType: 'text',
+    caption: 'x',
+    platforms: ['x'],
+    platformFields: { xThreadItems: '["one", "two"]' },
+  });
   t.is(r.status, 400);
   t.regex(r.body.message, /xThreadItems is not supported by the ayrshare provider/);
   t.false(fake.seen.slice(before).some((s) => s.method === 'POST' && s.path === '/api/post'));

@@ -39,15 +39,43 @@ test('settings: a default-shaped object until saved; PUT takes any subset and an
   const first = await api(key, 'GET', '/settings');
   t.is(first.status, 200);
   t.deepEqual(first.body, {
-    isEnabled: true, approveApiPosts: false, defaultTimezone: 'UTC', defaultPlatforms: [],
-    queueSlots: [0, 1, 2, 3, 4, 5, 6].flatMap((dayOfWeek) => [{ dayOfWeek, time: '09:00' }, { dayOfWeek, time: '17:00' }]), maxPostsPerSlot: 1,
-    maxShortsOfSameVideo: 1, maxShortsPerWeek: 7, minimumVideoDurationSeconds: 0, processOnlyPlaylistId: null,
+    isEnabled: true,
+    approveApiPosts: false,
+    defaultTimezone: 'UTC',
+    defaultPlatforms: [],
+    queueSlots: [0, 1, 2, 3, 4, 5, 6].flatMap((dayOfWeek) => [
+      { dayOfWeek, time: '09:00' },
+      { dayOfWeek, time: '17:00' },
+    ]),
+    maxPostsPerSlot: 1,
+    maxShortsOfSameVideo: 1,
+    maxShortsPerWeek: 7,
+    minimumVideoDurationSeconds: 0,
+    processOnlyPlaylistId: null,
   });
-  const put = await api(key, 'PUT', '/settings', { defaultTimezone: 'Europe/Berlin', queueSlots: [{ dayOfWeek: 1, time: '09:00' }], maxPostsPerSlot: 3 });
+  const put = await api(key, 'PUT', '/settings', {
+    defaultTimezone: 'Europe/Berlin',
+    queueSlots: [{ dayOfWeek: 1, time: '09:00' }],
+    maxPostsPerSlot: 3,
+  });
   t.is(put.status, 200);
-  t.deepEqual(put.body, { ...first.body, defaultTimezone: 'Europe/Berlin', queueSlots: [{ dayOfWeek: 1, time: '09:00' }], maxPostsPerSlot: 3 });
-  const second = await api(key, 'PUT', '/settings', { defaultPlatforms: ['tiktok', 'youtube'], processOnlyPlaylistId: 'PL1', minimumVideoDurationSeconds: 30.5 });
-  t.deepEqual(second.body, { ...put.body, defaultPlatforms: ['tiktok', 'youtube'], processOnlyPlaylistId: 'PL1', minimumVideoDurationSeconds: 30.5 });
+  t.deepEqual(put.body, {
+    ...first.body,
+    defaultTimezone: 'Europe/Berlin',
+    queueSlots: [{ dayOfWeek: 1, time: '09:00' }],
+    maxPostsPerSlot: 3,
+  });
+  const second = await api(key, 'PUT', '/settings', {
+    defaultPlatforms: ['tiktok', 'youtube'],
+    processOnlyPlaylistId: 'PL1',
+    minimumVideoDurationSeconds: 30.5,
+  });
+  t.deepEqual(second.body, {
+    ...put.body,
+    defaultPlatforms: ['tiktok', 'youtube'],
+    processOnlyPlaylistId: 'PL1',
+    minimumVideoDurationSeconds: 30.5,
+  });
   t.deepEqual((await api(key, 'GET', '/settings')).body, second.body);
 });
 
@@ -103,7 +131,10 @@ test('profile and accounts: connect, consent, list, disconnect', async (t) => {
   const profile = (await api(key, 'GET', '/profile')).body;
   t.is(profile.connected, true);
   t.deepEqual(profile.connectedAccounts, ['tiktok', 'youtube']);
-  t.deepEqual(profile.accountLinks.map((a: { platform: string }) => a.platform), ['tiktok', 'youtube']);
+  t.deepEqual(
+    profile.accountLinks.map((a: { platform: string }) => a.platform),
+    ['tiktok', 'youtube'],
+  );
 
   const d = await api(key, 'POST', '/disconnect-account', { accountId: profile.accountLinks[0].accountId });
   t.is(d.status, 200);
@@ -133,17 +164,30 @@ test('publish now, schedule and draft; the list shows them most recent first', a
 
   const at = future(3 * DAY);
   const scheduled = await api(key, 'POST', '/publish', {
-    postType: 'video', caption: 'Watch', platforms: ['youtube'], publishMode: 'schedule', scheduledAt: at,
-    videoUrl: `${media.https}/video.mp4`, platformFields: { youtubeTitle: 'My short', youtubeMadeForKids: 'false' },
+    postType: 'video',
+    caption: 'Watch',
+    platforms: ['youtube'],
+    publishMode: 'schedule',
+    scheduledAt: at,
+    videoUrl: `${media.https}/video.mp4`,
+    platformFields: { youtubeTitle: 'My short', youtubeMadeForKids: 'false' },
   });
   t.is(scheduled.status, 201, JSON.stringify(scheduled.body));
   t.is(scheduled.body.socialPost.status, 'scheduled');
   t.is(scheduled.body.socialPost.scheduledFor, at);
-  t.false(media.requests.some((r) => r.startsWith('GET /video.mp4')), 'the built-in provider downloads nothing, so nothing is fetched');
+  t.false(
+    media.requests.some((r) => r.startsWith('GET /video.mp4')),
+    'the built-in provider downloads nothing, so nothing is fetched',
+  );
 
   const draft = await api(key, 'POST', '/publish', {
-    postType: 'photo', caption: '', platforms: ['instagram'], publishMode: 'draft', scheduledAt: '2030-01-01T10:00:00',
-    timezone: 'America/New_York', photoUrls: [`${media.http}/photo-1.jpg`, `${media.https}/photo-2.jpg`],
+    postType: 'photo',
+    caption: '',
+    platforms: ['instagram'],
+    publishMode: 'draft',
+    scheduledAt: '2030-01-01T10:00:00',
+    timezone: 'America/New_York',
+    photoUrls: [`${media.http}/photo-1.jpg`, `${media.https}/photo-2.jpg`],
   });
   t.is(draft.status, 201, JSON.stringify(draft.body));
   t.is(draft.body.socialPost.status, 'draft');
@@ -151,13 +195,53 @@ test('publish now, schedule and draft; the list shows them most recent first', a
 
   const list = await api(key, 'GET', '/posts');
   t.is(list.status, 200);
-  t.deepEqual(list.body.posts.map((p: { id: string }) => p.id), [draft.body.socialPost.id, scheduled.body.socialPost.id, now.body.socialPost.id]);
+  t.deepEqual(
+    list.body.posts.map((p: { id: string }) => p.id),
+    [draft.body.socialPost.id, scheduled.body.socialPost.id, now.body.socialPost.id],
+  );
   const [d, s, p] = list.body.posts;
-  t.deepEqual(Object.keys(p).sort(), ['caption', 'createdAt', 'id', 'isPublishedOnPlatform', 'platforms', 'previewUrl', 'providerError', 'providerJobId',
-    'providerLastEvent', 'providerPlatforms', 'scheduledFor', 'status', 'thumbnailUrl', 'title'].sort());
-  t.like(p, { status: 'published', caption: 'Hello world', platforms: ['linkedin', 'x'], isPublishedOnPlatform: true, providerLastEvent: 'post.published', title: null, providerError: null });
-  t.deepEqual(p.providerPlatforms.map((x: { platform: string; status: string }) => [x.platform, x.status]), [['linkedin', 'success'], ['x', 'success']]);
-  t.like(s, { status: 'scheduled', title: 'My short', previewUrl: `${media.https}/video.mp4`, isPublishedOnPlatform: false, providerLastEvent: 'post.scheduled' });
+  t.deepEqual(
+    Object.keys(p).sort(),
+    [
+      'caption',
+      'createdAt',
+      'id',
+      'isPublishedOnPlatform',
+      'platforms',
+      'previewUrl',
+      'providerError',
+      'providerJobId',
+      'providerLastEvent',
+      'providerPlatforms',
+      'scheduledFor',
+      'status',
+      'thumbnailUrl',
+      'title',
+    ].sort(),
+  );
+  t.like(p, {
+    status: 'published',
+    caption: 'Hello world',
+    platforms: ['linkedin', 'x'],
+    isPublishedOnPlatform: true,
+    providerLastEvent: 'post.published',
+    title: null,
+    providerError: null,
+  });
+  t.deepEqual(
+    p.providerPlatforms.map((x: { platform: string; status: string }) => [x.platform, x.status]),
+    [
+      ['linkedin', 'success'],
+      ['x', 'success'],
+    ],
+  );
+  t.like(s, {
+    status: 'scheduled',
+    title: 'My short',
+    previewUrl: `${media.https}/video.mp4`,
+    isPublishedOnPlatform: false,
+    providerLastEvent: 'post.scheduled',
+  });
   t.like(d, { status: 'draft', thumbnailUrl: `${media.http}/photo-1.jpg`, providerLastEvent: 'post.draft' });
   t.truthy(Date.parse(p.createdAt));
 });
@@ -172,7 +256,12 @@ test('the built-in provider links a simulated account for a network a post names
   t.true(profile.connected);
   t.deepEqual([...profile.connectedAccounts].sort(), ['linkedin', 'x']);
   // A placeholder media URL is fine: nothing downloads it.
-  const video = await api(key, 'POST', '/publish', { postType: 'video', caption: 'v', platforms: ['youtube'], videoUrl: 'https://videos.example.com/missing.mp4' });
+  const video = await api(key, 'POST', '/publish', {
+    postType: 'video',
+    caption: 'v',
+    platforms: ['youtube'],
+    videoUrl: 'https://videos.example.com/missing.mp4',
+  });
   t.is(video.status, 201, JSON.stringify(video.body));
 });
 
@@ -184,7 +273,15 @@ test('publish: 400 for each rule, checked through the API', async (t) => {
     [{ postType: 'video', caption: 'c', platforms: ['youtube'] }, /videoUrl is required/],
     [{ ...video, videoUrl: `${media.http}/video.mp4` }, /HTTPS/],
     [{ postType: 'photo', caption: '', platforms: ['x'] }, /photoUrls must hold 1 to 20/],
-    [{ postType: 'photo', caption: '', platforms: ['linkedin'], photoUrls: Array.from({ length: 21 }, (_, i) => `${media.http}/photo-${i}.jpg`) }, /1 to 20/],
+    [
+      {
+        postType: 'photo',
+        caption: '',
+        platforms: ['linkedin'],
+        photoUrls: Array.from({ length: 21 }, (_, i) => `${media.http}/photo-${i}.jpg`),
+      },
+      /1 to 20/,
+    ],
     [{ postType: 'document', caption: 'c', platforms: ['linkedin'] }, /documentUrl is required/],
     [{ postType: 'text', caption: '', platforms: ['x'] }, /caption must not be empty/],
     [{ postType: 'text', caption: 'c', platforms: ['youtube'] }, /youtube does not accept text posts/],
@@ -212,7 +309,13 @@ test('publish: 400 for each rule, checked through the API', async (t) => {
 
 test('edit: reschedule, draft and back, caption change replaces the provider job; by postId or jobId', async (t) => {
   const { key } = await connectedOrg(['linkedin']);
-  const pub = await api(key, 'POST', '/publish', { postType: 'text', caption: 'v1', platforms: ['linkedin'], publishMode: 'draft', scheduledAt: future(DAY) });
+  const pub = await api(key, 'POST', '/publish', {
+    postType: 'text',
+    caption: 'v1',
+    platforms: ['linkedin'],
+    publishMode: 'draft',
+    scheduledAt: future(DAY),
+  });
   const id = pub.body.socialPost.id;
   const job1 = pub.body.socialPost.providerJobId;
 
@@ -220,7 +323,10 @@ test('edit: reschedule, draft and back, caption change replaces the provider job
   const e1 = await api(key, 'POST', '/edit', { postId: id, mode: 'schedule', scheduledAt: at });
   t.is(e1.status, 200, JSON.stringify(e1.body));
   t.deepEqual(e1.body, { post: { id, status: 'scheduled', scheduledFor: at } });
-  const localJob = await cluster.app.db.one<{ status: string; scheduled_for: Date }>(`SELECT status, scheduled_for FROM social_local_jobs WHERE id = $1`, [job1]);
+  const localJob = await cluster.app.db.one<{ status: string; scheduled_for: Date }>(
+    `SELECT status, scheduled_for FROM social_local_jobs WHERE id = $1`,
+    [job1],
+  );
   t.is(localJob!.status, 'scheduled', 'the held job was released at the provider');
   t.is(localJob!.scheduled_for.toISOString(), at);
 
@@ -254,16 +360,32 @@ test('edit: reschedule, draft and back, caption change replaces the provider job
 
 test('remove: cancelled with scheduledFor null and the provider job cancelled; published posts stay', async (t) => {
   const { key } = await connectedOrg(['x']);
-  const s = await api(key, 'POST', '/publish', { postType: 'text', caption: 'later', platforms: ['x'], publishMode: 'schedule', scheduledAt: future(DAY) });
+  const s = await api(key, 'POST', '/publish', {
+    postType: 'text',
+    caption: 'later',
+    platforms: ['x'],
+    publishMode: 'schedule',
+    scheduledAt: future(DAY),
+  });
   const r = await api(key, 'POST', '/remove', { postId: s.body.socialPost.id });
   t.is(r.status, 200);
   t.deepEqual(r.body, { post: { id: s.body.socialPost.id, status: 'cancelled', scheduledFor: null } });
-  t.is((await cluster.app.db.one<{ status: string }>(`SELECT status FROM social_local_jobs WHERE id = $1`, [s.body.socialPost.providerJobId]))!.status, 'cancelled');
+  t.is(
+    (await cluster.app.db.one<{ status: string }>(`SELECT status FROM social_local_jobs WHERE id = $1`, [s.body.socialPost.providerJobId]))!
+      .status,
+    'cancelled',
+  );
   t.deepEqual((await api(key, 'POST', '/remove', { postId: s.body.socialPost.id })).body.post.status, 'cancelled', 'idempotent');
   const listed = (await api(key, 'GET', '/posts')).body.posts[0];
   t.like(listed, { status: 'cancelled', scheduledFor: null, providerLastEvent: 'post.cancelled' });
 
-  const byJob = await api(key, 'POST', '/publish', { postType: 'text', caption: 'by job', platforms: ['x'], publishMode: 'draft', scheduledAt: future(DAY) });
+  const byJob = await api(key, 'POST', '/publish', {
+    postType: 'text',
+    caption: 'by job',
+    platforms: ['x'],
+    publishMode: 'draft',
+    scheduledAt: future(DAY),
+  });
   const rj = await api(key, 'POST', '/remove', { jobId: byJob.body.socialPost.providerJobId });
   t.deepEqual(rj.body.post, { id: byJob.body.socialPost.id, status: 'cancelled', scheduledFor: null });
 
@@ -273,7 +395,10 @@ test('remove: cancelled with scheduledFor null and the provider job cancelled; p
   t.is((await api(key, 'POST', '/remove', { postId: 'missing' })).status, 404);
   // Ids no post can have (NUL is refused by Postgres) still name nothing: 404, not a 400 about text.
   for (const ref of [{ postId: '\u0000' }, { postId: 'x\u0000y' }, { jobId: '\u0000' }]) {
-    for (const [path, extra] of [['/remove', {}], ['/edit', { mode: 'schedule', scheduledAt: future(DAY) }]] as const) {
+    for (const [path, extra] of [
+      ['/remove', {}],
+      ['/edit', { mode: 'schedule', scheduledAt: future(DAY) }],
+    ] as const) {
       const r = await api(key, 'POST', path, { ...ref, ...extra });
       t.is(r.status, 404, `${path} ${JSON.stringify(ref)}`);
       t.deepEqual(r.body, { error: 'Not Found', message: 'Social post not found' });
@@ -283,7 +408,13 @@ test('remove: cancelled with scheduledFor null and the provider job cancelled; p
 
 test('a scheduled post whose time has come shows as published', async (t) => {
   const { key } = await connectedOrg(['linkedin']);
-  const s = await api(key, 'POST', '/publish', { postType: 'text', caption: 'soon', platforms: ['linkedin'], publishMode: 'schedule', scheduledAt: future(1500) });
+  const s = await api(key, 'POST', '/publish', {
+    postType: 'text',
+    caption: 'soon',
+    platforms: ['linkedin'],
+    publishMode: 'schedule',
+    scheduledAt: future(1500),
+  });
   t.is(s.body.socialPost.status, 'scheduled');
   await new Promise((r) => setTimeout(r, 2000));
   const p = (await api(key, 'GET', '/posts')).body.posts[0];
@@ -303,7 +434,11 @@ test('next-slot and next_slot publishing: maxPostsPerSlot fills a slot, then the
   t.is(none.status, 400);
   t.regex(none.body.message, /No queue slots/);
 
-  await api(key, 'PUT', '/settings', { queueSlots: [0, 1, 2, 3, 4, 5, 6].map((dayOfWeek) => ({ dayOfWeek, time: '10:00' })), maxPostsPerSlot: 2, defaultTimezone: 'Asia/Tokyo' });
+  await api(key, 'PUT', '/settings', {
+    queueSlots: [0, 1, 2, 3, 4, 5, 6].map((dayOfWeek) => ({ dayOfWeek, time: '10:00' })),
+    maxPostsPerSlot: 2,
+    defaultTimezone: 'Asia/Tokyo',
+  });
   const before = await api(key, 'GET', '/next-slot');
   t.is(before.status, 200);
   t.is(before.body.timezone, 'Asia/Tokyo');
@@ -334,7 +469,12 @@ test('next-slot and next_slot publishing: maxPostsPerSlot fills a slot, then the
   t.regex(ny.body.nextSlot, /T10:00:00-0[45]:00$/);
   // ICU's own names for these are the old aliases Asia/Calcutta and America/Coral_Harbour; the
   // client gets the zone it sent, spelled as IANA does.
-  for (const [zone, answer, offset] of [['Asia/Kolkata', 'Asia/Kolkata', '+05:30'], ['asia/kolkata', 'Asia/Kolkata', '+05:30'], ['asia/calcutta', 'Asia/Calcutta', '+05:30'], ['America/Atikokan', 'America/Atikokan', '-05:00']]) {
+  for (const [zone, answer, offset] of [
+    ['Asia/Kolkata', 'Asia/Kolkata', '+05:30'],
+    ['asia/kolkata', 'Asia/Kolkata', '+05:30'],
+    ['asia/calcutta', 'Asia/Calcutta', '+05:30'],
+    ['America/Atikokan', 'America/Atikokan', '-05:00'],
+  ]) {
     const r = await api(key, 'GET', `/next-slot?timezone=${zone}`);
     t.is(r.body.timezone, answer, zone);
     t.true(r.body.nextSlot.endsWith(`T10:00:00${offset}`), `${zone}: ${r.body.nextSlot}`);
@@ -350,10 +490,22 @@ test('next-slot and next_slot publishing: maxPostsPerSlot fills a slot, then the
 
 test('next_slot under concurrency: simultaneous publishes never share a one-post slot', async (t) => {
   const { key } = await connectedOrg(['linkedin']);
-  await api(key, 'PUT', '/settings', { queueSlots: [{ dayOfWeek: 2, time: '08:00' }, { dayOfWeek: 5, time: '17:30' }], maxPostsPerSlot: 1 });
-  const results = await Promise.all([0, 1, 2, 3, 4].map((i) =>
-    api(key, 'POST', '/publish', { postType: 'text', caption: `c${i}`, platforms: ['linkedin'], publishMode: 'next_slot' })));
-  t.true(results.every((r) => r.status === 201), JSON.stringify(results.map((r) => r.body)));
+  await api(key, 'PUT', '/settings', {
+    queueSlots: [
+      { dayOfWeek: 2, time: '08:00' },
+      { dayOfWeek: 5, time: '17:30' },
+    ],
+    maxPostsPerSlot: 1,
+  });
+  const results = await Promise.all(
+    [0, 1, 2, 3, 4].map((i) =>
+      api(key, 'POST', '/publish', { postType: 'text', caption: `c${i}`, platforms: ['linkedin'], publishMode: 'next_slot' }),
+    ),
+  );
+  t.true(
+    results.every((r) => r.status === 201),
+    JSON.stringify(results.map((r) => r.body)),
+  );
   const times = results.map((r) => r.body.socialPost.scheduledFor);
   t.is(new Set(times).size, 5);
   const expected = (await api(key, 'GET', '/next-slot?count=6')).body.nextSlots.map((s: string) => Date.parse(s));
@@ -370,7 +522,10 @@ test('the OpenAPI document lists the social routes with the plan rule', async (t
 });
 
 /** Offset in minutes of an ISO string like 2027-03-14T03:30:00-04:00. */
-const offsetOf = (iso: string) => { const m = /([+-])(\d\d):(\d\d)$/.exec(iso)!; return (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])); };
+const offsetOf = (iso: string) => {
+  const m = /([+-])(\d\d):(\d\d)$/.exec(iso)!;
+  return (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3]));
+};
 
 for (const zone of ['America/New_York', 'Europe/Berlin']) {
   test(`next-slot across a year of DST changes in ${zone}: 02:30 everywhere except the spring-forward Sunday (03:30)`, async (t) => {
@@ -403,7 +558,13 @@ for (const zone of ['America/New_York', 'Europe/Berlin']) {
 test('plans: free and starter get 403 on social routes; isEnabled false blocks publishing only', async (t) => {
   for (const plan of ['free', 'starter']) {
     const { key } = await cluster.org({ plan });
-    for (const [method, path, body] of [['GET', '/settings'], ['GET', '/posts'], ['POST', '/publish', { postType: 'text', caption: 'x', platforms: ['x'] }], ['POST', '/publish', {}], ['POST', '/connect', { platform: 'x' }]] as const) {
+    for (const [method, path, body] of [
+      ['GET', '/settings'],
+      ['GET', '/posts'],
+      ['POST', '/publish', { postType: 'text', caption: 'x', platforms: ['x'] }],
+      ['POST', '/publish', {}],
+      ['POST', '/connect', { platform: 'x' }],
+    ] as const) {
       const r = await api(key, method, path, body);
       t.is(r.status, 403, `${plan} ${method} ${path}`);
       t.is(r.body.error, 'Social posting is not included in this plan');
@@ -411,12 +572,21 @@ test('plans: free and starter get 403 on social routes; isEnabled false blocks p
     }
   }
   const { key } = await connectedOrg(['x'], 'business');
-  const queued = await api(key, 'POST', '/publish', { postType: 'text', caption: 'q', platforms: ['x'], publishMode: 'schedule', scheduledAt: future(DAY) });
+  const queued = await api(key, 'POST', '/publish', {
+    postType: 'text',
+    caption: 'q',
+    platforms: ['x'],
+    publishMode: 'schedule',
+    scheduledAt: future(DAY),
+  });
   await api(key, 'PUT', '/settings', { isEnabled: false });
   const off = await api(key, 'POST', '/publish', { postType: 'text', caption: 'x', platforms: ['x'] });
   t.is(off.status, 403);
   t.is(off.body.error, 'Social posting is disabled');
-  t.is((await api(key, 'POST', '/edit', { postId: queued.body.socialPost.id, mode: 'schedule', scheduledAt: future(2 * DAY) })).status, 403);
+  t.is(
+    (await api(key, 'POST', '/edit', { postId: queued.body.socialPost.id, mode: 'schedule', scheduledAt: future(2 * DAY) })).status,
+    403,
+  );
   t.is((await api(key, 'POST', '/remove', { postId: queued.body.socialPost.id })).status, 200, 'cancelling still works');
   await api(key, 'PUT', '/settings', { isEnabled: true });
   t.is((await api(key, 'POST', '/publish', { postType: 'text', caption: 'x', platforms: ['x'] })).status, 201);
@@ -427,22 +597,36 @@ test('approveApiPosts: API-key posts wait as pending_approval; a signed-in user 
   const user = await createUser(cluster.app.db, { email: `approver-${org.id}@example.com`, organizationId: org.id });
   const token = await cluster.app.signer.issue(user.id);
   await api(key, 'PUT', '/settings', { approveApiPosts: true });
-  const p = await api(key, 'POST', '/publish', { postType: 'text', caption: 'needs a look', platforms: ['linkedin'], publishMode: 'schedule', scheduledAt: future(DAY) });
+  const p = await api(key, 'POST', '/publish', {
+    postType: 'text',
+    caption: 'needs a look',
+    platforms: ['linkedin'],
+    publishMode: 'schedule',
+    scheduledAt: future(DAY),
+  });
   t.is(p.body.socialPost.status, 'pending_approval');
   const at = future(2 * DAY);
   const self = await api(key, 'POST', '/edit', { postId: p.body.socialPost.id, mode: 'schedule', scheduledAt: at });
   t.is(self.body.post.status, 'pending_approval', 'an API key cannot approve its own post');
   const approved = await cluster.api('POST', `${BASE}/edit`, {
-    headers: { authorization: `Bearer ${token}` }, body: { organizationId: org.id, postId: p.body.socialPost.id, mode: 'schedule', scheduledAt: at },
+    headers: { authorization: `Bearer ${token}` },
+    body: { organizationId: org.id, postId: p.body.socialPost.id, mode: 'schedule', scheduledAt: at },
   });
   t.is(approved.status, 200, JSON.stringify(approved.body));
   t.deepEqual(approved.body.post, { id: p.body.socialPost.id, status: 'scheduled', scheduledFor: at });
   const byUser = await cluster.api('POST', `${BASE}/publish`, {
-    headers: { authorization: `Bearer ${token}` }, body: { organizationId: org.id, postType: 'text', caption: 'from the app', platforms: ['linkedin'] },
+    headers: { authorization: `Bearer ${token}` },
+    body: { organizationId: org.id, postType: 'text', caption: 'from the app', platforms: ['linkedin'] },
   });
   t.is(byUser.body.socialPost.status, 'published', 'posts by signed-in users need no approval');
 
-  const draft = await api(key, 'POST', '/publish', { postType: 'text', caption: 'draft', platforms: ['linkedin'], publishMode: 'draft', scheduledAt: future(DAY) });
+  const draft = await api(key, 'POST', '/publish', {
+    postType: 'text',
+    caption: 'draft',
+    platforms: ['linkedin'],
+    publishMode: 'draft',
+    scheduledAt: future(DAY),
+  });
   t.is(draft.body.socialPost.status, 'draft');
   const released = await api(key, 'POST', '/edit', { postId: draft.body.socialPost.id, mode: 'schedule', scheduledAt: at });
   t.is(released.body.post.status, 'pending_approval', 'nor release its own draft');
@@ -450,10 +634,16 @@ test('approveApiPosts: API-key posts wait as pending_approval; a signed-in user 
   t.is(rescheduled.body.post.status, 'scheduled', 'an approved post can still be moved by the API');
 });
 
-test('organizations are isolated: another organization\'s post is 404, a key with another organizationId is 403, a bearer needs organizationId', async (t) => {
+test("organizations are isolated: another organization's post is 404, a key with another organizationId is 403, a bearer needs organizationId", async (t) => {
   const a = await connectedOrg(['x']);
   const b = await connectedOrg(['x']);
-  const post = await api(a.key, 'POST', '/publish', { postType: 'text', caption: 'mine', platforms: ['x'], publishMode: 'schedule', scheduledAt: future(DAY) });
+  const post = await api(a.key, 'POST', '/publish', {
+    postType: 'text',
+    caption: 'mine',
+    platforms: ['x'],
+    publishMode: 'schedule',
+    scheduledAt: future(DAY),
+  });
   const id = post.body.socialPost.id;
   const jobId = post.body.socialPost.providerJobId;
 
@@ -474,7 +664,16 @@ test('organizations are isolated: another organization\'s post is 404, a key wit
   const user = await createUser(cluster.app.db, { email: `member-${a.org.id}@example.com`, organizationId: a.org.id });
   const token = await cluster.app.signer.issue(user.id);
   const bearer = { authorization: `Bearer ${token}` };
-  for (const [method, path, body] of [['GET', '/settings'], ['GET', '/posts'], ['GET', '/next-slot'], ['POST', '/publish', { postType: 'text', caption: 'x' }], ['POST', '/publish', {}], ['PUT', '/settings', {}], ['POST', '/remove', { postId: id }], ['POST', '/edit', { mode: 'nonsense' }]] as const) {
+  for (const [method, path, body] of [
+    ['GET', '/settings'],
+    ['GET', '/posts'],
+    ['GET', '/next-slot'],
+    ['POST', '/publish', { postType: 'text', caption: 'x' }],
+    ['POST', '/publish', {}],
+    ['PUT', '/settings', {}],
+    ['POST', '/remove', { postId: id }],
+    ['POST', '/edit', { mode: 'nonsense' }],
+  ] as const) {
     const r = await cluster.api(method, `${BASE}${path}`, { headers: bearer, body });
     t.is(r.status, 400, `${method} ${path}`);
     t.is(r.body.error, 'organizationId is required when not using an API key');
@@ -486,5 +685,9 @@ test('organizations are isolated: another organization\'s post is 404, a key wit
   t.is((await cluster.api('GET', `${BASE}/posts?organizationId=${b.org.id}`, { headers: bearer })).status, 403, 'not a member');
   t.is((await cluster.api('POST', `${BASE}/remove`, { headers: bearer, body: { organizationId: a.org.id, postId: id } })).status, 200);
   t.is((await cluster.api('GET', `${BASE}/posts`)).status, 401);
-  t.is((await cluster.api('POST', `${BASE}/publish`, { body: { postType: 'nope' } })).status, 401, 'credentials are checked before the body');
+  t.is(
+    (await cluster.api('POST', `${BASE}/publish`, { body: { postType: 'nope' } })).status,
+    401,
+    'credentials are checked before the body',
+  );
 });

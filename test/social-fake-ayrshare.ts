@@ -1,7 +1,12 @@
 import http from 'node:http';
 import type { Parsed } from './helpers/parsed.js';
 
-export interface SeenRequest { method: string; path: string; headers: http.IncomingHttpHeaders; body: Parsed }
+export interface SeenRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: Parsed;
+}
 type Reply = { status?: number; body: unknown } | ((req: SeenRequest) => { status?: number; body: unknown });
 
 /** A stand-in for api.ayrshare.com on 127.0.0.1: records every request and answers from a table
@@ -14,23 +19,38 @@ export async function startFakeAyrshare() {
   const linked = new Set<string>();
   const defaults: Record<string, Reply> = {
     'POST /api/profiles': { body: { status: 'success', title: 'org', refId: 'ref-1', profileKey: 'PK-123' } },
-    'POST /api/profiles/generateJWT': { body: { status: 'success', token: 'jwt', url: 'https://profile.ayrshare.com?domain=acme&jwt=abc' } },
+    'POST /api/profiles/generateJWT': {
+      body: { status: 'success', token: 'jwt', url: 'https://profile.ayrshare.com?domain=acme&jwt=abc' },
+    },
     'GET /api/user': () => ({
       body: {
         activeSocialAccounts: [...linked, 'pinterest'],
         displayNames: [...linked].map((p) => ({ platform: p, id: `${p}-id`, displayName: p })),
       },
     }),
-    'DELETE /api/profiles/social': (r) => { linked.delete(r.body.platform); return { body: { status: 'success', platform: r.body.platform } }; },
+    'DELETE /api/profiles/social': (r) => {
+      linked.delete(r.body.platform);
+      return { body: { status: 'success', platform: r.body.platform } };
+    },
     'POST /api/post': (r) => {
       const id = `ayr-${++postSeq}`;
       posts.set(id, { platforms: r.body.platforms, scheduleDate: r.body.scheduleDate });
-      if (r.body.scheduleDate) return { body: { status: 'scheduled', scheduleDate: r.body.scheduleDate, id, refId: 'ref-1', post: r.body.post } };
+      if (r.body.scheduleDate)
+        return { body: { status: 'scheduled', scheduleDate: r.body.scheduleDate, id, refId: 'ref-1', post: r.body.post } };
       if (r.body.requiresApproval) return { body: { status: 'awaiting approval', id, post: r.body.post } };
       return {
         body: {
-          status: 'success', errors: [], id, refId: 'ref-1', post: r.body.post,
-          postIds: r.body.platforms.map((p: string) => ({ status: 'success', id: `${p}-${id}`, platform: p, postUrl: `https://social.example/${p}/${id}` })),
+          status: 'success',
+          errors: [],
+          id,
+          refId: 'ref-1',
+          post: r.body.post,
+          postIds: r.body.platforms.map((p: string) => ({
+            status: 'success',
+            id: `${p}-${id}`,
+            platform: p,
+            postUrl: `https://social.example/${p}/${id}`,
+          })),
         },
       };
     },
@@ -47,8 +67,16 @@ export async function startFakeAyrshare() {
       const due = !p.scheduleDate || Date.parse(p.scheduleDate) <= Date.now();
       return {
         body: {
-          id, status: due ? 'success' : 'pending',
-          postIds: due ? p.platforms.map((platform) => ({ status: 'success', id: `${platform}-${id}`, platform, postUrl: `https://social.example/${platform}/${id}` })) : [],
+          id,
+          status: due ? 'success' : 'pending',
+          postIds: due
+            ? p.platforms.map((platform) => ({
+                status: 'success',
+                id: `${platform}-${id}`,
+                platform,
+                postUrl: `https://social.example/${platform}/${id}`,
+              }))
+            : [],
         },
       };
     },
@@ -63,7 +91,8 @@ export async function startFakeAyrshare() {
       seen.push(r);
       const key = `${r.method} ${r.path.split('?')[0]!.replace(/^\/api\/post\/[^/]+$/, '/api/post/:id')}`;
       const reply = replies.get(key) ?? defaults[key];
-      const answer = typeof reply === 'function' ? reply(r) : reply ?? { status: 404, body: { status: 'error', message: `no route ${key}` } };
+      const answer =
+        typeof reply === 'function' ? reply(r) : (reply ?? { status: 404, body: { status: 'error', message: `no route ${key}` } });
       res.writeHead(answer.status ?? 200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(answer.body));
     });
@@ -80,6 +109,10 @@ export async function startFakeAyrshare() {
     last: (key: string) => [...seen].reverse().find((s) => `${s.method} ${s.path.split('?')[0]}` === key),
     /** Ayrshare's own record of a post, as its scheduler sees it. */
     post: (id: string) => posts.get(id),
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -6,8 +6,14 @@ import { canonicalTimeZone, isoInZone, parseDateTime, zonedToEpoch } from '../co
 
 const at = (iso: string) => Date.parse(iso);
 const slots = (timeZone: string, s: QueueSlot[], now: string, opts: { max?: number; taken?: string[]; count?: number } = {}) =>
-  nextFreeSlots({ slots: s, maxPostsPerSlot: opts.max ?? 1, timeZone, now: at(now), taken: (opts.taken ?? []).map(at), count: opts.count ?? 3 })
-    .map((t) => new Date(t).toISOString());
+  nextFreeSlots({
+    slots: s,
+    maxPostsPerSlot: opts.max ?? 1,
+    timeZone,
+    now: at(now),
+    taken: (opts.taken ?? []).map(at),
+    count: opts.count ?? 3,
+  }).map((t) => new Date(t).toISOString());
 
 const SUNDAY = 0;
 const daily = (time: string): QueueSlot[] => [0, 1, 2, 3, 4, 5, 6].map((dayOfWeek) => ({ dayOfWeek, time }));
@@ -35,7 +41,9 @@ test('New York fall-back: 01:30 on 1 November 2026 happens twice and the first (
 });
 
 test('Berlin spring-forward: 02:30 on 29 March 2026 becomes 03:30 CEST; 09:00 slots follow local time', (t) => {
-  t.deepEqual(slots('Europe/Berlin', [{ dayOfWeek: SUNDAY, time: '02:30' }], '2026-03-28T12:00:00Z', { count: 1 }), ['2026-03-29T01:30:00.000Z']);
+  t.deepEqual(slots('Europe/Berlin', [{ dayOfWeek: SUNDAY, time: '02:30' }], '2026-03-28T12:00:00Z', { count: 1 }), [
+    '2026-03-29T01:30:00.000Z',
+  ]);
   t.deepEqual(slots('Europe/Berlin', daily('09:00'), '2026-03-28T00:00:00Z', { count: 2 }), [
     '2026-03-28T08:00:00.000Z', // 09:00 CET
     '2026-03-29T07:00:00.000Z', // 09:00 CEST
@@ -55,22 +63,33 @@ test('Berlin fall-back: 02:30 on 25 October 2026 happens twice; the CEST one cou
 
 test('a slot in the past today is skipped; the search starts from today in the zone, not in UTC', (t) => {
   // 23:30 UTC on Saturday is still Saturday 19:30 in New York: the Saturday 20:00 slot is next.
-  t.deepEqual(slots('America/New_York', [{ dayOfWeek: 6, time: '20:00' }], '2026-06-13T23:30:00Z', { count: 1 }), ['2026-06-14T00:00:00.000Z']);
-  t.deepEqual(slots('America/New_York', [{ dayOfWeek: 6, time: '19:00' }], '2026-06-13T23:30:00Z', { count: 1 }), ['2026-06-20T23:00:00.000Z']);
+  t.deepEqual(slots('America/New_York', [{ dayOfWeek: 6, time: '20:00' }], '2026-06-13T23:30:00Z', { count: 1 }), [
+    '2026-06-14T00:00:00.000Z',
+  ]);
+  t.deepEqual(slots('America/New_York', [{ dayOfWeek: 6, time: '19:00' }], '2026-06-13T23:30:00Z', { count: 1 }), [
+    '2026-06-20T23:00:00.000Z',
+  ]);
 });
 
 test('maxPostsPerSlot: a slot holding that many posts is full and the next one is offered', (t) => {
   const s = daily('09:00');
   t.deepEqual(slots('UTC', s, '2026-05-01T00:00:00Z', { max: 2, taken: ['2026-05-01T09:00:00Z'], count: 1 }), ['2026-05-01T09:00:00.000Z']);
-  t.deepEqual(slots('UTC', s, '2026-05-01T00:00:00Z', { max: 2, taken: ['2026-05-01T09:00:00Z', '2026-05-01T09:00:00Z'], count: 1 }), ['2026-05-02T09:00:00.000Z']);
+  t.deepEqual(slots('UTC', s, '2026-05-01T00:00:00Z', { max: 2, taken: ['2026-05-01T09:00:00Z', '2026-05-01T09:00:00Z'], count: 1 }), [
+    '2026-05-02T09:00:00.000Z',
+  ]);
   // A post at another minute does not fill the slot.
   t.deepEqual(slots('UTC', s, '2026-05-01T00:00:00Z', { max: 1, taken: ['2026-05-01T09:05:00Z'], count: 1 }), ['2026-05-01T09:00:00.000Z']);
 });
 
 test('two slots that land on one instant (02:30 pushed onto 03:30) share one capacity and are listed once', (t) => {
-  const s = [{ dayOfWeek: SUNDAY, time: '02:30' }, { dayOfWeek: SUNDAY, time: '03:30' }];
+  const s = [
+    { dayOfWeek: SUNDAY, time: '02:30' },
+    { dayOfWeek: SUNDAY, time: '03:30' },
+  ];
   t.deepEqual(slots('America/New_York', s, '2026-03-07T12:00:00Z', { count: 2 }), ['2026-03-08T07:30:00.000Z', '2026-03-15T06:30:00.000Z']);
-  t.deepEqual(slots('America/New_York', s, '2026-03-07T12:00:00Z', { count: 1, taken: ['2026-03-08T07:30:00Z'] }), ['2026-03-15T06:30:00.000Z']);
+  t.deepEqual(slots('America/New_York', s, '2026-03-07T12:00:00Z', { count: 1, taken: ['2026-03-08T07:30:00Z'] }), [
+    '2026-03-15T06:30:00.000Z',
+  ]);
 });
 
 test('no slots, no answer', (t) => {
@@ -125,15 +144,23 @@ test('canonicalTimeZone answers the zone the client sent, never the older alias 
 });
 
 const TZDATA = '/usr/share/zoneinfo/tzdata.zi';
-needing({ optional: { [`${TZDATA} (Debian's tzdata package)`]: existsSync(TZDATA) } })('canonicalTimeZone spells every name of the host tz database as IANA does, whatever case it is sent in', (t) => {
-  const file = TZDATA;
-  const names = readFileSync(file, 'utf8').split('\n').flatMap((line) => {
-    const [kind, a, b] = line.split(' ');
-    return kind === 'Z' ? [a!] : kind === 'L' ? [b!] : [];
-  });
-  const known = names.filter((z) => z !== 'Factory');
-  t.true(known.length > 500, `${known.length} names`);
-  const wrong = known.flatMap((z) => [z, z.toLowerCase(), z.toUpperCase()]
-    .filter((sent) => canonicalTimeZone(sent) !== z).map((sent) => `${sent} -> ${canonicalTimeZone(sent)}`));
-  t.deepEqual(wrong, []);
-});
+needing({ optional: { [`${TZDATA} (Debian's tzdata package)`]: existsSync(TZDATA) } })(
+  'canonicalTimeZone spells every name of the host tz database as IANA does, whatever case it is sent in',
+  (t) => {
+    const file = TZDATA;
+    const names = readFileSync(file, 'utf8')
+      .split('\n')
+      .flatMap((line) => {
+        const [kind, a, b] = line.split(' ');
+        return kind === 'Z' ? [a!] : kind === 'L' ? [b!] : [];
+      });
+    const known = names.filter((z) => z !== 'Factory');
+    t.true(known.length > 500, `${known.length} names`);
+    const wrong = known.flatMap((z) =>
+      [z, z.toLowerCase(), z.toUpperCase()]
+        .filter((sent) => canonicalTimeZone(sent) !== z)
+        .map((sent) => `${sent} -> ${canonicalTimeZone(sent)}`),
+    );
+    t.deepEqual(wrong, []);
+  },
+);

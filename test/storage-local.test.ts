@@ -14,7 +14,11 @@ import { createLogger } from '@shorts/common/logger';
 import { createMetrics } from '../coordinator/src/metrics/metrics.js';
 
 const SECRET = 's'.repeat(40);
-const text = async (s: Readable) => { const c: Buffer[] = []; for await (const x of s) c.push(x as Buffer); return Buffer.concat(c).toString(); };
+const text = async (s: Readable) => {
+  const c: Buffer[] = [];
+  for await (const x of s) c.push(x as Buffer);
+  return Buffer.concat(c).toString();
+};
 
 async function setup() {
   const store = new LocalObjectStore(await mkdtemp(path.join(os.tmpdir(), 'store-')));
@@ -25,8 +29,17 @@ async function setup() {
   const server = http.createServer((req, res) => void handle(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  const sign = (key: string, method: 'GET', inSec = 60) => signObjectUrl(base, key, { method, expiresAt: new Date(Date.now() + inSec * 1000), secret: SECRET });
-  return { store, sign, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  const sign = (key: string, method: 'GET', inSec = 60) =>
+    signObjectUrl(base, key, { method, expiresAt: new Date(Date.now() + inSec * 1000), secret: SECRET });
+  return {
+    store,
+    sign,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 test('put, get, ranges, stat, list and delete', async (t) => {
@@ -48,7 +61,8 @@ test('put, get, ranges, stat, list and delete', async (t) => {
 
 test('keys cannot escape the root', async (t) => {
   const { store, close } = await setup();
-  for (const key of ['../etc/passwd', '/abs', 'a/../../b', 'a//b', '']) await t.throwsAsync(store.put(key, Buffer.from('x')), undefined, key);
+  for (const key of ['../etc/passwd', '/abs', 'a/../../b', 'a//b', ''])
+    await t.throwsAsync(store.put(key, Buffer.from('x')), undefined, key);
   await close();
 });
 

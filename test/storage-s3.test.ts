@@ -12,14 +12,25 @@ let server: S3rver;
 let dir: string;
 let store: S3ObjectStore;
 let endpoint: string;
-const text = async (s: Readable) => { const c: Buffer[] = []; for await (const x of s) c.push(x as Buffer); return Buffer.concat(c).toString(); };
+const text = async (s: Readable) => {
+  const c: Buffer[] = [];
+  for await (const x of s) c.push(x as Buffer);
+  return Buffer.concat(c).toString();
+};
 
 test.before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 's3rver-'));
   server = new S3rver({ port: 0, address: '127.0.0.1', directory: dir, silent: true, configureBuckets: [{ name: 'shorts' }] });
   const { port } = await server.run();
   endpoint = `http://127.0.0.1:${port}`;
-  store = new S3ObjectStore({ endpoint, region: 'us-east-1', bucket: 'shorts', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true });
+  store = new S3ObjectStore({
+    endpoint,
+    region: 'us-east-1',
+    bucket: 'shorts',
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+    forcePathStyle: true,
+  });
 });
 test.after.always(async () => {
   await server?.close();
@@ -52,23 +63,33 @@ test.serial('stat, list by prefix and delete', async (t) => {
   t.is(await store.stat('orgs/a/one.txt'), null);
 });
 
-test.serial('move puts an object under another key and removes the old one, by a copy in the service or, past its copy limit, streamed', async (t) => {
-  await store.put('orgs/m/staging.part', Buffer.from('small object'));
-  await store.put('orgs/m/final.mp4', Buffer.from('old'));
-  await store.move('orgs/m/staging.part', 'orgs/m/final.mp4');
-  t.is(await text((await store.get('orgs/m/final.mp4')).stream), 'small object');
-  t.is(await store.stat('orgs/m/staging.part'), null);
+test.serial(
+  'move puts an object under another key and removes the old one, by a copy in the service or, past its copy limit, streamed',
+  async (t) => {
+    await store.put('orgs/m/staging.part', Buffer.from('small object'));
+    await store.put('orgs/m/final.mp4', Buffer.from('old'));
+    await store.move('orgs/m/staging.part', 'orgs/m/final.mp4');
+    t.is(await text((await store.get('orgs/m/final.mp4')).stream), 'small object');
+    t.is(await store.stat('orgs/m/staging.part'), null);
 
-  const parted = new S3ObjectStore({ endpoint, region: 'us-east-1', bucket: 'shorts', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', maxCopyBytes: 5 * 1024 * 1024 });
-  const big = Buffer.alloc(12 * 1024 * 1024);
-  for (let i = 0; i < big.length; i += 4096) big.writeUInt32BE(i, i);
-  await parted.put('orgs/m/big.part', big);
-  await parted.move('orgs/m/big.part', 'orgs/m/big.mp4');
-  const chunks: Buffer[] = [];
-  for await (const c of (await parted.get('orgs/m/big.mp4')).stream) chunks.push(c as Buffer);
-  t.true(Buffer.concat(chunks).equals(big), 'every byte in order');
-  t.is(await parted.stat('orgs/m/big.part'), null);
-});
+    const parted = new S3ObjectStore({
+      endpoint,
+      region: 'us-east-1',
+      bucket: 'shorts',
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      maxCopyBytes: 5 * 1024 * 1024,
+    });
+    const big = Buffer.alloc(12 * 1024 * 1024);
+    for (let i = 0; i < big.length; i += 4096) big.writeUInt32BE(i, i);
+    await parted.put('orgs/m/big.part', big);
+    await parted.move('orgs/m/big.part', 'orgs/m/big.mp4');
+    const chunks: Buffer[] = [];
+    for await (const c of (await parted.get('orgs/m/big.mp4')).stream) chunks.push(c as Buffer);
+    t.true(Buffer.concat(chunks).equals(big), 'every byte in order');
+    t.is(await parted.stat('orgs/m/big.part'), null);
+  },
+);
 
 test.serial('keys are checked before they reach the service', async (t) => {
   await t.throwsAsync(store.put('../escape', Buffer.from('x')));

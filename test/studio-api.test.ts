@@ -17,7 +17,9 @@ test.before(async () => {
   cluster = await startCluster('studio_api');
   video = await readFile(await makeTestVideo(path.join(cluster.dataDir, 'clip.mp4'), { seconds: 3 }));
 });
-test.after.always(async () => { await cluster?.close(); });
+test.after.always(async () => {
+  await cluster?.close();
+});
 
 const url = (p: string) => cluster.app.httpUrl + p;
 
@@ -27,15 +29,29 @@ async function signedIn(plan = 'pro', credits = 100) {
   const email = `u${Math.random().toString(36).slice(2)}@studio.test`;
   const user = await createUser(cluster.app.db, { email, organizationId: org.id, role: 'owner' });
   await setPassword(cluster.app.db, user.id, 'correct horse battery');
-  const res = await fetch(url('/api/session'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'correct horse battery' }) });
-  const body = await res.json() as Parsed;
-  const cookie = res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const res = await fetch(url('/api/session'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: 'correct horse battery' }),
+  });
+  const body = (await res.json()) as Parsed;
+  const cookie = res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   return { org, key, user, email, cookie, csrf: body.csrfToken as string, res, body };
 }
 
-const tusHeaders = (s: { cookie: string; csrf: string }, extra: Record<string, string> = {}) =>
-  ({ cookie: s.cookie, 'x-csrf-token': s.csrf, 'tus-resumable': '1.0.0', ...extra });
-const meta = (o: Record<string, string>) => Object.entries(o).map(([k, v]) => `${k} ${Buffer.from(v).toString('base64')}`).join(',');
+const tusHeaders = (s: { cookie: string; csrf: string }, extra: Record<string, string> = {}) => ({
+  cookie: s.cookie,
+  'x-csrf-token': s.csrf,
+  'tus-resumable': '1.0.0',
+  ...extra,
+});
+const meta = (o: Record<string, string>) =>
+  Object.entries(o)
+    .map(([k, v]) => `${k} ${Buffer.from(v).toString('base64')}`)
+    .join(',');
 
 test('password sign-in sets an HttpOnly SameSite session cookie that acts as the user in its organization', async (t) => {
   const s = await signedIn();
@@ -43,7 +59,10 @@ test('password sign-in sets an HttpOnly SameSite session cookie that acts as the
   const setCookie = s.res.headers.getSetCookie().find((c) => c.startsWith('shorts_session='))!;
   t.regex(setCookie, /httponly/i);
   t.regex(setCookie, /samesite=lax/i);
-  t.deepEqual(s.body.organizations.map((o: { id: string }) => o.id), [s.org.id]);
+  t.deepEqual(
+    s.body.organizations.map((o: { id: string }) => o.id),
+    [s.org.id],
+  );
 
   const jobs = await fetch(url(`/api/jobs?organizationId=${s.org.id}`), { headers: { cookie: s.cookie } });
   t.is(jobs.status, 200);
@@ -61,7 +80,8 @@ test('password sign-in sets an HttpOnly SameSite session cookie that acts as the
 
 test('a wrong password, an unknown e-mail and a reused sign-in link are refused alike', async (t) => {
   const s = await signedIn();
-  const post = (body: unknown) => fetch(url('/api/session'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (body: unknown) =>
+    fetch(url('/api/session'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const wrong = await post({ email: s.email, password: 'not the password' });
   t.is(wrong.status, 401);
   t.is(((await wrong.json()) as { message: string }).message, 'Wrong e-mail or password');
@@ -78,7 +98,12 @@ test('a wrong password, an unknown e-mail and a reused sign-in link are refused 
 
 test('password guessing on one e-mail is cut off with 429 and Retry-After', async (t) => {
   const s = await signedIn();
-  const post = (password: string) => fetch(url('/api/session'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: s.email.toUpperCase(), password }) });
+  const post = (password: string) =>
+    fetch(url('/api/session'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: s.email.toUpperCase(), password }),
+    });
   // 10 a minute: signedIn() took one. The guesses go at once, so however long each hash takes, the
   // bucket is read within a moment: nine are answered (ten if a token came back meanwhile), the rest
   // refused.
@@ -106,16 +131,30 @@ test('login CSRF: a sign-in body that is not application/json is refused (API ro
   await setPassword(cluster.app.db, user.id, 'correct horse battery');
   const json = JSON.stringify({ email, password: 'correct horse battery' });
   // What a cross-site <form enctype="text/plain"> or a no-preflight fetch can send.
-  for (const [type, body] of [['text/plain', json], ['text/plain;charset=UTF-8', json], ['application/x-www-form-urlencoded', `${json.slice(0, -1)},"x":"="}`], ['multipart/form-data; boundary=x', json]]) {
+  for (const [type, body] of [
+    ['text/plain', json],
+    ['text/plain;charset=UTF-8', json],
+    ['application/x-www-form-urlencoded', `${json.slice(0, -1)},"x":"="}`],
+    ['multipart/form-data; boundary=x', json],
+  ]) {
     const r = await fetch(url('/api/session'), { method: 'POST', headers: { 'content-type': type! }, body });
     t.is(r.status, 400, type);
     t.deepEqual(await r.json(), { error: 'Bad Request', message: 'Send Content-Type: application/json with a JSON body' }, type);
     t.deepEqual(r.headers.getSetCookie(), [], `${type}: no session cookie`);
   }
-  const brand = (type: string) => fetch(url('/api/organizations/brandings'), { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': type }, body: JSON.stringify({ name: 'Plain' }) });
+  const brand = (type: string) =>
+    fetch(url('/api/organizations/brandings'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': type },
+      body: JSON.stringify({ name: 'Plain' }),
+    });
   t.is((await brand('text/plain')).status, 200, 'an API route with an API key reads JSON sent without its content type');
   t.is((await brand('application/json; charset=utf-8')).status, 200);
-  const ok = await fetch(url('/api/session'), { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8' }, body: json });
+  const ok = await fetch(url('/api/session'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    body: json,
+  });
   t.is(ok.status, 200);
 });
 
@@ -153,8 +192,14 @@ test('passwords are hashed with scrypt N=2^17, r=8, p=1; a hash with the old par
   const { org } = await cluster.org({ plan: 'pro' });
   const email = `u${Math.random().toString(36).slice(2)}@studio.test`;
   const user = await createUser(cluster.app.db, { email, organizationId: org.id, role: 'owner' });
-  const storedHash = async () => (await cluster.app.db.one<{ h: string }>('SELECT password_hash AS h FROM users WHERE id = $1', [user.id]))!.h;
-  const signIn = (password: string) => fetch(url('/api/session'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+  const storedHash = async () =>
+    (await cluster.app.db.one<{ h: string }>('SELECT password_hash AS h FROM users WHERE id = $1', [user.id]))!.h;
+  const signIn = (password: string) =>
+    fetch(url('/api/session'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+    });
 
   await setPassword(cluster.app.db, user.id, 'a brand new password');
   t.regex(await storedHash(), /^scrypt\$131072\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
@@ -177,10 +222,12 @@ test('passwords are hashed with scrypt N=2^17, r=8, p=1; a hash with the old par
 
 test('with the cookie, a state-changing request needs the session CSRF token; API keys are unchanged', async (t) => {
   const s = await signedIn();
-  const create = (headers: Record<string, string>) => fetch(url('/api/organizations/brandings'), {
-    method: 'POST', headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ organizationId: s.org.id, name: 'Bold' }),
-  });
+  const create = (headers: Record<string, string>) =>
+    fetch(url('/api/organizations/brandings'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ organizationId: s.org.id, name: 'Bold' }),
+    });
   const noToken = await create({ cookie: s.cookie });
   t.is(noToken.status, 403);
   t.regex(((await noToken.json()) as { message: string }).message, /X-CSRF-Token/);
@@ -189,9 +236,12 @@ test('with the cookie, a state-changing request needs the session CSRF token; AP
   t.is((await cluster.api('GET', '/api/organizations/brandings', { key: s.key })).body.length, 1);
 
   // Auto-archive days: the studio's setting, not the API's.
-  const put = (headers: Record<string, string>, days: unknown) => fetch(url('/api/organizations/settings'), {
-    method: 'PUT', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ organizationId: s.org.id, retentionDays: days }),
-  });
+  const put = (headers: Record<string, string>, days: unknown) =>
+    fetch(url('/api/organizations/settings'), {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ organizationId: s.org.id, retentionDays: days }),
+    });
   t.is((await put({ authorization: `Bearer ${s.key}` }, 30)).status, 403);
   t.is((await put({ cookie: s.cookie, 'x-csrf-token': s.csrf }, 181)).status, 400);
   const ok = await put({ cookie: s.cookie, 'x-csrf-token': s.csrf }, 30);
@@ -211,16 +261,22 @@ test('tus: an upload in chunks, resumed after HEAD, becomes a WEB_APP job; a wro
 
   const created = await fetch(url('/api/uploads/tus'), {
     method: 'POST',
-    headers: tusHeaders(s, { 'upload-length': String(video.length), 'upload-metadata': meta({ organizationId: s.org.id, filename: 'clip.mp4', filetype: 'video/mp4', title: 'My clip' }) }),
+    headers: tusHeaders(s, {
+      'upload-length': String(video.length),
+      'upload-metadata': meta({ organizationId: s.org.id, filename: 'clip.mp4', filetype: 'video/mp4', title: 'My clip' }),
+    }),
   });
   t.is(created.status, 201, await created.clone().text());
   const location = created.headers.get('location')!;
   t.regex(location, /^\/api\/uploads\/tus\/[0-9a-f-]{36}$/);
 
   const half = Math.floor(video.length / 2);
-  const patch = (offset: number, chunk: Buffer, headers: Record<string, string> = tusHeaders(s)) => fetch(url(location), {
-    method: 'PATCH', headers: { ...headers, 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) }, body: new Uint8Array(chunk),
-  });
+  const patch = (offset: number, chunk: Buffer, headers: Record<string, string> = tusHeaders(s)) =>
+    fetch(url(location), {
+      method: 'PATCH',
+      headers: { ...headers, 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) },
+      body: new Uint8Array(chunk),
+    });
   const first = await patch(0, video.subarray(0, half));
   t.is(first.status, 204);
   t.is(first.headers.get('upload-offset'), String(half));
@@ -248,7 +304,10 @@ test('tus: an upload in chunks, resumed after HEAD, becomes a WEB_APP job; a wro
   t.is(files.body.files.length, 1);
   t.is(files.body.files[0].size, video.length);
   t.is(files.body.files[0].type, 'video');
-  const task = await cluster.app.db.one<{ payload: { source: { kind: string; fileId?: string } } }>(`SELECT payload FROM tasks WHERE subject_id = $1`, [jobId]);
+  const task = await cluster.app.db.one<{ payload: { source: { kind: string; fileId?: string } } }>(
+    `SELECT payload FROM tasks WHERE subject_id = $1`,
+    [jobId],
+  );
   t.is(task!.payload.source.kind, 'object');
   t.is(task!.payload.source.fileId, files.body.files[0].id);
 
@@ -256,18 +315,25 @@ test('tus: an upload in chunks, resumed after HEAD, becomes a WEB_APP job; a wro
   t.like(await status.json(), { state: 'completed', jobId, offset: video.length });
   // Another organization's key finds no such upload.
   const other = await cluster.org();
-  t.is((await fetch(url(location), { method: 'HEAD', headers: { authorization: `Bearer ${other.key}`, 'tus-resumable': '1.0.0' } })).status, 404);
+  t.is(
+    (await fetch(url(location), { method: 'HEAD', headers: { authorization: `Bearer ${other.key}`, 'tus-resumable': '1.0.0' } })).status,
+    404,
+  );
 });
 
 test('tus: an upload the plan cannot store is refused at creation, before any byte', async (t) => {
   const s = await signedIn('free', 100);
-  const create = (length: number) => fetch(url('/api/uploads/tus'), {
-    method: 'POST',
-    headers: tusHeaders(s, { 'upload-length': String(length), 'upload-metadata': meta({ organizationId: s.org.id, filename: 'big.mp4' }) }),
-  });
+  const create = (length: number) =>
+    fetch(url('/api/uploads/tus'), {
+      method: 'POST',
+      headers: tusHeaders(s, {
+        'upload-length': String(length),
+        'upload-metadata': meta({ organizationId: s.org.id, filename: 'big.mp4' }),
+      }),
+    });
   const tooBig = await create(150_000_000);
   t.is(tooBig.status, 403);
-  const body = await tooBig.json() as Parsed;
+  const body = (await tooBig.json()) as Parsed;
   t.is(body.error, 'fullStorage');
   t.regex(body.message, /150 MB needed/);
   t.is(body.storageInfo.totalSize, 100);
@@ -280,12 +346,18 @@ test('tus: an upload the plan cannot store is refused at creation, before any by
   // An upload silent for a day stops holding its space.
   await cluster.app.db.query(`UPDATE uploads SET updated_at = now() - interval '25 hours' WHERE organization_id = $1`, [s.org.id]);
   t.is((await create(60_000_000)).status, 201);
-  t.like(await cluster.app.db.one(`SELECT state, error_message AS message FROM uploads WHERE organization_id = $1 ORDER BY created_at LIMIT 1`, [s.org.id]), { state: 'failed', message: 'expired: no data for 24 hours' });
+  t.like(
+    await cluster.app.db.one(`SELECT state, error_message AS message FROM uploads WHERE organization_id = $1 ORDER BY created_at LIMIT 1`, [
+      s.org.id,
+    ]),
+    { state: 'failed', message: 'expired: no data for 24 hours' },
+  );
 
   // No credits: refused before the upload too.
   const poor = await signedIn('pro', 0);
   const broke = await fetch(url('/api/uploads/tus'), {
-    method: 'POST', headers: tusHeaders(poor, { 'upload-length': '1000', 'upload-metadata': meta({ organizationId: poor.org.id, filename: 'a.mp4' }) }),
+    method: 'POST',
+    headers: tusHeaders(poor, { 'upload-length': '1000', 'upload-metadata': meta({ organizationId: poor.org.id, filename: 'a.mp4' }) }),
   });
   t.is(broke.status, 403);
   t.is(((await broke.json()) as { error: string }).error, 'noEnoughCredit');
@@ -294,10 +366,11 @@ test('tus: an upload the plan cannot store is refused at creation, before any by
 
 test('tus: uploads created at the same moment are not both promised the same free space', async (t) => {
   const s = await signedIn('free', 100);
-  const create = () => fetch(url('/api/uploads/tus'), {
-    method: 'POST',
-    headers: tusHeaders(s, { 'upload-length': '60000000', 'upload-metadata': meta({ organizationId: s.org.id, filename: 'half.mp4' }) }),
-  }).then((r) => r.status);
+  const create = () =>
+    fetch(url('/api/uploads/tus'), {
+      method: 'POST',
+      headers: tusHeaders(s, { 'upload-length': '60000000', 'upload-metadata': meta({ organizationId: s.org.id, filename: 'half.mp4' }) }),
+    }).then((r) => r.status);
   // Each fits the 100 MB plan alone; any two together do not.
   const statuses = await Promise.all(Array.from({ length: 6 }, create));
   t.deepEqual([...statuses].sort(), [201, 403, 403, 403, 403, 403], statuses.join(','));
@@ -308,10 +381,16 @@ test('tus: a finished upload that is not a video fails with a clear message and 
   const s = await signedIn();
   const junk = Buffer.from('this is not a video at all, just text '.repeat(50));
   const created = await fetch(url('/api/uploads/tus'), {
-    method: 'POST', headers: tusHeaders(s, { 'upload-length': String(junk.length), 'upload-metadata': meta({ organizationId: s.org.id, filename: 'notes.mp4' }) }),
+    method: 'POST',
+    headers: tusHeaders(s, {
+      'upload-length': String(junk.length),
+      'upload-metadata': meta({ organizationId: s.org.id, filename: 'notes.mp4' }),
+    }),
   });
   const res = await fetch(url(created.headers.get('location')!), {
-    method: 'PATCH', headers: { ...tusHeaders(s), 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }, body: new Uint8Array(junk),
+    method: 'PATCH',
+    headers: { ...tusHeaders(s), 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
+    body: new Uint8Array(junk),
   });
   t.is(res.status, 400);
   t.regex(((await res.json()) as { message: string }).message, /notes\.mp4 is not a video/);
@@ -323,10 +402,17 @@ test('tus: a finished upload that is not a video fails with a clear message and 
 test('tus: a watermark image upload becomes a watermark file (no job); one over 10 MB is refused at creation', async (t) => {
   const s = await signedIn();
   const { default: sharp } = await import('sharp');
-  const png = await sharp({ create: { width: 64, height: 32, channels: 4, background: { r: 255, g: 0, b: 0, alpha: 0.5 } } }).png().toBuffer();
-  const create = (length: number) => fetch(url('/api/uploads/tus'), {
-    method: 'POST', headers: tusHeaders(s, { 'upload-length': String(length), 'upload-metadata': meta({ organizationId: s.org.id, filename: 'logo.png', purpose: 'watermark' }) }),
-  });
+  const png = await sharp({ create: { width: 64, height: 32, channels: 4, background: { r: 255, g: 0, b: 0, alpha: 0.5 } } })
+    .png()
+    .toBuffer();
+  const create = (length: number) =>
+    fetch(url('/api/uploads/tus'), {
+      method: 'POST',
+      headers: tusHeaders(s, {
+        'upload-length': String(length),
+        'upload-metadata': meta({ organizationId: s.org.id, filename: 'logo.png', purpose: 'watermark' }),
+      }),
+    });
   const big = await create(11_000_000);
   t.is(big.status, 413);
   t.regex(((await big.json()) as { message: string }).message, /at most 10 MB/);
@@ -334,7 +420,9 @@ test('tus: a watermark image upload becomes a watermark file (no job); one over 
   const created = await create(png.length);
   t.is(created.status, 201);
   const done = await fetch(url(created.headers.get('location')!), {
-    method: 'PATCH', headers: { ...tusHeaders(s), 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }, body: new Uint8Array(png),
+    method: 'PATCH',
+    headers: { ...tusHeaders(s), 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
+    body: new Uint8Array(png),
   });
   t.is(done.status, 204, await done.clone().text());
   t.is(done.headers.get('upload-job-id'), null);
@@ -344,7 +432,10 @@ test('tus: a watermark image upload becomes a watermark file (no job); one over 
   t.is((await cluster.api('GET', '/api/jobs', { key: s.key })).body.total, 0);
 
   // The preset takes it by fileAppId.
-  const preset = await cluster.api('POST', '/api/organizations/brandings', { key: s.key, body: { name: 'Logo', options: { waterMark: { fileAppId: fileId, left: '10px', top: '10px', width: '100px' } } } });
+  const preset = await cluster.api('POST', '/api/organizations/brandings', {
+    key: s.key,
+    body: { name: 'Logo', options: { waterMark: { fileAppId: fileId, left: '10px', top: '10px', width: '100px' } } },
+  });
   t.is(preset.status, 200, JSON.stringify(preset.body));
 });
 
@@ -352,10 +443,19 @@ test('social publish takes a video of the organization by fileId (its own signed
   const s = await signedIn();
   const { addFileFromPath } = await import('../coordinator/src/files/store-file.js');
   const file = await addFileFromPath(cluster.app, s.org.id, path.join(cluster.dataDir, 'clip.mp4'), { tags: ['render'] });
-  const post = (body: Record<string, unknown>) => fetch(url('/api/organizations/social-posts/publish'), {
-    method: 'POST', headers: { 'content-type': 'application/json', cookie: s.cookie, 'x-csrf-token': s.csrf },
-    body: JSON.stringify({ organizationId: s.org.id, postType: 'video', caption: 'Our short', platforms: ['youtube'], platformFields: { youtubeTitle: 'Short' }, ...body }),
-  });
+  const post = (body: Record<string, unknown>) =>
+    fetch(url('/api/organizations/social-posts/publish'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: s.cookie, 'x-csrf-token': s.csrf },
+      body: JSON.stringify({
+        organizationId: s.org.id,
+        postType: 'video',
+        caption: 'Our short',
+        platforms: ['youtube'],
+        platformFields: { youtubeTitle: 'Short' },
+        ...body,
+      }),
+    });
   const ok = await post({ fileId: file.id });
   t.is(ok.status, 201, await ok.clone().text());
   const posts = await cluster.api('GET', '/api/organizations/social-posts/posts', { key: s.key });

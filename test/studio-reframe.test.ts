@@ -33,12 +33,24 @@ test('stack: the facecam on top as tall as its window at the frame width, the sc
 test('stack: a facecam window taller than the frame still leaves the screen a strip', (t) => {
   const tall = { x: 0, y: 0, width: 100, height: 1000 };
   const placed = stackedPanels('stack', { ...tall, panels: [tall, screen] }, 270, 480)!;
-  t.deepEqual(placed.map((p) => [p.top, p.height]), [[0, 478], [478, 2]]);
+  t.deepEqual(
+    placed.map((p) => [p.top, p.height]),
+    [
+      [0, 478],
+      [478, 2],
+    ],
+  );
 });
 
-test('split: two equal halves whatever the windows\' shapes', (t) => {
+test("split: two equal halves whatever the windows' shapes", (t) => {
   const draws = recordDraws({ ...facecam, panels: [facecam, screen] }, 'split', 270, 480);
-  t.deepEqual(draws.map((d) => d.target), [[0, 0, 270, 240], [0, 240, 270, 240]]);
+  t.deepEqual(
+    draws.map((d) => d.target),
+    [
+      [0, 0, 270, 240],
+      [0, 240, 270, 240],
+    ],
+  );
 });
 
 test('fit: the window whole and centred over a blurred fill of itself; single: the window fills the frame; no panels: one window', (t) => {
@@ -47,9 +59,19 @@ test('fit: the window whole and centred over a blurred fill of itself; single: t
   // First the fill: the picture scaled to cover the whole frame (480 tall, 853.3 wide), blurred, as
   // the render draws it; no black bars left.
   t.is(fit.length, 2);
-  t.deepEqual(fit[0]!.target.map((v) => Math.round(v * 10) / 10), [-291.7, 0, 853.3, 480]);
+  t.deepEqual(
+    fit[0]!.target.map((v) => Math.round(v * 10) / 10),
+    [-291.7, 0, 853.3, 480],
+  );
   t.regex(fit[0]!.filter ?? '', /^blur\(\d+px\)$/);
   t.deepEqual(fit[1], { source: [0, 0, 1920, 1080], target: [0, (480 - 151.875) / 2, 270, 151.875] }, 'then the picture itself, sharp');
-  t.deepEqual(recordDraws(facecam, 'single', 270, 480).map((d) => d.target), [[0, 0, 270, 480]]);
-  t.deepEqual(recordDraws(facecam, 'stack', 270, 480).map((d) => d.target), [[0, 0, 270, 480]], 'a stack keyframe without panels');
+  t.deepEqual(
+    recordDraws(facecam, 'single', 270, 480).map((d) => d.target),
+    [[0, 0, 270, 480]],
+  );
+  t.deepEqual(
+    recordDraws(facecam, 'stack', 270, 480).map((d) => d.target),
+    [[0, 0, 270, 480]],
+    'a stack keyframe without panels',
+  );
 });

@@ -21,7 +21,9 @@ const requests: string[] = [];
 const PATH = '/api/organizations/brandings';
 // A 400x400 canvas: a blue square in the top-left quarter, and the referenced picture over the
 // bottom-right quarter. Drawn, the picture would make that quarter red (not transparent).
-const withExternalImage = (href: string) => `<svg xmlns="http://www.w3.org/2000/svg" xmlns:x="http://www.w3.org/1999/xlink" width="400" height="400">
+const withExternalImage = (
+  href: string,
+) => `<svg xmlns="http://www.w3.org/2000/svg" xmlns:x="http://www.w3.org/1999/xlink" width="400" height="400">
   <rect width="200" height="200" fill="#0000ff"/>
   <image x:href="${href}" x="200" y="200" width="200" height="200" preserveAspectRatio="none"/>
 </svg>`;
@@ -32,15 +34,19 @@ const MEMORY_BOMB = `<svg xmlns="http://www.w3.org/2000/svg" width="2048" height
 
 test.before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'svg-sanitise-'));
-  const red = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#ff0000' } }).png().toBuffer();
+  const red = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#ff0000' } })
+    .png()
+    .toBuffer();
   redFile = path.join(dir, 'red.png');
   await writeFile(redFile, red);
   server = http.createServer((req, res) => {
     requests.push(req.url ?? '');
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/red.png') return res.writeHead(200, { 'content-type': 'image/png' }).end(red);
-    if (url.pathname === '/http.svg') return res.writeHead(200, { 'content-type': 'image/svg+xml' }).end(withExternalImage(`${base}/red.png`));
-    if (url.pathname === '/file.svg') return res.writeHead(200, { 'content-type': 'image/svg+xml' }).end(withExternalImage(`file://${redFile}`));
+    if (url.pathname === '/http.svg')
+      return res.writeHead(200, { 'content-type': 'image/svg+xml' }).end(withExternalImage(`${base}/red.png`));
+    if (url.pathname === '/file.svg')
+      return res.writeHead(200, { 'content-type': 'image/svg+xml' }).end(withExternalImage(`file://${redFile}`));
     if (url.pathname === '/bomb.svg') return res.writeHead(200, { 'content-type': 'image/svg+xml' }).end(MEMORY_BOMB);
     res.writeHead(404).end();
   });
@@ -68,7 +74,24 @@ test('every external reference goes, whatever namespace prefix or element carrie
   <rect width="20" height="20" fill="url(#g)" mask="url(http://evil.example/m.svg#m)" xml:base="http://evil.example/"/>
 </svg>`;
   const clean = sanitiseSvg(dirty);
-  for (const bad of ['evil.example', 'file:', 'data:', 'javascript:', '<script', 'onload', 'onclick', 'ONMOUSEOVER', 'foreignObject', 'iframe', '@import', '<set', '<animate', 'xml-stylesheet', 'xml:base', 'h:img']) {
+  for (const bad of [
+    'evil.example',
+    'file:',
+    'data:',
+    'javascript:',
+    '<script',
+    'onload',
+    'onclick',
+    'ONMOUSEOVER',
+    'foreignObject',
+    'iframe',
+    '@import',
+    '<set',
+    '<animate',
+    'xml-stylesheet',
+    'xml:base',
+    'h:img',
+  ]) {
     t.false(clean.includes(bad), `${bad} survived: ${clean}`);
   }
   t.true(clean.includes('x:href="#g"'), 'an in-document reference with a prefix stays');
@@ -81,15 +104,23 @@ test('markup that is not an SVG document is refused, not guessed at', async (t) 
   await t.throwsAsync(rasteriseSvg(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><rect>')), { message: /not well-formed XML/ });
   await t.throwsAsync(rasteriseSvg(Buffer.from('<svg xmlns="http://example.com/not-svg"><rect/></svg>')), { message: /SVG namespace/ });
   // A DOCTYPE's entities are not expanded: the use of one stays literal text.
-  const clean = sanitiseSvg('<!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]><svg xmlns="http://www.w3.org/2000/svg"><text>&x;</text></svg>');
+  const clean = sanitiseSvg(
+    '<!DOCTYPE svg [<!ENTITY x SYSTEM "file:///etc/passwd">]><svg xmlns="http://www.w3.org/2000/svg"><text>&x;</text></svg>',
+  );
   t.false(clean.includes('DOCTYPE'));
   t.false(clean.includes('root:'));
 });
 
-for (const [name, file] of [['http', 'http.svg'], ['file', 'file.svg']] as const) {
+for (const [name, file] of [
+  ['http', 'http.svg'],
+  ['file', 'file.svg'],
+] as const) {
   test(`a prefixed xlink href to a ${name}: URL is gone from the imported watermark, and nothing fetches it`, async (t) => {
     const { key } = await cluster.org();
-    const r = await cluster.api('POST', PATH, { key, body: { name: `Logo ${name}`, options: { waterMark: { waterMarkUrl: `${base}/${file}` } } } });
+    const r = await cluster.api('POST', PATH, {
+      key,
+      body: { name: `Logo ${name}`, options: { waterMark: { waterMarkUrl: `${base}/${file}` } } },
+    });
     t.is(r.status, 200, JSON.stringify(r.body));
     const stored = await cluster.api('GET', `/api/uploads/files/${r.body.options.waterMark.fileAppId}`, { key });
     const png = Buffer.from(await (await fetch(stored.body.url)).arrayBuffer());
@@ -111,7 +142,9 @@ test('a memory bomb SVG is refused with a 400 and nothing is stored, within the 
   t.true(Date.now() - started < cluster.app.config.svgRasterTimeoutMs, 'refused by the memory cap, not the clock');
   const files = await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM files WHERE organization_id = $1`, [org.id]);
   t.is(files!.n, 0);
-  const presets = await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM brand_presets WHERE organization_id = $1`, [org.id]);
+  const presets = await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM brand_presets WHERE organization_id = $1`, [
+    org.id,
+  ]);
   t.is(presets!.n, 0);
 });
 

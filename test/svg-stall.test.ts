@@ -12,8 +12,12 @@ let cluster: TestCluster;
 let server: http.Server;
 let base: string;
 
-const rects = Array.from({ length: 4 }, (_, i) => `<rect x="${i}" y="${i}" width="2000" height="2000" fill="#a0${i}0f0" filter="url(#f)"/>`).join('');
-const HEAVY_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="1024" height="1024"><defs><filter id="f">` +
+const rects = Array.from(
+  { length: 4 },
+  (_, i) => `<rect x="${i}" y="${i}" width="2000" height="2000" fill="#a0${i}0f0" filter="url(#f)"/>`,
+).join('');
+const HEAVY_SVG =
+  `<svg xmlns="http://www.w3.org/2000/svg" width="1024" height="1024"><defs><filter id="f">` +
   `<feGaussianBlur stdDeviation="60"/><feMorphology operator="dilate" radius="20"/></filter></defs>${rects}</svg>`;
 
 test.before(async () => {
@@ -34,13 +38,31 @@ test('heavy SVG watermarks are refused at the time limit while health checks and
 
   const order: string[] = [];
   const imports = Array.from({ length: 4 }, (_, i) =>
-    cluster.api('POST', '/api/organizations/brandings', { key, body: { name: `heavy-${i}`, options: { waterMark: { waterMarkUrl: `${base}/heavy-${i}.svg` } } } })
-      .then((r) => { order.push('import'); return r; }));
+    cluster
+      .api('POST', '/api/organizations/brandings', {
+        key,
+        body: { name: `heavy-${i}`, options: { waterMark: { waterMarkUrl: `${base}/heavy-${i}.svg` } } },
+      })
+      .then((r) => {
+        order.push('import');
+        return r;
+      }),
+  );
   // Give the imports time to reach the rasteriser.
   await new Promise((r) => setTimeout(r, 300));
-  const health = fetch(`${cluster.app.httpUrl}/healthz`).then((r) => { order.push('healthz'); return r.status; });
-  const object = fetch(objectUrl).then(async (r) => { const b = Buffer.from(await r.arrayBuffer()); order.push('object'); return [r.status, b.length]; });
-  const list = cluster.api('GET', '/api/uploads/files', { key }).then((r) => { order.push('files'); return r.status; });
+  const health = fetch(`${cluster.app.httpUrl}/healthz`).then((r) => {
+    order.push('healthz');
+    return r.status;
+  });
+  const object = fetch(objectUrl).then(async (r) => {
+    const b = Buffer.from(await r.arrayBuffer());
+    order.push('object');
+    return [r.status, b.length];
+  });
+  const list = cluster.api('GET', '/api/uploads/files', { key }).then((r) => {
+    order.push('files');
+    return r.status;
+  });
 
   t.is(await health, 200);
   t.deepEqual(await object, [200, 200_000]);
@@ -51,16 +73,25 @@ test('heavy SVG watermarks are refused at the time limit while health checks and
     t.is(r.status, 400);
     t.regex(r.body.message, /Watermark import refused \(too complex\): the SVG image took longer than 1.5 s to draw/);
   }
-  const files = await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM files WHERE organization_id = $1 AND type = 'image'`, [org.id]);
+  const files = await cluster.app.db.one<{ n: number }>(
+    `SELECT count(*)::int AS n FROM files WHERE organization_id = $1 AND type = 'image'`,
+    [org.id],
+  );
   t.is(files!.n, 0, 'nothing was stored');
 });
 
 test('an SVG with a huge canvas is drawn at most 2048 pixels a side', async (t) => {
-  const png = await rasteriseSvg(Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="200000" height="100000"><rect width="200000" height="100000" fill="#f00"/></svg>'));
+  const png = await rasteriseSvg(
+    Buffer.from(
+      '<svg xmlns="http://www.w3.org/2000/svg" width="200000" height="100000"><rect width="200000" height="100000" fill="#f00"/></svg>',
+    ),
+  );
   const sharp = (await import('sharp')).default;
   const meta = await sharp(png).metadata();
   t.is(meta.width, 2048);
   t.is(meta.height, 1024);
-  const absurd = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="100000000" height="100000000"><rect width="10" height="10"/></svg>');
+  const absurd = Buffer.from(
+    '<svg xmlns="http://www.w3.org/2000/svg" width="100000000" height="100000000"><rect width="10" height="10"/></svg>',
+  );
   await t.throwsAsync(rasteriseSvg(absurd), { message: /could not be drawn/ });
 });

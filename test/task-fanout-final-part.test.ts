@@ -47,34 +47,46 @@ test.before(async () => {
 
 test.after.always(() => server?.close());
 
-test.serial('a join that needs an agent: after the last child the parent is queued again with its final payload, and completes once after that part', async (t) => {
-  const a = await server.agent('runner', ['render-short', 'render-chunk'], {});
-  const parentId = await queue.enqueue(db.pool, { type: 'render-short', organizationId: org, subjectId: null, payload: { parts: 2 } as unknown as TaskPayload<'render-short'> });
-  const first = (await a.lease())!;
-  t.is(first.task_id, parentId);
-  await a.complete(first.task_id, first.lease_token, { own: 'probed' });
-  t.is((await queue.get(parentId))!.state, 'waiting');
+test.serial(
+  'a join that needs an agent: after the last child the parent is queued again with its final payload, and completes once after that part',
+  async (t) => {
+    const a = await server.agent('runner', ['render-short', 'render-chunk'], {});
+    const parentId = await queue.enqueue(db.pool, {
+      type: 'render-short',
+      organizationId: org,
+      subjectId: null,
+      payload: { parts: 2 } as unknown as TaskPayload<'render-short'>,
+    });
+    const first = (await a.lease())!;
+    t.is(first.task_id, parentId);
+    await a.complete(first.task_id, first.lease_token, { own: 'probed' });
+    t.is((await queue.get(parentId))!.state, 'waiting');
 
-  const c0 = (await a.lease())!;
-  await a.progress(c0.task_id, c0.lease_token, 0.5);
-  await a.complete(c0.task_id, c0.lease_token, { part: JSON.parse(c0.payload_json).part });
-  t.is((await queue.get(parentId))!.state, 'waiting', 'one child still runs');
-  const c1 = (await a.lease())!;
-  await a.complete(c1.task_id, c1.lease_token, { part: JSON.parse(c1.payload_json).part });
-  // The children's share, as each reported and completed: a quarter, a half, then all of it.
-  t.deepEqual(heard.progress, [0.25, 0.5, 1]);
+    const c0 = (await a.lease())!;
+    await a.progress(c0.task_id, c0.lease_token, 0.5);
+    await a.complete(c0.task_id, c0.lease_token, { part: JSON.parse(c0.payload_json).part });
+    t.is((await queue.get(parentId))!.state, 'waiting', 'one child still runs');
+    const c1 = (await a.lease())!;
+    await a.complete(c1.task_id, c1.lease_token, { part: JSON.parse(c1.payload_json).part });
+    // The children's share, as each reported and completed: a quarter, a half, then all of it.
+    t.deepEqual(heard.progress, [0.25, 0.5, 1]);
 
-  // Queued again, fresh attempts, its final payload carrying the parts in child order.
-  const again = (await queue.get(parentId))!;
-  t.is(again.state, 'queued');
-  t.is(again.attempts, 0);
-  t.deepEqual(heard.completed, [], 'nothing reaches the domain before the final part');
-  const last = (await a.lease())!;
-  t.is(last.task_id, parentId);
-  t.deepEqual(JSON.parse(last.payload_json).final, { own: { own: 'probed' }, parts: [{ part: 0 }, { part: 1 }] });
-  await a.complete(last.task_id, last.lease_token, { joined: true });
-  t.is((await queue.get(parentId))!.state, 'completed');
-  t.deepEqual(heard.completed, [{ id: parentId, result: { joined: true } }]);
-  const kids = await db.query<{ state: string }>(`SELECT state FROM tasks WHERE parent_id = $1`, [parentId]);
-  t.deepEqual(kids.map((k) => k.state), ['completed', 'completed'], 'no second fan-out');
-});
+    // Queued again, fresh attempts, its final payload carrying the parts in child order.
+    const again = (await queue.get(parentId))!;
+    t.is(again.state, 'queued');
+    t.is(again.attempts, 0);
+    t.deepEqual(heard.completed, [], 'nothing reaches the domain before the final part');
+    const last = (await a.lease())!;
+    t.is(last.task_id, parentId);
+    t.deepEqual(JSON.parse(last.payload_json).final, { own: { own: 'probed' }, parts: [{ part: 0 }, { part: 1 }] });
+    await a.complete(last.task_id, last.lease_token, { joined: true });
+    t.is((await queue.get(parentId))!.state, 'completed');
+    t.deepEqual(heard.completed, [{ id: parentId, result: { joined: true } }]);
+    const kids = await db.query<{ state: string }>(`SELECT state FROM tasks WHERE parent_id = $1`, [parentId]);
+    t.deepEqual(
+      kids.map((k) => k.state),
+      ['completed', 'completed'],
+      'no second fan-out',
+    );
+  },
+);

@@ -22,7 +22,12 @@ let orgA: string;
 let orgB: string;
 let agents: FakeAgent[];
 /** What the domain heard, per parent id. */
-const heard = { fanIns: [] as string[], completed: [] as string[], failed: [] as Array<{ id: string; reason: string; code: string }>, after: [] as Array<{ id: string; outcome: string }> };
+const heard = {
+  fanIns: [] as string[],
+  completed: [] as string[],
+  failed: [] as Array<{ id: string; reason: string; code: string }>,
+  after: [] as Array<{ id: string; outcome: string }>,
+};
 
 test.before(async () => {
   server = await startQueueServer('task_fanout', {
@@ -32,7 +37,10 @@ test.before(async () => {
       q.registerHandler('render-short', {
         async fanOut(_c, parent) {
           const parts = Number(parent.payload.parts ?? 0);
-          return Array.from({ length: parts }, (_, part) => ({ payload: { part }, placement: parent.payload.childPlacement as Partial<TaskPlacement> | undefined }));
+          return Array.from({ length: parts }, (_, part) => ({
+            payload: { part },
+            placement: parent.payload.childPlacement as Partial<TaskPlacement> | undefined,
+          }));
         },
         async fanIn(_c, parent, result, childResults) {
           heard.fanIns.push(parent.id);
@@ -78,7 +86,12 @@ async function agent(name: string, host: Parameters<FakeAgent['register']>[1] = 
 
 function enqueueParent(payload: Record<string, unknown>, org = orgA): Promise<string> {
   // The test domain's payloads are its own (its handler reads them), not render-short's real ones.
-  return queue.enqueue(db.pool, { type: 'render-short', organizationId: org, subjectId: null, payload: payload as TaskPayload<'render-short'> });
+  return queue.enqueue(db.pool, {
+    type: 'render-short',
+    organizationId: org,
+    subjectId: null,
+    payload: payload as TaskPayload<'render-short'>,
+  });
 }
 
 /** The parent is leased and its own part done: it splits into its children. */
@@ -109,17 +122,33 @@ test.serial('a parent completes once, after the last of its children, even when 
     t.true(kids.every((k) => k.state === 'queued' && k.organizationId === orgA));
     const workers = await Promise.all([0, 1, 2, 3].map((i) => agent(`worker-${round}-${i}`)));
     const leases = await Promise.all(workers.map((w) => w.lease()));
-    t.true(leases.every((l) => l !== undefined), 'each child went to its own agent');
+    t.true(
+      leases.every((l) => l !== undefined),
+      'each child went to its own agent',
+    );
     t.is((await stored(parentId)).length, 0, 'nothing is stored while children run');
     await Promise.all(leases.map((l, i) => workers[i]!.complete(l!.task_id, l!.lease_token, { part: partOf(l!) })));
     t.is(await state(parentId), 'completed');
     const rows = await stored(parentId);
     t.is(rows.length, 1);
-    t.deepEqual(rows[0]!.result, { own: { own: 'probe' }, parts: [{ part: 0 }, { part: 1 }, { part: 2 }, { part: 3 }] }, 'results joined in child order');
-    t.deepEqual(heard.fanIns.filter((id) => id === parentId), [parentId]);
-    t.deepEqual(heard.completed.filter((id) => id === parentId), [parentId]);
+    t.deepEqual(
+      rows[0]!.result,
+      { own: { own: 'probe' }, parts: [{ part: 0 }, { part: 1 }, { part: 2 }, { part: 3 }] },
+      'results joined in child order',
+    );
+    t.deepEqual(
+      heard.fanIns.filter((id) => id === parentId),
+      [parentId],
+    );
+    t.deepEqual(
+      heard.completed.filter((id) => id === parentId),
+      [parentId],
+    );
     await new Promise((r) => setTimeout(r, 50));
-    t.deepEqual(heard.after.filter((a) => a.id === parentId), [{ id: parentId, outcome: 'completed' }]);
+    t.deepEqual(
+      heard.after.filter((a) => a.id === parentId),
+      [{ id: parentId, outcome: 'completed' }],
+    );
   }
   t.deepEqual(heard.completed.length, 3, 'children never reach the domain themselves');
 });
@@ -136,7 +165,8 @@ test.serial('a child that fails for good fails the parent with its reason, and i
   t.is(heard.failed[0]!.code, 'TASK_FAILED');
   t.regex(heard.failed[0]!.reason, /the encoder crashed on frame 812/);
   const others = leases.map((l, i) => ({ l, w: workers[i]! })).filter((_, i) => i !== failing);
-  for (const { l, w } of others) t.true((await w.progress(l.task_id, l.lease_token, 0.5)).cancel_requested, 'a running sibling is asked to stop');
+  for (const { l, w } of others)
+    t.true((await w.progress(l.task_id, l.lease_token, 0.5)).cancel_requested, 'a running sibling is asked to stop');
   // A sibling that finishes anyway changes nothing.
   await others[0]!.w.complete(others[0]!.l.task_id, others[0]!.l.lease_token, { part: 9 });
   t.is(await state(parentId), 'failed');
@@ -152,7 +182,10 @@ test.serial('cancelling the parent cancels its queued children and stops its run
   t.is(await queue.cancel(parentId), 'cancelled');
   t.is(await state(parentId), 'cancelled');
   const kids = await children(parentId);
-  t.deepEqual(kids.filter((k) => k.id !== running.task_id).map((k) => k.state), ['cancelled', 'cancelled']);
+  t.deepEqual(
+    kids.filter((k) => k.id !== running.task_id).map((k) => k.state),
+    ['cancelled', 'cancelled'],
+  );
   t.true(kids.find((k) => k.id === running.task_id)!.cancelRequested);
   t.true((await worker.progress(running.task_id, running.lease_token, 0.3)).cancel_requested);
   // The agent stops as it does on a cancel: its failure ends the child as cancelled, never re-queued.
@@ -161,7 +194,10 @@ test.serial('cancelling the parent cancels its queued children and stops its run
   const late = await agent('late');
   t.is(await late.lease(300), undefined, 'nothing of the family is left to lease');
   t.is((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE state IN ('queued', 'leased', 'waiting')`))[0]!.n, 0);
-  t.deepEqual(heard.failed.map((f) => [f.id, f.code]), [[parentId, 'CANCELLED']]);
+  t.deepEqual(
+    heard.failed.map((f) => [f.id, f.code]),
+    [[parentId, 'CANCELLED']],
+  );
 });
 
 test.serial("a lost agent's child is re-leased like any task, and the parent still completes once", async (t) => {
@@ -172,7 +208,11 @@ test.serial("a lost agent's child is re-leased like any task, and the parent sti
   await db.query(`UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [lostLease.task_id]);
   t.is(await queue.tick(), 1);
   t.is(await state(lostLease.task_id), 'queued');
-  await t.throwsAsync(lost.complete(lostLease.task_id, lostLease.lease_token, { part: partOf(lostLease) }), { instanceOf: LeaseLostError }, 'the lost agent’s stale token is refused');
+  await t.throwsAsync(
+    lost.complete(lostLease.task_id, lostLease.lease_token, { part: partOf(lostLease) }),
+    { instanceOf: LeaseLostError },
+    'the lost agent’s stale token is refused',
+  );
   const rescuer = await agent('rescuer');
   const again = (await rescuer.lease())!;
   t.is(again.task_id, lostLease.task_id);
@@ -215,19 +255,42 @@ test.serial("children count as their organization's running work: another organi
 });
 
 test.serial('only a type whose contract declares children may fan out', (t) => {
-  const q = new TaskQueue(db, { leaseTtlMs: LEASE_TTL_MS, maxAttempts: 3, preferGraceMs: 0, waitingNoticeMs: 0, unmetNeedsFailMs: 0 }, createLogger({ service: 'test' }, 'silent'), createMetrics());
-  const err = t.throws(() => q.registerHandler('probe-media', { async onComplete() {}, async onFailed() {}, async fanOut() { return []; }, async fanIn() { return {}; } }));
+  const q = new TaskQueue(
+    db,
+    { leaseTtlMs: LEASE_TTL_MS, maxAttempts: 3, preferGraceMs: 0, waitingNoticeMs: 0, unmetNeedsFailMs: 0 },
+    createLogger({ service: 'test' }, 'silent'),
+    createMetrics(),
+  );
+  const err = t.throws(() =>
+    q.registerHandler('probe-media', {
+      async onComplete() {},
+      async onFailed() {},
+      async fanOut() {
+        return [];
+      },
+      async fanIn() {
+        return {};
+      },
+    }),
+  );
   t.regex(err!.message, /probe-media contract declares no children/);
 });
 
 test.serial("a typed handler's children are read through their own contract, both ways", async (t) => {
-  const render = (durationSec: number) => ({ objectKey: `renders/${durationSec}.mp4`, sizeBytes: 100, contentType: 'video/mp4', durationSec });
+  const render = (durationSec: number) => ({
+    objectKey: `renders/${durationSec}.mp4`,
+    sizeBytes: 100,
+    contentType: 'video/mp4',
+    durationSec,
+  });
   const chunk = (frames: number) => ({ objectKey: `chunks/${frames}.mp4`, sizeBytes: 100, contentType: 'video/mp4', frames });
   const handler = withContract('render-short', {
     async onComplete() {},
     async onFailed() {},
     // A payload that is not a render-chunk payload: the coordinator's own mistake, caught before any child is queued.
-    async fanOut() { return [{ payload: { renderId: 'r1' } as unknown as TaskPayload<'render-chunk'> }]; },
+    async fanOut() {
+      return [{ payload: { renderId: 'r1' } as unknown as TaskPayload<'render-chunk'> }];
+    },
     async fanIn(_c, _parent, result, childResults) {
       return { ...result, durationSec: childResults.reduce((sum, r) => sum + r.frames, 0) / 25 };
     },

@@ -12,19 +12,34 @@ const writes = (type: keyof typeof TASK_CONTRACTS, name: string) => TASK_CONTRAC
 test('every name an agent gives an upload is one its type may write', (t) => {
   const id = '0b3c9f4e-7a2d-4c1b-9e8f-1a2b3c4d5e6f';
   for (const ext of SOURCE_EXTENSIONS) t.true(writes('analyze-video', analyzeVideoOutputs.source(ext)), ext);
-  for (const name of [analyzeVideoOutputs.sourceThumbnail, analyzeVideoOutputs.audio, analyzeVideoOutputs.short(0), analyzeVideoOutputs.short(12), analyzeVideoOutputs.shortThumbnail(3)]) {
+  for (const name of [
+    analyzeVideoOutputs.sourceThumbnail,
+    analyzeVideoOutputs.audio,
+    analyzeVideoOutputs.short(0),
+    analyzeVideoOutputs.short(12),
+    analyzeVideoOutputs.shortThumbnail(3),
+  ]) {
     t.true(writes('analyze-video', name), name);
   }
-  for (const name of [renderShortOutputs.video(id), renderShortOutputs.thumbnail(id), renderShortOutputs.captions(id), renderShortOutputs.audio(id)]) {
+  for (const name of [
+    renderShortOutputs.video(id),
+    renderShortOutputs.thumbnail(id),
+    renderShortOutputs.captions(id),
+    renderShortOutputs.audio(id),
+  ]) {
     t.true(writes('render-short', name), name);
   }
   t.true(writes('render-chunk', renderChunkOutputs.chunk(7)));
-  t.true(writes('render-chunk', renderChunkOutputs.sound('01a219ac-a65b-7c7d-99e9-8c3f04955bba')), 'the first chunk writes the render\'s sound');
+  t.true(
+    writes('render-chunk', renderChunkOutputs.sound('01a219ac-a65b-7c7d-99e9-8c3f04955bba')),
+    "the first chunk writes the render's sound",
+  );
 });
 
 test('no type writes a name another type writes, a page or a name of no kind it makes', (t) => {
   for (const type of TASK_TYPES) {
-    for (const name of ['evil.svg', 'render.html', 'source.html', 'short-1.svg', 'chunk-1.jpg', 'x.mp4', '../render.mp4']) t.false(writes(type, name), `${type} ${name}`);
+    for (const name of ['evil.svg', 'render.html', 'source.html', 'short-1.svg', 'chunk-1.jpg', 'x.mp4', '../render.mp4'])
+      t.false(writes(type, name), `${type} ${name}`);
   }
   t.false(writes('render-short', analyzeVideoOutputs.short(0)));
   t.false(writes('analyze-video', renderChunkOutputs.chunk(0)));

@@ -39,7 +39,10 @@ class ObservedQueue extends TaskQueue {
   }
 }
 
-interface Outcome { completed?: unknown; failed?: { reason: string; code: string } }
+interface Outcome {
+  completed?: unknown;
+  failed?: { reason: string; code: string };
+}
 
 let server: QueueServer<ObservedQueue>;
 let db: Db;
@@ -80,7 +83,13 @@ function registerTestDomain(q: TaskQueue): void {
 
 test.before(async () => {
   server = await startQueueServer('task_queue', {
-    queueOptions: { leaseTtlMs: LEASE_TTL_MS, maxAttempts: 3, preferGraceMs: PREFER_GRACE_MS, waitingNoticeMs: 200, unmetNeedsFailMs: 1500 },
+    queueOptions: {
+      leaseTtlMs: LEASE_TTL_MS,
+      maxAttempts: 3,
+      preferGraceMs: PREFER_GRACE_MS,
+      waitingNoticeMs: 200,
+      unmetNeedsFailMs: 1500,
+    },
     createQueue: (d, options, log, m) => new ObservedQueue(d, options, log, m),
     async prepare(d, q) {
       await d.query('CREATE TABLE test_results (task_id text PRIMARY KEY, result jsonb NOT NULL)');
@@ -101,13 +110,28 @@ test.beforeEach(async () => {
   await db.query('DELETE FROM agents');
 });
 
-async function agent(name: string, taskTypes: TaskType[] = ['probe-media'], host: Parameters<FakeAgent['register']>[1] = {}): Promise<FakeAgent> {
+async function agent(
+  name: string,
+  taskTypes: TaskType[] = ['probe-media'],
+  host: Parameters<FakeAgent['register']>[1] = {},
+): Promise<FakeAgent> {
   return server.agent(name, taskTypes, host);
 }
 
-function enqueue(type: TaskType, payload: Record<string, unknown> = {}, opts: { org?: string; placement?: Partial<TaskPlacement>; maxAttempts?: number; subjectId?: string } = {}): Promise<string> {
+function enqueue(
+  type: TaskType,
+  payload: Record<string, unknown> = {},
+  opts: { org?: string; placement?: Partial<TaskPlacement>; maxAttempts?: number; subjectId?: string } = {},
+): Promise<string> {
   // The test domain's payloads are its own (no contract reads them), not the task types' real ones.
-  return queue.enqueue(db.pool, { type, organizationId: opts.org ?? orgA, subjectId: opts.subjectId ?? null, payload: payload as TaskPayload<TaskType>, placement: opts.placement, maxAttempts: opts.maxAttempts });
+  return queue.enqueue(db.pool, {
+    type,
+    organizationId: opts.org ?? orgA,
+    subjectId: opts.subjectId ?? null,
+    payload: payload as TaskPayload<TaskType>,
+    placement: opts.placement,
+    maxAttempts: opts.maxAttempts,
+  });
 }
 
 const task = async (id: string) => (await queue.get(id))!;
@@ -115,7 +139,8 @@ const eventKinds = async (id: string) =>
   (await db.query<{ kind: string }>('SELECT kind FROM task_events WHERE task_id = $1 ORDER BY id', [id])).map((e) => e.kind);
 const expire = (id: string) => db.query(`UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
 /** The lease began `sec` seconds ago by the database's clock. */
-const startedAgo = (id: string, sec: number) => db.query(`UPDATE tasks SET started_at = now() - make_interval(secs => $2) WHERE id = $1`, [id, sec]);
+const startedAgo = (id: string, sec: number) =>
+  db.query(`UPDATE tasks SET started_at = now() - make_interval(secs => $2) WHERE id = $1`, [id, sec]);
 /** shorts_tasks_finished_total for one type and outcome. */
 const finishedCount = async (type: TaskType, outcome: string) =>
   (await metrics.tasksFinished.get()).values.find((v) => v.labels.type === type && v.labels.outcome === outcome)?.value ?? 0;
@@ -133,7 +158,11 @@ test.serial('a NOTIFY that arrives while a waiter runs its lease query still wak
   };
   const leasing = a.lease(60_000);
   // Either the waiter looks again at once (and takes the task) or it falls asleep over the NOTIFY.
-  await waitFor(async () => (queue.leaseQueries.get(a.agentId) ?? 0) >= 2 || (enqueued !== undefined && queue.sleeping()), 10_000, 'waiter to look again or sleep');
+  await waitFor(
+    async () => (queue.leaseQueries.get(a.agentId) ?? 0) >= 2 || (enqueued !== undefined && queue.sleeping()),
+    10_000,
+    'waiter to look again or sleep',
+  );
   const lookedAgain = (queue.leaseQueries.get(a.agentId) ?? 0) >= 2;
   if (!lookedAgain) await enqueue('probe-media'); // wakes the sleeper, so a failing run ends quickly
   const leased = await leasing;
@@ -146,7 +175,11 @@ test.serial('a waiting agent wakes only for task types it can take', async (t) =
   const prober = await agent('prober', ['probe-media']);
   const renderLease = renderer.lease(20_000);
   const probeLease = prober.lease(20_000);
-  await waitFor(async () => queue.leaseQueries.get(renderer.agentId) === 1 && queue.leaseQueries.get(prober.agentId) === 1, 10_000, 'both waiting');
+  await waitFor(
+    async () => queue.leaseQueries.get(renderer.agentId) === 1 && queue.leaseQueries.get(prober.agentId) === 1,
+    10_000,
+    'both waiting',
+  );
   const probeId = await enqueue('probe-media');
   t.is((await probeLease)?.task_id, probeId);
   t.is(queue.leaseQueries.get(renderer.agentId), 1, 'the render waiter ran no lease query for a probe');
@@ -215,7 +248,9 @@ test.serial('lease expiry follows the database clock, not the coordinator proces
       if (args.length === 0) super(RealDate.now() + skew);
       else super(...(args as [string | number | Date]));
     }
-    static override now() { return RealDate.now() + skew; }
+    static override now() {
+      return RealDate.now() + skew;
+    }
   }
   globalThis.Date = SkewedDate as DateConstructor;
   let leased;
@@ -225,46 +260,56 @@ test.serial('lease expiry follows the database clock, not the coordinator proces
     globalThis.Date = RealDate;
   }
   t.is(leased?.id, id);
-  const { left } = (await db.one<{ left: number }>(`SELECT extract(epoch FROM lease_expires_at - now())::float8 AS left FROM tasks WHERE id = $1`, [id]))!;
+  const { left } = (await db.one<{ left: number }>(
+    `SELECT extract(epoch FROM lease_expires_at - now())::float8 AS left FROM tasks WHERE id = $1`,
+    [id],
+  ))!;
   t.true(left > 0 && left <= LEASE_TTL_MS / 1000, `lease ends ${left} s from the database's now`);
   t.is(await queue.tick(), 0, 'a fresh lease is not expired');
   t.is((await task(id)).state, 'leased');
 });
 
-test.serial('a task its agent keeps heartbeating past its time limit is taken back, and fails for good with TIME_LIMIT on its last attempt', async (t) => {
-  const a = await agent('hung', ['probe-media'], { slots: 2 });
-  const limit = DEFAULT_TASK_TIME_LIMITS_SEC['probe-media'];
-  const id = await enqueue('probe-media', {}, { maxAttempts: 2 });
-  const lease1 = await a.lease();
-  t.is(lease1?.task_id, id);
-  // Within the grace the agent may still be stopping it and reporting so.
-  await startedAgo(id, limit + 30);
-  await a.progress(id, lease1!.lease_token, 0.5);
-  t.is(await queue.tick(), 0);
-  t.is((await task(id)).state, 'leased');
+test.serial(
+  'a task its agent keeps heartbeating past its time limit is taken back, and fails for good with TIME_LIMIT on its last attempt',
+  async (t) => {
+    const a = await agent('hung', ['probe-media'], { slots: 2 });
+    const limit = DEFAULT_TASK_TIME_LIMITS_SEC['probe-media'];
+    const id = await enqueue('probe-media', {}, { maxAttempts: 2 });
+    const lease1 = await a.lease();
+    t.is(lease1?.task_id, id);
+    // Within the grace the agent may still be stopping it and reporting so.
+    await startedAgo(id, limit + 30);
+    await a.progress(id, lease1!.lease_token, 0.5);
+    t.is(await queue.tick(), 0);
+    t.is((await task(id)).state, 'leased');
 
-  // Past the limit and the grace: its heartbeats keep the lease fresh, but the watchdog takes it back.
-  await startedAgo(id, limit + 120);
-  await a.progress(id, lease1!.lease_token, 0.6);
-  t.is(await queue.tick(), 1);
-  let row = await task(id);
-  t.is(row.state, 'queued');
-  t.is(row.attempts, 1);
-  t.is(row.lastError, `agent ${a.agentId} kept the task past its time limit of 10 min without stopping it; taken back`);
-  t.true((await eventKinds(id)).includes('time_limit'));
-  await t.throwsAsync(a.progress(id, lease1!.lease_token, 0.7), { instanceOf: LeaseLostError }, 'the agent learns its lease is gone, and stops');
+    // Past the limit and the grace: its heartbeats keep the lease fresh, but the watchdog takes it back.
+    await startedAgo(id, limit + 120);
+    await a.progress(id, lease1!.lease_token, 0.6);
+    t.is(await queue.tick(), 1);
+    let row = await task(id);
+    t.is(row.state, 'queued');
+    t.is(row.attempts, 1);
+    t.is(row.lastError, `agent ${a.agentId} kept the task past its time limit of 10 min without stopping it; taken back`);
+    t.true((await eventKinds(id)).includes('time_limit'));
+    await t.throwsAsync(
+      a.progress(id, lease1!.lease_token, 0.7),
+      { instanceOf: LeaseLostError },
+      'the agent learns its lease is gone, and stops',
+    );
 
-  const lease2 = await a.lease();
-  t.is(lease2?.attempt, 2);
-  await startedAgo(id, limit + 120);
-  t.is(await queue.tick(), 1);
-  row = await task(id);
-  t.is(row.state, 'failed');
-  t.deepEqual(outcomes.get(id)?.failed, {
-    code: 'TIME_LIMIT',
-    reason: 'The probe-media task ran past its time limit of 10 min and its agent did not stop it (2 attempts); giving up',
-  });
-});
+    const lease2 = await a.lease();
+    t.is(lease2?.attempt, 2);
+    await startedAgo(id, limit + 120);
+    t.is(await queue.tick(), 1);
+    row = await task(id);
+    t.is(row.state, 'failed');
+    t.deepEqual(outcomes.get(id)?.failed, {
+      code: 'TIME_LIMIT',
+      reason: 'The probe-media task ran past its time limit of 10 min and its agent did not stop it (2 attempts); giving up',
+    });
+  },
+);
 
 test.serial('the time limit is read by the database clock, not the coordinator process clock', async (t) => {
   const a = await agent('fresh');
@@ -277,7 +322,9 @@ test.serial('the time limit is read by the database clock, not the coordinator p
       if (args.length === 0) super(RealDate.now() + 86_400_000);
       else super(...(args as [string | number | Date]));
     }
-    static override now() { return RealDate.now() + 86_400_000; }
+    static override now() {
+      return RealDate.now() + 86_400_000;
+    }
   }
   globalThis.Date = AheadDate as DateConstructor;
   let taken;
@@ -301,7 +348,10 @@ test.serial('a dropped database connection while storing a result is retried, no
   const row = await task(id);
   t.is(row.state, 'completed');
   t.deepEqual(row.result, { frames: 42 });
-  t.deepEqual((await db.query<{ result: unknown }>('SELECT result FROM test_results WHERE task_id = $1', [id])).map((r) => r.result), [{ frames: 42 }]);
+  t.deepEqual(
+    (await db.query<{ result: unknown }>('SELECT result FROM test_results WHERE task_id = $1', [id])).map((r) => r.result),
+    [{ frames: 42 }],
+  );
   t.is(outcomes.get(id)?.failed, undefined);
 });
 
@@ -357,7 +407,11 @@ test.serial('cancelled tasks count as cancelled in metrics, never as failed', as
   const stopped = await enqueue('render-short');
   const l1 = await a.lease();
   await queue.cancel(stopped);
-  await a.client.call('FailTask', { task_id: stopped, lease_token: l1!.lease_token, message: 'Cancelled', retryable: false, code: 'CANCELLED' }, { retryForMs: 0 });
+  await a.client.call(
+    'FailTask',
+    { task_id: stopped, lease_token: l1!.lease_token, message: 'Cancelled', retryable: false, code: 'CANCELLED' },
+    { retryForMs: 0 },
+  );
   // Running: the agent goes silent instead.
   const silent = await enqueue('render-short');
   const l2 = await a.lease();
@@ -371,13 +425,13 @@ test.serial('cancelled tasks count as cancelled in metrics, never as failed', as
   await queue.cancel(released);
   await a.client.call('ReleaseTask', { task_id: released, lease_token: l3!.lease_token, reason: 'shutting down' }, { retryForMs: 0 });
   for (const id of [stopped, silent, released]) t.is((await task(id)).state, 'cancelled');
-  t.is(await finishedCount('render-short', 'cancelled') - before.cancelled, 4);
-  t.is(await finishedCount('render-short', 'failed') - before.failed, 0);
+  t.is((await finishedCount('render-short', 'cancelled')) - before.cancelled, 4);
+  t.is((await finishedCount('render-short', 'failed')) - before.failed, 0);
   // A real failure still counts as failed.
   const broken = await enqueue('render-short');
   const l4 = await a.lease();
   await a.fail(broken, l4!.lease_token, 'bad input', false);
-  t.is(await finishedCount('render-short', 'failed') - before.failed, 1);
+  t.is((await finishedCount('render-short', 'failed')) - before.failed, 1);
 });
 
 // --- placement by capability ---
@@ -411,7 +465,11 @@ test.serial('a preferred host that does not come for the work loses it to anothe
   await waitFor(async () => (queue.leaseQueries.get(cpu.agentId) ?? 0) >= 1, 5000, 'cpu waiting');
   const id = await enqueue('render-short');
   // No NOTIFY marks the end of the grace: the waiter wakes itself for it, well before its poll ends.
-  await waitFor(async () => (await task(id)).state === 'leased', PREFER_GRACE_MS + 4000, 'the CPU host to take the render once the grace is over');
+  await waitFor(
+    async () => (await task(id)).state === 'leased',
+    PREFER_GRACE_MS + 4000,
+    'the CPU host to take the render once the grace is over',
+  );
   t.is((await leasing)?.task_id, id);
 });
 
@@ -431,27 +489,45 @@ test.serial('analysis goes to the host whose face detector runs on CUDA, not to 
   t.is((await detectorOnCuda.lease())?.task_id, id);
 });
 
-test.serial('analysis requires a transcriber, a face detector and the VAD model: an agent without them never gets it, and it fails clearly', async (t) => {
-  t.deepEqual(placementOf('analyze-video').requires, ['face-detector', 'model:silero-vad', 'transcriber']);
-  const bare = await agent('no-analysis-tools', ['analyze-video'], { analysis: false });
-  const id = await enqueue('analyze-video');
-  t.is(await bare.lease(300), undefined);
-  await db.query(`UPDATE tasks SET queued_at = now() - interval '1 minute' WHERE id = $1`, [id]);
-  await queue.tick();
-  t.is((await task(id)).state, 'failed');
-  t.is(outcomes.get(id)?.failed?.code, 'NO_CAPABLE_AGENT');
-  t.regex(outcomes.get(id)?.failed?.reason ?? '', /^No connected agent has a face detector and the model silero-vad and a speech recogniser; gave up after waiting \d+ s$/);
-});
+test.serial(
+  'analysis requires a transcriber, a face detector and the VAD model: an agent without them never gets it, and it fails clearly',
+  async (t) => {
+    t.deepEqual(placementOf('analyze-video').requires, ['face-detector', 'model:silero-vad', 'transcriber']);
+    const bare = await agent('no-analysis-tools', ['analyze-video'], { analysis: false });
+    const id = await enqueue('analyze-video');
+    t.is(await bare.lease(300), undefined);
+    await db.query(`UPDATE tasks SET queued_at = now() - interval '1 minute' WHERE id = $1`, [id]);
+    await queue.tick();
+    t.is((await task(id)).state, 'failed');
+    t.is(outcomes.get(id)?.failed?.code, 'NO_CAPABLE_AGENT');
+    t.regex(
+      outcomes.get(id)?.failed?.reason ?? '',
+      /^No connected agent has a face detector and the model silero-vad and a speech recogniser; gave up after waiting \d+ s$/,
+    );
+  },
+);
 
 test.serial('agents registered before analysis required its tags get them on upgrade, and take analysis', async (t) => {
   const a = await agent('registered-long-ago', ['analyze-video'], { cuda: true });
   // What an older coordinator stored: the same capabilities, without the tags derived from them.
-  await db.query(`UPDATE agents SET capability_tags = ARRAY['encoder:libx264', 'model:silero-vad', 'onnx:cpu', 'onnx:cuda', 'transcriber:pocketsphinx'] WHERE id = $1`, [a.agentId]);
+  await db.query(
+    `UPDATE agents SET capability_tags = ARRAY['encoder:libx264', 'model:silero-vad', 'onnx:cpu', 'onnx:cuda', 'transcriber:pocketsphinx'] WHERE id = $1`,
+    [a.agentId],
+  );
   const id = await enqueue('analyze-video');
   t.is(await a.lease(300), undefined, 'before the migration it cannot take analysis');
   await db.query(await readFile(path.join(repoRoot(), 'coordinator/src/db/migrations/010_analysis_capability_tags.sql'), 'utf8'));
   const { tags } = (await db.one<{ tags: string[] }>(`SELECT capability_tags AS tags FROM agents WHERE id = $1`, [a.agentId]))!;
-  t.deepEqual(tags, ['encoder:libx264', 'face-detector', 'face-detector:cuda', 'model:silero-vad', 'onnx:cpu', 'onnx:cuda', 'transcriber', 'transcriber:pocketsphinx']);
+  t.deepEqual(tags, [
+    'encoder:libx264',
+    'face-detector',
+    'face-detector:cuda',
+    'model:silero-vad',
+    'onnx:cpu',
+    'onnx:cuda',
+    'transcriber',
+    'transcriber:pocketsphinx',
+  ]);
   t.is((await a.lease())?.task_id, id);
 });
 
@@ -507,8 +583,16 @@ test.serial("one organization's backlog does not starve another's single task", 
     await a.complete(lease!.task_id, lease!.lease_token, {});
   }
   t.is(order.indexOf(single), 1, 'the other organization goes next, not after the backlog');
-  t.deepEqual(order.filter((id) => id !== single), backlog, 'each organization keeps its own order');
-  t.deepEqual(order.map((id) => predicted.get(id)), [0, 1, 2, 3, 4, 5, 6], 'the queue position told beforehand is the real one');
+  t.deepEqual(
+    order.filter((id) => id !== single),
+    backlog,
+    'each organization keeps its own order',
+  );
+  t.deepEqual(
+    order.map((id) => predicted.get(id)),
+    [0, 1, 2, 3, 4, 5, 6],
+    'the queue position told beforehand is the real one',
+  );
 });
 
 test.serial('an organization with fewer running tasks goes first', async (t) => {
@@ -549,10 +633,16 @@ test.serial('a drained agent finishes its work, leases nothing new, and learns s
 test.serial('heartbeats are stored, and a silent agent is marked offline until it speaks again', async (t) => {
   const a = await agent('beating');
   await a.heartbeat(1, 123_456_789);
-  let row = await db.one<{ state: string; running?: number; free?: number }>(`SELECT state, running_tasks AS "running", free_disk_bytes AS "free" FROM agents WHERE id = $1`, [a.agentId]);
+  let row = await db.one<{ state: string; running?: number; free?: number }>(
+    `SELECT state, running_tasks AS "running", free_disk_bytes AS "free" FROM agents WHERE id = $1`,
+    [a.agentId],
+  );
   t.deepEqual(row, { state: 'online', running: 1, free: 123_456_789 });
   // The agent list shows what the agent says it runs next to what it was leased.
-  t.like((await listAgents(db)).find((v) => v.id === a.agentId), { runningTasks: 0, reportedRunningTasks: 1 });
+  t.like(
+    (await listAgents(db)).find((v) => v.id === a.agentId),
+    { runningTasks: 0, reportedRunningTasks: 1 },
+  );
   await db.query(`UPDATE agents SET last_seen_at = now() - interval '1 minute' WHERE id = $1`, [a.agentId]);
   await queue.tick();
   row = await db.one<{ state: string }>(`SELECT state FROM agents WHERE id = $1`, [a.agentId]);

@@ -64,7 +64,12 @@ test('a playlist or concat list naming local files is not read, whatever its nam
   const secret = await makeVideo('other-org-secret.mp4', true);
   const hls = `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:3,\n${secret}\n#EXT-X-ENDLIST\n`;
   const concat = `ffconcat version 1.0\nfile other-org-secret.mp4\n`;
-  for (const [name, text] of [['playlist.m3u8', hls], ['playlist-named.mp4', hls], ['list.ffconcat', concat], ['list-named.mov', concat]] as const) {
+  for (const [name, text] of [
+    ['playlist.m3u8', hls],
+    ['playlist-named.mp4', hls],
+    ['list.ffconcat', concat],
+    ['list-named.mov', concat],
+  ] as const) {
     const input = path.join(dir, name);
     await writeFile(input, text);
     await t.throwsAsync(extractAudio(ffmpeg, input, path.join(dir, `${name}.wav`)), undefined, `extractAudio ${name}`);
@@ -76,7 +81,15 @@ test('a playlist or concat list naming local files is not read, whatever its nam
 });
 
 const clipSpec = (sourcePath: string, out: string, sourceWidth: number, sourceHeight: number) => ({
-  sourcePath, out, start: 0, end: 1, sourceWidth, sourceHeight, reframe: null, encoder: 'libx264' as const, workDir: path.join(dir, 'clip-work'),
+  sourcePath,
+  out,
+  start: 0,
+  end: 1,
+  sourceWidth,
+  sourceHeight,
+  reframe: null,
+  encoder: 'libx264' as const,
+  workDir: path.join(dir, 'clip-work'),
 });
 
 test('an abort kills ffmpeg', async (t) => {
@@ -103,7 +116,8 @@ test('WAV parsing skips extra chunks and tolerates a placeholder data size', (t)
 
 test('a stored source is labelled by its container, not assumed MP4', async (t) => {
   const mp4 = await makeVideo('c.mp4', true);
-  const run = (args: string[]) => runProcess(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=64x48:rate=5:duration=1', ...args]);
+  const run = (args: string[]) =>
+    runProcess(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=64x48:rate=5:duration=1', ...args]);
   const webm = path.join(dir, 'c.webm');
   await run(['-c:v', 'libvpx-vp9', webm]);
   const mkv = path.join(dir, 'c.mkv');
@@ -119,9 +133,35 @@ test('a stored source is labelled by its container, not assumed MP4', async (t) 
 test('a phone video stored landscape with a quarter-turn rotation is probed and cropped upright', async (t) => {
   const landscape = path.join(dir, 'land.mp4');
   const rotated = path.join(dir, 'rotated.mp4');
-  let r = await runProcess(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=640x360:rate=10:duration=2', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', landscape]);
+  let r = await runProcess(ffmpeg, [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=640x360:rate=10:duration=2',
+    '-c:v',
+    'libx264',
+    '-pix_fmt',
+    'yuv420p',
+    landscape,
+  ]);
   t.is(r.code, 0, r.stderr);
-  r = await runProcess(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-i', landscape, '-c', 'copy', '-metadata:s:v:0', 'rotate=90', rotated]);
+  r = await runProcess(ffmpeg, [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-i',
+    landscape,
+    '-c',
+    'copy',
+    '-metadata:s:v:0',
+    'rotate=90',
+    rotated,
+  ]);
   t.is(r.code, 0, r.stderr);
   const info = await ffprobe(rotated);
   t.deepEqual([info.width, info.height], [360, 640], 'display size, as ffmpeg decodes it');

@@ -10,7 +10,6 @@ import type { Transcriber } from '../node-agent/src/transcribe/types.js';
 import { fliteAvailable, matchWords, synthesiseTalk, type Synthesised } from './transcribe-synth.js';
 import { havePocketsphinx, needing } from './helpers/requirements.js';
 
-
 const SENTENCES: Array<[string, number]> = [
   ['welcome to the show today we are talking about gardens', 0.9],
   ['most people think that growing food at home is hard', 0.6],
@@ -36,7 +35,11 @@ let talk: Synthesised | undefined;
 const withTalk = needing({ tools: { flite: fliteAvailable() } });
 test.before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'chunk-test-'));
-  if (fliteAvailable()) talk = await synthesiseTalk(dir, SENTENCES.map(([text, pauseAfter]) => ({ text, pauseAfter })));
+  if (fliteAvailable())
+    talk = await synthesiseTalk(
+      dir,
+      SENTENCES.map(([text, pauseAfter]) => ({ text, pauseAfter })),
+    );
 });
 test.after.always(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -98,7 +101,13 @@ function fakeTranscriber(delayMs: number, failOn?: number) {
         }
         if (call === failOn) throw new Error('backend exploded');
         const { durationSec } = await readWavInfo(wav);
-        return { language: 'en', text: `w${call}`, words: [{ text: `w${call}`, start: 0.5, end: 0.7 }], durationSec, backend: 'fake' } satisfies Transcript;
+        return {
+          language: 'en',
+          text: `w${call}`,
+          words: [{ text: `w${call}`, start: 0.5, end: 0.7 }],
+          durationSec,
+          backend: 'fake',
+        } satisfies Transcript;
       } finally {
         inFlight--;
       }
@@ -116,8 +125,14 @@ withTalk('chunks run in parallel up to the concurrency and words are shifted by 
   const result = await chunked.transcribe(talk.wavPath, { onProgress: (f) => progress.push(f) });
   t.true(chunks.length >= 8);
   t.is(stats.maxInFlight, 3);
-  t.deepEqual(result.words.map((w) => w.start), chunks.map((c) => Math.round((c.offsetSec + 0.5) * 1000) / 1000));
-  t.deepEqual([...progress].sort((a, b) => a - b), progress);
+  t.deepEqual(
+    result.words.map((w) => w.start),
+    chunks.map((c) => Math.round((c.offsetSec + 0.5) * 1000) / 1000),
+  );
+  t.deepEqual(
+    [...progress].sort((a, b) => a - b),
+    progress,
+  );
   t.is(progress.at(-1), 1);
   t.true(progress.length > chunks.length, 'progress moves within chunks, not only between them');
 });
@@ -135,46 +150,63 @@ withTalk('cancelling stops the transcription', async (t) => {
   const { tr } = fakeTranscriber(400);
   const ctrl = new AbortController();
   setTimeout(() => ctrl.abort(new Error('job cancelled')), 1500);
-  await t.throwsAsync(new ChunkedTranscriber(tr, { maxChunkSec: 8, concurrency: 2, workDir: dir }).transcribe(talk.wavPath, { signal: ctrl.signal }), { message: 'job cancelled' });
+  await t.throwsAsync(
+    new ChunkedTranscriber(tr, { maxChunkSec: 8, concurrency: 2, workDir: dir }).transcribe(talk.wavPath, { signal: ctrl.signal }),
+    { message: 'job cancelled' },
+  );
 });
 
-needing({ tools: { flite: fliteAvailable(), pocketsphinx: havePocketsphinx } })('a ~70 s talk chunked on pauses and transcribed in parallel keeps the words and their times', async (t) => {
-  if (!talk) return t.fail('flite is installed, yet the talk was not synthesised');
-  const chunked = new ChunkedTranscriber(new PocketsphinxTranscriber(), { maxChunkSec: 30, concurrency: os.cpus().length, workDir: dir });
-  const { chunks } = await chunked.plan(talk.wavPath);
-  t.log(`talk ${talk.durationSec.toFixed(1)} s, ${talk.words.length} words; chunks ${chunks.map((c) => `${c.offsetSec.toFixed(2)}+${c.durationSec.toFixed(2)}`).join(', ')}`);
-  t.true(talk.durationSec > 65 && talk.durationSec < 80);
-  t.true(chunks.length >= 3);
-  for (const c of chunks) t.true(c.durationSec <= 30);
+needing({ tools: { flite: fliteAvailable(), pocketsphinx: havePocketsphinx } })(
+  'a ~70 s talk chunked on pauses and transcribed in parallel keeps the words and their times',
+  async (t) => {
+    if (!talk) return t.fail('flite is installed, yet the talk was not synthesised');
+    const chunked = new ChunkedTranscriber(new PocketsphinxTranscriber(), { maxChunkSec: 30, concurrency: os.cpus().length, workDir: dir });
+    const { chunks } = await chunked.plan(talk.wavPath);
+    t.log(
+      `talk ${talk.durationSec.toFixed(1)} s, ${talk.words.length} words; chunks ${chunks.map((c) => `${c.offsetSec.toFixed(2)}+${c.durationSec.toFixed(2)}`).join(', ')}`,
+    );
+    t.true(talk.durationSec > 65 && talk.durationSec < 80);
+    t.true(chunks.length >= 3);
+    for (const c of chunks) t.true(c.durationSec <= 30);
 
-  // Every cut lies inside a pause of the reference, and every word lies inside one chunk.
-  for (let i = 0; i + 1 < chunks.length; i++) {
-    const gapFrom = chunks[i]!.offsetSec + chunks[i]!.durationSec;
-    const gapTo = chunks[i + 1]!.offsetSec;
-    t.true(talk.pauses.some((p) => p.start - 0.05 <= gapFrom && gapTo <= p.end + 0.05), `cut ${gapFrom.toFixed(2)}..${gapTo.toFixed(2)} inside a pause`);
-  }
-  for (const w of talk.words) {
-    t.true(chunks.some((c) => c.offsetSec <= w.start && w.end <= c.offsetSec + c.durationSec), `"${w.text}" at ${w.start.toFixed(2)} split by a cut`);
-  }
+    // Every cut lies inside a pause of the reference, and every word lies inside one chunk.
+    for (let i = 0; i + 1 < chunks.length; i++) {
+      const gapFrom = chunks[i]!.offsetSec + chunks[i]!.durationSec;
+      const gapTo = chunks[i + 1]!.offsetSec;
+      t.true(
+        talk.pauses.some((p) => p.start - 0.05 <= gapFrom && gapTo <= p.end + 0.05),
+        `cut ${gapFrom.toFixed(2)}..${gapTo.toFixed(2)} inside a pause`,
+      );
+    }
+    for (const w of talk.words) {
+      t.true(
+        chunks.some((c) => c.offsetSec <= w.start && w.end <= c.offsetSec + c.durationSec),
+        `"${w.text}" at ${w.start.toFixed(2)} split by a cut`,
+      );
+    }
 
-  const started = Date.now();
-  const result = await chunked.transcribe(talk.wavPath);
-  const chunkedMs = Date.now() - started;
-  const m = matchWords(talk.words, result.words, 0.3);
-  const wer = wordErrorRate(talk.words.map((w) => w.text).join(' '), result.text);
-  t.log(`chunked (${os.cpus().length} in parallel): ${chunkedMs} ms; recognised ${m.matched}/${talk.words.length}; start error max ${m.maxError.toFixed(3)} s; WER vs script ${wer.toFixed(3)}`);
-  // Measured 0.096 on this talk (pocketsphinx 5, en-us); the margin absorbs chunk-boundary jitter, not a worse recogniser.
-  t.true(wer <= 0.13, `WER ${wer.toFixed(3)} on the synthesised talk`);
-  t.true(m.recall >= 0.85, `recall ${m.recall}`);
-  t.is(m.within, m.matched, 'every recognised word starts within 0.3 s of its synthesised time');
-  t.true(Math.abs(result.durationSec - talk.durationSec) < 0.01);
-  for (let i = 1; i < result.words.length; i++) t.true(result.words[i]!.start >= result.words[i - 1]!.start, 'words stay in time order across chunks');
+    const started = Date.now();
+    const result = await chunked.transcribe(talk.wavPath);
+    const chunkedMs = Date.now() - started;
+    const m = matchWords(talk.words, result.words, 0.3);
+    const wer = wordErrorRate(talk.words.map((w) => w.text).join(' '), result.text);
+    t.log(
+      `chunked (${os.cpus().length} in parallel): ${chunkedMs} ms; recognised ${m.matched}/${talk.words.length}; start error max ${m.maxError.toFixed(3)} s; WER vs script ${wer.toFixed(3)}`,
+    );
+    // Measured 0.096 on this talk (pocketsphinx 5, en-us); the margin absorbs chunk-boundary jitter, not a worse recogniser.
+    t.true(wer <= 0.13, `WER ${wer.toFixed(3)} on the synthesised talk`);
+    t.true(m.recall >= 0.85, `recall ${m.recall}`);
+    t.is(m.within, m.matched, 'every recognised word starts within 0.3 s of its synthesised time');
+    t.true(Math.abs(result.durationSec - talk.durationSec) < 0.01);
+    for (let i = 1; i < result.words.length; i++)
+      t.true(result.words[i]!.start >= result.words[i - 1]!.start, 'words stay in time order across chunks');
 
-  // The same backend over the whole file: chunking must not change what is heard.
-  const wholeStart = Date.now();
-  const whole = await new PocketsphinxTranscriber().transcribe(talk.wavPath);
-  const wholeMs = Date.now() - wholeStart;
-  const drift = wordErrorRate(whole.text, result.text);
-  t.log(`whole file: ${wholeMs} ms; recognised ${matchWords(talk.words, whole.words).matched}; chunked vs whole WER ${drift.toFixed(3)}`);
-  t.true(drift < 0.1);
-});
+    // The same backend over the whole file: chunking must not change what is heard.
+    const wholeStart = Date.now();
+    const whole = await new PocketsphinxTranscriber().transcribe(talk.wavPath);
+    const wholeMs = Date.now() - wholeStart;
+    const drift = wordErrorRate(whole.text, result.text);
+    t.log(`whole file: ${wholeMs} ms; recognised ${matchWords(talk.words, whole.words).matched}; chunked vs whole WER ${drift.toFixed(3)}`);
+    t.true(drift < 0.1);
+  },
+);

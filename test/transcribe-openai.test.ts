@@ -6,7 +6,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { writeWavPcm } from '../node-agent/src/media/wav.js';
 import { mapWords, OpenAiCompatibleTranscriber, transcriptionsEndpoint } from '../node-agent/src/transcribe/openai-compatible.js';
-import { checkTranscriberAvailable, chooseBackend, createTranscriber, transcriberConfigFromEnv } from '../node-agent/src/transcribe/transcriber.js';
+import {
+  checkTranscriberAvailable,
+  chooseBackend,
+  createTranscriber,
+  transcriberConfigFromEnv,
+} from '../node-agent/src/transcribe/transcriber.js';
 import { fliteAvailable, synthesiseTalk } from './transcribe-synth.js';
 import { needing } from './helpers/requirements.js';
 import { listener } from './helpers/http.js';
@@ -21,17 +26,23 @@ interface Seen {
 /** A fake transcription server on 127.0.0.1 answering from a queue of responses. */
 async function fakeServer(responses: Array<{ status: number; body: unknown }>) {
   const seen: Seen[] = [];
-  const server = http.createServer(listener(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = Buffer.concat(chunks);
-    // Let undici parse the multipart body the way a real server framework would.
-    const form = await new Request('http://x' + req.url, { method: 'POST', headers: req.headers as Record<string, string>, body }).formData();
-    seen.push({ method: req.method!, url: req.url!, headers: req.headers, form });
-    const next = responses.length > 1 ? responses.shift()! : responses[0]!;
-    res.writeHead(next.status, { 'content-type': 'application/json' });
-    res.end(typeof next.body === 'string' ? next.body : JSON.stringify(next.body));
-  }));
+  const server = http.createServer(
+    listener(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const body = Buffer.concat(chunks);
+      // Let undici parse the multipart body the way a real server framework would.
+      const form = await new Request('http://x' + req.url, {
+        method: 'POST',
+        headers: req.headers as Record<string, string>,
+        body,
+      }).formData();
+      seen.push({ method: req.method!, url: req.url!, headers: req.headers, form });
+      const next = responses.length > 1 ? responses.shift()! : responses[0]!;
+      res.writeHead(next.status, { 'content-type': 'application/json' });
+      res.end(typeof next.body === 'string' ? next.body : JSON.stringify(next.body));
+    }),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
@@ -42,7 +53,11 @@ let wav: string;
 test.before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'openai-test-'));
   wav = path.join(dir, 'a.wav');
-  await writeWavPcm(wav, new Int16Array(16_000 * 2).map((_, i) => Math.round(3000 * Math.sin(i / 5))), 16_000);
+  await writeWavPcm(
+    wav,
+    new Int16Array(16_000 * 2).map((_, i) => Math.round(3000 * Math.sin(i / 5))),
+    16_000,
+  );
 });
 test.after.always(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -112,7 +127,10 @@ test('no key means no Authorization header; a /v1 suffix on the URL is tolerated
 });
 
 test('a 5xx is retried, a 401 is not and its message reaches the caller', async (t) => {
-  const flaky = await fakeServer([{ status: 503, body: { error: 'busy' } }, { status: 200, body: VERBOSE }]);
+  const flaky = await fakeServer([
+    { status: 503, body: { error: 'busy' } },
+    { status: 200, body: VERBOSE },
+  ]);
   try {
     const out = await new OpenAiCompatibleTranscriber({ url: flaky.url }).transcribe(wav);
     t.is(flaky.seen.length, 2);
@@ -122,7 +140,9 @@ test('a 5xx is retried, a 401 is not and its message reaches the caller', async 
   }
   const denied = await fakeServer([{ status: 401, body: { error: { message: 'Incorrect API key provided' } } }]);
   try {
-    await t.throwsAsync(new OpenAiCompatibleTranscriber({ url: denied.url, apiKey: 'bad' }).transcribe(wav), { message: /HTTP 401.*Incorrect API key/ });
+    await t.throwsAsync(new OpenAiCompatibleTranscriber({ url: denied.url, apiKey: 'bad' }).transcribe(wav), {
+      message: /HTTP 401.*Incorrect API key/,
+    });
     t.is(denied.seen.length, 1);
   } finally {
     await denied.close();
@@ -130,13 +150,33 @@ test('a 5xx is retried, a 401 is not and its message reaches the caller', async 
 });
 
 test('a server that ignores word granularity still yields timed words from segments', (t) => {
-  const words = mapWords({ text: 'aa bb cccc', segments: [{ start: 1, end: 2, text: 'aa bb' }, { start: 3, end: 4, text: ' cccc' }] }, 5);
-  t.deepEqual(words.map((w) => w.text), ['aa', 'bb', 'cccc']);
+  const words = mapWords(
+    {
+      text: 'aa bb cccc',
+      segments: [
+        { start: 1, end: 2, text: 'aa bb' },
+        { start: 3, end: 4, text: ' cccc' },
+      ],
+    },
+    5,
+  );
+  t.deepEqual(
+    words.map((w) => w.text),
+    ['aa', 'bb', 'cccc'],
+  );
   t.is(words[0]!.start, 1);
   t.is(words[1]!.end, 2);
   t.is(words[2]!.start, 3);
-  t.deepEqual(mapWords({ text: 'x y' }, 4).map((w) => [w.start, w.end]), [[0, 2], [2, 4]]);
-  t.deepEqual(mapWords({ words: [{ word: ' hi', start: 1, end: 1.2, probability: 0.9 }] }, 4), [{ text: 'hi', start: 1, end: 1.2, confidence: 0.9 }]);
+  t.deepEqual(
+    mapWords({ text: 'x y' }, 4).map((w) => [w.start, w.end]),
+    [
+      [0, 2],
+      [2, 4],
+    ],
+  );
+  t.deepEqual(mapWords({ words: [{ word: ' hi', start: 1, end: 1.2, probability: 0.9 }] }, 4), [
+    { text: 'hi', start: 1, end: 1.2, confidence: 0.9 },
+  ]);
 });
 
 test('backend choice: endpoint when configured, else a Whisper model under models/, else pocketsphinx', async (t) => {
@@ -144,27 +184,36 @@ test('backend choice: endpoint when configured, else a Whisper model under model
   await mkdir(models, { recursive: true });
   const base = transcriberConfigFromEnv({}, { modelsDir: models });
   t.is(chooseBackend(base).kind, 'pocketsphinx');
-  t.is(chooseBackend(transcriberConfigFromEnv({ TRANSCRIBE_API_URL: 'http://127.0.0.1:9' }, { modelsDir: models })).kind, 'openai-compatible');
+  t.is(
+    chooseBackend(transcriberConfigFromEnv({ TRANSCRIBE_API_URL: 'http://127.0.0.1:9' }, { modelsDir: models })).kind,
+    'openai-compatible',
+  );
 
   const wdir = path.join(models, 'whisper-tiny.en');
   await mkdir(wdir);
-  for (const f of ['tiny.en-encoder.onnx', 'tiny.en-encoder.int8.onnx', 'tiny.en-decoder.int8.onnx', 'tiny.en-tokens.txt']) await writeFile(path.join(wdir, f), '');
+  for (const f of ['tiny.en-encoder.onnx', 'tiny.en-encoder.int8.onnx', 'tiny.en-decoder.int8.onnx', 'tiny.en-tokens.txt'])
+    await writeFile(path.join(wdir, f), '');
   const choice = chooseBackend(base);
   t.is(choice.kind, 'whisper-onnx');
   if (choice.kind === 'whisper-onnx') t.is(path.basename(choice.model.encoder), 'tiny.en-encoder.int8.onnx');
   const emptyModel = await checkTranscriberAvailable(base);
   t.is(emptyModel.backend, 'whisper-onnx');
   t.regex(emptyModel.error!, /empty or unreadable/);
-  for (const f of ['tiny.en-encoder.int8.onnx', 'tiny.en-decoder.int8.onnx', 'tiny.en-tokens.txt']) await writeFile(path.join(wdir, f), 'not a model');
+  for (const f of ['tiny.en-encoder.int8.onnx', 'tiny.en-decoder.int8.onnx', 'tiny.en-tokens.txt'])
+    await writeFile(path.join(wdir, f), 'not a model');
   t.is((await checkTranscriberAvailable(base)).error, undefined, 'the shallow check only looks at the files');
   const deep = await checkTranscriberAvailable(base, { deep: true });
   t.log(deep.error);
   t.regex(deep.error!, /does not load/);
 
-  const bad = await checkTranscriberAvailable(transcriberConfigFromEnv({ TRANSCRIBE_API_URL: 'not a url' }, { modelsDir: path.join(dir, 'none') }));
+  const bad = await checkTranscriberAvailable(
+    transcriberConfigFromEnv({ TRANSCRIBE_API_URL: 'not a url' }, { modelsDir: path.join(dir, 'none') }),
+  );
   t.is(bad.backend, 'openai-compatible');
   t.regex(bad.error!, /not a valid URL/);
-  const noSphinx = await checkTranscriberAvailable(transcriberConfigFromEnv({ POCKETSPHINX_BIN: '/nope/pocketsphinx_continuous' }, { modelsDir: path.join(dir, 'none') }));
+  const noSphinx = await checkTranscriberAvailable(
+    transcriberConfigFromEnv({ POCKETSPHINX_BIN: '/nope/pocketsphinx_continuous' }, { modelsDir: path.join(dir, 'none') }),
+  );
   t.is(noSphinx.backend, 'pocketsphinx');
   t.regex(noSphinx.error!, /pocketsphinx is not installed/);
 });
@@ -174,9 +223,16 @@ needing({ tools: { flite: fliteAvailable() } })('the factory wraps the endpoint 
     { text: 'this is the first sentence', pauseAfter: 1.5 },
     { text: 'and this is the second one', pauseAfter: 0.5 },
   ]);
-  const srv = await fakeServer([{ status: 200, body: { text: 'hello', language: 'english', words: [{ word: 'hello', start: 0.25, end: 0.5 }] } }]);
+  const srv = await fakeServer([
+    { status: 200, body: { text: 'hello', language: 'english', words: [{ word: 'hello', start: 0.25, end: 0.5 }] } },
+  ]);
   try {
-    const tr = createTranscriber(transcriberConfigFromEnv({ TRANSCRIBE_API_URL: srv.url, TRANSCRIBE_API_KEY: 'k' }, { modelsDir: path.join(dir, 'none'), workDir: dir }));
+    const tr = createTranscriber(
+      transcriberConfigFromEnv(
+        { TRANSCRIBE_API_URL: srv.url, TRANSCRIBE_API_KEY: 'k' },
+        { modelsDir: path.join(dir, 'none'), workDir: dir },
+      ),
+    );
     const out = await tr.transcribe(talk.wavPath);
     t.is(srv.seen.length, 1, 'a short file is one request');
     t.is(out.words[0]!.start, 0.25, 'no leading silence trimmed from a short file: offset 0');

@@ -8,7 +8,6 @@ import { checkPocketsphinx, parsePocketsphinxLine, PocketsphinxTranscriber } fro
 import { fliteAvailable, matchWords, synthesiseTalk } from './transcribe-synth.js';
 import { havePocketsphinx, needing } from './helpers/requirements.js';
 
-
 let dir: string;
 test.before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'ps-test-'));
@@ -22,7 +21,13 @@ test('word lines are parsed; sentence markers, silence, noise and alternates are
   t.deepEqual(parsePocketsphinxLine('read(2) 9.740 9.840 0.002211'), { text: 'read', start: 9.74, end: 9.84, confidence: 0.002211 });
   // Posteriors slightly above 1 come out of the log-domain arithmetic; they are clamped.
   t.is(parsePocketsphinxLine("don't 1.000 1.200 1.000300")?.confidence, 1);
-  for (const filler of ['<s> 0.000 0.040 0.998900', '</s> 2.310 2.440 1.000000', '<sil> 3.740 3.980 0.828680', '[NOISE] 6.550 6.630 0.332529', '[SPEECH] 1.0 1.1 0.5']) {
+  for (const filler of [
+    '<s> 0.000 0.040 0.998900',
+    '</s> 2.310 2.440 1.000000',
+    '<sil> 3.740 3.980 0.828680',
+    '[NOISE] 6.550 6.630 0.332529',
+    '[SPEECH] 1.0 1.1 0.5',
+  ]) {
     t.is(parsePocketsphinxLine(filler), undefined, filler);
   }
   // The hypothesis line has four tokens too but no times.
@@ -33,37 +38,49 @@ test('a missing binary is reported clearly', async (t) => {
   t.regex((await checkPocketsphinx({ bin: '/nonexistent/pocketsphinx_continuous' }))!, /not installed/);
 });
 
-needing({ tools: { pocketsphinx: havePocketsphinx } })('a missing model is reported clearly; the installed one passes the check', async (t) => {
-  t.regex((await checkPocketsphinx({ modelDir: '/nonexistent/model' }))!, /model file missing/);
-  t.is(await checkPocketsphinx(), undefined);
-});
+needing({ tools: { pocketsphinx: havePocketsphinx } })(
+  'a missing model is reported clearly; the installed one passes the check',
+  async (t) => {
+    t.regex((await checkPocketsphinx({ modelDir: '/nonexistent/model' }))!, /model file missing/);
+    t.is(await checkPocketsphinx(), undefined);
+  },
+);
 
-needing({ tools: { pocketsphinx: havePocketsphinx, flite: fliteAvailable() } })('synthesised phrases are recognised with word start times within 0.3 s', async (t) => {
-  const talk = await synthesiseTalk(dir, [
-    { text: 'the weather today is very nice', pauseAfter: 0.8 },
-    { text: 'we will go to the park after lunch', pauseAfter: 1.0 },
-    { text: 'my brother likes to play football with his friends', pauseAfter: 0.7 },
-    { text: 'please call me when you get home', pauseAfter: 0.6 },
-  ]);
-  const progress: number[] = [];
-  const started = Date.now();
-  const transcript = await new PocketsphinxTranscriber().transcribe(talk.wavPath, { onProgress: (f) => progress.push(f) });
-  const ms = Date.now() - started;
-  const m = matchWords(talk.words, transcript.words, 0.3);
-  t.log(`${talk.durationSec.toFixed(1)} s audio in ${ms} ms; recognised ${m.matched}/${talk.words.length} reference words; start error max ${m.maxError.toFixed(3)} s`);
-  t.log(transcript.text);
-  t.true(m.recall >= 0.85, `recall ${m.recall}`);
-  t.is(m.within, m.matched, 'every recognised reference word starts within 0.3 s of its synthesised time');
-  t.is(transcript.backend, 'pocketsphinx');
-  t.is(transcript.language, 'en');
-  t.true(Math.abs(transcript.durationSec - talk.durationSec) < 0.01);
-  for (const w of transcript.words) {
-    t.true(w.end >= w.start && w.confidence! >= 0 && w.confidence! <= 1);
-    t.notRegex(w.text, /[<>[\]()]/);
-  }
-  t.deepEqual([...progress].sort((a, b) => a - b), progress, 'progress never goes back');
-  t.is(progress.at(-1), 1);
-});
+needing({ tools: { pocketsphinx: havePocketsphinx, flite: fliteAvailable() } })(
+  'synthesised phrases are recognised with word start times within 0.3 s',
+  async (t) => {
+    const talk = await synthesiseTalk(dir, [
+      { text: 'the weather today is very nice', pauseAfter: 0.8 },
+      { text: 'we will go to the park after lunch', pauseAfter: 1.0 },
+      { text: 'my brother likes to play football with his friends', pauseAfter: 0.7 },
+      { text: 'please call me when you get home', pauseAfter: 0.6 },
+    ]);
+    const progress: number[] = [];
+    const started = Date.now();
+    const transcript = await new PocketsphinxTranscriber().transcribe(talk.wavPath, { onProgress: (f) => progress.push(f) });
+    const ms = Date.now() - started;
+    const m = matchWords(talk.words, transcript.words, 0.3);
+    t.log(
+      `${talk.durationSec.toFixed(1)} s audio in ${ms} ms; recognised ${m.matched}/${talk.words.length} reference words; start error max ${m.maxError.toFixed(3)} s`,
+    );
+    t.log(transcript.text);
+    t.true(m.recall >= 0.85, `recall ${m.recall}`);
+    t.is(m.within, m.matched, 'every recognised reference word starts within 0.3 s of its synthesised time');
+    t.is(transcript.backend, 'pocketsphinx');
+    t.is(transcript.language, 'en');
+    t.true(Math.abs(transcript.durationSec - talk.durationSec) < 0.01);
+    for (const w of transcript.words) {
+      t.true(w.end >= w.start && w.confidence! >= 0 && w.confidence! <= 1);
+      t.notRegex(w.text, /[<>[\]()]/);
+    }
+    t.deepEqual(
+      [...progress].sort((a, b) => a - b),
+      progress,
+      'progress never goes back',
+    );
+    t.is(progress.at(-1), 1);
+  },
+);
 
 test('silent audio gives no words and is detected as silent', async (t) => {
   const silent = path.join(dir, 'silent.wav');
@@ -94,8 +111,11 @@ needing({ tools: { flite: fliteAvailable() } })('speech is not flagged as silent
   t.true(levels.loudestWindowDb > -30);
 });
 
-needing({ tools: { pocketsphinx: havePocketsphinx } })('a WAV that is not 16 kHz mono is refused rather than decoded into nonsense', async (t) => {
-  const wrong = path.join(dir, 'stereo44.wav');
-  await writeWavPcm(wrong, new Int16Array(44_100 * 2), 44_100, 2);
-  await t.throwsAsync(new PocketsphinxTranscriber().transcribe(wrong), { message: /16 kHz mono/ });
-});
+needing({ tools: { pocketsphinx: havePocketsphinx } })(
+  'a WAV that is not 16 kHz mono is refused rather than decoded into nonsense',
+  async (t) => {
+    const wrong = path.join(dir, 'stereo44.wav');
+    await writeWavPcm(wrong, new Int16Array(44_100 * 2), 44_100, 2);
+    await t.throwsAsync(new PocketsphinxTranscriber().transcribe(wrong), { message: /16 kHz mono/ });
+  },
+);

@@ -31,15 +31,21 @@ const bare = (w: string) => w.toLowerCase().replace(/[^a-z']/g, '');
 
 async function phonesOf(word: string, voice: string): Promise<number> {
   const { stdout } = await run(FLITE, ['-voice', voice, '-ps', '-t', word, '-o', 'none']);
-  return stdout.trim().split(/\s+/).filter((p) => p && p !== 'pau').length;
+  return stdout
+    .trim()
+    .split(/\s+/)
+    .filter((p) => p && p !== 'pau').length;
 }
 
 async function synthPhrase(text: string, voice: string, wavPath: string) {
   const { stdout } = await run(FLITE, ['-voice', voice, '-psdur', '-t', text, '-o', wavPath]);
-  const phones = stdout.trim().split(/\s+/).map((p) => {
-    const [name, end] = p.split(':');
-    return { name: name!, end: Number(end) };
-  });
+  const phones = stdout
+    .trim()
+    .split(/\s+/)
+    .map((p) => {
+      const [name, end] = p.split(':');
+      return { name: name!, end: Number(end) };
+    });
   const pcm = await readWavPcm(wavPath);
   if (pcm.sampleRate !== SR || pcm.channels !== 1) throw new Error(`flite voice ${voice} is not 16 kHz mono`);
   const words = text.split(/\s+/).filter((w) => bare(w));
@@ -79,7 +85,11 @@ function roomTone(samples: number, seed: number): Int16Array {
  * Concatenates phrases (synthesised in a fresh folder under `parent`) with `pauseAfter` seconds of room tone after each; returns the WAV and
  * the reference words with absolute times.
  */
-export async function synthesiseTalk(parent: string, phrases: Array<{ text: string; pauseAfter: number }>, voice = 'slt'): Promise<Synthesised> {
+export async function synthesiseTalk(
+  parent: string,
+  phrases: Array<{ text: string; pauseAfter: number }>,
+  voice = 'slt',
+): Promise<Synthesised> {
   // A folder per call: tests in one file run concurrently.
   const dir = await mkdtemp(path.join(parent, 'talk-'));
   const parts: Int16Array[] = [];

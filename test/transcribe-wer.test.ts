@@ -9,9 +9,17 @@ import { readWavInfo, readWavPcm, writeWavPcm } from '../node-agent/src/media/wa
 import { PocketsphinxTranscriber } from '../node-agent/src/transcribe/pocketsphinx.js';
 import { haveMedia, havePocketsphinx, MEDIA, needing } from './helpers/requirements.js';
 
-
 test('normalisation ignores case and punctuation but keeps contractions', (t) => {
-  t.deepEqual(normaliseWords('And so, my fellow Americans: ask NOT — don\u2019t!'), ['and', 'so', 'my', 'fellow', 'americans', 'ask', 'not', "don't"]);
+  t.deepEqual(normaliseWords('And so, my fellow Americans: ask NOT — don\u2019t!'), [
+    'and',
+    'so',
+    'my',
+    'fellow',
+    'americans',
+    'ask',
+    'not',
+    "don't",
+  ]);
   t.deepEqual(normaliseWords('  ...  '), []);
 });
 
@@ -49,9 +57,17 @@ withRecordings('pocketsphinx WER on each channel of librispeech_stereo_2spk.wav'
   const dir = await mkdtemp(path.join(os.tmpdir(), 'wer-'));
   try {
     const pcm = await readWavPcm(path.join(MEDIA, 'librispeech_stereo_2spk.wav'));
-    const refs = Object.fromEntries((await readFile(path.join(MEDIA, 'librispeech_stereo_2spk.ref.txt'), 'utf8')).trim().split('\n').map((l) => l.split(': ')));
+    const refs = Object.fromEntries(
+      (await readFile(path.join(MEDIA, 'librispeech_stereo_2spk.ref.txt'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => l.split(': ')),
+    );
     // Measured 0.176 (left) and 0.800 (right, a short and mumbled line); bars are those plus a margin.
-    for (const [ch, name, bar] of [[0, 'left', 0.25], [1, 'right', 0.86]] as const) {
+    for (const [ch, name, bar] of [
+      [0, 'left', 0.25],
+      [1, 'right', 0.86],
+    ] as const) {
       const mono = new Int16Array(pcm.samples.length / 2).map((_, i) => pcm.samples[i * 2 + ch]!);
       const file = path.join(dir, `${name}.wav`);
       await writeWavPcm(file, mono, pcm.sampleRate);
@@ -73,7 +89,11 @@ withRecordings('pocketsphinx word times on a GRID clip against its hand alignmen
     const info = await readWavInfo(wav);
     t.is(info.sampleRate, 16_000);
     t.is(info.channels, 1);
-    const align = (await readFile(path.join(MEDIA, 'grid_swwp2s.align'), 'utf8')).trim().split('\n').map((l) => l.trim().split(/\s+/)).filter((p) => p[2] !== 'sil')
+    const align = (await readFile(path.join(MEDIA, 'grid_swwp2s.align'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/))
+      .filter((p) => p[2] !== 'sil')
       .map(([a, b, w]) => ({ text: w!, start: Number(a) / 25_000, end: Number(b) / 25_000 }));
     const out = await new PocketsphinxTranscriber().transcribe(wav);
     const wer = wordErrorRate(align.map((w) => w.text).join(' '), out.text);

@@ -25,10 +25,19 @@ import type { Parsed } from './helpers/parsed.js';
 // balancer, and the test's own requests alternate between the coordinators. What one coordinator
 // accepted, the other continues; killing one with SIGKILL loses nothing and charges nothing twice.
 
-const SECRETS = { JWT_SECRET: 'two-coordinators-jwt-secret-0123456789abcdef', URL_SIGNING_SECRET: 'two-coordinators-url-secret-0123456789abcdef' };
+const SECRETS = {
+  JWT_SECRET: 'two-coordinators-jwt-secret-0123456789abcdef',
+  URL_SIGNING_SECRET: 'two-coordinators-url-secret-0123456789abcdef',
+};
 const FREE_FILES_PER_MINUTE = 12;
 
-interface Node { name: string; url: string; port: number; grpcPort: number; proc?: LoggedProcess }
+interface Node {
+  name: string;
+  url: string;
+  port: number;
+  grpcPort: number;
+  proc?: LoggedProcess;
+}
 
 let databaseUrl: string;
 let db: Db;
@@ -47,7 +56,10 @@ let coordinatorEnv: Record<string, string>;
 
 async function startNode(node: Node): Promise<void> {
   node.proc = await spawnCoordinator(node.name, {
-    ...coordinatorEnv, DATA_DIR: path.join(work, node.name), PORT: String(node.port), GRPC_PORT: String(node.grpcPort),
+    ...coordinatorEnv,
+    DATA_DIR: path.join(work, node.name),
+    PORT: String(node.port),
+    GRPC_PORT: String(node.grpcPort),
   });
 }
 
@@ -59,7 +71,14 @@ test.before(async () => {
   await mkdir(s3Dir);
   s3 = new S3rver({ port: 0, address: '127.0.0.1', directory: s3Dir, silent: true, configureBuckets: [{ name: 'shorts' }] });
   const { port: s3Port } = await s3.run();
-  const s3Config = { endpoint: `http://127.0.0.1:${s3Port}`, region: 'us-east-1', bucket: 'shorts', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true };
+  const s3Config = {
+    endpoint: `http://127.0.0.1:${s3Port}`,
+    region: 'us-east-1',
+    bucket: 'shorts',
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+    forcePathStyle: true,
+  };
   store = new S3ObjectStore(s3Config);
 
   nodes = [];
@@ -70,10 +89,18 @@ test.before(async () => {
   httpLb = await startBalancer(nodes.map((n) => ({ host: '127.0.0.1', port: n.port })));
   grpcLb = await startBalancer(nodes.map((n) => ({ host: '127.0.0.1', port: n.grpcPort })));
   coordinatorEnv = {
-    ...SECRETS, DATABASE_URL: databaseUrl,
-    PUBLIC_URL: `http://${httpLb.address}`, STORAGE: 's3', S3_ENDPOINT: s3Config.endpoint, S3_BUCKET: 'shorts',
-    S3_ACCESS_KEY_ID: 'S3RVER', S3_SECRET_ACCESS_KEY: 'S3RVER', S3_FORCE_PATH_STYLE: 'true',
-    UPLOAD_WRITER_LEASE_MS: '3000', WEBHOOK_RETRY_DELAY_SEC: '1', RATE_LIMIT_FILES_PER_MINUTE: `${FREE_FILES_PER_MINUTE},600,1200,3000`,
+    ...SECRETS,
+    DATABASE_URL: databaseUrl,
+    PUBLIC_URL: `http://${httpLb.address}`,
+    STORAGE: 's3',
+    S3_ENDPOINT: s3Config.endpoint,
+    S3_BUCKET: 'shorts',
+    S3_ACCESS_KEY_ID: 'S3RVER',
+    S3_SECRET_ACCESS_KEY: 'S3RVER',
+    S3_FORCE_PATH_STYLE: 'true',
+    UPLOAD_WRITER_LEASE_MS: '3000',
+    WEBHOOK_RETRY_DELAY_SEC: '1',
+    RATE_LIMIT_FILES_PER_MINUTE: `${FREE_FILES_PER_MINUTE},600,1200,3000`,
   };
   // One after the other: the first applies the migrations.
   for (const node of nodes) await startNode(node);
@@ -110,19 +137,32 @@ const call = (node: Node, key: string, method: string, urlPath: string, body?: u
 const newOrg = (plan: string, credits: number) => orgWithKey(db, `Two ${plan}`, plan, credits, 'two-coordinators');
 
 const tus = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, 'tus-resumable': '1.0.0', ...extra });
-const meta = (o: Record<string, string>) => Object.entries(o).map(([k, v]) => `${k} ${Buffer.from(v).toString('base64')}`).join(',');
+const meta = (o: Record<string, string>) =>
+  Object.entries(o)
+    .map(([k, v]) => `${k} ${Buffer.from(v).toString('base64')}`)
+    .join(',');
 
-async function createUpload(node: Node, org: { id: string; key: string }, length: number): Promise<{ status: number; location: string; body: Parsed }> {
+async function createUpload(
+  node: Node,
+  org: { id: string; key: string },
+  length: number,
+): Promise<{ status: number; location: string; body: Parsed }> {
   const res = await fetch(node.url + '/api/uploads/tus', {
-    method: 'POST', headers: tus(org.key, { 'upload-length': String(length), 'upload-metadata': meta({ organizationId: org.id, filename: 'clip.mp4', filetype: 'video/mp4' }) }),
+    method: 'POST',
+    headers: tus(org.key, {
+      'upload-length': String(length),
+      'upload-metadata': meta({ organizationId: org.id, filename: 'clip.mp4', filetype: 'video/mp4' }),
+    }),
   });
   return { status: res.status, location: res.headers.get('location') ?? '', body: await res.json() };
 }
 
 function patch(node: Node, key: string, location: string, offset: number, chunk: Buffer | ReadableStream<Uint8Array>) {
   return fetch(node.url + location, {
-    method: 'PATCH', headers: tus(key, { 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) }),
-    body: chunk instanceof Buffer ? new Uint8Array(chunk) : chunk, duplex: 'half',
+    method: 'PATCH',
+    headers: tus(key, { 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) }),
+    body: chunk instanceof Buffer ? new Uint8Array(chunk) : chunk,
+    duplex: 'half',
   } as RequestInit);
 }
 
@@ -149,7 +189,9 @@ test.serial('an upload started on A resumes on B; two final PATCHes at once make
   t.is(await headOffset(nodes[A]!, org.key, created.location), 2 * third);
   t.is((await partObjects(created.body.id)).length, 2);
 
-  const [onA, onB] = await Promise.all([A, B].map((i) => patch(nodes[i]!, org.key, created.location, 2 * third, video.subarray(2 * third))));
+  const [onA, onB] = await Promise.all(
+    [A, B].map((i) => patch(nodes[i]!, org.key, created.location, 2 * third, video.subarray(2 * third))),
+  );
   const statuses = [onA!.status, onB!.status].sort();
   t.deepEqual(statuses, [204, 409], 'one PATCH finishes the upload, the other is refused');
   const winner = onA!.status === 204 ? onA! : onB!;
@@ -158,7 +200,10 @@ test.serial('an upload started on A resumes on B; two final PATCHes at once make
   t.is(await count(`SELECT count(*) AS n FROM files WHERE organization_id = $1 AND 'upload' = ANY(tags)`, [org.id]), 1);
   t.is(await count(`SELECT count(*) AS n FROM jobs WHERE organization_id = $1`, [org.id]), 1);
   // The file holds exactly the bytes sent, joined in order, and the parts are gone.
-  const file = await db.one<{ key: string; size: string }>(`SELECT object_key AS key, size_bytes AS size FROM files WHERE organization_id = $1`, [org.id]);
+  const file = await db.one<{ key: string; size: string }>(
+    `SELECT object_key AS key, size_bytes AS size FROM files WHERE organization_id = $1`,
+    [org.id],
+  );
   t.is(Number(file!.size), video.length);
   const chunks: Buffer[] = [];
   for await (const c of (await store.get(file!.key)).stream) chunks.push(c as Buffer);
@@ -169,57 +214,103 @@ test.serial('an upload started on A resumes on B; two final PATCHes at once make
 });
 
 // The agent takes analysis only with its transcriber installed.
-needing({ tools: { pocketsphinx: havePocketsphinx } }).serial('A killed with SIGKILL mid-upload and mid-job: B carries on, nothing lost, nothing charged twice', async (t) => {
-  const org = await newOrg('pro', 10);
-  const job = await call(nodes[A]!, org.key, 'POST', '/api/jobs', {
-    functionName: 'VideoShorts', fileUrl: media.url('clip.mp4'), webhook: hooks.url('/two'), options: { predefinedShorts: [{ title: 'All', start: 0, end: 2 }] },
-  });
-  t.is(job.status, 201, JSON.stringify(job.body));
-  // Submitted on A, seen on B.
-  t.is((await call(nodes[B]!, org.key, 'GET', `/api/jobs/${job.body.id}`)).body.status, 'PROCESSING');
+needing({ tools: { pocketsphinx: havePocketsphinx } }).serial(
+  'A killed with SIGKILL mid-upload and mid-job: B carries on, nothing lost, nothing charged twice',
+  async (t) => {
+    const org = await newOrg('pro', 10);
+    const job = await call(nodes[A]!, org.key, 'POST', '/api/jobs', {
+      functionName: 'VideoShorts',
+      fileUrl: media.url('clip.mp4'),
+      webhook: hooks.url('/two'),
+      options: { predefinedShorts: [{ title: 'All', start: 0, end: 2 }] },
+    });
+    t.is(job.status, 201, JSON.stringify(job.body));
+    // Submitted on A, seen on B.
+    t.is((await call(nodes[B]!, org.key, 'GET', `/api/jobs/${job.body.id}`)).body.status, 'PROCESSING');
 
-  // An upload with its first half accepted by A, and a PATCH streaming into A when it dies.
-  const created = await createUpload(nodes[A]!, org, video.length);
-  const half = Math.floor(video.length / 2);
-  t.is((await patch(nodes[A]!, org.key, created.location, 0, video.subarray(0, half))).status, 204);
-  let feed!: ReadableStreamDefaultController<Uint8Array>;
-  const stalled = patch(nodes[A]!, org.key, created.location, half, new ReadableStream({ start(c) { feed = c; } })).catch((err) => err);
-  feed.enqueue(new Uint8Array(video.subarray(half, half + 1000)));
+    // An upload with its first half accepted by A, and a PATCH streaming into A when it dies.
+    const created = await createUpload(nodes[A]!, org, video.length);
+    const half = Math.floor(video.length / 2);
+    t.is((await patch(nodes[A]!, org.key, created.location, 0, video.subarray(0, half))).status, 204);
+    let feed!: ReadableStreamDefaultController<Uint8Array>;
+    const stalled = patch(
+      nodes[A]!,
+      org.key,
+      created.location,
+      half,
+      new ReadableStream({
+        start(c) {
+          feed = c;
+        },
+      }),
+    ).catch((err) => err);
+    feed.enqueue(new Uint8Array(video.subarray(half, half + 1000)));
 
-  await waitFor(async () => (await count(`SELECT count(*) AS n FROM tasks WHERE organization_id = $1 AND state = 'leased' AND progress > 0`, [org.id])) > 0, 60_000, 'the analysis under way');
-  await nodes[A]!.proc!.kill('SIGKILL');
-  t.true((await stalled) instanceof Error, 'the PATCH into A broke off');
+    await waitFor(
+      async () =>
+        (await count(`SELECT count(*) AS n FROM tasks WHERE organization_id = $1 AND state = 'leased' AND progress > 0`, [org.id])) > 0,
+      60_000,
+      'the analysis under way',
+    );
+    await nodes[A]!.proc!.kill('SIGKILL');
+    t.true((await stalled) instanceof Error, 'the PATCH into A broke off');
 
-  // What A accepted is kept; what it had not accepted is sent again through B.
-  t.is(await headOffset(nodes[B]!, org.key, created.location), half);
-  const resumed = await waitFor(async () => {
-    const res = await patch(nodes[B]!, org.key, created.location, half, video.subarray(half));
-    return res.status === 409 ? undefined : res; // A's writer lease runs out within UPLOAD_WRITER_LEASE_MS
-  }, 20_000, 'B to take over the upload');
-  t.is(resumed.status, 204, await resumed.clone().text());
-  t.truthy(resumed.headers.get('upload-job-id'));
+    // What A accepted is kept; what it had not accepted is sent again through B.
+    t.is(await headOffset(nodes[B]!, org.key, created.location), half);
+    const resumed = await waitFor(
+      async () => {
+        const res = await patch(nodes[B]!, org.key, created.location, half, video.subarray(half));
+        return res.status === 409 ? undefined : res; // A's writer lease runs out within UPLOAD_WRITER_LEASE_MS
+      },
+      20_000,
+      'B to take over the upload',
+    );
+    t.is(resumed.status, 204, await resumed.clone().text());
+    t.truthy(resumed.headers.get('upload-job-id'));
 
-  // The job ends through B, once, its webhook delivered once.
-  const done = await waitFor(async () => {
-    const r = await call(nodes[B]!, org.key, 'GET', `/api/jobs/${job.body.id}`);
-    return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
-  }, 180_000, 'the job to end');
-  t.is(done.status, 'COMPLETED', done.message);
-  await waitFor(async () => (await count(`SELECT count(*) AS n FROM jobs WHERE organization_id = $1 AND status = 'PROCESSING'`, [org.id])) === 0, 180_000, 'the uploaded video\'s job to end');
-  const jobs = await db.query<{ id: string; status: string; cost: number | null }>(`SELECT id, status, cost::float AS cost FROM jobs WHERE organization_id = $1`, [org.id]);
-  t.is(jobs.length, 2);
-  const charges = await db.query<{ jobId: string; amount: number }>(`SELECT job_id AS "jobId", amount::float AS amount FROM credit_ledger WHERE organization_id = $1 AND kind = 'charge'`, [org.id]);
-  const completed = jobs.filter((j) => j.status === 'COMPLETED');
-  t.deepEqual(charges.map((c) => [c.jobId, c.amount]).sort(), completed.map((j) => [j.id, -Number(j.cost)]).sort(), 'one charge per completed job');
-  const orgRow = (await db.one<{ credits: number; reserved: number }>(`SELECT credits::float AS credits, reserved_credits::float AS reserved FROM organizations WHERE id = $1`, [org.id]))!;
-  t.is(Math.round(orgRow.credits * 100), Math.round((10 - completed.reduce((n, j) => n + Number(j.cost), 0)) * 100));
-  t.is(orgRow.reserved, 0);
-  await waitFor(async () => hooks.received.some((h) => h.body.includes(job.body.id)), 30_000, 'the webhook');
-  await new Promise((r) => setTimeout(r, 1500));
-  t.is(hooks.received.filter((h) => h.body.includes(job.body.id)).length, 1, 'one webhook delivery');
+    // The job ends through B, once, its webhook delivered once.
+    const done = await waitFor(
+      async () => {
+        const r = await call(nodes[B]!, org.key, 'GET', `/api/jobs/${job.body.id}`);
+        return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
+      },
+      180_000,
+      'the job to end',
+    );
+    t.is(done.status, 'COMPLETED', done.message);
+    await waitFor(
+      async () => (await count(`SELECT count(*) AS n FROM jobs WHERE organization_id = $1 AND status = 'PROCESSING'`, [org.id])) === 0,
+      180_000,
+      "the uploaded video's job to end",
+    );
+    const jobs = await db.query<{ id: string; status: string; cost: number | null }>(
+      `SELECT id, status, cost::float AS cost FROM jobs WHERE organization_id = $1`,
+      [org.id],
+    );
+    t.is(jobs.length, 2);
+    const charges = await db.query<{ jobId: string; amount: number }>(
+      `SELECT job_id AS "jobId", amount::float AS amount FROM credit_ledger WHERE organization_id = $1 AND kind = 'charge'`,
+      [org.id],
+    );
+    const completed = jobs.filter((j) => j.status === 'COMPLETED');
+    t.deepEqual(
+      charges.map((c) => [c.jobId, c.amount]).sort(),
+      completed.map((j) => [j.id, -Number(j.cost)]).sort(),
+      'one charge per completed job',
+    );
+    const orgRow = (await db.one<{ credits: number; reserved: number }>(
+      `SELECT credits::float AS credits, reserved_credits::float AS reserved FROM organizations WHERE id = $1`,
+      [org.id],
+    ))!;
+    t.is(Math.round(orgRow.credits * 100), Math.round((10 - completed.reduce((n, j) => n + Number(j.cost), 0)) * 100));
+    t.is(orgRow.reserved, 0);
+    await waitFor(async () => hooks.received.some((h) => h.body.includes(job.body.id)), 30_000, 'the webhook');
+    await new Promise((r) => setTimeout(r, 1500));
+    t.is(hooks.received.filter((h) => h.body.includes(job.body.id)).length, 1, 'one webhook delivery');
 
-  await startNode(nodes[A]!);
-});
+    await startNode(nodes[A]!);
+  },
+);
 
 test.serial('the rate limit counts requests through both coordinators together', async (t) => {
   const org = await newOrg('free', 10);
@@ -228,85 +319,118 @@ test.serial('the rate limit counts requests through both coordinators together',
   t.deepEqual(statuses, [...Array(FREE_FILES_PER_MINUTE).fill(200), 429, 429]);
 });
 
-test.serial('a session made on A works on B; signed out on A, B refuses it; a sign-in link used on A is refused on B; a revoked key stops on both', async (t) => {
-  const org = await newOrg('pro', 10);
-  const email = `two-${Date.now()}@farm.test`;
-  const user = await createUser(db, { email, organizationId: org.id, role: 'owner' });
-  await setPassword(db, user.id, 'correct horse battery');
-  const signIn = (node: Node, body: unknown) => fetch(node.url + '/api/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const res = await signIn(nodes[A]!, { email, password: 'correct horse battery' });
-  t.is(res.status, 200);
-  const csrf = ((await res.json()) as { csrfToken: string }).csrfToken;
-  const cookie = res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  t.is((await fetch(nodes[B]!.url + `/api/jobs?organizationId=${org.id}`, { headers: { cookie } })).status, 200);
-  t.is((await fetch(nodes[A]!.url + '/api/session', { method: 'DELETE', headers: { cookie, 'x-csrf-token': csrf } })).status, 200);
-  t.is((await fetch(nodes[B]!.url + '/api/session', { headers: { cookie } })).status, 401);
-  t.is((await fetch(nodes[B]!.url + `/api/jobs?organizationId=${org.id}`, { headers: { cookie } })).status, 401);
+test.serial(
+  'a session made on A works on B; signed out on A, B refuses it; a sign-in link used on A is refused on B; a revoked key stops on both',
+  async (t) => {
+    const org = await newOrg('pro', 10);
+    const email = `two-${Date.now()}@farm.test`;
+    const user = await createUser(db, { email, organizationId: org.id, role: 'owner' });
+    await setPassword(db, user.id, 'correct horse battery');
+    const signIn = (node: Node, body: unknown) =>
+      fetch(node.url + '/api/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await signIn(nodes[A]!, { email, password: 'correct horse battery' });
+    t.is(res.status, 200);
+    const csrf = ((await res.json()) as { csrfToken: string }).csrfToken;
+    const cookie = res.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    t.is((await fetch(nodes[B]!.url + `/api/jobs?organizationId=${org.id}`, { headers: { cookie } })).status, 200);
+    t.is((await fetch(nodes[A]!.url + '/api/session', { method: 'DELETE', headers: { cookie, 'x-csrf-token': csrf } })).status, 200);
+    t.is((await fetch(nodes[B]!.url + '/api/session', { headers: { cookie } })).status, 401);
+    t.is((await fetch(nodes[B]!.url + `/api/jobs?organizationId=${org.id}`, { headers: { cookie } })).status, 401);
 
-  const link = await createLoginLink(db, user.id);
-  t.is((await signIn(nodes[A]!, { token: link })).status, 200);
-  t.is((await signIn(nodes[B]!, { token: link })).status, 401);
+    const link = await createLoginLink(db, user.id);
+    t.is((await signIn(nodes[A]!, { token: link })).status, 200);
+    t.is((await signIn(nodes[B]!, { token: link })).status, 401);
 
-  // Both coordinators have the key in their cache; the admin CLI revokes it in the database.
-  const key = await issueApiKey(db, org.id, 'soon revoked');
-  for (const node of nodes) t.is((await call(node, key.key, 'GET', '/api/jobs')).status, 200);
-  await db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
-  const revokedAt = Date.now();
-  for (const node of nodes) await waitFor(async () => (await call(node, key.key, 'GET', '/api/jobs')).status === 401, API_KEY_CACHE_MS + 3_000, `${node.name} to refuse the key`);
-  t.true(Date.now() - revokedAt <= API_KEY_CACHE_MS + 1_000, 'within the key cache time');
-});
+    // Both coordinators have the key in their cache; the admin CLI revokes it in the database.
+    const key = await issueApiKey(db, org.id, 'soon revoked');
+    for (const node of nodes) t.is((await call(node, key.key, 'GET', '/api/jobs')).status, 200);
+    await db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
+    const revokedAt = Date.now();
+    for (const node of nodes)
+      await waitFor(
+        async () => (await call(node, key.key, 'GET', '/api/jobs')).status === 401,
+        API_KEY_CACHE_MS + 3_000,
+        `${node.name} to refuse the key`,
+      );
+    t.true(Date.now() - revokedAt <= API_KEY_CACHE_MS + 1_000, 'within the key cache time');
+  },
+);
 
-test.serial('the scheduled sweep removes an abandoned upload\'s bytes, releases its storage, and finishes an upload whose finisher died', async (t) => {
-  const org = await newOrg('free', 10);
-  // 60 MB of the free plan's 100 MB held by an upload that will never finish.
-  const abandoned = await createUpload(nodes[A]!, org, 60_000_000);
-  t.is(abandoned.status, 201);
-  t.is((await patch(nodes[B]!, org.key, abandoned.location, 0, video)).status, 204);
-  t.is((await partObjects(abandoned.body.id)).length, 1);
-  t.is((await createUpload(nodes[B]!, org, 60_000_000)).status, 403);
+test.serial(
+  "the scheduled sweep removes an abandoned upload's bytes, releases its storage, and finishes an upload whose finisher died",
+  async (t) => {
+    const org = await newOrg('free', 10);
+    // 60 MB of the free plan's 100 MB held by an upload that will never finish.
+    const abandoned = await createUpload(nodes[A]!, org, 60_000_000);
+    t.is(abandoned.status, 201);
+    t.is((await patch(nodes[B]!, org.key, abandoned.location, 0, video)).status, 204);
+    t.is((await partObjects(abandoned.body.id)).length, 1);
+    t.is((await createUpload(nodes[B]!, org, 60_000_000)).status, 403);
 
-  // And an upload whose last bytes were accepted when its coordinator died before making the job:
-  // what a SIGKILL between the last part and the job leaves (the part stored and counted, the
-  // writer's lease run out).
-  const pro = await newOrg('pro', 10);
-  const orphaned = await createUpload(nodes[A]!, pro, video.length);
-  const half = Math.floor(video.length / 2);
-  t.is((await patch(nodes[A]!, pro.key, orphaned.location, 0, video.subarray(0, half))).status, 204);
-  const lastKey = `uploads/${orphaned.body.id}/${String(half).padStart(15, '0')}-dead-writer`;
-  await store.put(lastKey, video.subarray(half));
-  await db.tx(async (c) => {
-    await c.query(`UPDATE uploads SET offset_bytes = length_bytes, writer_token = 'dead-writer', writer_until = now() - interval '1 second' WHERE id = $1`, [orphaned.body.id]);
-    await c.query(`INSERT INTO upload_parts (upload_id, offset_bytes, size_bytes, object_key) VALUES ($1, $2, $3, $4)`, [orphaned.body.id, half, video.length - half, lastKey]);
-  });
+    // And an upload whose last bytes were accepted when its coordinator died before making the job:
+    // what a SIGKILL between the last part and the job leaves (the part stored and counted, the
+    // writer's lease run out).
+    const pro = await newOrg('pro', 10);
+    const orphaned = await createUpload(nodes[A]!, pro, video.length);
+    const half = Math.floor(video.length / 2);
+    t.is((await patch(nodes[A]!, pro.key, orphaned.location, 0, video.subarray(0, half))).status, 204);
+    const lastKey = `uploads/${orphaned.body.id}/${String(half).padStart(15, '0')}-dead-writer`;
+    await store.put(lastKey, video.subarray(half));
+    await db.tx(async (c) => {
+      await c.query(
+        `UPDATE uploads SET offset_bytes = length_bytes, writer_token = 'dead-writer', writer_until = now() - interval '1 second' WHERE id = $1`,
+        [orphaned.body.id],
+      );
+      await c.query(`INSERT INTO upload_parts (upload_id, offset_bytes, size_bytes, object_key) VALUES ($1, $2, $3, $4)`, [
+        orphaned.body.id,
+        half,
+        video.length - half,
+        lastKey,
+      ]);
+    });
 
-  // A day of silence, then one sweep: pg-boss gives it to one of the two coordinators.
-  await db.query(`UPDATE uploads SET updated_at = now() - interval '25 hours' WHERE id = $1`, [abandoned.body.id]);
-  const boss = new PgBoss({ connectionString: databaseUrl, schema: 'pgboss', supervise: false, schedule: false, migrate: false });
-  await boss.start();
-  try {
-    await boss.send(UPLOAD_SWEEP_QUEUE, {});
-  } finally {
-    await boss.stop({ graceful: false, wait: true, close: true });
-  }
-  // The sweep logs once it has removed the bytes as well.
-  const sweptBy = () => nodes.flatMap((n) => n.proc!.logs).filter((l) => l.includes('"msg":"abandoned uploads expired"') && l.includes(abandoned.body.id));
-  await waitFor(async () => sweptBy().length > 0, 30_000, 'the sweep');
-  const row = (await db.one<{ state: string; message: string }>(`SELECT state, error_message AS message FROM uploads WHERE id = $1`, [abandoned.body.id]))!;
-  t.is(row.state, 'failed');
-  t.regex(row.message, /expired/);
-  t.deepEqual(await partObjects(abandoned.body.id), []);
-  t.is(await count(`SELECT count(*) AS n FROM upload_parts WHERE upload_id = $1`, [abandoned.body.id]), 0);
-  t.is(sweptBy().length, 1, 'one coordinator ran the sweep');
-  // Its 60 MB are free again.
-  t.is((await createUpload(nodes[B]!, org, 60_000_000)).status, 201);
+    // A day of silence, then one sweep: pg-boss gives it to one of the two coordinators.
+    await db.query(`UPDATE uploads SET updated_at = now() - interval '25 hours' WHERE id = $1`, [abandoned.body.id]);
+    const boss = new PgBoss({ connectionString: databaseUrl, schema: 'pgboss', supervise: false, schedule: false, migrate: false });
+    await boss.start();
+    try {
+      await boss.send(UPLOAD_SWEEP_QUEUE, {});
+    } finally {
+      await boss.stop({ graceful: false, wait: true, close: true });
+    }
+    // The sweep logs once it has removed the bytes as well.
+    const sweptBy = () =>
+      nodes.flatMap((n) => n.proc!.logs).filter((l) => l.includes('"msg":"abandoned uploads expired"') && l.includes(abandoned.body.id));
+    await waitFor(async () => sweptBy().length > 0, 30_000, 'the sweep');
+    const row = (await db.one<{ state: string; message: string }>(`SELECT state, error_message AS message FROM uploads WHERE id = $1`, [
+      abandoned.body.id,
+    ]))!;
+    t.is(row.state, 'failed');
+    t.regex(row.message, /expired/);
+    t.deepEqual(await partObjects(abandoned.body.id), []);
+    t.is(await count(`SELECT count(*) AS n FROM upload_parts WHERE upload_id = $1`, [abandoned.body.id]), 0);
+    t.is(sweptBy().length, 1, 'one coordinator ran the sweep');
+    // Its 60 MB are free again.
+    t.is((await createUpload(nodes[B]!, org, 60_000_000)).status, 201);
 
-  // The upload whose finisher died became its one file and one job.
-  const finished = await waitFor(async () => {
-    const r = await db.one<{ state: string; jobId: string | null; fileId: string | null }>(`SELECT state, job_id AS "jobId", file_id AS "fileId" FROM uploads WHERE id = $1`, [orphaned.body.id]);
-    return r?.state === 'completed' ? r : undefined;
-  }, 30_000, 'the sweep to finish the upload');
-  t.truthy(finished.jobId);
-  t.is(await count(`SELECT count(*) AS n FROM jobs WHERE organization_id = $1`, [pro.id]), 1);
-  t.is(await count(`SELECT sum(size_bytes) AS n FROM files WHERE organization_id = $1 AND 'upload' = ANY(tags)`, [pro.id]), video.length);
-  t.deepEqual(await partObjects(orphaned.body.id), []);
-});
+    // The upload whose finisher died became its one file and one job.
+    const finished = await waitFor(
+      async () => {
+        const r = await db.one<{ state: string; jobId: string | null; fileId: string | null }>(
+          `SELECT state, job_id AS "jobId", file_id AS "fileId" FROM uploads WHERE id = $1`,
+          [orphaned.body.id],
+        );
+        return r?.state === 'completed' ? r : undefined;
+      },
+      30_000,
+      'the sweep to finish the upload',
+    );
+    t.truthy(finished.jobId);
+    t.is(await count(`SELECT count(*) AS n FROM jobs WHERE organization_id = $1`, [pro.id]), 1);
+    t.is(await count(`SELECT sum(size_bytes) AS n FROM files WHERE organization_id = $1 AND 'upload' = ANY(tags)`, [pro.id]), video.length);
+    t.deepEqual(await partObjects(orphaned.body.id), []);
+  },
+);

@@ -8,7 +8,16 @@ import { buildWatermarkFilter, type WatermarkPlacement } from '../node-agent/src
 /** The box the agent's graph draws: `scale=W:H` of the image and `overlay=x=X:y=Y` onto the frame. */
 function agentBox(p: WatermarkPlacement, frameWidth: number, frameHeight: number, imageWidth: number, imageHeight: number) {
   const { filter } = buildWatermarkFilter({
-    ...p, videoLabel: 'v', imageLabel: '1:v', outLabel: 'out', frameWidth, frameHeight, imageWidth, imageHeight, opacity: 1, blendMode: 'normal',
+    ...p,
+    videoLabel: 'v',
+    imageLabel: '1:v',
+    outLabel: 'out',
+    frameWidth,
+    frameHeight,
+    imageWidth,
+    imageHeight,
+    opacity: 1,
+    blendMode: 'normal',
   });
   const scale = /scale=(\d+):(\d+)/.exec(filter);
   const overlay = /overlay=x=(\d+):y=(\d+)/.exec(filter);
@@ -17,10 +26,22 @@ function agentBox(p: WatermarkPlacement, frameWidth: number, frameHeight: number
 }
 
 /** What the studio lays over a preview `previewWidth` px wide, back in output pixels. */
-function studioBox(p: WatermarkPlacement, frameWidth: number, frameHeight: number, imageWidth: number, imageHeight: number, previewWidth: number) {
+function studioBox(
+  p: WatermarkPlacement,
+  frameWidth: number,
+  frameHeight: number,
+  imageWidth: number,
+  imageHeight: number,
+  previewWidth: number,
+) {
   const pct = boxPercent(placeWatermark(p, frameWidth, frameHeight, imageWidth, imageHeight), frameWidth, frameHeight);
   const previewHeight = (previewWidth * frameHeight) / frameWidth;
-  const onPreview = { x: (pct.left / 100) * previewWidth, y: (pct.top / 100) * previewHeight, w: (pct.width / 100) * previewWidth, h: (pct.height / 100) * previewHeight };
+  const onPreview = {
+    x: (pct.left / 100) * previewWidth,
+    y: (pct.top / 100) * previewHeight,
+    w: (pct.width / 100) * previewWidth,
+    h: (pct.height / 100) * previewHeight,
+  };
   const k = frameWidth / previewWidth;
   return { x: onPreview.x * k, y: onPreview.y * k, w: onPreview.w * k, h: onPreview.h * k };
 }
@@ -34,13 +55,20 @@ const CASES: Array<{ frame: [number, number]; image: [number, number]; placement
   { frame: [1920, 1080], image: [300, 100], placement: { left: '100px', bottom: '60px' } },
 ];
 
-for (const { frame: [fw, fh], image: [iw, ih], placement } of CASES) {
+for (const {
+  frame: [fw, fh],
+  image: [iw, ih],
+  placement,
+} of CASES) {
   test(`the preview draws the watermark where the agent composites it: ${fw}x${fh}, ${JSON.stringify(placement)}`, (t) => {
     const agent = agentBox(placement, fw, fh, iw, ih);
     for (const previewWidth of [240, 270, 390]) {
       const studio = studioBox(placement, fw, fh, iw, ih, previewWidth);
       for (const key of ['x', 'y', 'w', 'h'] as const) {
-        t.true(Math.abs(studio[key] - agent[key]) < 1e-6, `${key} at preview width ${previewWidth}: studio ${studio[key]}, agent ${agent[key]}`);
+        t.true(
+          Math.abs(studio[key] - agent[key]) < 1e-6,
+          `${key} at preview width ${previewWidth}: studio ${studio[key]}, agent ${agent[key]}`,
+        );
       }
     }
   });
@@ -48,7 +76,11 @@ for (const { frame: [fw, fh], image: [iw, ih], placement } of CASES) {
 
 test('a box dragged in the studio is stored as output px that the render reads back to the same box', (t) => {
   const image = { width: 431, height: 120 };
-  for (const dragged of [{ x: 40, y: 40, w: 300 }, { x: 612.4, y: 1503.6, w: 180.5 }, { x: -20, y: 0, w: 1080 }]) {
+  for (const dragged of [
+    { x: 40, y: 40, w: 300 },
+    { x: 612.4, y: 1503.6, w: 180.5 },
+    { x: -20, y: 0, w: 1080 },
+  ]) {
     const placement = placementFromBox(dragged);
     t.regex(placement.left, /^-?\d+px$/);
     t.regex(placement.top, /^-?\d+px$/);

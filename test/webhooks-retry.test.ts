@@ -36,29 +36,47 @@ function receiver(handle: Handler) {
   return {
     answered,
     listen: (port = 0) => new Promise<number>((r) => server.listen(port, '127.0.0.1', () => r((server.address() as AddressInfo).port))),
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
 async function sendEvent(url: string) {
   const { org } = await cluster.org();
   const jobId = `hook-${Math.random().toString(36).slice(2)}`;
-  await cluster.app.db.tx((c) => enqueueWebhook(cluster.app.boss, c, { organizationId: org.id, jobId, url, event: 'job.completed', body: JSON.stringify({ jobId }) }));
+  await cluster.app.db.tx((c) =>
+    enqueueWebhook(cluster.app.boss, c, { organizationId: org.id, jobId, url, event: 'job.completed', body: JSON.stringify({ jobId }) }),
+  );
   return jobId;
 }
 
-const attempts = (jobId: string) => cluster.app.db.query<{ attempt: number; code: number | null; delivered: boolean; error: string | null; at: Date }>(
-  'SELECT attempt, status_code AS code, delivered, error, created_at AS at FROM webhook_deliveries WHERE job_id = $1 ORDER BY attempt', [jobId]);
+const attempts = (jobId: string) =>
+  cluster.app.db.query<{ attempt: number; code: number | null; delivered: boolean; error: string | null; at: Date }>(
+    'SELECT attempt, status_code AS code, delivered, error, created_at AS at FROM webhook_deliveries WHERE job_id = $1 ORDER BY attempt',
+    [jobId],
+  );
 
 /** Waits for the delivered row itself (not the receiver's answer, which comes before it is written). */
-const deliveredAttempts = (jobId: string) => waitFor(async () => {
-  const rows = await attempts(jobId);
-  return rows.some((r) => r.delivered) ? rows : undefined;
-}, 60_000, `delivery of ${jobId}`);
+const deliveredAttempts = (jobId: string) =>
+  waitFor(
+    async () => {
+      const rows = await attempts(jobId);
+      return rows.some((r) => r.delivered) ? rows : undefined;
+    },
+    60_000,
+    `delivery of ${jobId}`,
+  );
 
 /** Nothing more is queued for this event: no retry can still arrive. */
-const pendingRetries = async (jobId: string) => (await cluster.app.db.query(
-  `SELECT 1 FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = $1 AND state < 'completed'`, [jobId])).length;
+const pendingRetries = async (jobId: string) =>
+  (
+    await cluster.app.db.query(`SELECT 1 FROM pgboss.job WHERE name = 'webhook-delivery' AND data->>'jobId' = $1 AND state < 'completed'`, [
+      jobId,
+    ])
+  ).length;
 
 test.serial('a receiver that is down for two attempts gets exactly one delivery on the third', async (t) => {
   // Learn a free port, then leave nothing listening on it: connections are refused.
@@ -72,7 +90,14 @@ test.serial('a receiver that is down for two attempts gets exactly one delivery 
   await hooks.listen(port);
   try {
     const rows = await deliveredAttempts(jobId);
-    t.deepEqual(rows.map((r) => [r.attempt, r.code, r.delivered]), [[1, null, false], [2, null, false], [3, 200, true]]);
+    t.deepEqual(
+      rows.map((r) => [r.attempt, r.code, r.delivered]),
+      [
+        [1, null, false],
+        [2, null, false],
+        [3, 200, true],
+      ],
+    );
     t.regex(rows[0]!.error!, /ECONNREFUSED/);
     t.deepEqual(hooks.answered, [200]);
     t.is(await pendingRetries(jobId), 0);
@@ -90,7 +115,14 @@ test.serial('a receiver that times out twice gets exactly one delivery on the th
   try {
     const jobId = await sendEvent(`http://127.0.0.1:${port}/hook`);
     const rows = await deliveredAttempts(jobId);
-    t.deepEqual(rows.map((r) => [r.attempt, r.code, r.delivered]), [[1, null, false], [2, null, false], [3, 200, true]]);
+    t.deepEqual(
+      rows.map((r) => [r.attempt, r.code, r.delivered]),
+      [
+        [1, null, false],
+        [2, null, false],
+        [3, 200, true],
+      ],
+    );
     t.regex(rows[0]!.error!, /timed out/);
     t.deepEqual(hooks.answered, [200]);
     t.is(await pendingRetries(jobId), 0);
@@ -108,7 +140,13 @@ test.serial('a 429 with Retry-After is retried no sooner than the receiver asked
   try {
     const jobId = await sendEvent(`http://127.0.0.1:${port}/hook`);
     const rows = await deliveredAttempts(jobId);
-    t.deepEqual(rows.map((r) => [r.attempt, r.code, r.delivered]), [[1, 429, false], [2, 200, true]]);
+    t.deepEqual(
+      rows.map((r) => [r.attempt, r.code, r.delivered]),
+      [
+        [1, 429, false],
+        [2, 200, true],
+      ],
+    );
     // The backoff alone would have waited at most 2 s (1 s base, +25 % jitter, rounded up).
     const waitedMs = new Date(rows[1].at).getTime() - new Date(rows[0].at).getTime();
     t.true(waitedMs >= 2900, `second attempt ${waitedMs} ms after the first`);
@@ -119,7 +157,8 @@ test.serial('a 429 with Retry-After is retried no sooner than the receiver asked
 });
 
 test('what an attempt means is decided on the refusal code and the status, not the message', (t) => {
-  const refused = (code: ConstructorParameters<typeof FetchRefusedError>[0]) => classifyAttempt({ error: new FetchRefusedError(code, 'whatever the wording') });
+  const refused = (code: ConstructorParameters<typeof FetchRefusedError>[0]) =>
+    classifyAttempt({ error: new FetchRefusedError(code, 'whatever the wording') });
   t.like(refused('blocked_host'), { delivered: false, retry: false });
   t.like(refused('invalid_url'), { delivered: false, retry: false });
   t.like(refused('timeout'), { delivered: false, retry: true });
@@ -132,9 +171,24 @@ test('what an attempt means is decided on the refusal code and the status, not t
   t.is(parseRetryAfter('soon'), undefined);
   t.is(parseRetryAfter('99999999'), 6 * 3600);
   // Backoff doubles per failed attempt, within ±25 %, and never undercuts Retry-After.
-  t.is(retryDelaySec(1, 60, undefined, () => 0.5), 60);
-  t.is(retryDelaySec(3, 60, undefined, () => 0.5), 240);
-  t.is(retryDelaySec(3, 60, undefined, () => 0), 180);
-  t.is(retryDelaySec(3, 60, undefined, () => 1), 300);
-  t.is(retryDelaySec(1, 60, 600, () => 0.5), 600);
+  t.is(
+    retryDelaySec(1, 60, undefined, () => 0.5),
+    60,
+  );
+  t.is(
+    retryDelaySec(3, 60, undefined, () => 0.5),
+    240,
+  );
+  t.is(
+    retryDelaySec(3, 60, undefined, () => 0),
+    180,
+  );
+  t.is(
+    retryDelaySec(3, 60, undefined, () => 1),
+    300,
+  );
+  t.is(
+    retryDelaySec(1, 60, 600, () => 0.5),
+    600,
+  );
 });

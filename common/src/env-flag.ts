@@ -15,12 +15,15 @@ export function parseEnvFlag(text: string): boolean | undefined {
 
 /** A config field that is a flag: a boolean (set in code) or one of the flag words (from the environment). */
 export function envFlag(defaultValue: boolean) {
-  return z.union([z.boolean(), z.string()]).transform((given, ctx) => {
-    const value = typeof given === 'boolean' ? given : parseEnvFlag(given);
-    if (value === undefined) {
-      ctx.addIssue({ code: 'custom', message: `expected ${FLAG_WORDS}, got ${JSON.stringify(given)}` });
-      return z.NEVER;
-    }
-    return value;
-  }).default(defaultValue);
+  return z
+    .union([z.boolean(), z.string()])
+    .transform((given, ctx) => {
+      const value = typeof given === 'boolean' ? given : parseEnvFlag(given);
+      if (value === undefined) {
+        ctx.addIssue({ code: 'custom', message: `expected ${FLAG_WORDS}, got ${JSON.stringify(given)}` });
+        return z.NEVER;
+      }
+      return value;
+    })
+    .default(defaultValue);
 }

@@ -9,7 +9,8 @@ let cached: string | undefined;
 export function repoRoot(): string {
   if (cached) return cached;
   let dir = path.dirname(fileURLToPath(import.meta.url));
-  const isRoot = (d: string) => existsSync(path.join(d, 'package.json')) && existsSync(path.join(d, 'common/src')) && path.basename(d) !== 'dist';
+  const isRoot = (d: string) =>
+    existsSync(path.join(d, 'package.json')) && existsSync(path.join(d, 'common/src')) && path.basename(d) !== 'dist';
   while (!isRoot(dir)) {
     if (path.dirname(dir) === dir) throw new Error('the repository root (package.json beside common/src) was not found');
     dir = path.dirname(dir);

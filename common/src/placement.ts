@@ -15,8 +15,14 @@ import type { TaskType } from './tasks.js';
 // Each task type's own placement is in its contract (common/src/tasks/<type>.ts); placementOf
 // (common/src/tasks/contracts.ts) adds what an enqueue asks for.
 export type CapabilityTag =
-  | 'nvenc' | 'transcriber' | 'face-detector'
-  | `encoder:${string}` | `onnx:${string}` | `model:${string}` | `transcriber:${string}` | `face-detector:${string}`;
+  | 'nvenc'
+  | 'transcriber'
+  | 'face-detector'
+  | `encoder:${string}`
+  | `onnx:${string}`
+  | `model:${string}`
+  | `transcriber:${string}`
+  | `face-detector:${string}`;
 
 export interface TaskPlacement {
   requires: readonly CapabilityTag[];
@@ -61,7 +67,10 @@ export function capabilityTags(caps: AdvertisedCapabilities): CapabilityTag[] {
 }
 
 export const isCapabilityTag = (v: string): v is CapabilityTag =>
-  v === 'nvenc' || v === 'transcriber' || v === 'face-detector' || /^(encoder|onnx|model|transcriber|face-detector):[a-z0-9][a-z0-9._-]{0,63}$/.test(v);
+  v === 'nvenc' ||
+  v === 'transcriber' ||
+  v === 'face-detector' ||
+  /^(encoder|onnx|model|transcriber|face-detector):[a-z0-9][a-z0-9._-]{0,63}$/.test(v);
 
 const TYPE_NOUN: Record<TaskType, string> = {
   'probe-media': 'a media probe agent',

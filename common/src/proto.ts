@@ -28,5 +28,7 @@ export function loadAgentProto(): ProtoGrpcType['shorts']['v1'] {
 export type AgentRpc = keyof { [K in keyof AgentServiceDefinition as string extends K ? never : K]: true } & string;
 
 /** What a caller sends and what it gets back for one RPC. */
-export type AgentRpcRequest<K extends AgentRpc> = AgentServiceDefinition[K] extends protoLoader.MethodDefinition<infer Req, infer _Res, infer _ReqOut, infer _ResOut> ? Req : never;
-export type AgentRpcResponse<K extends AgentRpc> = AgentServiceDefinition[K] extends protoLoader.MethodDefinition<infer _Req, infer _Res, infer _ReqOut, infer ResOut> ? ResOut : never;
+export type AgentRpcRequest<K extends AgentRpc> =
+  AgentServiceDefinition[K] extends protoLoader.MethodDefinition<infer Req, infer _Res, infer _ReqOut, infer _ResOut> ? Req : never;
+export type AgentRpcResponse<K extends AgentRpc> =
+  AgentServiceDefinition[K] extends protoLoader.MethodDefinition<infer _Req, infer _Res, infer _ReqOut, infer ResOut> ? ResOut : never;

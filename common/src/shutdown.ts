@@ -21,10 +21,13 @@ export function stopOnSignals(log: Logger, stop: () => Promise<void>): void {
       log.error('stop took too long; exiting', { deadlineMs: STOP_DEADLINE_MS });
       process.exit(1);
     }, STOP_DEADLINE_MS).unref();
-    stop().then(() => process.exit(0), (err) => {
-      log.error('stop failed', { err });
-      process.exit(1);
-    });
+    stop().then(
+      () => process.exit(0),
+      (err) => {
+        log.error('stop failed', { err });
+        process.exit(1);
+      },
+    );
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stopOnce({ signal }));
   if (process.send) {

@@ -48,14 +48,17 @@ const schema = z.object({
   unmetNeedsFailMs: z.coerce.number().int().min(0).default(120_000),
   /** The agents' wall-clock limits (TASK_TIME_LIMITS, same format): a task leased longer than its
    *  limit plus a grace is taken back from its agent, which should have stopped it. */
-  taskTimeLimits: z.string().default('').transform((text, ctx): Record<TaskType, number> => {
-    try {
-      return parseTaskTimeLimits(text);
-    } catch (err) {
-      ctx.addIssue({ code: 'custom', message: (err as Error).message });
-      return z.NEVER;
-    }
-  }),
+  taskTimeLimits: z
+    .string()
+    .default('')
+    .transform((text, ctx): Record<TaskType, number> => {
+      try {
+        return parseTaskTimeLimits(text);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   /** A source at least this long is analysed in time ranges, each by its own child task (issue 22);
    *  0 never splits. */
   analysisRangeMinSec: z.coerce.number().min(0).default(600),
@@ -74,14 +77,27 @@ const schema = z.object({
   /** Background timers off (tests drive ticks themselves). */
   timers: envFlag(true),
   /** Requests a minute on the file routes for free,starter,pro,business; 0 = unlimited. */
-  rateLimitFilesPerMinute: z.string().default('600,600,1200,3000').refine((v) => /^\s*\d+\s*(,\s*\d+\s*){3}$/.test(v), 'four non-negative integers: free,starter,pro,business'),
+  rateLimitFilesPerMinute: z
+    .string()
+    .default('600,600,1200,3000')
+    .refine((v) => /^\s*\d+\s*(,\s*\d+\s*){3}$/.test(v), 'four non-negative integers: free,starter,pro,business'),
   /** Requests a minute on the social routes for API-key callers; 0 = unlimited. */
   rateLimitSocialPerMinute: z.coerce.number().int().min(0).default(300),
   /** A studio session unused this long ends. Default: 30 min when PUBLIC_URL is https (a deployment),
    *  else 4 h (a laptop over http: a working session, not overnight). */
-  sessionIdleTimeoutSec: z.coerce.number().int().min(60).max(30 * 86_400).optional(),
+  sessionIdleTimeoutSec: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86_400)
+    .optional(),
   /** A studio session ends this long after sign-in however much it is used. */
-  sessionAbsoluteTimeoutSec: z.coerce.number().int().min(60).max(30 * 86_400).default(12 * 3600),
+  sessionAbsoluteTimeoutSec: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 86_400)
+    .default(12 * 3600),
   /** Wall-clock limit for drawing an imported SVG watermark (in a child process). */
   svgRasterTimeoutMs: z.coerce.number().int().positive().default(10_000),
   /** How long an upload's writer holds its lock without renewing it: after a coordinator dies
@@ -95,14 +111,17 @@ const schema = z.object({
   /** The shortest chunk (seconds): a render makes at most its length / this many chunks. */
   renderChunkSec: z.coerce.number().positive().default(20),
   /** Which proxies' X-Forwarded-* headers count: a number of hops, or their addresses (api/client-address.ts). */
-  trustProxy: z.string().optional().transform((text, ctx): TrustProxy => {
-    try {
-      return parseTrustProxy(text);
-    } catch (err) {
-      ctx.addIssue({ code: 'custom', message: (err as Error).message });
-      return z.NEVER;
-    }
-  }),
+  trustProxy: z
+    .string()
+    .optional()
+    .transform((text, ctx): TrustProxy => {
+      try {
+        return parseTrustProxy(text);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   /** Password hashes (scrypt, on libuv's thread pool) one process runs at once for sign-ins. */
   signInHashConcurrency: z.coerce.number().int().min(1).max(64).default(2),
   /** Sign-ins that may wait for one of those; further ones are answered 503 at once. */
@@ -110,11 +129,13 @@ const schema = z.object({
   logLevel: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 
-export type CoordinatorConfig = Readonly<Omit<z.infer<typeof schema>, 'grpcHost' | 'sessionIdleTimeoutSec'> & {
-  grpcHost: string;
-  sessionIdleTimeoutSec: number;
-  social: Readonly<SocialConfig>;
-}>;
+export type CoordinatorConfig = Readonly<
+  Omit<z.infer<typeof schema>, 'grpcHost' | 'sessionIdleTimeoutSec'> & {
+    grpcHost: string;
+    sessionIdleTimeoutSec: number;
+    social: Readonly<SocialConfig>;
+  }
+>;
 
 /** Session idle timeouts when SESSION_IDLE_TIMEOUT_SEC is unset: production-like (https) and local. */
 export const DEFAULT_SESSION_IDLE_SEC = { https: 30 * 60, http: 4 * 3600 } as const;
@@ -128,7 +149,8 @@ function grpcExposure(c: z.infer<typeof schema>): { host: string } | { problem: 
   const host = c.grpcHost ?? (tls ? '0.0.0.0' : '127.0.0.1');
   if (tls || c.grpcInsecure || isLoopbackHost(host)) return { host };
   return {
-    problem: `refusing to serve the agent protocol in plain text on ${host}: set GRPC_TLS_CERT and GRPC_TLS_KEY, ` +
+    problem:
+      `refusing to serve the agent protocol in plain text on ${host}: set GRPC_TLS_CERT and GRPC_TLS_KEY, ` +
       'bind GRPC_HOST to loopback, or set GRPC_INSECURE=1 if the network between coordinator and agents is trusted',
   };
 }
@@ -148,22 +170,58 @@ function placeholderSecrets(c: z.infer<typeof schema>): string[] {
 }
 
 const ENV: Record<keyof z.infer<typeof schema>, string> = {
-  port: 'PORT', host: 'HOST', grpcPort: 'GRPC_PORT', grpcHost: 'GRPC_HOST', databaseUrl: 'DATABASE_URL',
-  embeddedPostgresPort: 'EMBEDDED_PG_PORT', dataDir: 'DATA_DIR', publicUrl: 'PUBLIC_URL',
-  clusterToken: 'CLUSTER_TOKEN', jwtSecret: 'JWT_SECRET', urlSigningSecret: 'URL_SIGNING_SECRET',
-  grpcInsecure: 'GRPC_INSECURE', tlsCertPath: 'GRPC_TLS_CERT', tlsKeyPath: 'GRPC_TLS_KEY', storage: 'STORAGE', s3Endpoint: 'S3_ENDPOINT',
-  s3Region: 'S3_REGION', s3Bucket: 'S3_BUCKET', s3AccessKeyId: 'S3_ACCESS_KEY_ID',
-  s3SecretAccessKey: 'S3_SECRET_ACCESS_KEY', s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
-  fetchAllowlist: 'FETCH_ALLOWLIST', bodyLimitBytes: 'BODY_LIMIT_BYTES', leaseTtlMs: 'LEASE_TTL_MS',
-  leaseWaitMs: 'LEASE_WAIT_MS', taskMaxAttempts: 'TASK_MAX_ATTEMPTS', watchdogIntervalMs: 'WATCHDOG_INTERVAL_MS',
-  placementGraceMs: 'PLACEMENT_GRACE_MS', waitingNoticeMs: 'WAITING_NOTICE_MS', unmetNeedsFailMs: 'UNMET_NEEDS_FAIL_MS', taskTimeLimits: 'TASK_TIME_LIMITS',
-  analysisRangeMinSec: 'ANALYSIS_RANGE_MIN_SEC', analysisRangeSec: 'ANALYSIS_RANGE_SEC',
-  creditsPerDollar: 'CREDITS_PER_DOLLAR', signedUrlTtlSec: 'SIGNED_URL_TTL_SEC', agentUploadMaxBytes: 'AGENT_UPLOAD_MAX_BYTES', webhookRetryDelaySec: 'WEBHOOK_RETRY_DELAY_SEC', webhookTimeoutMs: 'WEBHOOK_TIMEOUT_MS', timers: 'TIMERS',
-  rateLimitFilesPerMinute: 'RATE_LIMIT_FILES_PER_MINUTE', rateLimitSocialPerMinute: 'RATE_LIMIT_SOCIAL_PER_MINUTE',
-  renderActiveLimit: 'RENDER_ACTIVE_LIMIT', renderChunkMinSec: 'RENDER_CHUNK_MIN_SEC', renderChunkSec: 'RENDER_CHUNK_SEC', svgRasterTimeoutMs: 'SVG_RASTER_TIMEOUT_MS',
-  uploadWriterLeaseMs: 'UPLOAD_WRITER_LEASE_MS', logLevel: 'LOG_LEVEL',
-  sessionIdleTimeoutSec: 'SESSION_IDLE_TIMEOUT_SEC', sessionAbsoluteTimeoutSec: 'SESSION_ABSOLUTE_TIMEOUT_SEC',
-  trustProxy: 'TRUST_PROXY', signInHashConcurrency: 'SIGN_IN_HASH_CONCURRENCY', signInHashQueue: 'SIGN_IN_HASH_QUEUE',
+  port: 'PORT',
+  host: 'HOST',
+  grpcPort: 'GRPC_PORT',
+  grpcHost: 'GRPC_HOST',
+  databaseUrl: 'DATABASE_URL',
+  embeddedPostgresPort: 'EMBEDDED_PG_PORT',
+  dataDir: 'DATA_DIR',
+  publicUrl: 'PUBLIC_URL',
+  clusterToken: 'CLUSTER_TOKEN',
+  jwtSecret: 'JWT_SECRET',
+  urlSigningSecret: 'URL_SIGNING_SECRET',
+  grpcInsecure: 'GRPC_INSECURE',
+  tlsCertPath: 'GRPC_TLS_CERT',
+  tlsKeyPath: 'GRPC_TLS_KEY',
+  storage: 'STORAGE',
+  s3Endpoint: 'S3_ENDPOINT',
+  s3Region: 'S3_REGION',
+  s3Bucket: 'S3_BUCKET',
+  s3AccessKeyId: 'S3_ACCESS_KEY_ID',
+  s3SecretAccessKey: 'S3_SECRET_ACCESS_KEY',
+  s3ForcePathStyle: 'S3_FORCE_PATH_STYLE',
+  fetchAllowlist: 'FETCH_ALLOWLIST',
+  bodyLimitBytes: 'BODY_LIMIT_BYTES',
+  leaseTtlMs: 'LEASE_TTL_MS',
+  leaseWaitMs: 'LEASE_WAIT_MS',
+  taskMaxAttempts: 'TASK_MAX_ATTEMPTS',
+  watchdogIntervalMs: 'WATCHDOG_INTERVAL_MS',
+  placementGraceMs: 'PLACEMENT_GRACE_MS',
+  waitingNoticeMs: 'WAITING_NOTICE_MS',
+  unmetNeedsFailMs: 'UNMET_NEEDS_FAIL_MS',
+  taskTimeLimits: 'TASK_TIME_LIMITS',
+  analysisRangeMinSec: 'ANALYSIS_RANGE_MIN_SEC',
+  analysisRangeSec: 'ANALYSIS_RANGE_SEC',
+  creditsPerDollar: 'CREDITS_PER_DOLLAR',
+  signedUrlTtlSec: 'SIGNED_URL_TTL_SEC',
+  agentUploadMaxBytes: 'AGENT_UPLOAD_MAX_BYTES',
+  webhookRetryDelaySec: 'WEBHOOK_RETRY_DELAY_SEC',
+  webhookTimeoutMs: 'WEBHOOK_TIMEOUT_MS',
+  timers: 'TIMERS',
+  rateLimitFilesPerMinute: 'RATE_LIMIT_FILES_PER_MINUTE',
+  rateLimitSocialPerMinute: 'RATE_LIMIT_SOCIAL_PER_MINUTE',
+  renderActiveLimit: 'RENDER_ACTIVE_LIMIT',
+  renderChunkMinSec: 'RENDER_CHUNK_MIN_SEC',
+  renderChunkSec: 'RENDER_CHUNK_SEC',
+  svgRasterTimeoutMs: 'SVG_RASTER_TIMEOUT_MS',
+  uploadWriterLeaseMs: 'UPLOAD_WRITER_LEASE_MS',
+  logLevel: 'LOG_LEVEL',
+  sessionIdleTimeoutSec: 'SESSION_IDLE_TIMEOUT_SEC',
+  sessionAbsoluteTimeoutSec: 'SESSION_ABSOLUTE_TIMEOUT_SEC',
+  trustProxy: 'TRUST_PROXY',
+  signInHashConcurrency: 'SIGN_IN_HASH_CONCURRENCY',
+  signInHashQueue: 'SIGN_IN_HASH_QUEUE',
 };
 
 /** Builds the config from environment variables, with explicit overrides (tests) winning. Read
@@ -184,15 +242,25 @@ export function loadConfig(
   }
   const placeholders = placeholderSecrets(parsed.data);
   if (placeholders.length) {
-    throw new AppError(500, 'Invalid configuration', `${placeholders.join(', ')}: still the placeholder from the example configuration; ` +
-      'set a random value (openssl rand -hex 32)');
+    throw new AppError(
+      500,
+      'Invalid configuration',
+      `${placeholders.join(', ')}: still the placeholder from the example configuration; ` + 'set a random value (openssl rand -hex 32)',
+    );
   }
   const grpc = grpcExposure(parsed.data);
   if ('problem' in grpc) throw new AppError(500, 'Invalid configuration', `GRPC_HOST: ${grpc.problem}`);
   const https = parsed.data.publicUrl?.startsWith('https:') ?? false;
-  const sessionIdleTimeoutSec = parsed.data.sessionIdleTimeoutSec ?? Math.min(DEFAULT_SESSION_IDLE_SEC[https ? 'https' : 'http'], parsed.data.sessionAbsoluteTimeoutSec);
+  const sessionIdleTimeoutSec =
+    parsed.data.sessionIdleTimeoutSec ??
+    Math.min(DEFAULT_SESSION_IDLE_SEC[https ? 'https' : 'http'], parsed.data.sessionAbsoluteTimeoutSec);
   if (sessionIdleTimeoutSec > parsed.data.sessionAbsoluteTimeoutSec) {
     throw new AppError(500, 'Invalid configuration', 'SESSION_IDLE_TIMEOUT_SEC: must not be longer than SESSION_ABSOLUTE_TIMEOUT_SEC');
   }
-  return Object.freeze({ ...parsed.data, grpcHost: grpc.host, sessionIdleTimeoutSec, social: Object.freeze(social ?? loadSocialConfig(env)) });
+  return Object.freeze({
+    ...parsed.data,
+    grpcHost: grpc.host,
+    sessionIdleTimeoutSec,
+    social: Object.freeze(social ?? loadSocialConfig(env)),
+  });
 }

@@ -31,7 +31,10 @@ import { studioRoutes } from './api/studio.js';
 import { TASK_TYPES } from '@shorts/common/tasks';
 import { RateLimiter, parsePlanLimits } from './tenancy/rate-limits.js';
 
-export async function startCoordinator(config: CoordinatorConfig, log: Logger = createLogger({ service: 'coordinator' }, config.logLevel)): Promise<Coordinator> {
+export async function startCoordinator(
+  config: CoordinatorConfig,
+  log: Logger = createLogger({ service: 'coordinator' }, config.logLevel),
+): Promise<Coordinator> {
   const closers: Array<() => Promise<void> | void> = [];
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
@@ -52,21 +55,42 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
     jwtSecret: config.jwtSecret,
     urlSigningSecret: config.urlSigningSecret,
   });
-  const metrics = createMetrics(() => readFarmState(db, {
-    agentSilenceMs: config.leaseTtlMs,
-    localStoreRoot: config.storage === 'local' ? config.dataDir : undefined,
-  }), (err) => log.warn('metrics: could not read the farm state; farm gauges left out of this scrape', { err }));
-  const queue = new TaskQueue(db, {
-    leaseTtlMs: config.leaseTtlMs, maxAttempts: config.taskMaxAttempts, preferGraceMs: config.placementGraceMs,
-    waitingNoticeMs: config.waitingNoticeMs, unmetNeedsFailMs: config.unmetNeedsFailMs, timeLimitsSec: config.taskTimeLimits,
-  }, log, metrics);
+  const metrics = createMetrics(
+    () =>
+      readFarmState(db, {
+        agentSilenceMs: config.leaseTtlMs,
+        localStoreRoot: config.storage === 'local' ? config.dataDir : undefined,
+      }),
+    (err) => log.warn('metrics: could not read the farm state; farm gauges left out of this scrape', { err }),
+  );
+  const queue = new TaskQueue(
+    db,
+    {
+      leaseTtlMs: config.leaseTtlMs,
+      maxAttempts: config.taskMaxAttempts,
+      preferGraceMs: config.placementGraceMs,
+      waitingNoticeMs: config.waitingNoticeMs,
+      unmetNeedsFailMs: config.unmetNeedsFailMs,
+      timeLimitsSec: config.taskTimeLimits,
+    },
+    log,
+    metrics,
+  );
   await queue.start();
   const registry = new AgentRegistry(config.leaseTtlMs);
   const signer = createTokenSigner(secrets.jwtSecret);
 
   const store = createObjectStore(
     config.storage === 's3'
-      ? { kind: 's3', endpoint: config.s3Endpoint, region: config.s3Region, bucket: config.s3Bucket!, accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey, forcePathStyle: config.s3ForcePathStyle }
+      ? {
+          kind: 's3',
+          endpoint: config.s3Endpoint,
+          region: config.s3Region,
+          bucket: config.s3Bucket!,
+          accessKeyId: config.s3AccessKeyId,
+          secretAccessKey: config.s3SecretAccessKey,
+          forcePathStyle: config.s3ForcePathStyle,
+        }
       : { kind: 'local', root: path.resolve(config.dataDir, 'objects') },
   );
 
@@ -88,14 +112,39 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
   const urls = createObjectUrls(store, { publicUrl: httpUrl, secret: secrets.urlSigningSecret, ttlSec: config.signedUrlTtlSec });
 
   const grpcBound = await startGrpcServer(
-    { db, queue, log, metrics, urls, store, clusterToken: secrets.clusterToken, leaseTtlMs: config.leaseTtlMs, leaseWaitMs: config.leaseWaitMs, agentUploadMaxBytes: config.agentUploadMaxBytes },
+    {
+      db,
+      queue,
+      log,
+      metrics,
+      urls,
+      store,
+      clusterToken: secrets.clusterToken,
+      leaseTtlMs: config.leaseTtlMs,
+      leaseWaitMs: config.leaseWaitMs,
+      agentUploadMaxBytes: config.agentUploadMaxBytes,
+    },
     registry,
     { host: config.grpcHost, port: config.grpcPort, tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath },
   );
 
   const app: Coordinator = {
-    config, log, db, boss, metrics, queue, registry, signer, secrets, store, urls, httpUrl,
-    rateLimiter: new RateLimiter({ files: parsePlanLimits(config.rateLimitFilesPerMinute), socialApiKey: config.rateLimitSocialPerMinute }, db),
+    config,
+    log,
+    db,
+    boss,
+    metrics,
+    queue,
+    registry,
+    signer,
+    secrets,
+    store,
+    urls,
+    httpUrl,
+    rateLimiter: new RateLimiter(
+      { files: parsePlanLimits(config.rateLimitFilesPerMinute), socialApiKey: config.rateLimitSocialPerMinute },
+      db,
+    ),
     signInGuard: new SignInGuard(db, config.signInHashConcurrency, config.signInHashQueue),
     grpcAddress: `127.0.0.1:${grpcBound.port}`,
     onClose: (fn) => closers.push(fn),
@@ -132,9 +181,19 @@ export async function startCoordinator(config: CoordinatorConfig, log: Logger = 
   closers.unshift(() => queue.stop());
   closers.unshift(() => boss.stop({ graceful: false, wait: true, close: true }));
   closers.unshift(() => db.close());
-  closers.unshift(async () => { await embedded?.stop(); });
-  closers.push(() => { grpcBound.server.forceShutdown(); });
-  closers.push(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  closers.unshift(async () => {
+    await embedded?.stop();
+  });
+  closers.push(() => {
+    grpcBound.server.forceShutdown();
+  });
+  closers.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
 
   log.info('coordinator started', { httpUrl, grpc: app.grpcAddress, storage: config.storage, embeddedPostgres: !!embedded });
   return app;

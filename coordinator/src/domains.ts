@@ -41,7 +41,12 @@ export async function registerDomains(api: Api, app: Coordinator): Promise<void>
   await startUploadSweepSchedule(app);
 
   await startWebhookWorker({
-    boss: app.boss, db: app.db, log: app.log, metrics: app.metrics, fetchAllowlist: app.config.fetchAllowlist,
-    retryDelaySec: app.config.webhookRetryDelaySec, timeoutMs: app.config.webhookTimeoutMs,
+    boss: app.boss,
+    db: app.db,
+    log: app.log,
+    metrics: app.metrics,
+    fetchAllowlist: app.config.fetchAllowlist,
+    retryDelaySec: app.config.webhookRetryDelaySec,
+    timeoutMs: app.config.webhookTimeoutMs,
   });
 }

@@ -28,20 +28,27 @@ export class AppError extends Error {
 
 export const badRequest = (message: string, extra?: Record<string, unknown>) => new AppError(400, 'Bad Request', message, extra);
 export const unauthorized = () => new AppError(401, 'Unauthorized', 'Unauthorized');
-export const forbidden = (message: string, error = 'Forbidden', extra?: Record<string, unknown>) => new AppError(403, error, message, extra);
+export const forbidden = (message: string, error = 'Forbidden', extra?: Record<string, unknown>) =>
+  new AppError(403, error, message, extra);
 export const notFound = (message: string) => new AppError(404, 'Not Found', message);
 export const conflict = (message: string) => new AppError(409, 'Conflict', message);
 
 /** 429: the transport edge adds `Retry-After` from `retryAfterSec`. */
 export class TooManyRequestsError extends AppError {
-  constructor(message: string, readonly retryAfterSec: number) {
+  constructor(
+    message: string,
+    readonly retryAfterSec: number,
+  ) {
     super(429, 'Too Many Requests', message);
   }
 }
 
 /** 503 for load the process sheds on purpose: the transport edge adds `Retry-After` from `retryAfterSec`. */
 export class ServiceBusyError extends AppError {
-  constructor(message: string, readonly retryAfterSec: number) {
+  constructor(
+    message: string,
+    readonly retryAfterSec: number,
+  ) {
     super(503, 'Service Unavailable', message);
   }
 }

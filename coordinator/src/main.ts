@@ -12,10 +12,13 @@ try {
 }
 const log = createLogger({ service: 'coordinator' }, config.logLevel);
 
-startCoordinator(config, log).then((app) => {
-  stopOnSignals(log, () => app.close());
-  void tellParentReady();
-}, (err) => {
-  log.error('coordinator failed to start', { err });
-  process.exit(1);
-});
+startCoordinator(config, log).then(
+  (app) => {
+    stopOnSignals(log, () => app.close());
+    void tellParentReady();
+  },
+  (err) => {
+    log.error('coordinator failed to start', { err });
+    process.exit(1);
+  },
+);

@@ -47,7 +47,10 @@ export class Agent {
   readonly metrics: AgentMetrics = createAgentMetrics({});
   private metricsServer?: { port: number; close(): Promise<void> };
 
-  constructor(private readonly config: AgentConfig, private readonly log: Logger) {
+  constructor(
+    private readonly config: AgentConfig,
+    private readonly log: Logger,
+  ) {
     this.client = new CoordinatorClient(config.coordinator, config.clusterToken, config.tlsCaPath);
   }
 
@@ -70,13 +73,22 @@ export class Agent {
     await this.register();
     this.metrics.encoderKnown(this.host.nvencAvailable ? 'nvenc' : 'x264');
     if (this.config.metricsPort !== undefined) {
-      this.metricsServer = await serveAgentMetrics(this.metrics, { host: this.config.metricsHost, port: this.config.metricsPort }, this.log);
+      this.metricsServer = await serveAgentMetrics(
+        this.metrics,
+        { host: this.config.metricsHost, port: this.config.metricsPort },
+        this.log,
+      );
       this.log.info('metrics listening', { host: this.config.metricsHost, port: this.metricsServer.port });
     }
     // The supervisor hears "ready" before anyone reads it in the log: one who kills the agent on
     // seeing that line must find it treated as a running agent, not one that failed to start.
     await onReady?.();
-    this.log.info('agent ready', { agentId: this.agentId, host: this.host, taskTypes: this.taskTypes, slots: this.config.maxConcurrentTasks });
+    this.log.info('agent ready', {
+      agentId: this.agentId,
+      host: this.host,
+      taskTypes: this.taskTypes,
+      slots: this.config.maxConcurrentTasks,
+    });
     this.heartbeatTimer = setInterval(() => this.heartbeat(), this.heartbeatMs);
     for (let i = 0; i < this.config.maxConcurrentTasks; i++) this.slots.push(this.slotLoop(i));
   }
@@ -89,32 +101,41 @@ export class Agent {
       this.host.faceDetector = { name: detector.name, provider: detector.provider };
       this.log.info('face detector ready', { detector: detector.name, provider: detector.provider });
     } catch (err) {
-      this.log.error('task type disabled: prerequisite missing', { taskType: 'analyze-video', missing: `face detector: ${(err as Error).message}` });
+      this.log.error('task type disabled: prerequisite missing', {
+        taskType: 'analyze-video',
+        missing: `face detector: ${(err as Error).message}`,
+      });
       this.taskTypes = this.taskTypes.filter((t) => t !== 'analyze-video');
     }
   }
 
   private async register(): Promise<void> {
-    const res = await this.client.call('RegisterAgent', {
-      name: this.config.name,
-      version: '0.1.0',
-      capabilities: {
-        cpu_cores: this.host.cpuCores,
-        gpus: this.host.gpus.map((g) => ({ name: g.name, memory_bytes: g.memoryBytes })),
-        nvenc_available: this.host.nvencAvailable,
-        onnx_providers: this.host.onnxProviders.map((p) => `EXECUTION_PROVIDER_${p}` as const),
-        free_disk_bytes: this.host.freeDiskBytes,
-        task_types: this.taskTypes,
-        max_concurrent_tasks: this.config.maxConcurrentTasks,
-        ffmpeg_version: this.host.ffmpegVersion,
-        video_encoders: this.host.videoEncoders,
-        face_detector: this.host.faceDetector?.name ?? '',
-        face_detector_provider: this.host.faceDetector ? `EXECUTION_PROVIDER_${this.host.faceDetector.provider}` as const : 'EXECUTION_PROVIDER_UNSPECIFIED',
-        models: this.host.models,
-        // The recogniser analysis runs with, for placement (transcriber:<name> tags).
-        transcriber: this.taskTypes.includes('analyze-video') ? chooseBackend(this.config.transcriber).kind : '',
+    const res = await this.client.call(
+      'RegisterAgent',
+      {
+        name: this.config.name,
+        version: '0.1.0',
+        capabilities: {
+          cpu_cores: this.host.cpuCores,
+          gpus: this.host.gpus.map((g) => ({ name: g.name, memory_bytes: g.memoryBytes })),
+          nvenc_available: this.host.nvencAvailable,
+          onnx_providers: this.host.onnxProviders.map((p) => `EXECUTION_PROVIDER_${p}` as const),
+          free_disk_bytes: this.host.freeDiskBytes,
+          task_types: this.taskTypes,
+          max_concurrent_tasks: this.config.maxConcurrentTasks,
+          ffmpeg_version: this.host.ffmpegVersion,
+          video_encoders: this.host.videoEncoders,
+          face_detector: this.host.faceDetector?.name ?? '',
+          face_detector_provider: this.host.faceDetector
+            ? (`EXECUTION_PROVIDER_${this.host.faceDetector.provider}` as const)
+            : 'EXECUTION_PROVIDER_UNSPECIFIED',
+          models: this.host.models,
+          // The recogniser analysis runs with, for placement (transcriber:<name> tags).
+          transcriber: this.taskTypes.includes('analyze-video') ? chooseBackend(this.config.transcriber).kind : '',
+        },
       },
-    }, { retryForMs: 10 * 60_000 });
+      { retryForMs: 10 * 60_000 },
+    );
     this.agentId = res.agent_id;
     this.heartbeatMs = res.heartbeat_interval_ms || 10_000;
   }
@@ -124,15 +145,24 @@ export class Agent {
     // pile up by the dozen during a network cut.
     if (this.heartbeatInFlight) return;
     this.heartbeatInFlight = true;
-    freeDiskBytes(this.config.workDir).catch(() => 0)
-      .then((free) => this.client.call('Heartbeat', { agent_id: this.agentId, running_tasks: this.running.size, free_disk_bytes: free }, { retryForMs: 5_000 }))
+    freeDiskBytes(this.config.workDir)
+      .catch(() => 0)
+      .then((free) =>
+        this.client.call(
+          'Heartbeat',
+          { agent_id: this.agentId, running_tasks: this.running.size, free_disk_bytes: free },
+          { retryForMs: 5_000 },
+        ),
+      )
       .then(async (res) => {
         // The coordinator restarted and forgot us: register again, our leases stay valid in Postgres.
         if (res.reregister && !this.stopping) await this.register();
         else this.setDraining(!!res.draining);
       })
       .catch((err) => this.log.warn('heartbeat failed', { err: err.message }))
-      .finally(() => { this.heartbeatInFlight = false; });
+      .finally(() => {
+        this.heartbeatInFlight = false;
+      });
   }
 
   private setDraining(draining: boolean): void {
@@ -150,10 +180,14 @@ export class Agent {
         continue;
       }
       try {
-        const res = await this.client.call('LeaseTask', { agent_id: this.agentId, task_types: this.taskTypes, wait_ms: this.config.leaseWaitMs }, {
-          deadlineMs: this.config.leaseWaitMs + 10_000,
-          retryForMs: 24 * 3600_000,
-        });
+        const res = await this.client.call(
+          'LeaseTask',
+          { agent_id: this.agentId, task_types: this.taskTypes, wait_ms: this.config.leaseWaitMs },
+          {
+            deadlineMs: this.config.leaseWaitMs + 10_000,
+            retryForMs: 24 * 3600_000,
+          },
+        );
         if (res.draining) this.setDraining(true);
         if (res.task && res.task.task_id) await this.runTask(res.task);
       } catch (err: unknown) {
@@ -179,10 +213,12 @@ export class Agent {
     const heartbeat = setInterval(() => reporter.beat(), this.heartbeatMs);
     const limitSec = this.config.taskTimeLimitsSec[task.type as TaskType];
     // Aborting kills the task's ffmpeg/ONNX children (every one of them runs on ctx.signal).
-    const timeLimit = limitSec ? setTimeout(() => {
-      running.abortReason = 'time_limit';
-      running.abort.abort();
-    }, limitSec * 1000) : undefined;
+    const timeLimit = limitSec
+      ? setTimeout(() => {
+          running.abortReason = 'time_limit';
+          running.abort.abort();
+        }, limitSec * 1000)
+      : undefined;
     log.info('task started');
     const started = performance.now();
     let outcome = 'failed';
@@ -202,7 +238,12 @@ export class Agent {
         progress: (fraction, stage, message) => reporter.report(fraction, stage, message),
         facts: (facts) => reporter.addFacts(facts),
         upload: async (localPath, name, contentType) => {
-          const res = await this.client.call('CreateUploadUrl', { task_id: task.task_id, lease_token: task.lease_token, name, content_type: contentType });
+          const res = await this.client.call('CreateUploadUrl', {
+            task_id: task.task_id,
+            lease_token: task.lease_token,
+            name,
+            content_type: contentType,
+          });
           const sizeBytes = await uploadObject(res.url, localPath, contentType, running.abort.signal);
           return { objectKey: res.object_key, sizeBytes };
         },
@@ -210,15 +251,28 @@ export class Agent {
       if (!isTaskType(task.type)) throw new TaskError(`this agent has no handler for ${task.type}`, 'UNSUPPORTED', true);
       const result = await runHandler(task.type, task.payload_json, ctx);
       const seconds = (performance.now() - started) / 1000;
-      const analysedSec = task.type === 'analyze-range' && 'owns' in result ? result.owns.end - result.owns.start
-        : task.type === 'analyze-video' && 'shorts' in result && !result.ranged ? result.durationSec : 0;
+      const analysedSec =
+        task.type === 'analyze-range' && 'owns' in result
+          ? result.owns.end - result.owns.start
+          : task.type === 'analyze-video' && 'shorts' in result && !result.ranged
+            ? result.durationSec
+            : 0;
       if (analysedSec > 0) this.metrics.analysed(analysedSec, seconds);
       await reporter.flush();
-      await this.client.call('CompleteTask', { task_id: task.task_id, lease_token: task.lease_token, result_json: JSON.stringify(result) }, { retryForMs: 10 * 60_000 });
+      await this.client.call(
+        'CompleteTask',
+        { task_id: task.task_id, lease_token: task.lease_token, result_json: JSON.stringify(result) },
+        { retryForMs: 10 * 60_000 },
+      );
       outcome = 'completed';
       log.info('task completed');
     } catch (err: unknown) {
-      outcome = running.abortReason === 'lease_lost' || err instanceof LeaseLostError ? 'lease_lost' : running.abortReason === 'shutdown' ? 'released' : 'failed';
+      outcome =
+        running.abortReason === 'lease_lost' || err instanceof LeaseLostError
+          ? 'lease_lost'
+          : running.abortReason === 'shutdown'
+            ? 'released'
+            : 'failed';
       await this.settleFailure(task, running, err, log);
     } finally {
       this.metrics.taskEnded(task.type, outcome, (performance.now() - started) / 1000);
@@ -242,23 +296,44 @@ export class Agent {
       } else if (running.abortReason === 'time_limit') {
         const limitSec = this.config.taskTimeLimitsSec[task.type as TaskType];
         const message = `The ${task.type} task ran past its time limit of ${formatLimit(limitSec)} and was stopped`;
-        await this.client.call('FailTask', { ...ids, message, retryable: false, code: 'TIME_LIMIT' satisfies TaskFailureCode }, { retryForMs: 10 * 60_000 });
+        await this.client.call(
+          'FailTask',
+          { ...ids, message, retryable: false, code: 'TIME_LIMIT' satisfies TaskFailureCode },
+          { retryForMs: 10 * 60_000 },
+        );
         log.warn('task stopped: time limit', { limitSec });
       } else if (running.abortReason === 'cancelled') {
         await this.client.call('FailTask', { ...ids, message: 'Cancelled', retryable: false, code: 'CANCELLED' satisfies TaskFailureCode });
         log.info('task cancelled');
       } else if (err instanceof TaskError) {
-        await this.client.call('FailTask', { ...ids, message: err.message, retryable: err.retryable, code: err.code }, { retryForMs: 10 * 60_000 });
+        await this.client.call(
+          'FailTask',
+          { ...ids, message: err.message, retryable: err.retryable, code: err.code },
+          { retryForMs: 10 * 60_000 },
+        );
         log.warn('task failed', { code: err.code, message: err.message });
       } else if ((err as NodeJS.ErrnoException | undefined)?.code === 'ENOSPC') {
         // The host's fault, not the video's: retryable, another agent (or this one, once space is
         // freed) can run it.
         const message = `The agent ${this.config.name} ran out of disk space in its work folder (no space left on device)`;
-        await this.client.call('FailTask', { ...ids, message, retryable: true, code: 'NO_SPACE' satisfies TaskFailureCode }, { retryForMs: 10 * 60_000 });
+        await this.client.call(
+          'FailTask',
+          { ...ids, message, retryable: true, code: 'NO_SPACE' satisfies TaskFailureCode },
+          { retryForMs: 10 * 60_000 },
+        );
         log.error('task failed: work folder full', { workDir: this.config.workDir });
       } else {
         log.error('task crashed', { err });
-        await this.client.call('FailTask', { ...ids, message: 'Internal processing error: ' + messageOf(err).slice(0, 300), retryable: true, code: 'INTERNAL' satisfies TaskFailureCode }, { retryForMs: 10 * 60_000 });
+        await this.client.call(
+          'FailTask',
+          {
+            ...ids,
+            message: 'Internal processing error: ' + messageOf(err).slice(0, 300),
+            retryable: true,
+            code: 'INTERNAL' satisfies TaskFailureCode,
+          },
+          { retryForMs: 10 * 60_000 },
+        );
       }
     } catch (reportErr: unknown) {
       // Refused: the lease went to another agent while this one could not reach the coordinator.
@@ -293,7 +368,8 @@ export class Agent {
 }
 
 /** The gRPC status of a failed call, if it was one. */
-const grpcCode = (err: unknown): grpc.status | undefined => (err instanceof Error && 'code' in err ? (err as grpc.ServiceError).code : undefined);
+const grpcCode = (err: unknown): grpc.status | undefined =>
+  err instanceof Error && 'code' in err ? (err as grpc.ServiceError).code : undefined;
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** Parses the payload with the task type's contract and runs its handler; a payload that does not
@@ -358,23 +434,37 @@ class ProgressReporter {
     this.lastSent = Date.now();
     const snapshot = { ...this.last };
     const facts = this.unsentFacts;
-    this.pending = this.client.call('ReportProgress', {
-      task_id: this.task.task_id, lease_token: this.task.lease_token, progress: snapshot.fraction, stage: snapshot.stage, message: snapshot.message,
-      facts_json: Object.keys(facts).length ? JSON.stringify(facts) : '',
-    }, { retryForMs: 60_000 }).then((res) => {
-      // Answered: the coordinator acted on these facts; later reports need not carry them again.
-      if (this.unsentFacts === facts) this.unsentFacts = {};
-      if (res.cancel_requested) this.onAbort('cancelled');
-    }, (err: unknown) => {
-      if (err instanceof LeaseLostError) this.onAbort('lease_lost');
-      else if (grpcCode(err) === grpc.status.INVALID_ARGUMENT) {
-        this.log.error('the coordinator refused a progress report', { err: messageOf(err) });
-        this.onAbort('refused');
-      } else this.log.warn('progress report failed', { err: messageOf(err) });
-    }).finally(() => {
-      this.pending = undefined;
-      if (this.dirty) this.send();
-    });
+    this.pending = this.client
+      .call(
+        'ReportProgress',
+        {
+          task_id: this.task.task_id,
+          lease_token: this.task.lease_token,
+          progress: snapshot.fraction,
+          stage: snapshot.stage,
+          message: snapshot.message,
+          facts_json: Object.keys(facts).length ? JSON.stringify(facts) : '',
+        },
+        { retryForMs: 60_000 },
+      )
+      .then(
+        (res) => {
+          // Answered: the coordinator acted on these facts; later reports need not carry them again.
+          if (this.unsentFacts === facts) this.unsentFacts = {};
+          if (res.cancel_requested) this.onAbort('cancelled');
+        },
+        (err: unknown) => {
+          if (err instanceof LeaseLostError) this.onAbort('lease_lost');
+          else if (grpcCode(err) === grpc.status.INVALID_ARGUMENT) {
+            this.log.error('the coordinator refused a progress report', { err: messageOf(err) });
+            this.onAbort('refused');
+          } else this.log.warn('progress report failed', { err: messageOf(err) });
+        },
+      )
+      .finally(() => {
+        this.pending = undefined;
+        if (this.dirty) this.send();
+      });
   }
 }
 

@@ -14,7 +14,12 @@ const schema = z.object({
   coordinator: z.string().default('127.0.0.1:50051'),
   clusterToken: z.string().min(16),
   name: z.string().default(os.hostname()),
-  maxConcurrentTasks: z.coerce.number().int().min(1).max(64).default(Math.max(1, Math.floor(os.cpus().length / 2))),
+  maxConcurrentTasks: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(Math.max(1, Math.floor(os.cpus().length / 2))),
   workDir: z.string().default(path.join(os.tmpdir(), 'shorts-agent')),
   /** Chosen by chooseMediaTools: FFMPEG_PATH/FFPROBE_PATH, else a system build >= 5, else the bundled one. */
   ffmpegPath: z.string(),
@@ -22,18 +27,33 @@ const schema = z.object({
   mediaToolsSource: z.enum(['env', 'system', 'bundled']),
   /** Wall-clock limit of one task, by type (`type=seconds,...` over the contracts' defaults): past
    *  it the task fails and its ffmpeg is killed. */
-  taskTimeLimitsSec: z.string().default('').transform((text, ctx): Record<TaskType, number> => {
-    try {
-      return parseTaskTimeLimits(text);
-    } catch (err) {
-      ctx.addIssue({ code: 'custom', message: (err as Error).message });
-      return z.NEVER;
-    }
-  }),
+  taskTimeLimitsSec: z
+    .string()
+    .default('')
+    .transform((text, ctx): Record<TaskType, number> => {
+      try {
+        return parseTaskTimeLimits(text);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   /** Sources beyond these are refused before any decoding work: frame size (pixels) and frame rate. */
-  maxSourcePixels: z.coerce.number().int().positive().default(7680 * 4320),
+  maxSourcePixels: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(7680 * 4320),
   maxSourceFps: z.coerce.number().positive().default(120),
-  taskTypes: z.string().default(TASK_TYPES.join(',')).transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean)),
+  taskTypes: z
+    .string()
+    .default(TASK_TYPES.join(','))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ),
   tlsCaPath: z.string().optional(),
   /** Plain-text gRPC to a coordinator on another host: the cluster token would cross the network readable. */
   grpcInsecure: envFlag(false),
@@ -52,12 +72,14 @@ const schema = z.object({
   metricsHost: z.string().default('0.0.0.0'),
 });
 
-export type AgentConfig = Readonly<z.infer<typeof schema> & {
-  /** Speech recognition (TRANSCRIBE_*, MODELS_DIR, WHISPER_MODEL_DIR, POCKETSPHINX_*). */
-  transcriber: Readonly<Omit<TranscriberConfig, 'workDir'>>;
-  /** A chat model that picks the shorts (HIGHLIGHT_API_*); null: the local selector. */
-  highlightApi: Readonly<HighlightApiConfig> | null;
-}>;
+export type AgentConfig = Readonly<
+  z.infer<typeof schema> & {
+    /** Speech recognition (TRANSCRIBE_*, MODELS_DIR, WHISPER_MODEL_DIR, POCKETSPHINX_*). */
+    transcriber: Readonly<Omit<TranscriberConfig, 'workDir'>>;
+    /** A chat model that picks the shorts (HIGHLIGHT_API_*); null: the local selector. */
+    highlightApi: Readonly<HighlightApiConfig> | null;
+  }
+>;
 
 /** Where each setting comes from, so a start-up error names the variable to fix. */
 const ENV = {
@@ -94,12 +116,17 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv = process.env): AgentConf
     mediaToolsSource: tools.source,
   });
   if (!parsed.success) {
-    throw new Error('invalid agent configuration: ' + parsed.error.issues.map((i) => `${ENV[i.path[0] as keyof typeof ENV] ?? i.path.join('.')}: ${i.message}`).join('; '));
+    throw new Error(
+      'invalid agent configuration: ' +
+        parsed.error.issues.map((i) => `${ENV[i.path[0] as keyof typeof ENV] ?? i.path.join('.')}: ${i.message}`).join('; '),
+    );
   }
   const { coordinator, tlsCaPath, grpcInsecure } = parsed.data;
   if (!tlsCaPath && !grpcInsecure && !isLoopbackHost(grpcTargetHost(coordinator))) {
-    throw new Error(`invalid agent configuration: refusing plain-text gRPC to ${coordinator}, which is not on this host: ` +
-      'set GRPC_TLS_CA to the coordinator\'s certificate (or its CA), or GRPC_INSECURE=1 if the network in between is trusted');
+    throw new Error(
+      `invalid agent configuration: refusing plain-text gRPC to ${coordinator}, which is not on this host: ` +
+        "set GRPC_TLS_CA to the coordinator's certificate (or its CA), or GRPC_INSECURE=1 if the network in between is trusted",
+    );
   }
   const highlightApi = highlightApiFromEnv(env);
   return Object.freeze({

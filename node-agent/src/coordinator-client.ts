@@ -8,7 +8,10 @@ import { retry } from '@shorts/common/retry';
 export class LeaseLostError extends Error {}
 
 /** What a call needs of an RPC's definition, typed per RPC so a generic call keeps its types. */
-type Method<K extends AgentRpc> = Pick<grpc.MethodDefinition<AgentRpcRequest<K>, AgentRpcResponse<K>>, 'path' | 'requestSerialize' | 'responseDeserialize'>;
+type Method<K extends AgentRpc> = Pick<
+  grpc.MethodDefinition<AgentRpcRequest<K>, AgentRpcResponse<K>>,
+  'path' | 'requestSerialize' | 'responseDeserialize'
+>;
 
 const RETRYABLE = new Set([grpc.status.UNAVAILABLE]);
 /** Waits between tries of a call: 0.2 s doubling to 5 s, each ±25 % so agents that lost their
@@ -29,20 +32,34 @@ export class CoordinatorClient {
     this.metadata.set('authorization', `Bearer ${token}`);
   }
 
-  call<K extends AgentRpc>(rpc: K, req: AgentRpcRequest<K>, opts: { deadlineMs?: number; retryForMs?: number } = {}): Promise<AgentRpcResponse<K>> {
+  call<K extends AgentRpc>(
+    rpc: K,
+    req: AgentRpcRequest<K>,
+    opts: { deadlineMs?: number; retryForMs?: number } = {},
+  ): Promise<AgentRpcResponse<K>> {
     type Res = AgentRpcResponse<K>;
     const method = this.methods[rpc];
     const once = (): Promise<Res> =>
       new Promise<Res>((resolve, reject) => {
         const deadline = new Date(Date.now() + (opts.deadlineMs ?? 30_000));
-        this.client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, req, this.metadata, { deadline },
-          (err, res) => (err || res === undefined ? reject(err ?? new Error(`${rpc}: empty response`)) : resolve(res)));
+        this.client.makeUnaryRequest(
+          method.path,
+          method.requestSerialize,
+          method.responseDeserialize,
+          req,
+          this.metadata,
+          { deadline },
+          (err, res) => (err || res === undefined ? reject(err ?? new Error(`${rpc}: empty response`)) : resolve(res)),
+        );
       });
-    return retry(once, { ...CALL_BACKOFF, deadline: Date.now() + (opts.retryForMs ?? 60_000), retryable: (err) => RETRYABLE.has((err as grpc.ServiceError).code) })
-      .catch((err: grpc.ServiceError) => {
-        if (err.code === grpc.status.FAILED_PRECONDITION) throw new LeaseLostError(err.details || err.message);
-        throw err;
-      });
+    return retry(once, {
+      ...CALL_BACKOFF,
+      deadline: Date.now() + (opts.retryForMs ?? 60_000),
+      retryable: (err) => RETRYABLE.has((err as grpc.ServiceError).code),
+    }).catch((err: grpc.ServiceError) => {
+      if (err.code === grpc.status.FAILED_PRECONDITION) throw new LeaseLostError(err.details || err.message);
+      throw err;
+    });
   }
 
   close(): void {

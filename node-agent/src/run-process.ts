@@ -8,7 +8,12 @@ export interface ProcessResult {
 }
 
 /** Runs a binary to completion, keeping output; an abort kills it and rejects with the abort reason. */
-export function runProcess(bin: string, args: string[], signal?: AbortSignal, opts: { maxOutput?: number; env?: NodeJS.ProcessEnv } = {}): Promise<ProcessResult> {
+export function runProcess(
+  bin: string,
+  args: string[],
+  signal?: AbortSignal,
+  opts: { maxOutput?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<ProcessResult> {
   const max = opts.maxOutput ?? 64 * 1024 * 1024;
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));

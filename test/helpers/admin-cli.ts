@@ -17,8 +17,13 @@ export interface AdminTarget {
 export const adminArgv = (args: string[]): string[] => ['--import', 'tsx', path.join(repoRoot(), 'coordinator/src/cli/admin.ts'), ...args];
 
 /** The CLI's environment: this one, pointed at the target, its log quiet (warnings only), `extra` on top. */
-export const adminEnv = (target: AdminTarget, extra: Record<string, string> = {}): NodeJS.ProcessEnv =>
-  ({ ...process.env, DATABASE_URL: target.databaseUrl, DATA_DIR: target.dataDir, LOG_LEVEL: 'warn', ...extra });
+export const adminEnv = (target: AdminTarget, extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
+  ...process.env,
+  DATABASE_URL: target.databaseUrl,
+  DATA_DIR: target.dataDir,
+  LOG_LEVEL: 'warn',
+  ...extra,
+});
 
 /** Runs the CLI to its end and gives its stdout; on a non-zero exit it rejects with execFile's error (code, stdout, stderr). */
 export async function admin(target: AdminTarget, args: string[], extraEnv: Record<string, string> = {}): Promise<string> {
@@ -32,7 +37,11 @@ export async function adminJson<T>(target: AdminTarget, args: string[]): Promise
 }
 
 /** Runs the CLI with `stdin` piped to it; resolves with its exit code and output, whatever the code. */
-export function adminWithStdin(target: AdminTarget, args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function adminWithStdin(
+  target: AdminTarget,
+  args: string[],
+  stdin = '',
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, adminArgv(args), { env: adminEnv(target), stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

@@ -12,7 +12,10 @@ export interface Balancer {
 
 export async function startBalancer(backends: Array<{ host: string; port: number }>): Promise<Balancer> {
   const sockets = new Set<net.Socket>();
-  const track = (s: net.Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)); };
+  const track = (s: net.Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  };
   const connectFirst = (i: number, client: net.Socket) => {
     if (i >= backends.length || client.destroyed) return client.destroy();
     const upstream = net.connect(backends[i]!.port, backends[i]!.host);

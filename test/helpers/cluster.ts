@@ -22,7 +22,11 @@ export interface TestCluster {
   killAgents(): Promise<void>;
   /** A new organization with an API key. */
   org(input?: { plan?: string; credits?: number; name?: string }): Promise<{ org: Organization; key: string }>;
-  api(method: string, path: string, opts?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: Parsed; headers: Headers }>;
+  api(
+    method: string,
+    path: string,
+    opts?: { key?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: Parsed; headers: Headers }>;
   /** The job as the API answers it once it is COMPLETED or FAILED; `seen` collects every progress value read. */
   settledJob(key: string, id: string, opts?: { timeoutMs?: number; seen?: number[] }): Promise<Parsed>;
   /** Another coordinator on the same database and data folder, with the cluster's settings (and `overrides`); the caller closes it. */
@@ -45,10 +49,22 @@ const quietLog = () => createLogger({ service: 'coordinator' }, (process.env.TES
 
 /** A test coordinator's configuration: loopback on kernel-picked ports, no timers, the test cluster token, 4 s leases. */
 export function testCoordinatorConfig(databaseUrl: string, dataDir: string, overrides: CoordinatorOverrides = {}) {
-  return loadConfig({
-    databaseUrl, dataDir, port: 0, grpcPort: 0, host: '127.0.0.1', grpcHost: '127.0.0.1', timers: false,
-    clusterToken: TEST_CLUSTER_TOKEN, leaseTtlMs: 4000, fetchAllowlist: '127.0.0.1', ...overrides,
-  }, {});
+  return loadConfig(
+    {
+      databaseUrl,
+      dataDir,
+      port: 0,
+      grpcPort: 0,
+      host: '127.0.0.1',
+      grpcHost: '127.0.0.1',
+      timers: false,
+      clusterToken: TEST_CLUSTER_TOKEN,
+      leaseTtlMs: 4000,
+      fetchAllowlist: '127.0.0.1',
+      ...overrides,
+    },
+    {},
+  );
 }
 
 export async function startCluster(name: string, overrides: CoordinatorOverrides = {}, opts: { log?: Logger } = {}): Promise<TestCluster> {
@@ -60,7 +76,9 @@ export async function startCluster(name: string, overrides: CoordinatorOverrides
   let agentSeq = 0;
 
   const cluster: TestCluster = {
-    get app() { return app; },
+    get app() {
+      return app;
+    },
     dataDir,
     databaseUrl,
     agents,
@@ -87,19 +105,34 @@ export async function startCluster(name: string, overrides: CoordinatorOverrides
         for (const line of buf.toString().split('\n').filter(Boolean)) {
           logs.push(line);
           if (process.env.TEST_AGENT_LOGS) console.error(`[${agentName}] ${line}`);
-          for (const w of [...waiters]) if (w.re.test(line)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line); }
+          for (const w of [...waiters])
+            if (w.re.test(line)) {
+              waiters.splice(waiters.indexOf(w), 1);
+              w.resolve(line);
+            }
         }
       };
       proc.stdout!.on('data', onData);
       proc.stderr!.on('data', onData);
       const agent: AgentProcess = {
-        proc, logs, name: agentName,
+        proc,
+        logs,
+        name: agentName,
         waitForLog(re, timeoutMs = 60_000) {
           const found = logs.find((l) => re.test(l));
           if (found) return Promise.resolve(found);
           return new Promise((resolve, reject) => {
-            const timer = setTimeout(() => reject(new Error(`timed out waiting for ${re} in ${agentName} logs:\n${logs.slice(-20).join('\n')}`)), timeoutMs);
-            waiters.push({ re, resolve: (l) => { clearTimeout(timer); resolve(l); } });
+            const timer = setTimeout(
+              () => reject(new Error(`timed out waiting for ${re} in ${agentName} logs:\n${logs.slice(-20).join('\n')}`)),
+              timeoutMs,
+            );
+            waiters.push({
+              re,
+              resolve: (l) => {
+                clearTimeout(timer);
+                resolve(l);
+              },
+            });
           });
         },
         async kill(signal = 'SIGKILL') {
@@ -117,7 +150,11 @@ export async function startCluster(name: string, overrides: CoordinatorOverrides
       await Promise.all(agents.map((a) => a.kill('SIGKILL')));
     },
     async org(input = {}) {
-      const org = await createOrganization(app.db, { name: input.name ?? 'Test Org', plan: input.plan ?? 'pro', credits: input.credits ?? 100 });
+      const org = await createOrganization(app.db, {
+        name: input.name ?? 'Test Org',
+        plan: input.plan ?? 'pro',
+        credits: input.credits ?? 100,
+      });
       const { key } = await issueApiKey(app.db, org.id, 'test');
       return { org, key };
     },
@@ -125,18 +162,30 @@ export async function startCluster(name: string, overrides: CoordinatorOverrides
       const headers: Record<string, string> = { ...(opts.headers ?? {}) };
       if (opts.key) headers.authorization = `Bearer ${opts.key}`;
       if (opts.body !== undefined) headers['content-type'] = 'application/json';
-      const res = await fetch(app.httpUrl + urlPath, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+      const res = await fetch(app.httpUrl + urlPath, {
+        method,
+        headers,
+        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      });
       const text = await res.text();
       let body: Parsed = text;
-      try { body = JSON.parse(text); } catch { /* not JSON */ }
+      try {
+        body = JSON.parse(text);
+      } catch {
+        /* not JSON */
+      }
       return { status: res.status, body, headers: res.headers };
     },
     settledJob(key, id, opts = {}) {
-      return waitFor(async () => {
-        const r = await this.api('GET', `/api/jobs/${id}`, { key });
-        opts.seen?.push(r.body.progress);
-        return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
-      }, opts.timeoutMs ?? 240_000, `job ${id} to settle`);
+      return waitFor(
+        async () => {
+          const r = await this.api('GET', `/api/jobs/${id}`, { key });
+          opts.seen?.push(r.body.progress);
+          return r.body.status === 'COMPLETED' || r.body.status === 'FAILED' ? r.body : undefined;
+        },
+        opts.timeoutMs ?? 240_000,
+        `job ${id} to settle`,
+      );
     },
     startCoordinator(more = {}) {
       return startCoordinator(testCoordinatorConfig(databaseUrl, dataDir, { ...overrides, ...more.overrides }), more.log ?? quietLog());
@@ -160,8 +209,16 @@ export async function startCluster(name: string, overrides: CoordinatorOverrides
 /** A logger that keeps every record, for tests that check what the coordinator logged. */
 export function recordingLogger(records: Array<Record<string, unknown>> = []): Logger & { records: Array<Record<string, unknown>> } {
   const make = (base: Record<string, unknown>): Logger => {
-    const write = (level: string) => (msg: string, fields?: Record<string, unknown>) => { records.push({ level, msg, ...base, ...fields }); };
-    return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error'), child: (f) => make({ ...base, ...f }) };
+    const write = (level: string) => (msg: string, fields?: Record<string, unknown>) => {
+      records.push({ level, msg, ...base, ...fields });
+    };
+    return {
+      debug: write('debug'),
+      info: write('info'),
+      warn: write('warn'),
+      error: write('error'),
+      child: (f) => make({ ...base, ...f }),
+    };
   };
   return Object.assign(make({}), { records });
 }

@@ -16,11 +16,16 @@ export function interpolate(value: string, env: Record<string, string | undefine
     const unset = v === undefined;
     const empty = unset || v === '';
     switch (op) {
-      case undefined: return v ?? '';
-      case ':-': return empty ? arg : v!;
-      case '-': return unset ? arg : v!;
-      case ':+': return empty ? '' : arg;
-      case '+': return unset ? '' : arg;
+      case undefined:
+        return v ?? '';
+      case ':-':
+        return empty ? arg : v!;
+      case '-':
+        return unset ? arg : v!;
+      case ':+':
+        return empty ? '' : arg;
+      case '+':
+        return unset ? '' : arg;
       default:
         if (op === ':?' ? empty : unset) throw new Error(`${where}: required variable ${name} is missing a value: ${arg}`);
         return v!;
@@ -56,7 +61,10 @@ const run = promisify(execFile);
  * neither runs. `config` needs neither a Docker engine nor the network.
  */
 export async function composeCli(): Promise<{ command: string; args: string[]; legacy: boolean } | null> {
-  for (const [command, args, legacy] of [['docker', ['compose'], false], ['docker-compose', [], true]] as const) {
+  for (const [command, args, legacy] of [
+    ['docker', ['compose'], false],
+    ['docker-compose', [], true],
+  ] as const) {
     try {
       await run(command, [...args, 'version'], { timeout: 20_000 });
       return { command, args: [...args], legacy };

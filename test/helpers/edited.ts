@@ -47,7 +47,11 @@ export interface EditedVideo {
 const SHOT_SEC = 3;
 
 /** One 3 s shot per entry, each the talker's whole GRID clip, joined by hard cuts. */
-export async function composeEditedInterview(dir: string, shots: EditedShot[], opts: { width?: number; height?: number } = {}): Promise<EditedVideo> {
+export async function composeEditedInterview(
+  dir: string,
+  shots: EditedShot[],
+  opts: { width?: number; height?: number } = {},
+): Promise<EditedVideo> {
   const clips = gridClips();
   if (!clips) throw new Error('GRID clips not found (../shared/media)');
   const { width = 1280, height = 720 } = opts;
@@ -59,9 +63,37 @@ export async function composeEditedInterview(dir: string, shots: EditedShot[], o
     const { filters, people } = shotPicture(shot, width, height);
     filters.push(`[${speaker}:a]atrim=duration=${SHOT_SEC},asetpts=PTS-STARTPTS,aresample=44100,aformat=channel_layouts=mono,apad[a]`);
     await run(FFMPEG, [
-      '-y', '-hide_banner', '-loglevel', 'error', '-i', clips[0].file, '-i', clips[1].file,
-      '-filter_complex', filters.join(';'), '-map', '[v]', '-map', '[a]', '-t', String(SHOT_SEC), '-r', String(EDIT_FPS),
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '18', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '96k', file,
+      '-y',
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-i',
+      clips[0].file,
+      '-i',
+      clips[1].file,
+      '-filter_complex',
+      filters.join(';'),
+      '-map',
+      '[v]',
+      '-map',
+      '[a]',
+      '-t',
+      String(SHOT_SEC),
+      '-r',
+      String(EDIT_FPS),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-crf',
+      '18',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '96k',
+      file,
     ]);
     files.push(file);
     const start = i * SHOT_SEC;
@@ -72,21 +104,35 @@ export async function composeEditedInterview(dir: string, shots: EditedShot[], o
   await joinShots(files, videoPath);
   const wavPath = path.join(dir, 'edited.wav');
   await extractAudio(FFMPEG, videoPath, wavPath);
-  return { videoPath, wavPath, width, height, durationSec: shots.length * SHOT_SEC, shots: composed, cuts: composed.slice(1).map((s) => s.start) };
+  return {
+    videoPath,
+    wavPath,
+    width,
+    height,
+    durationSec: shots.length * SHOT_SEC,
+    shots: composed,
+    cuts: composed.slice(1).map((s) => s.start),
+  };
 }
 
 /** The filter graph of one shot's picture ([v]), from inputs 0 and 1 (the two GRID clips). */
 function shotPicture(shot: EditedShot, width: number, height: number): { filters: string[]; people: Partial<Record<0 | 1, Box>> } {
   const clips = gridClips()!;
   const seconds = `trim=duration=${SHOT_SEC},setpts=PTS-STARTPTS,fps=${EDIT_FPS}`;
-  const still = (person: 0 | 1) => `[${person}:v]trim=start=${clips[person].stillAt}:duration=0.04,setpts=PTS-STARTPTS,loop=loop=-1:size=1,trim=duration=${SHOT_SEC},setpts=N/${EDIT_FPS}/TB`;
+  const still = (person: 0 | 1) =>
+    `[${person}:v]trim=start=${clips[person].stillAt}:duration=0.04,setpts=PTS-STARTPTS,loop=loop=-1:size=1,trim=duration=${SHOT_SEC},setpts=N/${EDIT_FPS}/TB`;
   if (shot.kind === 'slide') {
     // A title bar, three bullet lines and a chart: flat colours, no face.
     const u = (v: number) => Math.round(v * height);
     const boxes = [
       `drawbox=x=${u(0.08)}:y=${u(0.08)}:w=${width - 2 * u(0.08)}:h=${u(0.12)}:color=0x1f4e9c@1:t=fill`,
-      ...[0.32, 0.45, 0.58].map((y, k) => `drawbox=x=${u(0.12)}:y=${u(y)}:w=${Math.round(width * (0.45 - 0.07 * k))}:h=${u(0.05)}:color=0x555555@1:t=fill`),
-      ...[0.3, 0.5, 0.7].map((h, k) => `drawbox=x=${Math.round(width * (0.66 + 0.08 * k))}:y=${u(0.85 - h * 0.6)}:w=${Math.round(width * 0.05)}:h=${u(h * 0.6)}:color=0xd9822b@1:t=fill`),
+      ...[0.32, 0.45, 0.58].map(
+        (y, k) => `drawbox=x=${u(0.12)}:y=${u(y)}:w=${Math.round(width * (0.45 - 0.07 * k))}:h=${u(0.05)}:color=0x555555@1:t=fill`,
+      ),
+      ...[0.3, 0.5, 0.7].map(
+        (h, k) =>
+          `drawbox=x=${Math.round(width * (0.66 + 0.08 * k))}:y=${u(0.85 - h * 0.6)}:w=${Math.round(width * 0.05)}:h=${u(h * 0.6)}:color=0xd9822b@1:t=fill`,
+      ),
     ];
     return { filters: [`color=c=0xf4f1ea:s=${width}x${height}:r=${EDIT_FPS}:d=${SHOT_SEC},${boxes.join(',')}[v]`], people: {} };
   }
@@ -101,12 +147,19 @@ function shotPicture(shot: EditedShot, width: number, height: number): { filters
   }
   const pw = 2 * Math.round((360 * 1.5) / 2);
   const ph = 2 * Math.round((288 * 1.5) / 2);
-  const panels = [0.25, 0.75].map((c) => ({ x: Math.round(c * width - pw / 2), y: Math.round((height - ph) / 2), width: pw, height: ph })) as [Box, Box];
+  const panels = [0.25, 0.75].map((c) => ({
+    x: Math.round(c * width - pw / 2),
+    y: Math.round((height - ph) / 2),
+    width: pw,
+    height: ph,
+  })) as [Box, Box];
   const filters = [`color=c=0x2a2a2a:s=${width}x${height}:r=${EDIT_FPS}:d=${SHOT_SEC}[bg0]`];
   for (const person of [0, 1] as const) {
     const src = person === shot.talker ? `[${person}:v]${seconds}` : still(person);
     filters.push(`${src},scale=${pw}:${ph},setsar=1[p${person}]`);
-    filters.push(`[bg${person}][p${person}]overlay=${panels[person].x}:${panels[person].y}:shortest=1${person === 1 ? '[v]' : `[bg${person + 1}]`}`);
+    filters.push(
+      `[bg${person}][p${person}]overlay=${panels[person].x}:${panels[person].y}:shortest=1${person === 1 ? '[v]' : `[bg${person + 1}]`}`,
+    );
   }
   return { filters, people: { 0: panels[0], 1: panels[1] } };
 }
@@ -115,11 +168,40 @@ async function joinShots(files: string[], out: string): Promise<void> {
   const inputs = files.flatMap((f) => ['-i', f]);
   // Each shot trimmed to exactly SHOT_SEC of both streams: concat otherwise pads a shot's video to its
   // (AAC-rounded) audio length with a repeated frame, and every later cut lands a frame late.
-  const trimmed = files.map((_, i) => `[${i}:v]trim=duration=${SHOT_SEC},setpts=PTS-STARTPTS[v${i}];[${i}:a]atrim=duration=${SHOT_SEC},asetpts=PTS-STARTPTS[a${i}]`).join(';');
+  const trimmed = files
+    .map(
+      (_, i) =>
+        `[${i}:v]trim=duration=${SHOT_SEC},setpts=PTS-STARTPTS[v${i}];[${i}:a]atrim=duration=${SHOT_SEC},asetpts=PTS-STARTPTS[a${i}]`,
+    )
+    .join(';');
   const concat = `${trimmed};` + files.map((_, i) => `[v${i}][a${i}]`).join('') + `concat=n=${files.length}:v=1:a=1[v][a]`;
   await run(FFMPEG, [
-    '-y', '-hide_banner', '-loglevel', 'error', ...inputs, '-filter_complex', concat, '-map', '[v]', '-map', '[a]',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '18', '-pix_fmt', 'yuv420p', '-g', String(EDIT_FPS * 2), '-c:a', 'aac', '-b:a', '96k', out,
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    ...inputs,
+    '-filter_complex',
+    concat,
+    '-map',
+    '[v]',
+    '-map',
+    '[a]',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-crf',
+    '18',
+    '-pix_fmt',
+    'yuv420p',
+    '-g',
+    String(EDIT_FPS * 2),
+    '-c:a',
+    'aac',
+    '-b:a',
+    '96k',
+    out,
   ]);
 }
 
@@ -129,11 +211,16 @@ async function joinShots(files: string[], out: string): Promise<void> {
  * to black and back in (one shot), `dissolve` one picture dissolving into another over 1 s, `cuts`
  * three pictures joined by hard cuts.
  */
-export async function composePictureEdits(dir: string, kind: 'still' | 'flash' | 'fade' | 'dissolve' | 'cuts', seconds = 12): Promise<{ videoPath: string; cuts: number[]; dissolves: Array<{ start: number; end: number }> }> {
+export async function composePictureEdits(
+  dir: string,
+  kind: 'still' | 'flash' | 'fade' | 'dissolve' | 'cuts',
+  seconds = 12,
+): Promise<{ videoPath: string; cuts: number[]; dissolves: Array<{ start: number; end: number }> }> {
   const videoPath = path.join(dir, `pictures-${kind}.mp4`);
   const size = '1280x720';
   // A drifting, slowly zooming picture: what a still camera on a moving scene gives the detector.
-  const drifting = (src: string, d: number) => `${src}=s=1920x1080:r=${EDIT_FPS}:d=${d},zoompan=z='1.1+0.05*sin(on/40)':x='iw/2-iw/zoom/2+30*sin(on/25)':y='ih/2-ih/zoom/2':d=1:s=${size}:fps=${EDIT_FPS}`;
+  const drifting = (src: string, d: number) =>
+    `${src}=s=1920x1080:r=${EDIT_FPS}:d=${d},zoompan=z='1.1+0.05*sin(on/40)':x='iw/2-iw/zoom/2+30*sin(on/25)':y='ih/2-ih/zoom/2':d=1:s=${size}:fps=${EDIT_FPS}`;
   let graph: string;
   const cuts: number[] = [];
   const dissolves: Array<{ start: number; end: number }> = [];
@@ -143,15 +230,22 @@ export async function composePictureEdits(dir: string, kind: 'still' | 'flash' |
       break;
     case 'flash':
       // White frames (1, 2 and 3 of them) three times: a camera flash, a lightning strike.
-      graph = `${drifting('testsrc2', seconds)},${[[3, 1], [6, 2], [9, 3]].map(([t, n]) => `drawbox=x=0:y=0:w=iw:h=ih:color=white@0.95:t=fill:enable='between(n,${t! * EDIT_FPS},${t! * EDIT_FPS + n! - 1})'`).join(',')}[v]`;
+      graph = `${drifting('testsrc2', seconds)},${[
+        [3, 1],
+        [6, 2],
+        [9, 3],
+      ]
+        .map(([t, n]) => `drawbox=x=0:y=0:w=iw:h=ih:color=white@0.95:t=fill:enable='between(n,${t! * EDIT_FPS},${t! * EDIT_FPS + n! - 1})'`)
+        .join(',')}[v]`;
       break;
     case 'fade':
       graph = `${drifting('testsrc2', seconds)},fade=t=out:st=${seconds / 2 - 1}:d=1,fade=t=in:st=${seconds / 2}:d=1[v]`;
       break;
     case 'dissolve': {
       const half = seconds / 2;
-      graph = `${drifting('testsrc2', seconds)}[a];${drifting('smptehdbars', seconds)}[b];`
-        + `[a][b]blend=all_expr='A*(1-clip((T-${half - 0.5})/1,0,1))+B*clip((T-${half - 0.5})/1,0,1)'[v]`;
+      graph =
+        `${drifting('testsrc2', seconds)}[a];${drifting('smptehdbars', seconds)}[b];` +
+        `[a][b]blend=all_expr='A*(1-clip((T-${half - 0.5})/1,0,1))+B*clip((T-${half - 0.5})/1,0,1)'[v]`;
       dissolves.push({ start: half - 0.5, end: half + 0.5 });
       break;
     }
@@ -163,8 +257,27 @@ export async function composePictureEdits(dir: string, kind: 'still' | 'flash' |
     }
   }
   await run(FFMPEG, [
-    '-y', '-hide_banner', '-loglevel', 'error', '-filter_complex', graph, '-map', '[v]', '-t', String(seconds),
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '20', '-pix_fmt', 'yuv420p', '-g', String(EDIT_FPS * 2), videoPath,
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-filter_complex',
+    graph,
+    '-map',
+    '[v]',
+    '-t',
+    String(seconds),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-crf',
+    '20',
+    '-pix_fmt',
+    'yuv420p',
+    '-g',
+    String(EDIT_FPS * 2),
+    videoPath,
   ]);
   return { videoPath, cuts, dissolves };
 }

@@ -38,7 +38,7 @@ registerCompletionHandler(() => {
     if (left.length > 0 || named.length > 0) {
       const file = test.meta.file.replace(/^.*\/test\//, 'test/');
       const what = [...named, ...(left.length ? [`resources ${left.join(', ')}`] : [])].join('; ');
-      const verdict = inCi() ? 'this fails the run (CI=true): close it in the test\'s teardown' : 'ending the worker';
+      const verdict = inCi() ? "this fails the run (CI=true): close it in the test's teardown" : 'ending the worker';
       console.error(`[test-worker] ${file} left open: ${what}; ${verdict}`);
       for (const c of children) c.kill('SIGKILL');
       process.exit(inCi() ? 1 : 0);

@@ -17,7 +17,11 @@ export interface LeasedTask {
 export class FakeAgent {
   readonly client: CoordinatorClient;
   agentId = '';
-  constructor(address: string, token = TEST_CLUSTER_TOKEN, readonly name = 'fake') {
+  constructor(
+    address: string,
+    token = TEST_CLUSTER_TOKEN,
+    readonly name = 'fake',
+  ) {
     this.client = new CoordinatorClient(address, token);
   }
 
@@ -31,11 +35,13 @@ export class FakeAgent {
     host: { nvenc?: boolean; cuda?: boolean; detectorOnCuda?: boolean; models?: string[]; slots?: number; analysis?: boolean } = {},
   ): Promise<this> {
     const analyses = taskTypes.includes('analyze-video') && host.analysis !== false;
-    const provider = host.detectorOnCuda ?? host.cuda ? 'EXECUTION_PROVIDER_CUDA' as const : 'EXECUTION_PROVIDER_CPU' as const;
+    const provider = (host.detectorOnCuda ?? host.cuda) ? ('EXECUTION_PROVIDER_CUDA' as const) : ('EXECUTION_PROVIDER_CPU' as const);
     const res = await this.client.call('RegisterAgent', {
       name: this.name,
       capabilities: {
-        cpu_cores: 1, task_types: taskTypes, max_concurrent_tasks: host.slots ?? 1,
+        cpu_cores: 1,
+        task_types: taskTypes,
+        max_concurrent_tasks: host.slots ?? 1,
         onnx_providers: ['EXECUTION_PROVIDER_CPU' as const, ...(host.cuda ? ['EXECUTION_PROVIDER_CUDA' as const] : [])],
         nvenc_available: !!host.nvenc,
         video_encoders: ['libx264', ...(host.nvenc ? ['h264_nvenc'] : [])],
@@ -53,12 +59,20 @@ export class FakeAgent {
 
   /** The whole answer: a task, or none, and whether the agent is draining. */
   async leaseCall(waitMs = 1000, deadlineMs = waitMs + 5000): Promise<{ task?: LeasedTask; draining: boolean }> {
-    const res = await this.client.call('LeaseTask', { agent_id: this.agentId, task_types: [], wait_ms: waitMs }, { deadlineMs, retryForMs: 0 });
+    const res = await this.client.call(
+      'LeaseTask',
+      { agent_id: this.agentId, task_types: [], wait_ms: waitMs },
+      { deadlineMs, retryForMs: 0 },
+    );
     return { task: res.task?.task_id ? res.task : undefined, draining: !!res.draining };
   }
 
   heartbeat(runningTasks = 0, freeDiskBytes = 0): Promise<{ reregister: boolean; draining: boolean }> {
-    return this.client.call('Heartbeat', { agent_id: this.agentId, running_tasks: runningTasks, free_disk_bytes: freeDiskBytes }, { retryForMs: 0 });
+    return this.client.call(
+      'Heartbeat',
+      { agent_id: this.agentId, running_tasks: runningTasks, free_disk_bytes: freeDiskBytes },
+      { retryForMs: 0 },
+    );
   }
 
   progress(taskId: string, token: string, progress: number, stage = 'working') {
@@ -66,7 +80,11 @@ export class FakeAgent {
   }
 
   complete(taskId: string, token: string, result: object) {
-    return this.client.call('CompleteTask', { task_id: taskId, lease_token: token, result_json: JSON.stringify(result) }, { retryForMs: 0 });
+    return this.client.call(
+      'CompleteTask',
+      { task_id: taskId, lease_token: token, result_json: JSON.stringify(result) },
+      { retryForMs: 0 },
+    );
   }
 
   /** A URL to PUT the leased task's object `name` to, as the coordinator signs it (the real agent's call). */

@@ -30,7 +30,9 @@ export interface LoggedProcess {
 /** A node process running one of our TypeScript entry points, its JSON log lines kept. */
 export function spawnLogged(name: string, entry: string, env: Record<string, string>): LoggedProcess {
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot(), entry)], {
-    cwd: repoRoot(), env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: repoRoot(),
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
   const onData = (buf: Buffer) => {
@@ -42,7 +44,8 @@ export function spawnLogged(name: string, entry: string, env: Record<string, str
   proc.stdout!.on('data', onData);
   proc.stderr!.on('data', onData);
   return {
-    proc, logs,
+    proc,
+    logs,
     async waitForLog(re, { after = 0, timeoutMs = 60_000 } = {}) {
       try {
         return await waitFor(async () => logs.slice(after).find((l) => re.test(l)), timeoutMs, `${re} in ${name}'s log`);
@@ -61,8 +64,13 @@ export function spawnLogged(name: string, entry: string, env: Record<string, str
 
 /** What every coordinator process of these suites runs with: loopback, the suite's token, 4 s leases, a 0.5 s watchdog. */
 export const COORDINATOR_PROCESS_ENV: Record<string, string> = {
-  HOST: '127.0.0.1', GRPC_HOST: '127.0.0.1', CLUSTER_TOKEN, FETCH_ALLOWLIST: '127.0.0.1', LOG_LEVEL: 'info',
-  LEASE_TTL_MS: '4000', WATCHDOG_INTERVAL_MS: '500',
+  HOST: '127.0.0.1',
+  GRPC_HOST: '127.0.0.1',
+  CLUSTER_TOKEN,
+  FETCH_ALLOWLIST: '127.0.0.1',
+  LOG_LEVEL: 'info',
+  LEASE_TTL_MS: '4000',
+  WATCHDOG_INTERVAL_MS: '500',
 };
 
 /** A coordinator process (coordinator/src/main.ts) with `env` on top of COORDINATOR_PROCESS_ENV, once it has said it started. */
@@ -72,11 +80,23 @@ export async function spawnCoordinator(name: string, env: Record<string, string>
 }
 
 /** An agent process (node-agent/src/main.ts) named `name`, working in `workDir` (made here), once it is ready. */
-export async function spawnAgent(name: string, coordinatorGrpc: string, workDir: string, env: Record<string, string> = {}): Promise<LoggedProcess> {
+export async function spawnAgent(
+  name: string,
+  coordinatorGrpc: string,
+  workDir: string,
+  env: Record<string, string> = {},
+): Promise<LoggedProcess> {
   await mkdir(workDir, { recursive: true });
   const agent = spawnLogged(name, 'node-agent/src/main.ts', {
-    COORDINATOR_GRPC: coordinatorGrpc, CLUSTER_TOKEN, AGENT_NAME: name, AGENT_WORK_DIR: workDir,
-    MAX_CONCURRENT_TASKS: '1', FETCH_ALLOWLIST: '127.0.0.1', AGENT_LEASE_WAIT_MS: '2000', LOG_LEVEL: 'debug', ...env,
+    COORDINATOR_GRPC: coordinatorGrpc,
+    CLUSTER_TOKEN,
+    AGENT_NAME: name,
+    AGENT_WORK_DIR: workDir,
+    MAX_CONCURRENT_TASKS: '1',
+    FETCH_ALLOWLIST: '127.0.0.1',
+    AGENT_LEASE_WAIT_MS: '2000',
+    LOG_LEVEL: 'debug',
+    ...env,
   });
   return ready(agent, /"msg":"agent ready"/);
 }
@@ -93,7 +113,13 @@ async function ready(proc: LoggedProcess, re: RegExp): Promise<LoggedProcess> {
 }
 
 /** An API call with a bearer key and a JSON body; the answer's body parsed when it is JSON, else its text. */
-export async function callApi(baseUrl: string, key: string, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: Parsed; headers: Headers }> {
+export async function callApi(
+  baseUrl: string,
+  key: string,
+  method: string,
+  urlPath: string,
+  body?: unknown,
+): Promise<{ status: number; body: Parsed; headers: Headers }> {
   const res = await fetch(baseUrl + urlPath, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -101,12 +127,22 @@ export async function callApi(baseUrl: string, key: string, method: string, urlP
   });
   const text = await res.text();
   let parsed: Parsed = text;
-  try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
   return { status: res.status, body: parsed, headers: res.headers };
 }
 
 /** A new organization and an API key of it, straight in the database. */
-export async function orgWithKey(db: Db, name: string, plan: string, credits: number, keyName: string): Promise<{ id: string; key: string }> {
+export async function orgWithKey(
+  db: Db,
+  name: string,
+  plan: string,
+  credits: number,
+  keyName: string,
+): Promise<{ id: string; key: string }> {
   const org = await createOrganization(db, { name, plan, credits });
   const { key } = await issueApiKey(db, org.id, keyName);
   return { id: org.id, key };
@@ -130,10 +166,17 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     const upstream = net.connect(target.port, target.host);
     const pair: [net.Socket, net.Socket] = [client, upstream];
     pairs.add(pair);
-    if (isCut) { client.pause(); upstream.pause(); }
+    if (isCut) {
+      client.pause();
+      upstream.pause();
+    }
     client.pipe(upstream);
     upstream.pipe(client);
-    const end = () => { client.destroy(); upstream.destroy(); pairs.delete(pair); };
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      pairs.delete(pair);
+    };
     client.on('error', end).on('close', end);
     upstream.on('error', end).on('close', end);
   });
@@ -143,14 +186,23 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     address: `127.0.0.1:${port}`,
     cut() {
       isCut = true;
-      for (const [a, b] of pairs) { a.pause(); b.pause(); }
+      for (const [a, b] of pairs) {
+        a.pause();
+        b.pause();
+      }
     },
     restore() {
       isCut = false;
-      for (const [a, b] of pairs) { a.resume(); b.resume(); }
+      for (const [a, b] of pairs) {
+        a.resume();
+        b.resume();
+      }
     },
     async close() {
-      for (const [a, b] of pairs) { a.destroy(); b.destroy(); }
+      for (const [a, b] of pairs) {
+        a.destroy();
+        b.destroy();
+      }
       await new Promise((r) => server.close(r));
     },
   };
@@ -184,13 +236,18 @@ export async function startFaultStack(name: string, coordinatorEnv: Record<strin
   const agents: LoggedProcess[] = [];
 
   const stack: FaultStack = {
-    dataDir, db,
+    dataDir,
+    db,
     coordinator: undefined as unknown as LoggedProcess,
     httpUrl: `http://127.0.0.1:${ports.http}`,
     grpcAddress: `127.0.0.1:${ports.grpc}`,
     async startCoordinator() {
       stack.coordinator = await spawnCoordinator('coordinator', {
-        DATABASE_URL: pg.url, DATA_DIR: path.join(dataDir, 'coordinator'), PORT: String(ports.http), GRPC_PORT: String(ports.grpc), ...coordinatorEnv,
+        DATABASE_URL: pg.url,
+        DATA_DIR: path.join(dataDir, 'coordinator'),
+        PORT: String(ports.http),
+        GRPC_PORT: String(ports.grpc),
+        ...coordinatorEnv,
       });
     },
     async restartPostgres(downMs) {
@@ -250,54 +307,103 @@ export interface Settled {
  * exactly once for each completed job and nothing left reserved; storage usage equal to the bytes
  * stored. Returns the end states for scenario-specific checks.
  */
-export async function assertSettled(t: ExecutionContext, stack: FaultStack, org: { id: string }, initialCredits: number, timeoutMs = 240_000): Promise<Settled> {
+export async function assertSettled(
+  t: ExecutionContext,
+  stack: FaultStack,
+  org: { id: string },
+  initialCredits: number,
+  timeoutMs = 240_000,
+): Promise<Settled> {
   const db = stack.db;
-  await waitFor(async () => {
-    const open = await db.one<{ n: number }>(
-      `SELECT (SELECT count(*) FROM jobs WHERE organization_id = $1 AND status = 'PROCESSING')
+  await waitFor(
+    async () => {
+      const open = await db
+        .one<{ n: number }>(
+          `SELECT (SELECT count(*) FROM jobs WHERE organization_id = $1 AND status = 'PROCESSING')
             + (SELECT count(*) FROM renders WHERE organization_id = $1 AND status IN ('queued', 'progress'))
-            + (SELECT count(*) FROM tasks WHERE organization_id = $1 AND state IN ('queued', 'leased')) AS n`, [org.id]).catch(() => undefined);
-    return open && Number(open.n) === 0;
-  }, timeoutMs, 'every job, render and task to end');
+            + (SELECT count(*) FROM tasks WHERE organization_id = $1 AND state IN ('queued', 'leased')) AS n`,
+          [org.id],
+        )
+        .catch(() => undefined);
+      return open && Number(open.n) === 0;
+    },
+    timeoutMs,
+    'every job, render and task to end',
+  );
 
-  const jobs = await db.query<{ id: string; status: string; message: string | null; cost: number | null }>(`SELECT id, status, error_message AS message, cost::float AS cost FROM jobs WHERE organization_id = $1 ORDER BY created_at`, [org.id]);
-  const renders = await db.query<{ id: string; status: string; message: string | null; fileId: string | null }>(`SELECT id, status, error_message AS message, file_id AS "fileId" FROM renders WHERE organization_id = $1 ORDER BY created_at`, [org.id]);
+  const jobs = await db.query<{ id: string; status: string; message: string | null; cost: number | null }>(
+    `SELECT id, status, error_message AS message, cost::float AS cost FROM jobs WHERE organization_id = $1 ORDER BY created_at`,
+    [org.id],
+  );
+  const renders = await db.query<{ id: string; status: string; message: string | null; fileId: string | null }>(
+    `SELECT id, status, error_message AS message, file_id AS "fileId" FROM renders WHERE organization_id = $1 ORDER BY created_at`,
+    [org.id],
+  );
   for (const j of jobs) {
     t.true(['COMPLETED', 'FAILED'].includes(j.status), `job ${j.id} ${j.status}`);
-    if (j.status === 'FAILED') t.true(typeof j.message === 'string' && j.message.length > 10, `job ${j.id} failed with a message: ${j.message}`);
+    if (j.status === 'FAILED')
+      t.true(typeof j.message === 'string' && j.message.length > 10, `job ${j.id} failed with a message: ${j.message}`);
   }
   for (const r of renders) {
     t.true(['done', 'error'].includes(r.status), `render ${r.id} ${r.status}`);
-    if (r.status === 'error') t.true(typeof r.message === 'string' && r.message.length > 10, `render ${r.id} failed with a message: ${r.message}`);
+    if (r.status === 'error')
+      t.true(typeof r.message === 'string' && r.message.length > 10, `render ${r.id} failed with a message: ${r.message}`);
     else t.true(!!r.fileId, `render ${r.id} has its file`);
   }
   const failures = [...jobs, ...renders].filter((x) => x.message).map((x) => `${x.id}: ${x.message}`);
   if (failures.length) t.log(`failed with: ${failures.join(' | ')}`);
 
   // No output twice.
-  const dupes = await db.query(`SELECT job_id, name, count(*)::int AS n FROM files WHERE organization_id = $1 GROUP BY job_id, name HAVING count(*) > 1`, [org.id]);
+  const dupes = await db.query(
+    `SELECT job_id, name, count(*)::int AS n FROM files WHERE organization_id = $1 GROUP BY job_id, name HAVING count(*) > 1`,
+    [org.id],
+  );
   t.deepEqual(dupes, [], 'one file row per job and name');
-  const rendersPerFile = await db.query(`SELECT file_id, count(*)::int AS n FROM renders WHERE organization_id = $1 AND file_id IS NOT NULL GROUP BY file_id HAVING count(*) > 1`, [org.id]);
+  const rendersPerFile = await db.query(
+    `SELECT file_id, count(*)::int AS n FROM renders WHERE organization_id = $1 AND file_id IS NOT NULL GROUP BY file_id HAVING count(*) > 1`,
+    [org.id],
+  );
   t.deepEqual(rendersPerFile, [], 'one file per render');
   const files = await db.query<{ key: string; thumb: string | null; captions: string | null; size: string }>(
-    `SELECT object_key AS key, thumbnail_key AS thumb, captions_key AS captions, size_bytes AS size FROM files WHERE organization_id = $1`, [org.id]);
+    `SELECT object_key AS key, thumbnail_key AS thumb, captions_key AS captions, size_bytes AS size FROM files WHERE organization_id = $1`,
+    [org.id],
+  );
   const objects = await storedObjects(stack, org.id);
   // A render's row names its video, its thumbnail and the caption script it burned in.
-  const rowKeys = new Set(files.flatMap((f) => [f.key, ...(f.thumb ? [f.thumb] : []), ...(f.captions ? [f.captions] : [])]).map((k) => k.replace(/^\/+/, '')));
+  const rowKeys = new Set(
+    files.flatMap((f) => [f.key, ...(f.thumb ? [f.thumb] : []), ...(f.captions ? [f.captions] : [])]).map((k) => k.replace(/^\/+/, '')),
+  );
   t.deepEqual([...objects.keys()].sort(), [...rowKeys].sort(), 'stored objects are exactly those the file rows name');
   for (const f of files) t.is(objects.get(f.key), Number(f.size), `size of ${f.key}`);
 
   // Money and storage exact.
-  const orgRow = (await db.one<{ credits: number; reserved: number; used: number }>(`SELECT credits::float AS credits, reserved_credits::float AS reserved, storage_used_bytes AS used FROM organizations WHERE id = $1`, [org.id]))!;
+  const orgRow = (await db.one<{ credits: number; reserved: number; used: number }>(
+    `SELECT credits::float AS credits, reserved_credits::float AS reserved, storage_used_bytes AS used FROM organizations WHERE id = $1`,
+    [org.id],
+  ))!;
   const charged = jobs.filter((j) => j.status === 'COMPLETED').reduce((n, j) => n + Number(j.cost), 0);
-  t.is(Math.round(orgRow.credits * 100), Math.round((initialCredits - charged) * 100), 'credits: each completed job charged once, failed ones nothing');
+  t.is(
+    Math.round(orgRow.credits * 100),
+    Math.round((initialCredits - charged) * 100),
+    'credits: each completed job charged once, failed ones nothing',
+  );
   t.is(orgRow.reserved, 0, 'nothing left reserved');
-  const ledger = await db.query<{ jobId: string; kind: string; amount: number }>(`SELECT job_id AS "jobId", kind, amount::float AS amount FROM credit_ledger WHERE organization_id = $1 AND kind = 'charge'`, [org.id]);
+  const ledger = await db.query<{ jobId: string; kind: string; amount: number }>(
+    `SELECT job_id AS "jobId", kind, amount::float AS amount FROM credit_ledger WHERE organization_id = $1 AND kind = 'charge'`,
+    [org.id],
+  );
   t.deepEqual(
     ledger.map((l) => [l.jobId, l.amount]).sort(),
-    jobs.filter((j) => j.status === 'COMPLETED').map((j) => [j.id, -Number(j.cost)]).sort(),
+    jobs
+      .filter((j) => j.status === 'COMPLETED')
+      .map((j) => [j.id, -Number(j.cost)])
+      .sort(),
     'one charge per completed job',
   );
-  t.is(Number(orgRow.used), files.reduce((n, f) => n + Number(f.size), 0), 'storage usage is the bytes stored');
+  t.is(
+    Number(orgRow.used),
+    files.reduce((n, f) => n + Number(f.size), 0),
+    'storage usage is the bytes stored',
+  );
   return { jobs, renders };
 }

@@ -28,7 +28,9 @@ export interface LipsyncSegment {
 
 /** A composed video like the turn-taking ones (grid.ts), its segments saying who is heard. */
 export interface LipsyncVideo extends Omit<ComposedVideo, 'turns'> {
-  segments: Array<LipsyncSegment & { start: number; end: number; /** The heard words, composed clock. */ words?: { start: number; end: number } }>;
+  segments: Array<
+    LipsyncSegment & { start: number; end: number; /** The heard words, composed clock. */ words?: { start: number; end: number } }
+  >;
 }
 
 function panelFilter(input: string, clip: GridClip, show: Exclude<PanelShow, 'absent'>, w: number, h: number, out: string): string {
@@ -42,9 +44,10 @@ function panelFilter(input: string, clip: GridClip, show: Exclude<PanelShow, 'ab
     const shift = show.talkShiftSec;
     // Later: hold the first frame (mouth closed) for the shift. Earlier: start into the clip and hold
     // its last frame. Either way the lips move `shift` seconds off the sound's clock.
-    const moved = shift >= 0
-      ? `tpad=start_duration=${shift.toFixed(3)}:start_mode=clone`
-      : `trim=start=${(-shift).toFixed(3)},setpts=PTS-STARTPTS,tpad=stop_duration=${SEGMENT_SEC}:stop_mode=clone`;
+    const moved =
+      shift >= 0
+        ? `tpad=start_duration=${shift.toFixed(3)}:start_mode=clone`
+        : `trim=start=${(-shift).toFixed(3)},setpts=PTS-STARTPTS,tpad=stop_duration=${SEGMENT_SEC}:stop_mode=clone`;
     return `${input}fps=${FPS},${moved},trim=duration=${SEGMENT_SEC},setpts=PTS-STARTPTS,${fit}${out}`;
   }
   if (show === 'still') {
@@ -53,8 +56,10 @@ function panelFilter(input: string, clip: GridClip, show: Exclude<PanelShow, 'ab
   // The lead-in before the first word, forwards then backwards, over and over: a person not speaking.
   const end = (clip.speech.start - 0.1).toFixed(2);
   const name = out.slice(1, -1);
-  return `${input}trim=start=0.04:end=${end},setpts=PTS-STARTPTS,${fit},split[${name}f][${name}r];[${name}r]reverse[${name}b];`
-    + `[${name}f][${name}b]concat=n=2:v=1:a=0,loop=loop=-1:size=${Math.round((Number(end) - 0.04) * FPS * 2)},trim=duration=${SEGMENT_SEC},setpts=N/${FPS}/TB${out}`;
+  return (
+    `${input}trim=start=0.04:end=${end},setpts=PTS-STARTPTS,${fit},split[${name}f][${name}r];[${name}r]reverse[${name}b];` +
+    `[${name}f][${name}b]concat=n=2:v=1:a=0,loop=loop=-1:size=${Math.round((Number(end) - 0.04) * FPS * 2)},trim=duration=${SEGMENT_SEC},setpts=N/${FPS}/TB${out}`
+  );
 }
 
 /** Composes 3 s segments side by side on a 1280x720 canvas (panels 1.5x the 360x288 clips). */
@@ -65,7 +70,12 @@ export async function composeLipsync(dir: string, segments: LipsyncSegment[]): P
   const height = 720;
   const pw = 540;
   const ph = 432;
-  const panels = [0.25, 0.75].map((c) => ({ x: Math.round(c * width - pw / 2), y: Math.round((height - ph) / 2), width: pw, height: ph })) as [Box, Box];
+  const panels = [0.25, 0.75].map((c) => ({
+    x: Math.round(c * width - pw / 2),
+    y: Math.round((height - ph) / 2),
+    width: pw,
+    height: ph,
+  })) as [Box, Box];
   const files: string[] = [];
   const out: LipsyncVideo['segments'] = [];
   for (const [i, segment] of segments.entries()) {
@@ -79,24 +89,83 @@ export async function composeLipsync(dir: string, segments: LipsyncSegment[]): P
       filters.push(`[${last}][p${person}]overlay=${panels[person].x}:${panels[person].y}:shortest=1[bg${person + 1}]`);
       last = `bg${person + 1}`;
     }
-    filters.push(segment.voice === null
-      ? `anullsrc=r=44100:cl=mono,atrim=duration=${SEGMENT_SEC}[a]`
-      : `[${segment.voice}:a]atrim=duration=${SEGMENT_SEC},asetpts=PTS-STARTPTS,aresample=44100,aformat=channel_layouts=mono,apad[a]`);
+    filters.push(
+      segment.voice === null
+        ? `anullsrc=r=44100:cl=mono,atrim=duration=${SEGMENT_SEC}[a]`
+        : `[${segment.voice}:a]atrim=duration=${SEGMENT_SEC},asetpts=PTS-STARTPTS,aresample=44100,aformat=channel_layouts=mono,apad[a]`,
+    );
     await run(FFMPEG, [
-      '-y', '-hide_banner', '-loglevel', 'error', '-i', clips[0].file, '-i', clips[1].file,
-      '-filter_complex', filters.join(';'), '-map', `[${last}]`, '-map', '[a]', '-t', String(SEGMENT_SEC),
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '20', '-pix_fmt', 'yuv420p', '-g', String(FPS), '-c:a', 'aac', '-b:a', '96k', file,
+      '-y',
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-i',
+      clips[0].file,
+      '-i',
+      clips[1].file,
+      '-filter_complex',
+      filters.join(';'),
+      '-map',
+      `[${last}]`,
+      '-map',
+      '[a]',
+      '-t',
+      String(SEGMENT_SEC),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-crf',
+      '20',
+      '-pix_fmt',
+      'yuv420p',
+      '-g',
+      String(FPS),
+      '-c:a',
+      'aac',
+      '-b:a',
+      '96k',
+      file,
     ]);
     files.push(file);
     const start = i * SEGMENT_SEC;
     const voice = segment.voice === null ? undefined : clips[segment.voice];
-    out.push({ ...segment, start, end: start + SEGMENT_SEC, ...(voice ? { words: { start: start + voice.speech.start, end: start + voice.speech.end } } : {}) });
+    out.push({
+      ...segment,
+      start,
+      end: start + SEGMENT_SEC,
+      ...(voice ? { words: { start: start + voice.speech.start, end: start + voice.speech.end } } : {}),
+    });
   }
   const videoPath = path.join(dir, 'lipsync.mp4');
   const concat = files.map((_, i) => `[${i}:v][${i}:a]`).join('') + `concat=n=${files.length}:v=1:a=1[v][a]`;
   await run(FFMPEG, [
-    '-y', '-hide_banner', '-loglevel', 'error', ...files.flatMap((f) => ['-i', f]), '-filter_complex', concat, '-map', '[v]', '-map', '[a]',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '20', '-pix_fmt', 'yuv420p', '-g', String(FPS), '-c:a', 'aac', '-b:a', '96k', videoPath,
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    ...files.flatMap((f) => ['-i', f]),
+    '-filter_complex',
+    concat,
+    '-map',
+    '[v]',
+    '-map',
+    '[a]',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-crf',
+    '20',
+    '-pix_fmt',
+    'yuv420p',
+    '-g',
+    String(FPS),
+    '-c:a',
+    'aac',
+    '-b:a',
+    '96k',
+    videoPath,
   ]);
   const wavPath = path.join(dir, 'lipsync.wav');
   await extractAudio(FFMPEG, videoPath, wavPath);

@@ -31,7 +31,11 @@ export interface GridClip {
 
 /** GRID `.align` files count in 1/1000 of a 25 fps frame. */
 function speechFromAlign(file: string): { start: number; end: number } {
-  const words = readFileSync(file, 'utf8').trim().split('\n').map((l) => l.trim().split(/\s+/)).filter((w) => w[2] !== 'sil');
+  const words = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((w) => w[2] !== 'sil');
   return { start: Number(words[0]![0]) / 25_000, end: Number(words.at(-1)![1]) / 25_000 };
 }
 
@@ -40,7 +44,13 @@ export function gridClips(): [GridClip, GridClip] | undefined {
   const dir = sharedMediaDir();
   if (!dir) return undefined;
   return [
-    { name: 'swwp2s', file: path.join(dir, 'grid_swwp2s.mpg'), speech: speechFromAlign(path.join(dir, 'grid_swwp2s.align')), stillAt: 0.12, durationSec: 3 },
+    {
+      name: 'swwp2s',
+      file: path.join(dir, 'grid_swwp2s.mpg'),
+      speech: speechFromAlign(path.join(dir, 'grid_swwp2s.align')),
+      stillAt: 0.12,
+      durationSec: 3,
+    },
     // No alignment ships with this one; its speech span is measured (silencedetect, see its .source.txt).
     { name: 'bbaf2n', file: path.join(dir, 'grid_bbaf2n.mpg'), speech: { start: 0.46, end: 2.51 }, stillAt: 0.12, durationSec: 3 },
   ];
@@ -96,8 +106,10 @@ function listenerFilter(input: string, clip: GridClip, w: number, h: number, sec
   if (style === 'idle') {
     // Before the first word: 0.04 s to 0.1 s short of it, forwards then backwards, repeated.
     const end = (clip.speech.start - 0.1).toFixed(2);
-    return `${input}trim=start=0.04:end=${end},setpts=PTS-STARTPTS,fps=${FPS},scale=${w}:${h},setsar=1,split[${out.slice(1, -1)}f][${out.slice(1, -1)}r];`
-      + `[${out.slice(1, -1)}r]reverse[${out.slice(1, -1)}b];[${out.slice(1, -1)}f][${out.slice(1, -1)}b]concat=n=2:v=1:a=0,loop=loop=-1:size=${Math.round((Number(end) - 0.04) * FPS * 2)},trim=duration=${seconds},setpts=N/${FPS}/TB${out}`;
+    return (
+      `${input}trim=start=0.04:end=${end},setpts=PTS-STARTPTS,fps=${FPS},scale=${w}:${h},setsar=1,split[${out.slice(1, -1)}f][${out.slice(1, -1)}r];` +
+      `[${out.slice(1, -1)}r]reverse[${out.slice(1, -1)}b];[${out.slice(1, -1)}f][${out.slice(1, -1)}b]concat=n=2:v=1:a=0,loop=loop=-1:size=${Math.round((Number(end) - 0.04) * FPS * 2)},trim=duration=${seconds},setpts=N/${FPS}/TB${out}`
+    );
   }
   const still = `${input}trim=start=${clip.stillAt}:duration=0.04,setpts=PTS-STARTPTS,loop=loop=-1:size=1,trim=duration=${seconds},setpts=N/${FPS}/TB`;
   if (style === 'still') return `${still},scale=${w}:${h},setsar=1${out}`;
@@ -119,7 +131,10 @@ export async function composeConversation(dir: string, opts: ComposeOptions): Pr
   const { width = 1280, height = 720, panelScale = 1.5, listener = 'still', people = [0, 1], centres = [0.25, 0.75] } = opts;
   const pw = 2 * Math.round((360 * panelScale) / 2);
   const ph = 2 * Math.round((288 * panelScale) / 2);
-  const panels = centres.map((c) => ({ x: Math.round(c * width - pw / 2), y: Math.round((height - ph) / 2), width: pw, height: ph })) as [Box, Box];
+  const panels = centres.map((c) => ({ x: Math.round(c * width - pw / 2), y: Math.round((height - ph) / 2), width: pw, height: ph })) as [
+    Box,
+    Box,
+  ];
   const segments: string[] = [];
   const turns: ComposedTurn[] = [];
   let start = 0;
@@ -128,36 +143,97 @@ export async function composeConversation(dir: string, opts: ComposeOptions): Pr
     const talker = speaker === null ? undefined : clips[speaker];
     // Where in the talker's clip this segment starts, and how long it is.
     const from = talker && opts.tight !== undefined ? Math.max(0, talker.speech.start - opts.tight) : 0;
-    const seg = talker && opts.tight !== undefined ? Number((Math.min(talker.durationSec, talker.speech.end + opts.tight) - from).toFixed(2)) : 3;
+    const seg =
+      talker && opts.tight !== undefined ? Number((Math.min(talker.durationSec, talker.speech.end + opts.tight) - from).toFixed(2)) : 3;
     const filters: string[] = [`color=c=0x2a2a2a:s=${width}x${height}:r=${FPS}:d=${seg}[bg0]`];
     let last = 'bg0';
     for (const [k, person] of people.entries()) {
       const v = `[${person}:v]`;
       const label = `[p${k}]`;
-      if (person === speaker) filters.push(`${v}trim=start=${from}:duration=${seg},setpts=PTS-STARTPTS,fps=${FPS},scale=${pw}:${ph},setsar=1${label}`);
+      if (person === speaker)
+        filters.push(`${v}trim=start=${from}:duration=${seg},setpts=PTS-STARTPTS,fps=${FPS},scale=${pw}:${ph},setsar=1${label}`);
       else filters.push(listenerFilter(v, clips[person]!, pw, ph, seg, listener, label));
       const box = panels[person]!;
       filters.push(`[${last}]${label}overlay=${box.x}:${box.y}:shortest=1[bg${k + 1}]`);
       last = `bg${k + 1}`;
     }
-    filters.push(speaker === null
-      ? `anullsrc=r=44100:cl=mono,atrim=duration=${seg}[a]`
-      : `[${speaker}:a]atrim=start=${from}:duration=${seg},asetpts=PTS-STARTPTS,aresample=44100,aformat=channel_layouts=mono,apad[a]`);
+    filters.push(
+      speaker === null
+        ? `anullsrc=r=44100:cl=mono,atrim=duration=${seg}[a]`
+        : `[${speaker}:a]atrim=start=${from}:duration=${seg},asetpts=PTS-STARTPTS,aresample=44100,aformat=channel_layouts=mono,apad[a]`,
+    );
     await run(FFMPEG, [
-      '-y', '-hide_banner', '-loglevel', 'error', '-i', clips[0].file, '-i', clips[1].file,
-      '-filter_complex', filters.join(';'), '-map', `[${last}]`, '-map', '[a]', '-t', String(seg),
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '20', '-pix_fmt', 'yuv420p', '-g', String(FPS), '-c:a', 'aac', '-b:a', '96k', file,
+      '-y',
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-i',
+      clips[0].file,
+      '-i',
+      clips[1].file,
+      '-filter_complex',
+      filters.join(';'),
+      '-map',
+      `[${last}]`,
+      '-map',
+      '[a]',
+      '-t',
+      String(seg),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-crf',
+      '20',
+      '-pix_fmt',
+      'yuv420p',
+      '-g',
+      String(FPS),
+      '-c:a',
+      'aac',
+      '-b:a',
+      '96k',
+      file,
     ]);
     segments.push(file);
-    turns.push({ start, end: start + seg, speaker, ...(talker ? { speech: { start: start + talker.speech.start - from, end: start + talker.speech.end - from } } : {}) });
+    turns.push({
+      start,
+      end: start + seg,
+      speaker,
+      ...(talker ? { speech: { start: start + talker.speech.start - from, end: start + talker.speech.end - from } } : {}),
+    });
     start += seg;
   }
   const videoPath = path.join(dir, 'conversation.mp4');
   const inputs = segments.flatMap((f) => ['-i', f]);
   const concat = segments.map((_, i) => `[${i}:v][${i}:a]`).join('') + `concat=n=${segments.length}:v=1:a=1[v][a]`;
   await run(FFMPEG, [
-    '-y', '-hide_banner', '-loglevel', 'error', ...inputs, '-filter_complex', concat, '-map', '[v]', '-map', '[a]',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '20', '-pix_fmt', 'yuv420p', '-g', String(FPS), '-c:a', 'aac', '-b:a', '96k', videoPath,
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    ...inputs,
+    '-filter_complex',
+    concat,
+    '-map',
+    '[v]',
+    '-map',
+    '[a]',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-crf',
+    '20',
+    '-pix_fmt',
+    'yuv420p',
+    '-g',
+    String(FPS),
+    '-c:a',
+    'aac',
+    '-b:a',
+    '96k',
+    videoPath,
   ]);
   const wavPath = path.join(dir, 'conversation.wav');
   await extractAudio(FFMPEG, videoPath, wavPath);
@@ -165,14 +241,42 @@ export async function composeConversation(dir: string, opts: ComposeOptions): Pr
 }
 
 /** A video with no face at all (a moving test pattern) over a GRID clip's speech. */
-export async function composeNoFaceVideo(dir: string, opts: { width?: number; height?: number; seconds?: number } = {}): Promise<{ videoPath: string; wavPath: string; width: number; height: number; durationSec: number }> {
+export async function composeNoFaceVideo(
+  dir: string,
+  opts: { width?: number; height?: number; seconds?: number } = {},
+): Promise<{ videoPath: string; wavPath: string; width: number; height: number; durationSec: number }> {
   const clips = gridClips();
   if (!clips) throw new Error('GRID clips not found (../shared/media)');
   const { width = 1280, height = 720, seconds = 3 } = opts;
   const videoPath = path.join(dir, 'no-face.mp4');
   await run(FFMPEG, [
-    '-y', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=${FPS}:duration=${seconds}`, '-i', clips[0].file,
-    '-map', '0:v', '-map', '1:a', '-t', String(seconds), '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '96k', videoPath,
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=size=${width}x${height}:rate=${FPS}:duration=${seconds}`,
+    '-i',
+    clips[0].file,
+    '-map',
+    '0:v',
+    '-map',
+    '1:a',
+    '-t',
+    String(seconds),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '96k',
+    videoPath,
   ]);
   const wavPath = path.join(dir, 'no-face.wav');
   await extractAudio(FFMPEG, videoPath, wavPath);

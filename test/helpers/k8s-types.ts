@@ -12,19 +12,28 @@ export function strictTypeErrors(docs: Array<{ apiVersion: string; kind: string 
   const root = repoRoot();
   // Beside the sources, so that kubernetes-models resolves from the repository's node_modules.
   const file = path.join(root, 'test', '.k8s-manifests.generated.ts');
-  const source = docs.map((doc, i) => {
-    const [group, version] = doc.apiVersion.includes('/') ? doc.apiVersion.split('/') : ['', doc.apiVersion];
-    return `import type { I${doc.kind} as T${i} } from 'kubernetes-models/${group ? `${group}/` : ''}${version}/${doc.kind}';\n` +
-      `export const m${i}: T${i} = ${JSON.stringify(doc)};\n`;
-  }).join('');
+  const source = docs
+    .map((doc, i) => {
+      const [group, version] = doc.apiVersion.includes('/') ? doc.apiVersion.split('/') : ['', doc.apiVersion];
+      return (
+        `import type { I${doc.kind} as T${i} } from 'kubernetes-models/${group ? `${group}/` : ''}${version}/${doc.kind}';\n` +
+        `export const m${i}: T${i} = ${JSON.stringify(doc)};\n`
+      );
+    })
+    .join('');
   const options: ts.CompilerOptions = {
-    strict: true, noEmit: true, skipLibCheck: true, types: [],
-    target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: [],
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
   };
   const host = ts.createCompilerHost(options);
   const getSourceFile = host.getSourceFile.bind(host);
   host.getSourceFile = (name, language, ...rest) =>
-    (path.resolve(name) === file ? ts.createSourceFile(name, source, language) : getSourceFile(name, language, ...rest));
+    path.resolve(name) === file ? ts.createSourceFile(name, source, language) : getSourceFile(name, language, ...rest);
   const fileExists = host.fileExists.bind(host);
   host.fileExists = (name) => path.resolve(name) === file || fileExists(name);
   const program = ts.createProgram([file], options, host);

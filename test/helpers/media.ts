@@ -32,13 +32,35 @@ export async function ffmpegWrapper(file: string, ffmpegPath: string, before: st
 }
 
 /** A small real video: a test pattern at 25 fps with a sine tone; `gop` frames from one keyframe to the next (x264's default if not given). */
-export async function makeTestVideo(out: string, opts: { seconds?: number; width?: number; height?: number; gop?: number } = {}): Promise<string> {
+export async function makeTestVideo(
+  out: string,
+  opts: { seconds?: number; width?: number; height?: number; gop?: number } = {},
+): Promise<string> {
   const { seconds = 2, width = 320, height = 180 } = opts;
   await run(FFMPEG, [
-    '-y', '-hide_banner', '-loglevel', 'error',
-    '-f', 'lavfi', '-i', `testsrc=size=${width}x${height}:rate=25:duration=${seconds}`,
-    '-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}`,
-    '-c:v', 'libx264', '-preset', 'ultrafast', ...(opts.gop ? ['-g', String(opts.gop)] : []), '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', out,
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc=size=${width}x${height}:rate=25:duration=${seconds}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=440:duration=${seconds}`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    ...(opts.gop ? ['-g', String(opts.gop)] : []),
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    out,
   ]);
   return out;
 }
@@ -50,41 +72,50 @@ export interface MediaServer {
 }
 
 /** Serves files on 127.0.0.1; `bytesPerSec` trickles the body so a download takes a while. */
-export async function serveFiles(files: Record<string, string>, opts: { bytesPerSec?: number; redirects?: Record<string, string> } = {}): Promise<MediaServer> {
+export async function serveFiles(
+  files: Record<string, string>,
+  opts: { bytesPerSec?: number; redirects?: Record<string, string> } = {},
+): Promise<MediaServer> {
   const requests: string[] = [];
-  const server = http.createServer(listener(async (req, res) => {
-    requests.push(req.url ?? '');
-    const name = (req.url ?? '/').slice(1).split('?')[0]!;
-    const redirect = opts.redirects?.[name];
-    if (redirect) {
-      res.writeHead(302, { location: redirect }).end();
-      return;
-    }
-    const file = files[name];
-    if (!file) {
-      res.writeHead(404).end('not found');
-      return;
-    }
-    const { size } = await stat(file);
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': size });
-    const stream = createReadStream(file, { highWaterMark: 16 * 1024 });
-    if (!opts.bytesPerSec) {
-      stream.pipe(res);
-      return;
-    }
-    const perChunkMs = (16 * 1024 * 1000) / opts.bytesPerSec;
-    for await (const chunk of stream) {
-      if (res.destroyed) break;
-      res.write(chunk);
-      await new Promise((r) => setTimeout(r, perChunkMs));
-    }
-    res.end();
-  }));
+  const server = http.createServer(
+    listener(async (req, res) => {
+      requests.push(req.url ?? '');
+      const name = (req.url ?? '/').slice(1).split('?')[0]!;
+      const redirect = opts.redirects?.[name];
+      if (redirect) {
+        res.writeHead(302, { location: redirect }).end();
+        return;
+      }
+      const file = files[name];
+      if (!file) {
+        res.writeHead(404).end('not found');
+        return;
+      }
+      const { size } = await stat(file);
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': size });
+      const stream = createReadStream(file, { highWaterMark: 16 * 1024 });
+      if (!opts.bytesPerSec) {
+        stream.pipe(res);
+        return;
+      }
+      const perChunkMs = (16 * 1024 * 1000) / opts.bytesPerSec;
+      for await (const chunk of stream) {
+        if (res.destroyed) break;
+        res.write(chunk);
+        await new Promise((r) => setTimeout(r, perChunkMs));
+      }
+      res.end();
+    }),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
   return {
     requests,
     url: (name) => `http://127.0.0.1:${port}/${name}`,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

@@ -15,9 +15,21 @@ interface Selector {
   matchLabels?: Record<string, string>;
   matchExpressions?: Array<{ key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }>;
 }
-interface Peer { podSelector?: Selector; namespaceSelector?: Selector; ipBlock?: { cidr: string; except?: string[] } }
-interface PortRule { port?: number | string; endPort?: number; protocol?: string }
-interface Rule { from?: Peer[]; to?: Peer[]; ports?: PortRule[] }
+interface Peer {
+  podSelector?: Selector;
+  namespaceSelector?: Selector;
+  ipBlock?: { cidr: string; except?: string[] };
+}
+interface PortRule {
+  port?: number | string;
+  endPort?: number;
+  protocol?: string;
+}
+interface Rule {
+  from?: Peer[];
+  to?: Peer[];
+  ports?: PortRule[];
+}
 export interface NetworkPolicy {
   metadata: { name: string; namespace: string };
   spec: { podSelector: Selector; policyTypes?: string[]; ingress?: Rule[]; egress?: Rule[] };
@@ -27,10 +39,14 @@ function selects(selector: Selector, labels: Record<string, string> = {}): boole
   const byLabel = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
   const byExpression = (selector.matchExpressions ?? []).every(({ key, operator, values = [] }) => {
     switch (operator) {
-      case 'In': return key in labels && values.includes(labels[key]!);
-      case 'NotIn': return !(key in labels) || !values.includes(labels[key]!);
-      case 'Exists': return key in labels;
-      case 'DoesNotExist': return !(key in labels);
+      case 'In':
+        return key in labels && values.includes(labels[key]!);
+      case 'NotIn':
+        return !(key in labels) || !values.includes(labels[key]!);
+      case 'Exists':
+        return key in labels;
+      case 'DoesNotExist':
+        return !(key in labels);
     }
   });
   return byLabel && byExpression;
@@ -75,12 +91,19 @@ const typesOf = (p: NetworkPolicy) => p.spec.policyTypes ?? (p.spec.egress ? ['I
 export function allowed(policies: NetworkPolicy[], source: Endpoint, destination: Endpoint, port: number, protocol = 'TCP'): boolean {
   const direction = (pod: Endpoint, type: 'Ingress' | 'Egress', other: Endpoint) => {
     if (!pod.namespace) return true;
-    const applying = policies.filter((p) => p.metadata.namespace === pod.namespace && typesOf(p).includes(type) && selects(p.spec.podSelector, pod.labels));
+    const applying = policies.filter(
+      (p) => p.metadata.namespace === pod.namespace && typesOf(p).includes(type) && selects(p.spec.podSelector, pod.labels),
+    );
     if (!applying.length) return true;
-    return applying.some((p) => (type === 'Ingress' ? p.spec.ingress : p.spec.egress)?.some((rule) => {
-      const peers = type === 'Ingress' ? rule.from : rule.to;
-      return (!peers?.length || peers.some((peer) => peerMatches(peer, p.metadata.namespace, other))) && portMatches(rule.ports, destination, port, protocol);
-    }));
+    return applying.some((p) =>
+      (type === 'Ingress' ? p.spec.ingress : p.spec.egress)?.some((rule) => {
+        const peers = type === 'Ingress' ? rule.from : rule.to;
+        return (
+          (!peers?.length || peers.some((peer) => peerMatches(peer, p.metadata.namespace, other))) &&
+          portMatches(rule.ports, destination, port, protocol)
+        );
+      }),
+    );
   };
   return direction(source, 'Egress', destination) && direction(destination, 'Ingress', source);
 }

@@ -38,17 +38,22 @@ export interface QueueServer<Q extends TaskQueue> {
  * TaskQueue if none), `prepare` run before the queue starts (test tables, domain handlers), then a
  * gRPC server for it on a kernel-picked port, with a local object store and the test cluster token.
  */
-export async function startQueueServer<Q extends TaskQueue = TaskQueue>(name: string, opts: {
-  queueOptions: TaskQueueOptions;
-  createQueue?: (db: Db, options: TaskQueueOptions, log: Logger, metrics: Metrics) => Q;
-  prepare?: (db: Db, queue: Q) => Promise<void> | void;
-}): Promise<QueueServer<Q>> {
+export async function startQueueServer<Q extends TaskQueue = TaskQueue>(
+  name: string,
+  opts: {
+    queueOptions: TaskQueueOptions;
+    createQueue?: (db: Db, options: TaskQueueOptions, log: Logger, metrics: Metrics) => Q;
+    prepare?: (db: Db, queue: Q) => Promise<void> | void;
+  },
+): Promise<QueueServer<Q>> {
   const databaseUrl = await createTestDatabase(name);
   const db = new Db(databaseUrl);
   await migrate(db);
   const log = createLogger({ service: 'test' }, (process.env.TEST_LOG_LEVEL as LogLevel | undefined) || 'silent');
   const metrics = createMetrics();
-  const queue = opts.createQueue ? opts.createQueue(db, opts.queueOptions, log, metrics) : (new TaskQueue(db, opts.queueOptions, log, metrics) as Q);
+  const queue = opts.createQueue
+    ? opts.createQueue(db, opts.queueOptions, log, metrics)
+    : (new TaskQueue(db, opts.queueOptions, log, metrics) as Q);
   await opts.prepare?.(db, queue);
   await queue.start();
   const storeDir = await mkdtemp(path.join(os.tmpdir(), `${name.replace(/_/g, '-')}-`));
@@ -58,14 +63,28 @@ export async function startQueueServer<Q extends TaskQueue = TaskQueue>(name: st
   let grpcServer: grpc.Server;
   try {
     const bound = await startGrpcServer(
-      { db, queue, log, metrics, urls, store, clusterToken: TEST_CLUSTER_TOKEN, leaseTtlMs, leaseWaitMs: 10_000, agentUploadMaxBytes: 1_000_000 },
+      {
+        db,
+        queue,
+        log,
+        metrics,
+        urls,
+        store,
+        clusterToken: TEST_CLUSTER_TOKEN,
+        leaseTtlMs,
+        leaseWaitMs: 10_000,
+        agentUploadMaxBytes: 1_000_000,
+      },
       new AgentRegistry(leaseTtlMs),
       { host: '127.0.0.1', port: 0 },
     );
     grpcServer = bound.server;
     const agents: FakeAgent[] = [];
     const server: QueueServer<Q> = {
-      db, queue, metrics, agents,
+      db,
+      queue,
+      metrics,
+      agents,
       address: `127.0.0.1:${bound.port}`,
       async agent(agentName, taskTypes = ['probe-media'], host = {}) {
         const a = await new FakeAgent(server.address, TEST_CLUSTER_TOKEN, agentName).register(taskTypes, host);

@@ -20,11 +20,24 @@ export function boxesShownAt(r: Reframe, time: number): Box[] {
 }
 
 /** Detection over the whole of a test video, as stage 80 runs it on one short from 0 to its end. */
-export async function detectWholeVideo(video: { videoPath: string; wavPath: string; width: number; height: number; durationSec: number }): Promise<ShortDetections> {
+export async function detectWholeVideo(video: {
+  videoPath: string;
+  wavPath: string;
+  width: number;
+  height: number;
+  durationSec: number;
+}): Promise<ShortDetections> {
   const log = createLogger({}, 'silent');
   const detector = await sharedFaceDetector({ faceDetector: 'blazeface' }, log);
   const [found] = await detectShorts(
-    { sourceFile: video.videoPath, sourceWidth: video.width, sourceHeight: video.height, wavPath: video.wavPath, shorts: [{ start: 0, end: video.durationSec }], signal: new AbortController().signal },
+    {
+      sourceFile: video.videoPath,
+      sourceWidth: video.width,
+      sourceHeight: video.height,
+      wavPath: video.wavPath,
+      shorts: [{ start: 0, end: video.durationSec }],
+      signal: new AbortController().signal,
+    },
     { ffmpegPath: FFMPEG, detector, log },
   );
   return found!;

@@ -42,7 +42,9 @@ export interface Needs {
 type Declare<Context> = (title: string, implementation: ImplementationFn<[], Context>) => void;
 
 function missing(record: Record<string, boolean> | undefined): string[] {
-  return Object.entries(record ?? {}).filter(([, ok]) => !ok).map(([name]) => name);
+  return Object.entries(record ?? {})
+    .filter(([, ok]) => !ok)
+    .map(([name]) => name);
 }
 
 /** Why a test with these needs does not run here (skip), or fails here (CI without a tool or the media), or nothing. */
@@ -66,12 +68,17 @@ function verdict(needs: Needs): { skip: string } | { fail: string } | undefined 
  * A test that cannot run here is declared with `test.skip`, its title ending `[skipped: why]`; one
  * whose tool or media CI should have provided is declared as a test that fails saying so.
  */
-export function needing<Context = unknown>(needs: Needs, base: TestFn<Context> = test as TestFn<Context>): Declare<Context> & { serial: Declare<Context> } {
+export function needing<Context = unknown>(
+  needs: Needs,
+  base: TestFn<Context> = test as TestFn<Context>,
+): Declare<Context> & { serial: Declare<Context> } {
   const outcome = verdict(needs);
-  const declareWith = (declare: TestFn<Context> | SerialFn<Context>): Declare<Context> => (title, implementation) => {
-    if (!outcome) declare(title, implementation);
-    else if ('skip' in outcome) declare.skip(`${title} [skipped: ${outcome.skip}]`, implementation);
-    else declare(title, (t: ExecutionContext<Context>) => t.fail(outcome.fail));
-  };
+  const declareWith =
+    (declare: TestFn<Context> | SerialFn<Context>): Declare<Context> =>
+    (title, implementation) => {
+      if (!outcome) declare(title, implementation);
+      else if ('skip' in outcome) declare.skip(`${title} [skipped: ${outcome.skip}]`, implementation);
+      else declare(title, (t: ExecutionContext<Context>) => t.fail(outcome.fail));
+    };
   return Object.assign(declareWith(base), { serial: declareWith(base.serial) });
 }

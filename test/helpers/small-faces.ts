@@ -63,7 +63,8 @@ export async function composeWideShot(dir: string, opts: WideShotOptions): Promi
   const clips = gridClips();
   if (!clips) throw new Error('GRID clips not found (../shared/media)');
   const { width, height, fractions, seconds = 2, turned = false, turn = { narrow: 0.7, keystone: 0.12, tilt: 1 } } = opts;
-  const name = opts.name ?? `wide-${width}x${height}-${fractions.join('-')}${turned ? `-turned-${turn.narrow}-${turn.keystone}-${turn.tilt}` : ''}`;
+  const name =
+    opts.name ?? `wide-${width}x${height}-${fractions.join('-')}${turned ? `-turned-${turn.narrow}-${turn.keystone}-${turn.tilt}` : ''}`;
   const even = (v: number) => 2 * Math.round(v / 2);
   const filters = [`color=c=0x3a3a3a:s=${width}x${height}:r=${FPS}:d=${seconds}[bg0]`];
   const faces: KnownFace[] = [];
@@ -86,9 +87,12 @@ export async function composeWideShot(dir: string, opts: WideShotOptions): Promi
       // backdrop's grey.
       const nw = even(pw * turn.narrow);
       const k12 = Math.round(turn.keystone * ph);
-      const far = person.mirror ? { x0: `0:y0=${k12}`, x2: `0:y2=H-${k12}`, x1: 'W:y1=0', x3: 'W:y3=H' } : { x0: '0:y0=0', x2: '0:y2=H', x1: `W:y1=${k12}`, x3: `W:y3=H-${k12}` };
-      chain += `,scale=${nw}:${ph},perspective=x0=${far.x0}:x1=${far.x1}:x2=${far.x2}:x3=${far.x3}:sense=destination,`
-        + `pad=${pw}:${ph}:${Math.round((pw - nw) / 2)}:0:color=0x3a3a3a,rotate=${person.rotate * turn.tilt}*PI/180:fillcolor=0x3a3a3a`;
+      const far = person.mirror
+        ? { x0: `0:y0=${k12}`, x2: `0:y2=H-${k12}`, x1: 'W:y1=0', x3: 'W:y3=H' }
+        : { x0: '0:y0=0', x2: '0:y2=H', x1: `W:y1=${k12}`, x3: `W:y3=H-${k12}` };
+      chain +=
+        `,scale=${nw}:${ph},perspective=x0=${far.x0}:x1=${far.x1}:x2=${far.x2}:x3=${far.x3}:sense=destination,` +
+        `pad=${pw}:${ph}:${Math.round((pw - nw) / 2)}:0:color=0x3a3a3a,rotate=${person.rotate * turn.tilt}*PI/180:fillcolor=0x3a3a3a`;
       // The face centre moves with the narrowing and the tilt (the keystone moves it by a pixel or two).
       const dx = (fx - 0.5) * turn.narrow * pw;
       const dy = (fy - 0.5) * ph;
@@ -105,9 +109,41 @@ export async function composeWideShot(dir: string, opts: WideShotOptions): Promi
   const videoPath = path.join(dir, `${name}.mp4`);
   await run(FFMPEG, [
     // Looped, so a shot longer than the 3 s clips keeps all three people.
-    '-y', '-hide_banner', '-loglevel', 'error', '-stream_loop', '-1', '-i', clips[0].file, '-stream_loop', '-1', '-i', clips[1].file,
-    '-filter_complex', filters.join(';'), '-map', `[bg${PEOPLE.length}]`, '-map', '[a]', '-t', String(seconds),
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '20', '-pix_fmt', 'yuv420p', '-g', String(FPS), '-c:a', 'aac', '-b:a', '96k', videoPath,
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-stream_loop',
+    '-1',
+    '-i',
+    clips[0].file,
+    '-stream_loop',
+    '-1',
+    '-i',
+    clips[1].file,
+    '-filter_complex',
+    filters.join(';'),
+    '-map',
+    `[bg${PEOPLE.length}]`,
+    '-map',
+    '[a]',
+    '-t',
+    String(seconds),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-crf',
+    '20',
+    '-pix_fmt',
+    'yuv420p',
+    '-g',
+    String(FPS),
+    '-c:a',
+    'aac',
+    '-b:a',
+    '96k',
+    videoPath,
   ]);
   const wavPath = path.join(dir, `${name}.wav`);
   await extractAudio(FFMPEG, videoPath, wavPath);
@@ -137,12 +173,16 @@ export function measureRecall(result: ShortDetections, faces: KnownFace[], toler
     for (const s of samples) {
       const cx = s.box.x + s.box.width / 2;
       const cy = s.box.y + s.box.height / 2;
-      const k = faces.findIndex((f, j) => !hit[j] && Math.hypot(cx - f.cx, cy - f.cy) < tolerance * f.height
-        && s.box.height > f.height / 2 && s.box.height < f.height * 2);
+      const k = faces.findIndex(
+        (f, j) =>
+          !hit[j] && Math.hypot(cx - f.cx, cy - f.cy) < tolerance * f.height && s.box.height > f.height / 2 && s.box.height < f.height * 2,
+      );
       if (k < 0) falseFaces++;
       else hit[k] = true;
     }
-    hit.forEach((h, k) => { if (h) found[k]!++; });
+    hit.forEach((h, k) => {
+      if (h) found[k]!++;
+    });
   }
   return { found, frames, falsePerFrame: falseFaces / frames };
 }

@@ -16,7 +16,10 @@ export const QUIET = 400;
 
 /** Reads a mono 16-bit WAV's samples (the 44-byte header flite and ffmpeg write). */
 export async function readPcm16(file: string): Promise<Int16Array> {
-  const { stdout } = await run(FFMPEG, ['-v', 'error', '-i', file, '-ac', '1', '-ar', String(SPEECH_RATE), '-f', 's16le', '-'], { encoding: 'buffer', maxBuffer: 512 * 1024 * 1024 });
+  const { stdout } = await run(FFMPEG, ['-v', 'error', '-i', file, '-ac', '1', '-ar', String(SPEECH_RATE), '-f', 's16le', '-'], {
+    encoding: 'buffer',
+    maxBuffer: 512 * 1024 * 1024,
+  });
   return new Int16Array(stdout.buffer, stdout.byteOffset, stdout.length / 2);
 }
 
@@ -87,10 +90,39 @@ export function wavFile(pcm: Int16Array, rate: number): Buffer {
  * A video of the speech, 25 fps, over a moving test pattern (so every frame differs) or, with
  * `flat`, over one flat colour (so what a render draws on it, captions and watermark, stands out).
  */
-export async function speechVideo(wav: string, out: string, durationSec: number, size = '640x360', opts: { flat?: string } = {}): Promise<string> {
+export async function speechVideo(
+  wav: string,
+  out: string,
+  durationSec: number,
+  size = '640x360',
+  opts: { flat?: string } = {},
+): Promise<string> {
   const picture = opts.flat ? `color=c=${opts.flat}:s=${size}:r=25:d=${durationSec}` : `testsrc2=s=${size}:r=25:d=${durationSec}`;
-  await run(FFMPEG, ['-y', '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', picture, '-i', wav,
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ar', '48000', '-b:a', '192k', '-shortest', out]);
+  await run(FFMPEG, [
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    picture,
+    '-i',
+    wav,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-ar',
+    '48000',
+    '-b:a',
+    '192k',
+    '-shortest',
+    out,
+  ]);
   return out;
 }
-

@@ -35,7 +35,10 @@ export async function studioUser(cluster: TestCluster, organizationId: string, e
  * there. The page's uncaught errors collect in `pageErrors`.
  */
 export async function signInToJobPage(
-  chromium: Chromium, baseUrl: string, email: string, jobId: string,
+  chromium: Chromium,
+  baseUrl: string,
+  email: string,
+  jobId: string,
   opts: { ready: string; viewport?: { width: number; height: number } },
 ): Promise<{ page: Page; pageErrors: string[] }> {
   await chromium.browser.clearCookies();

@@ -18,15 +18,36 @@ export const TALK = [
 ];
 
 /** A real talking video: flite speech with known word times over a moving test picture. */
-export async function makeTalkVideo(dir: string, opts: { width?: number; height?: number; phrases?: typeof TALK } = {}): Promise<Synthesised & { videoPath: string }> {
+export async function makeTalkVideo(
+  dir: string,
+  opts: { width?: number; height?: number; phrases?: typeof TALK } = {},
+): Promise<Synthesised & { videoPath: string }> {
   const talk = await synthesiseTalk(dir, opts.phrases ?? TALK);
   const videoPath = path.join(dir, `talk-${Date.now()}.mp4`);
   const { width = 640, height = 360 } = opts;
   await run(FFMPEG, [
-    '-y', '-hide_banner', '-loglevel', 'error',
-    '-f', 'lavfi', '-i', `testsrc2=size=${width}x${height}:rate=25:duration=${talk.durationSec.toFixed(3)}`,
-    '-i', talk.wavPath,
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '96k', '-shortest', videoPath,
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=size=${width}x${height}:rate=25:duration=${talk.durationSec.toFixed(3)}`,
+    '-i',
+    talk.wavPath,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '96k',
+    '-shortest',
+    videoPath,
   ]);
   return { ...talk, videoPath };
 }

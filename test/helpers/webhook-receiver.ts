@@ -24,6 +24,10 @@ export async function startWebhookReceiver(failFirst = 0) {
   return {
     received,
     url: (p = '/hook') => `http://127.0.0.1:${port}${p}`,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

@@ -2,8 +2,12 @@
 import { z } from 'zod';
 
 export const apiKeyViewSchema = z.object({
-  id: z.string(), name: z.string().nullable(), prefix: z.string(), last4: z.string().describe('The last four characters, to tell keys apart'),
-  createdAt: z.string(), revokedAt: z.string().nullable(),
+  id: z.string(),
+  name: z.string().nullable(),
+  prefix: z.string(),
+  last4: z.string().describe('The last four characters, to tell keys apart'),
+  createdAt: z.string(),
+  revokedAt: z.string().nullable(),
 });
 export type ApiKeyView = z.output<typeof apiKeyViewSchema>;
 

@@ -31,5 +31,10 @@ export const fileListSchema = storageSummarySchema.extend({ total: z.number(), l
 export type FileList = z.output<typeof fileListSchema>;
 
 /** DELETE /api/uploads/files/:fileId (also the body of its 500 when the object store failed). */
-export const deletedFileSchema = z.object({ id: z.string(), deleted: z.boolean(), error: z.string().optional(), message: z.string().optional() });
+export const deletedFileSchema = z.object({
+  id: z.string(),
+  deleted: z.boolean(),
+  error: z.string().optional(),
+  message: z.string().optional(),
+});
 export type DeletedFile = z.output<typeof deletedFileSchema>;

@@ -1,18 +1,34 @@
 // The render routes' answers (coordinator/src/api/renders.ts, contract 2.6); the studio reads their types.
 import { z } from 'zod';
 
-const stage = z.string().optional()
-  .describe('Present when the render has waited past WAITING_NOTICE_MS with no connected agent able to run it (e.g. "waiting for a render agent")');
+const stage = z
+  .string()
+  .optional()
+  .describe(
+    'Present when the render has waited past WAITING_NOTICE_MS with no connected agent able to run it (e.g. "waiting for a render agent")',
+  );
 
 /** GET /api/render/:renderId: queued, progress, done or error, told apart by `type`. */
 export const renderStatusSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('queued'), status: z.literal('QUEUED'), queuePosition: z.number().describe('1 for the next render to start'), progress: z.number(), stage }),
+  z.object({
+    type: z.literal('queued'),
+    status: z.literal('QUEUED'),
+    queuePosition: z.number().describe('1 for the next render to start'),
+    progress: z.number(),
+    stage,
+  }),
   z.object({ type: z.literal('progress'), progress: z.number().describe('0 to 1'), stage }),
   z.object({
-    type: z.literal('done'), progress: z.number(), url: z.string().describe('Signed URL of the MP4; expires'), size: z.number().describe('Bytes'),
-    length: z.number().describe('The output\'s seconds (shorter than the short when jump cuts removed silences or fillers)'),
+    type: z.literal('done'),
+    progress: z.number(),
+    url: z.string().describe('Signed URL of the MP4; expires'),
+    size: z.number().describe('Bytes'),
+    length: z.number().describe("The output's seconds (shorter than the short when jump cuts removed silences or fillers)"),
     fileId: z.string().nullable().describe('The render as a file of the organization, e.g. to post it by fileId'),
-    captionsUrl: z.string().optional().describe('Signed URL of the ASS caption script burned into the picture; absent for a short with no words'),
+    captionsUrl: z
+      .string()
+      .optional()
+      .describe('Signed URL of the ASS caption script burned into the picture; absent for a short with no words'),
   }),
   z.object({ type: z.literal('error'), message: z.string(), code: z.string() }),
 ]);
@@ -23,13 +39,23 @@ export const createdRenderSchema = z.object({ renderId: z.string() });
 export type CreatedRender = z.output<typeof createdRenderSchema>;
 
 /** One item of GET /api/jobs/:jobId/renders: the render's short, output and style, and its status. */
-export const listedRenderSchema = z.intersection(z.object({
-  renderId: z.string(), shortId: z.number(), createdAt: z.string(),
-  output: z.object({ width: z.number(), height: z.number() }).describe('The output\'s pixels (a done status\'s `size` is the file\'s bytes)'),
-  captionPreset: z.string(),
-  brandPreset: z.object({ id: z.string(), name: z.string().nullable() }).nullable().describe('Its name as it is now; null when none, or since deleted'),
-  thumbnailUrl: z.string().optional().describe('The first frame, as the player\'s poster'),
-}), renderStatusSchema);
+export const listedRenderSchema = z.intersection(
+  z.object({
+    renderId: z.string(),
+    shortId: z.number(),
+    createdAt: z.string(),
+    output: z
+      .object({ width: z.number(), height: z.number() })
+      .describe("The output's pixels (a done status's `size` is the file's bytes)"),
+    captionPreset: z.string(),
+    brandPreset: z
+      .object({ id: z.string(), name: z.string().nullable() })
+      .nullable()
+      .describe('Its name as it is now; null when none, or since deleted'),
+    thumbnailUrl: z.string().optional().describe("The first frame, as the player's poster"),
+  }),
+  renderStatusSchema,
+);
 export type ListedRender = z.output<typeof listedRenderSchema>;
 
 /** GET /api/jobs/:jobId/renders. */

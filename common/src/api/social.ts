@@ -18,11 +18,28 @@ export const socialSettingsSchema = z.object({
 export type SocialSettingsView = z.output<typeof socialSettingsSchema>;
 
 export const socialPostSchema = z.object({
-  id: z.string(), status: z.string(), title: z.string().nullable(), caption: z.string(), platforms: z.array(z.string()),
-  createdAt: z.string().nullable(), scheduledFor: z.string().nullable(), providerJobId: z.string().nullable(),
-  previewUrl: z.string().nullable(), thumbnailUrl: z.string().nullable(), providerError: z.string().nullable(),
-  providerPlatforms: z.array(z.object({ platform: z.string(), status: z.string(), id: z.string().nullable(), url: z.string().nullable(), error: z.string().nullable() })),
-  providerLastEvent: z.string().nullable(), isPublishedOnPlatform: z.boolean(),
+  id: z.string(),
+  status: z.string(),
+  title: z.string().nullable(),
+  caption: z.string(),
+  platforms: z.array(z.string()),
+  createdAt: z.string().nullable(),
+  scheduledFor: z.string().nullable(),
+  providerJobId: z.string().nullable(),
+  previewUrl: z.string().nullable(),
+  thumbnailUrl: z.string().nullable(),
+  providerError: z.string().nullable(),
+  providerPlatforms: z.array(
+    z.object({
+      platform: z.string(),
+      status: z.string(),
+      id: z.string().nullable(),
+      url: z.string().nullable(),
+      error: z.string().nullable(),
+    }),
+  ),
+  providerLastEvent: z.string().nullable(),
+  isPublishedOnPlatform: z.boolean(),
 });
 export type SocialPostView = z.output<typeof socialPostSchema>;
 
@@ -36,7 +53,12 @@ export const socialPostChangeSchema = z.object({ post: shortPostSchema });
 export type SocialPostChange = z.output<typeof socialPostChangeSchema>;
 
 /** GET …/social-posts/profile. */
-export const socialProfileSchema = z.object({ connected: z.boolean(), profileId: z.string().nullable(), connectedAccounts: z.array(z.string()), accountLinks: z.array(z.object({ accountId: z.string(), platform: z.string() })) });
+export const socialProfileSchema = z.object({
+  connected: z.boolean(),
+  profileId: z.string().nullable(),
+  connectedAccounts: z.array(z.string()),
+  accountLinks: z.array(z.object({ accountId: z.string(), platform: z.string() })),
+});
 export type SocialProfile = z.output<typeof socialProfileSchema>;
 
 /** POST …/social-posts/connect. */
@@ -52,5 +74,8 @@ export const nextSlotSchema = z.object({ timezone: z.string(), nextSlot: z.strin
 export type NextSlot = z.output<typeof nextSlotSchema>;
 
 /** POST …/social-posts/publish. */
-export const publishedPostSchema = z.object({ socialPost: z.object({ id: z.string(), status: z.string(), providerJobId: z.string().nullable(), scheduledFor: z.string().nullable() }), providerPostId: z.string() });
+export const publishedPostSchema = z.object({
+  socialPost: z.object({ id: z.string(), status: z.string(), providerJobId: z.string().nullable(), scheduledFor: z.string().nullable() }),
+  providerPostId: z.string(),
+});
 export type PublishedPost = z.output<typeof publishedPostSchema>;

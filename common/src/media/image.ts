@@ -7,7 +7,11 @@ import { sanitiseSvg, SvgSanitiseError } from './svg-sanitise.js';
 export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'svg';
 
 export const CONTENT_TYPES: Record<ImageFormat, string> = {
-  png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif', svg: 'image/svg+xml',
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  gif: 'image/gif',
+  svg: 'image/svg+xml',
 };
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);

@@ -6,8 +6,23 @@
 // shared host: another organization's media, or other jobs' files in the agent's work folder).
 // So the demuxer is whitelisted too: plain containers only, nothing that refers to other files.
 const MEDIA_DEMUXERS = [
-  'mov,mp4,m4a,3gp,3g2,mj2', 'matroska,webm', 'avi', 'flv', 'mpegts', 'mpeg', 'ogg', 'asf', 'mxf', 'nut',
-  'wav', 'w64', 'aiff', 'caf', 'mp3', 'aac', 'flac',
+  'mov,mp4,m4a,3gp,3g2,mj2',
+  'matroska,webm',
+  'avi',
+  'flv',
+  'mpegts',
+  'mpeg',
+  'ogg',
+  'asf',
+  'mxf',
+  'nut',
+  'wav',
+  'w64',
+  'aiff',
+  'caf',
+  'mp3',
+  'aac',
+  'flac',
 ];
 // Still images: the stored ones the coordinator probes (png, jpeg, webp, gif); the renderer itself
 // only ever gets a PNG (render-short turns every watermark into one).

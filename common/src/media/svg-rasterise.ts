@@ -9,7 +9,10 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 
 export class SvgRasteriseError extends Error {
-  constructor(message: string, readonly reason: 'timeout' | 'invalid') {
+  constructor(
+    message: string,
+    readonly reason: 'timeout' | 'invalid',
+  ) {
     super(message);
     this.name = 'SvgRasteriseError';
   }
@@ -83,42 +86,61 @@ export function rasteriseInChild(svg: Buffer, opts: RasteriseOptions = {}): Prom
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const maxSide = opts.maxSide ?? 2048;
   const memoryKiB = Math.floor((opts.maxMemoryBytes ?? DEFAULT_SVG_MEMORY_BYTES) / 1024);
-  return slot(() => new Promise<Buffer>((resolve, reject) => {
-    // The shell sets the limit and becomes node (exec), so the limit is the child's own and the
-    // timer's SIGKILL reaches node itself.
-    const child = spawn('/bin/sh', ['-c', 'ulimit -v "$1" && shift && exec "$@"', 'svg-rasterise', String(memoryKiB),
-      process.execPath, '--max-old-space-size=256', '--input-type=module', '-e', CHILD_SOURCE, sharpEntry(), String(maxSide)], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      // Every thread's malloc arena reserves 64 MB of address space; two are plenty for one thread of work.
-      env: { PATH: process.env.PATH ?? '', UV_THREADPOOL_SIZE: '1', VIPS_CONCURRENCY: '1', MALLOC_ARENA_MAX: '2' },
-    });
-    const out: Buffer[] = [];
-    let size = 0;
-    let stderr = '';
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.stdout.on('data', (b: Buffer) => {
-      size += b.length;
-      if (size > MAX_PNG_BYTES) child.kill('SIGKILL');
-      else out.push(b);
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      stderr = (stderr + d).slice(-2000);
-    });
-    child.stdin.on('error', () => undefined); // a child killed early closes its stdin
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      if (timedOut) return reject(new SvgRasteriseError(`the SVG image took longer than ${timeoutMs / 1000} s to draw`, 'timeout'));
-      if (code !== 0 || size > MAX_PNG_BYTES) return reject(new SvgRasteriseError(`the SVG image could not be drawn (${stderr.trim() || `exit ${code}`})`, 'invalid'));
-      resolve(Buffer.concat(out));
-    });
-    child.stdin.end(svg);
-  }));
+  return slot(
+    () =>
+      new Promise<Buffer>((resolve, reject) => {
+        // The shell sets the limit and becomes node (exec), so the limit is the child's own and the
+        // timer's SIGKILL reaches node itself.
+        const child = spawn(
+          '/bin/sh',
+          [
+            '-c',
+            'ulimit -v "$1" && shift && exec "$@"',
+            'svg-rasterise',
+            String(memoryKiB),
+            process.execPath,
+            '--max-old-space-size=256',
+            '--input-type=module',
+            '-e',
+            CHILD_SOURCE,
+            sharpEntry(),
+            String(maxSide),
+          ],
+          {
+            stdio: ['pipe', 'pipe', 'pipe'],
+            // Every thread's malloc arena reserves 64 MB of address space; two are plenty for one thread of work.
+            env: { PATH: process.env.PATH ?? '', UV_THREADPOOL_SIZE: '1', VIPS_CONCURRENCY: '1', MALLOC_ARENA_MAX: '2' },
+          },
+        );
+        const out: Buffer[] = [];
+        let size = 0;
+        let stderr = '';
+        let timedOut = false;
+        const timer = setTimeout(() => {
+          timedOut = true;
+          child.kill('SIGKILL');
+        }, timeoutMs);
+        child.stdout.on('data', (b: Buffer) => {
+          size += b.length;
+          if (size > MAX_PNG_BYTES) child.kill('SIGKILL');
+          else out.push(b);
+        });
+        child.stderr.setEncoding('utf8').on('data', (d: string) => {
+          stderr = (stderr + d).slice(-2000);
+        });
+        child.stdin.on('error', () => undefined); // a child killed early closes its stdin
+        child.on('error', (err) => {
+          clearTimeout(timer);
+          reject(err);
+        });
+        child.on('close', (code) => {
+          clearTimeout(timer);
+          if (timedOut) return reject(new SvgRasteriseError(`the SVG image took longer than ${timeoutMs / 1000} s to draw`, 'timeout'));
+          if (code !== 0 || size > MAX_PNG_BYTES)
+            return reject(new SvgRasteriseError(`the SVG image could not be drawn (${stderr.trim() || `exit ${code}`})`, 'invalid'));
+          resolve(Buffer.concat(out));
+        });
+        child.stdin.end(svg);
+      }),
+  );
 }

@@ -17,8 +17,23 @@ export class SvgSanitiseError extends Error {
 // set an href or a url() after sanitising (`<set attributeName="href" to="http://…">`); a still
 // watermark has no use for it.
 const DROPPED_ELEMENTS = new Set([
-  'script', 'foreignobject', 'iframe', 'object', 'embed', 'audio', 'video', 'canvas', 'handler', 'listener',
-  'animate', 'animatemotion', 'animatetransform', 'animatecolor', 'set', 'discard', 'mpath',
+  'script',
+  'foreignobject',
+  'iframe',
+  'object',
+  'embed',
+  'audio',
+  'video',
+  'canvas',
+  'handler',
+  'listener',
+  'animate',
+  'animatemotion',
+  'animatetransform',
+  'animatecolor',
+  'set',
+  'discard',
+  'mpath',
 ]);
 
 const NODE = { element: 1, text: 3, cdata: 4, processingInstruction: 7, comment: 8, documentType: 10 } as const;
@@ -30,15 +45,20 @@ const isFragment = (value: string) => /^\s*#/.test(value);
 /** CSS with every url() that is not a fragment turned into `none`, and no @import. Quoted and
  *  escaped forms included: CSS escapes are undone before judging. */
 export function sanitiseCss(css: string): string {
-  const unescaped = css.replace(/\\([0-9a-f]{1,6})\s?/gi, (_m, hex: string) => String.fromCodePoint(Number.parseInt(hex, 16) || 0xfffd))
+  const unescaped = css
+    .replace(/\\([0-9a-f]{1,6})\s?/gi, (_m, hex: string) => String.fromCodePoint(Number.parseInt(hex, 16) || 0xfffd))
     .replace(/\\(.)/g, '$1')
     .replace(/\/\*[\s\S]*?\*\//g, '');
-  return unescaped
-    .replace(/@import[^;]*;?/gi, '')
-    .replace(/url\(\s*("[^"]*"|'[^']*'|[^)]*)\s*\)/gi, (whole, arg: string) => (isFragment(arg.replace(/^["']|["']$/g, '')) ? whole : 'none'))
-    // What is left of an unbalanced or nested url( cannot name a URL any more.
-    .replace(/url\s*\((?!\s*["']?\s*#)/gi, 'none(')
-    .replace(/image-set\(|-webkit-image-set\(|src\(/gi, 'none(');
+  return (
+    unescaped
+      .replace(/@import[^;]*;?/gi, '')
+      .replace(/url\(\s*("[^"]*"|'[^']*'|[^)]*)\s*\)/gi, (whole, arg: string) =>
+        isFragment(arg.replace(/^["']|["']$/g, '')) ? whole : 'none',
+      )
+      // What is left of an unbalanced or nested url( cannot name a URL any more.
+      .replace(/url\s*\((?!\s*["']?\s*#)/gi, 'none(')
+      .replace(/image-set\(|-webkit-image-set\(|src\(/gi, 'none(')
+  );
 }
 
 function sanitiseElement(el: Element): void {
@@ -100,7 +120,8 @@ export function sanitiseSvg(svg: string): string {
   // of one as an error and keeps it as plain text; what it cannot recover from refuses the image.
   const parser = new DOMParser({
     onError: (level, message) => {
-      if (level === 'fatalError') throw new SvgSanitiseError(`the SVG is not well-formed XML (${(fatal = String(message).split('\n')[0]!.slice(0, 200))})`);
+      if (level === 'fatalError')
+        throw new SvgSanitiseError(`the SVG is not well-formed XML (${(fatal = String(message).split('\n')[0]!.slice(0, 200))})`);
     },
   });
   let doc;

@@ -81,25 +81,33 @@ export const isBundledFfprobe = (ffprobePath: string) => path.resolve(ffprobePat
  * ffprobe beside it (a distribution that packages them apart, FFMPEG_PATH alone) still probes every
  * file with the bundled one, which is as old as the bundled ffmpeg.
  */
-export function mediaToolWarnings(tools: Pick<MediaTools, 'ffmpegPath' | 'ffprobePath' | 'source'>): Array<{ message: string; fields: Record<string, string> }> {
+export function mediaToolWarnings(
+  tools: Pick<MediaTools, 'ffmpegPath' | 'ffprobePath' | 'source'>,
+): Array<{ message: string; fields: Record<string, string> }> {
   if (tools.source === 'bundled' && isBundledFfmpeg(tools.ffmpegPath)) {
-    return [{
-      message: 'decoding untrusted media with the bundled 2018 ffmpeg build: install ffmpeg 5 or later (apt-get install ffmpeg) or set FFMPEG_PATH/FFPROBE_PATH',
-      fields: { ffmpeg: tools.ffmpegPath },
-    }];
+    return [
+      {
+        message:
+          'decoding untrusted media with the bundled 2018 ffmpeg build: install ffmpeg 5 or later (apt-get install ffmpeg) or set FFMPEG_PATH/FFPROBE_PATH',
+        fields: { ffmpeg: tools.ffmpegPath },
+      },
+    ];
   }
   if (isBundledFfprobe(tools.ffprobePath)) {
-    return [{
-      message: `probing untrusted media with the bundled 2018 ffprobe build: no ffprobe 5 or later next to ${tools.ffmpegPath}; install the one of the same ffmpeg or set FFPROBE_PATH`,
-      fields: { ffmpeg: tools.ffmpegPath, ffprobe: tools.ffprobePath },
-    }];
+    return [
+      {
+        message: `probing untrusted media with the bundled 2018 ffprobe build: no ffprobe 5 or later next to ${tools.ffmpegPath}; install the one of the same ffmpeg or set FFPROBE_PATH`,
+        fields: { ffmpeg: tools.ffmpegPath, ffprobe: tools.ffprobePath },
+      },
+    ];
   }
   return [];
 }
 
 // What a media tool may see of the agent's environment: enough to run (locale, temp, fonts, GPU
 // libraries, proxies for yt-dlp), nothing that authenticates (cluster token, API keys, cloud keys).
-const PASSED = /^(PATH|HOME|GLIBC_TUNABLES|USER|LOGNAME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|TEMP|TMP|FONTCONFIG_[A-Z_]+|LD_LIBRARY_PATH|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|XDG_[A-Z_]+|SSL_CERT_(FILE|DIR)|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy)$/;
+const PASSED =
+  /^(PATH|HOME|GLIBC_TUNABLES|USER|LOGNAME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|TEMP|TMP|FONTCONFIG_[A-Z_]+|LD_LIBRARY_PATH|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|XDG_[A-Z_]+|SSL_CERT_(FILE|DIR)|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy)$/;
 
 // glibc hands allocations over 128 KiB to mmap and back to the kernel on free; ffmpeg's filters
 // allocate and free whole frames (a 1080x1920 copy in every overlay), so each frame paid for fresh

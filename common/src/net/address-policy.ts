@@ -91,11 +91,15 @@ export interface AllowEntry {
 
 /** `FETCH_ALLOWLIST`: comma-separated `host[:port]` (IPv6 in brackets). */
 export function parseAllowlist(raw: string | undefined): AllowEntry[] {
-  return (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
-    const m = entry.match(/^\[([^\]]+)\](?::(\d+))?$/) ?? entry.match(/^([^:]+)(?::(\d+))?$/);
-    if (!m) return { host: entry.toLowerCase() };
-    return { host: m[1]!.toLowerCase(), port: m[2] ? Number(m[2]) : undefined };
-  });
+  return (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const m = entry.match(/^\[([^\]]+)\](?::(\d+))?$/) ?? entry.match(/^([^:]+)(?::(\d+))?$/);
+      if (!m) return { host: entry.toLowerCase() };
+      return { host: m[1]!.toLowerCase(), port: m[2] ? Number(m[2]) : undefined };
+    });
 }
 
 export function isAllowlisted(allowlist: readonly AllowEntry[], host: string, port: number): boolean {

@@ -16,7 +16,10 @@ import { httpTarget, isAllowlisted, isBlockedAddress, isBlockedHostname, type Al
 export type FetchRefusal = 'invalid_url' | 'blocked_host' | 'too_large' | 'timeout' | 'http_status' | 'too_many_redirects' | 'network';
 
 export class FetchRefusedError extends Error {
-  constructor(readonly code: FetchRefusal, message: string) {
+  constructor(
+    readonly code: FetchRefusal,
+    message: string,
+  ) {
     super(message);
     this.name = 'FetchRefusedError';
   }
@@ -66,7 +69,8 @@ export async function checkUrl(raw: string | URL, opts: Pick<SafeFetchOptions, '
   if (!addresses.length) throw new FetchRefusedError('network', `host ${host} has no address`);
   if (!allowed) {
     const bad = addresses.find((a) => isBlockedAddress(a.address));
-    if (bad) throw new FetchRefusedError('blocked_host', `host ${host} resolves to a private, loopback or reserved address (${bad.address})`);
+    if (bad)
+      throw new FetchRefusedError('blocked_host', `host ${host} resolves to a private, loopback or reserved address (${bad.address})`);
   }
   return { url, address: addresses[0]!.address, family: addresses[0]!.family };
 }
@@ -86,15 +90,27 @@ async function open(raw: string, opts: SafeFetchOptions, signal: AbortSignal): P
     const target = await checkUrl(current, opts);
     const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
       const lib = target.url.protocol === 'https:' ? https : http;
-      const req = lib.request(target.url, {
-        method,
-        headers: { ...(opts.headers ?? {}), ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
-        signal,
-        // Connect to the address we checked, not to whatever a second resolution returns.
-        lookup: ((_host, o, cb) =>
-          o?.all ? cb(null, [{ address: target.address, family: target.family }]) : cb(null, target.address, target.family)) satisfies net.LookupFunction,
-      } as http.RequestOptions, resolve);
-      req.on('error', (err) => reject(signal.aborted ? new FetchRefusedError('timeout', 'the request timed out') : new FetchRefusedError('network', `request failed: ${err.message}`)));
+      const req = lib.request(
+        target.url,
+        {
+          method,
+          headers: { ...(opts.headers ?? {}), ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
+          signal,
+          // Connect to the address we checked, not to whatever a second resolution returns.
+          lookup: ((_host, o, cb) =>
+            o?.all
+              ? cb(null, [{ address: target.address, family: target.family }])
+              : cb(null, target.address, target.family)) satisfies net.LookupFunction,
+        } as http.RequestOptions,
+        resolve,
+      );
+      req.on('error', (err) =>
+        reject(
+          signal.aborted
+            ? new FetchRefusedError('timeout', 'the request timed out')
+            : new FetchRefusedError('network', `request failed: ${err.message}`),
+        ),
+      );
       if (body !== undefined) req.end(body);
       else req.end();
     });
@@ -118,7 +134,13 @@ function withDeadline(opts: SafeFetchOptions): { signal: AbortSignal; done(): vo
   const timer = setTimeout(() => ctrl.abort(), opts.timeoutMs ?? 30_000);
   const onOuter = () => ctrl.abort();
   opts.signal?.addEventListener('abort', onOuter, { once: true });
-  return { signal: ctrl.signal, done: () => { clearTimeout(timer); opts.signal?.removeEventListener('abort', onOuter); } };
+  return {
+    signal: ctrl.signal,
+    done: () => {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onOuter);
+    },
+  };
 }
 
 function byteCap(maxBytes: number): Transform {
@@ -175,7 +197,11 @@ export async function safeFetch(url: string, opts: SafeFetchOptions = {}): Promi
 }
 
 /** Streams a URL to a file (temp name, then rename); a partial file never remains. Non-2xx is refused. */
-export async function safeDownload(url: string, destPath: string, opts: SafeFetchOptions = {}): Promise<{ bytes: number; finalUrl: string; contentType: string | undefined }> {
+export async function safeDownload(
+  url: string,
+  destPath: string,
+  opts: SafeFetchOptions = {},
+): Promise<{ bytes: number; finalUrl: string; contentType: string | undefined }> {
   const maxBytes = opts.maxBytes ?? 1_000_000_000;
   const deadline = withDeadline({ ...opts, timeoutMs: opts.timeoutMs ?? 30 * 60_000 });
   const tmp = `${destPath}.part`;
@@ -189,12 +215,17 @@ export async function safeDownload(url: string, destPath: string, opts: SafeFetc
     checkLength(res, maxBytes);
     let bytes = 0;
     try {
-      await pipeline(res as Readable, byteCap(maxBytes), new Transform({
-        transform(chunk: Buffer, _e, cb) {
-          bytes += chunk.length;
-          cb(null, chunk);
-        },
-      }), createWriteStream(tmp));
+      await pipeline(
+        res as Readable,
+        byteCap(maxBytes),
+        new Transform({
+          transform(chunk: Buffer, _e, cb) {
+            bytes += chunk.length;
+            cb(null, chunk);
+          },
+        }),
+        createWriteStream(tmp),
+      );
     } catch (err) {
       rethrow(err, deadline.signal);
     }

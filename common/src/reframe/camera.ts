@@ -6,8 +6,18 @@
 // placed on the turn itself, a drift of the same person is either ignored (dead zone) or an eased
 // pan, and every window is chosen so that no detected face is sliced by its edge.
 import {
-  MOTION_GRID_COLS, MOTION_GRID_ROWS,
-  type Box, type DetectedShot, type DirectorSettings, type FaceTrack, type Reframe, type ReframeKeyframe, type ReframeSegment, type ShortDetections, type SpeakerTurn, type TrackSample,
+  MOTION_GRID_COLS,
+  MOTION_GRID_ROWS,
+  type Box,
+  type DetectedShot,
+  type DirectorSettings,
+  type FaceTrack,
+  type Reframe,
+  type ReframeKeyframe,
+  type ReframeSegment,
+  type ShortDetections,
+  type SpeakerTurn,
+  type TrackSample,
   type SourceShot,
 } from './types.js';
 
@@ -72,8 +82,16 @@ export function planReframe(detections: ShortDetections, director: DirectorSetti
     ? detections.shots
     : [{ start, end, transition: 'start', content: { x: 0, y: 0, width: W, height: H }, motion: [] }];
   const reframe: Reframe = {
-    sourceWidth: W, sourceHeight: H, keyframes: [], segments: [],
-    shots: sourceShots.map(({ start: s, end: e, transition, transitionEnd }) => ({ start: s, end: e, transition, ...(transitionEnd !== undefined ? { transitionEnd } : {}) })),
+    sourceWidth: W,
+    sourceHeight: H,
+    keyframes: [],
+    segments: [],
+    shots: sourceShots.map(({ start: s, end: e, transition, transitionEnd }) => ({
+      start: s,
+      end: e,
+      transition,
+      ...(transitionEnd !== undefined ? { transitionEnd } : {}),
+    })),
   };
   // Each source shot is framed on its own, from the moment its picture takes over to the next's.
   sourceShots.forEach((shot, k) => {
@@ -99,7 +117,9 @@ function within(d: ShortDetections, from: number, to: number): ShortDetections {
     start: from,
     end: to,
     tracks: d.tracks.map((t) => ({ id: t.id, samples: t.samples.filter((x) => inRange(x.time)) })).filter((t) => t.samples.length > 0),
-    turns: d.turns.filter((t) => t.end > from && t.start < to).map((t) => ({ ...t, start: Math.max(from, t.start), end: Math.min(to, t.end) })),
+    turns: d.turns
+      .filter((t) => t.end > from && t.start < to)
+      .map((t) => ({ ...t, start: Math.max(from, t.start), end: Math.min(to, t.end) })),
     speech: d.speech.filter((x) => x.end > from && x.start < to).map((x) => ({ start: Math.max(from, x.start), end: Math.min(to, x.end) })),
   };
 }
@@ -113,7 +133,13 @@ function validContent(b: Box, W: number, H: number): Box {
 }
 
 /** The framing of one source shot (no edit inside it). */
-function planShot(detections: ShortDetections, content: Box, motion: number[], director: DirectorSettings, output: OutputSize): { keyframes: ReframeKeyframe[]; segments: ReframeSegment[] } {
+function planShot(
+  detections: ShortDetections,
+  content: Box,
+  motion: number[],
+  director: DirectorSettings,
+  output: OutputSize,
+): { keyframes: ReframeKeyframe[]; segments: ReframeSegment[] } {
   const { start, end } = detections;
   const all = new FaceIndex(detections);
   // Enough of the shot to matter: a face glimpsed for a frame or two is not framed.
@@ -146,19 +172,26 @@ function planShot(detections: ShortDetections, content: Box, motion: number[], d
     };
   }
 
-  const shots = planShots(detections, framed.map((t) => t.id), faces);
+  const shots = planShots(
+    detections,
+    framed.map((t) => t.id),
+    faces,
+  );
   const camera = new Camera(faces, content, director.facePaddingFactor);
   const keyframes: ReframeKeyframe[] = [];
   const segments: ReframeSegment[] = [];
   shots.forEach((shot, i) => {
     const partner = director.maxSpeakersToFocus >= 2 ? splitPartner(shots, i, faces) : undefined;
     segments.push({
-      start: r3(shot.start), end: r3(shot.end), layout: partner === undefined ? 'single' : 'split',
+      start: r3(shot.start),
+      end: r3(shot.end),
+      layout: partner === undefined ? 'single' : 'split',
       tracks: partner === undefined ? [shot.trackId!] : [shot.trackId!, partner],
     });
-    const keys = partner === undefined
-      ? camera.follow(shot.trackId!, shot.start, shot.end, aspect)
-      : camera.split([shot.trackId!, partner], shot.start, shot.end, { width: output.width, height: output.height / 2 });
+    const keys =
+      partner === undefined
+        ? camera.follow(shot.trackId!, shot.start, shot.end, aspect)
+        : camera.split([shot.trackId!, partner], shot.start, shot.end, { width: output.width, height: output.height / 2 });
     const last = keyframes[keyframes.length - 1];
     if (last && last.time < keys[0]!.time) keyframes.push({ ...last, time: keys[0]!.time });
     keyframes.push(...keys);
@@ -218,7 +251,8 @@ function stackPanels(faces: FaceIndex, id: number, content: Box, output: OutputS
   const top = {
     x: clampInt(Math.round(cx - cam.width / 2), content.x, content.x + content.width - cam.width),
     y: clampInt(Math.round(cy - FACE_CENTRE_Y * cam.height), content.y, content.y + content.height - cam.height),
-    width: cam.width, height: cam.height,
+    width: cam.width,
+    height: cam.height,
   };
   return [top, bottom];
 }
@@ -289,7 +323,10 @@ function leadIn(shot: Shot, before: Shot, turns: SpeakerTurn[], faces: FaceIndex
   const activity = own.flatMap((t) => faces.samplesIn(shot.trackId!, t.start, t.end).map((s) => s.mouthActivity));
   if (!activity.length) return shot.start;
   const threshold = 0.25 * median(activity);
-  const previousSpeech = Math.max(before.start, ...turns.filter((t) => t.trackId !== shot.trackId && t.end <= shot.start + 1e-9).map((t) => t.end));
+  const previousSpeech = Math.max(
+    before.start,
+    ...turns.filter((t) => t.trackId !== shot.trackId && t.end <= shot.start + 1e-9).map((t) => t.end),
+  );
   const floor = Math.max(previousSpeech, shot.start - LEAD_IN_MAX_SEC, before.start + MIN_HOLD_SEC);
   const samples = faces.samplesIn(shot.trackId!, floor, shot.start).reverse();
   let at = shot.start;
@@ -306,7 +343,8 @@ function splitPartner(shots: Shot[], i: number, faces: FaceIndex): number | unde
   const self = shots[i]!;
   for (const other of [shots[i - 1], shots[i + 1]]) {
     if (!other || other.trackId === null || other.trackId === self.trackId) continue;
-    if (faces.presence(other.trackId, self.start, self.end) >= 0.8 && faces.presence(self.trackId!, self.start, self.end) >= 0.8) return other.trackId;
+    if (faces.presence(other.trackId, self.start, self.end) >= 0.8 && faces.presence(self.trackId!, self.start, self.end) >= 0.8)
+      return other.trackId;
   }
   return undefined;
 }
@@ -326,7 +364,11 @@ class FaceIndex {
   constructor(readonly d: ShortDetections) {
     this.tracks = d.tracks
       .filter((t) => t.samples.length > 0)
-      .map((t) => ({ id: t.id, track: { id: t.id, samples: t.samples.slice().sort((a, b) => a.time - b.time) }, medianHeight: median(t.samples.map((s) => s.box.height)) }));
+      .map((t) => ({
+        id: t.id,
+        track: { id: t.id, samples: t.samples.slice().sort((a, b) => a.time - b.time) },
+        medianHeight: median(t.samples.map((s) => s.box.height)),
+      }));
     const step = 1 / (d.sampleFps > 0 ? d.sampleFps : 5);
     this.times = [];
     for (let t = d.start; t < d.end + 1e-9; t += step) this.times.push(t);
@@ -348,8 +390,10 @@ class FaceIndex {
     }
     const f = (t - a.time) / (b.time - a.time);
     return {
-      x: lerp(a.box.x, b.box.x, f), y: lerp(a.box.y, b.box.y, f),
-      width: lerp(a.box.width, b.box.width, f), height: lerp(a.box.height, b.box.height, f),
+      x: lerp(a.box.x, b.box.x, f),
+      y: lerp(a.box.y, b.box.y, f),
+      width: lerp(a.box.width, b.box.width, f),
+      height: lerp(a.box.height, b.box.height, f),
     };
   }
 
@@ -409,7 +453,11 @@ class FaceIndex {
 
 class Camera {
   /** `bounds`: the picture the window stays within (the frame inside any black borders). */
-  constructor(private readonly faces: FaceIndex, private readonly bounds: Box, private readonly padding: number) {}
+  constructor(
+    private readonly faces: FaceIndex,
+    private readonly bounds: Box,
+    private readonly padding: number,
+  ) {}
 
   private get minX(): number {
     return this.bounds.x;
@@ -474,7 +522,8 @@ class Camera {
       });
       // A pan that would slice a face on its way (the listener it sweeps over, or the framed face it
       // cannot keep up with) is a cut instead.
-      const clean = duration >= PAN_MIN_SEC - 1e-9 && this.faces.timesIn(t, t + duration).every((s) => !this.cutsAnyFace(interpolate(pan, s), s, id));
+      const clean =
+        duration >= PAN_MIN_SEC - 1e-9 && this.faces.timesIn(t, t + duration).every((s) => !this.cutsAnyFace(interpolate(pan, s), s, id));
       const last = keys[keys.length - 1]!;
       if (last.time < r3(t)) keys.push({ ...at, time: r3(t) });
       if (clean) keys.push(...pan.slice(1));
@@ -493,7 +542,14 @@ class Camera {
    * running through the frame), the window cuts to the face instead of chasing it. Undefined when the
    * face is not on the move (an ordinary eased pan re-frames it).
    */
-  private track(id: number, times: number[], i: number, size: { width: number; height: number }, desired: Array<{ x: number; y: number }>, at: Box): { keys: ReframeKeyframe[]; at: Box; lastIndex: number } | undefined {
+  private track(
+    id: number,
+    times: number[],
+    i: number,
+    size: { width: number; height: number },
+    desired: Array<{ x: number; y: number }>,
+    at: Box,
+  ): { keys: ReframeKeyframe[]; at: Box; lastIndex: number } | undefined {
     const fps = this.faces.fps;
     const half = Math.max(1, Math.round(TRACK_SMOOTH_SEC * fps));
     const smooth = (k: number) => {
@@ -563,7 +619,12 @@ class Camera {
     const fw = median(boxes.map((b) => b.width));
     const fh = median(boxes.map((b) => b.height));
     const grow = 1 + 2 * this.padding;
-    let h = Math.max(fh * grow, (fw * grow) / aspect, Math.max(...boxes.map((b) => b.height)) * (1 + 2 * FACE_MARGIN), (Math.max(...boxes.map((b) => b.width)) * (1 + 2 * FACE_MARGIN)) / aspect);
+    let h = Math.max(
+      fh * grow,
+      (fw * grow) / aspect,
+      Math.max(...boxes.map((b) => b.height)) * (1 + 2 * FACE_MARGIN),
+      (Math.max(...boxes.map((b) => b.width)) * (1 + 2 * FACE_MARGIN)) / aspect,
+    );
     h = Math.min(largest.height, Math.max(h, MIN_ZOOM_FRACTION * largest.height));
     return evenWindow(h, aspect, this.bounds.width, this.bounds.height);
   }
@@ -587,7 +648,8 @@ class Camera {
     return centres.map((c, i) => {
       if (c) lastKnown = c;
       const near = centres.filter((o, j) => o && Math.abs(times[j]! - times[i]!) <= 0.25) as Array<{ x: number; y: number }>;
-      if (!near.length) return { x: lastKnown?.x ?? (this.minX + this.maxX(size)) / 2, y: lastKnown?.y ?? (this.minY + this.maxY(size)) / 2 };
+      if (!near.length)
+        return { x: lastKnown?.x ?? (this.minX + this.maxX(size)) / 2, y: lastKnown?.y ?? (this.minY + this.maxY(size)) / 2 };
       return { x: median(near.map((o) => o.x)), y: median(near.map((o) => o.y)) };
     });
   }
@@ -597,7 +659,14 @@ class Camera {
    * wholly in or wholly out, at the sample times from index `from` over the next MIN_HOLD_SEC (all of
    * them when `wholeSpan`). A face whose constraint cannot be met with the others is left out of it.
    */
-  private place(id: number, times: number[], from: number, size: { width: number; height: number }, desired: { x: number; y: number }, wholeSpan = false): Box {
+  private place(
+    id: number,
+    times: number[],
+    from: number,
+    size: { width: number; height: number },
+    desired: { x: number; y: number },
+    wholeSpan = false,
+  ): Box {
     const span = times.filter((t, j) => j >= from && (wholeSpan || t < times[from]! + MIN_HOLD_SEC));
     const own = span.map((t) => this.faces.boxAt(id, t)).filter((b): b is Box => !!b);
     const y = clampInt(Math.round(desired.y), this.minY, this.maxY(size));
@@ -622,7 +691,10 @@ class Camera {
         if (!vOverlap) continue;
         const vInside = b.y >= top && b.y + b.height <= top + size.height;
         const m = FACE_MARGIN * b.width;
-        const out: Interval[] = [[-Infinity, b.x - m - size.width], [b.x + b.width + m, Infinity]];
+        const out: Interval[] = [
+          [-Infinity, b.x - m - size.width],
+          [b.x + b.width + m, Infinity],
+        ];
         const options = vInside ? [...out, [b.x + b.width + m - size.width, b.x - m] as Interval] : out;
         const next = intersect(allowed, options);
         if (next.length) allowed = next;

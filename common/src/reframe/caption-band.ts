@@ -17,7 +17,11 @@ const FACE_PART = 1 / 3;
 const MOVE_AT_SHARE = 0.25;
 
 /** The band for a short's captions that keeps them off the framed faces, on an output of this size. */
-export function captionBandFor(reframe: Reframe | null | undefined, detections: ShortDetections | null | undefined, output: { width: number; height: number }): CaptionBand {
+export function captionBandFor(
+  reframe: Reframe | null | undefined,
+  detections: ShortDetections | null | undefined,
+  output: { width: number; height: number },
+): CaptionBand {
   if (!reframe?.keyframes?.length || !detections?.tracks?.length) return 'bottom';
   const start = reframe.segments[0]?.start ?? reframe.keyframes[0]!.time;
   const end = reframe.segments.at(-1)?.end ?? reframe.keyframes.at(-1)!.time;
@@ -51,7 +55,13 @@ function inBand([top, bottom]: [number, number], band: CaptionBand): boolean {
 }
 
 /** Where a source box lands vertically in the output frame (fractions of its height); null when the frame does not show it. */
-function faceSpan(reframe: Reframe, time: number, face: Box, layout: ReframeLayout, output: { width: number; height: number }): [number, number] | null {
+function faceSpan(
+  reframe: Reframe,
+  time: number,
+  face: Box,
+  layout: ReframeLayout,
+  output: { width: number; height: number },
+): [number, number] | null {
   const window = interpolate(reframe.keyframes, time);
   const key = [...reframe.keyframes].reverse().find((k) => k.time <= time) ?? reframe.keyframes[0]!;
   const centreX = face.x + face.width / 2;
@@ -82,14 +92,24 @@ const span = (top: number, bottom: number, height: number): [number, number] | n
 
 /** Whether the style items say where the captions go (then the band is theirs, not the faces'). */
 export function namesCaptionPosition(items: StyleItem[] | null | undefined): boolean {
-  return (items ?? []).some((it) => ['position', 'top', 'bottom'].includes(String(it?.property ?? '').trim().toLowerCase()));
+  return (items ?? []).some((it) =>
+    ['position', 'top', 'bottom'].includes(
+      String(it?.property ?? '')
+        .trim()
+        .toLowerCase(),
+    ),
+  );
 }
 
 /**
  * The style items a render uses: as given, plus the short's band when it is not the lower third, no
  * item places the captions, and the caption preset itself leaves them at the bottom.
  */
-export function withCaptionBand(items: StyleItem[] | null | undefined, captionPreset: string | null | undefined, band: CaptionBand | null | undefined): StyleItem[] | undefined {
+export function withCaptionBand(
+  items: StyleItem[] | null | undefined,
+  captionPreset: string | null | undefined,
+  band: CaptionBand | null | undefined,
+): StyleItem[] | undefined {
   if (!band || band === 'bottom' || namesCaptionPosition(items)) return items ?? undefined;
   let anchor: string;
   try {

@@ -15,8 +15,10 @@ export function directorSettings(director: unknown): DirectorSettings {
   const padding = d.camera?.facePaddingFactor;
   const speakers = d.intelligence?.maxSpeakersToFocus;
   return {
-    facePaddingFactor: typeof padding === 'number' && Number.isFinite(padding) && padding >= 0 ? padding : DEFAULT_DIRECTOR.facePaddingFactor,
-    maxSpeakersToFocus: typeof speakers === 'number' && Number.isInteger(speakers) && speakers >= 1 ? speakers : DEFAULT_DIRECTOR.maxSpeakersToFocus,
+    facePaddingFactor:
+      typeof padding === 'number' && Number.isFinite(padding) && padding >= 0 ? padding : DEFAULT_DIRECTOR.facePaddingFactor,
+    maxSpeakersToFocus:
+      typeof speakers === 'number' && Number.isInteger(speakers) && speakers >= 1 ? speakers : DEFAULT_DIRECTOR.maxSpeakersToFocus,
   };
 }
 

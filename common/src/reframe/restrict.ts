@@ -10,9 +10,8 @@ export function detectionsWithin(d: ShortDetections, start: number, end: number)
   if (!(end > start) || start < d.start - EDGE_SEC || end > d.end + EDGE_SEC) return null;
   const s = Math.max(start, d.start);
   const e = Math.min(end, d.end);
-  const clip = <T extends { start: number; end: number }>(spans: readonly T[]) => spans
-    .filter((x) => x.end > s && x.start < e)
-    .map((x) => ({ ...x, start: Math.max(x.start, s), end: Math.min(x.end, e) }));
+  const clip = <T extends { start: number; end: number }>(spans: readonly T[]) =>
+    spans.filter((x) => x.end > s && x.start < e).map((x) => ({ ...x, start: Math.max(x.start, s), end: Math.min(x.end, e) }));
   const restricted: ShortDetections = {
     ...d,
     start: s,

@@ -2,7 +2,19 @@
 // coordinator checks what an agent returns against them before storing it.
 import { z } from 'zod';
 import type { Same } from '../tasks/contract.js';
-import type { Box, DetectedShot, DirectorSettings, FaceTrack, Reframe, ReframeKeyframe, ReframeSegment, ShortDetections, SourceShot, SpeakerTurn, TrackSample } from './types.js';
+import type {
+  Box,
+  DetectedShot,
+  DirectorSettings,
+  FaceTrack,
+  Reframe,
+  ReframeKeyframe,
+  ReframeSegment,
+  ShortDetections,
+  SourceShot,
+  SpeakerTurn,
+  TrackSample,
+} from './types.js';
 
 const box = {
   x: z.number().describe('Left edge, source pixels'),
@@ -12,35 +24,56 @@ const box = {
 };
 
 export const reframeKeyframeSchema = z.object({
-  time: z.number().describe('Seconds on the source clock (the same clock as the short\'s startTime/endTime)'),
+  time: z.number().describe("Seconds on the source clock (the same clock as the short's startTime/endTime)"),
   ...box,
-  panels: z.array(z.object(box)).optional()
-    .describe('Split and stack segments only: the windows stacked top to bottom, each filling the output\'s width (split: the speaker\'s first; stack: the facecam, then the screen); x/y/width/height repeat the first'),
+  panels: z
+    .array(z.object(box))
+    .optional()
+    .describe(
+      "Split and stack segments only: the windows stacked top to bottom, each filling the output's width (split: the speaker's first; stack: the facecam, then the screen); x/y/width/height repeat the first",
+    ),
 });
 
 export const reframeSegmentSchema = z.object({
   start: z.number(),
   end: z.number(),
-  layout: z.enum(['single', 'split', 'fit', 'stack']).describe('single: one moving window; split: two people in stacked panels; fit: the window (a shot with no usable face: a slide, B-roll, a screen) fitted whole over a blurred copy of itself; stack: a facecam inset on top and the screen content below'),
+  layout: z
+    .enum(['single', 'split', 'fit', 'stack'])
+    .describe(
+      'single: one moving window; split: two people in stacked panels; fit: the window (a shot with no usable face: a slide, B-roll, a screen) fitted whole over a blurred copy of itself; stack: a facecam inset on top and the screen content below',
+    ),
   tracks: z.array(z.number().int()).describe('Face tracks shown, the speaker first; empty for a fallback'),
 });
 
 export const sourceShotSchema = z.object({
   start: z.number().describe('Seconds on the source clock: the first frame of the shot (for a cut, exactly its first frame)'),
   end: z.number(),
-  transition: z.enum(['start', 'cut', 'dissolve']).describe('How the shot begins: start (the short\'s first moment), cut (a hard cut), dissolve (a dissolve or fade, from start to transitionEnd)'),
+  transition: z
+    .enum(['start', 'cut', 'dissolve'])
+    .describe(
+      "How the shot begins: start (the short's first moment), cut (a hard cut), dissolve (a dissolve or fade, from start to transitionEnd)",
+    ),
   transitionEnd: z.number().optional().describe('Dissolves only: when the blend into this shot is complete'),
 });
 
-export const reframeSchema = z.object({
-  sourceWidth: z.number().int().positive(),
-  sourceHeight: z.number().int().positive(),
-  keyframes: z.array(reframeKeyframeSchema)
-    .describe('The crop window over time; between two keyframes it is their linear interpolation, and two keyframes at one time are a cut'),
-  segments: z.array(reframeSegmentSchema),
-  shots: z.array(sourceShotSchema).optional()
-    .describe('The source\'s shots within the short, in order: every framing change a source edit causes happens at a shot\'s start, and no pan spans two shots'),
-}).describe('The short\'s crop path (speaker-aware reframing), in source pixels on the source clock');
+export const reframeSchema = z
+  .object({
+    sourceWidth: z.number().int().positive(),
+    sourceHeight: z.number().int().positive(),
+    keyframes: z
+      .array(reframeKeyframeSchema)
+      .describe(
+        'The crop window over time; between two keyframes it is their linear interpolation, and two keyframes at one time are a cut',
+      ),
+    segments: z.array(reframeSegmentSchema),
+    shots: z
+      .array(sourceShotSchema)
+      .optional()
+      .describe(
+        "The source's shots within the short, in order: every framing change a source edit causes happens at a shot's start, and no pan spans two shots",
+      ),
+  })
+  .describe("The short's crop path (speaker-aware reframing), in source pixels on the source clock");
 
 const boxSchema = z.object(box);
 

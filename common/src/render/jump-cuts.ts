@@ -41,15 +41,23 @@ export const VOICE_TAIL_SEC = 0.12;
 const FALLBACK_FPS = 30;
 
 /** The options with their defaults filled in; null when nothing is to be cut. */
-export function resolveEditing(editing: EditingOptions | undefined): { silence: { minSilenceSec: number; keepSec: number } | null; fillers: Set<string> | null } | null {
+export function resolveEditing(
+  editing: EditingOptions | undefined,
+): { silence: { minSilenceSec: number; keepSec: number } | null; fillers: Set<string> | null } | null {
   const s = editing?.removeSilences;
   const f = editing?.removeFillers;
-  const silence = s === true ? { minSilenceSec: DEFAULT_MIN_SILENCE_SEC, keepSec: DEFAULT_KEEP_SILENCE_SEC }
-    : s && typeof s === 'object' ? { minSilenceSec: s.minSilenceSec ?? DEFAULT_MIN_SILENCE_SEC, keepSec: s.keepSec ?? DEFAULT_KEEP_SILENCE_SEC }
-    : null;
-  const fillers = f === true ? new Set(DEFAULT_FILLER_WORDS.map(fillerKey))
-    : f && typeof f === 'object' ? new Set((f.words ?? DEFAULT_FILLER_WORDS).map(fillerKey))
-    : null;
+  const silence =
+    s === true
+      ? { minSilenceSec: DEFAULT_MIN_SILENCE_SEC, keepSec: DEFAULT_KEEP_SILENCE_SEC }
+      : s && typeof s === 'object'
+        ? { minSilenceSec: s.minSilenceSec ?? DEFAULT_MIN_SILENCE_SEC, keepSec: s.keepSec ?? DEFAULT_KEEP_SILENCE_SEC }
+        : null;
+  const fillers =
+    f === true
+      ? new Set(DEFAULT_FILLER_WORDS.map(fillerKey))
+      : f && typeof f === 'object'
+        ? new Set((f.words ?? DEFAULT_FILLER_WORDS).map(fillerKey))
+        : null;
   return silence || fillers ? { silence, fillers } : null;
 }
 
@@ -59,7 +67,10 @@ export function resolveEditing(editing: EditingOptions | undefined): { silence: 
  * "umbrella" is never "um".
  */
 export function fillerKey(word: string): string {
-  return word.toLocaleLowerCase().replace(/[^\p{L}]/gu, '').replace(/(\p{L})\1+/gu, '$1');
+  return word
+    .toLocaleLowerCase()
+    .replace(/[^\p{L}]/gu, '')
+    .replace(/(\p{L})\1+/gu, '$1');
 }
 
 export function isFiller(word: string, fillers: ReadonlySet<string>): boolean {
@@ -92,15 +103,15 @@ export function planJumpCuts(input: {
     .filter((w) => Number.isFinite(w.start) && Number.isFinite(w.end) && w.end > start && w.start < end && w.text.trim() !== '')
     .map((w) => ({ text: w.text, start: Math.max(start, w.start), end: Math.min(end, Math.max(w.start, w.end)) }))
     .sort((a, b) => a.start - b.start);
-  const fillers = rules.fillers
-    ? words.filter((w, i) => i > 0 && i < words.length - 1 && isFiller(w.text, rules.fillers!))
-    : [];
+  const fillers = rules.fillers ? words.filter((w, i) => i > 0 && i < words.length - 1 && isFiller(w.text, rules.fillers!)) : [];
   const kept = words.filter((w) => !fillers.includes(w));
 
   // Where something worth hearing sounds: kept words, and voice activity (less its tail) that is not
   // a filler's (nor a sliver either side of one: voice activity is a frame or two loose).
   const voice = subtract(
-    (input.speech ?? []).map((r) => ({ start: Math.max(start, r.start), end: Math.min(end, r.end - VOICE_TAIL_SEC) })).filter((r) => r.end > r.start),
+    (input.speech ?? [])
+      .map((r) => ({ start: Math.max(start, r.start), end: Math.min(end, r.end - VOICE_TAIL_SEC) }))
+      .filter((r) => r.end > r.start),
     fillers.map((f) => ({ start: f.start - SPEECH_MARGIN_SEC, end: f.end + SPEECH_MARGIN_SEC })),
   );
   const heard = union([...kept, ...voice]);
@@ -122,9 +133,11 @@ export function planJumpCuts(input: {
       const leading = g.start <= start;
       const trailing = g.end >= end;
       if (leading && trailing) continue;
-      const cut = leading ? { start, end: g.end - Math.max(SPEECH_MARGIN_SEC, keepSec) }
-        : trailing ? { start: g.start + Math.max(SPEECH_MARGIN_SEC, keepSec), end }
-        : { start: g.start + half, end: g.end - half };
+      const cut = leading
+        ? { start, end: g.end - Math.max(SPEECH_MARGIN_SEC, keepSec) }
+        : trailing
+          ? { start: g.start + Math.max(SPEECH_MARGIN_SEC, keepSec), end }
+          : { start: g.start + half, end: g.end - half };
       cuts.push({ ...cut, reason: 'silence' });
     }
   }
@@ -132,7 +145,9 @@ export function planJumpCuts(input: {
   // Cuts on frame boundaries of the clip (its first frame is at `start`), merged where they touch,
   // each at least 2 frames long; a kept piece under 2 frames with no word in it goes too.
   const snap = (t: number) => start + Math.round((t - start) / frame) * frame;
-  let merged = mergeCuts(cuts.map((c) => ({ ...c, start: snap(c.start), end: snap(c.end) })).filter((c) => c.end - c.start >= 2 * frame - 1e-6));
+  let merged = mergeCuts(
+    cuts.map((c) => ({ ...c, start: snap(c.start), end: snap(c.end) })).filter((c) => c.end - c.start >= 2 * frame - 1e-6),
+  );
   const keep = complement(merged, start, end);
   const tooShort = keep.filter((k) => k.end - k.start < 2 * frame - 1e-6 && !kept.some((w) => w.end > k.start && w.start < k.end));
   if (tooShort.length) merged = mergeCuts([...merged, ...tooShort.map((k) => ({ ...k, reason: 'silence' as const }))]);
@@ -174,7 +189,10 @@ export function editedWords<W extends TimedWord>(plan: JumpCutPlan, words: reado
 // ---- ranges ---------------------------------------------------------------------------------------
 
 function union(ranges: readonly TimeRange[]): TimeRange[] {
-  const sorted = ranges.filter((r) => r.end > r.start).map((r) => ({ start: r.start, end: r.end })).sort((a, b) => a.start - b.start);
+  const sorted = ranges
+    .filter((r) => r.end > r.start)
+    .map((r) => ({ start: r.start, end: r.end }))
+    .sort((a, b) => a.start - b.start);
   const out: TimeRange[] = [];
   for (const r of sorted) {
     const last = out[out.length - 1];
@@ -185,7 +203,10 @@ function union(ranges: readonly TimeRange[]): TimeRange[] {
 }
 
 function mergeCuts(cuts: ReadonlyArray<TimeRange & { reason: CutReason }>): Array<TimeRange & { reason: CutReason }> {
-  const sorted = cuts.filter((c) => c.end > c.start).map((c) => ({ ...c })).sort((a, b) => a.start - b.start);
+  const sorted = cuts
+    .filter((c) => c.end > c.start)
+    .map((c) => ({ ...c }))
+    .sort((a, b) => a.start - b.start);
   const out: Array<TimeRange & { reason: CutReason }> = [];
   for (const c of sorted) {
     const last = out[out.length - 1];

@@ -6,22 +6,50 @@ import { resolveCaptionStyle, type StyleItem } from './presets.js';
 
 /** The W3C Compositing and Blending Level 1 modes, in the contract's order. */
 export const BLEND_MODES = [
-  'normal', 'multiply', 'screen', 'overlay', 'darken', 'lighten', 'color-dodge', 'color-burn',
-  'hard-light', 'soft-light', 'difference', 'exclusion', 'hue', 'saturation', 'color', 'luminosity',
+  'normal',
+  'multiply',
+  'screen',
+  'overlay',
+  'darken',
+  'lighten',
+  'color-dodge',
+  'color-burn',
+  'hard-light',
+  'soft-light',
+  'difference',
+  'exclusion',
+  'hue',
+  'saturation',
+  'color',
+  'luminosity',
 ] as const;
 export type BlendMode = (typeof BLEND_MODES)[number];
 
 // Clients write `Multiply`, `color_dodge` or `colorDodge` as often as `color-dodge`.
 const blendMode = z.preprocess(
-  (v) => (typeof v === 'string' ? v.trim().replace(/([a-z])([A-Z])/g, '$1-$2').replace(/_/g, '-').toLowerCase() : v),
+  (v) =>
+    typeof v === 'string'
+      ? v
+          .trim()
+          .replace(/([a-z])([A-Z])/g, '$1-$2')
+          .replace(/_/g, '-')
+          .toLowerCase()
+      : v,
   z.enum(BLEND_MODES, { error: `must be one of ${BLEND_MODES.join(', ')}` }),
 );
 
 const OPACITY = 'must be a number from 0.0 to 1.0';
-const opacity = z.union([
-  z.number().min(0, OPACITY).max(1, OPACITY),
-  z.string().trim().regex(/^(\d+(\.\d*)?|\.\d+)$/, OPACITY).refine((s) => Number(s) <= 1, OPACITY),
-], { error: OPACITY });
+const opacity = z.union(
+  [
+    z.number().min(0, OPACITY).max(1, OPACITY),
+    z
+      .string()
+      .trim()
+      .regex(/^(\d+(\.\d*)?|\.\d+)$/, OPACITY)
+      .refine((s) => Number(s) <= 1, OPACITY),
+  ],
+  { error: OPACITY },
+);
 
 const length = (name: string) =>
   z.string().superRefine((v, ctx) => {
@@ -34,7 +62,12 @@ const length = (name: string) =>
 
 const waterMarkSchema = z.object({
   fileAppId: z.string().min(1).max(200).optional(),
-  waterMarkUrl: z.string().url().max(2048).refine((u) => /^https?:\/\//i.test(u), 'must be an http or https URL').optional(),
+  waterMarkUrl: z
+    .string()
+    .url()
+    .max(2048)
+    .refine((u) => /^https?:\/\//i.test(u), 'must be an http or https URL')
+    .optional(),
   left: length('left').optional(),
   top: length('top').optional(),
   bottom: length('bottom').optional(),
@@ -62,28 +95,57 @@ const director = z.looseObject({
 });
 
 const BOOLEAN_OR_OBJECT = 'must be true, false or an object';
-const removeSilences = z.union([
-  z.boolean(),
-  z.strictObject({
-    minSilenceSec: z.number().min(0.1, 'must be from 0.1 to 10 seconds').max(10, 'must be from 0.1 to 10 seconds')
-      .optional().describe('Pauses at least this long are shortened (default 0.6)'),
-    keepSec: z.number().min(0, 'must be from 0 to 2 seconds').max(2, 'must be from 0 to 2 seconds')
-      .optional().describe('What is left of each shortened pause (default 0.15)'),
-  }).refine((o) => (o.keepSec ?? 0.15) < (o.minSilenceSec ?? 0.6), { message: 'keepSec must be shorter than minSilenceSec' }),
-], { error: BOOLEAN_OR_OBJECT });
-const removeFillers = z.union([
-  z.boolean(),
-  z.strictObject({
-    words: z.array(z.string().trim().min(1, 'must not be empty').max(40).regex(/^[\p{L}\p{M}'’-]+$/u, 'must be single words (letters only)'))
-      .min(1).max(50).optional().describe('Filler words matched as whole words (default um, uh, er, erm, ah, hmm and their spellings)'),
-  }),
-], { error: BOOLEAN_OR_OBJECT });
+const removeSilences = z.union(
+  [
+    z.boolean(),
+    z
+      .strictObject({
+        minSilenceSec: z
+          .number()
+          .min(0.1, 'must be from 0.1 to 10 seconds')
+          .max(10, 'must be from 0.1 to 10 seconds')
+          .optional()
+          .describe('Pauses at least this long are shortened (default 0.6)'),
+        keepSec: z
+          .number()
+          .min(0, 'must be from 0 to 2 seconds')
+          .max(2, 'must be from 0 to 2 seconds')
+          .optional()
+          .describe('What is left of each shortened pause (default 0.15)'),
+      })
+      .refine((o) => (o.keepSec ?? 0.15) < (o.minSilenceSec ?? 0.6), { message: 'keepSec must be shorter than minSilenceSec' }),
+  ],
+  { error: BOOLEAN_OR_OBJECT },
+);
+const removeFillers = z.union(
+  [
+    z.boolean(),
+    z.strictObject({
+      words: z
+        .array(
+          z
+            .string()
+            .trim()
+            .min(1, 'must not be empty')
+            .max(40)
+            .regex(/^[\p{L}\p{M}'’-]+$/u, 'must be single words (letters only)'),
+        )
+        .min(1)
+        .max(50)
+        .optional()
+        .describe('Filler words matched as whole words (default um, uh, er, erm, ah, hmm and their spellings)'),
+    }),
+  ],
+  { error: BOOLEAN_OR_OBJECT },
+);
 
 /** Jump cuts (issue 24): which silences and filler words a render leaves out. */
-export const editingSchema = z.strictObject({
-  removeSilences: removeSilences.optional(),
-  removeFillers: removeFillers.optional(),
-}).describe('Jump cuts: removeSilences (true or {minSilenceSec, keepSec}) and removeFillers (true or {words})');
+export const editingSchema = z
+  .strictObject({
+    removeSilences: removeSilences.optional(),
+    removeFillers: removeFillers.optional(),
+  })
+  .describe('Jump cuts: removeSilences (true or {minSilenceSec, keepSec}) and removeFillers (true or {words})');
 
 export const renderOptionsSchema = z.object({
   maxWordsInPage: z.number().int().min(1).max(20).optional(),
@@ -96,14 +158,16 @@ export const renderOptionsSchema = z.object({
 /** The options as the OpenAPI document shows them: the request schemas take any object and
  *  normalizeRenderOptions validates it (legacy keys first), but clients need to see the fields. */
 export const renderOptionsDocs = () => ({
-  description: 'Render options (maxWordsInPage, waterMark, style, director, editing); legacy WaterMark, watermarkUrl and styles are accepted and stored normalised',
+  description:
+    'Render options (maxWordsInPage, waterMark, style, director, editing); legacy WaterMark, watermarkUrl and styles are accepted and stored normalised',
   properties: {
     editing: withoutDialect(z.toJSONSchema(editingSchema, { io: 'input' })),
     style: {
       type: 'array',
-      description: 'Caption style items {property, value, active?, past?} applied over the caption preset, CSS-like (color, font-size, -webkit-text-stroke, text-shadow, ...). '
-        + 'The caption band: `position` "top", "center" (or "middle") or "bottom" (default: the lower third, 360 design px above the bottom edge, in px of a 1080-px short side); '
-        + '`top` or `bottom` with a px value sets the distance from that edge',
+      description:
+        'Caption style items {property, value, active?, past?} applied over the caption preset, CSS-like (color, font-size, -webkit-text-stroke, text-shadow, ...). ' +
+        'The caption band: `position` "top", "center" (or "middle") or "bottom" (default: the lower third, 360 design px above the bottom edge, in px of a 1080-px short side); ' +
+        '`top` or `bottom` with a px value sets the distance from that edge',
       items: { type: 'object', required: ['property', 'value'], properties: { property: { type: 'string' }, value: { type: 'string' } } },
       example: [{ property: 'position', value: 'top' }],
     },

@@ -4,15 +4,16 @@
 import { invalidInput } from '../invalid-input.js';
 
 export type LengthAst =
-  | { type: 'px'; value: number }
-  | { type: 'percent'; value: number }
-  | { type: 'calc'; terms: Array<{ sign: 1 | -1; node: LengthAst }> };
+  { type: 'px'; value: number } | { type: 'percent'; value: number } | { type: 'calc'; terms: Array<{ sign: 1 | -1; node: LengthAst }> };
 
 const NUMBER = /^(\d+(?:\.\d*)?|\.\d+)/;
 
 class Parser {
   private pos = 0;
-  constructor(private readonly src: string, private readonly fail: (why: string) => never) {}
+  constructor(
+    private readonly src: string,
+    private readonly fail: (why: string) => never,
+  ) {}
 
   parseTop(): LengthAst {
     this.skipSpace();

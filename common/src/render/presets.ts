@@ -73,37 +73,70 @@ const item = (property: string, value: string, active?: string, activeDuration =
 const PRESETS = {
   DEFAULT: [] as StyleItem[],
   VIRAL: [
-    item('font-family', 'Montserrat'), item('font-weight', '900'), item('font-size', '80px'),
-    item('text-transform', 'uppercase'), item('-webkit-text-stroke', '8px #000000'),
-    item('text-shadow', '0 6px 0 rgba(0,0,0,0.6)'), item('color', '#FFFFFF', '#39FF14'),
-    item('transform', 'scale(1)', 'scale(1.25)', 0.12), item('bottom', '560px'),
+    item('font-family', 'Montserrat'),
+    item('font-weight', '900'),
+    item('font-size', '80px'),
+    item('text-transform', 'uppercase'),
+    item('-webkit-text-stroke', '8px #000000'),
+    item('text-shadow', '0 6px 0 rgba(0,0,0,0.6)'),
+    item('color', '#FFFFFF', '#39FF14'),
+    item('transform', 'scale(1)', 'scale(1.25)', 0.12),
+    item('bottom', '560px'),
   ],
   GRAPES: [
-    item('font-family', 'Poppins'), item('font-weight', '800'), item('font-size', '72px'),
-    item('-webkit-text-stroke', '6px #2B0A3D'), item('color', '#FFFFFF', '#C77DFF'),
-    item('transform', 'scale(1)', 'scale(1.15)'), item('text-shadow', '0 4px 8px rgba(43,10,61,0.8)'),
+    item('font-family', 'Poppins'),
+    item('font-weight', '800'),
+    item('font-size', '72px'),
+    item('-webkit-text-stroke', '6px #2B0A3D'),
+    item('color', '#FFFFFF', '#C77DFF'),
+    item('transform', 'scale(1)', 'scale(1.15)'),
+    item('text-shadow', '0 4px 8px rgba(43,10,61,0.8)'),
     item('bottom', '420px'),
   ],
   HORMOZI: [
-    item('font-family', 'Montserrat'), item('font-weight', '900'), item('font-size', '76px'),
-    item('text-transform', 'uppercase'), item('-webkit-text-stroke', '10px black'),
-    item('color', 'white', '#FFD400'), item('transform', 'scale(1)', 'scale(1.15)', 0.08), item('position', 'center'),
+    item('font-family', 'Montserrat'),
+    item('font-weight', '900'),
+    item('font-size', '76px'),
+    item('text-transform', 'uppercase'),
+    item('-webkit-text-stroke', '10px black'),
+    item('color', 'white', '#FFD400'),
+    item('transform', 'scale(1)', 'scale(1.15)', 0.08),
+    item('position', 'center'),
   ],
   BEAST: [
-    item('font-family', 'Anton'), item('font-weight', '400'), item('font-size', '96px'),
-    item('text-transform', 'uppercase'), item('-webkit-text-stroke', '9px #000'),
-    item('text-shadow', '4px 6px 0 #000'), item('color', '#FFFFFF', '#FF2D2D'),
-    item('transform', 'scale(1)', 'scale(1.3)', 0.1), item('bottom', '480px'),
+    item('font-family', 'Anton'),
+    item('font-weight', '400'),
+    item('font-size', '96px'),
+    item('text-transform', 'uppercase'),
+    item('-webkit-text-stroke', '9px #000'),
+    item('text-shadow', '4px 6px 0 #000'),
+    item('color', '#FFFFFF', '#FF2D2D'),
+    item('transform', 'scale(1)', 'scale(1.3)', 0.1),
+    item('bottom', '480px'),
   ],
   KARAOKE: [
-    item('font-family', 'Poppins'), item('font-weight', '700'), item('font-size', '66px'),
-    { property: 'color', value: 'rgba(255,255,255,0.55)', active: { value: '#00E5FF', duration: 0.05 }, past: { value: '#FFFFFF', duration: 0.15 } },
-    item('-webkit-text-stroke', '4px rgba(0,0,0,0.85)'), item('transform', 'scale(1)', 'scale(1.05)'),
+    item('font-family', 'Poppins'),
+    item('font-weight', '700'),
+    item('font-size', '66px'),
+    {
+      property: 'color',
+      value: 'rgba(255,255,255,0.55)',
+      active: { value: '#00E5FF', duration: 0.05 },
+      past: { value: '#FFFFFF', duration: 0.15 },
+    },
+    item('-webkit-text-stroke', '4px rgba(0,0,0,0.85)'),
+    item('transform', 'scale(1)', 'scale(1.05)'),
   ],
   MINIMAL: [
-    item('font-family', 'Inter'), item('font-weight', '600'), item('font-size', '52px'),
-    item('-webkit-text-stroke', '0'), item('background-color', 'rgba(0,0,0,0.6)'), item('padding', '14px'),
-    item('color', '#FFFFFF', '#FFFFFF'), item('transform', 'scale(1)', 'scale(1)'), item('bottom', '300px'),
+    item('font-family', 'Inter'),
+    item('font-weight', '600'),
+    item('font-size', '52px'),
+    item('-webkit-text-stroke', '0'),
+    item('background-color', 'rgba(0,0,0,0.6)'),
+    item('padding', '14px'),
+    item('color', '#FFFFFF', '#FFFFFF'),
+    item('transform', 'scale(1)', 'scale(1)'),
+    item('bottom', '300px'),
   ],
 } satisfies Record<string, StyleItem[]>;
 
@@ -133,9 +166,15 @@ export function resolveCaptionStyle(presetName: string | undefined | null, items
 type Handler = (s: ResolvedCaptionStyle, value: string, fail: (why: string) => never, it: StyleItem) => void;
 
 const HANDLERS: Record<string, Handler> = {
-  'font-family': (s, v, fail) => { s.fontFamily = parseFontFamily(v, fail); },
-  'font-size': (s, v, fail) => { s.fontSizePx = parsePx(v, fail, { min: 8, max: 400 }); },
-  'font-weight': (s, v, fail) => { s.fontWeight = parseWeight(v, fail); },
+  'font-family': (s, v, fail) => {
+    s.fontFamily = parseFontFamily(v, fail);
+  },
+  'font-size': (s, v, fail) => {
+    s.fontSizePx = parsePx(v, fail, { min: 8, max: 400 });
+  },
+  'font-weight': (s, v, fail) => {
+    s.fontWeight = parseWeight(v, fail);
+  },
   'font-style': (s, v, fail) => {
     const k = v.trim().toLowerCase();
     if (k !== 'italic' && k !== 'normal' && k !== 'oblique') fail('must be normal or italic');
@@ -143,21 +182,39 @@ const HANDLERS: Record<string, Handler> = {
   },
   color: (s, v, fail, it) => {
     s.color = parseColor(v, fail);
-    if (it.active) s.active = { ...s.active, color: parseColor(it.active.value, state('active', it.active, fail)), duration: duration(it.active, s.active.duration, fail) };
-    if (it.past) s.past = { color: parseColor(it.past.value, state('past', it.past, fail)), duration: duration(it.past, s.past.duration, fail) };
+    if (it.active)
+      s.active = {
+        ...s.active,
+        color: parseColor(it.active.value, state('active', it.active, fail)),
+        duration: duration(it.active, s.active.duration, fail),
+      };
+    if (it.past)
+      s.past = { color: parseColor(it.past.value, state('past', it.past, fail)), duration: duration(it.past, s.past.duration, fail) };
     else s.past = { ...s.past, color: s.color };
   },
   '-webkit-text-stroke': (s, v, fail) => parseStroke(s, v, fail),
   'text-stroke': (s, v, fail) => parseStroke(s, v, fail),
   outline: (s, v, fail) => parseStroke(s, v, fail),
-  '-webkit-text-stroke-width': (s, v, fail) => { s.outlineWidthPx = parsePx(v, fail, { min: 0, max: 60 }); },
-  '-webkit-text-stroke-color': (s, v, fail) => { s.outlineColor = parseColor(v, fail); },
-  'outline-width': (s, v, fail) => { s.outlineWidthPx = parsePx(v, fail, { min: 0, max: 60 }); },
-  'outline-color': (s, v, fail) => { s.outlineColor = parseColor(v, fail); },
-  'text-shadow': (s, v, fail) => { s.shadow = parseShadow(v, fail); },
+  '-webkit-text-stroke-width': (s, v, fail) => {
+    s.outlineWidthPx = parsePx(v, fail, { min: 0, max: 60 });
+  },
+  '-webkit-text-stroke-color': (s, v, fail) => {
+    s.outlineColor = parseColor(v, fail);
+  },
+  'outline-width': (s, v, fail) => {
+    s.outlineWidthPx = parsePx(v, fail, { min: 0, max: 60 });
+  },
+  'outline-color': (s, v, fail) => {
+    s.outlineColor = parseColor(v, fail);
+  },
+  'text-shadow': (s, v, fail) => {
+    s.shadow = parseShadow(v, fail);
+  },
   'background-color': (s, v, fail) => parseBackground(s, v, fail),
   background: (s, v, fail) => parseBackground(s, v, fail),
-  padding: (s, v, fail) => { s.boxPaddingPx = parsePx(v, fail, { min: 0, max: 200 }); },
+  padding: (s, v, fail) => {
+    s.boxPaddingPx = parsePx(v, fail, { min: 0, max: 200 });
+  },
   'text-transform': (s, v, fail) => {
     const k = v.trim().toLowerCase();
     if (k !== 'uppercase' && k !== 'none') fail('must be uppercase or none');
@@ -170,13 +227,25 @@ const HANDLERS: Record<string, Handler> = {
     const k = v.trim().toLowerCase();
     const anchor = (k === 'middle' ? 'center' : k) as CaptionAnchor;
     if (!['top', 'center', 'bottom'].includes(anchor)) fail('must be top, center or bottom');
-    s.position = { anchor, marginPx: anchor === 'center' ? 0 : s.position.anchor === anchor ? s.position.marginPx : BASE.position.marginPx };
+    s.position = {
+      anchor,
+      marginPx: anchor === 'center' ? 0 : s.position.anchor === anchor ? s.position.marginPx : BASE.position.marginPx,
+    };
   },
-  bottom: (s, v, fail) => { s.position = { anchor: 'bottom', marginPx: parsePx(v, fail, { min: 0, max: 1900 }) }; },
-  top: (s, v, fail) => { s.position = { anchor: 'top', marginPx: parsePx(v, fail, { min: 0, max: 1900 }) }; },
+  bottom: (s, v, fail) => {
+    s.position = { anchor: 'bottom', marginPx: parsePx(v, fail, { min: 0, max: 1900 }) };
+  },
+  top: (s, v, fail) => {
+    s.position = { anchor: 'top', marginPx: parsePx(v, fail, { min: 0, max: 1900 }) };
+  },
   transform: (s, v, fail, it) => {
     parseScale(v, fail); // the resting value only has to be valid: words at rest are never scaled
-    if (it.active) s.active = { ...s.active, scale: parseScale(it.active.value, state('active', it.active, fail)), duration: duration(it.active, s.active.duration, fail) };
+    if (it.active)
+      s.active = {
+        ...s.active,
+        scale: parseScale(it.active.value, state('active', it.active, fail)),
+        duration: duration(it.active, s.active.duration, fail),
+      };
   },
   scale: (s, v, fail, it) => HANDLERS.transform!(s, v, fail, it),
 };
@@ -227,7 +296,11 @@ function parseWeight(v: string, fail: (why: string) => never): number {
 function parseFontFamily(v: string, fail: (why: string) => never): CaptionFontFamily {
   // CSS font lists: the first family we ship wins; generic fallbacks (sans-serif) are skipped.
   for (const raw of v.split(',')) {
-    const name = raw.trim().replace(/^["']|["']$/g, '').trim().toLowerCase();
+    const name = raw
+      .trim()
+      .replace(/^["']|["']$/g, '')
+      .trim()
+      .toLowerCase();
     const hit = CAPTION_FONT_FAMILIES.find((f) => f.toLowerCase() === name || f.toLowerCase().replace(' ', '') === name);
     if (hit) return hit;
   }
@@ -307,14 +380,38 @@ function splitTopLevel(v: string, sep: string): string[] {
 // ---- colours -----------------------------------------------------------------------------------
 
 const NAMED: Record<string, string> = {
-  black: '#000000', silver: '#c0c0c0', gray: '#808080', grey: '#808080', white: '#ffffff', maroon: '#800000',
-  red: '#ff0000', purple: '#800080', fuchsia: '#ff00ff', magenta: '#ff00ff', green: '#008000', lime: '#00ff00',
-  olive: '#808000', yellow: '#ffff00', navy: '#000080', blue: '#0000ff', teal: '#008080', aqua: '#00ffff',
-  cyan: '#00ffff', orange: '#ffa500', gold: '#ffd700', pink: '#ffc0cb', transparent: '#00000000',
+  black: '#000000',
+  silver: '#c0c0c0',
+  gray: '#808080',
+  grey: '#808080',
+  white: '#ffffff',
+  maroon: '#800000',
+  red: '#ff0000',
+  purple: '#800080',
+  fuchsia: '#ff00ff',
+  magenta: '#ff00ff',
+  green: '#008000',
+  lime: '#00ff00',
+  olive: '#808000',
+  yellow: '#ffff00',
+  navy: '#000080',
+  blue: '#0000ff',
+  teal: '#008080',
+  aqua: '#00ffff',
+  cyan: '#00ffff',
+  orange: '#ffa500',
+  gold: '#ffd700',
+  pink: '#ffc0cb',
+  transparent: '#00000000',
 };
 
 /** `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, `rgb()`/`rgba()` (commas or spaces, `/ alpha`), basic named colours. */
-export function parseColor(value: string, fail: (why: string) => never = (why) => { throw invalidInput(`colour ${JSON.stringify(value)} ${why}`); }): Rgba {
+export function parseColor(
+  value: string,
+  fail: (why: string) => never = (why) => {
+    throw invalidInput(`colour ${JSON.stringify(value)} ${why}`);
+  },
+): Rgba {
   const v = value.trim().toLowerCase();
   const hex = NAMED[v] ?? v;
   let m = /^#([0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})$/.exec(hex);
@@ -326,7 +423,12 @@ export function parseColor(value: string, fail: (why: string) => never = (why) =
   }
   m = /^rgba?\((.*)\)$/.exec(v);
   if (m) {
-    const parts = m[1]!.includes(',') ? m[1]!.split(',') : m[1]!.replace('/', ' / ').split(/\s+/).filter((p) => p && p !== '/');
+    const parts = m[1]!.includes(',')
+      ? m[1]!.split(',')
+      : m[1]!
+          .replace('/', ' / ')
+          .split(/\s+/)
+          .filter((p) => p && p !== '/');
     if (parts.length !== 3 && parts.length !== 4) fail('must have 3 or 4 components');
     const channel = (p: string) => {
       const t = p.trim();

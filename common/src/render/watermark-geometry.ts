@@ -9,11 +9,25 @@ export interface WatermarkPlacement {
   width?: string; // defaults to the image's own width
 }
 
-export interface WatermarkBox { x: number; y: number; w: number; h: number }
+export interface WatermarkBox {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
 
 /** Where the watermark lands in a frame, in whole pixels (may extend past the edges). */
-export function placeWatermark(p: WatermarkPlacement, frameWidth: number, frameHeight: number, imageWidth: number, imageHeight: number): WatermarkBox {
-  const w = Math.max(1, Math.round(p.width !== undefined ? resolveLength(parseLength('waterMark.width', p.width), frameWidth) : imageWidth));
+export function placeWatermark(
+  p: WatermarkPlacement,
+  frameWidth: number,
+  frameHeight: number,
+  imageWidth: number,
+  imageHeight: number,
+): WatermarkBox {
+  const w = Math.max(
+    1,
+    Math.round(p.width !== undefined ? resolveLength(parseLength('waterMark.width', p.width), frameWidth) : imageWidth),
+  );
   const h = Math.max(1, Math.round((w * imageHeight) / imageWidth));
   const x = Math.round(p.left !== undefined ? resolveLength(parseLength('waterMark.left', p.left), frameWidth) : 0);
   let y = 0;
@@ -32,5 +46,10 @@ export function placementFromBox(box: Pick<WatermarkBox, 'x' | 'y' | 'w'>): Requ
 
 /** The box as percentages of the frame, for an element laid over a preview of any size. */
 export function boxPercent(box: WatermarkBox, frameWidth: number, frameHeight: number) {
-  return { left: (box.x / frameWidth) * 100, top: (box.y / frameHeight) * 100, width: (box.w / frameWidth) * 100, height: (box.h / frameHeight) * 100 };
+  return {
+    left: (box.x / frameWidth) * 100,
+    top: (box.y / frameHeight) * 100,
+    width: (box.w / frameWidth) * 100,
+    height: (box.h / frameHeight) * 100,
+  };
 }

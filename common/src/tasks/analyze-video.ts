@@ -8,13 +8,20 @@ const urlSource = z.object({ kind: z.literal('url'), url: z.string().min(1) });
 const youtubeSource = z.object({ kind: z.literal('youtube'), videoId: z.string().min(1) });
 /** A video already in the organization's storage: a studio upload (`consume`: its staging file goes
  *  once the job has its own copy) or the source of an earlier job run again. */
-const storedSource = z.object({ kind: z.literal('object'), objectKey: z.string().min(1), fileId: z.string().nullable(), consume: z.boolean() });
+const storedSource = z.object({
+  kind: z.literal('object'),
+  objectKey: z.string().min(1),
+  fileId: z.string().nullable(),
+  consume: z.boolean(),
+});
 
 /** Samples [startSample, endSample) of the analysis audio. */
 export const sampleSpanSchema = z.object({ startSample: z.number().int().nonnegative(), endSample: z.number().int().positive() });
 const transcriptSchema = z.object({ language: z.string(), text: z.string(), words: z.array(wordSchema), backend: z.string() });
 const sourceObjectSchema = storedObjectSchema.extend({
-  name: z.string().min(1), width: z.number().int().positive(), height: z.number().int().positive(),
+  name: z.string().min(1),
+  width: z.number().int().positive(),
+  height: z.number().int().positive(),
   /** Frames per second as ffprobe reads them; absent from agents older than it, null when unknown. */
   fps: z.number().finite().positive().nullish(),
 });
@@ -94,10 +101,16 @@ export const analyzeVideoResultSchema = z.object({
    *  spans the transcriber's plan over it decodes one at a time (cut in pauses the VAD found), in
    *  samples. Ranges are made of whole spans read from that audio, so that each span is decoded from
    *  the same samples as in a whole-file run and the words come out the same. */
-  rangePlan: z.object({
-    audio: z.object({ objectKey: z.string().min(1), dataOffset: z.number().int().nonnegative(), sampleRate: z.number().int().positive() }),
-    spans: z.array(sampleSpanSchema).min(1),
-  }).optional(),
+  rangePlan: z
+    .object({
+      audio: z.object({
+        objectKey: z.string().min(1),
+        dataOffset: z.number().int().nonnegative(),
+        sampleRate: z.number().int().positive(),
+      }),
+      spans: z.array(sampleSpanSchema).min(1),
+    })
+    .optional(),
 });
 
 /** Stages in order: the span of the task's own progress each covers, and the progress the contract
@@ -127,7 +140,9 @@ export const analyzeVideoOutputs = {
   /** The i-th short's reframed crop and its thumbnail. */
   short: (i: number) => `short-${i}.mp4`,
   shortThumbnail: (i: number) => `short-${i}.jpg`,
-  pattern: new RegExp(`^(source\\.(${SOURCE_EXTENSIONS.join('|')})|source-thumb\\.(jpg|png)|analysis-audio\\.wav|short-\\d+\\.mp4|short-\\d+\\.(jpg|png))$`),
+  pattern: new RegExp(
+    `^(source\\.(${SOURCE_EXTENSIONS.join('|')})|source-thumb\\.(jpg|png)|analysis-audio\\.wav|short-\\d+\\.mp4|short-\\d+\\.(jpg|png))$`,
+  ),
 } as const satisfies TaskOutputs;
 
 export const analyzeVideoContract = {

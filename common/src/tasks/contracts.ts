@@ -19,15 +19,19 @@ export const TASK_CONTRACTS = {
 type Contracts = typeof TASK_CONTRACTS;
 
 /** Each type's wall-clock limit per attempt, from its contract. */
-export const DEFAULT_TASK_TIME_LIMITS_SEC: Readonly<Record<TaskType, number>> =
-  Object.freeze(Object.fromEntries(TASK_TYPES.map((t) => [t, TASK_CONTRACTS[t].timeLimitSec])) as Record<TaskType, number>);
+export const DEFAULT_TASK_TIME_LIMITS_SEC: Readonly<Record<TaskType, number>> = Object.freeze(
+  Object.fromEntries(TASK_TYPES.map((t) => [t, TASK_CONTRACTS[t].timeLimitSec])) as Record<TaskType, number>,
+);
 
 /** TASK_TIME_LIMITS (`render-short=1800,probe-media=60`) over the contracts' defaults. Agents and
  *  coordinators read the same variable: the agent stops a task at its limit, the coordinator takes
  *  it back from an agent that did not (limit plus a grace). */
 export function parseTaskTimeLimits(text: string): Record<TaskType, number> {
   const limits: Record<TaskType, number> = { ...DEFAULT_TASK_TIME_LIMITS_SEC };
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const [type, sec] = part.split('=');
     if (!type || !isTaskType(type) || !(Number(sec) > 0)) throw new Error(`expected type=seconds with a known task type, got "${part}"`);
     limits[type] = Number(sec);
@@ -55,11 +59,22 @@ export const childTypeOf = (type: TaskType): TaskType | undefined =>
 export type TaskStage<T extends TaskType> = keyof Contracts[T]['stages'] & string;
 
 /** The schemas by type, typed so that indexing with a generic type keeps each one's own output. */
-const SCHEMAS: { [T in TaskType]: { payload: z.ZodType<TaskPayload<T>>; leasePayload: z.ZodType<TaskLeasePayload<T>>; facts: z.ZodType<TaskFacts<T>>; result: z.ZodType<TaskResult<T>> } } = TASK_CONTRACTS;
+const SCHEMAS: {
+  [T in TaskType]: {
+    payload: z.ZodType<TaskPayload<T>>;
+    leasePayload: z.ZodType<TaskLeasePayload<T>>;
+    facts: z.ZodType<TaskFacts<T>>;
+    result: z.ZodType<TaskResult<T>>;
+  };
+} = TASK_CONTRACTS;
 
 /** A report from an agent that does not match its task type's contract. */
 export class ContractViolation extends Error {
-  constructor(readonly type: TaskType, readonly part: 'payload' | 'facts' | 'result', detail: string) {
+  constructor(
+    readonly type: TaskType,
+    readonly part: 'payload' | 'facts' | 'result',
+    detail: string,
+  ) {
     super(`${part} does not match the ${type} contract: ${detail}`);
   }
 }
@@ -67,7 +82,14 @@ export class ContractViolation extends Error {
 function parse<Out>(type: TaskType, part: ContractViolation['part'], schema: z.ZodType<Out>, raw: unknown): Out {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    throw new ContractViolation(type, part, parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '));
+    throw new ContractViolation(
+      type,
+      part,
+      parsed.error.issues
+        .slice(0, 5)
+        .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+        .join('; '),
+    );
   }
   return parsed.data;
 }
@@ -80,8 +102,7 @@ export const parseStoredPayload = <T extends TaskType>(type: T, raw: unknown): T
 export const parseTaskPayload = <T extends TaskType>(type: T, raw: unknown): TaskLeasePayload<T> =>
   parse(type, 'payload', SCHEMAS[type].leasePayload, raw);
 /** ReportProgress facts_json. */
-export const parseTaskFacts = <T extends TaskType>(type: T, raw: unknown): TaskFacts<T> =>
-  parse(type, 'facts', SCHEMAS[type].facts, raw);
+export const parseTaskFacts = <T extends TaskType>(type: T, raw: unknown): TaskFacts<T> => parse(type, 'facts', SCHEMAS[type].facts, raw);
 /** CompleteTask result_json. */
 export const parseTaskResult = <T extends TaskType>(type: T, raw: unknown): TaskResult<T> =>
   parse(type, 'result', SCHEMAS[type].result, raw);

@@ -47,4 +47,5 @@ export type TaskFailureCode = (typeof TASK_FAILURE_CODES)[number];
 export const isTaskFailureCode = (v: string): v is TaskFailureCode => (TASK_FAILURE_CODES as readonly string[]).includes(v);
 
 /** A refused download's code: DOWNLOAD_ and the refusal (DOWNLOAD_TIMEOUT, DOWNLOAD_BLOCKED_HOST, ...). */
-export const downloadFailureCode = (refusal: FetchRefusal): TaskFailureCode => `DOWNLOAD_${refusal.toUpperCase()}` as Uppercase<`DOWNLOAD_${FetchRefusal}`>;
+export const downloadFailureCode = (refusal: FetchRefusal): TaskFailureCode =>
+  `DOWNLOAD_${refusal.toUpperCase()}` as Uppercase<`DOWNLOAD_${FetchRefusal}`>;

@@ -9,13 +9,15 @@ export const probeMediaPayloadSchema = z.object({ url: z.string().min(1) });
 export const probeMediaResultSchema = z.object({
   formatName: z.string(),
   durationSec: z.number().finite().nonnegative(),
-  streams: z.array(z.object({
-    index: z.number().int().nonnegative(),
-    codecType: z.string(),
-    codecName: z.string(),
-    width: z.number().int().positive().optional(),
-    height: z.number().int().positive().optional(),
-  })),
+  streams: z.array(
+    z.object({
+      index: z.number().int().nonnegative(),
+      codecType: z.string(),
+      codecName: z.string(),
+      width: z.number().int().positive().optional(),
+      height: z.number().int().positive().optional(),
+    }),
+  ),
 });
 
 export const PROBE_MEDIA_STAGES = {

@@ -52,7 +52,11 @@ export const renderSplitLeaseSchema = z.object({
 export const renderSplitSchema = z.object({
   audio: storedObjectSchema.nullable(),
   hasSound: z.boolean().optional(),
-  cuts: z.array(z.object({ fromUs: z.number().int().nonnegative(), toUs: z.number().int().positive(), shiftTicks: z.number().int().nonnegative() })).min(2),
+  cuts: z
+    .array(
+      z.object({ fromUs: z.number().int().nonnegative(), toUs: z.number().int().positive(), shiftTicks: z.number().int().nonnegative() }),
+    )
+    .min(2),
   gopFrames: z.number().int().positive(),
   encoder: renderEncoderSchema,
   chunks: z.array(z.object({ objectKey: z.string().min(1), frames: z.number().int().positive() })).optional(),

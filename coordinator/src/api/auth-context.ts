@@ -6,7 +6,8 @@ import { sessionPolicy } from '../tenancy/sessions.js';
 import { authenticate, resolveOrganization, DEFAULT_ORG_MESSAGES, type OrganizationMessages, type Principal } from '../tenancy/auth.js';
 
 export async function principalOf(app: Coordinator, ctx: ApiContext): Promise<Principal> {
-  if (!ctx.state.principal) ctx.state.principal = await authenticate(app.db, app.signer, sessionPolicy(app.config), ctx.headers, ctx.method);
+  if (!ctx.state.principal)
+    ctx.state.principal = await authenticate(app.db, app.signer, sessionPolicy(app.config), ctx.headers, ctx.method);
   return ctx.state.principal;
 }
 
@@ -31,7 +32,12 @@ export async function authenticateAndCharge(app: Coordinator, ctx: ApiContext): 
 }
 
 /** Authenticates and returns the organization the call acts for (contract section 5). */
-export async function requireOrg(app: Coordinator, ctx: ApiContext, suppliedOrgId: unknown, messages: OrganizationMessages = DEFAULT_ORG_MESSAGES): Promise<string> {
+export async function requireOrg(
+  app: Coordinator,
+  ctx: ApiContext,
+  suppliedOrgId: unknown,
+  messages: OrganizationMessages = DEFAULT_ORG_MESSAGES,
+): Promise<string> {
   const principal = await principalOf(app, ctx);
   const organizationId = await resolveOrganization(app.db, principal, suppliedOrgId, messages);
   await enforceRateLimit(app, ctx, principal, organizationId);
@@ -41,5 +47,5 @@ export async function requireOrg(app: Coordinator, ctx: ApiContext, suppliedOrgI
 /** organizationId comes from the query on GET/DELETE and from the body on POST/PUT. */
 export function suppliedOrgId(ctx: ApiContext): unknown {
   const body = ctx.state.body as Record<string, unknown> | undefined;
-  return ctx.method === 'GET' || ctx.method === 'DELETE' ? ctx.query.organizationId : body?.organizationId ?? ctx.query.organizationId;
+  return ctx.method === 'GET' || ctx.method === 'DELETE' ? ctx.query.organizationId : (body?.organizationId ?? ctx.query.organizationId);
 }

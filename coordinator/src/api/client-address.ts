@@ -21,7 +21,10 @@ export function parseTrustProxy(text: string | undefined): TrustProxy {
     if (hops > 10) throw new Error(`${hops} proxy hops is not a believable chain (at most 10)`);
     return { hops };
   }
-  const addresses = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const addresses = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const address of addresses) {
     if (!toBlockListEntry(address)) {
       throw new Error(`"${address}" is neither an IP address nor a CIDR range: give a count of proxy hops, or the proxies' addresses`);
@@ -30,7 +33,9 @@ export function parseTrustProxy(text: string | undefined): TrustProxy {
   return { addresses };
 }
 
-type Entry = { kind: 'address'; address: string; family: 'ipv4' | 'ipv6' } | { kind: 'subnet'; address: string; prefix: number; family: 'ipv4' | 'ipv6' };
+type Entry =
+  | { kind: 'address'; address: string; family: 'ipv4' | 'ipv6' }
+  | { kind: 'subnet'; address: string; prefix: number; family: 'ipv4' | 'ipv6' };
 
 function toBlockListEntry(text: string): Entry | undefined {
   const [address, prefixText, ...rest] = text.split('/');
@@ -75,7 +80,13 @@ export function applyTrustProxy(koa: Koa, trust: TrustProxy): Koa.Middleware | u
       // Not from one of our proxies: whatever it says about the client, the scheme or the host is its own say-so.
       for (const name of FORWARDED_HEADERS) delete ctx.req.headers[name];
     } else {
-      const chain = [...(ctx.get('x-forwarded-for') || '').split(',').map((s) => s.trim()).filter(Boolean), peer];
+      const chain = [
+        ...(ctx.get('x-forwarded-for') || '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+        peer,
+      ];
       let client = chain[0]!;
       for (let i = chain.length - 1; i >= 0; i--) {
         if (!trusted(chain[i]!)) {

@@ -34,8 +34,10 @@ export function errorMiddleware(log: Logger, metrics: Metrics): Koa.Middleware {
       } else if (appErr) {
         ctx.status = appErr.status;
         ctx.body = appErr.toBody();
-        if (appErr instanceof TooManyRequestsError || appErr instanceof ServiceBusyError) ctx.set('Retry-After', String(Math.max(1, Math.ceil(appErr.retryAfterSec))));
-        if (appErr.status >= 500 && !(appErr instanceof ServiceBusyError)) log.error('request failed', { method: ctx.method, path: ctx.path, err });
+        if (appErr instanceof TooManyRequestsError || appErr instanceof ServiceBusyError)
+          ctx.set('Retry-After', String(Math.max(1, Math.ceil(appErr.retryAfterSec))));
+        if (appErr.status >= 500 && !(appErr instanceof ServiceBusyError))
+          log.error('request failed', { method: ctx.method, path: ctx.path, err });
       } else {
         log.error('unhandled error', { method: ctx.method, path: ctx.path, err });
         ctx.status = 500;

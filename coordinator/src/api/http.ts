@@ -41,9 +41,7 @@ export interface RouteSpec<B extends z.ZodType | undefined, Q extends z.ZodType 
 type Infer<T> = T extends z.ZodType ? z.infer<T> : undefined;
 
 export function zodMessage(error: z.ZodError): string {
-  return error.issues
-    .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
-    .join('; ');
+  return error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
 }
 
 /** Routes declare their schemas once: the same schema validates the request and documents it. */
@@ -79,10 +77,14 @@ export class Api {
 
   private document(spec: RouteSpec<z.ZodType | undefined, z.ZodType | undefined>): void {
     const oaPath = spec.path.replace(/:(\w+)/g, '{$1}');
-    const params: Array<{ name: string | undefined; in: string; required: boolean; schema: unknown }> =
-      [...spec.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const params: Array<{ name: string | undefined; in: string; required: boolean; schema: unknown }> = [
+      ...spec.path.matchAll(/:(\w+)/g),
+    ].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
     if (spec.query) {
-      const js = z.toJSONSchema(spec.query, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown>; required?: string[] };
+      const js = z.toJSONSchema(spec.query, { io: 'input', unrepresentable: 'any' }) as {
+        properties?: Record<string, unknown>;
+        required?: string[];
+      };
       for (const [name, schema] of Object.entries(js.properties ?? {})) {
         params.push({ name, in: 'query', required: (js.required ?? []).includes(name), schema });
       }
@@ -90,7 +92,9 @@ export class Api {
     if (spec.response && spec.example !== undefined && !spec.response.safeParse(spec.example).success) {
       throw new Error(`The response example of ${spec.method} ${spec.path} does not fit its schema`);
     }
-    const success: Record<string, unknown> = spec.response ? mediaType(z.toJSONSchema(spec.response, { io: 'output', unrepresentable: 'any' })) : {};
+    const success: Record<string, unknown> = spec.response
+      ? mediaType(z.toJSONSchema(spec.response, { io: 'output', unrepresentable: 'any' }))
+      : {};
     if (spec.example !== undefined) success.example = spec.example;
     const op: Record<string, unknown> = {
       summary: spec.summary,
@@ -181,7 +185,9 @@ export function jsonBody(limit: number): Koa.Middleware<ApiState> {
         }
         if (ctx.state.body !== undefined && !wellFormed(ctx.state.body)) {
           ctx.state.body = undefined;
-          ctx.state.bodyError = badRequest('Request body holds a lone surrogate escape (\\ud800-\\udfff): text must be well-formed Unicode');
+          ctx.state.bodyError = badRequest(
+            'Request body holds a lone surrogate escape (\\ud800-\\udfff): text must be well-formed Unicode',
+          );
         }
       }
     }
@@ -213,7 +219,10 @@ export const pageQueryParam = z.union([z.string(), z.array(z.string())]).optiona
 
 /** A list's `limit` (1-100) and `offset` (>= 0); anything unusable, a repeated one included, gets
  *  the contract's exact message (section 7, the file list; the job list answers the same). */
-export function pageParams(query: { limit?: string | string[]; offset?: string | string[] }, defaultLimit: number): { limit: number; offset: number } {
+export function pageParams(
+  query: { limit?: string | string[]; offset?: string | string[] },
+  defaultLimit: number,
+): { limit: number; offset: number } {
   return {
     limit: pageParam(query.limit, defaultLimit, (n) => n >= 1 && n <= 100, 'Limit must be between 1 and 100'),
     offset: pageParam(query.offset, 0, (n) => n >= 0, 'Offset must be a non-negative number'),
@@ -228,12 +237,16 @@ function pageParam(raw: string | string[] | undefined, def: number, ok: (n: numb
 }
 
 /** Numbers in query strings arrive as strings. */
-export const queryInt = (def: number) => z.union([z.string(), z.number()]).optional().transform((v, ctx) => {
-  if (v === undefined || v === '') return def;
-  const n = Number(v);
-  if (!Number.isFinite(n) || !Number.isInteger(n)) {
-    ctx.addIssue({ code: 'custom', message: 'must be an integer' });
-    return z.NEVER;
-  }
-  return n;
-});
+export const queryInt = (def: number) =>
+  z
+    .union([z.string(), z.number()])
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return def;
+      const n = Number(v);
+      if (!Number.isFinite(n) || !Number.isInteger(n)) {
+        ctx.addIssue({ code: 'custom', message: 'must be an integer' });
+        return z.NEVER;
+      }
+      return n;
+    });

@@ -9,34 +9,53 @@ import { parseAllowlist } from '@shorts/common/net/address-policy';
 
 /** Operator-facing: ffprobe a URL on an agent (not part of the public contract). */
 export function registerProbeRoutes(api: Api, app: Coordinator): void {
-  api.route({
-    method: 'post', path: '/api/probes', tag: 'Probes', status: 201,
-    summary: 'Ask an agent to ffprobe a media URL',
-    body: z.object({ url: z.string().url(), organizationId: z.string().optional() }),
-    bodyExample: { url: 'https://media.example.com/talk.mp4' },
-    response: z.object({ id: z.string() }),
-    example: { id: '4a2e9c71-0b3d-4f5e-a6c8-7d9e1f2a3b4c' },
-  }, async (ctx, { body }) => {
-    const orgId = await requireOrg(app, ctx, body.organizationId);
-    checkFetchableUrl(body.url, 'url', parseAllowlist(app.config.fetchAllowlist));
-    const id = await enqueueProbe(app.db.pool, app.queue, orgId, body.url);
-    return { id };
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/api/probes',
+      tag: 'Probes',
+      status: 201,
+      summary: 'Ask an agent to ffprobe a media URL',
+      body: z.object({ url: z.string().url(), organizationId: z.string().optional() }),
+      bodyExample: { url: 'https://media.example.com/talk.mp4' },
+      response: z.object({ id: z.string() }),
+      example: { id: '4a2e9c71-0b3d-4f5e-a6c8-7d9e1f2a3b4c' },
+    },
+    async (ctx, { body }) => {
+      const orgId = await requireOrg(app, ctx, body.organizationId);
+      checkFetchableUrl(body.url, 'url', parseAllowlist(app.config.fetchAllowlist));
+      const id = await enqueueProbe(app.db.pool, app.queue, orgId, body.url);
+      return { id };
+    },
+  );
 
-  api.route({
-    method: 'get', path: '/api/probes/:id', tag: 'Probes', summary: 'A probe and its result',
-    query: z.object({ organizationId: z.string().optional() }),
-    example: {
-      id: '4a2e9c71-0b3d-4f5e-a6c8-7d9e1f2a3b4c', state: 'done', progress: 1, error: null,
-      result: {
-        formatName: 'mov,mp4,m4a,3gp,3g2,mj2', durationSec: 612.4,
-        streams: [{ index: 0, codecType: 'video', codecName: 'h264', width: 1920, height: 1080 }, { index: 1, codecType: 'audio', codecName: 'aac' }],
+  api.route(
+    {
+      method: 'get',
+      path: '/api/probes/:id',
+      tag: 'Probes',
+      summary: 'A probe and its result',
+      query: z.object({ organizationId: z.string().optional() }),
+      example: {
+        id: '4a2e9c71-0b3d-4f5e-a6c8-7d9e1f2a3b4c',
+        state: 'done',
+        progress: 1,
+        error: null,
+        result: {
+          formatName: 'mov,mp4,m4a,3gp,3g2,mj2',
+          durationSec: 612.4,
+          streams: [
+            { index: 0, codecType: 'video', codecName: 'h264', width: 1920, height: 1080 },
+            { index: 1, codecType: 'audio', codecName: 'aac' },
+          ],
+        },
       },
     },
-  }, async (ctx, { query }) => {
-    const orgId = await requireOrg(app, ctx, query.organizationId);
-    const task = await app.queue.get(ctx.params.id!);
-    if (!task || task.type !== 'probe-media' || task.organizationId !== orgId) throw notFound('Probe not found');
-    return { id: task.id, state: task.state, progress: task.progress, result: task.result ?? null, error: task.lastError };
-  });
+    async (ctx, { query }) => {
+      const orgId = await requireOrg(app, ctx, query.organizationId);
+      const task = await app.queue.get(ctx.params.id!);
+      if (!task || task.type !== 'probe-media' || task.organizationId !== orgId) throw notFound('Probe not found');
+      return { id: task.id, state: task.state, progress: task.progress, result: task.result ?? null, error: task.lastError };
+    },
+  );
 }

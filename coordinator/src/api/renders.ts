@@ -10,53 +10,95 @@ import { createdRenderSchema, renderListSchema, renderStatusSchema } from '@shor
 const EXAMPLE_RENDER_ID = '7e0d4c1a-92b5-4f3e-b8a7-5c6d2e1f0a93';
 /** A done render as GET /api/render/:renderId gives it. */
 const EXAMPLE_DONE = {
-  type: 'done', progress: 1, url: `https://shorts.example.com/objects/orgs/…/render-${EXAMPLE_RENDER_ID}.mp4?expires=…&sig=…`, size: 5123456, length: 26.5,
-  fileId: '3f9a2c64-1b7e-4d28-9e05-8a6b4c2d1e77', captionsUrl: `https://shorts.example.com/objects/orgs/…/render-${EXAMPLE_RENDER_ID}.ass?expires=…&sig=…`,
+  type: 'done',
+  progress: 1,
+  url: `https://shorts.example.com/objects/orgs/…/render-${EXAMPLE_RENDER_ID}.mp4?expires=…&sig=…`,
+  size: 5123456,
+  length: 26.5,
+  fileId: '3f9a2c64-1b7e-4d28-9e05-8a6b4c2d1e77',
+  captionsUrl: `https://shorts.example.com/objects/orgs/…/render-${EXAMPLE_RENDER_ID}.ass?expires=…&sig=…`,
 };
 
 export function registerRenderRoutes(api: Api, app: Coordinator): void {
-  api.route({
-    method: 'post', path: '/api/render', tag: 'Render', status: 201,
-    summary: 'Render one short of a completed job to MP4 with captions, style and watermark',
-    description: 'Preset precedence: brandPresetId, then preset, then the active default brand preset, then platform defaults; explicit options win field by field.',
-    body: renderBodySchema,
-    response: createdRenderSchema,
-    example: { renderId: EXAMPLE_RENDER_ID },
-  }, async (ctx, { body }) => {
-    const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
-    const renderId = await createRender(app, orgId, body);
-    app.log.info('render queued', { renderId, jobId: body.id, organizationId: orgId });
-    return { renderId };
-  });
-
-  api.route({
-    method: 'get', path: '/api/render/:renderId', tag: 'Render',
-    summary: 'Render status: queued (queuePosition), progress (0-1), done (url, size, length) or error (message, code)',
-    description: 'With type `done`, `length` is the output\'s duration in seconds (shorter than the short when `options.editing` cut silences or filler words), and `captionsUrl` (when the short has words) '
-      + 'serves the ASS caption script burned into the picture, so a client can read back the words its captions said. '
-      + 'While queued (or re-queued in progress), `stage` appears when the render has waited past `WAITING_NOTICE_MS` with no connected agent able to run it (for example "waiting for a render agent").',
-    query: z.object({ organizationId: z.string().optional() }),
-    response: renderStatusSchema,
-    example: EXAMPLE_DONE,
-  }, async (ctx, { query }) => {
-    const orgId = await requireOrg(app, ctx, query.organizationId);
-    return renderStatus(app, orgId, ctx.params.renderId!);
-  });
-
-  api.route({
-    method: 'get', path: '/api/jobs/:jobId/renders', tag: 'Render',
-    summary: 'A job\'s renders, newest first (optionally of one short): each with its short, output size, caption and brand preset, poster (thumbnailUrl) and the status GET /api/render/:renderId gives',
-    description: `At most ${RENDER_LIST_LIMIT} renders, the newest. A done render's \`url\` is signed afresh on each call.`,
-    query: z.object({ organizationId: z.string().optional(), shortId: z.coerce.number().int().min(0).optional() }),
-    response: renderListSchema,
-    example: {
-      data: [
-        { renderId: 'c2a81f3e-5d6b-4a79-8e10-4b3c2d1e0f98', shortId: 0, createdAt: '2026-11-25T12:05:00.000Z', output: { width: 1080, height: 1920 }, captionPreset: 'HORMOZI', brandPreset: { id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d', name: 'Channel look' }, type: 'progress', progress: 0.42 },
-        { renderId: EXAMPLE_RENDER_ID, shortId: 0, createdAt: '2026-11-25T12:00:00.000Z', output: { width: 720, height: 1280 }, captionPreset: 'DEFAULT', brandPreset: null, thumbnailUrl: `https://shorts.example.com/objects/orgs/…/render-${EXAMPLE_RENDER_ID}.jpg?expires=…&sig=…`, ...EXAMPLE_DONE },
-      ],
+  api.route(
+    {
+      method: 'post',
+      path: '/api/render',
+      tag: 'Render',
+      status: 201,
+      summary: 'Render one short of a completed job to MP4 with captions, style and watermark',
+      description:
+        'Preset precedence: brandPresetId, then preset, then the active default brand preset, then platform defaults; explicit options win field by field.',
+      body: renderBodySchema,
+      response: createdRenderSchema,
+      example: { renderId: EXAMPLE_RENDER_ID },
     },
-  }, async (ctx, { query }) => {
-    const orgId = await requireOrg(app, ctx, query.organizationId);
-    return { data: await listJobRenders(app, orgId, ctx.params.jobId!, query.shortId) };
-  });
+    async (ctx, { body }) => {
+      const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
+      const renderId = await createRender(app, orgId, body);
+      app.log.info('render queued', { renderId, jobId: body.id, organizationId: orgId });
+      return { renderId };
+    },
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/api/render/:renderId',
+      tag: 'Render',
+      summary: 'Render status: queued (queuePosition), progress (0-1), done (url, size, length) or error (message, code)',
+      description:
+        "With type `done`, `length` is the output's duration in seconds (shorter than the short when `options.editing` cut silences or filler words), and `captionsUrl` (when the short has words) " +
+        'serves the ASS caption script burned into the picture, so a client can read back the words its captions said. ' +
+        'While queued (or re-queued in progress), `stage` appears when the render has waited past `WAITING_NOTICE_MS` with no connected agent able to run it (for example "waiting for a render agent").',
+      query: z.object({ organizationId: z.string().optional() }),
+      response: renderStatusSchema,
+      example: EXAMPLE_DONE,
+    },
+    async (ctx, { query }) => {
+      const orgId = await requireOrg(app, ctx, query.organizationId);
+      return renderStatus(app, orgId, ctx.params.renderId!);
+    },
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/api/jobs/:jobId/renders',
+      tag: 'Render',
+      summary:
+        "A job's renders, newest first (optionally of one short): each with its short, output size, caption and brand preset, poster (thumbnailUrl) and the status GET /api/render/:renderId gives",
+      description: `At most ${RENDER_LIST_LIMIT} renders, the newest. A done render's \`url\` is signed afresh on each call.`,
+      query: z.object({ organizationId: z.string().optional(), shortId: z.coerce.number().int().min(0).optional() }),
+      response: renderListSchema,
+      example: {
+        data: [
+          {
+            renderId: 'c2a81f3e-5d6b-4a79-8e10-4b3c2d1e0f98',
+            shortId: 0,
+            createdAt: '2026-11-25T12:05:00.000Z',
+            output: { width: 1080, height: 1920 },
+            captionPreset: 'HORMOZI',
+            brandPreset: { id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d', name: 'Channel look' },
+            type: 'progress',
+            progress: 0.42,
+          },
+          {
+            renderId: EXAMPLE_RENDER_ID,
+            shortId: 0,
+            createdAt: '2026-11-25T12:00:00.000Z',
+            output: { width: 720, height: 1280 },
+            captionPreset: 'DEFAULT',
+            brandPreset: null,
+            thumbnailUrl: `https://shorts.example.com/objects/orgs/…/render-${EXAMPLE_RENDER_ID}.jpg?expires=…&sig=…`,
+            ...EXAMPLE_DONE,
+          },
+        ],
+      },
+    },
+    async (ctx, { query }) => {
+      const orgId = await requireOrg(app, ctx, query.organizationId);
+      return { data: await listJobRenders(app, orgId, ctx.params.jobId!, query.shortId) };
+    },
+  );
 }

@@ -6,12 +6,18 @@ import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
 import { readCookie } from '../tenancy/auth.js';
 import { getUser, requireOrganization, updateOrganization } from '../tenancy/tenancy.js';
 import {
-  checkPassword, consumeLoginLink, createSession, deleteSession, deleteUserSessions, findSession, sessionCookieHeader, sessionPolicy,
-  userOrganizations, type SessionPolicy,
+  checkPassword,
+  consumeLoginLink,
+  createSession,
+  deleteSession,
+  deleteUserSessions,
+  findSession,
+  sessionCookieHeader,
+  sessionPolicy,
+  userOrganizations,
+  type SessionPolicy,
 } from '../tenancy/sessions.js';
-import {
-  organizationSettingsSchema, sessionViewSchema, signedOutEverywhereSchema, signedOutSchema,
-} from '@shorts/common/api/sessions';
+import { organizationSettingsSchema, sessionViewSchema, signedOutEverywhereSchema, signedOutSchema } from '@shorts/common/api/sessions';
 
 const signInSchema = z.object({
   email: z.string().max(320).optional(),
@@ -63,7 +69,7 @@ async function throttleSignIn(app: Coordinator, ctx: ApiContext, email: string |
  * from; clients that are not browsers send neither header and are let through.
  */
 function refuseCrossSite(app: Coordinator, ctx: ApiContext): void {
-  const refused = () => forbidden('Sign in from the studio\'s own page: requests from other sites are refused', 'Forbidden');
+  const refused = () => forbidden("Sign in from the studio's own page: requests from other sites are refused", 'Forbidden');
   if (ctx.get('sec-fetch-site').toLowerCase() === 'cross-site') throw refused();
   const origin = ctx.get('origin');
   if (!origin) return;
@@ -80,98 +86,147 @@ function refuseCrossSite(app: Coordinator, ctx: ApiContext): void {
 /** The web studio's sign-in. The REST API's keys and bearer tokens are untouched by it. */
 export function registerSessionRoutes(api: Api, app: Coordinator): void {
   const policy = sessionPolicy(app.config);
-  api.route({
-    method: 'post', path: '/api/session', tag: 'Studio sessions', auth: false,
-    summary: 'Sign in to the web studio with an e-mail and password, or a one-time link token from the admin CLI',
-    description: 'Sets an HttpOnly, SameSite=Lax session cookie (`Secure` and named `__Host-shorts_session` when the service is served over https, else `shorts_session`). '
-      + 'The session ends after the idle timeout unused or at its absolute lifetime, whichever comes first, and when the password changes. '
-      + 'Requests made with the cookie that change state must send the returned `csrfToken` in `X-CSRF-Token`.',
-    body: signInSchema,
-    bodyExample: { email: 'creator@acme.example', password: 'a long studio password' },
-    response: sessionViewSchema,
-    example: EXAMPLE_SESSION,
-  }, async (ctx, { body }) => {
-    refuseCrossSite(app, ctx);
-    // A cross-site <form enctype="text/plain"> can post JSON-looking text, never application/json.
-    if (!ctx.state.bodyTypedJson) throw badRequest('Send Content-Type: application/json with a JSON body');
-    await throttleSignIn(app, ctx, body.token ? undefined : body.email);
-    let userId: string;
-    if (body.token) userId = await consumeLoginLink(app.db, body.token);
-    else if (body.email && body.password) {
-      const { email, password } = body;
-      userId = await app.signInGuard.attempt(email, () => checkPassword(app.db, email, password));
-    }
-    else throw badRequest('Send email and password, or the token of a sign-in link');
-    const session = await createSession(app.db, userId, policy);
-    setSessionCookie(ctx, policy, session.token);
-    app.log.info('studio sign-in', { userId, with: body.token ? 'link' : 'password' });
-    return describe(app, userId, session.csrfToken);
+  api.route(
+    {
+      method: 'post',
+      path: '/api/session',
+      tag: 'Studio sessions',
+      auth: false,
+      summary: 'Sign in to the web studio with an e-mail and password, or a one-time link token from the admin CLI',
+      description:
+        'Sets an HttpOnly, SameSite=Lax session cookie (`Secure` and named `__Host-shorts_session` when the service is served over https, else `shorts_session`). ' +
+        'The session ends after the idle timeout unused or at its absolute lifetime, whichever comes first, and when the password changes. ' +
+        'Requests made with the cookie that change state must send the returned `csrfToken` in `X-CSRF-Token`.',
+      body: signInSchema,
+      bodyExample: { email: 'creator@acme.example', password: 'a long studio password' },
+      response: sessionViewSchema,
+      example: EXAMPLE_SESSION,
+    },
+    async (ctx, { body }) => {
+      refuseCrossSite(app, ctx);
+      // A cross-site <form enctype="text/plain"> can post JSON-looking text, never application/json.
+      if (!ctx.state.bodyTypedJson) throw badRequest('Send Content-Type: application/json with a JSON body');
+      await throttleSignIn(app, ctx, body.token ? undefined : body.email);
+      let userId: string;
+      if (body.token) userId = await consumeLoginLink(app.db, body.token);
+      else if (body.email && body.password) {
+        const { email, password } = body;
+        userId = await app.signInGuard.attempt(email, () => checkPassword(app.db, email, password));
+      } else throw badRequest('Send email and password, or the token of a sign-in link');
+      const session = await createSession(app.db, userId, policy);
+      setSessionCookie(ctx, policy, session.token);
+      app.log.info('studio sign-in', { userId, with: body.token ? 'link' : 'password' });
+      return describe(app, userId, session.csrfToken);
+    },
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/api/session',
+      tag: 'Studio sessions',
+      auth: false,
+      summary: 'The signed-in user, their organizations and the CSRF token of this session',
+      response: sessionViewSchema,
+      example: EXAMPLE_SESSION,
+    },
+    async (ctx) => {
+      const token = readCookie(ctx.headers.cookie, policy.cookieName);
+      const session = token ? await findSession(app.db.pool, token, policy) : undefined;
+      if (!session) throw new AppError(401, 'Unauthorized', 'Unauthorized');
+      return describe(app, session.userId, session.csrfToken);
+    },
+  );
+
+  api.route(
+    {
+      method: 'delete',
+      path: '/api/session',
+      tag: 'Studio sessions',
+      summary: 'Sign out: ends this session',
+      response: signedOutSchema,
+      example: { ok: true },
+    },
+    async (ctx) => {
+      const principal = await principalOf(app, ctx);
+      const token = readCookie(ctx.headers.cookie, policy.cookieName);
+      if (principal.kind === 'user' && principal.via === 'session' && token) await deleteSession(app.db, token);
+      setSessionCookie(ctx, policy, null);
+      return { ok: true };
+    },
+  );
+
+  api.route(
+    {
+      method: 'delete',
+      path: '/api/sessions',
+      tag: 'Studio sessions',
+      summary: 'Sign out everywhere: ends every studio session of the signed-in user, in every browser',
+      description:
+        "With the session cookie (and `X-CSRF-Token`) or a user's bearer token. Bearer tokens themselves live until they expire; API keys have no sessions (403).",
+      response: signedOutEverywhereSchema,
+      example: { ok: true, sessionsEnded: 3 },
+    },
+    async (ctx) => {
+      const principal = await principalOf(app, ctx);
+      if (principal.kind !== 'user')
+        throw forbidden('An API key has no studio sessions; sign out everywhere as the user (session or bearer token)', 'Forbidden');
+      const sessionsEnded = await deleteUserSessions(app.db, principal.userId);
+      if (principal.via === 'session') setSessionCookie(ctx, policy, null);
+      app.log.info('studio sign-out everywhere', { userId: principal.userId, sessionsEnded });
+      return { ok: true, sessionsEnded };
+    },
+  );
+
+  const view = (o: { id: string; name: string; plan: string; retentionDays: number }) => ({
+    id: o.id,
+    name: o.name,
+    plan: o.plan,
+    retentionDays: o.retentionDays,
   });
 
-  api.route({
-    method: 'get', path: '/api/session', tag: 'Studio sessions', auth: false,
-    summary: 'The signed-in user, their organizations and the CSRF token of this session',
-    response: sessionViewSchema,
-    example: EXAMPLE_SESSION,
-  }, async (ctx) => {
-    const token = readCookie(ctx.headers.cookie, policy.cookieName);
-    const session = token ? await findSession(app.db.pool, token, policy) : undefined;
-    if (!session) throw new AppError(401, 'Unauthorized', 'Unauthorized');
-    return describe(app, session.userId, session.csrfToken);
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/api/organizations/settings',
+      tag: 'Studio sessions',
+      summary: "The organization's name, plan and auto-archive days",
+      query: z.object({ organizationId: z.string().optional() }),
+      response: organizationSettingsSchema,
+      example: { ...EXAMPLE_ORG, retentionDays: 30 },
+    },
+    async (ctx, { query }) => view(await requireOrganization(app.db.pool, await requireOrg(app, ctx, query.organizationId))),
+  );
 
-  api.route({
-    method: 'delete', path: '/api/session', tag: 'Studio sessions',
-    summary: 'Sign out: ends this session',
-    response: signedOutSchema,
-    example: { ok: true },
-  }, async (ctx) => {
-    const principal = await principalOf(app, ctx);
-    const token = readCookie(ctx.headers.cookie, policy.cookieName);
-    if (principal.kind === 'user' && principal.via === 'session' && token) await deleteSession(app.db, token);
-    setSessionCookie(ctx, policy, null);
-    return { ok: true };
-  });
-
-  api.route({
-    method: 'delete', path: '/api/sessions', tag: 'Studio sessions',
-    summary: 'Sign out everywhere: ends every studio session of the signed-in user, in every browser',
-    description: 'With the session cookie (and `X-CSRF-Token`) or a user\'s bearer token. Bearer tokens themselves live until they expire; API keys have no sessions (403).',
-    response: signedOutEverywhereSchema,
-    example: { ok: true, sessionsEnded: 3 },
-  }, async (ctx) => {
-    const principal = await principalOf(app, ctx);
-    if (principal.kind !== 'user') throw forbidden('An API key has no studio sessions; sign out everywhere as the user (session or bearer token)', 'Forbidden');
-    const sessionsEnded = await deleteUserSessions(app.db, principal.userId);
-    if (principal.via === 'session') setSessionCookie(ctx, policy, null);
-    app.log.info('studio sign-out everywhere', { userId: principal.userId, sessionsEnded });
-    return { ok: true, sessionsEnded };
-  });
-
-  const view = (o: { id: string; name: string; plan: string; retentionDays: number }) => ({ id: o.id, name: o.name, plan: o.plan, retentionDays: o.retentionDays });
-
-  api.route({
-    method: 'get', path: '/api/organizations/settings', tag: 'Studio sessions',
-    summary: "The organization's name, plan and auto-archive days",
-    query: z.object({ organizationId: z.string().optional() }),
-    response: organizationSettingsSchema,
-    example: { ...EXAMPLE_ORG, retentionDays: 30 },
-  }, async (ctx, { query }) => view(await requireOrganization(app.db.pool, await requireOrg(app, ctx, query.organizationId))));
-
-  api.route({
-    method: 'put', path: '/api/organizations/settings', tag: 'Studio sessions',
-    summary: 'Set the auto-archive days (1-180) from the web studio',
-    description: 'The contract keeps auto-archive days in the web application, not the API: only a studio session of an owner or admin may change them.',
-    body: z.object({ organizationId: z.string().optional(), retentionDays: z.number().int('retentionDays must be a whole number of days').min(1, 'retentionDays must be from 1 to 180').max(180, 'retentionDays must be from 1 to 180') }),
-    bodyExample: { organizationId: EXAMPLE_ORG.id, retentionDays: 30 },
-    response: organizationSettingsSchema,
-    example: { ...EXAMPLE_ORG, retentionDays: 30 },
-  }, async (ctx, { body }) => {
-    const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
-    const principal = await principalOf(app, ctx);
-    if (principal.kind !== 'user' || principal.via !== 'session') throw forbidden('Auto-archive days are set in the web studio, not through the API');
-    const role = (await userOrganizations(app.db, principal.userId)).find((o) => o.id === orgId)?.role;
-    if (role !== 'owner' && role !== 'admin') throw forbidden('Only an owner or admin of the organization may change auto-archive days', 'Not allowed');
-    return view(await updateOrganization(app.db, orgId, { retentionDays: body.retentionDays }));
-  });
+  api.route(
+    {
+      method: 'put',
+      path: '/api/organizations/settings',
+      tag: 'Studio sessions',
+      summary: 'Set the auto-archive days (1-180) from the web studio',
+      description:
+        'The contract keeps auto-archive days in the web application, not the API: only a studio session of an owner or admin may change them.',
+      body: z.object({
+        organizationId: z.string().optional(),
+        retentionDays: z
+          .number()
+          .int('retentionDays must be a whole number of days')
+          .min(1, 'retentionDays must be from 1 to 180')
+          .max(180, 'retentionDays must be from 1 to 180'),
+      }),
+      bodyExample: { organizationId: EXAMPLE_ORG.id, retentionDays: 30 },
+      response: organizationSettingsSchema,
+      example: { ...EXAMPLE_ORG, retentionDays: 30 },
+    },
+    async (ctx, { body }) => {
+      const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
+      const principal = await principalOf(app, ctx);
+      if (principal.kind !== 'user' || principal.via !== 'session')
+        throw forbidden('Auto-archive days are set in the web studio, not through the API');
+      const role = (await userOrganizations(app.db, principal.userId)).find((o) => o.id === orgId)?.role;
+      if (role !== 'owner' && role !== 'admin')
+        throw forbidden('Only an owner or admin of the organization may change auto-archive days', 'Not allowed');
+      return view(await updateOrganization(app.db, orgId, { retentionDays: body.retentionDays }));
+    },
+  );
 }

@@ -12,8 +12,14 @@ export const STUDIO_PATH = '/studio';
 export const studioBuildDir = () => path.join(repoRoot(), 'dist', 'studio');
 
 const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.json': 'application/json', '.woff2': 'font/woff2',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+  '.woff2': 'font/woff2',
 };
 
 export function studioRoutes(log: Logger): Koa.Middleware {
@@ -49,7 +55,10 @@ export function studioRoutes(log: Logger): Koa.Middleware {
     // Vite fingerprints assets; the page itself must be fetched fresh to pick up a new build.
     ctx.set('Cache-Control', relative.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
     ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Content-Security-Policy', "default-src 'self'; img-src * blob: data:; media-src * blob:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
+    ctx.set(
+      'Content-Security-Policy',
+      "default-src 'self'; img-src * blob: data:; media-src * blob:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+    );
     ctx.body = ctx.method === 'HEAD' ? null : createReadStream(file);
   };
 }

@@ -9,7 +9,15 @@ import { FILES_ORG_MESSAGES } from './uploads.js';
 import { principalUser } from '../tenancy/auth.js';
 import { requireOrganization } from '../tenancy/tenancy.js';
 import { PLAN_LIMITS } from '../tenancy/plans.js';
-import { appendChunk, cancelUpload, createUpload, findUpload, uploadOrganization, type UploadPurpose, type UploadRow } from '../uploads/uploads.js';
+import {
+  appendChunk,
+  cancelUpload,
+  createUpload,
+  findUpload,
+  uploadOrganization,
+  type UploadPurpose,
+  type UploadRow,
+} from '../uploads/uploads.js';
 
 export const TUS_PATH = '/api/uploads/tus';
 const TUS_VERSION = '1.0.0';
@@ -26,7 +34,17 @@ export function parseMetadata(header: string | undefined): Record<string, string
 }
 
 function uploadView(u: UploadRow) {
-  return { id: u.id, purpose: u.purpose, state: u.state, offset: u.offsetBytes, length: u.lengthBytes, fileName: u.fileName, jobId: u.jobId, fileId: u.fileId, message: u.errorMessage };
+  return {
+    id: u.id,
+    purpose: u.purpose,
+    state: u.state,
+    offset: u.offsetBytes,
+    length: u.lengthBytes,
+    fileName: u.fileName,
+    jobId: u.jobId,
+    fileId: u.fileId,
+    message: u.errorMessage,
+  };
 }
 
 function nonNegativeInt(raw: string | undefined, name: string): number {
@@ -41,10 +59,13 @@ export function tusRoutes(app: Coordinator): Koa.Middleware {
     const orgId = await uploadOrganization(app, id);
     if (!orgId) throw notFound('Upload not found');
     const principal = await principalOf(app, ctx);
-    const allowed = await requireOrg(app, ctx, orgId, FILES_ORG_MESSAGES).then(() => true, (err) => {
-      if (err instanceof AppError && err.status === 403) return false;
-      throw err;
-    });
+    const allowed = await requireOrg(app, ctx, orgId, FILES_ORG_MESSAGES).then(
+      () => true,
+      (err) => {
+        if (err instanceof AppError && err.status === 403) return false;
+        throw err;
+      },
+    );
     if (!allowed || (principal.kind === 'apiKey' && principal.organizationId !== orgId)) throw notFound('Upload not found');
     return (await findUpload(app, orgId, id))!;
   }
@@ -82,8 +103,13 @@ export function tusRoutes(app: Coordinator): Koa.Middleware {
       const org = await requireOrganization(app.db.pool, orgId!);
       const user = await principalUser(app.db, await principalOf(app, ctx));
       const upload = await createUpload(app, {
-        org, user, lengthBytes: length, purpose: (meta.purpose || 'job') as UploadPurpose,
-        fileName: meta.filename || meta.name || 'video', title: meta.title || null, contentType: meta.filetype || null,
+        org,
+        user,
+        lengthBytes: length,
+        purpose: (meta.purpose || 'job') as UploadPurpose,
+        fileName: meta.filename || meta.name || 'video',
+        title: meta.title || null,
+        contentType: meta.filetype || null,
       });
       ctx.status = 201;
       ctx.set('Location', `${TUS_PATH}/${upload.id}`);
@@ -102,7 +128,8 @@ export function tusRoutes(app: Coordinator): Koa.Middleware {
         ctx.body = uploadView(upload);
         return;
       case 'PATCH': {
-        if (!ctx.is('application/offset+octet-stream')) throw new AppError(415, 'Unsupported Media Type', 'PATCH needs Content-Type: application/offset+octet-stream');
+        if (!ctx.is('application/offset+octet-stream'))
+          throw new AppError(415, 'Unsupported Media Type', 'PATCH needs Content-Type: application/offset+octet-stream');
         const offset = nonNegativeInt(ctx.get('Upload-Offset') || undefined, 'Upload-Offset');
         const declared = ctx.get('Content-Length') ? nonNegativeInt(ctx.get('Content-Length'), 'Content-Length') : undefined;
         const updated = await appendChunk(app, upload, offset, ctx.req, declared);

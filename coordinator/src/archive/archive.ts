@@ -27,15 +27,17 @@ export async function archiveExpiredJobs(app: Deps, now: Date): Promise<ArchiveR
   const report: ArchiveReport = { archivedJobs: 0, deletedFiles: 0, freedBytes: 0 };
   const seen = new Set<string>();
   for (;;) {
-    const due = (await app.db.query<{ id: string; organizationId: string }>(
-      `SELECT j.id, j.organization_id AS "organizationId"
+    const due = (
+      await app.db.query<{ id: string; organizationId: string }>(
+        `SELECT j.id, j.organization_id AS "organizationId"
          FROM jobs j JOIN organizations o ON o.id = j.organization_id
         WHERE j.status <> 'PROCESSING'
           AND j.created_at < $1::timestamptz - make_interval(days => o.retention_days)
           AND (j.archived_at IS NULL OR EXISTS (SELECT 1 FROM files f WHERE f.job_id = j.id))
         ORDER BY j.created_at LIMIT $2`,
-      [now, BATCH],
-    )).filter((j) => !seen.has(j.id));
+        [now, BATCH],
+      )
+    ).filter((j) => !seen.has(j.id));
     if (!due.length) return report;
     for (const job of due) {
       seen.add(job.id);
@@ -55,11 +57,13 @@ export async function archiveExpiredJobs(app: Deps, now: Date): Promise<ArchiveR
  * client's back. Another organization's job, or one already gone, is 404.
  */
 export async function deleteJob(app: Deps, organizationId: string, jobId: string): Promise<{ files: number; bytes: number }> {
-  const state = (await app.db.query<{ status: string; renderBusy: boolean }>(
-    `SELECT status, EXISTS (SELECT 1 FROM renders r WHERE r.job_id = j.id AND r.status IN ('queued', 'progress')) AS "renderBusy"
+  const state = (
+    await app.db.query<{ status: string; renderBusy: boolean }>(
+      `SELECT status, EXISTS (SELECT 1 FROM renders r WHERE r.job_id = j.id AND r.status IN ('queued', 'progress')) AS "renderBusy"
        FROM jobs j WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL`,
-    [jobId, organizationId],
-  ))[0];
+      [jobId, organizationId],
+    )
+  )[0];
   if (!state) throw notFound('Job not found');
   if (state.status === 'PROCESSING') throw conflict('The job is still processing: delete it once it has completed or failed');
   if (state.renderBusy) throw conflict('A render of this job is still running: delete the job once it has finished');
@@ -71,23 +75,29 @@ export async function deleteJob(app: Deps, organizationId: string, jobId: string
 
 async function archiveJob(app: Deps, organizationId: string, jobId: string, now: Date, opts: { onlyIfLive?: boolean } = {}) {
   const result = await app.db.tx(async (c) => {
-    const job = (await c.query<{ archivedAt: Date | null }>(
-      `SELECT archived_at AS "archivedAt" FROM jobs WHERE id = $1 AND organization_id = $2 AND status <> 'PROCESSING' ${opts.onlyIfLive ? 'AND archived_at IS NULL' : ''} FOR UPDATE`,
-      [jobId, organizationId],
-    )).rows[0];
+    const job = (
+      await c.query<{ archivedAt: Date | null }>(
+        `SELECT archived_at AS "archivedAt" FROM jobs WHERE id = $1 AND organization_id = $2 AND status <> 'PROCESSING' ${opts.onlyIfLive ? 'AND archived_at IS NULL' : ''} FOR UPDATE`,
+        [jobId, organizationId],
+      )
+    ).rows[0];
     if (!job) return undefined;
     if (!job.archivedAt) await c.query(`UPDATE jobs SET archived_at = $2, updated_at = now() WHERE id = $1`, [jobId, now]);
-    const { files, bytes } = (await c.query<{ files: number; bytes: number }>(
-      `SELECT count(*)::int AS files, coalesce(sum(size_bytes), 0)::bigint AS bytes FROM files WHERE organization_id = $1 AND job_id = $2`,
-      [organizationId, jobId],
-    )).rows[0];
+    const { files, bytes } = (
+      await c.query<{ files: number; bytes: number }>(
+        `SELECT count(*)::int AS files, coalesce(sum(size_bytes), 0)::bigint AS bytes FROM files WHERE organization_id = $1 AND job_id = $2`,
+        [organizationId, jobId],
+      )
+    ).rows[0];
     const keys = await deleteFileRows(c, organizationId, { jobIds: [jobId] });
     // What the job's and its renders' tasks left in the store beyond the files (intermediates).
-    const tasks = (await c.query<{ id: string; organizationId: string | null }>(
-      `SELECT id, organization_id AS "organizationId" FROM tasks
+    const tasks = (
+      await c.query<{ id: string; organizationId: string | null }>(
+        `SELECT id, organization_id AS "organizationId" FROM tasks
         WHERE state NOT IN ('queued', 'leased', 'waiting') AND (subject_id = $1 OR subject_id IN (SELECT id FROM renders WHERE job_id = $1))`,
-      [jobId],
-    )).rows;
+        [jobId],
+      )
+    ).rows;
     return { newlyArchived: !job.archivedAt, files, bytes: Number(bytes), keys, prefixes: tasks.map(taskObjectPrefix) };
   });
   if (!result) return undefined;

@@ -41,14 +41,20 @@ const view = (row: PresetRow): BrandPreset => ({
 
 // ---- input ---------------------------------------------------------------------------------------
 
-const sizeSchema = z.object({
-  width: z.number().int().min(1).max(10_000),
-  height: z.number().int().min(1).max(10_000),
-  name: z.string().max(50).optional(),
-}).describe('Kept on every plan; a render honours it only on pro and business');
+const sizeSchema = z
+  .object({
+    width: z.number().int().min(1).max(10_000),
+    height: z.number().int().min(1).max(10_000),
+    name: z.string().max(50).optional(),
+  })
+  .describe('Kept on every plan; a render honours it only on pro and business');
 
-const presetName = z.string().max(50).refine(isCaptionPreset, `must be one of ${CAPTION_PRESETS.join(', ')}`)
-  .transform((s) => s.toUpperCase()).meta({ enum: [...CAPTION_PRESETS], description: 'Caption style (any case)' });
+const presetName = z
+  .string()
+  .max(50)
+  .refine(isCaptionPreset, `must be one of ${CAPTION_PRESETS.join(', ')}`)
+  .transform((s) => s.toUpperCase())
+  .meta({ enum: [...CAPTION_PRESETS], description: 'Caption style (any case)' });
 
 const fields = {
   organizationId: z.string().optional(),
@@ -62,8 +68,14 @@ const fields = {
 
 export const createPresetSchema = z.object(fields).meta({
   example: {
-    name: 'Channel look', description: 'Bold captions, logo top right', preset: 'DEFAULT', size: { width: 1080, height: 1920, name: '9:16' },
-    options: { maxWordsInPage: 3, waterMark: { fileAppId: 'f3b0c1de-5a67-4c1a-9d2e-6f7a8b9c0d1e', left: '860px', top: '40px', width: '180px', opacity: 0.9 } },
+    name: 'Channel look',
+    description: 'Bold captions, logo top right',
+    preset: 'DEFAULT',
+    size: { width: 1080, height: 1920, name: '9:16' },
+    options: {
+      maxWordsInPage: 3,
+      waterMark: { fileAppId: 'f3b0c1de-5a67-4c1a-9d2e-6f7a8b9c0d1e', left: '860px', top: '40px', width: '180px', opacity: 0.9 },
+    },
     isDefault: true,
   },
 });
@@ -90,17 +102,20 @@ function normalizeOptions(raw: unknown): RenderOptions {
  *  clears, the default the first just set. */
 async function clearDefault(c: Queryable, organizationId: string, keepId: string): Promise<void> {
   await c.query(`SELECT pg_advisory_xact_lock(hashtext('brand-preset-default'), hashtext($1))`, [organizationId]);
-  await c.query(
-    `UPDATE brand_presets SET is_default = false, updated_at = now() WHERE organization_id = $1 AND is_default AND id <> $2`,
-    [organizationId, keepId],
-  );
+  await c.query(`UPDATE brand_presets SET is_default = false, updated_at = now() WHERE organization_id = $1 AND is_default AND id <> $2`, [
+    organizationId,
+    keepId,
+  ]);
 }
 
 const ONE_DEFAULT_INDEX = 'brand_presets_one_default';
 
 /** The index can still refuse a writer that bypassed the lock: a 409, never a 500. */
 function uniqueDefaultConflict(err: unknown): never {
-  if ((err as { code?: string; constraint?: string }).code === '23505' && (err as { constraint?: string }).constraint === ONE_DEFAULT_INDEX) {
+  if (
+    (err as { code?: string; constraint?: string }).code === '23505' &&
+    (err as { constraint?: string }).constraint === ONE_DEFAULT_INDEX
+  ) {
     throw conflict('Another default brand preset was set at the same time; try again');
   }
   throw err;
@@ -119,13 +134,17 @@ async function withImport<T>(app: Deps, organizationId: string, importedFileId: 
 }
 
 export async function listPresets(c: Queryable, organizationId: string): Promise<BrandPreset[]> {
-  const rows = (await c.query<PresetRow>(`SELECT ${COLUMNS} FROM brand_presets WHERE organization_id = $1 ORDER BY created_at, id`, [organizationId])).rows;
+  const rows = (
+    await c.query<PresetRow>(`SELECT ${COLUMNS} FROM brand_presets WHERE organization_id = $1 ORDER BY created_at, id`, [organizationId])
+  ).rows;
   return rows.map(view);
 }
 
 async function findPreset(c: Queryable, organizationId: string, id: string): Promise<BrandPreset | undefined> {
   if (!isId(id)) return undefined;
-  const row = (await c.query<PresetRow>(`SELECT ${COLUMNS} FROM brand_presets WHERE organization_id = $1 AND id = $2`, [organizationId, id])).rows[0];
+  const row = (
+    await c.query<PresetRow>(`SELECT ${COLUMNS} FROM brand_presets WHERE organization_id = $1 AND id = $2`, [organizationId, id])
+  ).rows[0];
   return row && view(row);
 }
 
@@ -134,15 +153,30 @@ const NOT_FOUND = 'Brand preset not found for this organization';
 export async function createPreset(app: Deps, organizationId: string, input: CreatePresetInput): Promise<BrandPreset> {
   const { options, importedFileId } = await resolveWatermark(app, organizationId, normalizeOptions(input.options));
   const id = newId();
-  return withImport(app, organizationId, importedFileId, () => app.db.tx(async (c) => {
-    if (input.isDefault) await clearDefault(c, organizationId, id);
-    const row = (await c.query<PresetRow>(
-      `INSERT INTO brand_presets (id, organization_id, name, description, preset, size, options, is_active, is_default)
+  return withImport(app, organizationId, importedFileId, () =>
+    app.db.tx(async (c) => {
+      if (input.isDefault) await clearDefault(c, organizationId, id);
+      const row = (
+        await c
+          .query<PresetRow>(
+            `INSERT INTO brand_presets (id, organization_id, name, description, preset, size, options, is_active, is_default)
        VALUES ($1, $2, $3, $4, $5, $6, $7, true, $8) RETURNING ${COLUMNS}`,
-      [id, organizationId, input.name, input.description ?? null, input.preset ?? null, input.size ?? null, options, input.isDefault ?? false],
-    ).catch(uniqueDefaultConflict)).rows[0];
-    return view(row);
-  }));
+            [
+              id,
+              organizationId,
+              input.name,
+              input.description ?? null,
+              input.preset ?? null,
+              input.size ?? null,
+              options,
+              input.isDefault ?? false,
+            ],
+          )
+          .catch(uniqueDefaultConflict)
+      ).rows[0];
+      return view(row);
+    }),
+  );
 }
 
 export async function updatePreset(app: Deps, organizationId: string, id: string, input: UpdatePresetInput): Promise<BrandPreset> {
@@ -169,15 +203,21 @@ export async function updatePreset(app: Deps, organizationId: string, id: string
   if (input.isActive !== undefined) set('is_active', input.isActive);
   if (input.isDefault !== undefined) set('is_default', input.isDefault);
 
-  return withImport(app, organizationId, importedFileId, () => app.db.tx(async (c) => {
-    if (input.isDefault) await clearDefault(c, organizationId, id);
-    const row = (await c.query<PresetRow>(
-      `UPDATE brand_presets SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE organization_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-      params,
-    ).catch(uniqueDefaultConflict)).rows[0];
-    if (!row) throw notFound(NOT_FOUND);
-    return view(row);
-  }));
+  return withImport(app, organizationId, importedFileId, () =>
+    app.db.tx(async (c) => {
+      if (input.isDefault) await clearDefault(c, organizationId, id);
+      const row = (
+        await c
+          .query<PresetRow>(
+            `UPDATE brand_presets SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE organization_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+            params,
+          )
+          .catch(uniqueDefaultConflict)
+      ).rows[0];
+      if (!row) throw notFound(NOT_FOUND);
+      return view(row);
+    }),
+  );
 }
 
 /** Deleting the default leaves the organization without one (DECISIONS.md); an imported

@@ -19,10 +19,14 @@ const UNSUPPORTED = 'the file is not a PNG, JPEG, WebP, SVG or GIF image';
 
 function fetchRefusal(err: FetchRefusedError): AppError {
   switch (err.code) {
-    case 'invalid_url': return refused('invalid URL', err.message);
-    case 'blocked_host': return refused('blocked host', `${err.message}; localhost, private, link-local and .local addresses are not allowed`);
-    case 'too_large': return refused('too large', 'the image is larger than 10 MB');
-    default: return badRequest(`Watermark import failed: the image could not be downloaded (${err.message})`);
+    case 'invalid_url':
+      return refused('invalid URL', err.message);
+    case 'blocked_host':
+      return refused('blocked host', `${err.message}; localhost, private, link-local and .local addresses are not allowed`);
+    case 'too_large':
+      return refused('too large', 'the image is larger than 10 MB');
+    default:
+      return badRequest(`Watermark import failed: the image could not be downloaded (${err.message})`);
   }
 }
 
@@ -43,7 +47,13 @@ export async function importWatermark(app: Deps, organizationId: string, url: st
   }
   if (res.status < 200 || res.status >= 300) throw badRequest(`Watermark import failed: the image server answered HTTP ${res.status}`);
 
-  const file = await storeWatermarkImage(app, organizationId, res.body, baseName(res.finalUrl), `Watermark imported from ${withoutQuery(url)}`);
+  const file = await storeWatermarkImage(
+    app,
+    organizationId,
+    res.body,
+    baseName(res.finalUrl),
+    `Watermark imported from ${withoutQuery(url)}`,
+  );
   app.log.info('watermark imported', { organizationId, fileId: file.id, bytes: file.sizeBytes });
   return file.id;
 }
@@ -58,7 +68,10 @@ export async function storeWatermarkImage(app: Deps, organizationId: string, byt
     body = await rasteriseSvg(bytes, { timeoutMs: app.config.svgRasterTimeoutMs }).catch((err) => {
       if (err instanceof SvgRasteriseError && err.reason === 'timeout') throw refused('too complex', err.message);
       // Malformed markup, or a drawing that needs more memory than the rasteriser may take.
-      throw refused('unsupported format', `the SVG image could not be read or drawn (${err instanceof SvgRasteriseError ? err.message : 'unknown error'})`.slice(0, 400));
+      throw refused(
+        'unsupported format',
+        `the SVG image could not be read or drawn (${err instanceof SvgRasteriseError ? err.message : 'unknown error'})`.slice(0, 400),
+      );
     });
     contentType = CONTENT_TYPES.png;
   } else if (!(await decodes(body))) {

@@ -5,7 +5,12 @@ import type { RenderOptions } from '@shorts/common/render/options';
 import { importWatermark } from './watermark-import.js';
 
 const isOrgImage = async (c: Queryable, organizationId: string, fileId: string) =>
-  (await c.query<{ found: number }>(`SELECT 1 AS found FROM files WHERE organization_id = $1 AND id = $2 AND type = 'image'`, [organizationId, fileId])).rows.length > 0;
+  (
+    await c.query<{ found: number }>(`SELECT 1 AS found FROM files WHERE organization_id = $1 AND id = $2 AND type = 'image'`, [
+      organizationId,
+      fileId,
+    ])
+  ).rows.length > 0;
 
 /**
  * Gives the preset's watermark a stored image: a resolvable `fileAppId` is kept; otherwise the

@@ -13,8 +13,15 @@ import { createTokenSigner } from '../tenancy/auth.js';
 import { listAgents, requestTaskCancel, setDraining, showTask, type AgentView, type TaskView } from '../cluster/agents.js';
 import { createLoginLink, findUserIdByEmail, LOGIN_LINK_TTL_SEC, MIN_PASSWORD_LENGTH, setPassword } from '../tenancy/sessions.js';
 import {
-  addMembership, createOrganization, createUser, issueApiKey, listApiKeys, listOrganizations, requireOrganization,
-  revokeApiKey, updateOrganization,
+  addMembership,
+  createOrganization,
+  createUser,
+  issueApiKey,
+  listApiKeys,
+  listOrganizations,
+  requireOrganization,
+  revokeApiKey,
+  updateOrganization,
 } from '../tenancy/tenancy.js';
 
 const USAGE = `Usage: shorts-admin <command> [options] [--json]
@@ -67,7 +74,8 @@ function print(value: unknown, json: boolean): void {
   }
   const rows = Array.isArray(value) ? value : [value];
   for (const row of rows) {
-    for (const [k, v] of Object.entries(row as object)) process.stdout.write(`${k.padEnd(28)} ${v instanceof Date ? v.toISOString() : v}\n`);
+    for (const [k, v] of Object.entries(row as object))
+      process.stdout.write(`${k.padEnd(28)} ${v instanceof Date ? v.toISOString() : v}\n`);
     process.stdout.write('\n');
   }
 }
@@ -78,10 +86,19 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       json: { type: 'boolean', default: false },
-      name: { type: 'string' }, plan: { type: 'string' }, credits: { type: 'string' },
-      'retention-days': { type: 'string' }, 'phone-verification': { type: 'string' },
-      email: { type: 'string' }, org: { type: 'string' }, role: { type: 'string' }, phone: { type: 'string' },
-      'phone-verified': { type: 'boolean' }, user: { type: 'string' }, ttl: { type: 'string' }, password: { type: 'string' },
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      credits: { type: 'string' },
+      'retention-days': { type: 'string' },
+      'phone-verification': { type: 'string' },
+      email: { type: 'string' },
+      org: { type: 'string' },
+      role: { type: 'string' },
+      phone: { type: 'string' },
+      'phone-verified': { type: 'boolean' },
+      user: { type: 'string' },
+      ttl: { type: 'string' },
+      password: { type: 'string' },
       all: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -90,7 +107,11 @@ async function main(argv: string[]): Promise<number> {
   // Kept as an option only to be refused by name: a password in argv stays in shell history and is
   // readable by every user of the machine in the process list while the command runs.
   if (values.password !== undefined) {
-    throw new AppError(400, 'Bad Request', 'Passwords are not taken on the command line (shell history and the process list keep them): pipe the password on stdin, or run the command in a terminal and type it at the prompt');
+    throw new AppError(
+      400,
+      'Bad Request',
+      'Passwords are not taken on the command line (shell history and the process list keep them): pipe the password on stdin, or run the command in a terminal and type it at the prompt',
+    );
   }
   if (values.help || !group) {
     process.stdout.write(USAGE + '\n');
@@ -114,7 +135,12 @@ async function main(argv: string[]): Promise<number> {
     const cmd = `${group} ${action ?? ''}`.trim();
     switch (cmd) {
       case 'org create':
-        print(strip(await createOrganization(db, { name: need(values.name, '--name'), plan: values.plan, credits: num(values.credits, 'credits') })), json);
+        print(
+          strip(
+            await createOrganization(db, { name: need(values.name, '--name'), plan: values.plan, credits: num(values.credits, 'credits') }),
+          ),
+          json,
+        );
         break;
       case 'org list':
         print((await listOrganizations(db)).map(strip), json);
@@ -124,17 +150,32 @@ async function main(argv: string[]): Promise<number> {
         break;
       case 'org set': {
         const pv = values['phone-verification'];
-        print(strip(await updateOrganization(db, need(arg, 'organization id'), {
-          plan: values.plan, credits: num(values.credits, 'credits'), retentionDays: num(values['retention-days'], 'retention-days'),
-          phoneVerificationRequired: pv === undefined ? undefined : pv === 'on' || pv === 'true', name: values.name,
-        })), json);
+        print(
+          strip(
+            await updateOrganization(db, need(arg, 'organization id'), {
+              plan: values.plan,
+              credits: num(values.credits, 'credits'),
+              retentionDays: num(values['retention-days'], 'retention-days'),
+              phoneVerificationRequired: pv === undefined ? undefined : pv === 'on' || pv === 'true',
+              name: values.name,
+            }),
+          ),
+          json,
+        );
         break;
       }
       case 'user create':
-        print(await createUser(db, {
-          email: need(values.email, '--email'), name: values.name, organizationId: values.org, role: values.role,
-          phoneNumber: values.phone, phoneVerified: values['phone-verified'],
-        }), json);
+        print(
+          await createUser(db, {
+            email: need(values.email, '--email'),
+            name: values.name,
+            organizationId: values.org,
+            role: values.role,
+            phoneNumber: values.phone,
+            phoneVerified: values['phone-verified'],
+          }),
+          json,
+        );
         break;
       case 'user add-to-org':
         await addMembership(db, need(values.user, '--user'), need(values.org, '--org'), values.role);
@@ -217,7 +258,16 @@ function agentTable(agents: AgentView[]): string {
   const gb = (b: number | null) => (b == null ? '-' : `${(b / 1e9).toFixed(1)} GB`);
   const rows = [['ID', 'NAME', 'STATE', 'RUNNING', 'FREE DISK', 'LAST SEEN', 'TASK TYPES', 'CAPABILITIES']];
   for (const a of agents) {
-    rows.push([a.id, a.name, a.state, `${a.runningTasks}/${a.slots}`, gb(a.freeDiskBytes), ago(a.lastSeenAt), a.taskTypes.join(','), a.capabilities.join(',')]);
+    rows.push([
+      a.id,
+      a.name,
+      a.state,
+      `${a.runningTasks}/${a.slots}`,
+      gb(a.freeDiskBytes),
+      ago(a.lastSeenAt),
+      a.taskTypes.join(','),
+      a.capabilities.join(','),
+    ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
@@ -226,8 +276,17 @@ function agentTable(agents: AgentView[]): string {
 function taskTable(tasks: TaskView[]): string {
   const rows = [['ID', 'TYPE', 'PART', 'STATE', 'ATTEMPTS', 'PROGRESS', 'STAGE', 'AGENT', 'LAST ERROR']];
   for (const t of tasks) {
-    rows.push([t.id, t.type, t.childIndex === null ? '-' : String(t.childIndex + 1), t.state, String(t.attempts),
-      `${Math.round(t.progress * 100)}%`, t.stage ?? '-', t.agent ?? '-', t.lastError ?? '']);
+    rows.push([
+      t.id,
+      t.type,
+      t.childIndex === null ? '-' : String(t.childIndex + 1),
+      t.state,
+      String(t.attempts),
+      `${Math.round(t.progress * 100)}%`,
+      t.stage ?? '-',
+      t.agent ?? '-',
+      t.lastError ?? '',
+    ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
@@ -273,7 +332,8 @@ function promptHidden(question: string): Promise<string> {
     const onData = (text: string) => {
       for (const ch of text) {
         if (ch === '\r' || ch === '\n') return finish(() => resolve(value));
-        if (ch === '\u0003' || ch === '\u0004') return finish(() => reject(new AppError(400, 'Bad Request', 'Cancelled; nothing was changed')));
+        if (ch === '\u0003' || ch === '\u0004')
+          return finish(() => reject(new AppError(400, 'Bad Request', 'Cancelled; nothing was changed')));
         if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
         else value += ch;
       }
@@ -287,9 +347,12 @@ function strip<T extends { webhookSecret?: string }>(org: T): Omit<T, 'webhookSe
   return rest;
 }
 
-main(process.argv.slice(2)).then((code) => process.exit(code), (err) => {
-  const appErr = appErrorOf(err);
-  const message = appErr ? appErr.message : err?.message ?? String(err);
-  process.stderr.write(JSON.stringify({ error: appErr ? appErr.error : 'Error', message }) + '\n');
-  process.exit(1);
-});
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    const appErr = appErrorOf(err);
+    const message = appErr ? appErr.message : (err?.message ?? String(err));
+    process.stderr.write(JSON.stringify({ error: appErr ? appErr.error : 'Error', message }) + '\n');
+    process.exit(1);
+  },
+);

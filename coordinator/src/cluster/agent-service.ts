@@ -64,11 +64,18 @@ function toGrpcError(err: unknown): grpc.ServiceError {
   const e = new Error(err instanceof Error ? err.message : String(err)) as grpc.ServiceError;
   const appErr = appErrorOf(err);
   if (appErr) {
-    e.code = appErr.error === LEASE_LOST ? grpc.status.FAILED_PRECONDITION
-      : appErr.status === 401 ? grpc.status.UNAUTHENTICATED
-      : appErr.status === 404 ? grpc.status.NOT_FOUND
-      : appErr.status === 503 ? grpc.status.UNAVAILABLE
-      : appErr.status < 500 ? grpc.status.INVALID_ARGUMENT : grpc.status.INTERNAL;
+    e.code =
+      appErr.error === LEASE_LOST
+        ? grpc.status.FAILED_PRECONDITION
+        : appErr.status === 401
+          ? grpc.status.UNAUTHENTICATED
+          : appErr.status === 404
+            ? grpc.status.NOT_FOUND
+            : appErr.status === 503
+              ? grpc.status.UNAVAILABLE
+              : appErr.status < 500
+                ? grpc.status.INVALID_ARGUMENT
+                : grpc.status.INTERNAL;
   } else if (isTransientDbError(err)) {
     // The agent retries UNAVAILABLE with backoff: a database hiccup costs it a moment, not its work.
     e.code = grpc.status.UNAVAILABLE;
@@ -94,14 +101,16 @@ function tokenMatches(expected: string, metadata: grpc.Metadata): boolean {
  * what HTTP/2 flow control lets through unread (one window, 64 KiB), never a 64 MiB decode.
  */
 export function clusterTokenInterceptor(clusterToken: string): grpc.ServerInterceptor {
-  return (_method, call) => new grpc.ServerInterceptingCall(call, {
-    start: (next) => next({
-      onReceiveMetadata: (metadata, pass) => {
-        if (tokenMatches(clusterToken, metadata)) pass(metadata);
-        else call.sendStatus({ code: grpc.status.UNAUTHENTICATED, details: 'invalid cluster token' });
-      },
-    }),
-  });
+  return (_method, call) =>
+    new grpc.ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, pass) => {
+            if (tokenMatches(clusterToken, metadata)) pass(metadata);
+            else call.sendStatus({ code: grpc.status.UNAUTHENTICATED, details: 'invalid cluster token' });
+          },
+        }),
+    });
 }
 
 export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: AgentRegistry): AgentServiceHandlers {
@@ -109,7 +118,11 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
 
   // Every RPC (its caller authenticated by clusterTokenInterceptor): run, map errors to gRPC statuses
   // in one place.
-  const unary = <K extends AgentRpc, Req, Res>(name: K, fn: (req: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>): grpc.handleUnaryCall<Req, Res> =>
+  const unary =
+    <K extends AgentRpc, Req, Res>(
+      name: K,
+      fn: (req: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>,
+    ): grpc.handleUnaryCall<Req, Res> =>
     (call, callback) => {
       fn(call.request, call).then(
         (res) => callback(null, res),
@@ -126,7 +139,10 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
   const sessionOf = async (agentId: string) => {
     const known = registry.touch(agentId);
     if (known) return known;
-    const row = await db.one<{ name: string; capabilities: { task_types?: string[] } }>('SELECT name, capabilities FROM agents WHERE id = $1', [agentId]);
+    const row = await db.one<{ name: string; capabilities: { task_types?: string[] } }>(
+      'SELECT name, capabilities FROM agents WHERE id = $1',
+      [agentId],
+    );
     if (!row) throw new AppError(404, 'unknown_agent', `agent ${agentId} is not registered`);
     const session = { id: agentId, name: row.name, taskTypes: row.capabilities.task_types ?? [], lastSeen: Date.now() };
     registry.sessions.set(agentId, session);
@@ -144,16 +160,31 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
   return {
     RegisterAgent: unary('RegisterAgent', async (req) => {
       const caps = req.capabilities;
-      if (!caps) throw new AppError(400, 'bad_capabilities', 'RegisterAgent needs the host\'s capabilities');
+      if (!caps) throw new AppError(400, 'bad_capabilities', "RegisterAgent needs the host's capabilities");
       const taskTypes = caps.task_types.filter(isTaskType);
       const id = newId();
       const tags = capabilityTags(caps);
       await db.query(
         `INSERT INTO agents (id, name, capabilities, task_types, capability_tags, max_slots, free_disk_bytes) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [id, req.name || 'agent', { ...caps, task_types: taskTypes }, taskTypes, tags, Math.max(1, Number(caps.max_concurrent_tasks) || 1), Number(caps.free_disk_bytes) || null],
+        [
+          id,
+          req.name || 'agent',
+          { ...caps, task_types: taskTypes },
+          taskTypes,
+          tags,
+          Math.max(1, Number(caps.max_concurrent_tasks) || 1),
+          Number(caps.free_disk_bytes) || null,
+        ],
       );
       registry.sessions.set(id, { id, name: req.name, taskTypes, lastSeen: Date.now() });
-      log.info('agent registered', { agentId: id, name: req.name, taskTypes, tags, cores: caps.cpu_cores, slots: caps.max_concurrent_tasks });
+      log.info('agent registered', {
+        agentId: id,
+        name: req.name,
+        taskTypes,
+        tags,
+        cores: caps.cpu_cores,
+        slots: caps.max_concurrent_tasks,
+      });
       return { agent_id: id, lease_ttl_ms: deps.leaseTtlMs, heartbeat_interval_ms: heartbeatIntervalMs(deps.leaseTtlMs) };
     }),
 
@@ -174,7 +205,10 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
       try {
         payload = await queue.leasePayload(task);
       } catch (err) {
-        await queue.handBack(task, `could not prepare the lease: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300), { prepareFailed: true })
+        await queue
+          .handBack(task, `could not prepare the lease: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300), {
+            prepareFailed: true,
+          })
           .catch((handBackErr) => log.error('could not hand back a lease', { taskId: task.id, err: handBackErr }));
         throw err;
       }
@@ -203,14 +237,24 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
     }),
 
     CompleteTask: unary('CompleteTask', async (req) => {
-      await queue.complete(req.task_id, req.lease_token, await reportJson(req.task_id, req.lease_token, 'result_json', req.result_json || '{}'));
+      await queue.complete(
+        req.task_id,
+        req.lease_token,
+        await reportJson(req.task_id, req.lease_token, 'result_json', req.result_json || '{}'),
+      );
       return {};
     }),
 
     FailTask: unary('FailTask', async (req) => {
       // A code this coordinator does not know (none of its own agents sends one) is a plain failure.
       const code = req.code ?? '';
-      const res = await queue.fail(req.task_id, req.lease_token, req.message || 'task failed', req.retryable, isTaskFailureCode(code) ? code : 'TASK_FAILED');
+      const res = await queue.fail(
+        req.task_id,
+        req.lease_token,
+        req.message || 'task failed',
+        req.retryable,
+        isTaskFailureCode(code) ? code : 'TASK_FAILED',
+      );
       return { will_retry: res.willRetry };
     }),
 
@@ -225,7 +269,8 @@ export function createAgentServiceHandlers(deps: AgentServiceDeps, registry: Age
         throw new AppError(409, LEASE_LOST, `Task ${req.task_id} is no longer leased with this token`);
       }
       if (!/^(?!\.)[A-Za-z0-9._-]{1,100}$/.test(req.name)) throw new AppError(400, 'bad_name', 'upload name must be a plain file name');
-      if (!taskWritesName(task.type, req.name)) throw new AppError(400, 'bad_name', `${task.type} does not write an object named ${req.name}`);
+      if (!taskWritesName(task.type, req.name))
+        throw new AppError(400, 'bad_name', `${task.type} does not write an object named ${req.name}`);
       const key = taskObjectKey(task, req.name);
       const maxBytes = await taskUploadLimit(deps.store, task, req.name, deps.agentUploadMaxBytes);
       const { url, expiresAt } = deps.urls.signUpload(key, { taskId: task.id, lease: leaseTag(task.leaseToken), maxBytes });
@@ -255,9 +300,14 @@ export async function startGrpcServer(
     interceptors: [clusterTokenInterceptor(deps.clusterToken)],
   });
   server.addService(AgentService.service, createAgentServiceHandlers(deps, registry));
-  const credentials = bind.tlsCertPath && bind.tlsKeyPath
-    ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: readFileSync(bind.tlsCertPath), private_key: readFileSync(bind.tlsKeyPath) }], false)
-    : grpc.ServerCredentials.createInsecure();
+  const credentials =
+    bind.tlsCertPath && bind.tlsKeyPath
+      ? grpc.ServerCredentials.createSsl(
+          null,
+          [{ cert_chain: readFileSync(bind.tlsCertPath), private_key: readFileSync(bind.tlsKeyPath) }],
+          false,
+        )
+      : grpc.ServerCredentials.createInsecure();
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${bind.host}:${bind.port}`, credentials, (err, p) => (err ? reject(err) : resolve(p))),
   );

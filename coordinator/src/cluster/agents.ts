@@ -70,13 +70,15 @@ export async function requestTaskCancel(db: Db, id: string): Promise<CancelReque
   if (!isId(id)) throw notFound(`No task, job or render ${id}`);
   const tasks = await db.query<{ taskId: string; type: string; state: string }>(
     // A parent task's children are part of it (a waiting parent ends when a child is cancelled).
-    `SELECT id AS "taskId", type, state FROM tasks WHERE id = $1 OR subject_id = $1 OR parent_id = $1 ORDER BY created_at`, [id],
+    `SELECT id AS "taskId", type, state FROM tasks WHERE id = $1 OR subject_id = $1 OR parent_id = $1 ORDER BY created_at`,
+    [id],
   );
   if (!tasks.length) throw notFound(`No task, job or render ${id}`);
   const out: CancelRequest[] = [];
   for (const t of tasks) {
     const updated = await db.one<{ state: string }>(
-      `UPDATE tasks SET cancel_requested = true WHERE id = $1 AND state IN ('queued', 'leased') RETURNING state`, [t.taskId],
+      `UPDATE tasks SET cancel_requested = true WHERE id = $1 AND state IN ('queued', 'leased') RETURNING state`,
+      [t.taskId],
     );
     out.push({ ...t, state: updated?.state ?? t.state, outcome: updated ? 'cancel requested' : 'already finished' });
   }
@@ -107,7 +109,8 @@ const TASK_VIEW = `t.id, t.type, t.state, t.child_index AS "childIndex", t.attem
 export async function showTask(db: Db, id: string): Promise<{ task: TaskView; children: TaskView[] }> {
   if (!isId(id)) throw notFound(`No task, job or render ${id}`);
   const [task] = await db.query<TaskView>(
-    `SELECT ${TASK_VIEW} FROM tasks t WHERE (t.id = $1 OR t.subject_id = $1) AND t.parent_id IS NULL ORDER BY t.id = $1 DESC, t.created_at LIMIT 1`, [id],
+    `SELECT ${TASK_VIEW} FROM tasks t WHERE (t.id = $1 OR t.subject_id = $1) AND t.parent_id IS NULL ORDER BY t.id = $1 DESC, t.created_at LIMIT 1`,
+    [id],
   );
   if (!task) throw notFound(`No task, job or render ${id}`);
   const children = await db.query<TaskView>(`SELECT ${TASK_VIEW} FROM tasks t WHERE t.parent_id = $1 ORDER BY t.child_index`, [task.id]);

@@ -20,7 +20,11 @@ export const connectedAgentSql = (a: string, silenceParam: string): string => `$
 
 /** Every call from an agent counts as a sign of life; one marked offline comes back (draining
  *  still, if it was asked to drain). Answers the agent's state, so it learns of a drain. */
-export async function markAgentSeen(db: Db, agentId: string, heartbeat?: { runningTasks: number; freeDiskBytes: number }): Promise<'online' | 'draining'> {
+export async function markAgentSeen(
+  db: Db,
+  agentId: string,
+  heartbeat?: { runningTasks: number; freeDiskBytes: number },
+): Promise<'online' | 'draining'> {
   const row = await db.one<{ state: 'online' | 'draining' }>(
     `UPDATE agents SET last_seen_at = now(), offline_at = NULL,
        state = CASE WHEN drain_requested_at IS NOT NULL THEN 'draining' ELSE 'online' END,

@@ -10,14 +10,24 @@ export async function reserveCredits(c: Queryable, organizationId: string, jobId
     [organizationId, amount],
   );
   if (res.rowCount === 0) throw new AppError(403, 'noEnoughCredit', 'Not enough credits to start this job');
-  await c.query(`INSERT INTO credit_ledger (organization_id, job_id, kind, amount) VALUES ($1, $2, 'reserve', $3)`, [organizationId, jobId, amount]);
+  await c.query(`INSERT INTO credit_ledger (organization_id, job_id, kind, amount) VALUES ($1, $2, 'reserve', $3)`, [
+    organizationId,
+    jobId,
+    amount,
+  ]);
 }
 
 /**
  * Grows a job's reservation to `total` (the price estimated from the probed video), once per job.
  * Returns false when the organization's available credits cannot cover the difference.
  */
-export async function reserveEstimate(c: Queryable, organizationId: string, jobId: string, reserved: number, total: number): Promise<boolean> {
+export async function reserveEstimate(
+  c: Queryable,
+  organizationId: string,
+  jobId: string,
+  reserved: number,
+  total: number,
+): Promise<boolean> {
   const extra = Math.round((total - reserved) * 100) / 100;
   if (extra <= 0) return true;
   const res = await c.query(
@@ -25,7 +35,11 @@ export async function reserveEstimate(c: Queryable, organizationId: string, jobI
     [organizationId, extra],
   );
   if (res.rowCount === 0) return false;
-  await c.query(`INSERT INTO credit_ledger (organization_id, job_id, kind, amount) VALUES ($1, $2, 'estimate', $3)`, [organizationId, jobId, extra]);
+  await c.query(`INSERT INTO credit_ledger (organization_id, job_id, kind, amount) VALUES ($1, $2, 'estimate', $3)`, [
+    organizationId,
+    jobId,
+    extra,
+  ]);
   await c.query(`UPDATE jobs SET reserved_credits = $2 WHERE id = $1`, [jobId, total]);
   return true;
 }
@@ -38,7 +52,11 @@ export async function chargeCredits(c: Queryable, organizationId: string, jobId:
     [organizationId, reserved, cost],
   );
   if (res.rowCount === 0) return false;
-  await c.query(`INSERT INTO credit_ledger (organization_id, job_id, kind, amount) VALUES ($1, $2, 'charge', $3)`, [organizationId, jobId, -cost]);
+  await c.query(`INSERT INTO credit_ledger (organization_id, job_id, kind, amount) VALUES ($1, $2, 'charge', $3)`, [
+    organizationId,
+    jobId,
+    -cost,
+  ]);
   return true;
 }
 

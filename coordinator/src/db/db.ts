@@ -41,7 +41,16 @@ export function prepared(text: string, values: unknown[]): pg.QueryConfig {
 export function isTransientDbError(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
-  if (code === '40001' || code === '40P01' || code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return true;
+  if (
+    code === '40001' ||
+    code === '40P01' ||
+    code.startsWith('08') ||
+    code === '57P01' ||
+    code === '57P02' ||
+    code === '57P03' ||
+    code === '53300'
+  )
+    return true;
   if (code === 'ECONNRESET' || code === 'ECONNREFUSED' || code === 'EPIPE' || code === 'ETIMEDOUT') return true;
   const message = typeof e?.message === 'string' ? e.message : '';
   return /Connection terminated|connection (is )?closed|Client has encountered a connection error|terminating connection/i.test(message);
@@ -52,7 +61,10 @@ export class Db {
   private readonly connections: pg.Pool;
   /** The pool as a Queryable: one statement on any free connection, rows `unknown` until named. */
   readonly pool: Queryable;
-  constructor(readonly url: string, max = 10) {
+  constructor(
+    readonly url: string,
+    max = 10,
+  ) {
     this.connections = new pg.Pool({ connectionString: url, max });
     this.pool = this.connections;
     // A dropped idle connection must not crash the process; the pool replaces it.
@@ -74,7 +86,9 @@ export class Db {
     const client = await this.connections.connect();
     // A connection that dies mid-transaction must not go back to the pool for the next caller.
     let broken: Error | undefined;
-    const onError = (err: Error) => { broken = err; };
+    const onError = (err: Error) => {
+      broken = err;
+    };
     client.on('error', onError);
     try {
       await client.query('BEGIN');
@@ -82,7 +96,9 @@ export class Db {
       await client.query('COMMIT');
       return out;
     } catch (err) {
-      await client.query('ROLLBACK').catch((rollbackErr: Error) => { broken ??= rollbackErr; });
+      await client.query('ROLLBACK').catch((rollbackErr: Error) => {
+        broken ??= rollbackErr;
+      });
       throw err;
     } finally {
       client.off('error', onError);

@@ -23,7 +23,10 @@ const pendingPasswordFile = (dataDir: string) => `${passwordFile(dataDir)}.pendi
 const newPassword = () => randomBytes(24).toString('base64url');
 
 async function readIfThere(file: string): Promise<string | undefined> {
-  return readFile(file, 'utf8').then((s) => s.trim() || undefined, () => undefined);
+  return readFile(file, 'utf8').then(
+    (s) => s.trim() || undefined,
+    () => undefined,
+  );
 }
 
 /** The URL of the embedded Postgres of dataDir (running or not), with the password stored beside it. */
@@ -38,7 +41,14 @@ export function embeddedPostgresUrl(dataDir: string, port: number): string {
 }
 
 async function signsIn(port: number, password: string): Promise<boolean> {
-  const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres', connectionTimeoutMillis: 5_000 });
+  const client = new pg.Client({
+    host: '127.0.0.1',
+    port,
+    user: 'postgres',
+    password,
+    database: 'postgres',
+    connectionTimeoutMillis: 5_000,
+  });
   try {
     await client.connect();
     return true;
@@ -54,7 +64,10 @@ async function signsIn(port: number, password: string): Promise<boolean> {
 export async function startEmbeddedPostgres(dataDir: string, port: number, log: Logger): Promise<EmbeddedDatabase> {
   const databaseDir = path.resolve(dataDir, 'postgres');
   await mkdir(path.dirname(databaseDir), { recursive: true });
-  const initialised = await access(path.join(databaseDir, 'PG_VERSION')).then(() => true, () => false);
+  const initialised = await access(path.join(databaseDir, 'PG_VERSION')).then(
+    () => true,
+    () => false,
+  );
   const stored = await readIfThere(passwordFile(dataDir));
   let password = stored ?? (initialised ? LEGACY_PASSWORD : newPassword());
   if (!initialised) await writeFile(passwordFile(dataDir), password + '\n', { mode: 0o600 });
@@ -113,7 +126,9 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
   let stopped: Promise<void> | undefined;
   const stopOnce = () => (stopped ??= realStop());
   let orderlyStopDone!: () => void;
-  const orderly = new Promise<void>((resolve) => { orderlyStopDone = resolve; });
+  const orderly = new Promise<void>((resolve) => {
+    orderlyStopDone = resolve;
+  });
   pgInstance.stop = async () => {
     await Promise.race([orderly, new Promise((resolve) => setTimeout(resolve, 20_000).unref())]);
     await stopOnce();

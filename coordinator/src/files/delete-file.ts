@@ -11,10 +11,16 @@ export type DeleteOutcome = { id: string; deleted: true } | { id: string; delete
  * that fails leaves row and objects as they were. A store that fails after the commit leaves objects
  * no row knows, which the daily orphan sweep removes; the file itself is gone either way.
  */
-export async function deleteFile(app: Pick<Coordinator, 'db' | 'store' | 'log'>, organizationId: string, fileId: string): Promise<DeleteOutcome> {
+export async function deleteFile(
+  app: Pick<Coordinator, 'db' | 'store' | 'log'>,
+  organizationId: string,
+  fileId: string,
+): Promise<DeleteOutcome> {
   if (!isId(fileId)) throw notFound('File not found');
   const keys = await app.db.tx(async (c) => {
-    const row = (await c.query<{ id: string }>(`SELECT id FROM files WHERE organization_id = $1 AND id = $2 FOR UPDATE`, [organizationId, fileId])).rows[0];
+    const row = (
+      await c.query<{ id: string }>(`SELECT id FROM files WHERE organization_id = $1 AND id = $2 FOR UPDATE`, [organizationId, fileId])
+    ).rows[0];
     if (!row) return undefined;
     return deleteFileRows(c, organizationId, { ids: [fileId] });
   });

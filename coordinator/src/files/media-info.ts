@@ -26,10 +26,28 @@ export async function probeLength(path: string): Promise<number> {
 export async function grabFrame(path: string, lengthSec: number, out: string): Promise<string | undefined> {
   const at = lengthSec > 0 ? Math.min(1, lengthSec / 2) : 0;
   try {
-    await run(processMediaTools().ffmpegPath, [
-      '-y', '-hide_banner', '-loglevel', 'error', ...inputGuard('media-or-image'), '-ss', at.toFixed(3), '-i', path,
-      '-frames:v', '1', '-vf', `scale=${THUMB_WIDTH}:-2`, '-q:v', '4', out,
-    ], { timeout: 60_000, env: toolEnv() });
+    await run(
+      processMediaTools().ffmpegPath,
+      [
+        '-y',
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        ...inputGuard('media-or-image'),
+        '-ss',
+        at.toFixed(3),
+        '-i',
+        path,
+        '-frames:v',
+        '1',
+        '-vf',
+        `scale=${THUMB_WIDTH}:-2`,
+        '-q:v',
+        '4',
+        out,
+      ],
+      { timeout: 60_000, env: toolEnv() },
+    );
     return out;
   } catch {
     return undefined;

@@ -24,11 +24,21 @@ export interface StoreFileInput {
 type Deps = Pick<Coordinator, 'db' | 'store' | 'log'>;
 
 const BY_EXTENSION: Record<string, [FileType, string]> = {
-  '.png': ['image', 'image/png'], '.jpg': ['image', 'image/jpeg'], '.jpeg': ['image', 'image/jpeg'],
-  '.webp': ['image', 'image/webp'], '.gif': ['image', 'image/gif'], '.svg': ['image', 'image/svg+xml'],
-  '.mp4': ['video', 'video/mp4'], '.mov': ['video', 'video/quicktime'], '.webm': ['video', 'video/webm'],
-  '.mkv': ['video', 'video/x-matroska'], '.mp3': ['audio', 'audio/mpeg'], '.wav': ['audio', 'audio/wav'],
-  '.m4a': ['audio', 'audio/mp4'], '.aac': ['audio', 'audio/aac'], '.ogg': ['audio', 'audio/ogg'],
+  '.png': ['image', 'image/png'],
+  '.jpg': ['image', 'image/jpeg'],
+  '.jpeg': ['image', 'image/jpeg'],
+  '.webp': ['image', 'image/webp'],
+  '.gif': ['image', 'image/gif'],
+  '.svg': ['image', 'image/svg+xml'],
+  '.mp4': ['video', 'video/mp4'],
+  '.mov': ['video', 'video/quicktime'],
+  '.webm': ['video', 'video/webm'],
+  '.mkv': ['video', 'video/x-matroska'],
+  '.mp3': ['audio', 'audio/mpeg'],
+  '.wav': ['audio', 'audio/wav'],
+  '.m4a': ['audio', 'audio/mp4'],
+  '.aac': ['audio', 'audio/aac'],
+  '.ogg': ['audio', 'audio/ogg'],
 };
 
 function classify(input: StoreFileInput): { type: FileType; contentType: string } {
@@ -40,7 +50,11 @@ function classify(input: StoreFileInput): { type: FileType; contentType: string 
 }
 
 /** Object names keep the original name readable but never let it escape the file's folder. */
-const safeName = (name: string) => path.basename(name).replace(/[^A-Za-z0-9._-]+/g, '_').slice(-120) || 'file';
+const safeName = (name: string) =>
+  path
+    .basename(name)
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .slice(-120) || 'file';
 
 export async function storeFile(app: Deps, input: StoreFileInput): Promise<FileRow> {
   const { type, contentType } = classify(input);
@@ -70,19 +84,38 @@ export async function storeFile(app: Deps, input: StoreFileInput): Promise<FileR
       await app.store.put(thumbnailKey, { path: thumb }, { contentType: 'image/jpeg' });
       written.push(thumbnailKey);
     }
-    const [id] = await app.db.tx((c) => insertFiles(c, [{
-      organizationId: input.organizationId, jobId: input.jobId ?? null, name: input.name, type, contentType,
-      sizeBytes, lengthSec, objectKey, thumbnailKey, tags: input.tags ?? [], description: input.description ?? null,
-    }]));
+    const [id] = await app.db.tx((c) =>
+      insertFiles(c, [
+        {
+          organizationId: input.organizationId,
+          jobId: input.jobId ?? null,
+          name: input.name,
+          type,
+          contentType,
+          sizeBytes,
+          lengthSec,
+          objectKey,
+          thumbnailKey,
+          tags: input.tags ?? [],
+          description: input.description ?? null,
+        },
+      ]),
+    );
     written.length = 0;
     return (await findFile(app.db.pool, input.organizationId, id!))!;
   } finally {
-    for (const key of written) await app.store.delete(key).catch((err) => app.log.warn('could not remove an unaccounted object', { key, err }));
+    for (const key of written)
+      await app.store.delete(key).catch((err) => app.log.warn('could not remove an unaccounted object', { key, err }));
     await rm(work, { recursive: true, force: true });
   }
 }
 
 /** For operators and tests: a file on this machine into an organization's library. */
-export function addFileFromPath(app: Deps, organizationId: string, filePath: string, opts: Omit<StoreFileInput, 'organizationId' | 'source' | 'name'> & { name?: string } = {}): Promise<FileRow> {
+export function addFileFromPath(
+  app: Deps,
+  organizationId: string,
+  filePath: string,
+  opts: Omit<StoreFileInput, 'organizationId' | 'source' | 'name'> & { name?: string } = {},
+): Promise<FileRow> {
   return storeFile(app, { ...opts, organizationId, name: opts.name ?? path.basename(filePath), source: { path: filePath } });
 }

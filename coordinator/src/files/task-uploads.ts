@@ -45,7 +45,11 @@ export async function taskUploadLimit(
 
 const gone = (message: string) => new AppError(410, 'Gone', message);
 const written = () =>
-  new AppError(409, 'Conflict', 'This object was already written through an upload URL of this lease; an upload URL writes once, and the stored object is unchanged');
+  new AppError(
+    409,
+    'Conflict',
+    'This object was already written through an upload URL of this lease; an upload URL writes once, and the stored object is unchanged',
+  );
 
 export interface UploadGate {
   /** Refuses an upload whose lease is no longer live (410) or whose object that lease already
@@ -59,16 +63,27 @@ export interface UploadGate {
 export function createUploadGate(db: Db): UploadGate {
   const assertLive = (row: { state: string; leaseToken: string | null } | undefined, grant: UploadGrant) => {
     if (!row) throw gone('The task this upload URL was signed for no longer exists');
-    if (row.state === TASK_STATES.completed) throw gone('The task this upload URL was signed for has completed; its results can no longer be replaced');
-    if (row.state !== TASK_STATES.leased) throw gone(`The task this upload URL was signed for has ${row.state === TASK_STATES.queued ? 'gone back to the queue' : 'ended'}; this URL is no longer valid`);
-    if (!row.leaseToken || leaseTag(row.leaseToken) !== grant.lease) throw gone('The task was leased again since this upload URL was signed; only its current lease may upload');
+    if (row.state === TASK_STATES.completed)
+      throw gone('The task this upload URL was signed for has completed; its results can no longer be replaced');
+    if (row.state !== TASK_STATES.leased)
+      throw gone(
+        `The task this upload URL was signed for has ${row.state === TASK_STATES.queued ? 'gone back to the queue' : 'ended'}; this URL is no longer valid`,
+      );
+    if (!row.leaseToken || leaseTag(row.leaseToken) !== grant.lease)
+      throw gone('The task was leased again since this upload URL was signed; only its current lease may upload');
   };
-  interface LeaseRow { state: string; leaseToken: string | null }
+  interface LeaseRow {
+    state: string;
+    leaseToken: string | null;
+  }
   const select = `SELECT state, lease_token AS "leaseToken" FROM tasks WHERE id = $1`;
   return {
     async check(grant, key) {
       assertLive(await db.one<LeaseRow>(select, [grant.taskId]), grant);
-      const done = await db.one<{ n: number }>(`SELECT 1 AS n FROM task_upload_writes WHERE task_id = $1 AND lease = $2 AND object_key = $3`, [grant.taskId, grant.lease, key]);
+      const done = await db.one<{ n: number }>(
+        `SELECT 1 AS n FROM task_upload_writes WHERE task_id = $1 AND lease = $2 AND object_key = $3`,
+        [grant.taskId, grant.lease, key],
+      );
       if (done) throw written();
     },
     async publish(grant, key, sizeBytes, publish) {

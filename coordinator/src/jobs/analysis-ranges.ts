@@ -20,11 +20,14 @@ import type { TypedChildTask } from '../tasks/typed-outcome.js';
 type RangeConfig = Pick<Coordinator['config'], 'analysisRangeMinSec'>;
 
 /** The length from which the agent stops after storing the source; undefined: never split. */
-export const rangesFromSec = (config: RangeConfig): number | undefined => config.analysisRangeMinSec > 0 ? config.analysisRangeMinSec : undefined;
+export const rangesFromSec = (config: RangeConfig): number | undefined =>
+  config.analysisRangeMinSec > 0 ? config.analysisRangeMinSec : undefined;
 
 /** The ranges of a stored, measured source, one child each: runs of the planned speech spans. */
 export async function rangeChildren(
-  app: Pick<Coordinator, 'config' | 'store'>, task: TaskRow, result: AnalyzeVideoResult,
+  app: Pick<Coordinator, 'config' | 'store'>,
+  task: TaskRow,
+  result: AnalyzeVideoResult,
 ): Promise<TypedChildTask<'analyze-range'>[]> {
   if (!result.ranged) return [];
   const plan = result.rangePlan;
@@ -42,8 +45,9 @@ export async function rangeChildren(
   await verifyTaskObjects(app.store, task, [result.source.objectKey, result.source.thumbnailKey, plan.audio.objectKey]);
   const { jobId } = parseStoredPayload('analyze-video', task.payload);
   const { objectKey: audioKey, dataOffset, sampleRate } = plan.audio;
-  return planSpanRanges(plan.spans, app.config.analysisRangeSec * sampleRate)
-    .map((spans) => ({ payload: { jobId, audioKey, dataOffset, sampleRate, spans } }));
+  return planSpanRanges(plan.spans, app.config.analysisRangeSec * sampleRate).map((spans) => ({
+    payload: { jobId, audioKey, dataOffset, sampleRate, spans },
+  }));
 }
 
 /** The final part's payload: the source stored by the first part and the ranges' words as one transcript. */
@@ -67,5 +71,8 @@ export async function rangesProgressed(c: Queryable, parent: TaskRow, fraction: 
   const from = ANALYZE_STAGES.transcribing.jobProgress;
   const to = ANALYZE_STAGES.generating_shorts.jobProgress - 1;
   const value = Math.floor(from + Math.max(0, Math.min(1, fraction)) * (to - from));
-  await c.query(`UPDATE jobs SET progress = GREATEST(progress, $2), updated_at = now() WHERE id = $1 AND status = 'PROCESSING'`, [parent.subjectId, value]);
+  await c.query(`UPDATE jobs SET progress = GREATEST(progress, $2), updated_at = now() WHERE id = $1 AND status = 'PROCESSING'`, [
+    parent.subjectId,
+    value,
+  ]);
 }

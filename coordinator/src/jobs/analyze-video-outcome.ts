@@ -29,12 +29,16 @@ function checkShorts(job: JobRow, result: AnalyzeVideoResult): void {
     }
   }
   for (const s of result.shorts) {
-    if (!(s.endTime > s.startTime) || s.startTime < 0 || s.endTime > result.durationSec + 0.05) throw new AppError(500, 'bad_result', 'agent returned a short outside the video');
-    if (!asked && s.endTime - s.startTime > 90.05) throw new AppError(500, 'bad_result', 'agent returned an automatic short over 90 seconds');
+    if (!(s.endTime > s.startTime) || s.startTime < 0 || s.endTime > result.durationSec + 0.05)
+      throw new AppError(500, 'bad_result', 'agent returned a short outside the video');
+    if (!asked && s.endTime - s.startTime > 90.05)
+      throw new AppError(500, 'bad_result', 'agent returned an automatic short over 90 seconds');
   }
 }
 
-export function createAnalyzeVideoOutcomeHandler(app: Pick<Coordinator, 'config' | 'store' | 'urls' | 'boss' | 'metrics'>): TypedOutcomeHandler<'analyze-video'> {
+export function createAnalyzeVideoOutcomeHandler(
+  app: Pick<Coordinator, 'config' | 'store' | 'urls' | 'boss' | 'metrics'>,
+): TypedOutcomeHandler<'analyze-video'> {
   /**
    * As soon as the agent knows the video's length the job's reservation grows to its price, so a
    * job the credits cannot pay for fails now, before transcription, and jobs running side by side
@@ -43,13 +47,20 @@ export function createAnalyzeVideoOutcomeHandler(app: Pick<Coordinator, 'config'
   async function reserveForVideo(c: Queryable, jobId: string, durationSec: number, downloadBytes: number): Promise<void> {
     const job = await lockJob(c, jobId);
     if (!job || job.status !== JOB_STATUS.processing) return;
-    const org = (await c.query<{ plan: Plan; credits: number; reservedCredits: number }>(
-      `SELECT plan, credits, reserved_credits AS "reservedCredits" FROM organizations WHERE id = $1 FOR UPDATE`, [job.organizationId])).rows[0];
+    const org = (
+      await c.query<{ plan: Plan; credits: number; reservedCredits: number }>(
+        `SELECT plan, credits, reserved_credits AS "reservedCredits" FROM organizations WHERE id = $1 FOR UPDATE`,
+        [job.organizationId],
+      )
+    ).rows[0];
     const price = priceJob({ plan: org.plan, durationSec, fromYoutube: !!job.youtubeVideoId, downloadBytes }, app.config.creditsPerDollar);
     if (!(await reserveEstimate(c, job.organizationId, job.id, Number(job.reservedCredits), price.cost))) {
       const available = Number(org.credits) - Number(org.reservedCredits) + Number(job.reservedCredits);
-      throw new AppError(403, 'noEnoughCredit',
-        `Not enough credits for this video: ${(durationSec / 60).toFixed(1)} minutes cost ${price.cost.toFixed(2)} credits, ${Math.max(0, available).toFixed(2)} available`);
+      throw new AppError(
+        403,
+        'noEnoughCredit',
+        `Not enough credits for this video: ${(durationSec / 60).toFixed(1)} minutes cost ${price.cost.toFixed(2)} credits, ${Math.max(0, available).toFixed(2)} available`,
+      );
     }
   }
 
@@ -67,7 +78,10 @@ export function createAnalyzeVideoOutcomeHandler(app: Pick<Coordinator, 'config'
       // A ranged analysis's final part reads the source its first part stored.
       if (stitched) {
         const audioUrl = stitched.audioKey ? await sign(stitched.audioKey) : undefined;
-        return { ...leased, stitched: { ...stitched, sourceUrl: await sign(stitched.source.objectKey), ...(audioUrl ? { audioUrl } : {}) } };
+        return {
+          ...leased,
+          stitched: { ...stitched, sourceUrl: await sign(stitched.source.objectKey), ...(audioUrl ? { audioUrl } : {}) },
+        };
       }
       return { ...leased, rangesFromSec: rangesFromSec(app.config) };
     },
@@ -80,7 +94,10 @@ export function createAnalyzeVideoOutcomeHandler(app: Pick<Coordinator, 'config'
       if (facts) await reserveForVideo(c, task.subjectId!, facts.durationSec, facts.downloadBytes);
       if (!stage || !isAnalyzeStage(stage)) return;
       const value = ANALYZE_STAGES[stage].jobProgress;
-      await c.query(`UPDATE jobs SET progress = GREATEST(progress, $2), updated_at = now() WHERE id = $1 AND status = 'PROCESSING'`, [task.subjectId, value]);
+      await c.query(`UPDATE jobs SET progress = GREATEST(progress, $2), updated_at = now() WHERE id = $1 AND status = 'PROCESSING'`, [
+        task.subjectId,
+        value,
+      ]);
     },
 
     async onComplete(c, task, result) {
@@ -89,22 +106,40 @@ export function createAnalyzeVideoOutcomeHandler(app: Pick<Coordinator, 'config'
       if (!job || job.status !== JOB_STATUS.processing) return; // archived or already settled: keep nothing twice
       checkShorts(job, result);
       const stored = await verifyTaskObjects(app.store, task, [
-        result.source.objectKey, result.source.thumbnailKey,
+        result.source.objectKey,
+        result.source.thumbnailKey,
         ...result.shorts.flatMap((s) => (s.crop ? [s.crop.objectKey, s.crop.thumbnailKey] : [])),
       ]);
       const org = (await c.query<{ plan: Plan }>(`SELECT plan FROM organizations WHERE id = $1`, [job.organizationId])).rows[0];
 
-      const files: NewFile[] = [{
-        organizationId: job.organizationId, jobId: job.id, name: result.source.name, type: 'video',
-        contentType: result.source.contentType, sizeBytes: stored.get(result.source.objectKey)!, lengthSec: result.durationSec,
-        objectKey: result.source.objectKey, thumbnailKey: result.source.thumbnailKey ?? null, tags: ['source'],
-      }];
+      const files: NewFile[] = [
+        {
+          organizationId: job.organizationId,
+          jobId: job.id,
+          name: result.source.name,
+          type: 'video',
+          contentType: result.source.contentType,
+          sizeBytes: stored.get(result.source.objectKey)!,
+          lengthSec: result.durationSec,
+          objectKey: result.source.objectKey,
+          thumbnailKey: result.source.thumbnailKey ?? null,
+          tags: ['source'],
+        },
+      ];
       result.shorts.forEach((s, i) => {
         if (s.crop) {
           files.push({
-            organizationId: job.organizationId, jobId: job.id, name: `short-${i}.mp4`, type: 'video', contentType: s.crop.contentType,
-            sizeBytes: stored.get(s.crop.objectKey)!, lengthSec: s.endTime - s.startTime, objectKey: s.crop.objectKey,
-            thumbnailKey: s.crop.thumbnailKey ?? null, tags: ['short'], description: s.title,
+            organizationId: job.organizationId,
+            jobId: job.id,
+            name: `short-${i}.mp4`,
+            type: 'video',
+            contentType: s.crop.contentType,
+            sizeBytes: stored.get(s.crop.objectKey)!,
+            lengthSec: s.endTime - s.startTime,
+            objectKey: s.crop.objectKey,
+            thumbnailKey: s.crop.thumbnailKey ?? null,
+            tags: ['short'],
+            description: s.title,
           });
         }
       });
@@ -113,34 +148,63 @@ export function createAnalyzeVideoOutcomeHandler(app: Pick<Coordinator, 'config'
       if (upload?.consume && upload.fileId) await deleteFileRows(c, job.organizationId, { ids: [upload.fileId] });
       await insertFiles(c, files);
 
-      const price = priceJob({ plan: org.plan, durationSec: result.durationSec, fromYoutube: !!job.youtubeVideoId, downloadBytes: result.downloadBytes }, app.config.creditsPerDollar);
+      const price = priceJob(
+        { plan: org.plan, durationSec: result.durationSec, fromYoutube: !!job.youtubeVideoId, downloadBytes: result.downloadBytes },
+        app.config.creditsPerDollar,
+      );
       if (!(await chargeCredits(c, job.organizationId, job.id, job.reservedCredits, price.cost))) {
         throw new AppError(403, 'noEnoughCredit', `Not enough credits to pay for this job (${price.cost.toFixed(2)} needed)`);
       }
 
       const shorts: StoredShort[] = result.shorts.map((s, i) => ({
-        id: i, title: s.title, reason: s.reason, startId: s.startId, endId: s.endId,
-        startTime: round3(s.startTime), endTime: round3(s.endTime), text: s.text,
-        cropObjectKey: s.crop?.objectKey ?? null, reframe: s.reframe ?? null,
+        id: i,
+        title: s.title,
+        reason: s.reason,
+        startId: s.startId,
+        endId: s.endId,
+        startTime: round3(s.startTime),
+        endTime: round3(s.endTime),
+        text: s.text,
+        cropObjectKey: s.crop?.objectKey ?? null,
+        reframe: s.reframe ?? null,
         ...bandOf(s.reframe, s.detections, result.reframePlan?.output),
       }));
       const data = {
-        transcription: { ...result.transcript, durationSec: result.durationSec }, shorts,
-        source: { objectKey: result.source.objectKey, width: result.source.width, height: result.source.height, fps: result.source.fps ?? null },
+        transcription: { ...result.transcript, durationSec: result.durationSec },
+        shorts,
+        source: {
+          objectKey: result.source.objectKey,
+          width: result.source.width,
+          height: result.source.height,
+          fps: result.source.fps ?? null,
+        },
         ...(result.reframePlan ? { reframePlan: result.reframePlan } : {}),
       };
       // The detections go to their own column: served never, read only by a render that re-plans.
       const detections = result.shorts.some((s) => s.detections) ? JSON.stringify(result.shorts.map((s) => s.detections ?? null)) : null;
-      const updated = (await c.query<JobRow>(
-        `UPDATE jobs SET status = 'COMPLETED', progress = 100, cost = $2, cost_breakdown = $3, data = $4, shorts_count = $5,
+      const updated = (
+        await c.query<JobRow>(
+          `UPDATE jobs SET status = 'COMPLETED', progress = 100, cost = $2, cost_breakdown = $3, data = $4, shorts_count = $5,
            credit_usage_status = 'ACTIVE', duration_sec = $6, download_bytes = $7, reframe_detections = $8::jsonb,
            completed_at = now(), updated_at = now()
          WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
-        [job.id, price.cost, price.costBreakDown, data, shorts.length, result.durationSec, result.downloadBytes, detections],
-      )).rows[0];
+          [job.id, price.cost, price.costBreakDown, data, shorts.length, result.durationSec, result.downloadBytes, detections],
+        )
+      ).rows[0];
       if (job.webhook) {
-        const body = JSON.stringify({ event: 'job.completed', jobId: job.id, status: JOB_STATUS.completed, data: await bearerView(updated, app.urls) });
-        await enqueueWebhook(app.boss, c, { organizationId: job.organizationId, jobId: job.id, url: job.webhook, event: 'job.completed', body });
+        const body = JSON.stringify({
+          event: 'job.completed',
+          jobId: job.id,
+          status: JOB_STATUS.completed,
+          data: await bearerView(updated, app.urls),
+        });
+        await enqueueWebhook(app.boss, c, {
+          organizationId: job.organizationId,
+          jobId: job.id,
+          url: job.webhook,
+          event: 'job.completed',
+          body,
+        });
       }
     },
 
@@ -148,13 +212,26 @@ export function createAnalyzeVideoOutcomeHandler(app: Pick<Coordinator, 'config'
       const job = await lockJob(c, task.subjectId!);
       if (!job || job.status !== JOB_STATUS.processing) return;
       await releaseCredits(c, job.organizationId, job.id, job.reservedCredits);
-      const updated = (await c.query<JobRow>(
-        `UPDATE jobs SET status = 'FAILED', error_message = $2, credit_usage_status = 'RELEASED', updated_at = now() WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
-        [job.id, reason],
-      )).rows[0];
+      const updated = (
+        await c.query<JobRow>(
+          `UPDATE jobs SET status = 'FAILED', error_message = $2, credit_usage_status = 'RELEASED', updated_at = now() WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
+          [job.id, reason],
+        )
+      ).rows[0];
       if (job.webhook) {
-        const body = JSON.stringify({ event: 'job.failed', jobId: job.id, status: JOB_STATUS.failed, data: { ...(await bearerView(updated, app.urls)), message: reason } });
-        await enqueueWebhook(app.boss, c, { organizationId: job.organizationId, jobId: job.id, url: job.webhook, event: 'job.failed', body });
+        const body = JSON.stringify({
+          event: 'job.failed',
+          jobId: job.id,
+          status: JOB_STATUS.failed,
+          data: { ...(await bearerView(updated, app.urls)), message: reason },
+        });
+        await enqueueWebhook(app.boss, c, {
+          organizationId: job.organizationId,
+          jobId: job.id,
+          url: job.webhook,
+          event: 'job.failed',
+          body,
+        });
       }
     },
 
@@ -163,10 +240,12 @@ export function createAnalyzeVideoOutcomeHandler(app: Pick<Coordinator, 'config'
       // Nothing half-written stays behind a failed job.
       if (outcome === 'failed') await deletePrefix(app.store, taskObjectPrefix(task));
       // A long source's analysis audio was for its ranges only (analysis-ranges.ts).
-      else if (parseStoredPayload('analyze-video', task.payload).stitched) await app.store.delete(taskObjectKey(task, analyzeVideoOutputs.audio));
+      else if (parseStoredPayload('analyze-video', task.payload).stitched)
+        await app.store.delete(taskObjectKey(task, analyzeVideoOutputs.audio));
       const stored = storedSource(task);
       // The staging upload's row went with the completion; its objects (original and thumbnail) go now.
-      if (outcome === 'completed' && stored?.consume && stored.fileId) await deletePrefix(app.store, stored.objectKey.replace(/original\/[^/]+$/, ''));
+      if (outcome === 'completed' && stored?.consume && stored.fileId)
+        await deletePrefix(app.store, stored.objectKey.replace(/original\/[^/]+$/, ''));
     },
   };
 }

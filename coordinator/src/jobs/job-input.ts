@@ -11,26 +11,40 @@ export const predefinedShortSchema = z.object({
 });
 
 // Optional fields accept null as "not given", as clients that serialise every field send them.
-export const createJobSchema = z.object({
-  // A plain string, so a wrong value gets the contract's own message (validateJob); the document names the one allowed value.
-  functionName: z.string({ error: 'functionName is required' }).meta({ enum: ['VideoShorts'], description: 'Always "VideoShorts"' }),
-  name: z.string().max(300).nullish(),
-  youtubeVideoId: z.string().nullish(),
-  fileUrl: z.string().nullish(),
-  organizationId: z.string().nullish(),
-  webhook: z.string().nullish(),
-  sourceJobId: z.string().nullish(),
-  options: z.object({
-    predefinedShorts: z.array(predefinedShortSchema).max(100).nullish()
-      .describe('Your own moments (seconds on the source clock) instead of automatically picked ones; at most the plan\'s longest short each'),
-  }).passthrough().nullish(),
-}).meta({
-  example: {
-    functionName: 'VideoShorts', name: 'Keynote: the first ten minutes', youtubeVideoId: 'dQw4w9WgXcQ',
-    webhook: 'https://hooks.example.com/shorts', options: { predefinedShorts: [{ title: 'Opening', start: 12.5, end: 41 }] },
-  },
-  description: 'Exactly one source: `youtubeVideoId` (an id or any YouTube URL), `fileUrl` (a public http(s) video URL), or `sourceJobId` (a completed job whose stored video is analysed again). Private and local addresses are refused.',
-});
+export const createJobSchema = z
+  .object({
+    // A plain string, so a wrong value gets the contract's own message (validateJob); the document names the one allowed value.
+    functionName: z.string({ error: 'functionName is required' }).meta({ enum: ['VideoShorts'], description: 'Always "VideoShorts"' }),
+    name: z.string().max(300).nullish(),
+    youtubeVideoId: z.string().nullish(),
+    fileUrl: z.string().nullish(),
+    organizationId: z.string().nullish(),
+    webhook: z.string().nullish(),
+    sourceJobId: z.string().nullish(),
+    options: z
+      .object({
+        predefinedShorts: z
+          .array(predefinedShortSchema)
+          .max(100)
+          .nullish()
+          .describe(
+            "Your own moments (seconds on the source clock) instead of automatically picked ones; at most the plan's longest short each",
+          ),
+      })
+      .passthrough()
+      .nullish(),
+  })
+  .meta({
+    example: {
+      functionName: 'VideoShorts',
+      name: 'Keynote: the first ten minutes',
+      youtubeVideoId: 'dQw4w9WgXcQ',
+      webhook: 'https://hooks.example.com/shorts',
+      options: { predefinedShorts: [{ title: 'Opening', start: 12.5, end: 41 }] },
+    },
+    description:
+      'Exactly one source: `youtubeVideoId` (an id or any YouTube URL), `fileUrl` (a public http(s) video URL), or `sourceJobId` (a completed job whose stored video is analysed again). Private and local addresses are refused.',
+  });
 export type CreateJobBody = z.infer<typeof createJobSchema>;
 /** A job's `options` as stored in jobs.options: predefinedShorts, and whatever other keys the client sent. */
 export type JobOptions = NonNullable<CreateJobBody['options']>;
@@ -92,7 +106,9 @@ export function validateJob(body: CreateJobBody, plan: Plan, allowlist: readonly
     shorts.forEach((s, i) => {
       if (!(s.end > s.start)) throw badRequest(`options.predefinedShorts[${i}]: end must be greater than start`);
       if (s.end - s.start > maxSec) {
-        throw badRequest(`options.predefinedShorts[${i}]: a short may last at most ${maxSec} seconds on the ${plan} plan (got ${Math.round((s.end - s.start) * 100) / 100})`);
+        throw badRequest(
+          `options.predefinedShorts[${i}]: a short may last at most ${maxSec} seconds on the ${plan} plan (got ${Math.round((s.end - s.start) * 100) / 100})`,
+        );
       }
     });
   }

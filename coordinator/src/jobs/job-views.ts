@@ -8,14 +8,19 @@ import { ANALYZE_STAGES, type AnalyzeStage } from '@shorts/common/tasks/analyze-
 
 /** A short's stored captionBand: kept only where it is not the lower third, and only for a path
  *  planned for a known output shape. */
-export function bandOf(reframe: Reframe | null | undefined, detections: ShortDetections | null | undefined, output: { width: number; height: number } | undefined): Pick<StoredShort, 'captionBand'> {
+export function bandOf(
+  reframe: Reframe | null | undefined,
+  detections: ShortDetections | null | undefined,
+  output: { width: number; height: number } | undefined,
+): Pick<StoredShort, 'captionBand'> {
   if (!output) return {};
   const band = captionBandFor(reframe, detections, output);
   return band === 'bottom' ? {} : { captionBand: band };
 }
 
 /** The shorts a client sees: removed ones keep their place in jobs.data only. */
-export const liveShorts = (data: Pick<JobData, 'shorts'> | null | undefined): StoredShort[] => (data?.shorts ?? []).filter((s) => !s.removed);
+export const liveShorts = (data: Pick<JobData, 'shorts'> | null | undefined): StoredShort[] =>
+  (data?.shorts ?? []).filter((s) => !s.removed);
 
 const completed = (job: Pick<JobRow, 'status'>) => job.status === JOB_STATUS.completed;
 
@@ -92,28 +97,34 @@ export async function bearerView(job: JobRow, urls: ObjectUrls, waiting?: string
     view.data = {
       transcription: job.data?.transcription ? { ...job.data.transcription, revision: job.data.transcription.revision ?? 0 } : null,
       shortsRevision: job.data?.shortsRevision ?? 0,
-      shorts: await Promise.all(liveShorts(job.data).map(async (s) => ({
-        id: s.id,
-        title: s.title,
-        ...(s.reason ? { reason: s.reason } : {}),
-        startId: s.startId,
-        endId: s.endId,
-        startTime: s.startTime,
-        endTime: s.endTime,
-        text: s.text,
-        cropFileUrl: s.cropObjectKey ? (await urls.sign(s.cropObjectKey, 'GET')).url : null,
-        reframe: s.reframe ?? null,
-        ...(s.reframeStale ? { reframeStale: true } : {}),
-        // Beyond the contract: the band captions take when a render names none (away from the face).
-        captionBand: s.captionBand ?? 'bottom',
-      }))),
+      shorts: await Promise.all(
+        liveShorts(job.data).map(async (s) => ({
+          id: s.id,
+          title: s.title,
+          ...(s.reason ? { reason: s.reason } : {}),
+          startId: s.startId,
+          endId: s.endId,
+          startTime: s.startTime,
+          endTime: s.endTime,
+          text: s.text,
+          cropFileUrl: s.cropObjectKey ? (await urls.sign(s.cropObjectKey, 'GET')).url : null,
+          reframe: s.reframe ?? null,
+          ...(s.reframeStale ? { reframeStale: true } : {}),
+          // Beyond the contract: the band captions take when a render names none (away from the face).
+          captionBand: s.captionBand ?? 'bottom',
+        })),
+      ),
       // Beyond the contract: the analysed video itself, for players such as the web studio's.
-      ...(job.data?.source?.objectKey ? {
-        source: {
-          url: (await urls.sign(job.data.source.objectKey, 'GET')).url, width: job.data.source.width ?? null, height: job.data.source.height ?? null,
-          fps: job.data.source.fps ?? null,
-        },
-      } : {}),
+      ...(job.data?.source?.objectKey
+        ? {
+            source: {
+              url: (await urls.sign(job.data.source.objectKey, 'GET')).url,
+              width: job.data.source.width ?? null,
+              height: job.data.source.height ?? null,
+              fps: job.data.source.fps ?? null,
+            },
+          }
+        : {}),
     };
   }
   return withStage(view, job, waiting);
@@ -122,19 +133,23 @@ export async function bearerView(job: JobRow, urls: ObjectUrls, waiting?: string
 export function listItemView(job: JobListRow, waiting?: string): Record<string, unknown> {
   // A failed job's reason, as in the retrieve forms, so a list can say why without a request per job.
   const reason = job.status === JOB_STATUS.failed ? { message: job.errorMessage } : {};
-  return withStage({
-    id: job.id,
-    title: job.title,
-    description: job.description,
-    cost: completed(job) ? job.cost : null,
-    costBreakDown: completed(job) ? job.costBreakdown : null,
-    creditUsageStatus: job.creditUsageStatus,
-    status: job.status,
-    functionName: job.functionName,
-    source: job.source,
-    createdAt: new Date(job.createdAt).toISOString(),
-    progress: job.progress,
-    shortsCount: completed(job) ? job.shortsCount : 0,
-    ...reason,
-  }, job, waiting);
+  return withStage(
+    {
+      id: job.id,
+      title: job.title,
+      description: job.description,
+      cost: completed(job) ? job.cost : null,
+      costBreakDown: completed(job) ? job.costBreakdown : null,
+      creditUsageStatus: job.creditUsageStatus,
+      status: job.status,
+      functionName: job.functionName,
+      source: job.source,
+      createdAt: new Date(job.createdAt).toISOString(),
+      progress: job.progress,
+      shortsCount: completed(job) ? job.shortsCount : 0,
+      ...reason,
+    },
+    job,
+    waiting,
+  );
 }

@@ -7,7 +7,12 @@ import { PLAN_LIMITS, toMB } from '../tenancy/plans.js';
 import { reserveCredits } from '../credits/credits.js';
 import { MINIMUM_JOB_COST } from './pricing.js';
 import type { JobOptions, ValidatedJob } from './job-input.js';
-import type { AnalyzeVideoPayload, AnalyzeVideoResult, ReframePlan, StoredSource as AnalyzeStoredSource } from '@shorts/common/tasks/analyze-video';
+import type {
+  AnalyzeVideoPayload,
+  AnalyzeVideoResult,
+  ReframePlan,
+  StoredSource as AnalyzeStoredSource,
+} from '@shorts/common/tasks/analyze-video';
 import type { Reframe } from '@shorts/common/reframe/types';
 import type { CaptionBand } from '@shorts/common/reframe/caption-band';
 
@@ -82,7 +87,22 @@ export const JOB_COLUMNS = `id, organization_id AS "organizationId", user_id AS 
   shorts_count AS "shortsCount", data, error_message AS "errorMessage", created_at AS "createdAt", completed_at AS "completedAt"`;
 
 /** What a list item shows (job-views listItemView). */
-export type JobListRow = Pick<JobRow, 'id' | 'title' | 'description' | 'status' | 'progress' | 'source' | 'functionName' | 'creditUsageStatus' | 'cost' | 'costBreakdown' | 'shortsCount' | 'createdAt' | 'errorMessage'>;
+export type JobListRow = Pick<
+  JobRow,
+  | 'id'
+  | 'title'
+  | 'description'
+  | 'status'
+  | 'progress'
+  | 'source'
+  | 'functionName'
+  | 'creditUsageStatus'
+  | 'cost'
+  | 'costBreakdown'
+  | 'shortsCount'
+  | 'createdAt'
+  | 'errorMessage'
+>;
 const JOB_LIST_COLUMNS = `id, title, description, status, progress, source, function_name AS "functionName",
   credit_usage_status AS "creditUsageStatus", cost, cost_breakdown AS "costBreakdown", shorts_count AS "shortsCount", created_at AS "createdAt",
   error_message AS "errorMessage"`;
@@ -98,10 +118,16 @@ export function checkPreconditions(org: Organization, user: User | undefined, cr
     });
   }
   if (org.phoneVerificationRequired && user && !user.phoneVerified) {
-    throw forbidden('Verify your phone number before creating jobs', 'Phone verification required', { phoneNumber: user.phoneNumber ?? null });
+    throw forbidden('Verify your phone number before creating jobs', 'Phone verification required', {
+      phoneNumber: user.phoneNumber ?? null,
+    });
   }
   if (org.credits - org.reservedCredits < creditsNeeded) {
-    throw new AppError(403, 'noEnoughCredit', `Not enough credits: ${Math.max(0, org.credits - org.reservedCredits).toFixed(2)} available, at least ${creditsNeeded.toFixed(2)} needed`);
+    throw new AppError(
+      403,
+      'noEnoughCredit',
+      `Not enough credits: ${Math.max(0, org.credits - org.reservedCredits).toFixed(2)} available, at least ${creditsNeeded.toFixed(2)} needed`,
+    );
   }
 }
 
@@ -123,7 +149,12 @@ export async function createJob(
   db: Db,
   queue: TaskQueue,
   input: {
-    org: Organization; user?: User; job: ValidatedJob; creditsPerDollar: number; source?: JobSource; stored?: StoredSource;
+    org: Organization;
+    user?: User;
+    job: ValidatedJob;
+    creditsPerDollar: number;
+    source?: JobSource;
+    stored?: StoredSource;
     /** Runs in the job's own transaction: a throw there leaves no job (an upload finished twice). */
     alsoInTransaction?: (c: Queryable, jobId: string) => Promise<void>;
   },
@@ -139,7 +170,18 @@ export async function createJob(
     await c.query(
       `INSERT INTO jobs (id, organization_id, user_id, function_name, title, status, progress, source, youtube_video_id, file_url, options, webhook, reserved_credits)
        VALUES ($1, $2, $3, 'VideoShorts', $4, 'PROCESSING', 5, $10, $5, $6, $7, $8, $9)`,
-      [id, org.id, input.user?.id ?? null, job.title, job.youtubeVideoId, job.fileUrl, job.options, job.webhook, reserve, input.source ?? 'API'],
+      [
+        id,
+        org.id,
+        input.user?.id ?? null,
+        job.title,
+        job.youtubeVideoId,
+        job.fileUrl,
+        job.options,
+        job.webhook,
+        reserve,
+        input.source ?? 'API',
+      ],
     );
     await reserveCredits(c, org.id, id, reserve);
     await queue.enqueue(c, {
@@ -165,14 +207,18 @@ export async function sourceOfJob(db: Queryable, organizationId: string, jobId: 
   if (!job) throw notFound('Job not found');
   const objectKey = job.data?.source.objectKey;
   if (job.status !== JOB_STATUS.completed || !objectKey) throw badRequest('Only a completed job can be run again from its source');
-  const file = (await db.query<{ id: string }>(`SELECT id FROM files WHERE organization_id = $1 AND object_key = $2`, [organizationId, objectKey])).rows[0];
+  const file = (
+    await db.query<{ id: string }>(`SELECT id FROM files WHERE organization_id = $1 AND object_key = $2`, [organizationId, objectKey])
+  ).rows[0];
   if (!file) throw badRequest("This job's source video was deleted; start a new job from the video");
   return { objectKey, fileId: file.id, consume: false };
 }
 
 export async function findJob(db: Queryable, organizationId: string, id: string): Promise<JobRow | undefined> {
   if (!isId(id)) return undefined;
-  const res = await db.query<JobRow>(prepared(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL`, [id, organizationId]));
+  const res = await db.query<JobRow>(
+    prepared(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL`, [id, organizationId]),
+  );
   return res.rows[0];
 }
 
@@ -199,7 +245,10 @@ export async function listJobs(
     [...params, filter.limit, filter.offset],
   );
   // A page past the end has no row to carry the total.
-  const total = rows.length ? rows[0]!.total
-    : filter.offset > 0 ? (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE ${where.join(' AND ')}`, params))!.n : 0;
+  const total = rows.length
+    ? rows[0]!.total
+    : filter.offset > 0
+      ? (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE ${where.join(' AND ')}`, params))!.n
+      : 0;
   return { rows: rows.map(({ total: _, ...row }) => row), total };
 }

@@ -12,7 +12,10 @@ export interface JobCost {
 }
 
 /** The contract's price table, in credits (creditsPerDollar credits per US dollar). */
-export function priceJob(input: { plan: Plan; durationSec: number; fromYoutube: boolean; downloadBytes: number }, creditsPerDollar = 1): JobCost {
+export function priceJob(
+  input: { plan: Plan; durationSec: number; fromYoutube: boolean; downloadBytes: number },
+  creditsPerDollar = 1,
+): JobCost {
   const minutes = input.durationSec / 60;
   const shortGen = minutes * PLAN_LIMITS[input.plan].pricePerMinute;
   const youtubeProcessing = input.fromYoutube ? Math.max(YOUTUBE_MINIMUM, (input.downloadBytes / 1e9) * YOUTUBE_PER_GB) : 0;

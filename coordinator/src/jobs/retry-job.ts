@@ -8,7 +8,11 @@ import { findJob, JOB_STATUS, sourceOfJob, type StoredSource } from './jobs.js';
  * or URL (fetched again, under today's URL rules), or the stored video of a completed upload. An
  * uploaded video is consumed when its job fails, so such a job cannot be retried without the file.
  */
-export async function retryRequest(db: Queryable, organizationId: string, jobId: string): Promise<{ body: CreateJobBody; stored?: StoredSource }> {
+export async function retryRequest(
+  db: Queryable,
+  organizationId: string,
+  jobId: string,
+): Promise<{ body: CreateJobBody; stored?: StoredSource }> {
   const job = await findJob(db, organizationId, jobId);
   if (!job) throw notFound('Job not found');
   if (job.status === JOB_STATUS.processing) throw conflict('The job is still processing: retry it once it has completed or failed');

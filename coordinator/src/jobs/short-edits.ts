@@ -31,17 +31,26 @@ export const MIN_SHORT_SEC = 1;
 
 const seconds = z.number().finite().min(0);
 const title = z.string().trim().min(1, 'title cannot be empty').max(200);
-const revision = z.number().int().min(0)
-  .describe('The shorts\' revision the edit was made on (`data.shortsRevision` in the bearer-token form, 0 before any edit); a stale one is refused with 409');
+const revision = z
+  .number()
+  .int()
+  .min(0)
+  .describe(
+    "The shorts' revision the edit was made on (`data.shortsRevision` in the bearer-token form, 0 before any edit); a stale one is refused with 409",
+  );
 const organizationId = z.string().optional().describe('For session and bearer-token callers, here or in the query');
 
 export const addShortBodySchema = z.object({ organizationId, revision, title, startTime: seconds, endTime: seconds });
 export const updateShortBodySchema = z.object({
-  organizationId, revision, title: title.optional(), startTime: seconds.optional(), endTime: seconds.optional(),
+  organizationId,
+  revision,
+  title: title.optional(),
+  startTime: seconds.optional(),
+  endTime: seconds.optional(),
 });
 export const removeShortQuerySchema = z.object({
   organizationId,
-  revision: z.coerce.number().int().min(0).describe('As in the body of the other edits: the shorts\' revision the removal was made on'),
+  revision: z.coerce.number().int().min(0).describe("As in the body of the other edits: the shorts' revision the removal was made on"),
 });
 
 export type AddShortBody = z.infer<typeof addShortBodySchema>;
@@ -60,21 +69,31 @@ interface LockedJob {
 
 /** Locks the job row so the revision check and the write are one step, then applies `change`. */
 async function editShorts(
-  db: Db, organizationId: string, jobId: string, bodyRevision: number,
+  db: Db,
+  organizationId: string,
+  jobId: string,
+  bodyRevision: number,
   change: (job: LockedJob) => { shorts: StoredShort[]; detections?: Array<ShortDetections | null>; short: StoredShort },
 ): Promise<EditedShort> {
   if (!isId(jobId)) throw notFound('Job not found');
   return db.tx(async (c) => {
-    const row = (await c.query<{ status: string; data: JobData | null; detections: Array<ShortDetections | null> | null; plan: Plan }>(
-      `SELECT j.status, j.data, j.reframe_detections AS detections, o.plan
+    const row = (
+      await c.query<{ status: string; data: JobData | null; detections: Array<ShortDetections | null> | null; plan: Plan }>(
+        `SELECT j.status, j.data, j.reframe_detections AS detections, o.plan
        FROM jobs j JOIN organizations o ON o.id = j.organization_id
-       WHERE j.id = $1 AND j.organization_id = $2 AND j.archived_at IS NULL FOR UPDATE OF j`, [jobId, organizationId],
-    )).rows[0];
+       WHERE j.id = $1 AND j.organization_id = $2 AND j.archived_at IS NULL FOR UPDATE OF j`,
+        [jobId, organizationId],
+      )
+    ).rows[0];
     if (!row) throw notFound('Job not found');
     if (row.status !== JOB_STATUS.completed || !row.data?.transcription) throw conflict('Shorts can be edited once the job has COMPLETED');
     const current = row.data.shortsRevision ?? 0;
     if (bodyRevision !== current) {
-      throw new AppError(409, 'Conflict', `The shorts are at revision ${current}, not ${bodyRevision}: they were edited meanwhile; reload them and edit again`);
+      throw new AppError(
+        409,
+        'Conflict',
+        `The shorts are at revision ${current}, not ${bodyRevision}: they were edited meanwhile; reload them and edit again`,
+      );
     }
     const changed = change({ data: row.data, detections: row.detections ?? [], plan: row.plan });
     const next: JobData = { ...row.data, shorts: changed.shorts, shortsRevision: current + 1 };
@@ -121,7 +140,13 @@ function placeShort(short: StoredShort, data: JobData, detections: ShortDetectio
   return { ...unbanded, reframe, ...(stale ? { reframeStale: true } : {}), ...bandOf(reframe, slice, data.reframePlan?.output) };
 }
 
-export async function updateShort(db: Db, organizationId: string, jobId: string, shortId: string, body: UpdateShortBody): Promise<EditedShort> {
+export async function updateShort(
+  db: Db,
+  organizationId: string,
+  jobId: string,
+  shortId: string,
+  body: UpdateShortBody,
+): Promise<EditedShort> {
   return editShorts(db, organizationId, jobId, body.revision, ({ data, detections, plan }) => {
     const short = liveShort(data.shorts, shortId);
     const startTime = body.startTime ?? short.startTime;
@@ -140,15 +165,34 @@ export async function addShort(db: Db, organizationId: string, jobId: string, bo
     const id = data.shorts.length;
     // Any short's analysed range that covers the new one gives it detections: no new pass.
     const covering = detections.find((d) => d && detectionsWithin(d, body.startTime, body.endTime)) ?? null;
-    const short = placeShort({
-      id, title: body.title, reason: null, startId: null, endId: null, startTime: body.startTime, endTime: body.endTime, text: '', cropObjectKey: null, reframe: null,
-    }, data, covering);
-    const nextDetections = covering ? Array.from({ length: id + 1 }, (_, i) => (i === id ? covering : detections[i] ?? null)) : undefined;
+    const short = placeShort(
+      {
+        id,
+        title: body.title,
+        reason: null,
+        startId: null,
+        endId: null,
+        startTime: body.startTime,
+        endTime: body.endTime,
+        text: '',
+        cropObjectKey: null,
+        reframe: null,
+      },
+      data,
+      covering,
+    );
+    const nextDetections = covering ? Array.from({ length: id + 1 }, (_, i) => (i === id ? covering : (detections[i] ?? null))) : undefined;
     return { shorts: [...data.shorts, short], detections: nextDetections, short };
   });
 }
 
-export async function removeShort(db: Db, organizationId: string, jobId: string, shortId: string, bodyRevision: number): Promise<EditedShort> {
+export async function removeShort(
+  db: Db,
+  organizationId: string,
+  jobId: string,
+  shortId: string,
+  bodyRevision: number,
+): Promise<EditedShort> {
   return editShorts(db, organizationId, jobId, bodyRevision, ({ data }) => {
     const short = liveShort(data.shorts, shortId);
     const removed: StoredShort = { ...short, removed: true };

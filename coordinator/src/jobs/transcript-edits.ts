@@ -16,26 +16,47 @@ import type { Db } from '../db/db.js';
 import { JOB_STATUS, type JobData, type StoredShort } from './jobs.js';
 
 /** A word as edited: no whitespace inside (a word with a space is two words: split it). */
-const wordText = z.string().trim().min(1, 'a word cannot be empty (delete it instead)').max(100)
+const wordText = z
+  .string()
+  .trim()
+  .min(1, 'a word cannot be empty (delete it instead)')
+  .max(100)
   .refine((s) => !/\s/.test(s), 'a word holds no whitespace; use "split" to make two words');
 const index = z.number().int().min(0);
 
 export const transcriptEditSchema = z.discriminatedUnion('op', [
-  z.object({ op: z.literal('replace'), index, text: wordText }).describe('Fix one word\'s text; its timing is kept'),
-  z.object({ op: z.literal('join'), index, count: z.number().int().min(2).max(20), text: wordText.optional() })
-    .describe('Join `count` words from `index` into one, from the first\'s start to the last\'s end; `text` defaults to the words run together'),
-  z.object({ op: z.literal('split'), index, texts: z.array(wordText).min(2).max(20) })
+  z.object({ op: z.literal('replace'), index, text: wordText }).describe("Fix one word's text; its timing is kept"),
+  z
+    .object({ op: z.literal('join'), index, count: z.number().int().min(2).max(20), text: wordText.optional() })
+    .describe(
+      "Join `count` words from `index` into one, from the first's start to the last's end; `text` defaults to the words run together",
+    ),
+  z
+    .object({ op: z.literal('split'), index, texts: z.array(wordText).min(2).max(20) })
     .describe('Split one word into several; its time is shared among them by their length'),
   z.object({ op: z.literal('delete'), index }).describe('Remove one word (its time becomes a pause)'),
-  z.object({ op: z.literal('insert'), index, text: wordText, start: z.number().min(0), end: z.number().min(0) })
-    .describe('Put a word before the word at `index` (at the end when `index` is the word count), in the pause between its neighbours (how an undo of a delete, join or split restores words exactly)'),
+  z
+    .object({ op: z.literal('insert'), index, text: wordText, start: z.number().min(0), end: z.number().min(0) })
+    .describe(
+      'Put a word before the word at `index` (at the end when `index` is the word count), in the pause between its neighbours (how an undo of a delete, join or split restores words exactly)',
+    ),
 ]);
 export type TranscriptEdit = z.infer<typeof transcriptEditSchema>;
 
 export const transcriptEditsBodySchema = z.object({
   organizationId: z.string().optional().describe('For session and bearer-token callers, here or in the query'),
-  revision: z.number().int().min(0).describe('The transcript revision the edits were made on (from the job\'s `data.transcription.revision`, 0 before any edit); a stale revision is refused with 409'),
-  edits: z.array(transcriptEditSchema).min(1).max(500).describe('Applied in order; each index refers to the words as the edits before it left them'),
+  revision: z
+    .number()
+    .int()
+    .min(0)
+    .describe(
+      "The transcript revision the edits were made on (from the job's `data.transcription.revision`, 0 before any edit); a stale revision is refused with 409",
+    ),
+  edits: z
+    .array(transcriptEditSchema)
+    .min(1)
+    .max(500)
+    .describe('Applied in order; each index refers to the words as the edits before it left them'),
 });
 
 export interface EditedTranscript {
@@ -62,7 +83,16 @@ export function applyTranscriptEdits(words: readonly Word[], edits: readonly Tra
         const last = edit.index + edit.count - 1;
         const first = at(edit.index);
         const end = at(last);
-        const joined: Word = { text: edit.text ?? current.slice(edit.index, last + 1).map((w) => w.text).join(''), start: first.start, end: end.end };
+        const joined: Word = {
+          text:
+            edit.text ??
+            current
+              .slice(edit.index, last + 1)
+              .map((w) => w.text)
+              .join(''),
+          start: first.start,
+          end: end.end,
+        };
         current.splice(edit.index, edit.count, joined);
         break;
       }
@@ -84,7 +114,9 @@ export function applyTranscriptEdits(words: readonly Word[], edits: readonly Tra
         const before = current[edit.index - 1];
         const after = current[edit.index];
         if (!(edit.end > edit.start) || (before && edit.start < before.end - 1e-6) || (after && edit.end > after.start + 1e-6)) {
-          throw badRequest(`edits[${k}]: an inserted word must fit in the pause between its neighbours (${before?.end ?? 0} to ${after?.start ?? 'the end'}), ending after it starts`);
+          throw badRequest(
+            `edits[${k}]: an inserted word must fit in the pause between its neighbours (${before?.end ?? 0} to ${after?.start ?? 'the end'}), ending after it starts`,
+          );
         }
         current.splice(edit.index, 0, { text: edit.text, start: edit.start, end: edit.end });
         break;
@@ -103,26 +135,41 @@ export function applyTranscriptEdits(words: readonly Word[], edits: readonly Tra
  *  index) are read again from the words it overlaps, the same words a render captions. */
 export function remapShort(short: StoredShort, words: readonly Word[]): StoredShort {
   const inside: number[] = [];
-  words.forEach((w, i) => { if (w.end > short.startTime && w.start < short.endTime) inside.push(i); });
+  words.forEach((w, i) => {
+    if (w.end > short.startTime && w.start < short.endTime) inside.push(i);
+  });
   const text = joinWords(inside.map((i) => words[i]!));
   if (short.startId === null || short.endId === null || !inside.length) return { ...short, text };
   return { ...short, startId: inside[0]!, endId: inside[inside.length - 1]!, text };
 }
 
 /** Applies edits to the job's stored transcript, refusing a stale revision. */
-export async function editTranscript(db: Db, organizationId: string, jobId: string, body: z.infer<typeof transcriptEditsBodySchema>): Promise<EditedTranscript> {
+export async function editTranscript(
+  db: Db,
+  organizationId: string,
+  jobId: string,
+  body: z.infer<typeof transcriptEditsBodySchema>,
+): Promise<EditedTranscript> {
   if (!isId(jobId)) throw notFound('Job not found');
   return db.tx(async (c) => {
     // The row lock makes revision check and write one step: of two edits on one revision, one wins.
-    const row = (await c.query<{ status: string; data: JobData | null }>(
-      `SELECT status, data FROM jobs WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL FOR UPDATE`, [jobId, organizationId],
-    )).rows[0];
+    const row = (
+      await c.query<{ status: string; data: JobData | null }>(
+        `SELECT status, data FROM jobs WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL FOR UPDATE`,
+        [jobId, organizationId],
+      )
+    ).rows[0];
     if (!row) throw notFound('Job not found');
-    if (row.status !== JOB_STATUS.completed || !row.data?.transcription) throw conflict('The transcript can be edited once the job has COMPLETED');
+    if (row.status !== JOB_STATUS.completed || !row.data?.transcription)
+      throw conflict('The transcript can be edited once the job has COMPLETED');
     const data = row.data;
     const revision = data.transcription.revision ?? 0;
     if (body.revision !== revision) {
-      throw new AppError(409, 'Conflict', `The transcript is at revision ${revision}, not ${body.revision}: it was edited meanwhile; reload it and apply the edits again`);
+      throw new AppError(
+        409,
+        'Conflict',
+        `The transcript is at revision ${revision}, not ${body.revision}: it was edited meanwhile; reload it and apply the edits again`,
+      );
     }
     const words = applyTranscriptEdits(data.transcription.words, body.edits);
     const next: JobData = {

@@ -6,7 +6,14 @@ import { TASK_TYPES } from '@shorts/common/tasks';
 /** What the farm looks like in Postgres right now: the same answer from every coordinator. */
 export interface FarmState {
   tasks: Array<{ type: string; queued: number; leased: number; waiting: number; oldestQueuedSec: number }>;
-  agents: Array<{ name: string; slots: number; slotsBusy: number; encoder: 'nvenc' | 'x264'; onnxProvider: 'cuda' | 'cpu'; faceDetectorProvider: 'cuda' | 'cpu' | 'none' }>;
+  agents: Array<{
+    name: string;
+    slots: number;
+    slotsBusy: number;
+    encoder: 'nvenc' | 'x264';
+    onnxProvider: 'cuda' | 'cpu';
+    faceDetectorProvider: 'cuda' | 'cpu' | 'none';
+  }>;
   /** Agents per state: online, draining, and offline ones seen within the last day. */
   agentStates: Array<{ state: 'online' | 'draining' | 'offline'; count: number }>;
   storedBytes: number;

@@ -51,12 +51,17 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>, onFarmSt
         onFarmStateError?.(err);
         return undefined;
       })
-      .finally(() => { inFlight = undefined; });
+      .finally(() => {
+        inFlight = undefined;
+      });
     return inFlight;
   };
   const farmGauge = <L extends string>(name: string, help: string, labelNames: L[], fill: (g: client.Gauge<L>, s: FarmState) => void) =>
     new FarmGauge<L>({
-      name, help, labelNames, registers,
+      name,
+      help,
+      labelNames,
+      registers,
       async collect() {
         const s = await farm();
         const gauge = this as FarmGauge<L>;
@@ -68,45 +73,129 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>, onFarmSt
 
   const m = {
     registry,
-    tasksEnqueued: new client.Counter({ name: 'shorts_tasks_enqueued_total', help: 'Tasks put in the queue, by type', labelNames: ['type'], registers }),
+    tasksEnqueued: new client.Counter({
+      name: 'shorts_tasks_enqueued_total',
+      help: 'Tasks put in the queue, by type',
+      labelNames: ['type'],
+      registers,
+    }),
     // Fan-out (issue 22): parents split into child tasks (by the parent's type) and the children
     // made (by theirs); tasks_waiting_for_children says how many parents wait on theirs now.
-    fanOuts: new client.Counter({ name: 'shorts_task_fan_outs_total', help: 'Tasks split into child tasks (fan-out), by the parent\'s type', labelNames: ['type'], registers }),
-    childTasks: new client.Counter({ name: 'shorts_task_children_total', help: 'Child tasks created by fan-outs, by the child\'s type', labelNames: ['type'], registers }),
-    tasksLeased: new client.Counter({ name: 'shorts_tasks_leased_total', help: 'Leases granted to agents, by type', labelNames: ['type'], registers }),
-    reLeases: new client.Counter({ name: 'shorts_task_re_leases_total', help: 'Leases granted for a task that had been leased before (after a lost lease or a retryable failure), by type', labelNames: ['type'], registers }),
-    tasksFinished: new client.Counter({ name: 'shorts_tasks_finished_total', help: 'Tasks finished for good, by type and outcome (completed, failed, cancelled)', labelNames: ['type', 'outcome'], registers }),
-    leasesExpired: new client.Counter({ name: 'shorts_task_lease_expiries_total', help: 'Leases taken back from agents that went silent, by type', labelNames: ['type'], registers }),
-    tasksRequeued: new client.Counter({ name: 'shorts_task_requeues_total', help: 'Leased tasks put back in the queue, by type and why (lease_expired, time_limit, retry, released, handed_back)', labelNames: ['type', 'reason'], registers }),
-    leaseWait: new client.Histogram({ name: 'shorts_task_queue_wait_seconds', help: 'Time from enqueue (or requeue) to lease, by type', labelNames: ['type'], registers, buckets: QUEUE_WAIT_BUCKETS }),
-    taskDuration: new client.Histogram({ name: 'shorts_task_run_seconds', help: 'Time from lease to the task finishing for good, by type and outcome', labelNames: ['type', 'outcome'], registers, buckets: RUN_TIME_BUCKETS }),
+    fanOuts: new client.Counter({
+      name: 'shorts_task_fan_outs_total',
+      help: "Tasks split into child tasks (fan-out), by the parent's type",
+      labelNames: ['type'],
+      registers,
+    }),
+    childTasks: new client.Counter({
+      name: 'shorts_task_children_total',
+      help: "Child tasks created by fan-outs, by the child's type",
+      labelNames: ['type'],
+      registers,
+    }),
+    tasksLeased: new client.Counter({
+      name: 'shorts_tasks_leased_total',
+      help: 'Leases granted to agents, by type',
+      labelNames: ['type'],
+      registers,
+    }),
+    reLeases: new client.Counter({
+      name: 'shorts_task_re_leases_total',
+      help: 'Leases granted for a task that had been leased before (after a lost lease or a retryable failure), by type',
+      labelNames: ['type'],
+      registers,
+    }),
+    tasksFinished: new client.Counter({
+      name: 'shorts_tasks_finished_total',
+      help: 'Tasks finished for good, by type and outcome (completed, failed, cancelled)',
+      labelNames: ['type', 'outcome'],
+      registers,
+    }),
+    leasesExpired: new client.Counter({
+      name: 'shorts_task_lease_expiries_total',
+      help: 'Leases taken back from agents that went silent, by type',
+      labelNames: ['type'],
+      registers,
+    }),
+    tasksRequeued: new client.Counter({
+      name: 'shorts_task_requeues_total',
+      help: 'Leased tasks put back in the queue, by type and why (lease_expired, time_limit, retry, released, handed_back)',
+      labelNames: ['type', 'reason'],
+      registers,
+    }),
+    leaseWait: new client.Histogram({
+      name: 'shorts_task_queue_wait_seconds',
+      help: 'Time from enqueue (or requeue) to lease, by type',
+      labelNames: ['type'],
+      registers,
+      buckets: QUEUE_WAIT_BUCKETS,
+    }),
+    taskDuration: new client.Histogram({
+      name: 'shorts_task_run_seconds',
+      help: 'Time from lease to the task finishing for good, by type and outcome',
+      labelNames: ['type', 'outcome'],
+      registers,
+      buckets: RUN_TIME_BUCKETS,
+    }),
     jobsCreated: new client.Counter({ name: 'shorts_jobs_created_total', help: 'Jobs accepted', registers }),
-    jobsFinished: new client.Counter({ name: 'shorts_jobs_finished_total', help: 'Jobs finished, by status', labelNames: ['status'], registers }),
-    rendersFinished: new client.Counter({ name: 'shorts_renders_finished_total', help: 'Renders finished, by outcome', labelNames: ['outcome'], registers }),
-    webhookDeliveries: new client.Counter({ name: 'shorts_webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (delivered, failed)', labelNames: ['outcome'], registers }),
+    jobsFinished: new client.Counter({
+      name: 'shorts_jobs_finished_total',
+      help: 'Jobs finished, by status',
+      labelNames: ['status'],
+      registers,
+    }),
+    rendersFinished: new client.Counter({
+      name: 'shorts_renders_finished_total',
+      help: 'Renders finished, by outcome',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    webhookDeliveries: new client.Counter({
+      name: 'shorts_webhook_deliveries_total',
+      help: 'Webhook delivery attempts, by outcome (delivered, failed)',
+      labelNames: ['outcome'],
+      registers,
+    }),
     httpRequests: new client.Histogram({
-      name: 'shorts_http_request_duration_seconds', help: 'API requests by method, route template and status, with their latency',
-      labelNames: ['method', 'route', 'status'], registers, buckets: HTTP_BUCKETS,
+      name: 'shorts_http_request_duration_seconds',
+      help: 'API requests by method, route template and status, with their latency',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+      buckets: HTTP_BUCKETS,
     }),
 
-    farmStateUp: readFarmState && new client.Gauge({
-      name: 'shorts_farm_state_up', help: '1 when this coordinator could read the farm state (queue, agents, storage) from Postgres at this scrape, else 0 and those series are absent', registers,
-      async collect() {
-        this.set((await farm()) ? 1 : 0);
-      },
-    }),
+    farmStateUp:
+      readFarmState &&
+      new client.Gauge({
+        name: 'shorts_farm_state_up',
+        help: '1 when this coordinator could read the farm state (queue, agents, storage) from Postgres at this scrape, else 0 and those series are absent',
+        registers,
+        async collect() {
+          this.set((await farm()) ? 1 : 0);
+        },
+      }),
     tasksQueued: farmGauge('shorts_tasks_queued', 'Tasks waiting for an agent, by type', ['type'], (g, s) => {
       for (const t of s.tasks) g.labels(t.type).set(t.queued);
     }),
     tasksRunning: farmGauge('shorts_tasks_leased', 'Tasks leased to an agent now, by type', ['type'], (g, s) => {
       for (const t of s.tasks) g.labels(t.type).set(t.leased);
     }),
-    tasksWaitingForChildren: farmGauge('shorts_tasks_waiting_for_children', 'Tasks whose own part is done and whose child tasks run (fan-out), by type', ['type'], (g, s) => {
-      for (const t of s.tasks) g.labels(t.type).set(t.waiting);
-    }),
-    oldestQueued: farmGauge('shorts_task_oldest_queued_age_seconds', 'Age of the oldest task still waiting for an agent, by type (0 when none waits)', ['type'], (g, s) => {
-      for (const t of s.tasks) g.labels(t.type).set(t.oldestQueuedSec);
-    }),
+    tasksWaitingForChildren: farmGauge(
+      'shorts_tasks_waiting_for_children',
+      'Tasks whose own part is done and whose child tasks run (fan-out), by type',
+      ['type'],
+      (g, s) => {
+        for (const t of s.tasks) g.labels(t.type).set(t.waiting);
+      },
+    ),
+    oldestQueued: farmGauge(
+      'shorts_task_oldest_queued_age_seconds',
+      'Age of the oldest task still waiting for an agent, by type (0 when none waits)',
+      ['type'],
+      (g, s) => {
+        for (const t of s.tasks) g.labels(t.type).set(t.oldestQueuedSec);
+      },
+    ),
     agentsConnected: farmGauge('shorts_agents_connected', 'Agents heard from within their heartbeat window', [], (g, s) => {
       g.set(s.agents.length);
     }),
@@ -119,17 +208,27 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>, onFarmSt
         g.labels(a.name, 'free').set(Math.max(0, a.slots - a.slotsBusy));
       }
     }),
-    agentInfo: farmGauge('shorts_agent_info', 'Always 1 for each connected agent; labels say its video encoder, best ONNX execution provider, and where its reframing face detector runs (none: it does not analyse)', ['agent', 'encoder', 'onnx_provider', 'face_detector_provider'], (g, s) => {
-      for (const a of s.agents) g.labels(a.name, a.encoder, a.onnxProvider, a.faceDetectorProvider).set(1);
-    }),
+    agentInfo: farmGauge(
+      'shorts_agent_info',
+      'Always 1 for each connected agent; labels say its video encoder, best ONNX execution provider, and where its reframing face detector runs (none: it does not analyse)',
+      ['agent', 'encoder', 'onnx_provider', 'face_detector_provider'],
+      (g, s) => {
+        for (const a of s.agents) g.labels(a.name, a.encoder, a.onnxProvider, a.faceDetectorProvider).set(1);
+      },
+    ),
     storedBytes: farmGauge('shorts_stored_bytes', 'Bytes of files kept for all organizations (what quotas count)', [], (g, s) => {
       g.set(s.storedBytes);
     }),
-    storageVolume: farmGauge('shorts_storage_volume_bytes', 'Size and free space of the local object store\'s volume (absent with S3), by state (size, free)', ['state'], (g, s) => {
-      if (!s.volume) return;
-      g.labels('size').set(s.volume.sizeBytes);
-      g.labels('free').set(s.volume.freeBytes);
-    }),
+    storageVolume: farmGauge(
+      'shorts_storage_volume_bytes',
+      "Size and free space of the local object store's volume (absent with S3), by state (size, free)",
+      ['state'],
+      (g, s) => {
+        if (!s.volume) return;
+        g.labels('size').set(s.volume.sizeBytes);
+        g.labels('free').set(s.volume.freeBytes);
+      },
+    ),
   };
 
   // Series exist from the start at zero, so rate() and increase() see the first event of each kind.

@@ -66,26 +66,43 @@ export async function chunkedLease(app: App, task: TaskRow, spec: RenderShortPay
 }
 
 /** The chunks a split render fans out into (none for a render done in one pass or joined). */
-export async function renderChunks(app: App, parent: TaskRow, result: TaskResult<'render-short'>): Promise<TypedChildTask<'render-chunk'>[]> {
+export async function renderChunks(
+  app: App,
+  parent: TaskRow,
+  result: TaskResult<'render-short'>,
+): Promise<TypedChildTask<'render-chunk'>[]> {
   if (!('split' in result) || result.split.chunks) return [];
   const { audio, hasSound, cuts, encoder, gopFrames } = result.split;
   const spec = parent.payload as unknown as TaskPayload<'render-short'>;
   if (audio) {
     await verifyTaskObjects(app.store, parent, [audio.objectKey]);
-    if (audio.objectKey !== taskObjectKey(parent, renderShortOutputs.audio(spec.renderId))) throw new AppError(422, 'bad_result', 'the render\'s sound has another name');
+    if (audio.objectKey !== taskObjectKey(parent, renderShortOutputs.audio(spec.renderId)))
+      throw new AppError(422, 'bad_result', "the render's sound has another name");
   }
   return cuts.map((cut, index) => ({
-    payload: { ...spec, chunk: { ...cut, index, last: index === cuts.length - 1, encoder, gopFrames, encodesSound: index === 0 && hasSound === true } },
+    payload: {
+      ...spec,
+      chunk: { ...cut, index, last: index === cuts.length - 1, encoder, gopFrames, encodesSound: index === 0 && hasSound === true },
+    },
     placement: encoder === 'h264_nvenc' ? { requires: ['nvenc'] } : undefined,
   }));
 }
 
 /** Fan-in: the chunks, in order, each checked to be its own child's, for the join. */
-export async function joinedChunks(c: Queryable, app: App, parent: TaskRow, result: TaskResult<'render-short'>, chunks: TaskResult<'render-chunk'>[]): Promise<TaskResult<'render-short'>> {
+export async function joinedChunks(
+  c: Queryable,
+  app: App,
+  parent: TaskRow,
+  result: TaskResult<'render-short'>,
+  chunks: TaskResult<'render-chunk'>[],
+): Promise<TaskResult<'render-short'>> {
   if (!('split' in result)) throw new Error('only a split render has chunks to join');
-  const children = (await c.query<Pick<TaskRow, 'id' | 'organizationId' | 'type'>>(
-    `SELECT id, organization_id AS "organizationId", type FROM tasks WHERE parent_id = $1 ORDER BY child_index`, [parent.id],
-  )).rows;
+  const children = (
+    await c.query<Pick<TaskRow, 'id' | 'organizationId' | 'type'>>(
+      `SELECT id, organization_id AS "organizationId", type FROM tasks WHERE parent_id = $1 ORDER BY child_index`,
+      [parent.id],
+    )
+  ).rows;
   const spec = parent.payload as unknown as RenderShortPayload;
   let audio = result.split.audio;
   for (const [i, child] of children.entries()) {
@@ -98,7 +115,7 @@ export async function joinedChunks(c: Queryable, app: App, parent: TaskRow, resu
     }
     audio = chunk.audio;
   }
-  if (result.split.hasSound && !audio) throw new AppError(422, 'bad_result', 'the render\'s sound is missing from its first chunk');
+  if (result.split.hasSound && !audio) throw new AppError(422, 'bad_result', "the render's sound is missing from its first chunk");
   return { split: { ...result.split, audio, chunks: chunks.map((r) => ({ objectKey: r.objectKey, frames: r.frames })) } };
 }
 
@@ -115,7 +132,8 @@ export async function chunksProgress(c: Queryable, parent: TaskRow, fraction: nu
 /** The chunks and the sound are the join's inputs only: gone once the render has ended. */
 export async function removeChunkObjects(app: App, task: TaskRow): Promise<void> {
   const children = await app.db.query<Pick<TaskRow, 'id' | 'organizationId'>>(
-    `SELECT id, organization_id AS "organizationId" FROM tasks WHERE parent_id = $1`, [task.id],
+    `SELECT id, organization_id AS "organizationId" FROM tasks WHERE parent_id = $1`,
+    [task.id],
   );
   if (!children.length) return;
   for (const child of children) await deletePrefix(app.store, taskObjectPrefix(child));

@@ -21,10 +21,16 @@ interface RenderListRow {
 }
 
 export async function listJobRenders(
-  app: Pick<Coordinator, 'db' | 'urls' | 'queue'>, organizationId: string, jobId: string, shortId?: number,
+  app: Pick<Coordinator, 'db' | 'urls' | 'queue'>,
+  organizationId: string,
+  jobId: string,
+  shortId?: number,
 ): Promise<Array<Record<string, unknown>>> {
   if (!isId(jobId)) throw notFound('Job not found');
-  const job = await app.db.one<{ id: string }>(`SELECT id FROM jobs WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL`, [jobId, organizationId]);
+  const job = await app.db.one<{ id: string }>(`SELECT id FROM jobs WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL`, [
+    jobId,
+    organizationId,
+  ]);
   if (!job) throw notFound('Job not found');
   const rows = await app.db.query<RenderListRow>(
     `SELECT r.id, r.short_id AS "shortId", r.created_at AS "createdAt",
@@ -37,18 +43,20 @@ export async function listJobRenders(
      ORDER BY r.created_at DESC, r.id DESC LIMIT ${RENDER_LIST_LIMIT}`,
     [organizationId, jobId, shortId ?? null],
   );
-  return Promise.all(rows.map(async (r) => ({
-    renderId: r.id,
-    shortId: r.shortId,
-    createdAt: r.createdAt.toISOString(),
-    // `output`, not `size`: a done status's `size` is the file's bytes.
-    output: { width: r.width, height: r.height },
-    captionPreset: r.captionPreset,
-    // The brand preset it was rendered with (its name as it is now; null when none, or since deleted).
-    brandPreset: r.brandPresetId ? { id: r.brandPresetId, name: r.brandPresetName } : null,
-    // The first frame the agent stored with the render: the player's poster.
-    ...(r.thumbnailKey ? { thumbnailUrl: (await app.urls.sign(r.thumbnailKey, 'GET')).url } : {}),
-    // The same status a GET /api/render/:renderId gives (type, progress, url, ...).
-    ...(await renderStatus(app, organizationId, r.id)),
-  })));
+  return Promise.all(
+    rows.map(async (r) => ({
+      renderId: r.id,
+      shortId: r.shortId,
+      createdAt: r.createdAt.toISOString(),
+      // `output`, not `size`: a done status's `size` is the file's bytes.
+      output: { width: r.width, height: r.height },
+      captionPreset: r.captionPreset,
+      // The brand preset it was rendered with (its name as it is now; null when none, or since deleted).
+      brandPreset: r.brandPresetId ? { id: r.brandPresetId, name: r.brandPresetName } : null,
+      // The first frame the agent stored with the render: the player's poster.
+      ...(r.thumbnailKey ? { thumbnailUrl: (await app.urls.sign(r.thumbnailKey, 'GET')).url } : {}),
+      // The same status a GET /api/render/:renderId gives (type, progress, url, ...).
+      ...(await renderStatus(app, organizationId, r.id)),
+    })),
+  );
 }

@@ -5,25 +5,42 @@ import { CAPTION_PRESETS, isCaptionPreset } from '@shorts/common/render/presets'
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
 
 /** Missing and mistyped are told apart, so the message says which fix is needed. */
-const requiredAs = (missing: string, mistyped: string) => ({ error: (i: { input: unknown }) => (i.input === undefined ? missing : mistyped) });
+const requiredAs = (missing: string, mistyped: string) => ({
+  error: (i: { input: unknown }) => (i.input === undefined ? missing : mistyped),
+});
 
 // Optional fields take null as "not given", as the job create body does.
-export const renderBodySchema = z.object({
-  id: z.string(requiredAs('id (a completed VideoShorts job id) is required', 'id must be a string (a completed VideoShorts job id)'))
-    .min(1, 'id (a completed VideoShorts job id) is required'),
-  target: z.union([z.string(), z.number()], requiredAs('target (the short id or index) is required', 'target must be the short id or index, as a number or a numeric string')),
-  type: z.string().nullish().meta({ enum: ['shortVideo'], description: '"shortVideo" or omitted' }),
-  brandPresetId: z.string().nullish(),
-  preset: z.string().nullish().meta({ enum: [...CAPTION_PRESETS], description: 'Caption style; a brand preset\'s own preset when omitted' }),
-  size: z.object({ width: z.number(), height: z.number(), name: z.string().optional() }).nullish(),
-  options: z.record(z.string(), z.unknown()).nullish().meta(renderOptionsDocs()),
-  organizationId: z.string().nullish(),
-}).meta({
-  example: {
-    id: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11', target: 0, preset: 'DEFAULT', size: { width: 720, height: 1280, name: '9:16' },
-    options: { maxWordsInPage: 3 },
-  },
-});
+export const renderBodySchema = z
+  .object({
+    id: z
+      .string(requiredAs('id (a completed VideoShorts job id) is required', 'id must be a string (a completed VideoShorts job id)'))
+      .min(1, 'id (a completed VideoShorts job id) is required'),
+    target: z.union(
+      [z.string(), z.number()],
+      requiredAs('target (the short id or index) is required', 'target must be the short id or index, as a number or a numeric string'),
+    ),
+    type: z
+      .string()
+      .nullish()
+      .meta({ enum: ['shortVideo'], description: '"shortVideo" or omitted' }),
+    brandPresetId: z.string().nullish(),
+    preset: z
+      .string()
+      .nullish()
+      .meta({ enum: [...CAPTION_PRESETS], description: "Caption style; a brand preset's own preset when omitted" }),
+    size: z.object({ width: z.number(), height: z.number(), name: z.string().optional() }).nullish(),
+    options: z.record(z.string(), z.unknown()).nullish().meta(renderOptionsDocs()),
+    organizationId: z.string().nullish(),
+  })
+  .meta({
+    example: {
+      id: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11',
+      target: 0,
+      preset: 'DEFAULT',
+      size: { width: 720, height: 1280, name: '9:16' },
+      options: { maxWordsInPage: 3 },
+    },
+  });
 export type RenderBody = z.infer<typeof renderBodySchema>;
 
 export const DEFAULT_SIZE = { width: 720, height: 1280, name: '9:16' } as const;
@@ -65,7 +82,9 @@ function checkSize(size: { width: number; height: number }, plan: Plan): void {
   // A well-formed size beyond the plan is the contract's "size not allowed on the plan": 403.
   // Portrait, landscape or square alike: the short side and the long side each have a ceiling.
   if (Math.min(size.width, size.height) > max.short || Math.max(size.width, size.height) > max.long) {
-    throw forbidden(`The ${plan} plan renders sizes up to ${max.short}x${max.long} or ${max.long}x${max.short} pixels (short side ≤ ${max.short}, long side ≤ ${max.long}); ${size.width}x${size.height} needs a higher plan`);
+    throw forbidden(
+      `The ${plan} plan renders sizes up to ${max.short}x${max.long} or ${max.long}x${max.short} pixels (short side ≤ ${max.short}, long side ≤ ${max.long}); ${size.width}x${size.height} needs a higher plan`,
+    );
   }
 }
 

@@ -10,7 +10,9 @@ import type { RenderRow } from './renders.js';
 // render-short (contract: common/src/tasks/render-short.ts): a render's row follows its task; a long
 // render is split into render-chunk children (./render-chunks.ts).
 
-export function createRenderShortOutcomeHandler(app: Pick<Coordinator, 'db' | 'urls' | 'store' | 'metrics' | 'config'>): TypedOutcomeHandler<'render-short'> {
+export function createRenderShortOutcomeHandler(
+  app: Pick<Coordinator, 'db' | 'urls' | 'store' | 'metrics' | 'config'>,
+): TypedOutcomeHandler<'render-short'> {
   return {
     async prepareLease(task, spec) {
       const sourceUrl = (await app.urls.sign(spec.sourceObjectKey, 'GET', 6 * 3600)).url;
@@ -33,20 +35,35 @@ export function createRenderShortOutcomeHandler(app: Pick<Coordinator, 'db' | 'u
 
     async onComplete(c, task, result) {
       if ('split' in result) throw new Error('a split render completes with its join');
-      const render = (await c.query<{ id: string; organizationId: string; jobId: string; status: RenderRow['status'] }>(
-        `SELECT id, organization_id AS "organizationId", job_id AS "jobId", status FROM renders WHERE id = $1 FOR UPDATE`, [task.subjectId])).rows[0];
+      const render = (
+        await c.query<{ id: string; organizationId: string; jobId: string; status: RenderRow['status'] }>(
+          `SELECT id, organization_id AS "organizationId", job_id AS "jobId", status FROM renders WHERE id = $1 FOR UPDATE`,
+          [task.subjectId],
+        )
+      ).rows[0];
       if (!render || render.status === 'done' || render.status === 'error') return;
       const stored = await verifyTaskObjects(app.store, task, [result.objectKey, result.thumbnailKey, result.captionsKey]);
       const sizeBytes = stored.get(result.objectKey)!;
-      const [fileId] = await insertFiles(c, [{
-        organizationId: render.organizationId, jobId: render.jobId, name: `render-${render.id}.mp4`, type: 'video',
-        contentType: result.contentType, sizeBytes, lengthSec: result.durationSec, objectKey: result.objectKey,
-        thumbnailKey: result.thumbnailKey ?? null, captionsKey: result.captionsKey ?? null, tags: ['render'],
-      }]);
-      await c.query(
-        `UPDATE renders SET status = 'done', progress = 1, file_id = $2, size_bytes = $3, updated_at = now() WHERE id = $1`,
-        [render.id, fileId, sizeBytes],
-      );
+      const [fileId] = await insertFiles(c, [
+        {
+          organizationId: render.organizationId,
+          jobId: render.jobId,
+          name: `render-${render.id}.mp4`,
+          type: 'video',
+          contentType: result.contentType,
+          sizeBytes,
+          lengthSec: result.durationSec,
+          objectKey: result.objectKey,
+          thumbnailKey: result.thumbnailKey ?? null,
+          captionsKey: result.captionsKey ?? null,
+          tags: ['render'],
+        },
+      ]);
+      await c.query(`UPDATE renders SET status = 'done', progress = 1, file_id = $2, size_bytes = $3, updated_at = now() WHERE id = $1`, [
+        render.id,
+        fileId,
+        sizeBytes,
+      ]);
     },
 
     async onFailed(c, task, reason, code) {

@@ -13,20 +13,37 @@ import { checkFetchableUrl } from '@shorts/common/net/url-rules';
 import { parseAllowlist } from '@shorts/common/net/address-policy';
 import { parseTarget, resolveRender, type BrandPresetRow, type RenderBody } from './render-request.js';
 
-
 /** A render takes tens of seconds; asking again sooner than this finds the line as it was. */
 const RENDER_LIMIT_RETRY_SEC = 30;
 
 const PRESET_COLUMNS = `id, preset, size, options, is_active AS "isActive"`;
 
-async function findPreset(c: Queryable, organizationId: string, where: { id?: string; isDefault?: boolean }): Promise<BrandPresetRow | undefined> {
+async function findPreset(
+  c: Queryable,
+  organizationId: string,
+  where: { id?: string; isDefault?: boolean },
+): Promise<BrandPresetRow | undefined> {
   // A malformed id names no preset: 404 like any other unknown one, never a query error.
   if (where.id !== undefined && !isId(where.id)) return undefined;
-  if (where.id) return (await c.query<BrandPresetRow>(`SELECT ${PRESET_COLUMNS} FROM brand_presets WHERE organization_id = $1 AND id = $2`, [organizationId, where.id])).rows[0];
-  return (await c.query<BrandPresetRow>(`SELECT ${PRESET_COLUMNS} FROM brand_presets WHERE organization_id = $1 AND is_default AND is_active`, [organizationId])).rows[0];
+  if (where.id)
+    return (
+      await c.query<BrandPresetRow>(`SELECT ${PRESET_COLUMNS} FROM brand_presets WHERE organization_id = $1 AND id = $2`, [
+        organizationId,
+        where.id,
+      ])
+    ).rows[0];
+  return (
+    await c.query<BrandPresetRow>(`SELECT ${PRESET_COLUMNS} FROM brand_presets WHERE organization_id = $1 AND is_default AND is_active`, [
+      organizationId,
+    ])
+  ).rows[0];
 }
 
-export async function createRender(app: Pick<Coordinator, 'db' | 'queue' | 'config'>, organizationId: string, body: RenderBody): Promise<string> {
+export async function createRender(
+  app: Pick<Coordinator, 'db' | 'queue' | 'config'>,
+  organizationId: string,
+  body: RenderBody,
+): Promise<string> {
   const org = await requireOrganization(app.db.pool, organizationId);
   const job = await findJob(app.db.pool, organizationId, body.id);
   if (!job) throw notFound('Job not found');
@@ -50,13 +67,16 @@ export async function createRender(app: Pick<Coordinator, 'db' | 'queue' | 'conf
   const wm = resolved.options.waterMark;
   if (wm?.fileAppId) {
     const file = await app.db.one<{ objectKey: string }>(
-      `SELECT object_key AS "objectKey" FROM files WHERE id = $1 AND organization_id = $2 AND type = 'image'`, [wm.fileAppId, organizationId],
+      `SELECT object_key AS "objectKey" FROM files WHERE id = $1 AND organization_id = $2 AND type = 'image'`,
+      [wm.fileAppId, organizationId],
     );
     if (file) watermark = { objectKey: file.objectKey };
     else if (!wm.waterMarkUrl) throw badRequest('waterMark.fileAppId does not name an image of this organization');
   }
   if (!watermark && wm?.waterMarkUrl) {
-    watermark = { url: checkFetchableUrl(wm.waterMarkUrl, 'options.waterMark.waterMarkUrl', parseAllowlist(app.config.fetchAllowlist)).toString() };
+    watermark = {
+      url: checkFetchableUrl(wm.waterMarkUrl, 'options.waterMark.waterMarkUrl', parseAllowlist(app.config.fetchAllowlist)).toString(),
+    };
   }
 
   // A render that places its captions nowhere gets the short's band, away from the framed face.
@@ -84,17 +104,25 @@ export async function createRender(app: Pick<Coordinator, 'db' | 'queue' | 'conf
   await app.db.tx(async (c) => {
     // The organization row serialises this organization's creates, so the count cannot be raced.
     await c.query(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId]);
-    const active = (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM renders WHERE organization_id = $1 AND status IN ('queued', 'progress')`, [organizationId])).rows[0].n;
+    const active = (
+      await c.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM renders WHERE organization_id = $1 AND status IN ('queued', 'progress')`,
+        [organizationId],
+      )
+    ).rows[0].n;
     if (active >= app.config.renderActiveLimit) {
       throw new TooManyRequestsError(
         `This organization already has ${active} renders queued or running (the limit is ${app.config.renderActiveLimit}); retry when one has finished`,
         RENDER_LIMIT_RETRY_SEC,
       );
     }
-    await c.query(
-      `INSERT INTO renders (id, organization_id, job_id, short_id, status, spec) VALUES ($1, $2, $3, $4, 'queued', $5)`,
-      [id, organizationId, job.id, shortId, { ...spec, brandPresetId: resolved.brandPresetId, size: resolved.size }],
-    );
+    await c.query(`INSERT INTO renders (id, organization_id, job_id, short_id, status, spec) VALUES ($1, $2, $3, $4, 'queued', $5)`, [
+      id,
+      organizationId,
+      job.id,
+      shortId,
+      { ...spec, brandPresetId: resolved.brandPresetId, size: resolved.size },
+    ]);
     await app.queue.enqueue(c, { type: 'render-short', organizationId, subjectId: id, payload: spec });
   });
   return id;
@@ -106,14 +134,21 @@ export async function createRender(app: Pick<Coordinator, 'db' | 'queue' | 'conf
  * plans again from the stored detections. A job analysed without detections keeps its stored path.
  */
 async function recomputeFor(
-  db: Queryable, job: { id: string; data: Pick<JobData, 'reframePlan' | 'shorts'> }, shortId: number, director: unknown, size: { width: number; height: number },
+  db: Queryable,
+  job: { id: string; data: Pick<JobData, 'reframePlan' | 'shorts'> },
+  shortId: number,
+  director: unknown,
+  size: { width: number; height: number },
 ): Promise<RenderShortPayload['recompute']> {
   const plan = job.data.reframePlan;
   if (!plan) return null;
   const wanted = directorSettings(director);
   const sameShape = Math.abs(size.width / size.height - plan.output.width / plan.output.height) < 0.01;
   if (sameDirector(wanted, plan.director) && sameShape) return null;
-  const row = await db.query<{ detections: ShortDetections | null }>(`SELECT reframe_detections -> $2::int AS detections FROM jobs WHERE id = $1`, [job.id, shortId]);
+  const row = await db.query<{ detections: ShortDetections | null }>(
+    `SELECT reframe_detections -> $2::int AS detections FROM jobs WHERE id = $1`,
+    [job.id, shortId],
+  );
   const stored = row.rows[0]?.detections;
   // The short may have been trimmed since detection: plan over its range only, or keep the centre
   // crop when it now reaches outside what was analysed.
@@ -124,7 +159,10 @@ async function recomputeFor(
 
 /** The voice activity reframing's detection stored for the short, if it ran. */
 async function storedSpeech(db: Queryable, jobId: string, shortId: number): Promise<RenderShortPayload['speech']> {
-  const row = await db.query<{ speech: RenderShortPayload['speech'] }>(`SELECT reframe_detections -> $2::int -> 'speech' AS speech FROM jobs WHERE id = $1`, [jobId, shortId]);
+  const row = await db.query<{ speech: RenderShortPayload['speech'] }>(
+    `SELECT reframe_detections -> $2::int -> 'speech' AS speech FROM jobs WHERE id = $1`,
+    [jobId, shortId],
+  );
   const speech = row.rows[0]?.speech;
   return Array.isArray(speech) ? speech : null;
 }
@@ -143,7 +181,11 @@ export interface RenderRow {
 }
 
 /** Section 2.6: queued (with its place in line), progress, done (url, size) or error. */
-export async function renderStatus(app: Pick<Coordinator, 'db' | 'urls' | 'queue'>, organizationId: string, id: string): Promise<Record<string, unknown>> {
+export async function renderStatus(
+  app: Pick<Coordinator, 'db' | 'urls' | 'queue'>,
+  organizationId: string,
+  id: string,
+): Promise<Record<string, unknown>> {
   if (!isId(id)) throw notFound('Render not found');
   const r = await app.db.one<RenderRow>(
     `SELECT r.id, r.status, r.progress, r.file_id AS "fileId", r.size_bytes AS "sizeBytes", r.error_message AS "errorMessage",
@@ -157,7 +199,10 @@ export async function renderStatus(app: Pick<Coordinator, 'db' | 'urls' | 'queue
     case 'queued': {
       // Renders of every organization that start before this one, in the lease query's fair order.
       const ahead = await app.queue.tasksAhead(id, 'render-short');
-      return withStage({ type: 'queued', status: 'QUEUED', queuePosition: (ahead ?? 0) + 1, progress: 0 }, await app.queue.waitingReason(id));
+      return withStage(
+        { type: 'queued', status: 'QUEUED', queuePosition: (ahead ?? 0) + 1, progress: 0 },
+        await app.queue.waitingReason(id),
+      );
     }
     case 'progress':
       // A render whose agent was lost goes back to the queue and may wait there too.
@@ -170,7 +215,12 @@ export async function renderStatus(app: Pick<Coordinator, 'db' | 'urls' | 'queue
       // captionsUrl (beyond the contract): the ASS caption script burned into the picture, as text,
       // so a client can check the words its captions said; absent for a short with no words.
       return {
-        type: 'done', progress: 1, url: (await app.urls.sign(r.objectKey, 'GET')).url, size: Number(r.sizeBytes), length: Number(r.lengthSec), fileId: r.fileId,
+        type: 'done',
+        progress: 1,
+        url: (await app.urls.sign(r.objectKey, 'GET')).url,
+        size: Number(r.sizeBytes),
+        length: Number(r.lengthSec),
+        fileId: r.fileId,
         ...(r.captionsKey ? { captionsUrl: (await app.urls.sign(r.captionsKey, 'GET')).url } : {}),
       };
     case 'error':

@@ -16,14 +16,21 @@ export const PLAN_RULE_TEXT = 'Social posting is included in the pro and busines
 
 export function assertSocialPlan(org: Organization): void {
   if (!SOCIAL_PLANS.includes(org.plan)) {
-    throw new AppError(403, 'Social posting is not included in this plan',
-      `Social posting requires the pro or business plan; this organization is on the ${org.plan} plan`);
+    throw new AppError(
+      403,
+      'Social posting is not included in this plan',
+      `Social posting requires the pro or business plan; this organization is on the ${org.plan} plan`,
+    );
   }
 }
 
 export function assertPostingEnabled(settings: SocialSettings): void {
   if (!settings.isEnabled) {
-    throw new AppError(403, 'Social posting is disabled', 'Social posting is disabled for this organization: set isEnabled to true in the social settings');
+    throw new AppError(
+      403,
+      'Social posting is disabled',
+      'Social posting is disabled for this organization: set isEnabled to true in the social settings',
+    );
   }
 }
 

@@ -6,7 +6,14 @@ import { ProviderUnsupportedError, type ProviderPost } from './provider.js';
 /** The /post body, and each network's options object in it: built here, sent as JSON. */
 type Json = Record<string, unknown>;
 
-export const TO_AYRSHARE: Record<Network, string> = { youtube: 'youtube', facebook: 'facebook', instagram: 'instagram', linkedin: 'linkedin', tiktok: 'tiktok', x: 'twitter' };
+export const TO_AYRSHARE: Record<Network, string> = {
+  youtube: 'youtube',
+  facebook: 'facebook',
+  instagram: 'instagram',
+  linkedin: 'linkedin',
+  tiktok: 'tiktok',
+  x: 'twitter',
+};
 export const FROM_AYRSHARE: Record<string, Network> = Object.fromEntries(Object.entries(TO_AYRSHARE).map(([k, v]) => [v, k as Network]));
 
 /** Ayrshare documents scheduleDate as YYYY-MM-DDThh:mm:ssZ (UTC, no milliseconds). */
@@ -18,7 +25,9 @@ export function postBody(post: ProviderPost): Json {
     post: post.caption,
     platforms: post.platforms.map((p) => TO_AYRSHARE[p]),
   };
-  const media = post.media.videoUrl ? [post.media.videoUrl] : post.media.photoUrls ?? (post.media.documentUrl ? [post.media.documentUrl] : []);
+  const media = post.media.videoUrl
+    ? [post.media.videoUrl]
+    : (post.media.photoUrls ?? (post.media.documentUrl ? [post.media.documentUrl] : []));
   if (media.length) body.mediaUrls = media;
   if (post.postType === 'video') body.isVideo = true;
   if (post.scheduledAt) body.scheduleDate = ayrshareDate(post.scheduledAt);
@@ -31,17 +40,23 @@ export function postBody(post: ProviderPost): Json {
     const rule = FIELD_MAP[key];
     if (rule === undefined) throw new ProviderUnsupportedError(`platformFields.${key} is not supported by the ayrshare provider`);
     if (rule === 'consent') continue;
-    if (rule === 'firstComment') { firstComments.add(value); continue; }
+    if (rule === 'firstComment') {
+      firstComments.add(value);
+      continue;
+    }
     const [object, field, convert] = rule;
     const converted = convert ? convert(value) : value;
     if (converted === undefined) continue;
     const target = optionsOf(object);
     if (field === null) Object.assign(target, converted);
-    else if (typeof converted === 'object' && !Array.isArray(converted)) target[field] = { ...((target[field] ?? {}) as Json), ...converted };
+    else if (typeof converted === 'object' && !Array.isArray(converted))
+      target[field] = { ...((target[field] ?? {}) as Json), ...converted };
     else target[field] = converted;
   }
   if (firstComments.size > 1) {
-    throw new ProviderUnsupportedError('The ayrshare provider posts one first comment on every network: give the same text in each *FirstComment field');
+    throw new ProviderUnsupportedError(
+      'The ayrshare provider posts one first comment on every network: give the same text in each *FirstComment field',
+    );
   }
   if (firstComments.size === 1) body.firstComment = { comment: [...firstComments][0] };
   // YouTube refuses a video without a title; the caption's start stands in for a missing one.
@@ -57,7 +72,10 @@ const int = (v: string) => Number(v);
 const list = (v: string) => fieldItems(v);
 
 const TIKTOK_VISIBILITY: Record<string, string> = {
-  PUBLIC_TO_EVERYONE: 'public', MUTUAL_FOLLOW_FRIENDS: 'friends', FOLLOWER_OF_CREATOR: 'followers', SELF_ONLY: 'private',
+  PUBLIC_TO_EVERYONE: 'public',
+  MUTUAL_FOLLOW_FRIENDS: 'friends',
+  FOLLOWER_OF_CREATOR: 'followers',
+  SELF_ONLY: 'private',
 };
 
 /** [options object, field (null: merge the converted object into it), conversion]; a conversion
@@ -86,7 +104,11 @@ const FIELD_MAP: Record<string, Rule> = {
   instagramAudioName: ['instagramOptions', 'audioName'],
   instagramFirstComment: 'firstComment',
 
-  facebookContentType: ['faceBookOptions', null, (v) => (/^reels?$/i.test(v) ? { reels: true } : /^stor/i.test(v) ? { stories: true } : undefined)],
+  facebookContentType: [
+    'faceBookOptions',
+    null,
+    (v) => (/^reels?$/i.test(v) ? { reels: true } : /^stor/i.test(v) ? { stories: true } : undefined),
+  ],
   facebookTitle: ['faceBookOptions', 'title'],
   facebookFirstComment: 'firstComment',
 
@@ -113,5 +135,9 @@ const FIELD_MAP: Record<string, Rule> = {
   tiktokAutoAddMusic: ['tikTokOptions', 'autoAddMusic', bool],
   tiktokVideoMadeWithAi: ['tikTokOptions', 'isAIGenerated', bool],
   tiktokDraft: ['tikTokOptions', 'draft', bool],
-  tiktokCommercialContentType: ['tikTokOptions', null, (v) => (/branded/i.test(v) ? { isBrandedContent: true } : /organic/i.test(v) ? { isBrandOrganic: true } : undefined)],
+  tiktokCommercialContentType: [
+    'tikTokOptions',
+    null,
+    (v) => (/branded/i.test(v) ? { isBrandedContent: true } : /organic/i.test(v) ? { isBrandOrganic: true } : undefined),
+  ],
 };

@@ -14,51 +14,77 @@ import { z } from 'zod';
 import { FROM_AYRSHARE, TO_AYRSHARE, ayrshareDate, postBody } from './ayrshare-post.js';
 import {
   ProviderError,
-  type AccountLink, type JobOutcome, type PlatformResult, type SocialProvider, type SubmitResult,
+  type AccountLink,
+  type JobOutcome,
+  type PlatformResult,
+  type SocialProvider,
+  type SubmitResult,
 } from './provider.js';
 
-export interface AyrshareOptions { apiUrl: string; apiKey: string; domain: string; privateKey: string; timeoutMs: number }
+export interface AyrshareOptions {
+  apiUrl: string;
+  apiKey: string;
+  domain: string;
+  privateKey: string;
+  timeoutMs: number;
+}
 
 // Ayrshare's answers, parsed at this edge. Each schema is as lenient as the adapter's use of the
 // answer: a field of another type counts as absent (`.catch`), so an answer's odd field never
 // throws where the adapter would have ignored it; what the adapter needs is checked where it is used.
 
 /** What every answer may carry: `status: "error"` with a message and/or `errors[].message`. */
-const envelopeSchema = z.object({
-  status: z.unknown(),
-  message: z.unknown(),
-  errors: z.array(z.object({ message: z.unknown() }).partial().catch({})).optional().catch(undefined),
-}).partial().catch({});
+const envelopeSchema = z
+  .object({
+    status: z.unknown(),
+    message: z.unknown(),
+    errors: z
+      .array(z.object({ message: z.unknown() }).partial().catch({}))
+      .optional()
+      .catch(undefined),
+  })
+  .partial()
+  .catch({});
 
 /** POST /profiles. */
-const profileSchema = z.object({
-  profileKey: z.string().optional().catch(undefined),
-  refId: z.string().optional().catch(undefined),
-}).catch({});
+const profileSchema = z
+  .object({
+    profileKey: z.string().optional().catch(undefined),
+    refId: z.string().optional().catch(undefined),
+  })
+  .catch({});
 
 /** POST /profiles/generateJWT. */
 const linkSchema = z.object({ url: z.string().optional().catch(undefined) }).catch({});
 
 /** GET /user: the linked networks (Ayrshare's names) and their accounts' display data. */
-const userSchema = z.object({
-  activeSocialAccounts: z.array(z.unknown()).catch([]),
-  displayNames: z.array(z.object({ platform: z.unknown(), id: z.unknown() }).partial().catch({})).catch([]),
-}).catch({ activeSocialAccounts: [], displayNames: [] });
+const userSchema = z
+  .object({
+    activeSocialAccounts: z.array(z.unknown()).catch([]),
+    displayNames: z.array(z.object({ platform: z.unknown(), id: z.unknown() }).partial().catch({})).catch([]),
+  })
+  .catch({ activeSocialAccounts: [], displayNames: [] });
 
 /** One network's part of a post: its id and URL there, its status. */
-const platformPostSchema = z.object({
-  platform: z.string().optional().catch(undefined),
-  status: z.unknown(),
-  id: z.unknown(),
-  postUrl: z.string().optional().catch(undefined),
-}).partial().catch({});
+const platformPostSchema = z
+  .object({
+    platform: z.string().optional().catch(undefined),
+    status: z.unknown(),
+    id: z.unknown(),
+    postUrl: z.string().optional().catch(undefined),
+  })
+  .partial()
+  .catch({});
 
 /** A post as POST /post (sometimes inside `posts[]`) and GET /post/:id answer it. */
-const postSchema = z.object({
-  status: z.unknown(),
-  id: z.string().optional().catch(undefined),
-  postIds: z.array(platformPostSchema).optional().catch(undefined),
-}).partial().catch({});
+const postSchema = z
+  .object({
+    status: z.unknown(),
+    id: z.string().optional().catch(undefined),
+    postIds: z.array(platformPostSchema).optional().catch(undefined),
+  })
+  .partial()
+  .catch({});
 
 const submittedSchema = postSchema.and(z.object({ posts: z.array(postSchema).optional().catch(undefined) }).catch({}));
 
@@ -69,14 +95,23 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
     if (profileKey) headers['profile-key'] = profileKey;
     let res: Response;
     try {
-      res = await fetch(opts.apiUrl + path, { method, headers, body: body ? JSON.stringify(body) : undefined, signal: AbortSignal.timeout(opts.timeoutMs) });
+      res = await fetch(opts.apiUrl + path, {
+        method,
+        headers,
+        body: body ? JSON.stringify(body) : undefined,
+        signal: AbortSignal.timeout(opts.timeoutMs),
+      });
     } catch (err) {
       const reason = (err as Error).name === 'TimeoutError' ? `no answer within ${opts.timeoutMs} ms` : (err as Error).message;
       throw new ProviderError(`Ayrshare ${method} ${path} failed: ${reason}`);
     }
     const text = await res.text();
     let json: unknown = {};
-    try { json = text ? JSON.parse(text) : {}; } catch { /* not JSON: reported below */ }
+    try {
+      json = text ? JSON.parse(text) : {};
+    } catch {
+      /* not JSON: reported below */
+    }
     const envelope = envelopeSchema.parse(json);
     if (!res.ok || envelope.status === 'error') {
       throw new ProviderError(`Ayrshare ${method} ${path} answered HTTP ${res.status}: ${errorText(envelope, text)}`, res.status);
@@ -95,19 +130,23 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
     },
 
     async linkUrl(profile, platform, redirectUrl) {
-      const json = linkSchema.parse(await call('POST', '/profiles/generateJWT', {
-        domain: opts.domain,
-        privateKey: opts.privateKey,
-        profileKey: profile.providerKey,
-        allowedSocial: [TO_AYRSHARE[platform]],
-        ...(redirectUrl ? { redirect: redirectUrl } : {}),
-      }));
+      const json = linkSchema.parse(
+        await call('POST', '/profiles/generateJWT', {
+          domain: opts.domain,
+          privateKey: opts.privateKey,
+          profileKey: profile.providerKey,
+          allowedSocial: [TO_AYRSHARE[platform]],
+          ...(redirectUrl ? { redirect: redirectUrl } : {}),
+        }),
+      );
       if (!json.url) throw new ProviderError('Ayrshare generateJWT returned no url');
       return json.url;
     },
 
     async accounts(profile) {
-      const { displayNames: names, activeSocialAccounts: active } = userSchema.parse(await call('GET', '/user', undefined, profile.providerKey));
+      const { displayNames: names, activeSocialAccounts: active } = userSchema.parse(
+        await call('GET', '/user', undefined, profile.providerKey),
+      );
       const links: AccountLink[] = [];
       for (const name of active.filter((n) => typeof n === 'string')) {
         const platform = FROM_AYRSHARE[name];
@@ -135,7 +174,7 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
         const hit = postIds.find((p) => p.platform === TO_AYRSHARE[platform]);
         return {
           platform,
-          status: typeof hit?.status === 'string' ? hit.status : (post.hold ? 'awaiting approval' : post.scheduledAt ? 'pending' : 'unknown'),
+          status: typeof hit?.status === 'string' ? hit.status : post.hold ? 'awaiting approval' : post.scheduledAt ? 'pending' : 'unknown',
           id: hit?.id ? String(hit.id) : null,
           url: hit?.postUrl ?? null,
           error: null,
@@ -146,11 +185,16 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
     },
 
     async reschedule(profile, providerJobId, change) {
-      await call('PATCH', '/post', {
-        id: providerJobId,
-        scheduleDate: ayrshareDate(change.scheduledAt),
-        ...(change.release ? { approved: true } : {}),
-      }, profile.providerKey);
+      await call(
+        'PATCH',
+        '/post',
+        {
+          id: providerJobId,
+          scheduleDate: ayrshareDate(change.scheduledAt),
+          ...(change.release ? { approved: true } : {}),
+        },
+        profile.providerKey,
+      );
     },
 
     async cancel(profile, providerJobId) {
@@ -174,7 +218,9 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
         if (json.status !== 'success') continue; // pending, awaiting approval: nothing new
         const platforms = (json.postIds ?? []).flatMap((p) => {
           const platform = p.platform === undefined ? undefined : FROM_AYRSHARE[p.platform];
-          return platform ? [{ platform, status: String(p.status ?? 'success'), id: p.id ? String(p.id) : null, url: p.postUrl ?? null, error: null }] : [];
+          return platform
+            ? [{ platform, status: String(p.status ?? 'success'), id: p.id ? String(p.id) : null, url: p.postUrl ?? null, error: null }]
+            : [];
         });
         outcomes.push({ providerJobId: id, state: 'published', platforms: platforms.length ? platforms : null, error: null });
       }
@@ -187,4 +233,3 @@ function errorText(envelope: z.infer<typeof envelopeSchema>, text: string): stri
   const parts = [envelope.message, ...(envelope.errors ?? []).map((e) => e.message)].filter((m) => typeof m === 'string' && m);
   return parts.length ? parts.join('; ') : text.slice(0, 300) || 'no body';
 }
-

@@ -9,8 +9,15 @@ import { parseDateTime } from './zoned-time.js';
  * keeps a post that is not yet scheduled waiting as pending_approval: an API key cannot approve
  * its own post by scheduling it.
  */
-export function planEdit(post: SocialPost, body: EditBody, live: boolean, needsApproval: boolean, now: number): { target: PostStatus; scheduledAt: Date | null; caption: string } {
-  if (body.mode == null && body.scheduledAt == null && body.caption == null) throw badRequest('Nothing to change: give mode, scheduledAt or caption');
+export function planEdit(
+  post: SocialPost,
+  body: EditBody,
+  live: boolean,
+  needsApproval: boolean,
+  now: number,
+): { target: PostStatus; scheduledAt: Date | null; caption: string } {
+  if (body.mode == null && body.scheduledAt == null && body.caption == null)
+    throw badRequest('Nothing to change: give mode, scheduledAt or caption');
   if (body.mode === 'schedule' && !body.scheduledAt?.trim()) throw badRequest('scheduledAt is required when mode is schedule');
   const caption = body.caption ?? post.caption;
   if (post.postType === 'text' && caption.trim() === '') throw badRequest('caption must not be empty for a text post');
@@ -25,9 +32,14 @@ export function planEdit(post: SocialPost, body: EditBody, live: boolean, needsA
     if (post.status === 'published') throw conflict('A published post cannot be edited');
     return { target: post.status, scheduledAt: post.scheduledFor, caption };
   }
-  const target: PostStatus = body.mode === 'draft' ? 'draft'
-    : body.mode === 'schedule' ? (needsApproval && post.status !== 'scheduled' ? 'pending_approval' : 'scheduled')
-    : post.status;
+  const target: PostStatus =
+    body.mode === 'draft'
+      ? 'draft'
+      : body.mode === 'schedule'
+        ? needsApproval && post.status !== 'scheduled'
+          ? 'pending_approval'
+          : 'scheduled'
+        : post.status;
   if (target === 'draft' && at === null) throw badRequest('scheduledAt is required to keep a draft of a post without a scheduled time');
   if (target !== 'draft' && at !== null && at < now - PAST_TOLERANCE_MS && (body.mode === 'schedule' || body.scheduledAt)) {
     throw badRequest('scheduledAt must be in the future');

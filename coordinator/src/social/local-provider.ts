@@ -55,7 +55,14 @@ export function createLocalProvider(db: Db, opts: { baseUrl: string; autoLink: b
     },
 
     async completeLink(token) {
-      const row = await db.one<{ organizationId: string; profileKey: string; platform: Network; redirectUrl: string | null; expired: boolean; completed: boolean }>(
+      const row = await db.one<{
+        organizationId: string;
+        profileKey: string;
+        platform: Network;
+        redirectUrl: string | null;
+        expired: boolean;
+        completed: boolean;
+      }>(
         `SELECT organization_id AS "organizationId", profile_id AS "profileKey", platform, redirect_url AS "redirectUrl",
                 expires_at < now() AS expired, completed_at IS NOT NULL AS completed
            FROM social_local_links WHERE token_hash = $1`,
@@ -81,7 +88,11 @@ export function createLocalProvider(db: Db, opts: { baseUrl: string; autoLink: b
     },
 
     async unlink(profile, account) {
-      await db.query(`DELETE FROM social_local_accounts WHERE organization_id = $1 AND profile_id = $2 AND id = $3`, [profile.organizationId, profile.providerKey, account.accountId]);
+      await db.query(`DELETE FROM social_local_accounts WHERE organization_id = $1 AND profile_id = $2 AND id = $3`, [
+        profile.organizationId,
+        profile.providerKey,
+        account.accountId,
+      ]);
     },
 
     async submit(profile, post) {
@@ -139,4 +150,3 @@ export function createLocalProvider(db: Db, opts: { baseUrl: string; autoLink: b
     },
   };
 }
-

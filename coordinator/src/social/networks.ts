@@ -25,7 +25,10 @@ export const NETWORK_MAX_PHOTOS: Partial<Record<Network, number>> = { x: 4, inst
  *  contain commas). */
 export type FieldKind = 'text' | 'boolean' | 'integer' | 'list' | 'lines' | { oneOf: readonly string[] };
 
-interface FieldSpec { network: Network; kind: FieldKind }
+interface FieldSpec {
+  network: Network;
+  kind: FieldKind;
+}
 
 const f = (network: Network, kind: FieldKind = 'text'): FieldSpec => ({ network, kind });
 
@@ -93,5 +96,8 @@ export const PLATFORM_FIELDS: Record<string, FieldSpec> = {
 export function fieldItems(value: string, kind: 'list' | 'lines' = 'list'): string[] {
   const trimmed = value.trim();
   if (trimmed.startsWith('[')) return (JSON.parse(trimmed) as string[]).map((s) => s.trim()).filter(Boolean);
-  return trimmed.split(kind === 'lines' ? /\r?\n/ : ',').map((s) => s.trim()).filter(Boolean);
+  return trimmed
+    .split(kind === 'lines' ? /\r?\n/ : ',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }

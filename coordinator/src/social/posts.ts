@@ -44,17 +44,43 @@ const COLUMNS = `id, organization_id AS "organizationId", status, post_type AS "
   provider_error AS "providerError", provider_platforms AS "providerPlatforms", provider_last_event AS "providerLastEvent",
   is_published_on_platform AS "isPublishedOnPlatform", created_at AS "createdAt"`;
 
-export async function insertPost(db: Queryable, p: {
-  id: string; organizationId: string; status: PostStatus; request: PublishRequest; scheduledFor: Date | null;
-  provider: string; previewUrl: string | null; thumbnailUrl: string | null; createdByApiKey: boolean;
-}): Promise<SocialPost> {
+export async function insertPost(
+  db: Queryable,
+  p: {
+    id: string;
+    organizationId: string;
+    status: PostStatus;
+    request: PublishRequest;
+    scheduledFor: Date | null;
+    provider: string;
+    previewUrl: string | null;
+    thumbnailUrl: string | null;
+    createdByApiKey: boolean;
+  },
+): Promise<SocialPost> {
   const r = p.request;
   const res = await db.query<SocialPost>(
     `INSERT INTO social_posts (id, organization_id, status, post_type, publish_mode, title, caption, platforms, media, platform_fields,
        timezone, scheduled_for, provider, preview_url, thumbnail_url, created_by_api_key)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING ${COLUMNS}`,
-    [p.id, p.organizationId, p.status, r.postType, r.mode, r.title, r.caption, r.platforms, JSON.stringify(r.media), JSON.stringify(r.platformFields),
-      r.timeZone, p.scheduledFor, p.provider, p.previewUrl, p.thumbnailUrl, p.createdByApiKey],
+    [
+      p.id,
+      p.organizationId,
+      p.status,
+      r.postType,
+      r.mode,
+      r.title,
+      r.caption,
+      r.platforms,
+      JSON.stringify(r.media),
+      JSON.stringify(r.platformFields),
+      r.timeZone,
+      p.scheduledFor,
+      p.provider,
+      p.previewUrl,
+      p.thumbnailUrl,
+      p.createdByApiKey,
+    ],
   );
   return res.rows[0];
 }
@@ -72,8 +98,14 @@ export interface PostPatch {
 }
 
 const PATCH_COLUMNS: Record<keyof PostPatch, string> = {
-  status: 'status', scheduledFor: 'scheduled_for', caption: 'caption', providerJobId: 'provider_job_id', providerPostId: 'provider_post_id',
-  providerError: 'provider_error', providerPlatforms: 'provider_platforms', providerLastEvent: 'provider_last_event',
+  status: 'status',
+  scheduledFor: 'scheduled_for',
+  caption: 'caption',
+  providerJobId: 'provider_job_id',
+  providerPostId: 'provider_post_id',
+  providerError: 'provider_error',
+  providerPlatforms: 'provider_platforms',
+  providerLastEvent: 'provider_last_event',
   isPublishedOnPlatform: 'is_published_on_platform',
 };
 
@@ -93,12 +125,19 @@ export async function updatePost(db: Queryable, organizationId: string, id: stri
 }
 
 /** By our id or the provider's job id, only within the organization. */
-export async function findPost(db: Queryable, organizationId: string, ref: { postId?: string; jobId?: string }): Promise<SocialPost | undefined> {
+export async function findPost(
+  db: Queryable,
+  organizationId: string,
+  ref: { postId?: string; jobId?: string },
+): Promise<SocialPost | undefined> {
   // Ids that cannot have been stored (not an id we issue, or text Postgres refuses) name no post: 404.
   if (ref.postId ? !isId(ref.postId) : ref.jobId?.includes('\u0000')) return undefined;
   const res = ref.postId
     ? await db.query<SocialPost>(`SELECT ${COLUMNS} FROM social_posts WHERE organization_id = $1 AND id = $2`, [organizationId, ref.postId])
-    : await db.query<SocialPost>(`SELECT ${COLUMNS} FROM social_posts WHERE organization_id = $1 AND provider_job_id = $2 ORDER BY created_at DESC LIMIT 1`, [organizationId, ref.jobId]);
+    : await db.query<SocialPost>(
+        `SELECT ${COLUMNS} FROM social_posts WHERE organization_id = $1 AND provider_job_id = $2 ORDER BY created_at DESC LIMIT 1`,
+        [organizationId, ref.jobId],
+      );
   return res.rows[0];
 }
 
@@ -138,7 +177,15 @@ export async function applyOutcome(db: Queryable, organizationId: string, o: Job
     `UPDATE social_posts SET status = $3, is_published_on_platform = $4, provider_last_event = $5, provider_error = $6,
        provider_platforms = COALESCE($7::jsonb, provider_platforms), updated_at = now()
      WHERE organization_id = $1 AND provider_job_id = $2 AND status = 'scheduled'`,
-    [organizationId, o.providerJobId, o.state, published, published ? 'post.published' : 'post.failed', o.error, o.platforms ? JSON.stringify(o.platforms) : null],
+    [
+      organizationId,
+      o.providerJobId,
+      o.state,
+      published,
+      published ? 'post.published' : 'post.failed',
+      o.error,
+      o.platforms ? JSON.stringify(o.platforms) : null,
+    ],
   );
 }
 

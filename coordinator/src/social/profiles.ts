@@ -7,7 +7,10 @@ const COLUMNS = `id, organization_id AS "organizationId", provider_key AS "provi
 /** The organization's profile at the configured provider; one made for another provider (the
  *  deployment switched providers) does not count. */
 export async function findProfile(db: Db, organizationId: string, provider: string): Promise<ProviderProfile | undefined> {
-  return db.one<ProviderProfile>(`SELECT ${COLUMNS} FROM social_profiles WHERE organization_id = $1 AND provider = $2`, [organizationId, provider]);
+  return db.one<ProviderProfile>(`SELECT ${COLUMNS} FROM social_profiles WHERE organization_id = $1 AND provider = $2`, [
+    organizationId,
+    provider,
+  ]);
 }
 
 export async function ensureProfile(db: Db, provider: SocialProvider, org: { id: string; name: string }): Promise<ProviderProfile> {

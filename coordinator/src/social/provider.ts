@@ -8,9 +8,16 @@ export interface ProviderProfile {
   providerKey: string;
 }
 
-export interface AccountLink { accountId: string; platform: Network }
+export interface AccountLink {
+  accountId: string;
+  platform: Network;
+}
 
-export interface ProviderMedia { videoUrl?: string; photoUrls?: string[]; documentUrl?: string }
+export interface ProviderMedia {
+  videoUrl?: string;
+  photoUrls?: string[];
+  documentUrl?: string;
+}
 
 export interface ProviderPost {
   postType: PostType;
@@ -66,7 +73,10 @@ export interface SocialProvider {
 
 /** The provider failed or refused: the API answers 502. */
 export class ProviderError extends Error {
-  constructor(message: string, readonly status?: number) {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
     super(message);
   }
 }

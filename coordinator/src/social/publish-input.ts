@@ -1,8 +1,15 @@
 import { z } from 'zod';
 import { badRequest } from '../errors.js';
 import {
-  NETWORKS, NETWORK_MAX_PHOTOS, NETWORK_POST_TYPES, PLATFORM_FIELDS, POST_TYPES, fieldItems,
-  type FieldKind, type Network, type PostType,
+  NETWORKS,
+  NETWORK_MAX_PHOTOS,
+  NETWORK_POST_TYPES,
+  PLATFORM_FIELDS,
+  POST_TYPES,
+  fieldItems,
+  type FieldKind,
+  type Network,
+  type PostType,
 } from './networks.js';
 import { canonicalTimeZone, parseDateTime } from './zoned-time.js';
 import type { SocialSettings } from './settings.js';
@@ -18,30 +25,46 @@ export const PAST_TOLERANCE_MS = 60_000;
 const optionalString = (name: string) => z.string({ error: `${name} must be a string` }).nullish();
 
 /** Shapes only; the rules between fields are in validatePublish, after authentication. */
-export const publishSchema = z.object({
-  organizationId: z.string().nullish(),
-  postType: z.enum(POST_TYPES, {
-    error: (i) => (i.input === undefined ? `postType is required: one of ${POST_TYPES.join(', ')}` : `postType must be one of ${POST_TYPES.join(', ')}`),
-  }),
-  caption: z.string({ error: 'caption is required (a string)' }).max(MAX_CAPTION, `caption is at most ${MAX_CAPTION} characters`),
-  platforms: z.array(z.string({ error: 'platforms must be an array of network keys' }), { error: 'platforms must be an array of network keys' }).nullish(),
-  publishMode: z.enum(PUBLISH_MODES, { error: `publishMode must be one of ${PUBLISH_MODES.join(', ')}` }).nullish(),
-  scheduledAt: optionalString('scheduledAt'),
-  timezone: optionalString('timezone'),
-  videoUrl: optionalString('videoUrl'),
-  /** Beyond the contract: a video in the organization's storage (a render), posted by its own signed URL. */
-  fileId: optionalString('fileId'),
-  photoUrls: z.array(z.string({ error: 'photoUrls must be an array of URL strings' }), { error: 'photoUrls must be an array of URL strings' }).nullish(),
-  documentUrl: optionalString('documentUrl'),
-  platformFields: z.record(z.string(), z.string({ error: 'platformFields values must be strings (booleans as "true" or "false")' }), {
-    error: 'platformFields must be an object of string values',
-  }).nullish(),
-}).meta({
-  example: {
-    postType: 'video', caption: 'Three tips in 30 seconds #shorts', platforms: ['youtube', 'tiktok'], publishMode: 'schedule',
-    scheduledAt: '2026-12-01T17:00:00', timezone: 'Europe/Berlin', fileId: 'a7e2d4c0-9b1f-4e3a-8c5d-2f6e7a8b9c0d',
-  },
-});
+export const publishSchema = z
+  .object({
+    organizationId: z.string().nullish(),
+    postType: z.enum(POST_TYPES, {
+      error: (i) =>
+        i.input === undefined
+          ? `postType is required: one of ${POST_TYPES.join(', ')}`
+          : `postType must be one of ${POST_TYPES.join(', ')}`,
+    }),
+    caption: z.string({ error: 'caption is required (a string)' }).max(MAX_CAPTION, `caption is at most ${MAX_CAPTION} characters`),
+    platforms: z
+      .array(z.string({ error: 'platforms must be an array of network keys' }), { error: 'platforms must be an array of network keys' })
+      .nullish(),
+    publishMode: z.enum(PUBLISH_MODES, { error: `publishMode must be one of ${PUBLISH_MODES.join(', ')}` }).nullish(),
+    scheduledAt: optionalString('scheduledAt'),
+    timezone: optionalString('timezone'),
+    videoUrl: optionalString('videoUrl'),
+    /** Beyond the contract: a video in the organization's storage (a render), posted by its own signed URL. */
+    fileId: optionalString('fileId'),
+    photoUrls: z
+      .array(z.string({ error: 'photoUrls must be an array of URL strings' }), { error: 'photoUrls must be an array of URL strings' })
+      .nullish(),
+    documentUrl: optionalString('documentUrl'),
+    platformFields: z
+      .record(z.string(), z.string({ error: 'platformFields values must be strings (booleans as "true" or "false")' }), {
+        error: 'platformFields must be an object of string values',
+      })
+      .nullish(),
+  })
+  .meta({
+    example: {
+      postType: 'video',
+      caption: 'Three tips in 30 seconds #shorts',
+      platforms: ['youtube', 'tiktok'],
+      publishMode: 'schedule',
+      scheduledAt: '2026-12-01T17:00:00',
+      timezone: 'Europe/Berlin',
+      fileId: 'a7e2d4c0-9b1f-4e3a-8c5d-2f6e7a8b9c0d',
+    },
+  });
 export type PublishBody = z.infer<typeof publishSchema>;
 
 export interface PublishRequest {
@@ -84,8 +107,10 @@ export function validatePublish(body: PublishBody, settings: SocialSettings, now
   if (mode === 'draft' || mode === 'schedule') {
     if (!body.scheduledAt || body.scheduledAt.trim() === '') throw badRequest(`scheduledAt is required for publishMode ${mode}`);
     scheduledAt = parseDateTime(body.scheduledAt, timeZone) ?? null;
-    if (scheduledAt === null) throw badRequest('scheduledAt must be an ISO 8601 date-time such as 2026-07-08T12:30:00Z (without an offset it is read in timezone)');
-    if (mode === 'schedule' && scheduledAt < now - PAST_TOLERANCE_MS) throw badRequest('scheduledAt must be in the future for publishMode schedule');
+    if (scheduledAt === null)
+      throw badRequest('scheduledAt must be an ISO 8601 date-time such as 2026-07-08T12:30:00Z (without an offset it is read in timezone)');
+    if (mode === 'schedule' && scheduledAt < now - PAST_TOLERANCE_MS)
+      throw badRequest('scheduledAt must be in the future for publishMode schedule');
   } else if (body.scheduledAt) {
     throw badRequest(`scheduledAt applies only to publishMode draft or schedule, not ${mode}`);
   }
@@ -163,9 +188,15 @@ function checkValue(key: string, value: string, kind: FieldKind): string {
   } else if (kind === 'list' || kind === 'lines') {
     if (value.trim().startsWith('[')) {
       let parsed: unknown;
-      try { parsed = JSON.parse(value); } catch { parsed = undefined; }
+      try {
+        parsed = JSON.parse(value);
+      } catch {
+        parsed = undefined;
+      }
       if (!Array.isArray(parsed) || !parsed.every((s) => typeof s === 'string')) {
-        throw badRequest(`platformFields.${key} must be a JSON array of strings or a ${kind === 'list' ? 'comma-separated list' : 'list of lines'}`);
+        throw badRequest(
+          `platformFields.${key} must be a JSON array of strings or a ${kind === 'list' ? 'comma-separated list' : 'list of lines'}`,
+        );
       }
     }
     if (!fieldItems(value, kind).length) throw badRequest(`platformFields.${key} must not be empty`);
@@ -177,12 +208,18 @@ function checkValue(key: string, value: string, kind: FieldKind): string {
   return value;
 }
 
-function checkPlatformFields(fields: Record<string, string>, platforms: Network[], postType: PostType, media: PublishRequest['media']): Record<string, string> {
+function checkPlatformFields(
+  fields: Record<string, string>,
+  platforms: Network[],
+  postType: PostType,
+  media: PublishRequest['media'],
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, raw] of Object.entries(fields)) {
     const spec = PLATFORM_FIELDS[key];
     if (!spec) throw badRequest(`platformFields.${key} is not an accepted key`);
-    if (!platforms.includes(spec.network)) throw badRequest(`platformFields.${key} is for ${spec.network}, which is not among the platforms`);
+    if (!platforms.includes(spec.network))
+      throw badRequest(`platformFields.${key} is for ${spec.network}, which is not among the platforms`);
     out[key] = checkValue(key, raw, spec.kind);
   }
   const only = (key: string, type: PostType) => {
@@ -193,7 +230,8 @@ function checkPlatformFields(fields: Record<string, string>, platforms: Network[
   only('tiktokVideoCoverTimestampMs', 'video');
   only('instagramThumbOffset', 'video');
   only('linkedinDocumentTitle', 'document');
-  if (out.youtubeTitle !== undefined && out.youtubeTitle.length > 100) throw badRequest('platformFields.youtubeTitle is at most 100 characters');
+  if (out.youtubeTitle !== undefined && out.youtubeTitle.length > 100)
+    throw badRequest('platformFields.youtubeTitle is at most 100 characters');
   if (out.xPollOptions !== undefined) {
     const options = fieldItems(out.xPollOptions);
     if (options.length < 2 || options.length > 4) throw badRequest('platformFields.xPollOptions must hold 2 to 4 options');

@@ -14,8 +14,17 @@ import { canonicalTimeZone, isoInZone } from './zoned-time.js';
 import { planEdit } from './edit-plan.js';
 import { validatePublish, type EditBody, type PublishBody, type PublishRequest } from './publish-input.js';
 import {
-  LIVE_STATUSES, applyOutcome, dueScheduled, findPost, insertPost, listPosts, queuedInstants, updatePost,
-  type PostPatch, type PostStatus, type SocialPost,
+  LIVE_STATUSES,
+  applyOutcome,
+  dueScheduled,
+  findPost,
+  insertPost,
+  listPosts,
+  queuedInstants,
+  updatePost,
+  type PostPatch,
+  type PostStatus,
+  type SocialPost,
 } from './posts.js';
 
 const SLOT_HORIZON_DAYS = 400;
@@ -61,11 +70,37 @@ export function createSocialService(deps: SocialServiceDeps) {
     if (!settings.queueSlots.length) throw badRequest('No queue slots configured: set queueSlots in the social settings');
     const t = now();
     const taken = await queuedInstants(q, organizationId, new Date(t));
-    return nextFreeSlots({ slots: settings.queueSlots, maxPostsPerSlot: settings.maxPostsPerSlot, timeZone, now: t, taken, count, horizonDays: SLOT_HORIZON_DAYS });
+    return nextFreeSlots({
+      slots: settings.queueSlots,
+      maxPostsPerSlot: settings.maxPostsPerSlot,
+      timeZone,
+      now: t,
+      taken,
+      count,
+      horizonDays: SLOT_HORIZON_DAYS,
+    });
   }
 
-  function toProviderPost(p: { postType: SocialPost['postType']; caption: string; platforms: Network[]; media: SocialPost['media']; platformFields: Record<string, string> }, scheduledAt: Date | null, hold: boolean): ProviderPost {
-    return { postType: p.postType, caption: p.caption, platforms: p.platforms, media: p.media, platformFields: p.platformFields, scheduledAt, hold };
+  function toProviderPost(
+    p: {
+      postType: SocialPost['postType'];
+      caption: string;
+      platforms: Network[];
+      media: SocialPost['media'];
+      platformFields: Record<string, string>;
+    },
+    scheduledAt: Date | null,
+    hold: boolean,
+  ): ProviderPost {
+    return {
+      postType: p.postType,
+      caption: p.caption,
+      platforms: p.platforms,
+      media: p.media,
+      platformFields: p.platformFields,
+      scheduledAt,
+      hold,
+    };
   }
 
   /** The post row after a provider accepted it. */
@@ -77,7 +112,11 @@ export function createSocialService(deps: SocialServiceDeps) {
       providerPostId: result.providerPostId,
       providerPlatforms: result.platforms,
       providerError: null,
-      providerLastEvent: { held: heldAs === 'draft' ? 'post.draft' : 'post.awaiting_approval', scheduled: 'post.scheduled', published: 'post.published' }[result.state],
+      providerLastEvent: {
+        held: heldAs === 'draft' ? 'post.draft' : 'post.awaiting_approval',
+        scheduled: 'post.scheduled',
+        published: 'post.published',
+      }[result.state],
       isPublishedOnPlatform: result.state === 'published',
     };
   }
@@ -137,7 +176,8 @@ export function createSocialService(deps: SocialServiceDeps) {
       }
       const linked = new Set(accounts.map((a) => a.platform));
       const missing = request.platforms.filter((p) => !linked.has(p));
-      if (!profile || missing.length) throw badRequest(`Not connected: ${missing.join(', ')}. Link the account with POST /api/organizations/social-posts/connect first`);
+      if (!profile || missing.length)
+        throw badRequest(`Not connected: ${missing.join(', ')}. Link the account with POST /api/organizations/social-posts/connect first`);
       const hold = request.mode === 'draft' || (settings.approveApiPosts && viaApiKey);
       const heldAs: PostStatus = request.mode === 'draft' ? 'draft' : 'pending_approval';
       try {
@@ -180,9 +220,12 @@ export function createSocialService(deps: SocialServiceDeps) {
       // Same text and no move back into a held state: the provider moves the job in place.
       if (live && caption === post.caption && scheduledAt && !(hold && !wasHeld)) {
         await viaProvider('The social provider did not accept the change', () =>
-          provider.reschedule(profile, post.providerJobId!, { scheduledAt, release: wasHeld && !hold }));
+          provider.reschedule(profile, post.providerJobId!, { scheduledAt, release: wasHeld && !hold }),
+        );
         return updatePost(db.pool, org.id, post.id, {
-          status: target, scheduledFor: scheduledAt, providerError: null,
+          status: target,
+          scheduledFor: scheduledAt,
+          providerError: null,
           providerLastEvent: wasHeld && !hold ? 'post.approved' : 'post.rescheduled',
         });
       }
@@ -193,13 +236,20 @@ export function createSocialService(deps: SocialServiceDeps) {
       } catch (err) {
         providerFailure(err, 'The social provider cannot take this post');
       }
-      if (live) await viaProvider('The social provider did not cancel the previous version', () => provider.cancel(profile, post.providerJobId!));
+      if (live)
+        await viaProvider('The social provider did not cancel the previous version', () => provider.cancel(profile, post.providerJobId!));
       let result: SubmitResult;
       try {
         result = await provider.submit(profile, next);
       } catch (err) {
         if (err instanceof ProviderError) {
-          await updatePost(db.pool, org.id, post.id, { status: 'failed', caption, scheduledFor: scheduledAt, providerError: err.message, providerLastEvent: 'post.failed' });
+          await updatePost(db.pool, org.id, post.id, {
+            status: 'failed',
+            caption,
+            scheduledFor: scheduledAt,
+            providerError: err.message,
+            providerLastEvent: 'post.failed',
+          });
         }
         providerFailure(err, 'The social provider did not accept the post');
       }
@@ -226,7 +276,10 @@ export function createSocialService(deps: SocialServiceDeps) {
     const profile = await findProfile(db, organizationId, provider.name);
     if (!profile) return;
     try {
-      const outcomes = await provider.refresh(profile, due.map((p) => p.providerJobId!));
+      const outcomes = await provider.refresh(
+        profile,
+        due.map((p) => p.providerJobId!),
+      );
       for (const o of outcomes) await applyOutcome(db.pool, organizationId, o);
     } catch (err) {
       if (!(err instanceof ProviderError)) throw err;
@@ -246,8 +299,18 @@ export function createSocialService(deps: SocialServiceDeps) {
   async function reserve(organizationId: string, request: PublishRequest, status: PostStatus, viaApiKey: boolean): Promise<SocialPost> {
     const media = request.media;
     const previewUrl = media.videoUrl ?? media.photoUrls?.[0] ?? media.documentUrl ?? null;
-    const thumbnailUrl = request.platformFields.instagramThumbnail ?? request.platformFields.tiktokVideoCoverImageUrl ?? media.photoUrls?.[0] ?? null;
-    const base = { id: newId(), organizationId, status, request, provider: provider.name, previewUrl, thumbnailUrl, createdByApiKey: viaApiKey };
+    const thumbnailUrl =
+      request.platformFields.instagramThumbnail ?? request.platformFields.tiktokVideoCoverImageUrl ?? media.photoUrls?.[0] ?? null;
+    const base = {
+      id: newId(),
+      organizationId,
+      status,
+      request,
+      provider: provider.name,
+      previewUrl,
+      thumbnailUrl,
+      createdByApiKey: viaApiKey,
+    };
     if (request.mode !== 'next_slot') {
       return insertPost(db.pool, { ...base, scheduledFor: request.scheduledAt === null ? null : new Date(request.scheduledAt) });
     }
@@ -263,7 +326,7 @@ export function createSocialService(deps: SocialServiceDeps) {
 /** Every URL the provider will fetch for this post. */
 function mediaUrls(r: PublishRequest): string[] {
   const f = r.platformFields;
-  return [r.media.videoUrl, ...(r.media.photoUrls ?? []), r.media.documentUrl, f.instagramThumbnail, f.tiktokVideoCoverImageUrl]
-    .filter((u): u is string => typeof u === 'string' && u !== '');
+  return [r.media.videoUrl, ...(r.media.photoUrls ?? []), r.media.documentUrl, f.instagramThumbnail, f.tiktokVideoCoverImageUrl].filter(
+    (u): u is string => typeof u === 'string' && u !== '',
+  );
 }
-

@@ -25,7 +25,10 @@ export const DEFAULT_SETTINGS: Readonly<SocialSettings> = Object.freeze({
   defaultTimezone: 'UTC',
   defaultPlatforms: [],
   // A common posting rhythm, so next-slot and next_slot publishing work before anything is saved.
-  queueSlots: [0, 1, 2, 3, 4, 5, 6].flatMap((dayOfWeek) => [{ dayOfWeek, time: '09:00' }, { dayOfWeek, time: '17:00' }]),
+  queueSlots: [0, 1, 2, 3, 4, 5, 6].flatMap((dayOfWeek) => [
+    { dayOfWeek, time: '09:00' },
+    { dayOfWeek, time: '17:00' },
+  ]),
   maxPostsPerSlot: 1,
   maxShortsOfSameVideo: 1,
   maxShortsPerWeek: 7,
@@ -43,42 +46,61 @@ const timeZone = z.string().transform((v, ctx) => {
 });
 
 export const networkSchema = z.enum(NETWORKS, {
-  error: (i) => (i.input === undefined ? `a network is required (one of ${NETWORKS.join(', ')})` : `"${String(i.input)}" is not a network; use one of ${NETWORKS.join(', ')}`),
+  error: (i) =>
+    i.input === undefined
+      ? `a network is required (one of ${NETWORKS.join(', ')})`
+      : `"${String(i.input)}" is not a network; use one of ${NETWORKS.join(', ')}`,
 });
 
 const slotSchema = z.object({
-  dayOfWeek: z.number({ error: 'dayOfWeek must be an integer from 0 (Sunday) to 6 (Saturday)' })
+  dayOfWeek: z
+    .number({ error: 'dayOfWeek must be an integer from 0 (Sunday) to 6 (Saturday)' })
     .int('dayOfWeek must be an integer from 0 (Sunday) to 6 (Saturday)')
     .min(0, 'dayOfWeek must be an integer from 0 (Sunday) to 6 (Saturday)')
     .max(6, 'dayOfWeek must be an integer from 0 (Sunday) to 6 (Saturday)'),
-  time: z.string({ error: 'time must be a string HH:mm (24 h)' })
+  time: z
+    .string({ error: 'time must be a string HH:mm (24 h)' })
     .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'time must be HH:mm in 24-hour form, 00:00 to 23:59'),
 });
 
-const count = (name: string) => z.number({ error: `${name} must be a non-negative integer` })
-  .int(`${name} must be a non-negative integer`).min(0, `${name} must be a non-negative integer`);
+const count = (name: string) =>
+  z
+    .number({ error: `${name} must be a non-negative integer` })
+    .int(`${name} must be a non-negative integer`)
+    .min(0, `${name} must be a non-negative integer`);
 
 /** PUT body: any subset of the fields, checked; unknown keys are refused so typos do not pass silently. */
-export const settingsPatchSchema = z.strictObject({
-  organizationId: z.string().nullish(),
-  isEnabled: z.boolean({ error: 'isEnabled must be a boolean' }).optional(),
-  approveApiPosts: z.boolean({ error: 'approveApiPosts must be a boolean' }).optional(),
-  defaultTimezone: timeZone.optional(),
-  defaultPlatforms: z.array(networkSchema, { error: 'defaultPlatforms must be an array of network keys' })
-    .transform((a) => [...new Set(a)]).optional(),
-  queueSlots: z.array(slotSchema, { error: 'queueSlots must be an array of {dayOfWeek, time}' })
-    .max(500, 'queueSlots holds at most 500 slots')
-    .transform(dedupeSlots).optional(),
-  maxPostsPerSlot: z.number({ error: 'maxPostsPerSlot must be an integer from 1 to 100' })
-    .int('maxPostsPerSlot must be an integer from 1 to 100')
-    .min(1, 'maxPostsPerSlot must be an integer from 1 to 100')
-    .max(100, 'maxPostsPerSlot must be an integer from 1 to 100').optional(),
-  maxShortsOfSameVideo: count('maxShortsOfSameVideo').optional(),
-  maxShortsPerWeek: count('maxShortsPerWeek').optional(),
-  minimumVideoDurationSeconds: z.number({ error: 'minimumVideoDurationSeconds must be a non-negative number' })
-    .min(0, 'minimumVideoDurationSeconds must be a non-negative number').optional(),
-  processOnlyPlaylistId: z.string({ error: 'processOnlyPlaylistId must be a string or null' }).max(200).nullable().optional(),
-}, { error: (i) => (i.code === 'unrecognized_keys' ? `Unknown settings field(s): ${i.keys.join(', ')}` : undefined) });
+export const settingsPatchSchema = z.strictObject(
+  {
+    organizationId: z.string().nullish(),
+    isEnabled: z.boolean({ error: 'isEnabled must be a boolean' }).optional(),
+    approveApiPosts: z.boolean({ error: 'approveApiPosts must be a boolean' }).optional(),
+    defaultTimezone: timeZone.optional(),
+    defaultPlatforms: z
+      .array(networkSchema, { error: 'defaultPlatforms must be an array of network keys' })
+      .transform((a) => [...new Set(a)])
+      .optional(),
+    queueSlots: z
+      .array(slotSchema, { error: 'queueSlots must be an array of {dayOfWeek, time}' })
+      .max(500, 'queueSlots holds at most 500 slots')
+      .transform(dedupeSlots)
+      .optional(),
+    maxPostsPerSlot: z
+      .number({ error: 'maxPostsPerSlot must be an integer from 1 to 100' })
+      .int('maxPostsPerSlot must be an integer from 1 to 100')
+      .min(1, 'maxPostsPerSlot must be an integer from 1 to 100')
+      .max(100, 'maxPostsPerSlot must be an integer from 1 to 100')
+      .optional(),
+    maxShortsOfSameVideo: count('maxShortsOfSameVideo').optional(),
+    maxShortsPerWeek: count('maxShortsPerWeek').optional(),
+    minimumVideoDurationSeconds: z
+      .number({ error: 'minimumVideoDurationSeconds must be a non-negative number' })
+      .min(0, 'minimumVideoDurationSeconds must be a non-negative number')
+      .optional(),
+    processOnlyPlaylistId: z.string({ error: 'processOnlyPlaylistId must be a string or null' }).max(200).nullable().optional(),
+  },
+  { error: (i) => (i.code === 'unrecognized_keys' ? `Unknown settings field(s): ${i.keys.join(', ')}` : undefined) },
+);
 
 function dedupeSlots(slots: QueueSlot[]): QueueSlot[] {
   const keyed = new Map(slots.map((s) => [`${s.dayOfWeek} ${s.time}`, { dayOfWeek: s.dayOfWeek, time: s.time }]));
@@ -119,8 +141,19 @@ export async function updateSettings(database: Db, organizationId: string, patch
          minimum_video_duration_seconds = EXCLUDED.minimum_video_duration_seconds, process_only_playlist_id = EXCLUDED.process_only_playlist_id,
          updated_at = now()
        RETURNING ${COLUMNS}`,
-      [organizationId, next.isEnabled, next.approveApiPosts, next.defaultTimezone, next.defaultPlatforms, JSON.stringify(next.queueSlots),
-        next.maxPostsPerSlot, next.maxShortsOfSameVideo, next.maxShortsPerWeek, next.minimumVideoDurationSeconds, next.processOnlyPlaylistId],
+      [
+        organizationId,
+        next.isEnabled,
+        next.approveApiPosts,
+        next.defaultTimezone,
+        next.defaultPlatforms,
+        JSON.stringify(next.queueSlots),
+        next.maxPostsPerSlot,
+        next.maxShortsOfSameVideo,
+        next.maxShortsPerWeek,
+        next.minimumVideoDurationSeconds,
+        next.processOnlyPlaylistId,
+      ],
     );
     return res.rows[0];
   });

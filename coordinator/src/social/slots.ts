@@ -1,6 +1,9 @@
 import { addDays, dayOfWeek, wallTimeAt, zonedToEpoch } from './zoned-time.js';
 
-export interface QueueSlot { dayOfWeek: number; time: string }
+export interface QueueSlot {
+  dayOfWeek: number;
+  time: string;
+}
 
 export interface SlotQuery {
   slots: QueueSlot[];

@@ -2,8 +2,15 @@
 // (spring-forward gap) or exist twice (fall-back overlap) resolve like Temporal's 'compatible'
 // disambiguation: a skipped time moves forward by the gap, a repeated time takes the earlier instant.
 
-export interface LocalDate { year: number; month: number; day: number }
-export interface WallTime extends LocalDate { hour: number; minute: number }
+export interface LocalDate {
+  year: number;
+  month: number;
+  day: number;
+}
+export interface WallTime extends LocalDate {
+  hour: number;
+  minute: number;
+}
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -11,7 +18,14 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   let fmt = formatters.get(timeZone);
   if (!fmt) {
     fmt = new Intl.DateTimeFormat('en-US', {
-      timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
     });
     formatters.set(timeZone, fmt);
   }
@@ -47,10 +61,47 @@ function icuNames(): Map<string, string> {
 // a link's spelling follows IANA's naming rule: each word capitalised. These are the words that
 // break the rule in the tz database (a test checks every name against the host's copy of it).
 const IRREGULAR_WORDS = new Map(
-  ['CET', 'CST', 'CDT', 'EET', 'EST', 'EDT', 'GMT', 'UTC', 'UCT', 'HST', 'MET', 'MST', 'MDT', 'PST', 'PDT', 'WET',
-    'ACT', 'LHI', 'NSW', 'GB', 'NZ', 'CHAT', 'PRC', 'ROC', 'ROK', 'US', 'W', 'SU', 'IN', 'au', 'es', 'of',
-    'DeNoronha', 'EasterIsland', 'BajaNorte', 'BajaSur', 'ComodRivadavia', 'McMurdo', 'DumontDUrville']
-    .map((w) => [w.toLowerCase(), w]),
+  [
+    'CET',
+    'CST',
+    'CDT',
+    'EET',
+    'EST',
+    'EDT',
+    'GMT',
+    'UTC',
+    'UCT',
+    'HST',
+    'MET',
+    'MST',
+    'MDT',
+    'PST',
+    'PDT',
+    'WET',
+    'ACT',
+    'LHI',
+    'NSW',
+    'GB',
+    'NZ',
+    'CHAT',
+    'PRC',
+    'ROC',
+    'ROK',
+    'US',
+    'W',
+    'SU',
+    'IN',
+    'au',
+    'es',
+    'of',
+    'DeNoronha',
+    'EasterIsland',
+    'BajaNorte',
+    'BajaSur',
+    'ComodRivadavia',
+    'McMurdo',
+    'DumontDUrville',
+  ].map((w) => [w.toLowerCase(), w]),
 );
 
 function ianaSpelling(lower: string): string {
@@ -110,7 +161,14 @@ const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1
 export function parseDateTime(value: string, timeZone: string): number | undefined {
   const m = ISO_RE.exec(value.trim());
   if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0)) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
   const check = new Date(Date.UTC(year, month - 1, day));
   if (check.getUTCMonth() !== month - 1) return undefined; // 31 April and the like

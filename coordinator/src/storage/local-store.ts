@@ -21,7 +21,11 @@ export class LocalObjectStore implements ObjectStore {
     const tmp = `${target}.tmp-${randomBytes(6).toString('hex')}`;
     try {
       if (Buffer.isBuffer(source)) await writeFile(tmp, source);
-      else await pipeline('path' in source && !(source instanceof Readable) ? createReadStream(source.path) : (source as Readable), createWriteStream(tmp));
+      else
+        await pipeline(
+          'path' in source && !(source instanceof Readable) ? createReadStream(source.path) : (source as Readable),
+          createWriteStream(tmp),
+        );
       await rename(tmp, target);
     } catch (err) {
       await rm(tmp, { force: true });

@@ -7,9 +7,27 @@ import type { ObjectStore } from './object-store.js';
 import { verifyObjectSignature, type UploadGrant } from './signed-url.js';
 
 const CONTENT_TYPES: Record<string, string> = {
-  mp4: 'video/mp4', mov: 'video/quicktime', webm: 'video/webm', mkv: 'video/x-matroska', avi: 'video/x-msvideo', flv: 'video/x-flv',
-  ts: 'video/mp2t', mpg: 'video/mpeg', ogv: 'video/ogg', asf: 'video/x-ms-asf', mxf: 'application/mxf', jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png',
-  webp: 'image/webp', gif: 'image/gif', svg: 'image/svg+xml', wav: 'audio/wav', mp3: 'audio/mpeg', m4a: 'audio/mp4', json: 'application/json',
+  mp4: 'video/mp4',
+  mov: 'video/quicktime',
+  webm: 'video/webm',
+  mkv: 'video/x-matroska',
+  avi: 'video/x-msvideo',
+  flv: 'video/x-flv',
+  ts: 'video/mp2t',
+  mpg: 'video/mpeg',
+  ogv: 'video/ogg',
+  asf: 'video/x-ms-asf',
+  mxf: 'application/mxf',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  png: 'image/png',
+  webp: 'image/webp',
+  gif: 'image/gif',
+  svg: 'image/svg+xml',
+  wav: 'audio/wav',
+  mp3: 'audio/mpeg',
+  m4a: 'audio/mp4',
+  json: 'application/json',
   ass: 'text/x-ssa; charset=utf-8',
 };
 
@@ -47,7 +65,14 @@ const tooLarge = (max: number) => new AppError(413, 'Payload Too Large', `This u
  * length), then moves it into place through the gate, which allows it only while the lease lives
  * and only once. Whatever fails, nothing is left under the staging key and the key is unchanged.
  */
-async function receiveUpload(ctx: Koa.Context, store: ObjectStore, gate: UploadGate, key: string, grant: UploadGrant, contentType: string): Promise<number> {
+async function receiveUpload(
+  ctx: Koa.Context,
+  store: ObjectStore,
+  gate: UploadGate,
+  key: string,
+  grant: UploadGrant,
+  contentType: string,
+): Promise<number> {
   const max = Math.min(grant.maxBytes, MAX_UPLOAD_BYTES);
   const declared = ctx.get('content-length');
   // The connection is closed after a refusal: the client may still be sending a body we will not read.

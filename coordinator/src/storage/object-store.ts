@@ -30,7 +30,15 @@ export async function deletePrefix(store: Pick<ObjectStore, 'list' | 'delete'>, 
 
 /** Keys are relative, slash-separated, without `..` or empty parts. */
 export function checkKey(key: string): string {
-  if (!key || key.startsWith('/') || key.includes('\\') || key.split('/').some((p) => p === '' || p === '.' || p === '..') || /[\0-\x1f]/.test(key)) {
+  if (
+    !key ||
+    key.startsWith('/') ||
+    key.includes('\\') ||
+    key.split('/').some((p) => p === '' || p === '.' || p === '..') ||
+    // Control characters are what this refuses: a key is a path, never a place for them.
+    // eslint-disable-next-line no-control-regex
+    /[\0-\x1f]/.test(key)
+  ) {
     throw new Error(`invalid object key: ${JSON.stringify(key)}`);
   }
   return key;

@@ -1,4 +1,11 @@
-import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
@@ -30,21 +37,35 @@ export class S3ObjectStore implements ObjectStore {
       region: config.region,
       endpoint: config.endpoint,
       forcePathStyle: config.forcePathStyle ?? true,
-      credentials: config.accessKeyId && config.secretAccessKey ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } : undefined,
+      credentials:
+        config.accessKeyId && config.secretAccessKey
+          ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey }
+          : undefined,
     });
   }
 
   async put(key: string, source: ObjectSource, opts: { contentType?: string } = {}) {
-    const body = Buffer.isBuffer(source) ? source : source instanceof Readable ? source : createReadStream((source as { path: string }).path);
-    await new Upload({ client: this.client, params: { Bucket: this.bucket, Key: checkKey(key), Body: body, ContentType: opts.contentType } }).done();
+    const body = Buffer.isBuffer(source)
+      ? source
+      : source instanceof Readable
+        ? source
+        : createReadStream((source as { path: string }).path);
+    await new Upload({
+      client: this.client,
+      params: { Bucket: this.bucket, Key: checkKey(key), Body: body, ContentType: opts.contentType },
+    }).done();
     const s = await this.stat(key);
     return { size: s?.size ?? 0 };
   }
 
   async get(key: string, range?: { start: number; end?: number }) {
-    const res = await this.client.send(new GetObjectCommand({
-      Bucket: this.bucket, Key: checkKey(key), Range: range ? `bytes=${range.start}-${range.end ?? ''}` : undefined,
-    }));
+    const res = await this.client.send(
+      new GetObjectCommand({
+        Bucket: this.bucket,
+        Key: checkKey(key),
+        Range: range ? `bytes=${range.start}-${range.end ?? ''}` : undefined,
+      }),
+    );
     const total = res.ContentRange ? Number(res.ContentRange.split('/')[1]) : Number(res.ContentLength ?? 0);
     return { stream: res.Body as Readable, size: total, contentType: res.ContentType };
   }

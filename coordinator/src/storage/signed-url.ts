@@ -18,7 +18,11 @@ const mac = (secret: string, method: string, key: string, exp: number, grant?: U
 
 const encodeKey = (key: string) => key.split('/').map(encodeURIComponent).join('/');
 
-export function signObjectUrl(baseUrl: string, key: string, opts: { method: 'GET'; expiresAt: Date; secret: string } | { method: 'PUT'; expiresAt: Date; secret: string; grant: UploadGrant }): string {
+export function signObjectUrl(
+  baseUrl: string,
+  key: string,
+  opts: { method: 'GET'; expiresAt: Date; secret: string } | { method: 'PUT'; expiresAt: Date; secret: string; grant: UploadGrant },
+): string {
   const exp = Math.floor(opts.expiresAt.getTime() / 1000);
   const grant = opts.method === 'PUT' ? opts.grant : undefined;
   const sig = mac(opts.secret, opts.method, key, exp, grant);
@@ -33,7 +37,13 @@ const one = (v: string | string[] | undefined) => (typeof v === 'string' ? v : u
 
 /** Checks a request's signature; an upload's grant comes back with it. A PUT signed without a grant
  *  (or a GET signature used for a PUT) is invalid. */
-export function verifyObjectSignature(key: string, method: string, query: Query, secret: string, now = Date.now()): { check: SignatureCheck; grant?: UploadGrant } {
+export function verifyObjectSignature(
+  key: string,
+  method: string,
+  query: Query,
+  secret: string,
+  now = Date.now(),
+): { check: SignatureCheck; grant?: UploadGrant } {
   const exp = one(query.exp);
   const sig = one(query.sig);
   if (!exp || !sig || !/^\d+$/.test(exp)) return { check: 'invalid' };

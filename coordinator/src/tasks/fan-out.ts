@@ -32,7 +32,8 @@ export class TaskFamilies {
   static check(type: TaskType, handler: TaskOutcomeHandler): void {
     if (!handler.fanOut && !handler.fanIn) return;
     if (!childTypeOf(type)) throw new Error(`${type} handler fans out, but the ${type} contract declares no children`);
-    if (!handler.fanOut || !(handler.fanIn || handler.finishOnAgent)) throw new Error(`${type} handler needs fanOut, and fanIn or finishOnAgent`);
+    if (!handler.fanOut || !(handler.fanIn || handler.finishOnAgent))
+      throw new Error(`${type} handler needs fanOut, and fanIn or finishOnAgent`);
   }
 
   /** Locks the task's parent, if it has one, so that the task's own lock comes second. */
@@ -68,16 +69,19 @@ export class TaskFamilies {
     const parent = await this.lockedWaitingParent(c, child);
     // The parent ended already (a sibling failed, it was cancelled): the result stays on the child.
     if (!parent) return;
-    const { pending } = (await c.query<{ pending: number }>(
-      `UPDATE tasks SET children_pending = children_pending - 1 WHERE id = $1 RETURNING children_pending AS pending`, [parent.id],
-    )).rows[0];
+    const { pending } = (
+      await c.query<{ pending: number }>(
+        `UPDATE tasks SET children_pending = children_pending - 1 WHERE id = $1 RETURNING children_pending AS pending`,
+        [parent.id],
+      )
+    ).rows[0];
     // The parent's progress follows its children's, the last one's completion included.
     await this.childProgressed(c, child);
     if (pending > 0) return;
     const handler = this.queue.handlerOf(parent.type);
-    const childResults = (await c.query<{ result: unknown }>(
-      `SELECT result FROM tasks WHERE parent_id = $1 ORDER BY child_index`, [parent.id],
-    )).rows.map((r) => r.result);
+    const childResults = (
+      await c.query<{ result: unknown }>(`SELECT result FROM tasks WHERE parent_id = $1 ORDER BY child_index`, [parent.id])
+    ).rows.map((r) => r.result);
     if (handler.finishOnAgent) {
       // The join needs an agent: the parent is queued again for its final part, with fresh attempts.
       const payload = await handler.finishOnAgent(c, parent, parent.result, childResults);
@@ -92,10 +96,10 @@ export class TaskFamilies {
     }
     const result = await handler.fanIn!(c, parent, parent.result, childResults);
     if (handler.joinsOnAgent?.(result)) return this.queueJoin(c, parent, result, childResults.length);
-    await c.query(
-      `UPDATE tasks SET state = 'completed', result = $2, progress = 1, finished_at = now() WHERE id = $1`,
-      [parent.id, result],
-    );
+    await c.query(`UPDATE tasks SET state = 'completed', result = $2, progress = 1, finished_at = now() WHERE id = $1`, [
+      parent.id,
+      result,
+    ]);
     await handler.onComplete(c, parent, result);
     await this.queue.event(parent.id, null, 'completed', `after ${childResults.length} child tasks`, c);
     this.queue.endsWith(c, parent, TASK_STATES.completed);
@@ -119,12 +123,15 @@ export class TaskFamilies {
     const parent = await this.lockedWaitingParent(c, child);
     const handler = parent && this.queue.handlerOf(parent.type);
     if (!parent || !handler?.onChildrenProgress) return;
-    const { fraction } = (await c.query<{ fraction: number }>(
-      `SELECT COALESCE(avg(CASE WHEN state = 'completed' THEN 1 ELSE progress END), 0)::float8 AS fraction FROM tasks WHERE parent_id = $1`,
-      [parent.id],
-    )).rows[0];
+    const { fraction } = (
+      await c.query<{ fraction: number }>(
+        `SELECT COALESCE(avg(CASE WHEN state = 'completed' THEN 1 ELSE progress END), 0)::float8 AS fraction FROM tasks WHERE parent_id = $1`,
+        [parent.id],
+      )
+    ).rows[0];
     const progress = await handler.onChildrenProgress(c, parent, fraction);
-    if (typeof progress === 'number') await c.query(`UPDATE tasks SET progress = GREATEST(progress, $2) WHERE id = $1`, [parent.id, progress]);
+    if (typeof progress === 'number')
+      await c.query(`UPDATE tasks SET progress = GREATEST(progress, $2) WHERE id = $1`, [parent.id, progress]);
   }
 
   /** A child failed for good (or was cancelled): so does its parent, with the child's reason. */
@@ -150,7 +157,9 @@ export class TaskFamilies {
   }
 
   private async lockedWaitingParent(c: Queryable, child: TaskRow): Promise<TaskRow | undefined> {
-    const parent: TaskRow | undefined = (await c.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE`, [child.parentId])).rows[0];
+    const parent: TaskRow | undefined = (
+      await c.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE`, [child.parentId])
+    ).rows[0];
     return parent?.state === TASK_STATES.waiting ? parent : undefined;
   }
 }

@@ -38,7 +38,10 @@ export class LeaseWatchdog {
       return [];
     });
     let count = 0;
-    for (const [ids, why] of [[expired.map((r) => r.id), 'lease_expired'], [overdue, 'time_limit']] as const) {
+    for (const [ids, why] of [
+      [expired.map((r) => r.id), 'lease_expired'],
+      [overdue, 'time_limit'],
+    ] as const) {
       for (const id of ids) {
         try {
           if (await this.takeBack(id, why)) count++;
@@ -104,7 +107,10 @@ export class LeaseWatchdog {
       } else {
         reason = `agent ${task.leasedBy} kept the task past its time limit of ${limit} without stopping it; taken back`;
         const tries = task.attempts === 1 ? 'its only attempt' : `${task.attempts} attempts`;
-        final = { reason: `The ${task.type} task ran past its time limit of ${limit} and its agent did not stop it (${tries}); giving up`, code: 'TIME_LIMIT' };
+        final = {
+          reason: `The ${task.type} task ran past its time limit of ${limit} and its agent did not stop it (${tries}); giving up`,
+          code: 'TIME_LIMIT',
+        };
       }
       if (task.attempts >= task.maxAttempts && !task.cancelRequested) {
         ended = { task, outcome: await this.queue.failForGood(c, task, final.reason, final.code) };
@@ -162,7 +168,8 @@ export class LeaseWatchdog {
         const ofType = agents.filter((a) => a.taskTypes.includes(task.type));
         const able = ofType.some((a) => task.requires.every((tag) => a.tags.includes(tag)));
         if (able) {
-          if (task.waitingReason) await this.db.query(`UPDATE tasks SET waiting_reason = NULL WHERE id = $1 AND state = 'queued'`, [task.id]);
+          if (task.waitingReason)
+            await this.db.query(`UPDATE tasks SET waiting_reason = NULL WHERE id = $1 AND state = 'queued'`, [task.id]);
           continue;
         }
         const missing = ofType.length ? task.requires.filter((tag) => !ofType.some((a) => a.tags.includes(tag))) : [];
@@ -177,7 +184,12 @@ export class LeaseWatchdog {
           [task.id, reason],
         );
         if (marked.length) {
-          this.log.warn('task waiting: no connected agent can run it', { taskId: task.id, type: task.type, reason, waitedSec: Math.round(task.waitedMs / 1000) });
+          this.log.warn('task waiting: no connected agent can run it', {
+            taskId: task.id,
+            type: task.type,
+            reason,
+            waitedSec: Math.round(task.waitedMs / 1000),
+          });
         }
       } catch (err) {
         this.log.error('lease watchdog: could not mark a waiting task', { taskId: task.id, err });
@@ -190,7 +202,9 @@ export class LeaseWatchdog {
     const reason = `No connected agent has ${missing.map(describeTag).join(' and ') || 'what this task needs'}; gave up after waiting ${Math.round(waitedMs / 1000)} s`;
     await this.queue.tx(async (c) => {
       await this.queue.lockParentOf(c, id);
-      const task: TaskRow | undefined = (await c.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND state = 'queued' FOR UPDATE SKIP LOCKED`, [id])).rows[0];
+      const task: TaskRow | undefined = (
+        await c.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND state = 'queued' FOR UPDATE SKIP LOCKED`, [id])
+      ).rows[0];
       if (!task) return;
       await this.queue.failForGood(c, task, reason, 'NO_CAPABLE_AGENT');
       await this.queue.event(id, null, 'failed', reason, c);

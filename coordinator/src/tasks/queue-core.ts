@@ -76,7 +76,12 @@ export interface QueueCore {
   tx<T>(fn: (c: Queryable) => Promise<T>): Promise<T>;
   lockParentOf(c: Queryable, id: string): Promise<void>;
   endsWith(c: Queryable, task: TaskRow, outcome: FinishOutcome): void;
-  failForGood(c: Queryable, task: TaskRow, reason: string, code: TaskFailureCode): Promise<typeof TASK_STATES.failed | typeof TASK_STATES.cancelled>;
+  failForGood(
+    c: Queryable,
+    task: TaskRow,
+    reason: string,
+    code: TaskFailureCode,
+  ): Promise<typeof TASK_STATES.failed | typeof TASK_STATES.cancelled>;
   finished(task: TaskRow, outcome: FinishOutcome): void;
   event(taskId: string, agentId: string | null, kind: string, detail: string | null, c?: Queryable): Promise<void>;
 }

@@ -98,8 +98,17 @@ export class TaskQueue implements QueueCore {
     await c.query(
       `INSERT INTO tasks (id, type, organization_id, subject_id, payload, priority, max_attempts, requires, prefers)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [id, input.type, input.organizationId ?? null, input.subjectId ?? null, input.payload, input.priority ?? 0,
-        input.maxAttempts ?? this.opts.maxAttempts, needs.requires, needs.prefers],
+      [
+        id,
+        input.type,
+        input.organizationId ?? null,
+        input.subjectId ?? null,
+        input.payload,
+        input.priority ?? 0,
+        input.maxAttempts ?? this.opts.maxAttempts,
+        needs.requires,
+        needs.prefers,
+      ],
     );
     await this.wakeups.notify(c, input.type);
     this.metrics.tasksEnqueued.labels(input.type).inc();
@@ -250,7 +259,11 @@ export class TaskQueue implements QueueCore {
       const locked = await this.lockLeased(c, task.id, task.leaseToken ?? '');
       if (opts.prepareFailed) {
         await this.event(task.id, task.leasedBy, 'prepare_failed', reason, c);
-        const tries = (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM task_events WHERE task_id = $1 AND kind = 'prepare_failed'`, [task.id])).rows[0].n;
+        const tries = (
+          await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM task_events WHERE task_id = $1 AND kind = 'prepare_failed'`, [
+            task.id,
+          ])
+        ).rows[0].n;
         if (tries >= PREPARE_TRIES) {
           await this.failForGood(c, locked, `The task could not be handed to an agent (${reason})`, 'PREPARE_FAILED');
           await this.event(task.id, task.leasedBy, 'failed', reason, c);
@@ -275,7 +288,14 @@ export class TaskQueue implements QueueCore {
   }
 
   /** Progress doubles as heartbeat: it extends the lease. Progress never goes back. */
-  async progress(id: string, token: string, progress: number, stage: string | null, message?: string, facts?: unknown): Promise<{ cancelRequested: boolean }> {
+  async progress(
+    id: string,
+    token: string,
+    progress: number,
+    stage: string | null,
+    message?: string,
+    facts?: unknown,
+  ): Promise<{ cancelRequested: boolean }> {
     const clamped = Math.max(0, Math.min(1, Number.isFinite(progress) ? progress : 0));
     try {
       return await this.recordProgress(id, token, clamped, stage, message, facts);
@@ -290,7 +310,14 @@ export class TaskQueue implements QueueCore {
     }
   }
 
-  private async recordProgress(id: string, token: string, clamped: number, stage: string | null, message?: string, facts?: unknown): Promise<{ cancelRequested: boolean }> {
+  private async recordProgress(
+    id: string,
+    token: string,
+    clamped: number,
+    stage: string | null,
+    message?: string,
+    facts?: unknown,
+  ): Promise<{ cancelRequested: boolean }> {
     return this.tx(async (c) => {
       const task = await this.lockLeased(c, id, token);
       const res = await c.query<{ progress: number; cancelRequested: boolean }>(
@@ -316,15 +343,18 @@ export class TaskQueue implements QueueCore {
       this.log.warn('task completion hit a transient database error', { taskId: id, attempt, err: (err as Error).message });
     };
     try {
-      await retry(async () => {
-        task = undefined;
-        let outcome = TASK_STATES.completed as FinishOutcome | 'waiting';
-        await this.tx(async (c) => {
-          task = await this.lockLeased(c, id, token);
-          outcome = await this.completeLeased(c, task, result);
-        });
-        if (outcome !== 'waiting') this.finished(task!, outcome);
-      }, { ...COMPLETE_RETRY, retryable: isTransientDbError, onRetry: transient });
+      await retry(
+        async () => {
+          task = undefined;
+          let outcome = TASK_STATES.completed as FinishOutcome | 'waiting';
+          await this.tx(async (c) => {
+            task = await this.lockLeased(c, id, token);
+            outcome = await this.completeLeased(c, task, result);
+          });
+          if (outcome !== 'waiting') this.finished(task!, outcome);
+        },
+        { ...COMPLETE_RETRY, retryable: isTransientDbError, onRetry: transient },
+      );
     } catch (err) {
       if (err instanceof AppError && err.error === LEASE_LOST) throw err;
       if (err instanceof ContractViolation) return this.refuse(id, token, err.message);
@@ -344,11 +374,12 @@ export class TaskQueue implements QueueCore {
   /** The agent's result for a task it holds: a child's goes to its parent (./fan-out.ts); a task
    *  whose domain splits it waits for its children; any other completes with its domain's rows. */
   private async completeLeased(c: Queryable, task: TaskRow, result: unknown): Promise<FinishOutcome | 'waiting'> {
-    const markCompleted = () => c.query(
-      `UPDATE tasks SET state = 'completed', result = $2, progress = 1, lease_token = NULL, lease_expires_at = NULL,
+    const markCompleted = () =>
+      c.query(
+        `UPDATE tasks SET state = 'completed', result = $2, progress = 1, lease_token = NULL, lease_expires_at = NULL,
          waiting_reason = NULL, finished_at = now() WHERE id = $1`,
-      [task.id, result],
-    );
+        [task.id, result],
+      );
     if (task.parentId) {
       await markCompleted();
       await this.event(task.id, task.leasedBy, 'completed', null, c);
@@ -374,7 +405,13 @@ export class TaskQueue implements QueueCore {
   }
 
   /** A failure the agent reports. Retryable ones go back to the queue until attempts run out. */
-  async fail(id: string, token: string, reason: string, retryable: boolean, code: TaskFailureCode = 'TASK_FAILED'): Promise<{ willRetry: boolean }> {
+  async fail(
+    id: string,
+    token: string,
+    reason: string,
+    retryable: boolean,
+    code: TaskFailureCode = 'TASK_FAILED',
+  ): Promise<{ willRetry: boolean }> {
     let task!: TaskRow;
     let ended: FinishOutcome | undefined;
     await this.tx(async (c) => {
@@ -433,7 +470,8 @@ export class TaskQueue implements QueueCore {
     let finishedTask: TaskRow | undefined;
     const outcome = await this.tx(async (c): Promise<CancelOutcome> => {
       await this.families.lockParentOf(c, id);
-      const task: TaskRow | undefined = (await c.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE`, [id])).rows[0];
+      const task: TaskRow | undefined = (await c.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE`, [id]))
+        .rows[0];
       if (!task) return 'not_found';
       if (task.state === TASK_STATES.queued || task.state === TASK_STATES.waiting) {
         await this.failForGood(c, task, reason, 'CANCELLED');
@@ -489,7 +527,12 @@ export class TaskQueue implements QueueCore {
   }
 
   /** Ends the task as failed, or as cancelled when that is why it ends; says which. */
-  async failForGood(c: Queryable, task: TaskRow, reason: string, code: TaskFailureCode): Promise<typeof TASK_STATES.failed | typeof TASK_STATES.cancelled> {
+  async failForGood(
+    c: Queryable,
+    task: TaskRow,
+    reason: string,
+    code: TaskFailureCode,
+  ): Promise<typeof TASK_STATES.failed | typeof TASK_STATES.cancelled> {
     const state = code === 'CANCELLED' ? TASK_STATES.cancelled : TASK_STATES.failed;
     await c.query(
       `UPDATE tasks SET state = $3, last_error = $2, lease_token = NULL, lease_expires_at = NULL, waiting_reason = NULL,
@@ -504,7 +547,8 @@ export class TaskQueue implements QueueCore {
 
   finished(task: TaskRow, outcome: FinishOutcome): void {
     this.metrics.tasksFinished.labels(task.type, outcome).inc();
-    if (task.startedAt) this.metrics.taskDuration.labels(task.type, outcome).observe((Date.now() - new Date(task.startedAt).getTime()) / 1000);
+    if (task.startedAt)
+      this.metrics.taskDuration.labels(task.type, outcome).observe((Date.now() - new Date(task.startedAt).getTime()) / 1000);
     this.log.info('task finished', { taskId: task.id, type: task.type, outcome });
     // A child's outcome is its parent's business; the parent's own finish runs the domain's hook.
     const after = task.parentId ? undefined : this.handler(task.type).afterFinish;
@@ -518,5 +562,6 @@ export class TaskQueue implements QueueCore {
 }
 
 /** Where a task's uploads land; the whole prefix is removed when the task fails for good. */
-export const taskObjectPrefix = (task: Pick<TaskRow, 'id' | 'organizationId'>) => `orgs/${task.organizationId ?? 'system'}/tasks/${task.id}/`;
+export const taskObjectPrefix = (task: Pick<TaskRow, 'id' | 'organizationId'>) =>
+  `orgs/${task.organizationId ?? 'system'}/tasks/${task.id}/`;
 export const taskObjectKey = (task: Pick<TaskRow, 'id' | 'organizationId'>, name: string) => taskObjectPrefix(task) + name;

@@ -2,8 +2,15 @@ import type { Queryable } from '../db/db.js';
 import type { TaskType } from '@shorts/common/tasks';
 import type { TaskPlacement } from '@shorts/common/placement';
 import {
-  childTypeOf, parseStoredPayload, parseTaskFacts, parseTaskResult,
-  type TaskChildType, type TaskFacts, type TaskLeasePayload, type TaskPayload, type TaskResult,
+  childTypeOf,
+  parseStoredPayload,
+  parseTaskFacts,
+  parseTaskResult,
+  type TaskChildType,
+  type TaskFacts,
+  type TaskLeasePayload,
+  type TaskPayload,
+  type TaskResult,
 } from '@shorts/common/tasks/contracts';
 import type { TaskOutcomeHandler } from './queue-core.js';
 import type { TaskRow } from './task-row.js';
@@ -32,7 +39,12 @@ export interface TypedOutcomeHandler<T extends TaskType> {
   /** The joined result is work for an agent: the parent is queued again with it (./fan-out.ts). */
   joinsOnAgent?(result: TaskResult<T>): boolean;
   /** Instead of fanIn, when the join needs an agent: the payload of the parent's final part. */
-  finishOnAgent?(c: Queryable, parent: TaskRow, result: TaskResult<T>, childResults: TaskResult<TaskChildType<T>>[]): Promise<TaskPayload<T>>;
+  finishOnAgent?(
+    c: Queryable,
+    parent: TaskRow,
+    result: TaskResult<T>,
+    childResults: TaskResult<TaskChildType<T>>[],
+  ): Promise<TaskPayload<T>>;
   /** The children's progress (0..1 over all of them): the domain's to show; a number returned is the
    *  parent's own progress to store. */
   onChildrenProgress?: TaskOutcomeHandler['onChildrenProgress'];
@@ -46,7 +58,8 @@ export function withContract<T extends TaskType>(type: T, domain: TypedOutcomeHa
   const childType = childTypeOf(type) as TaskChildType<T> | undefined;
   return {
     onProgress: onProgress
-      ? (c, task, progress, stage, facts) => onProgress(c, task, progress, stage, facts === undefined ? undefined : parseTaskFacts(type, facts))
+      ? (c, task, progress, stage, facts) =>
+          onProgress(c, task, progress, stage, facts === undefined ? undefined : parseTaskFacts(type, facts))
       : undefined,
     onComplete: (c, task, result) => domain.onComplete(c, task, parseTaskResult(type, result)),
     onFailed: (c, task, reason, code) => domain.onFailed(c, task, reason, code),
@@ -55,17 +68,33 @@ export function withContract<T extends TaskType>(type: T, domain: TypedOutcomeHa
     // Children are checked against their own contract both ways: what the parent asks of them, and
     // what they bring back (a child result that does not parse refuses the last child's report).
     fanOut: fanOut
-      ? async (c, parent, result) => (await fanOut(c, parent, parseTaskResult(type, result)))
-        .map((child) => ({ ...child, payload: parseStoredPayload(childType!, child.payload) as Record<string, unknown> }))
+      ? async (c, parent, result) =>
+          (await fanOut(c, parent, parseTaskResult(type, result))).map((child) => ({
+            ...child,
+            payload: parseStoredPayload(childType!, child.payload) as Record<string, unknown>,
+          }))
       : undefined,
     fanIn: fanIn
       ? async (c, parent, result, childResults) =>
-        fanIn(c, parent, parseTaskResult(type, result), childResults.map((r) => parseTaskResult(childType!, r)))
+          fanIn(
+            c,
+            parent,
+            parseTaskResult(type, result),
+            childResults.map((r) => parseTaskResult(childType!, r)),
+          )
       : undefined,
     joinsOnAgent: joinsOnAgent ? (result) => joinsOnAgent(parseTaskResult(type, result)) : undefined,
     finishOnAgent: finishOnAgent
-      ? async (c, parent, result, childResults) => parseStoredPayload(type,
-        await finishOnAgent(c, parent, parseTaskResult(type, result), childResults.map((r) => parseTaskResult(childType!, r)))) as Record<string, unknown>
+      ? async (c, parent, result, childResults) =>
+          parseStoredPayload(
+            type,
+            await finishOnAgent(
+              c,
+              parent,
+              parseTaskResult(type, result),
+              childResults.map((r) => parseTaskResult(childType!, r)),
+            ),
+          ) as Record<string, unknown>
       : undefined,
     onChildrenProgress: domain.onChildrenProgress,
   };

@@ -19,7 +19,10 @@ export class TaskWakeups extends EventEmitter {
   private listener?: pg.Client;
   private stopped = false;
 
-  constructor(private readonly databaseUrl: string, private readonly log: Logger) {
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly log: Logger,
+  ) {
     super();
     this.setMaxListeners(0);
   }

@@ -23,8 +23,13 @@ export function createTokenSigner(secret: string): TokenSigner {
   const key = new TextEncoder().encode(secret);
   return {
     async issue(userId, ttlSec = 3600) {
-      return new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer(JWT_ISSUER).setSubject(userId)
-        .setIssuedAt().setExpirationTime(Math.floor(Date.now() / 1000) + ttlSec).sign(key);
+      return new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setIssuer(JWT_ISSUER)
+        .setSubject(userId)
+        .setIssuedAt()
+        .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSec)
+        .sign(key);
     },
     async verify(token) {
       try {

@@ -42,7 +42,10 @@ const FORGET_AFTER = '2 minutes';
 export class RateLimiter {
   private lastSweepMs = 0;
 
-  constructor(readonly limits: RateLimits, private readonly db: Pick<Db, 'query'>) {}
+  constructor(
+    readonly limits: RateLimits,
+    private readonly db: Pick<Db, 'query'>,
+  ) {}
 
   /** The per-minute limit that applies, or 0 when this call is not limited. */
   limitFor(group: RateGroup, plan: Plan, viaApiKey: boolean): number {
@@ -83,5 +86,8 @@ export function parsePlanLimits(text: string): Record<Plan, number> {
 }
 
 export function tooManyRequests(decision: RateDecision): TooManyRequestsError {
-  return new TooManyRequestsError(`Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.retryAfterSec} s`, decision.retryAfterSec);
+  return new TooManyRequestsError(
+    `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.retryAfterSec} s`,
+    decision.retryAfterSec,
+  );
 }

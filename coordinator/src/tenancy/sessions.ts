@@ -8,7 +8,11 @@ import { randomToken } from '../ids.js';
 const scrypt = (password: string, salt: Buffer, keylen: number, opts: ScryptOptions) =>
   new Promise<Buffer>((resolve, reject) => scryptCb(password, salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))));
 
-export interface ScryptParams { N: number; r: number; p: number }
+export interface ScryptParams {
+  N: number;
+  r: number;
+  p: number;
+}
 
 // OWASP's floor for scrypt: N=2^17, r=8, p=1, i.e. 128 MiB and a fraction of a second per guess.
 export const SCRYPT_PARAMS: Readonly<ScryptParams> = Object.freeze({ N: 1 << 17, r: 8, p: 1 });
@@ -39,7 +43,11 @@ export interface SessionPolicy {
 export const SESSION_COOKIE = 'shorts_session';
 export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
 
-export function sessionPolicy(config: { publicUrl?: string; sessionIdleTimeoutSec: number; sessionAbsoluteTimeoutSec: number }): SessionPolicy {
+export function sessionPolicy(config: {
+  publicUrl?: string;
+  sessionIdleTimeoutSec: number;
+  sessionAbsoluteTimeoutSec: number;
+}): SessionPolicy {
   const secure = config.publicUrl?.startsWith('https:') ?? false;
   return {
     cookieName: secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE,
@@ -109,7 +117,8 @@ const badCredentials = () => new AppError(401, 'Unauthorized', 'Wrong e-mail or 
 /** The user's id when the e-mail and password match; one answer for every mismatch. */
 export async function checkPassword(db: Db, email: string, password: string): Promise<string> {
   const row = await db.one<{ id: string; hash: string | null }>(
-    'SELECT id, password_hash AS hash FROM users WHERE lower(email) = lower($1)', [email.trim()],
+    'SELECT id, password_hash AS hash FROM users WHERE lower(email) = lower($1)',
+    [email.trim()],
   );
   if (!row?.hash) {
     decoyHash ??= hashPassword(randomToken(12));
@@ -121,7 +130,11 @@ export async function checkPassword(db: Db, email: string, password: string): Pr
   // old value in the WHERE keeps a password changed meanwhile from being overwritten.
   const params = hashParams(row.hash);
   if (params && weakerThanCurrent(params)) {
-    await db.query('UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2', [row.id, row.hash, await hashPassword(password)]);
+    await db.query('UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2', [
+      row.id,
+      row.hash,
+      await hashPassword(password),
+    ]);
   }
   return row.id;
 }
@@ -138,10 +151,11 @@ export async function createLoginLink(db: Db, userId: string, ttlSec = LOGIN_LIN
   const token = randomToken(32);
   await db.tx(async (c) => {
     await c.query('DELETE FROM login_links WHERE user_id = $1 AND used_at IS NULL', [userId]);
-    await c.query(
-      `INSERT INTO login_links (token_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))`,
-      [sha256(token), userId, ttlSec],
-    );
+    await c.query(`INSERT INTO login_links (token_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))`, [
+      sha256(token),
+      userId,
+      ttlSec,
+    ]);
   });
   return token;
 }
@@ -163,7 +177,11 @@ export interface Session {
 }
 
 /** A session ends at `expiresAt` (its absolute lifetime from sign-in) or after `policy.idleSec` unused. */
-export async function createSession(db: Db, userId: string, policy: Pick<SessionPolicy, 'idleSec' | 'absoluteSec'>): Promise<Session & { token: string }> {
+export async function createSession(
+  db: Db,
+  userId: string,
+  policy: Pick<SessionPolicy, 'idleSec' | 'absoluteSec'>,
+): Promise<Session & { token: string }> {
   const token = randomToken(32);
   const csrfToken = randomToken(24);
   const row = await db.one<{ expiresAt: Date }>(

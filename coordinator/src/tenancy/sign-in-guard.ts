@@ -29,7 +29,11 @@ export class SignInGuard {
   private readonly waiting: Array<() => void> = [];
   private lastSweepMs = 0;
 
-  constructor(private readonly db: Pick<Db, 'query' | 'one'>, readonly concurrency: number, readonly queueLength: number) {}
+  constructor(
+    private readonly db: Pick<Db, 'query' | 'one'>,
+    readonly concurrency: number,
+    readonly queueLength: number,
+  ) {}
 
   /** Runs `check` (which hashes the password) as one attempt on `email`'s account; a 401 from it is
    *  a failure that counts; a success, or a refusal for load or a fault, gives the attempt back. */
@@ -44,7 +48,8 @@ export class SignInGuard {
       failed = err instanceof AppError && err.status === 401;
       throw err;
     } finally {
-      if (!failed) await this.db.query('UPDATE sign_in_failures SET failures = failures - 1 WHERE account = $1 AND failures > 0', [account]);
+      if (!failed)
+        await this.db.query('UPDATE sign_in_failures SET failures = failures - 1 WHERE account = $1 AND failures > 0', [account]);
     }
   }
 
@@ -52,10 +57,14 @@ export class SignInGuard {
     const taken = await this.db.query<{ failures: number }>(TAKE_ATTEMPT, [account, FAILURES_PER_HOUR]);
     if (taken.length > 0) return;
     const row = await this.db.one<{ wait: number }>(
-      `SELECT CEIL(EXTRACT(EPOCH FROM window_started_at + ${WINDOW} - now()))::int AS wait FROM sign_in_failures WHERE account = $1`, [account]);
+      `SELECT CEIL(EXTRACT(EPOCH FROM window_started_at + ${WINDOW} - now()))::int AS wait FROM sign_in_failures WHERE account = $1`,
+      [account],
+    );
     const retryAfterSec = Math.max(1, row?.wait ?? 1);
     throw new TooManyRequestsError(
-      `Too many failed sign-ins to this account (${FAILURES_PER_HOUR} an hour); sign-in is refused for ${Math.ceil(retryAfterSec / 60)} min`, retryAfterSec);
+      `Too many failed sign-ins to this account (${FAILURES_PER_HOUR} an hour); sign-in is refused for ${Math.ceil(retryAfterSec / 60)} min`,
+      retryAfterSec,
+    );
   }
 
   /** At most `concurrency` at once, `queueLength` waiting; beyond, 503 at once. */

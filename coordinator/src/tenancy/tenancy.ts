@@ -61,7 +61,10 @@ export async function updateOrganization(
   patch: { plan?: string; credits?: number; retentionDays?: number; phoneVerificationRequired?: boolean; name?: string },
 ): Promise<Organization> {
   if (patch.plan !== undefined) checkPlan(patch.plan);
-  if (patch.retentionDays !== undefined && !(Number.isInteger(patch.retentionDays) && patch.retentionDays >= 1 && patch.retentionDays <= 180)) {
+  if (
+    patch.retentionDays !== undefined &&
+    !(Number.isInteger(patch.retentionDays) && patch.retentionDays >= 1 && patch.retentionDays <= 180)
+  ) {
     throw badRequest('retention days must be an integer from 1 to 180');
   }
   if (patch.credits !== undefined && !(patch.credits >= 0)) throw badRequest('credits must be a non-negative number');
@@ -73,10 +76,20 @@ export async function updateOrganization(
          retention_days = COALESCE($5, retention_days),
          phone_verification_required = COALESCE($6, phone_verification_required)
        WHERE id = $1 RETURNING ${ORG_COLUMNS}`,
-      [id, patch.name ?? null, patch.plan ?? null, patch.credits ?? null, patch.retentionDays ?? null, patch.phoneVerificationRequired ?? null],
+      [
+        id,
+        patch.name ?? null,
+        patch.plan ?? null,
+        patch.credits ?? null,
+        patch.retentionDays ?? null,
+        patch.phoneVerificationRequired ?? null,
+      ],
     );
     if (patch.credits !== undefined && patch.credits !== before.credits) {
-      await c.query(`INSERT INTO credit_ledger (organization_id, kind, amount) VALUES ($1, 'grant', $2)`, [id, patch.credits - before.credits]);
+      await c.query(`INSERT INTO credit_ledger (organization_id, kind, amount) VALUES ($1, 'grant', $2)`, [
+        id,
+        patch.credits - before.credits,
+      ]);
     }
     return rows.rows[0];
   });
@@ -103,7 +116,11 @@ export async function createUser(
     );
     if (input.organizationId) {
       await requireOrganization(c, input.organizationId);
-      await c.query('INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, $3)', [id, input.organizationId, input.role ?? 'member']);
+      await c.query('INSERT INTO memberships (user_id, organization_id, role) VALUES ($1, $2, $3)', [
+        id,
+        input.organizationId,
+        input.role ?? 'member',
+      ]);
     }
     return res.rows[0];
   });
@@ -174,9 +191,15 @@ export async function listApiKeys(db: Db, organizationId: string): Promise<ApiKe
 
 /** @param organizationId when given, a key of another organization is not found (the API's rule). */
 export async function revokeApiKey(db: Db, keyId: string, organizationId?: string): Promise<ApiKeyInfo> {
-  const row = organizationId === undefined
-    ? await db.one<ApiKeyInfo>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [keyId])
-    : await db.one<ApiKeyInfo>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND organization_id = $2 RETURNING ${KEY_COLUMNS}`, [keyId, organizationId]);
+  const row =
+    organizationId === undefined
+      ? await db.one<ApiKeyInfo>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [
+          keyId,
+        ])
+      : await db.one<ApiKeyInfo>(
+          `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND organization_id = $2 RETURNING ${KEY_COLUMNS}`,
+          [keyId, organizationId],
+        );
   if (!row) throw notFound('API key not found');
   const cache = activeKeyCaches.get(db);
   if (cache) for (const [hash, k] of cache) if (k.id === keyId) cache.delete(hash);

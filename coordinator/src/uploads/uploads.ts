@@ -61,33 +61,55 @@ type Deps = Pick<Coordinator, 'db' | 'store' | 'log' | 'queue' | 'config'>;
 
 // Outside `orgs/`, so the storage orphan sweep (files no row names) never looks at them.
 const partsPrefix = (uploadId: string) => `uploads/${uploadId}/`;
-const partKey = (uploadId: string, offset: number, writer: string) => `${partsPrefix(uploadId)}${String(offset).padStart(15, '0')}-${writer}`;
+const partKey = (uploadId: string, offset: number, writer: string) =>
+  `${partsPrefix(uploadId)}${String(offset).padStart(15, '0')}-${writer}`;
 
 /**
  * Refuses, before any byte is sent, an upload the plan could not keep or the job could not start
  * from. Runs inside the transaction `q` that holds the organization's row lock (createUpload).
  */
 async function checkUploadFits(
-  app: Deps, q: Queryable, org: Organization, user: User | undefined, lengthBytes: number, purpose: UploadPurpose,
+  app: Deps,
+  q: Queryable,
+  org: Organization,
+  user: User | undefined,
+  lengthBytes: number,
+  purpose: UploadPurpose,
 ): Promise<void> {
   const limits = PLAN_LIMITS[org.plan];
   if (purpose === 'watermark' && lengthBytes > WATERMARK_MAX_BYTES) {
-    throw new AppError(413, 'Payload Too Large', `A watermark image is at most ${toMB(WATERMARK_MAX_BYTES)} MB; this one is ${toMB(lengthBytes)} MB`);
+    throw new AppError(
+      413,
+      'Payload Too Large',
+      `A watermark image is at most ${toMB(WATERMARK_MAX_BYTES)} MB; this one is ${toMB(lengthBytes)} MB`,
+    );
   }
   if (lengthBytes > limits.maxDownloadBytes) {
-    throw new AppError(413, 'Payload Too Large', `The video is ${toMB(lengthBytes)} MB; the ${org.plan} plan takes videos up to ${toMB(limits.maxDownloadBytes)} MB`);
+    throw new AppError(
+      413,
+      'Payload Too Large',
+      `The video is ${toMB(lengthBytes)} MB; the ${org.plan} plan takes videos up to ${toMB(limits.maxDownloadBytes)} MB`,
+    );
   }
   await expireStaleUploads(app, q, org.id);
-  const inflight = Number((await q.query<{ n: number }>(
-    `SELECT COALESCE(sum(length_bytes), 0)::bigint AS n FROM uploads WHERE organization_id = $1 AND state = 'receiving'`, [org.id],
-  )).rows[0]!.n);
+  const inflight = Number(
+    (
+      await q.query<{ n: number }>(
+        `SELECT COALESCE(sum(length_bytes), 0)::bigint AS n FROM uploads WHERE organization_id = $1 AND state = 'receiving'`,
+        [org.id],
+      )
+    ).rows[0]!.n,
+  );
   const committed = org.storageUsedBytes + inflight;
   if (committed + lengthBytes > limits.storageBytes) {
     const available = Math.max(0, limits.storageBytes - committed);
-    throw new AppError(403, 'fullStorage',
+    throw new AppError(
+      403,
+      'fullStorage',
       `Not enough storage for this video: ${toMB(lengthBytes)} MB needed, ${toMB(available)} MB of ${toMB(limits.storageBytes)} MB free` +
-      (inflight ? ` (${toMB(inflight)} MB are held by uploads still in progress)` : ''),
-      { storageInfo: { usedSize: toMB(org.storageUsedBytes), totalSize: toMB(limits.storageBytes), availableSize: toMB(available) } });
+        (inflight ? ` (${toMB(inflight)} MB are held by uploads still in progress)` : ''),
+      { storageInfo: { usedSize: toMB(org.storageUsedBytes), totalSize: toMB(limits.storageBytes), availableSize: toMB(available) } },
+    );
   }
   // Phone verification and credits, in the contract's order (storage passed above).
   if (purpose === 'job') checkPreconditions({ ...org, storageUsedBytes: 0 }, user, MINIMUM_JOB_COST * app.config.creditsPerDollar);
@@ -119,10 +141,20 @@ async function removeParts(app: Pick<Deps, 'store'>, q: Queryable, uploadId: str
 
 export async function createUpload(
   app: Deps,
-  input: { org: Organization; user?: User; purpose: UploadPurpose; lengthBytes: number; fileName: string; title: string | null; contentType: string | null },
+  input: {
+    org: Organization;
+    user?: User;
+    purpose: UploadPurpose;
+    lengthBytes: number;
+    fileName: string;
+    title: string | null;
+    contentType: string | null;
+  },
 ): Promise<UploadRow> {
-  if (!Number.isSafeInteger(input.lengthBytes) || input.lengthBytes <= 0) throw badRequest('Upload-Length must be a positive whole number of bytes');
-  if (!(UPLOAD_PURPOSES as readonly string[]).includes(input.purpose)) throw badRequest(`purpose must be one of ${UPLOAD_PURPOSES.join(', ')}`);
+  if (!Number.isSafeInteger(input.lengthBytes) || input.lengthBytes <= 0)
+    throw badRequest('Upload-Length must be a positive whole number of bytes');
+  if (!(UPLOAD_PURPOSES as readonly string[]).includes(input.purpose))
+    throw badRequest(`purpose must be one of ${UPLOAD_PURPOSES.join(', ')}`);
   const id = newId();
   // Checked and recorded under the organization's row lock: two uploads created at once must not
   // both be promised the same free space.
@@ -132,7 +164,16 @@ export async function createUpload(
     await checkUploadFits(app, c, org, input.user, input.lengthBytes, input.purpose);
     await c.query(
       `INSERT INTO uploads (id, purpose, organization_id, user_id, length_bytes, file_name, title, content_type) VALUES ($1, $8, $2, $3, $4, $5, $6, $7)`,
-      [id, input.org.id, input.user?.id ?? null, input.lengthBytes, input.fileName.slice(0, 200), input.title?.slice(0, 300) ?? null, input.contentType, input.purpose],
+      [
+        id,
+        input.org.id,
+        input.user?.id ?? null,
+        input.lengthBytes,
+        input.fileName.slice(0, 200),
+        input.title?.slice(0, 300) ?? null,
+        input.contentType,
+        input.purpose,
+      ],
     );
   });
   return (await findUpload(app, input.org.id, id))!;
@@ -149,12 +190,12 @@ export async function uploadOrganization(app: Pick<Deps, 'db'>, id: string): Pro
   return (await app.db.one<{ org: string }>('SELECT organization_id AS org FROM uploads WHERE id = $1', [id]))?.org;
 }
 
-
 const leaseSecs = (app: Pick<Deps, 'config'>) => app.config.uploadWriterLeaseMs / 1000;
 
 /** Why a write at `offset` cannot go on, from the row as it stands; undefined when it can. */
 function writeRefusal(upload: UploadRow, offset: number): AppError | undefined {
-  if (upload.state !== 'receiving') return conflict(upload.state === 'completed' ? 'This upload is already complete' : `This upload failed: ${upload.errorMessage}`);
+  if (upload.state !== 'receiving')
+    return conflict(upload.state === 'completed' ? 'This upload is already complete' : `This upload failed: ${upload.errorMessage}`);
   if (offset !== upload.offsetBytes) return conflict(`Upload-Offset ${offset} does not match the upload's offset ${upload.offsetBytes}`);
   return undefined;
 }
@@ -172,7 +213,11 @@ class WriterLease {
   private readonly listeners: Array<() => void> = [];
   private readonly timer: NodeJS.Timeout;
 
-  private constructor(private readonly app: Deps, readonly uploadId: string, readonly token: string) {
+  private constructor(
+    private readonly app: Deps,
+    readonly uploadId: string,
+    readonly token: string,
+  ) {
     this.timer = setInterval(() => void this.renew(), Math.max(250, app.config.uploadWriterLeaseMs / 3));
     this.timer.unref();
   }
@@ -196,14 +241,16 @@ class WriterLease {
 
   private async renew(): Promise<void> {
     if (this.lost) return;
-    const res = await this.app.db.pool.query(
-      `UPDATE uploads SET writer_until = now() + make_interval(secs => $3) WHERE id = $1 AND writer_token = $2 AND state = 'receiving'`,
-      [this.uploadId, this.token, leaseSecs(this.app)],
-    ).catch((err) => {
-      // A database hiccup is not a loss: the next renewal (or the accepting update) decides.
-      this.app.log.warn('upload lease renewal failed', { uploadId: this.uploadId, err: String(err) });
-      return undefined;
-    });
+    const res = await this.app.db.pool
+      .query(
+        `UPDATE uploads SET writer_until = now() + make_interval(secs => $3) WHERE id = $1 AND writer_token = $2 AND state = 'receiving'`,
+        [this.uploadId, this.token, leaseSecs(this.app)],
+      )
+      .catch((err) => {
+        // A database hiccup is not a loss: the next renewal (or the accepting update) decides.
+        this.app.log.warn('upload lease renewal failed', { uploadId: this.uploadId, err: String(err) });
+        return undefined;
+      });
     if (res && !res.rowCount) {
       this.lost = true;
       for (const fn of this.listeners) fn();
@@ -213,9 +260,11 @@ class WriterLease {
   /** Lets go of the lease if this writer still holds it. */
   async release(): Promise<void> {
     clearInterval(this.timer);
-    await this.app.db.pool.query(
-      `UPDATE uploads SET writer_token = NULL, writer_until = NULL WHERE id = $1 AND writer_token = $2`, [this.uploadId, this.token],
-    ).catch((err) => this.app.log.warn('upload lease release failed; it expires on its own', { uploadId: this.uploadId, err: String(err) }));
+    await this.app.db.pool
+      .query(`UPDATE uploads SET writer_token = NULL, writer_until = NULL WHERE id = $1 AND writer_token = $2`, [this.uploadId, this.token])
+      .catch((err) =>
+        this.app.log.warn('upload lease release failed; it expires on its own', { uploadId: this.uploadId, err: String(err) }),
+      );
   }
 }
 
@@ -224,10 +273,17 @@ class WriterLease {
  * arrived even when the connection drops, so the client can resume from the new offset through
  * any coordinator. A PATCH at the full length with no body finishes an upload whose finisher died.
  */
-export async function appendChunk(app: Deps, upload: UploadRow, offset: number, body: Readable, declaredLength?: number): Promise<UploadRow> {
+export async function appendChunk(
+  app: Deps,
+  upload: UploadRow,
+  offset: number,
+  body: Readable,
+  declaredLength?: number,
+): Promise<UploadRow> {
   const refusal = writeRefusal(upload, offset);
   if (refusal) throw refusal;
-  if (declaredLength !== undefined && offset + declaredLength > upload.lengthBytes) throw badRequest('The chunk goes past the declared Upload-Length');
+  if (declaredLength !== undefined && offset + declaredLength > upload.lengthBytes)
+    throw badRequest('The chunk goes past the declared Upload-Length');
   const lease = await WriterLease.take(app, upload, offset);
   try {
     const size = await receivePart(app, upload, offset, body, lease);
@@ -293,7 +349,12 @@ async function receivePart(app: Deps, upload: UploadRow, offset: number, body: R
       [upload.id, lease.token, size, offset, leaseSecs(app)],
     );
     if (!res.rowCount) return false;
-    await c.query(`INSERT INTO upload_parts (upload_id, offset_bytes, size_bytes, object_key) VALUES ($1, $2, $3, $4)`, [upload.id, offset, size, key]);
+    await c.query(`INSERT INTO upload_parts (upload_id, offset_bytes, size_bytes, object_key) VALUES ($1, $2, $3, $4)`, [
+      upload.id,
+      offset,
+      size,
+      key,
+    ]);
     return true;
   });
   if (!accepted) {
@@ -306,7 +367,8 @@ async function receivePart(app: Deps, upload: UploadRow, offset: number, body: R
 /** The accepted parts, in order, into one local file the media tools can read. */
 async function joinParts(app: Deps, upload: UploadRow, file: string): Promise<void> {
   const parts = await app.db.query<{ offset: number; size: number; key: string }>(
-    `SELECT offset_bytes AS offset, size_bytes AS size, object_key AS key FROM upload_parts WHERE upload_id = $1 ORDER BY offset_bytes`, [upload.id],
+    `SELECT offset_bytes AS offset, size_bytes AS size, object_key AS key FROM upload_parts WHERE upload_id = $1 ORDER BY offset_bytes`,
+    [upload.id],
   );
   let at = 0;
   for (const p of parts) if (Number(p.offset) === at) at += Number(p.size);
@@ -318,7 +380,8 @@ async function joinParts(app: Deps, upload: UploadRow, file: string): Promise<vo
   }
   out.end();
   await finished(out);
-  if ((await stat(file)).size !== upload.lengthBytes) throw new AppError(500, 'upload_lost', 'The bytes received so far are incomplete; start the upload again');
+  if ((await stat(file)).size !== upload.lengthBytes)
+    throw new AppError(500, 'upload_lost', 'The bytes received so far are incomplete; start the upload again');
 }
 
 /** Marks the upload completed if `lease` still holds it; the compare-and-swap that makes finishing happen once. */
@@ -340,15 +403,25 @@ async function finishUpload(app: Deps, upload: UploadRow, lease: WriterLease): P
   try {
     await joinParts(app, upload, file);
     if (upload.purpose === 'watermark') {
-      const image = await storeWatermarkImage(app, upload.organizationId, await readFile(file), upload.fileName, 'Watermark uploaded in the studio');
+      const image = await storeWatermarkImage(
+        app,
+        upload.organizationId,
+        await readFile(file),
+        upload.fileName,
+        'Watermark uploaded in the studio',
+      );
       fileId = image.id;
       await completeUpload(app.db.pool, upload, lease, image.id, null);
       ended = true;
       return { ...upload, state: 'completed', fileId: image.id };
     }
     const stored = await storeFile(app, {
-      organizationId: upload.organizationId, name: upload.fileName, source: { path: file }, type: 'video',
-      contentType: upload.contentType?.startsWith('video/') ? upload.contentType : undefined, tags: ['upload'],
+      organizationId: upload.organizationId,
+      name: upload.fileName,
+      source: { path: file },
+      type: 'video',
+      contentType: upload.contentType?.startsWith('video/') ? upload.contentType : undefined,
+      tags: ['upload'],
     });
     fileId = stored.id;
     if (!(Number(stored.lengthSec) > 0)) throw badRequest(`${upload.fileName} is not a video that can be read`);
@@ -357,14 +430,26 @@ async function finishUpload(app: Deps, upload: UploadRow, lease: WriterLease): P
     const jobId = await createJob(app.db, app.queue, {
       org: organization,
       user,
-      job: { title: upload.title ?? upload.fileName, youtubeVideoId: null, fileUrl: null, webhook: null, predefinedShorts: null, options: {} },
+      job: {
+        title: upload.title ?? upload.fileName,
+        youtubeVideoId: null,
+        fileUrl: null,
+        webhook: null,
+        predefinedShorts: null,
+        options: {},
+      },
       creditsPerDollar: app.config.creditsPerDollar,
       source: 'WEB_APP',
       stored: { objectKey: stored.objectKey, fileId: stored.id, consume: true },
       alsoInTransaction: (c, id) => completeUpload(c, upload, lease, stored.id, id),
     });
     ended = true;
-    app.log.info('studio upload became a job', { uploadId: upload.id, jobId, organizationId: upload.organizationId, bytes: upload.lengthBytes });
+    app.log.info('studio upload became a job', {
+      uploadId: upload.id,
+      jobId,
+      organizationId: upload.organizationId,
+      bytes: upload.lengthBytes,
+    });
     return { ...upload, state: 'completed', fileId: stored.id, jobId };
   } catch (err) {
     if (fileId) await deleteFile(app, upload.organizationId, fileId).catch(() => undefined);
@@ -383,7 +468,10 @@ async function finishUpload(app: Deps, upload: UploadRow, lease: WriterLease): P
     throw err;
   } finally {
     await rm(work, { recursive: true, force: true });
-    if (ended) await removeParts(app, app.db.pool, upload.id).catch((err) => app.log.warn('could not remove an upload\'s parts; the sweep will', { uploadId: upload.id, err }));
+    if (ended)
+      await removeParts(app, app.db.pool, upload.id).catch((err) =>
+        app.log.warn("could not remove an upload's parts; the sweep will", { uploadId: upload.id, err }),
+      );
   }
 }
 
@@ -392,7 +480,8 @@ export async function cancelUpload(app: Deps, upload: UploadRow): Promise<void> 
   // A writer still streaming loses its lease with this and drops its part.
   const res = await app.db.pool.query(
     `UPDATE uploads SET state = 'failed', error_message = 'cancelled', writer_token = NULL, writer_until = NULL, updated_at = now()
-     WHERE id = $1 AND state = 'receiving'`, [upload.id],
+     WHERE id = $1 AND state = 'receiving'`,
+    [upload.id],
   );
   if (!res.rowCount) throw conflict('Only an upload in progress can be cancelled');
   await removeParts(app, app.db.pool, upload.id);
@@ -429,7 +518,8 @@ export async function sweepUploads(app: Deps, now = new Date()): Promise<{ finis
   for await (const obj of app.store.list('uploads/')) {
     if (obj.lastModified.getTime() > now.getTime() - ORPHAN_PART_MIN_AGE_MS) continue;
     const counted = await app.db.one<{ n: number }>(
-      `SELECT 1 AS n FROM upload_parts p JOIN uploads u ON u.id = p.upload_id WHERE p.object_key = $1 AND u.state = 'receiving'`, [obj.key],
+      `SELECT 1 AS n FROM upload_parts p JOIN uploads u ON u.id = p.upload_id WHERE p.object_key = $1 AND u.state = 'receiving'`,
+      [obj.key],
     );
     if (counted) continue;
     await app.store.delete(obj.key);
@@ -443,7 +533,9 @@ export const UPLOAD_SWEEP_QUEUE = 'upload-sweep';
 const EVERY_TEN_MINUTES = '*/10 * * * *';
 
 /** pg-boss cron: every coordinator registers it, one of them runs each sweep. */
-export async function startUploadSweepSchedule(app: Pick<Coordinator, 'boss' | 'db' | 'store' | 'log' | 'queue' | 'config'>): Promise<void> {
+export async function startUploadSweepSchedule(
+  app: Pick<Coordinator, 'boss' | 'db' | 'store' | 'log' | 'queue' | 'config'>,
+): Promise<void> {
   await app.boss.createQueue(UPLOAD_SWEEP_QUEUE);
   await app.boss.schedule(UPLOAD_SWEEP_QUEUE, EVERY_TEN_MINUTES, {}, { tz: 'UTC' });
   await app.boss.work(UPLOAD_SWEEP_QUEUE, { pollingIntervalSeconds: 5 }, async () => {

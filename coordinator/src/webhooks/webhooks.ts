@@ -54,15 +54,25 @@ export type AttemptOutcome =
  * it will not become public on retry. A receiver that is down, slow, unresolvable or overloaded is
  * tried again.
  */
-export function classifyAttempt(result: { response: Pick<SafeResponse, 'status' | 'headers'> } | { error: unknown }, now = Date.now()): AttemptOutcome {
+export function classifyAttempt(
+  result: { response: Pick<SafeResponse, 'status' | 'headers'> } | { error: unknown },
+  now = Date.now(),
+): AttemptOutcome {
   if ('response' in result) {
     const { status, headers } = result.response;
     if (status >= 200 && status < 300) return { delivered: true, statusCode: status };
     const retryAfterSec = status === 429 || status === 503 ? parseRetryAfter(headers['retry-after'], now) : undefined;
-    return { delivered: false, statusCode: status, error: `receiver answered HTTP ${status}`, retry: true, ...(retryAfterSec !== undefined ? { retryAfterSec } : {}) };
+    return {
+      delivered: false,
+      statusCode: status,
+      error: `receiver answered HTTP ${status}`,
+      retry: true,
+      ...(retryAfterSec !== undefined ? { retryAfterSec } : {}),
+    };
   }
   const err = result.error;
-  if (!(err instanceof FetchRefusedError)) return { delivered: false, statusCode: null, error: `delivery failed: ${(err as Error).message}`, retry: true };
+  if (!(err instanceof FetchRefusedError))
+    return { delivered: false, statusCode: null, error: `delivery failed: ${(err as Error).message}`, retry: true };
   switch (err.code) {
     case 'blocked_host':
     case 'invalid_url':
@@ -93,7 +103,11 @@ export function retryDelaySec(failedAttempt: number, baseSec: number, retryAfter
 }
 
 export async function startWebhookWorker(deps: {
-  boss: PgBoss; db: Db; log: Logger; metrics: Metrics; fetchAllowlist: string;
+  boss: PgBoss;
+  db: Db;
+  log: Logger;
+  metrics: Metrics;
+  fetchAllowlist: string;
   /** First retry's delay (WEBHOOK_RETRY_DELAY_SEC). */
   retryDelaySec: number;
   /** One attempt's limit (WEBHOOK_TIMEOUT_MS). */
@@ -105,7 +119,9 @@ export async function startWebhookWorker(deps: {
   await boss.work<WebhookDelivery>(WEBHOOK_QUEUE, { pollingIntervalSeconds: 0.5, includeMetadata: true }, async ([job]) => {
     const meta = job as PgBoss.JobWithMetadata<WebhookDelivery>;
     const d = meta.data;
-    const secretRow = await deps.db.one<{ secret: string }>(`SELECT webhook_secret AS "secret" FROM organizations WHERE id = $1`, [d.organizationId]);
+    const secretRow = await deps.db.one<{ secret: string }>(`SELECT webhook_secret AS "secret" FROM organizations WHERE id = $1`, [
+      d.organizationId,
+    ]);
     const secret: string | undefined = secretRow?.secret;
     if (!secret) return; // organization gone: nothing to deliver
     // Events queued before attempts were numbered in the data relied on pg-boss's retry count.
@@ -131,9 +147,10 @@ export async function startWebhookWorker(deps: {
       outcome = classifyAttempt({ error });
     }
     const error = outcome.delivered ? null : outcome.error;
-    const nextInSec = !outcome.delivered && outcome.retry && attempt < WEBHOOK_MAX_ATTEMPTS
-      ? retryDelaySec(attempt, deps.retryDelaySec, outcome.retryAfterSec)
-      : null;
+    const nextInSec =
+      !outcome.delivered && outcome.retry && attempt < WEBHOOK_MAX_ATTEMPTS
+        ? retryDelaySec(attempt, deps.retryDelaySec, outcome.retryAfterSec)
+        : null;
     // The attempt's record, the next attempt and this job's completion commit together: a crash
     // in between neither loses the retry nor queues it twice.
     await deps.db.tx(async (c) => {
@@ -142,7 +159,11 @@ export async function startWebhookWorker(deps: {
         [d.organizationId, d.jobId, d.event, d.url, attempt, outcome.statusCode, error, outcome.delivered],
       );
       if (nextInSec !== null) {
-        await boss.send(WEBHOOK_QUEUE, { ...d, attempt: attempt + 1 }, { ...CRASH_RETRIES, startAfter: nextInSec, db: txExecutor(c) } as PgBoss.SendOptions);
+        await boss.send(WEBHOOK_QUEUE, { ...d, attempt: attempt + 1 }, {
+          ...CRASH_RETRIES,
+          startAfter: nextInSec,
+          db: txExecutor(c),
+        } as PgBoss.SendOptions);
       }
       await boss.complete(WEBHOOK_QUEUE, meta.id, {}, { db: txExecutor(c) });
     });

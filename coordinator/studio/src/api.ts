@@ -8,7 +8,12 @@ export type SessionInfo = SessionView;
 
 /** An error as the API worded it: `message` is shown to the person as is. */
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly error: string, message: string, readonly body: Record<string, unknown> = {}) {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    message: string,
+    readonly body: Record<string, unknown> = {},
+  ) {
     super(message);
   }
 }
@@ -31,11 +36,15 @@ export const csrf = () => csrfToken;
 async function parse<T>(res: Response): Promise<T> {
   const text = await res.text();
   let body: unknown;
-  try { body = text ? JSON.parse(text) : undefined; } catch { body = undefined; }
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
   if (!res.ok) {
     const fields = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
     const error = typeof fields.error === 'string' ? fields.error : undefined;
-    const message = typeof fields.message === 'string' ? fields.message : error ?? `${res.status} ${res.statusText}`;
+    const message = typeof fields.message === 'string' ? fields.message : (error ?? `${res.status} ${res.statusText}`);
     throw new ApiError(res.status, error ?? String(res.status), message, fields);
   }
   return body as T;
@@ -45,7 +54,11 @@ type Query = Record<string, string | number | undefined | null>;
 
 /** A request to the REST API; `T` names the answer's type (from @shorts/common/api, where the
  *  server's route documents it), so every call says what it reads. */
-export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, opts: { query?: Query; body?: Record<string, unknown>; org?: boolean } = {}): Promise<T> {
+export async function api<T>(
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  path: string,
+  opts: { query?: Query; body?: Record<string, unknown>; org?: boolean } = {},
+): Promise<T> {
   const withOrg = opts.org !== false && organizationId;
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== null && v !== '') query.set(k, String(v));
@@ -56,7 +69,7 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
   if (method === 'POST' || method === 'PUT') {
     headers['content-type'] = 'application/json';
-    body = JSON.stringify(withOrg ? { ...opts.body, organizationId } : opts.body ?? {});
+    body = JSON.stringify(withOrg ? { ...opts.body, organizationId } : (opts.body ?? {}));
   } else if (method === 'PATCH') {
     headers['content-type'] = 'application/json';
     body = JSON.stringify(opts.body ?? {});
@@ -73,7 +86,14 @@ export async function loadSession(): Promise<SessionInfo | null> {
 }
 
 export async function signIn(body: { email: string; password: string } | { token: string }): Promise<SessionInfo> {
-  return parse<SessionInfo>(await fetch('/api/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), credentials: 'same-origin' }));
+  return parse<SessionInfo>(
+    await fetch('/api/session', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      credentials: 'same-origin',
+    }),
+  );
 }
 
 export async function signOut(): Promise<void> {
@@ -82,14 +102,17 @@ export async function signOut(): Promise<void> {
 
 /** Ends every session of this user, in every browser (a lost laptop, a shared computer). */
 export async function signOutEverywhere(): Promise<void> {
-  await parse<SignedOutEverywhere>(await fetch('/api/sessions', { method: 'DELETE', headers: { 'x-csrf-token': csrfToken }, credentials: 'same-origin' }));
+  await parse<SignedOutEverywhere>(
+    await fetch('/api/sessions', { method: 'DELETE', headers: { 'x-csrf-token': csrfToken }, credentials: 'same-origin' }),
+  );
 }
 
 /** A job's stage as the API names it (`stage`: what a PROCESSING job does or why it waits), or its
  *  finished status. */
 export const stageOf = (job: { status: string | null; stage?: string }): string => job.stage ?? (job.status ?? 'unknown').toLowerCase();
 
-export const mb = (bytes: number) => (bytes < 100_000 ? `${(bytes / 1000).toFixed(1)} kB` : `${(bytes / 1_000_000).toFixed(bytes < 10_000_000 ? 2 : 1)} MB`);
+export const mb = (bytes: number) =>
+  bytes < 100_000 ? `${(bytes / 1000).toFixed(1)} kB` : `${(bytes / 1_000_000).toFixed(bytes < 10_000_000 ? 2 : 1)} MB`;
 export const seconds = (s: number) => {
   const m = Math.floor(s / 60);
   const rest = s - m * 60;

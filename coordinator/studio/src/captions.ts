@@ -1,6 +1,10 @@
 import { resolveCaptionStyle, type ResolvedCaptionStyle, type Rgba, type StyleItem } from '@shorts/common/render/presets';
 
-export interface Word { text: string; start: number; end: number }
+export interface Word {
+  text: string;
+  start: number;
+  end: number;
+}
 
 /** The caption page shown at time t: the short's words cut into pages of maxWordsInPage, as the render does. */
 export function pageAt(words: Word[], maxWordsInPage: number, t: number): { words: Word[]; active: number } | null {
@@ -41,7 +45,8 @@ export function captionCss(style: ResolvedCaptionStyle, frameWidth: number): Rec
   };
   if (style.outlineWidthPx > 0) css.webkitTextStroke = `${style.outlineWidthPx * scale}px ${rgba(style.outlineColor)}`;
   if (style.outlineWidthPx > 0) css.paintOrder = 'stroke fill';
-  if (style.shadow) css.textShadow = `${style.shadow.offsetXPx * scale}px ${style.shadow.offsetYPx * scale}px ${style.shadow.blurPx * scale}px ${rgba(style.shadow.color)}`;
+  if (style.shadow)
+    css.textShadow = `${style.shadow.offsetXPx * scale}px ${style.shadow.offsetYPx * scale}px ${style.shadow.blurPx * scale}px ${rgba(style.shadow.color)}`;
   if (style.backgroundColor) {
     css.background = rgba(style.backgroundColor);
     css.padding = `${style.boxPaddingPx * scale}px`;
@@ -49,6 +54,9 @@ export function captionCss(style: ResolvedCaptionStyle, frameWidth: number): Rec
   const margin = `${style.position.marginPx * scale}px`;
   if (style.position.anchor === 'top') css.top = margin;
   else if (style.position.anchor === 'bottom') css.bottom = margin;
-  else { css.top = '50%'; css.transform = 'translateY(-50%)'; }
+  else {
+    css.top = '50%';
+    css.transform = 'translateY(-50%)';
+  }
   return css;
 }

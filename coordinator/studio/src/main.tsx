@@ -12,7 +12,13 @@ import { Files } from './screens/Files.js';
 import { Social } from './screens/Social.js';
 import { Settings } from './screens/Settings.js';
 
-const NAV: Array<[string, string]> = [['jobs', 'Jobs'], ['presets', 'Brand presets'], ['files', 'Files'], ['social', 'Social'], ['settings', 'Settings']];
+const NAV: Array<[string, string]> = [
+  ['jobs', 'Jobs'],
+  ['presets', 'Brand presets'],
+  ['files', 'Files'],
+  ['social', 'Social'],
+  ['settings', 'Settings'],
+];
 const ORG_KEY = 'studio.organizationId';
 
 function App() {
@@ -24,7 +30,12 @@ function App() {
   const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => setMenuOpen(false), [route.path[0], route.path[1]]);
 
-  useEffect(() => { loadSession().then(setSession, (err) => { setError(err); setSession(null); }); }, []);
+  useEffect(() => {
+    loadSession().then(setSession, (err) => {
+      setError(err);
+      setSession(null);
+    });
+  }, []);
   useEffect(() => {
     if (!session) return;
     const saved = localStorage.getItem(ORG_KEY);
@@ -33,12 +44,36 @@ function App() {
     setOrgId(id);
   }, [session]);
 
-  if (session === undefined) return <main><p>Loading…</p></main>;
+  if (session === undefined)
+    return (
+      <main>
+        <p>Loading…</p>
+      </main>
+    );
   if (!session || route.path[0] === 'sign-in') {
-    return <SignIn token={route.params.get('token')} onSignedIn={(s) => { setSession(s); go('/jobs'); }} error={error} />;
+    return (
+      <SignIn
+        token={route.params.get('token')}
+        onSignedIn={(s) => {
+          setSession(s);
+          go('/jobs');
+        }}
+        error={error}
+      />
+    );
   }
-  if (!session.organizations.length) return <main><p>Your account belongs to no organization yet. Ask an administrator to add you.</p></main>;
-  if (!orgId) return <main><p>Loading…</p></main>;
+  if (!session.organizations.length)
+    return (
+      <main>
+        <p>Your account belongs to no organization yet. Ask an administrator to add you.</p>
+      </main>
+    );
+  if (!orgId)
+    return (
+      <main>
+        <p>Loading…</p>
+      </main>
+    );
 
   const section = route.path[0] ?? 'jobs';
   const org = session.organizations.find((o) => o.id === orgId)!;
@@ -49,16 +84,35 @@ function App() {
     go('/jobs');
   };
   let screen;
-  if (section === 'jobs' && route.path[1]) screen = <JobPage key={route.path[1]} jobId={route.path[1]} shortParam={route.params.get('short')} />;
+  if (section === 'jobs' && route.path[1])
+    screen = <JobPage key={route.path[1]} jobId={route.path[1]} shortParam={route.params.get('short')} />;
   else if (section === 'presets') screen = <Presets />;
   else if (section === 'files') screen = <Files />;
   else if (section === 'social') screen = <Social />;
-  else if (section === 'settings') screen = <Settings org={org} page={route.path[1]} onChanged={() => { loadSession().then(setSession, setError); }} />;
+  else if (section === 'settings')
+    screen = (
+      <Settings
+        org={org}
+        page={route.path[1]}
+        onChanged={() => {
+          loadSession().then(setSession, setError);
+        }}
+      />
+    );
   else screen = <Jobs />;
 
   return (
     <>
-      <a class="skip" href="#content" onClick={(e) => { e.preventDefault(); document.getElementById('content')?.focus(); }}>Skip to content</a>
+      <a
+        class="skip"
+        href="#content"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('content')?.focus();
+        }}
+      >
+        Skip to content
+      </a>
       <header class="top">
         <span class="brand">Shorts Studio</span>
         <button type="button" class="menu-toggle" aria-expanded={menuOpen} aria-controls="site-menu" onClick={() => setMenuOpen(!menuOpen)}>
@@ -66,17 +120,51 @@ function App() {
         </button>
         <div id="site-menu" class={`site-menu${menuOpen ? ' open' : ''}`}>
           <nav class="main" aria-label="Sections">
-            {NAV.map(([path, label]) => <a key={path} href={`#/${path}`} aria-current={section === path ? 'page' : undefined} onClick={() => setMenuOpen(false)}>{label}</a>)}
-            <a href="/docs" target="_blank" rel="noopener">API docs</a>
+            {NAV.map(([path, label]) => (
+              <a key={path} href={`#/${path}`} aria-current={section === path ? 'page' : undefined} onClick={() => setMenuOpen(false)}>
+                {label}
+              </a>
+            ))}
+            <a href="/docs" target="_blank" rel="noopener">
+              API docs
+            </a>
           </nav>
           {session.organizations.length > 1 ? (
             <select aria-label="Organization" value={orgId} onChange={(e) => chooseOrg((e.target as HTMLSelectElement).value)}>
-              {session.organizations.map((o) => <option key={o.id} value={o.id}>{o.name}</option>)}
+              {session.organizations.map((o) => (
+                <option key={o.id} value={o.id}>
+                  {o.name}
+                </option>
+              ))}
             </select>
-          ) : <span class="muted account-detail">{org.name} · {org.plan}</span>}
+          ) : (
+            <span class="muted account-detail">
+              {org.name} · {org.plan}
+            </span>
+          )}
           <span class="muted account-detail">{session.user.email}</span>
-          <button onClick={() => { void signOut().then(() => { setSession(null); go('/sign-in'); }); }}>Sign out</button>
-          <button class="account-detail" title="Ends your sessions in every browser" onClick={() => { signOutEverywhere().then(() => { setSession(null); go('/sign-in'); }, setError); }}>Sign out everywhere</button>
+          <button
+            onClick={() => {
+              void signOut().then(() => {
+                setSession(null);
+                go('/sign-in');
+              });
+            }}
+          >
+            Sign out
+          </button>
+          <button
+            class="account-detail"
+            title="Ends your sessions in every browser"
+            onClick={() => {
+              signOutEverywhere().then(() => {
+                setSession(null);
+                go('/sign-in');
+              }, setError);
+            }}
+          >
+            Sign out everywhere
+          </button>
         </div>
       </header>
       <main id="content" tabIndex={-1} key={orgId}>

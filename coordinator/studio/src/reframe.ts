@@ -8,15 +8,25 @@ export function readReframe(raw: unknown, sourceWidth: number, sourceHeight: num
   if (Array.isArray(raw)) {
     if (!raw.length) return null;
     return {
-      sourceWidth, sourceHeight, segments: [],
-      keyframes: raw.map((k: { t: number; x: number; y: number; w: number; h: number }) => ({ time: k.t, x: k.x, y: k.y, width: k.w, height: k.h })),
+      sourceWidth,
+      sourceHeight,
+      segments: [],
+      keyframes: raw.map((k: { t: number; x: number; y: number; w: number; h: number }) => ({
+        time: k.t,
+        x: k.x,
+        y: k.y,
+        width: k.w,
+        height: k.h,
+      })),
     };
   }
   const r = raw as Reframe | null | undefined;
   return r?.keyframes?.length ? r : null;
 }
 
-export interface Crop extends Box { panels?: Box[] }
+export interface Crop extends Box {
+  panels?: Box[];
+}
 
 /** How the segment at time t is framed: one window, stacked panels, or the whole frame fitted. */
 export function layoutAt(reframe: Reframe | null, t: number): ReframeLayout {
@@ -36,7 +46,13 @@ export function cropAt(reframe: Reframe, t: number): Crop | null {
   const b = k[i + 1]!;
   const f = b.time > a.time ? (t - a.time) / (b.time - a.time) : 0;
   const mix = (x: number, y: number) => x + (y - x) * f;
-  return { x: mix(a.x, b.x), y: mix(a.y, b.y), width: mix(a.width, b.width), height: mix(a.height, b.height), ...(a.panels ? { panels: a.panels } : {}) };
+  return {
+    x: mix(a.x, b.x),
+    y: mix(a.y, b.y),
+    width: mix(a.width, b.width),
+    height: mix(a.height, b.height),
+    ...(a.panels ? { panels: a.panels } : {}),
+  };
 }
 
 export { stackedPanels, type PanelPlacement } from '@shorts/common/reframe/panels';
@@ -51,7 +67,14 @@ export interface FrameCanvas<Image> {
 }
 
 /** Draws the output frame: the window filling it, the panels stacked (split, stack), or the window fitted over a blurred fill of itself (fit). */
-export function drawCrop<Image>(ctx: FrameCanvas<Image>, video: Image, crop: Crop, layout: ReframeLayout, width: number, height: number): void {
+export function drawCrop<Image>(
+  ctx: FrameCanvas<Image>,
+  video: Image,
+  crop: Crop,
+  layout: ReframeLayout,
+  width: number,
+  height: number,
+): void {
   ctx.fillStyle = '#000';
   ctx.fillRect(0, 0, width, height);
   const panels = stackedPanels(layout, crop, width, height);

@@ -2,7 +2,10 @@ import { useEffect, useState } from 'preact/hooks';
 
 // Hash routes (#/jobs/ID): the server serves one page, and a sign-in link's token never reaches a
 // server log because the fragment is not sent.
-export interface Route { path: string[]; params: URLSearchParams }
+export interface Route {
+  path: string[];
+  params: URLSearchParams;
+}
 
 function read(): Route {
   const raw = location.hash.replace(/^#\/?/, '');
@@ -20,4 +23,6 @@ export function useRoute(): Route {
   return route;
 }
 
-export const go = (path: string) => { location.hash = path; };
+export const go = (path: string) => {
+  location.hash = path;
+};

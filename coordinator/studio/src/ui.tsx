@@ -5,13 +5,24 @@ import { ApiError } from './api.js';
 export function ErrorBox({ error }: { error: unknown }) {
   if (!error) return null;
   const text = error instanceof ApiError ? error.message : error instanceof Error ? error.message : String(error);
-  return <div class="error" role="alert">{text}</div>;
+  return (
+    <div class="error" role="alert">
+      {text}
+    </div>
+  );
 }
 
 export function ProgressBar({ value, label, state }: { value: number; label: string; state?: 'done' | 'failed' }) {
   const pct = Math.max(0, Math.min(100, value));
   return (
-    <div class={`progress ${state ?? ''}`} role="progressbar" aria-label={label} aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(pct)}>
+    <div
+      class={`progress ${state ?? ''}`}
+      role="progressbar"
+      aria-label={label}
+      aria-valuemin={0}
+      aria-valuemax={100}
+      aria-valuenow={Math.round(pct)}
+    >
       <div style={{ width: `${pct}%` }} />
     </div>
   );
@@ -28,7 +39,11 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], opts: { poll
     const mine = ++seq.current;
     try {
       const v = await load();
-      if (mine === seq.current) { latest.current = v; setData(v); setError(null); }
+      if (mine === seq.current) {
+        latest.current = v;
+        setData(v);
+        setError(null);
+      }
       return v;
     } catch (err) {
       if (mine === seq.current) setError(err);
@@ -36,7 +51,9 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], opts: { poll
     }
   }, deps);
   // A load never rejects (its error is kept in `error`).
-  const reload = useCallback(() => { void refresh(); }, [refresh]);
+  const reload = useCallback(() => {
+    void refresh();
+  }, [refresh]);
   useEffect(() => {
     latest.current = undefined;
     reload();
@@ -48,7 +65,16 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], opts: { poll
     }, opts.pollMs);
     return () => clearInterval(timer);
   }, [reload]);
-  return { data, error, reload, refresh, setData: (v: T) => { latest.current = v; setData(v); } };
+  return {
+    data,
+    error,
+    reload,
+    refresh,
+    setData: (v: T) => {
+      latest.current = v;
+      setData(v);
+    },
+  };
 }
 
 /** Runs an action, keeping its error (as the API worded it) and a busy flag for the button. */
@@ -70,14 +96,30 @@ export function useAction<A extends unknown[], R>(fn: (...args: A) => Promise<R>
   return { run, busy, error, setError };
 }
 
-export function Pager({ total, limit, offset, onPage }: { total: number; limit: number; offset: number; onPage: (offset: number) => void }) {
+export function Pager({
+  total,
+  limit,
+  offset,
+  onPage,
+}: {
+  total: number;
+  limit: number;
+  offset: number;
+  onPage: (offset: number) => void;
+}) {
   const pages = Math.max(1, Math.ceil(total / limit));
   const page = Math.floor(offset / limit) + 1;
   return (
     <nav class="pager" aria-label="Pages">
-      <button disabled={offset === 0} onClick={() => onPage(Math.max(0, offset - limit))}>Previous</button>
-      <span aria-live="polite">Page {page} of {pages} ({total} in all)</span>
-      <button disabled={offset + limit >= total} onClick={() => onPage(offset + limit)}>Next</button>
+      <button disabled={offset === 0} onClick={() => onPage(Math.max(0, offset - limit))}>
+        Previous
+      </button>
+      <span aria-live="polite">
+        Page {page} of {pages} ({total} in all)
+      </span>
+      <button disabled={offset + limit >= total} onClick={() => onPage(offset + limit)}>
+        Next
+      </button>
     </nav>
   );
 }

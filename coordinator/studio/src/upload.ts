@@ -2,11 +2,14 @@ import * as tus from 'tus-js-client';
 import { ApiError, csrf, currentOrgId } from './api.js';
 
 /** A tus upload to the coordinator; resumes a previous one of the same file (tus-js-client's fingerprint). */
-export function startUpload(file: File, opts: {
-  purpose?: 'job' | 'watermark';
-  title?: string;
-  onProgress: (sent: number, total: number) => void;
-}): { done: Promise<{ jobId: string | null; fileId: string | null }>; abort: () => void } {
+export function startUpload(
+  file: File,
+  opts: {
+    purpose?: 'job' | 'watermark';
+    title?: string;
+    onProgress: (sent: number, total: number) => void;
+  },
+): { done: Promise<{ jobId: string | null; fileId: string | null }>; abort: () => void } {
   let jobId: string | null = null;
   let fileId: string | null = null;
   let upload!: tus.Upload;
@@ -18,8 +21,11 @@ export function startUpload(file: File, opts: {
       // (UPLOAD_WRITER_LEASE_MS, 15 s) runs out, and the retry goes through another one.
       retryDelays: [0, 1000, 3000, 5000, 10000, 20000],
       metadata: {
-        filename: file.name, filetype: file.type, organizationId: currentOrgId(),
-        purpose: opts.purpose ?? 'job', ...(opts.title ? { title: opts.title } : {}),
+        filename: file.name,
+        filetype: file.type,
+        organizationId: currentOrgId(),
+        purpose: opts.purpose ?? 'job',
+        ...(opts.title ? { title: opts.title } : {}),
       },
       headers: { 'X-CSRF-Token': csrf() },
       removeFingerprintOnSuccess: true,
@@ -33,11 +39,19 @@ export function startUpload(file: File, opts: {
     });
   });
   // Without a stored fingerprint to resume from (or with storage refused), the upload starts afresh.
-  upload.findPreviousUploads().then((previous) => {
-    if (previous[0]) upload.resumeFromPreviousUpload(previous[0]);
-    upload.start();
-  }, () => upload.start());
-  return { done, abort: () => { void upload.abort(true); } };
+  upload.findPreviousUploads().then(
+    (previous) => {
+      if (previous[0]) upload.resumeFromPreviousUpload(previous[0]);
+      upload.start();
+    },
+    () => upload.start(),
+  );
+  return {
+    done,
+    abort: () => {
+      void upload.abort(true);
+    },
+  };
 }
 
 /** The API's own words from a failed tus request, not tus-js-client's wrapper text. */

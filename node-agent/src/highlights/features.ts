@@ -6,19 +6,108 @@ import type { Word } from '@shorts/common/text/transcript';
 import { bareWord, type Sentence } from './segments.js';
 
 const NUMBER_WORDS = new Set([
-  'zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen',
-  'sixteen', 'seventeen', 'eighteen', 'nineteen', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety', 'hundred',
-  'thousand', 'million', 'billion', 'trillion', 'percent', 'half', 'double', 'triple', 'dozen', 'first', 'second', 'third', 'twice',
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'thirteen',
+  'fourteen',
+  'fifteen',
+  'sixteen',
+  'seventeen',
+  'eighteen',
+  'nineteen',
+  'twenty',
+  'thirty',
+  'forty',
+  'fifty',
+  'sixty',
+  'seventy',
+  'eighty',
+  'ninety',
+  'hundred',
+  'thousand',
+  'million',
+  'billion',
+  'trillion',
+  'percent',
+  'half',
+  'double',
+  'triple',
+  'dozen',
+  'first',
+  'second',
+  'third',
+  'twice',
 ]);
 /** Openers that promise something: the viewer stays to get it. */
 const HOOK_PHRASES = [
-  'here is', "here's", 'the secret', 'the truth', 'the reason', 'the problem', 'the biggest', 'the best', 'the worst', 'the one thing',
-  'nobody', 'no one', 'most people', 'everyone', 'you need', 'you have to', "you don't", 'you should', 'stop', 'never', 'imagine',
-  'did you know', 'the mistake', 'what if', 'let me tell you', 'i learned', 'turns out', 'the key', 'this is why', 'this is how',
+  'here is',
+  "here's",
+  'the secret',
+  'the truth',
+  'the reason',
+  'the problem',
+  'the biggest',
+  'the best',
+  'the worst',
+  'the one thing',
+  'nobody',
+  'no one',
+  'most people',
+  'everyone',
+  'you need',
+  'you have to',
+  "you don't",
+  'you should',
+  'stop',
+  'never',
+  'imagine',
+  'did you know',
+  'the mistake',
+  'what if',
+  'let me tell you',
+  'i learned',
+  'turns out',
+  'the key',
+  'this is why',
+  'this is how',
 ];
 const STRONG_WORDS = new Set([
-  'amazing', 'incredible', 'insane', 'crazy', 'huge', 'massive', 'shocking', 'surprising', 'secret', 'mistake', 'never', 'always',
-  'best', 'worst', 'biggest', 'favorite', 'favourite', 'love', 'hate', 'important', 'critical', 'dangerous', 'impossible', 'free', 'wrong',
+  'amazing',
+  'incredible',
+  'insane',
+  'crazy',
+  'huge',
+  'massive',
+  'shocking',
+  'surprising',
+  'secret',
+  'mistake',
+  'never',
+  'always',
+  'best',
+  'worst',
+  'biggest',
+  'favorite',
+  'favourite',
+  'love',
+  'hate',
+  'important',
+  'critical',
+  'dangerous',
+  'impossible',
+  'free',
+  'wrong',
 ]);
 
 export const isNumberToken = (t: string) => /\d/.test(t) || NUMBER_WORDS.has(bareWord(t));
@@ -104,12 +193,20 @@ export function scoreWindow(input: WindowInput): WindowFeatures {
     complete: last.terminal || last.pauseAfter >= 1 ? 1 : last.pauseAfter >= 0.6 ? 0.7 : 0.2,
     questionAnswer: answered ? 1 : 0,
     // Density, not count: padding a figure-rich stretch with small talk should not keep its score.
-    numbers: clamp01((numberCount / Math.max(5, durationSec)) * 10 / 6),
+    numbers: clamp01(((numberCount / Math.max(5, durationSec)) * 10) / 6),
     // Around 2.5-3.5 words/s is lively but followable; much slower drags, much faster blurs.
     pace: clamp01(1 - Math.abs(wordsPerSec - 3) / 2),
-    energy: input.energyDb !== undefined && input.baselineDb !== undefined && Number.isFinite(input.energyDb) ? clamp01(0.5 + (input.energyDb - input.baselineDb) / 6) : 0,
+    energy:
+      input.energyDb !== undefined && input.baselineDb !== undefined && Number.isFinite(input.energyDb)
+        ? clamp01(0.5 + (input.energyDb - input.baselineDb) / 6)
+        : 0,
     emphasis: clamp01(emphasisCount / 3),
-    length: durationSec >= 20 && durationSec <= 60 ? 1 : durationSec < 20 ? clamp01(0.5 + (durationSec - 10) / 20) : clamp01(1 - (durationSec - 60) / 60),
+    length:
+      durationSec >= 20 && durationSec <= 60
+        ? 1
+        : durationSec < 20
+          ? clamp01(0.5 + (durationSec - 10) / 20)
+          : clamp01(1 - (durationSec - 60) / 60),
     // Dead air share, plus a flat penalty for any single gap a viewer would scroll away in.
     silence: clamp01(gapsOverOne / Math.max(1, durationSec) + (longestGapSec > 3 ? 0.3 : 0)),
   };
@@ -124,7 +221,15 @@ export function describeReason(f: WindowFeatures): string {
     const contribution = WEIGHTS[key] * f.scores[key];
     if (contribution >= 0.04) parts.push([contribution, text]);
   };
-  if (f.hookKind) add('hook', f.hookKind === 'question' ? 'opens with a question' : f.hookKind === 'promise' ? 'opens with a hook that promises a payoff' : 'opens with a concrete number');
+  if (f.hookKind)
+    add(
+      'hook',
+      f.hookKind === 'question'
+        ? 'opens with a question'
+        : f.hookKind === 'promise'
+          ? 'opens with a hook that promises a payoff'
+          : 'opens with a concrete number',
+    );
   add('questionAnswer', 'asks a question and answers it');
   add('complete', 'ends on a complete thought');
   add('numbers', `${f.numberCount} number${f.numberCount === 1 ? '' : 's'} and figures`);

@@ -98,7 +98,10 @@ export class ChatHighlightModel implements HighlightModel {
         response_format: { type: 'json_object' },
         messages: [
           { role: 'system', content: SYSTEM_PROMPT },
-          { role: 'user', content: `Pick up to ${limit} shorts from this ${Math.round(transcript.durationSec)} s video.\n\n${lines.join('\n')}` },
+          {
+            role: 'user',
+            content: `Pick up to ${limit} shorts from this ${Math.round(transcript.durationSec)} s video.\n\n${lines.join('\n')}`,
+          },
         ],
       }),
     });

@@ -21,7 +21,9 @@ export function predefinedShorts(transcript: Transcript, items: readonly Predefi
         throw new RangeError(`predefined short "${item.title}" needs 0 <= start < end, got ${item.start}..${item.end}`);
       }
       if (item.start >= limit) {
-        throw new RangeError(`predefined short "${item.title}" starts at ${item.start} s, after the end of the video (${limit.toFixed(2)} s)`);
+        throw new RangeError(
+          `predefined short "${item.title}" starts at ${item.start} s, after the end of the video (${limit.toFixed(2)} s)`,
+        );
       }
       const startTime = item.start;
       const endTime = Math.min(item.end, limit);

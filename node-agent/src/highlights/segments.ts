@@ -31,7 +31,40 @@ export interface SegmentOptions {
 const TERMINAL = /[.!?…]["'”’)\]]*$/;
 const QUESTION_MARK = /\?["'”’)\]]*$/;
 /** Without punctuation a question is recognised by how it opens. */
-const QUESTION_OPENERS = new Set(['what', 'why', 'how', 'who', 'whom', 'whose', 'when', 'where', 'which', 'is', 'are', 'was', 'were', 'do', 'does', 'did', 'can', 'could', 'would', 'should', 'will', 'have', 'has', 'shall', 'may', 'isn\'t', 'aren\'t', 'don\'t', 'doesn\'t', 'didn\'t', 'won\'t', 'can\'t']);
+const QUESTION_OPENERS = new Set([
+  'what',
+  'why',
+  'how',
+  'who',
+  'whom',
+  'whose',
+  'when',
+  'where',
+  'which',
+  'is',
+  'are',
+  'was',
+  'were',
+  'do',
+  'does',
+  'did',
+  'can',
+  'could',
+  'would',
+  'should',
+  'will',
+  'have',
+  'has',
+  'shall',
+  'may',
+  "isn't",
+  "aren't",
+  "don't",
+  "doesn't",
+  "didn't",
+  "won't",
+  "can't",
+]);
 const LEAD_FILLERS = new Set(['so', 'and', 'but', 'well', 'okay', 'ok', 'now', 'um', 'uh', 'like', 'right', 'oh', 'then']);
 
 export const bareWord = (t: string) => t.toLowerCase().replace(/[^\p{L}\p{N}']/gu, '');
@@ -94,6 +127,9 @@ function splitLong(words: readonly Word[], a: number, b: number, maxSec: number)
 }
 
 function medianGap(words: readonly Word[]): number {
-  const gaps = words.slice(1).map((w, i) => Math.max(0, w.start - words[i]!.end)).sort((a, b) => a - b);
+  const gaps = words
+    .slice(1)
+    .map((w, i) => Math.max(0, w.start - words[i]!.end))
+    .sort((a, b) => a - b);
   return gaps.length ? gaps[Math.floor(gaps.length / 2)]! : 0;
 }

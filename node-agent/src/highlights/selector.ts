@@ -79,7 +79,10 @@ export function selectShorts(transcript: Transcript, opts: SelectorOptions = {})
       const nextStart = c.last + 1 < words.length ? words[c.last + 1]!.start : Math.max(transcript.durationSec, words[c.last]!.end);
       const ws = words.slice(c.first, c.last + 1);
       return {
-        title: makeTitle(ws, sentences.filter((s) => s.startId >= c.first && s.endId <= c.last)),
+        title: makeTitle(
+          ws,
+          sentences.filter((s) => s.startId >= c.first && s.endId <= c.last),
+        ),
         reason: describeReason(c.features),
         startTime: round2(Math.max(c.start - LEAD_SEC, (prevEnd + c.start) / 2, 0)),
         endTime: round2(Math.min(c.end + TAIL_SEC, (c.end + nextStart) / 2)),
@@ -93,7 +96,24 @@ export function selectShorts(transcript: Transcript, opts: SelectorOptions = {})
 }
 
 const TITLE_MAX = 60;
-const FILLERS = new Set(['so', 'and', 'but', 'well', 'okay', 'ok', 'um', 'uh', 'like', 'yeah', 'right', 'now', 'oh', 'anyway', 'then', 'also']);
+const FILLERS = new Set([
+  'so',
+  'and',
+  'but',
+  'well',
+  'okay',
+  'ok',
+  'um',
+  'uh',
+  'like',
+  'yeah',
+  'right',
+  'now',
+  'oh',
+  'anyway',
+  'then',
+  'also',
+]);
 
 /**
  * The first salient clause: the opening question if the short opens with one, else the first
@@ -111,7 +131,9 @@ export function makeTitle(words: readonly Word[], sentences: readonly Sentence[]
   // A clause mark ends the title if enough came before it.
   const clauseEnd = ws.findIndex((w, i) => i >= 3 && /[,;:—–]$/.test(w));
   if (clauseEnd >= 0) ws = ws.slice(0, clauseEnd + 1);
-  let title = joinWords(ws.map((text) => ({ text }))).replace(/[,;:—–.!…]+$/, '').trim();
+  let title = joinWords(ws.map((text) => ({ text })))
+    .replace(/[,;:—–.!…]+$/, '')
+    .trim();
   if (title.length > TITLE_MAX) {
     const cut = title.slice(0, TITLE_MAX - 1);
     title = cut.slice(0, Math.max(cut.lastIndexOf(' '), 20)).replace(/[,;:]+$/, '') + '…';

@@ -46,7 +46,12 @@ export async function freeDiskBytes(dir: string): Promise<number> {
 async function ffmpegInfo(ffmpegPath: string): Promise<{ version: string; encoders: string[] }> {
   const { stdout: v } = await run(ffmpegPath, ['-hide_banner', '-version'], { env: toolEnv() });
   const { stdout: e } = await run(ffmpegPath, ['-hide_banner', '-encoders'], { env: toolEnv() });
-  const encoders = e.split('\n').map((l) => l.trim().split(/\s+/)).filter((p) => p[0]?.startsWith('V')).map((p) => p[1]!).filter(Boolean);
+  const encoders = e
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((p) => p[0]?.startsWith('V'))
+    .map((p) => p[1]!)
+    .filter(Boolean);
   return { version: v.split('\n')[0] ?? 'unknown', encoders };
 }
 
@@ -54,7 +59,26 @@ async function ffmpegInfo(ffmpegPath: string): Promise<{ version: string; encode
 async function nvencWorks(ffmpegPath: string, encoders: string[]): Promise<boolean> {
   if (!encoders.includes('h264_nvenc')) return false;
   try {
-    await run(ffmpegPath, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'color=c=black:s=256x256:d=0.1', '-frames:v', '1', '-c:v', 'h264_nvenc', '-f', 'null', '-'], { timeout: 20_000, env: toolEnv() });
+    await run(
+      ffmpegPath,
+      [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-f',
+        'lavfi',
+        '-i',
+        'color=c=black:s=256x256:d=0.1',
+        '-frames:v',
+        '1',
+        '-c:v',
+        'h264_nvenc',
+        '-f',
+        'null',
+        '-',
+      ],
+      { timeout: 20_000, env: toolEnv() },
+    );
     return true;
   } catch {
     return false;
@@ -64,10 +88,14 @@ async function nvencWorks(ffmpegPath: string, encoders: string[]): Promise<boole
 async function nvidiaGpus(): Promise<Array<{ name: string; memoryBytes: number }>> {
   try {
     const { stdout } = await run('nvidia-smi', ['--query-gpu=name,memory.total', '--format=csv,noheader,nounits'], { timeout: 10_000 });
-    return stdout.trim().split('\n').filter(Boolean).map((line) => {
-      const [name, mib] = line.split(',').map((s) => s.trim());
-      return { name: name ?? 'gpu', memoryBytes: Number(mib) * 1024 * 1024 };
-    });
+    return stdout
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const [name, mib] = line.split(',').map((s) => s.trim());
+        return { name: name ?? 'gpu', memoryBytes: Number(mib) * 1024 * 1024 };
+      });
   } catch {
     return [];
   }

@@ -34,7 +34,23 @@ export async function extractAudio(ffmpegPath: string, inputPath: string, outWav
   args.push('-i', inputPath);
   if (opts.durationSec !== undefined) args.push('-t', String(opts.durationSec));
   if (opts.maxBytes !== undefined) args.push('-fs', String(Math.ceil(opts.maxBytes)));
-  args.push('-map', '0:a:0', '-vn', '-sn', '-dn', '-ac', '1', '-ar', String(ANALYSIS_SAMPLE_RATE), '-c:a', 'pcm_s16le', '-f', 'wav', '-y', outWav);
+  args.push(
+    '-map',
+    '0:a:0',
+    '-vn',
+    '-sn',
+    '-dn',
+    '-ac',
+    '1',
+    '-ar',
+    String(ANALYSIS_SAMPLE_RATE),
+    '-c:a',
+    'pcm_s16le',
+    '-f',
+    'wav',
+    '-y',
+    outWav,
+  );
   const { code, stderr } = await runProcess(ffmpegPath, args, opts.signal, { env: toolEnv() });
   if (code === 0) return;
   if (/matches no streams|does not contain any stream/i.test(stderr)) throw new NoAudioTrackError(inputPath);

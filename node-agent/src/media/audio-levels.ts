@@ -96,7 +96,11 @@ export async function scanWav(wavPath: string): Promise<WavScan> {
   let spanSum = 0;
   let spanFrames = 0;
   let carry: Buffer = Buffer.alloc(0);
-  const stream = createReadStream(wavPath, { start: info.dataOffset, end: info.dataOffset + frames * frameBytes - 1, highWaterMark: 1 << 20 });
+  const stream = createReadStream(wavPath, {
+    start: info.dataOffset,
+    end: info.dataOffset + frames * frameBytes - 1,
+    highWaterMark: 1 << 20,
+  });
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     const buf = carry.length ? Buffer.concat([carry, chunk]) : chunk;
     const whole = buf.length - (buf.length % frameBytes);

@@ -95,7 +95,11 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
     // YUV as in RGB (up to rounding, and the watermark's chroma at 4:2:0 on its edges). overlay then
     // blends in place on the box: no split, cut, conversion and paste-back of the frame.
     const over = `overlay=x=${px}:y=${py}:format=${yuv ? 'yuv420' : 'gbrp'}`;
-    return { filter: `${src};[${o.videoLabel}]${L('src')}${over}[${o.outLabel}]`, inputs: [o.videoLabel, o.imageLabel], box: { x: bx, y: by, w: bw, h: bh } };
+    return {
+      filter: `${src};[${o.videoLabel}]${L('src')}${over}[${o.outLabel}]`,
+      inputs: [o.videoLabel, o.imageLabel],
+      box: { x: bx, y: by, w: bw, h: bh },
+    };
   }
 
   // The blended box B(Cb, Cs), carrying the watermark's alpha, goes onto the frame with one overlay:
@@ -104,8 +108,13 @@ export function buildWatermarkFilter(o: WatermarkFilterOptions): WatermarkFilter
   // and without it overlay's frame sync (made to repeat a secondary's last frame) copies every
   // whole frame before writing into it, 6 MB of memory traffic a 1080x1920 frame.
   const cut = `[${o.videoLabel}]split=2${L('frame')}${L('bg')};${L('bg')}crop=${pw}:${ph}:${px}:${py},setsar=1`;
-  const paste = (mix: string) => `${L('frame')}${mix}overlay=x=${px}:y=${py}:format=${yuv ? 'yuv420' : 'gbrp'}:eof_action=pass[${o.outLabel}]`;
-  const result = (parts: string[]): WatermarkFilter => ({ filter: parts.join(';'), inputs: [o.videoLabel, o.imageLabel], box: { x: bx, y: by, w: bw, h: bh } });
+  const paste = (mix: string) =>
+    `${L('frame')}${mix}overlay=x=${px}:y=${py}:format=${yuv ? 'yuv420' : 'gbrp'}:eof_action=pass[${o.outLabel}]`;
+  const result = (parts: string[]): WatermarkFilter => ({
+    filter: parts.join(';'),
+    inputs: [o.videoLabel, o.imageLabel],
+    box: { x: bx, y: by, w: bw, h: bh },
+  });
 
   if (isNonSeparable(o.blendMode) && !o.legacyFfmpeg) {
     // In YUV (non-separable.ts says why): video frames in their own 4:2:0 and limited range, RGB

@@ -40,7 +40,10 @@ const STACKED_MARKS = /\p{M}{2,}/u;
  * burned into each frame. `events` are the script's (buildAssEvents).
  */
 export function planCaptionCanvas(
-  pages: CaptionPage[], events: AssEvent[], style: ResolvedCaptionStyle, frame: { width: number; height: number },
+  pages: CaptionPage[],
+  events: AssEvent[],
+  style: ResolvedCaptionStyle,
+  frame: { width: number; height: number },
 ): CaptionCanvas | null {
   const k = designScale(frame);
   const outline = style.outlineWidthPx * k;
@@ -56,7 +59,15 @@ export function planCaptionCanvas(
   if (events.length === 0) return null;
 
   // libass wraps lines at spaces only: a page has at most as many lines as space-separated tokens.
-  const lines = Math.max(...pages.map((p) => p.words.map((w) => w.text.trim()).join(' ').split(/ +/).length));
+  const lines = Math.max(
+    ...pages.map(
+      (p) =>
+        p.words
+          .map((w) => w.text.trim())
+          .join(' ')
+          .split(/ +/).length,
+    ),
+  );
   const font = style.fontSizePx * k;
   const block = lines * font * Math.max(1, style.active.scale);
   const shadowY = shadow ? shadow.offsetYPx * k : 0;

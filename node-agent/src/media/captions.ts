@@ -136,8 +136,20 @@ export function buildAssFile(pages: CaptionPage[], style: ResolvedCaptionStyle, 
   const shadowDist = style.shadow ? px(Math.max(Math.abs(style.shadow.offsetXPx), Math.abs(style.shadow.offsetYPx))) : 0;
   // On a canvas (subtitles alpha=1), ffmpeg 5.1 blends a layer's alpha into the alpha plane with
   // that same alpha as the weight, so a translucent shadow of alpha a lands as a*a: give it sqrt(a).
-  const shadowColor = style.shadow ? (canvas ? { ...style.shadow.color, a: Math.sqrt(style.shadow.color.a) } : style.shadow.color) : TRANSPARENT;
-  const styleLine = (name: string, primary: string, outlineColour: string, back: string, borderStyle: number, outline: number, shadow: number) =>
+  const shadowColor = style.shadow
+    ? canvas
+      ? { ...style.shadow.color, a: Math.sqrt(style.shadow.color.a) }
+      : style.shadow.color
+    : TRANSPARENT;
+  const styleLine = (
+    name: string,
+    primary: string,
+    outlineColour: string,
+    back: string,
+    borderStyle: number,
+    outline: number,
+    shadow: number,
+  ) =>
     `Style: ${name},${face.assFontName},${px(style.fontSizePx)},${primary},${primary},${outlineColour},${back},` +
     `${face.bold ? -1 : 0},${face.italic ? -1 : 0},0,0,100,100,${px(style.letterSpacingPx)},0,${borderStyle},${outline},${shadow},` +
     `${alignment},${marginH},${marginH},${marginV},1`;
@@ -153,11 +165,20 @@ export function buildAssFile(pages: CaptionPage[], style: ResolvedCaptionStyle, 
     '',
     '[V4+ Styles]',
     'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding',
-    styleLine('Caption', assColor(style.color), assColor(style.outlineColor), assColor(shadowColor), 1, px(style.outlineWidthPx), shadowDist),
+    styleLine(
+      'Caption',
+      assColor(style.color),
+      assColor(style.outlineColor),
+      assColor(shadowColor),
+      1,
+      px(style.outlineWidthPx),
+      shadowDist,
+    ),
   ];
   // libass draws an opaque box (BorderStyle 3) instead of an outline, so a box is its own style on
   // a lower layer whose text is invisible; OutlineColour is the box colour there.
-  if (style.backgroundColor) out.push(styleLine('Box', assColor(TRANSPARENT), assColor(style.backgroundColor), assColor(TRANSPARENT), 3, px(style.boxPaddingPx), 0));
+  if (style.backgroundColor)
+    out.push(styleLine('Box', assColor(TRANSPARENT), assColor(style.backgroundColor), assColor(TRANSPARENT), 3, px(style.boxPaddingPx), 0));
   out.push('', '[Events]', 'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text');
   for (const e of buildAssEvents(pages, style, size)) {
     out.push(`Dialogue: ${e.layer},${assTime(e.start)},${assTime(e.end)},${e.style},,0,0,0,,${e.text}`);
@@ -172,7 +193,10 @@ const TRANSPARENT: Rgba = { r: 0, g: 0, b: 0, a: 0 };
  * libass reads `\{` and `\}` as literal braces; a word joiner after `\` keeps it from pairing up.
  */
 export function escapeAssText(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ').replace(/\\/g, '\\\u2060').replace(/[{}]/g, (c) => `\\${c}`);
+  return text
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/\\/g, '\\\u2060')
+    .replace(/[{}]/g, (c) => `\\${c}`);
 }
 
 /** ASS colours are &HAABBGGRR with AA = transparency (00 opaque). */
@@ -196,5 +220,9 @@ export function assTime(sec: number): string {
   return `${h}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}.${String(cs % 100).padStart(2, '0')}`;
 }
 
-const hex = (n: number) => Math.max(0, Math.min(255, Math.round(n))).toString(16).toUpperCase().padStart(2, '0');
+const hex = (n: number) =>
+  Math.max(0, Math.min(255, Math.round(n)))
+    .toString(16)
+    .toUpperCase()
+    .padStart(2, '0');
 const round2 = (n: number) => Math.round(n * 100) / 100;

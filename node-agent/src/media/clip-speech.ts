@@ -12,7 +12,13 @@ import { speechProbabilities, VAD_SAMPLE_RATE } from '../transcribe/vad.js';
 const JUMP_CUT_MIN_PAUSE_SEC = 0.1;
 
 /** Speech heard in [start, end) of the source, on the source's clock; null when it has no sound. */
-export async function clipSpeech(ffmpegPath: string, sourcePath: string, range: Interval, workDir: string, signal?: AbortSignal): Promise<Interval[] | null> {
+export async function clipSpeech(
+  ffmpegPath: string,
+  sourcePath: string,
+  range: Interval,
+  workDir: string,
+  signal?: AbortSignal,
+): Promise<Interval[] | null> {
   const wav = path.join(workDir, 'clip-speech.wav');
   try {
     await extractAudio(ffmpegPath, sourcePath, wav, { startSec: range.start, durationSec: range.end - range.start, signal });
@@ -21,7 +27,8 @@ export async function clipSpeech(ffmpegPath: string, sourcePath: string, range: 
     throw err;
   }
   const audio = await readWavRange(wav, { start: 0, end: range.end - range.start });
-  if (audio.sampleRate !== VAD_SAMPLE_RATE) throw new Error(`speech detection needs ${VAD_SAMPLE_RATE} Hz audio, got ${audio.sampleRate} Hz`);
+  if (audio.sampleRate !== VAD_SAMPLE_RATE)
+    throw new Error(`speech detection needs ${VAD_SAMPLE_RATE} Hz audio, got ${audio.sampleRate} Hz`);
   if (!audio.samples.length) return [];
   const vad = await speechProbabilities(audio.samples, { signal });
   return speechIntervals(vad, range.start, JUMP_CUT_MIN_PAUSE_SEC).map((r) => ({ start: r.start, end: Math.min(r.end, range.end) }));

@@ -37,20 +37,50 @@ export interface CropClipSpec {
  * The reframed vertical cut of one short, without captions: what `cropFileUrl` serves. The same
  * graph and encoder choice as a render (one crop path), so the clip shows what a render will show.
  */
-export async function cutCropClip(ffmpegPath: string, spec: CropClipSpec, opts: { signal?: AbortSignal; onProgress?: (f: number) => void } = {}): Promise<void> {
+export async function cutCropClip(
+  ffmpegPath: string,
+  spec: CropClipSpec,
+  opts: { signal?: AbortSignal; onProgress?: (f: number) => void } = {},
+): Promise<void> {
   const args = await prepareRender({
-    sourcePath: spec.sourcePath, startTime: spec.start, endTime: spec.end, words: [],
+    sourcePath: spec.sourcePath,
+    startTime: spec.start,
+    endTime: spec.end,
+    words: [],
     output: { ...cropClipSize(spec.sourceWidth, spec.sourceHeight), path: spec.out },
-    reframe: spec.reframe, caption: null, encoder: spec.encoder, workDir: spec.workDir,
-    sourceWidth: spec.sourceWidth, sourceHeight: spec.sourceHeight,
+    reframe: spec.reframe,
+    caption: null,
+    encoder: spec.encoder,
+    workDir: spec.workDir,
+    sourceWidth: spec.sourceWidth,
+    sourceHeight: spec.sourceHeight,
   });
   await runFfmpeg(ffmpegPath, args, { durationSec: spec.end - spec.start, signal: opts.signal, onProgress: opts.onProgress });
 }
 
 /** One JPEG frame, at most 480 px high, for thumbnails. */
 export async function grabThumbnail(ffmpegPath: string, src: string, out: string, atSec: number, signal?: AbortSignal): Promise<void> {
-  await run(ffmpegPath, [
-    '-nostdin', '-hide_banner', '-loglevel', 'error', ...inputGuard(), '-y',
-    '-ss', Math.max(0, atSec).toFixed(3), '-i', src, '-frames:v', '1', '-vf', "scale=-2:'min(480,ih)'", '-q:v', '4', out,
-  ], { signal, env: toolEnv() });
+  await run(
+    ffmpegPath,
+    [
+      '-nostdin',
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      ...inputGuard(),
+      '-y',
+      '-ss',
+      Math.max(0, atSec).toFixed(3),
+      '-i',
+      src,
+      '-frames:v',
+      '1',
+      '-vf',
+      "scale=-2:'min(480,ih)'",
+      '-q:v',
+      '4',
+      out,
+    ],
+    { signal, env: toolEnv() },
+  );
 }

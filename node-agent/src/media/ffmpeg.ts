@@ -9,7 +9,11 @@ import type { SourceExtension } from '@shorts/common/tasks/analyze-video';
 const STDERR_LINES = 20;
 
 export class FfmpegError extends Error {
-  constructor(message: string, readonly exitCode: number | null, readonly stderrTail: string[]) {
+  constructor(
+    message: string,
+    readonly exitCode: number | null,
+    readonly stderrTail: string[],
+  ) {
     super(stderrTail.length ? `${message}:\n${stderrTail.join('\n')}` : message);
     this.name = 'FfmpegError';
   }
@@ -159,7 +163,7 @@ export async function ffprobe(file: string, opts: { ffprobePath?: string; signal
     videoCodec: video?.codec_name ?? null,
     audioCodec: audio?.codec_name ?? null,
     pixelFormat: video?.pix_fmt ?? null,
-    fps: video ? rate(video.avg_frame_rate) ?? rate(video.r_frame_rate) : null,
+    fps: video ? (rate(video.avg_frame_rate) ?? rate(video.r_frame_rate)) : null,
     peakFps: video ? peakRate(video) : null,
     formatName: info.format?.format_name ?? 'unknown',
     sizeBytes: num(info.format?.size) ?? 0,
@@ -173,10 +177,31 @@ export async function ffprobe(file: string, opts: { ffprobePath?: string; signal
  * duration is the writer's claim; this is what a decoder will go through. 0 when nothing could be read.
  */
 export async function measureMediaDuration(ffmpegPath: string, file: string, signal?: AbortSignal): Promise<number> {
-  const { stdout } = await run(ffmpegPath, [
-    '-nostdin', '-hide_banner', '-loglevel', 'error', ...inputGuard(), '-i', file,
-    '-map', '0:v?', '-map', '0:a?', '-c', 'copy', '-f', 'null', '-progress', 'pipe:1', '-nostats', '-',
-  ], { signal, maxBuffer: 64 * 1024 * 1024, env: toolEnv() });
+  const { stdout } = await run(
+    ffmpegPath,
+    [
+      '-nostdin',
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      ...inputGuard(),
+      '-i',
+      file,
+      '-map',
+      '0:v?',
+      '-map',
+      '0:a?',
+      '-c',
+      'copy',
+      '-f',
+      'null',
+      '-progress',
+      'pipe:1',
+      '-nostats',
+      '-',
+    ],
+    { signal, maxBuffer: 64 * 1024 * 1024, env: toolEnv() },
+  );
   let us = 0;
   for (const m of stdout.matchAll(/^out_time_us=(\d+)$/gm)) us = Math.max(us, Number(m[1]));
   return us / 1e6;
@@ -192,7 +217,10 @@ function rotationOf(stream: FfprobeStream | undefined): number {
 const WEBM_CODECS = new Set(['vp8', 'vp9', 'av1', 'opus', 'vorbis']);
 
 /** The MIME type and file extension of a probed container, so a stored source is served as what it is. */
-export function containerType(probe: Pick<ProbeResult, 'formatName' | 'videoCodec' | 'audioCodec'>): { contentType: string; extension: SourceExtension } {
+export function containerType(probe: Pick<ProbeResult, 'formatName' | 'videoCodec' | 'audioCodec'>): {
+  contentType: string;
+  extension: SourceExtension;
+} {
   const format = probe.formatName.split(',');
   if (format.includes('mp4') || format.includes('mov')) return { contentType: 'video/mp4', extension: 'mp4' };
   if (format.includes('matroska') || format.includes('webm')) {
@@ -200,8 +228,14 @@ export function containerType(probe: Pick<ProbeResult, 'formatName' | 'videoCode
     return webm ? { contentType: 'video/webm', extension: 'webm' } : { contentType: 'video/x-matroska', extension: 'mkv' };
   }
   const others: Record<string, [string, SourceExtension]> = {
-    avi: ['video/x-msvideo', 'avi'], flv: ['video/x-flv', 'flv'], mpegts: ['video/mp2t', 'ts'], mpeg: ['video/mpeg', 'mpg'],
-    ogg: ['video/ogg', 'ogv'], asf: ['video/x-ms-asf', 'asf'], mxf: ['application/mxf', 'mxf'], nut: ['video/x-nut', 'nut'],
+    avi: ['video/x-msvideo', 'avi'],
+    flv: ['video/x-flv', 'flv'],
+    mpegts: ['video/mp2t', 'ts'],
+    mpeg: ['video/mpeg', 'mpg'],
+    ogg: ['video/ogg', 'ogv'],
+    asf: ['video/x-ms-asf', 'asf'],
+    mxf: ['application/mxf', 'mxf'],
+    nut: ['video/x-nut', 'nut'],
   };
   const [contentType, extension] = others[format[0]!] ?? ['application/octet-stream', 'bin'];
   return { contentType, extension };

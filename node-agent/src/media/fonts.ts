@@ -8,7 +8,12 @@ import type { CaptionFontFamily } from '@shorts/common/render/presets';
 const require = createRequire(import.meta.url);
 
 const PACKAGES: Record<CaptionFontFamily, { pkg: string; prefix: string; weights: number[]; italics: boolean }> = {
-  Montserrat: { pkg: '@expo-google-fonts/montserrat', prefix: 'Montserrat', weights: [100, 200, 300, 400, 500, 600, 700, 800, 900], italics: true },
+  Montserrat: {
+    pkg: '@expo-google-fonts/montserrat',
+    prefix: 'Montserrat',
+    weights: [100, 200, 300, 400, 500, 600, 700, 800, 900],
+    italics: true,
+  },
   Poppins: { pkg: '@expo-google-fonts/poppins', prefix: 'Poppins', weights: [100, 200, 300, 400, 500, 600, 700, 800, 900], italics: true },
   Inter: { pkg: '@expo-google-fonts/inter', prefix: 'Inter', weights: [100, 200, 300, 400, 500, 600, 700, 800, 900], italics: true },
   Anton: { pkg: '@expo-google-fonts/anton', prefix: 'Anton', weights: [400], italics: false },
@@ -16,8 +21,15 @@ const PACKAGES: Record<CaptionFontFamily, { pkg: string; prefix: string; weights
 };
 
 const WEIGHT_NAMES: Record<number, string> = {
-  100: 'Thin', 200: 'ExtraLight', 300: 'Light', 400: 'Regular', 500: 'Medium',
-  600: 'SemiBold', 700: 'Bold', 800: 'ExtraBold', 900: 'Black',
+  100: 'Thin',
+  200: 'ExtraLight',
+  300: 'Light',
+  400: 'Regular',
+  500: 'Medium',
+  600: 'SemiBold',
+  700: 'Bold',
+  800: 'ExtraBold',
+  900: 'Black',
 };
 
 export interface FontFace {
@@ -73,7 +85,14 @@ export async function readFontNames(file: string): Promise<Record<number, string
   const out: Record<number, string> = {};
   for (let i = 0; i < count; i++) {
     const r = nameOffset + 6 + i * 12;
-    const [platform, , language, nameId, length, offset] = [0, 2, 4, 6, 8, 10].map((o) => buf.readUInt16BE(r + o)) as [number, number, number, number, number, number];
+    const [platform, , language, nameId, length, offset] = [0, 2, 4, 6, 8, 10].map((o) => buf.readUInt16BE(r + o)) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
     // Windows/US-English records are what libass (through FreeType) reads; they are UTF-16BE.
     if (platform !== 3 || language !== 0x409) continue;
     const raw = buf.subarray(strings + offset, strings + offset + length);

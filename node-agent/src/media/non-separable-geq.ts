@@ -8,7 +8,11 @@ import type { NonSeparableMode } from './non-separable.js';
  * [backdrop] and [source] (both gbrap, w wide) into [out] (gbrap, the source's alpha), as
  * filter-graph fragments.
  */
-export function geqBlend(mode: NonSeparableMode, w: number, labels: { backdrop: string; source: string; out: string; tmp: (name: string) => string }): string[] {
+export function geqBlend(
+  mode: NonSeparableMode,
+  w: number,
+  labels: { backdrop: string; source: string; out: string; tmp: (name: string) => string },
+): string[] {
   const { backdrop, source, out, tmp } = labels;
   const e = nonSeparableExprs(mode, w);
   return [
@@ -63,7 +67,8 @@ function sourceScalars(mode: NonSeparableMode): string {
       return `geq=r='${byte(lum(...c))}':g='${mn}':b='${mx}':a='255'`;
     case 'saturation': // r = Sat(Cs)
       return `geq=r='${mx}-${mn}':g='0':b='0':a='255'`;
-    case 'hue': { // u = SetSat(Cs, 255) in r/g/b, Lum(u) in alpha
+    case 'hue': {
+      // u = SetSat(Cs, 255) in r/g/b, Lum(u) in alpha
       const u = (ch: string) => `if(gt(${mx},${mn}),255*(${ch}-${mn})/(${mx}-${mn}),0)`;
       return `geq=r='${byte(u(c[0]))}':g='${byte(u(c[1]))}':b='${byte(u(c[2]))}':a='${byte(lum(u(c[0]), u(c[1]), u(c[2])))}'`;
     }
@@ -89,11 +94,13 @@ function nonSeparableExprs(mode: NonSeparableMode, w: number): { r: string; g: s
         return setLum(s0, cb[i], bLum, bMin, bMax);
       case 'color':
         return setLum(bLum, cs[i], s0, s1, s2);
-      case 'hue': { // C = Sat(Cb) * u / 255
+      case 'hue': {
+        // C = Sat(Cb) * u / 255
         const sat = `(${bMax}-${bMin})`;
         return setLum(bLum, `${sat}*${[s0, s1, s2][i]}/255`, `${sat}*${sAux}/255`, '0', sat);
       }
-      case 'saturation': { // C = Sat(Cs) * (Cb - min) / (max - min); a grey backdrop stays grey
+      case 'saturation': {
+        // C = Sat(Cs) * (Cb - min) / (max - min); a grey backdrop stays grey
         const span = `(${bMax}-${bMin})`;
         const ci = `${s0}*(${cb[i]}-${bMin})/${span}`;
         const lumC = `${s0}*(${bLum}-${bMin})/${span}`;
@@ -108,4 +115,3 @@ function nonSeparableExprs(mode: NonSeparableMode, w: number): { r: string; g: s
   const out = (i: 0 | 1 | 2) => `if(${skip},0,${byte(channel(i))})`;
   return { r: out(0), g: out(1), b: out(2), a: `if(gte(X,${w}),0,${sA})` };
 }
-

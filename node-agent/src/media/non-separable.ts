@@ -101,7 +101,14 @@ export interface PlaneLayout {
  * watermark of the same size and layout (`source`, one still frame) into [out]: YUVA carrying the
  * watermark's alpha, for `overlay` to composite onto the backdrop.
  */
-export function nonSeparableBlend(mode: NonSeparableMode, layout: PlaneLayout, backdrop: string, source: string, out: string, id: string): string[] {
+export function nonSeparableBlend(
+  mode: NonSeparableMode,
+  layout: PlaneLayout,
+  backdrop: string,
+  source: string,
+  out: string,
+  id: string,
+): string[] {
   const r = RANGES[layout.range];
   const p = new PlaneProgram(id);
   const b = p.planes(backdrop, ['y', 'u', 'v']);
@@ -191,7 +198,9 @@ class PlaneProgram {
     const order = ['y', 'u', 'v', 'a']; // extractplanes names its outputs in plane order
     for (const frame of this.frames) {
       const used = frame.planes.filter(({ plane }) => reads.has(plane)).sort((m, n) => order.indexOf(m.name) - order.indexOf(n.name));
-      graph.push(`[${frame.label}]extractplanes=${used.map((x) => x.name).join('+')}${used.map(({ plane }) => `[${label(plane)}]`).join('')}`);
+      graph.push(
+        `[${frame.label}]extractplanes=${used.map((x) => x.name).join('+')}${used.map(({ plane }) => `[${label(plane)}]`).join('')}`,
+      );
       for (const { plane } of used) produced(plane, graph);
     }
     for (const st of this.steps) {

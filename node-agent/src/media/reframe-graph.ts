@@ -24,7 +24,13 @@ const BLUR_DOWNSCALE = 8;
 const BLUR_MIN_SIDE = 32;
 
 type Piece =
-  | { from: number; to: number; layout: 'single'; size: { width: number; height: number }; path: Array<{ t: number; x: number; y: number }> }
+  | {
+      from: number;
+      to: number;
+      layout: 'single';
+      size: { width: number; height: number };
+      path: Array<{ t: number; x: number; y: number }>;
+    }
   | { from: number; to: number; layout: 'split' | 'stack'; panels: Box[] }
   | { from: number; to: number; layout: 'fit'; box: Box };
 
@@ -67,9 +73,10 @@ function pieceChain(p: Piece, o: ReframeTarget): (head: string, out: string) => 
       const x = pathExpr(p.path.map((k) => [local(k.t), k.x]));
       const y = pathExpr(p.path.map((k) => [local(k.t), k.y]));
       // exact=1: a 4:2:0 crop otherwise snaps x and y to even pixels, and a slow pan judders.
-      const crop = x.constant && y.constant
-        ? `crop=${p.size.width}:${p.size.height}:${x.expr}:${y.expr}:exact=1`
-        : `crop=${p.size.width}:${p.size.height}:x='${x.expr}':y='${y.expr}':exact=1`;
+      const crop =
+        x.constant && y.constant
+          ? `crop=${p.size.width}:${p.size.height}:${x.expr}:${y.expr}:exact=1`
+          : `crop=${p.size.width}:${p.size.height}:x='${x.expr}':y='${y.expr}':exact=1`;
       return (head, out) => `${head}${crop},scale=${W}:${H}:flags=bicubic,${tail}[${out}]`;
     }
     case 'split':
@@ -82,10 +89,12 @@ function pieceChain(p: Piece, o: ReframeTarget): (head: string, out: string) => 
         const a = `${out}a`;
         const b = `${out}b`;
         const [top, bottom] = p.panels;
-        return `${head}split=2[${a}in][${b}in];`
-          + `[${a}in]crop=${top!.width}:${top!.height}:${top!.x}:${top!.y},scale=${W}:${panelH}:flags=bicubic,setsar=1[${a}];`
-          + `[${b}in]crop=${bottom!.width}:${bottom!.height}:${bottom!.x}:${bottom!.y},scale=${W}:${H - panelH}:flags=bicubic,setsar=1[${b}];`
-          + `[${a}][${b}]vstack=inputs=2,${tail}[${out}]`;
+        return (
+          `${head}split=2[${a}in][${b}in];` +
+          `[${a}in]crop=${top!.width}:${top!.height}:${top!.x}:${top!.y},scale=${W}:${panelH}:flags=bicubic,setsar=1[${a}];` +
+          `[${b}in]crop=${bottom!.width}:${bottom!.height}:${bottom!.x}:${bottom!.y},scale=${W}:${H - panelH}:flags=bicubic,setsar=1[${b}];` +
+          `[${a}][${b}]vstack=inputs=2,${tail}[${out}]`
+        );
       };
     }
     case 'fit': {
@@ -99,10 +108,12 @@ function pieceChain(p: Piece, o: ReframeTarget): (head: string, out: string) => 
       return (head, out) => {
         const bg = `${out}bg`;
         const fg = `${out}fg`;
-        return `${head}crop=${box.width}:${box.height}:${box.x}:${box.y},split=2[${bg}in][${fg}in];`
-          + `[${bg}in]scale=${bw}:${bh}:force_original_aspect_ratio=increase,crop=${bw}:${bh},boxblur=4:2,scale=${W}:${H}:flags=bilinear,setsar=1[${bg}];`
-          + `[${fg}in]scale=${fw}:${fh}:flags=bicubic,setsar=1[${fg}];`
-          + `[${bg}][${fg}]overlay=${(W - fw) / 2}:${(H - fh) / 2},${tail}[${out}]`;
+        return (
+          `${head}crop=${box.width}:${box.height}:${box.x}:${box.y},split=2[${bg}in][${fg}in];` +
+          `[${bg}in]scale=${bw}:${bh}:force_original_aspect_ratio=increase,crop=${bw}:${bh},boxblur=4:2,scale=${W}:${H}:flags=bilinear,setsar=1[${bg}];` +
+          `[${fg}in]scale=${fw}:${fh}:flags=bicubic,setsar=1[${fg}];` +
+          `[${bg}][${fg}]overlay=${(W - fw) / 2}:${(H - fh) / 2},${tail}[${out}]`
+        );
       };
     }
   }
@@ -122,10 +133,15 @@ function piecesOf(reframe: Reframe | null | undefined, o: ReframeTarget): Piece[
     .sort((a, b) => a.start - b.start);
   if (!keys.length || !segments.length) {
     const box = inside(centredWindow(o.sourceWidth, o.sourceHeight, aspect), o);
-    return [{ from: 0, to: duration, layout: 'single', size: { width: box.width, height: box.height }, path: [{ t: 0, x: box.x, y: box.y }] }];
+    return [
+      { from: 0, to: duration, layout: 'single', size: { width: box.width, height: box.height }, path: [{ t: 0, x: box.x, y: box.y }] },
+    ];
   }
   segments[0]!.start = 0;
-  segments.forEach((s, i) => { if (segments[i + 1]) s.end = segments[i + 1]!.start; else s.end = duration; });
+  segments.forEach((s, i) => {
+    if (segments[i + 1]) s.end = segments[i + 1]!.start;
+    else s.end = duration;
+  });
 
   const pieces: Piece[] = [];
   for (const seg of segments) {
@@ -161,7 +177,13 @@ function mergePieces(pieces: Piece[]): Piece[] {
       last.to = p.to;
       continue;
     }
-    if (last && last.layout === 'single' && p.layout === 'single' && last.size.width === p.size.width && last.size.height === p.size.height) {
+    if (
+      last &&
+      last.layout === 'single' &&
+      p.layout === 'single' &&
+      last.size.width === p.size.width &&
+      last.size.height === p.size.height
+    ) {
       // The same window size: a cut is a step in the x/y expressions.
       const end = last.path[last.path.length - 1]!;
       last.path.push({ t: p.from, x: end.x, y: end.y }, ...p.path);

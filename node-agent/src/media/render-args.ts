@@ -83,12 +83,32 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
   // Output-sized 4:2:0 frames from here on whatever the source is (10-bit, 4:4:4): captions and the
   // watermark patch are drawn on the frame the encoder gets.
   const video = edit
-    ? buildReframeGraph(remapReframe(spec.reframe, edit), {
-      start: 0, end: editedDuration(edit), width: W, height: H, sourceWidth: spec.sourceWidth, sourceHeight: spec.sourceHeight,
-    }, graph, buildVideoCut(edit, spec.startTime, spec.sourceFps ?? 0, graph))
-    : buildReframeGraph(spec.reframe, {
-      start: spec.startTime, end: spec.endTime, width: W, height: H, sourceWidth: spec.sourceWidth, sourceHeight: spec.sourceHeight,
-    }, graph, source);
+    ? buildReframeGraph(
+        remapReframe(spec.reframe, edit),
+        {
+          start: 0,
+          end: editedDuration(edit),
+          width: W,
+          height: H,
+          sourceWidth: spec.sourceWidth,
+          sourceHeight: spec.sourceHeight,
+        },
+        graph,
+        buildVideoCut(edit, spec.startTime, spec.sourceFps ?? 0, graph),
+      )
+    : buildReframeGraph(
+        spec.reframe,
+        {
+          start: spec.startTime,
+          end: spec.endTime,
+          width: W,
+          height: H,
+          sourceWidth: spec.sourceWidth,
+          sourceHeight: spec.sourceHeight,
+        },
+        graph,
+        source,
+      );
   const audio = edit && spec.sourceHasAudio ? buildAudioCut(edit, spec.startTime, graph) : null;
   let chain = `[${video}]null`;
   const captions = captionLayout(spec);
@@ -100,8 +120,10 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     const { top, height, colour, changes } = captions.canvas;
     const K = `0x${[colour.r, colour.g, colour.b].map((c) => c.toString(16).padStart(2, '0')).join('')}@0`;
     graph.push(`[${video}]split=2[cap_frame][cap_clock]`);
-    graph.push(`[cap_clock]select=${filterArg(changes)},crop=2:2:0:0,format=yuva420p,pad=${W}:${height + 2}:0:${height}:color=${K},` +
-      `crop=${W}:${height}:0:0,${subtitles}:alpha=1[cap_strip]`);
+    graph.push(
+      `[cap_clock]select=${filterArg(changes)},crop=2:2:0:0,format=yuva420p,pad=${W}:${height + 2}:0:${height}:color=${K},` +
+        `crop=${W}:${height}:0:0,${subtitles}:alpha=1[cap_strip]`,
+    );
     // A chunk's strip stream ends with its input while its last frames may still be on their way to
     // the overlay: the chunk holds the last strip there (repeat), as the single pass, whose strips go
     // on, does. The last chunk ends as the single pass ends (pass).
@@ -122,8 +144,15 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     if (!wm.imageWidth || !wm.imageHeight) throw new Error('watermark imageWidth/imageHeight are needed (prepareRender reads them)');
     graph.push(`${chain}[captioned]`);
     const f = buildWatermarkFilter({
-      ...wm, videoLabel: 'captioned', imageLabel: '1:v', outLabel: out,
-      frameWidth: W, frameHeight: H, imageWidth: wm.imageWidth, imageHeight: wm.imageHeight, frameFormat: 'yuv420p',
+      ...wm,
+      videoLabel: 'captioned',
+      imageLabel: '1:v',
+      outLabel: out,
+      frameWidth: W,
+      frameHeight: H,
+      imageWidth: wm.imageWidth,
+      imageHeight: wm.imageHeight,
+      frameFormat: 'yuv420p',
       legacyFfmpeg: spec.legacyFfmpeg,
     });
     graph.push(f.filter);
@@ -140,18 +169,38 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
   const audioMap = chunk ? ['-an'] : edit ? (audio ? ['-map', `[${audio}]`] : []) : ['-map', '0:a:0?'];
 
   return [
-    '-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1',
+    '-hide_banner',
+    '-nostdin',
+    '-y',
+    '-loglevel',
+    'error',
+    '-nostats',
+    '-progress',
+    'pipe:1',
     // The graph's slice-threaded filters (overlay, lut2, colorchannelmixer) work on patches and
     // strips: handing their slices to a thread pool cost more than the work (bench/render, 10 s:
     // 3-8 % of the render's wall time, up to 6 % of its CPU), and x264 keeps the cores busy.
-    '-filter_complex_threads', '1',
+    '-filter_complex_threads',
+    '1',
     ...inputs,
-    '-filter_complex', graph.join(';'),
-    '-map', '[vout]', ...audioMap,
-    ...encoderArgs(spec.encoder, spec.gopFrames), '-pix_fmt', 'yuv420p',
+    '-filter_complex',
+    graph.join(';'),
+    '-map',
+    '[vout]',
+    ...audioMap,
+    ...encoderArgs(spec.encoder, spec.gopFrames),
+    '-pix_fmt',
+    'yuv420p',
     ...(chunk ? [] : ['-c:a', 'aac', '-b:a', '160k']),
-    '-map_metadata', '-1', '-map_chapters', '-1',
-    '-movflags', '+faststart', '-f', 'mp4', fileUrl(spec.output.path),
+    '-map_metadata',
+    '-1',
+    '-map_chapters',
+    '-1',
+    '-movflags',
+    '+faststart',
+    '-f',
+    'mp4',
+    fileUrl(spec.output.path),
   ];
 }
 
@@ -162,7 +211,11 @@ export async function prepareRender(spec: RenderSpec): Promise<string[]> {
   const captions = captionLayout(spec);
   if (spec.caption && captions) {
     const { width, height } = spec.output;
-    await writeFile(assPathFor(spec), buildAssFile(captions.pages, spec.caption.style, { width, height, canvas: captions.canvas ?? undefined }), 'utf8');
+    await writeFile(
+      assPathFor(spec),
+      buildAssFile(captions.pages, spec.caption.style, { width, height, canvas: captions.canvas ?? undefined }),
+      'utf8',
+    );
     const { fontFamily, fontWeight, italic } = spec.caption.style;
     await prepareFontsDir(spec.workDir, [resolveFontFace(fontFamily, fontWeight, italic)]);
   }
@@ -182,7 +235,9 @@ export async function prepareRender(spec: RenderSpec): Promise<string[]> {
  * renderer never holds a gigabyte-sized RGBA frame. Placement and pixels stay as they were.
  */
 export async function clampWatermark(
-  wm: NonNullable<RenderSpec['watermark']>, frame: { width: number; height: number }, workDir: string,
+  wm: NonNullable<RenderSpec['watermark']>,
+  frame: { width: number; height: number },
+  workDir: string,
 ): Promise<NonNullable<RenderSpec['watermark']>> {
   const { imageWidth, imageHeight } = wm;
   if (!imageWidth || !imageHeight) return wm;
@@ -195,7 +250,11 @@ export async function clampWatermark(
   if (bw <= 0 || bh <= 0) return { ...wm, opacity: 0 }; // entirely off the frame: nothing to draw
   const { default: sharp } = await import('sharp');
   const patch = path.join(workDir, 'watermark-visible.png');
-  await sharp(wm.imagePath).resize(w, h, { fit: 'fill' }).extract({ left: bx - x, top: by - y, width: bw, height: bh }).png().toFile(patch);
+  await sharp(wm.imagePath)
+    .resize(w, h, { fit: 'fill' })
+    .extract({ left: bx - x, top: by - y, width: bw, height: bh })
+    .png()
+    .toFile(patch);
   return { ...wm, imagePath: patch, imageWidth: bw, imageHeight: bh, left: `${bx}px`, top: `${by}px`, bottom: undefined, width: `${bw}px` };
 }
 
@@ -203,11 +262,15 @@ export async function clampWatermark(
 function captionLayout(spec: RenderSpec): { pages: CaptionPage[]; canvas: CaptionCanvas | null } | null {
   if (!spec.caption) return null;
   const edit = activeEdit(spec);
-  const words = edit ? clipWords(editedWords(edit, spec.words), 0, editedDuration(edit)) : clipWords(spec.words, spec.startTime, spec.endTime);
+  const words = edit
+    ? clipWords(editedWords(edit, spec.words), 0, editedDuration(edit))
+    : clipWords(spec.words, spec.startTime, spec.endTime);
   const pages = buildCaptionPages(words, spec.caption.maxWordsInPage);
   // The bundled 2018 ffmpeg draws onto a canvas differently (7 luma levels off the frame path).
   const canvasAllowed = spec.captionCanvas !== false && !spec.legacyFfmpeg;
-  const canvas = canvasAllowed ? planCaptionCanvas(pages, buildAssEvents(pages, spec.caption.style, spec.output), spec.caption.style, spec.output) : null;
+  const canvas = canvasAllowed
+    ? planCaptionCanvas(pages, buildAssEvents(pages, spec.caption.style, spec.output), spec.caption.style, spec.output)
+    : null;
   return { pages, canvas };
 }
 
@@ -224,7 +287,20 @@ export function clipWords(words: CaptionWord[], start: number, end: number): Cap
 export function encoderArgs(encoder: RenderSpec['encoder'], gopFrames?: number): string[] {
   const gop = gopFrames ? ['-g', String(gopFrames), '-keyint_min', String(gopFrames), '-flags', '+cgop'] : [];
   return encoder === 'h264_nvenc'
-    ? ['-c:v', 'h264_nvenc', '-preset', 'p4', '-rc', 'vbr', '-cq', '21', '-b:v', '0', ...gop, ...(gopFrames ? ['-no-scenecut', '1', '-forced-idr', '1'] : [])]
+    ? [
+        '-c:v',
+        'h264_nvenc',
+        '-preset',
+        'p4',
+        '-rc',
+        'vbr',
+        '-cq',
+        '21',
+        '-b:v',
+        '0',
+        ...gop,
+        ...(gopFrames ? ['-no-scenecut', '1', '-forced-idr', '1'] : []),
+      ]
     : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', ...gop, ...(gopFrames ? ['-sc_threshold', '0'] : [])];
 }
 

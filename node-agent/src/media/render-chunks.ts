@@ -46,15 +46,42 @@ export interface SourceFrames {
 }
 
 /** The video frames' timestamps over [start, end] from the packets (no decoding). */
-export async function probeFrameTimes(ffprobePath: string, file: string, start: number, end: number, signal?: AbortSignal): Promise<SourceFrames> {
-  const { stdout } = await run(ffprobePath, [
-    '-v', 'error', ...inputGuard(), '-select_streams', 'v:0', '-read_intervals', `${Math.max(0, start - 5).toFixed(3)}%${(end + 1).toFixed(3)}`,
-    '-show_entries', 'packet=pts:stream=time_base:format=start_time', '-of', 'json', file,
-  ], { signal, maxBuffer: 64 * 1024 * 1024, env: toolEnv() });
-  const json = JSON.parse(stdout) as { packets?: Array<{ pts?: number }>; streams?: Array<{ time_base?: string }>; format?: { start_time?: string } };
+export async function probeFrameTimes(
+  ffprobePath: string,
+  file: string,
+  start: number,
+  end: number,
+  signal?: AbortSignal,
+): Promise<SourceFrames> {
+  const { stdout } = await run(
+    ffprobePath,
+    [
+      '-v',
+      'error',
+      ...inputGuard(),
+      '-select_streams',
+      'v:0',
+      '-read_intervals',
+      `${Math.max(0, start - 5).toFixed(3)}%${(end + 1).toFixed(3)}`,
+      '-show_entries',
+      'packet=pts:stream=time_base:format=start_time',
+      '-of',
+      'json',
+      file,
+    ],
+    { signal, maxBuffer: 64 * 1024 * 1024, env: toolEnv() },
+  );
+  const json = JSON.parse(stdout) as {
+    packets?: Array<{ pts?: number }>;
+    streams?: Array<{ time_base?: string }>;
+    format?: { start_time?: string };
+  };
   const [num, den] = (json.streams?.[0]?.time_base ?? '').split('/').map(Number);
   if (!(num! > 0 && den! > 0)) throw new Error('the video stream has no time base');
-  const pts = (json.packets ?? []).map((p) => p.pts).filter((p): p is number => Number.isFinite(p)).sort((a, b) => a - b);
+  const pts = (json.packets ?? [])
+    .map((p) => p.pts)
+    .filter((p): p is number => Number.isFinite(p))
+    .sort((a, b) => a - b);
   return { timeBase: { num: num!, den: den! }, pts, containerStart: Number(json.format?.start_time ?? 0) || 0 };
 }
 
@@ -74,7 +101,8 @@ const roundHalfAway = (x: number) => Math.sign(x) * Math.round(Math.abs(x));
  * found by the same rule, from its -ss/-to.
  */
 export function planChunkCuts(
-  frames: SourceFrames, o: { start: number; end: number; chunks: number; gopFrames: number; firstChunkExtraShare?: number },
+  frames: SourceFrames,
+  o: { start: number; end: number; chunks: number; gopFrames: number; firstChunkExtraShare?: number },
 ): ChunkCut[] | null {
   const { num, den } = frames.timeBase;
   const usToTicks = (us: number) => (us * den) / (1e6 * num);
@@ -133,25 +161,90 @@ export const SOUND_SHARE_OF_RENDER = 0.05;
 
 /** The render's sound over [start, end], encoded once as the single pass encodes it (the caller
  *  checks the source has sound). */
-export async function encodeRenderAudio(ffmpegPath: string, o: { sourcePath: string; start: number; end: number; out: string; signal?: AbortSignal }): Promise<void> {
-  await runFfmpeg(ffmpegPath, [
-    '-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats', '-progress', 'pipe:1',
-    ...inputGuard(), '-ss', String(Math.round(o.start * 1000) / 1000), '-to', String(Math.round(o.end * 1000) / 1000), '-i', `file:${path.resolve(o.sourcePath)}`,
-    '-map', '0:a:0', '-vn', '-c:a', 'aac', '-b:a', '160k', '-map_metadata', '-1', '-map_chapters', '-1', '-f', 'mp4', `file:${path.resolve(o.out)}`,
-  ], { durationSec: o.end - o.start, signal: o.signal });
+export async function encodeRenderAudio(
+  ffmpegPath: string,
+  o: { sourcePath: string; start: number; end: number; out: string; signal?: AbortSignal },
+): Promise<void> {
+  await runFfmpeg(
+    ffmpegPath,
+    [
+      '-hide_banner',
+      '-nostdin',
+      '-y',
+      '-loglevel',
+      'error',
+      '-nostats',
+      '-progress',
+      'pipe:1',
+      ...inputGuard(),
+      '-ss',
+      String(Math.round(o.start * 1000) / 1000),
+      '-to',
+      String(Math.round(o.end * 1000) / 1000),
+      '-i',
+      `file:${path.resolve(o.sourcePath)}`,
+      '-map',
+      '0:a:0',
+      '-vn',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '160k',
+      '-map_metadata',
+      '-1',
+      '-map_chapters',
+      '-1',
+      '-f',
+      'mp4',
+      `file:${path.resolve(o.out)}`,
+    ],
+    { durationSec: o.end - o.start, signal: o.signal },
+  );
 }
 
 /** The chunks' video streams joined as they are, with the sound (if any): the finished render. */
-export async function joinChunks(ffmpegPath: string, o: { chunkPaths: string[]; audioPath: string | null; out: string; workDir: string; signal?: AbortSignal }): Promise<void> {
+export async function joinChunks(
+  ffmpegPath: string,
+  o: { chunkPaths: string[]; audioPath: string | null; out: string; workDir: string; signal?: AbortSignal },
+): Promise<void> {
   const list = path.join(o.workDir, 'chunks.txt');
   // The concat demuxer's quoting: a ' in a path is closed, escaped and reopened.
   await writeFile(list, o.chunkPaths.map((p) => `file '${path.resolve(p).replace(/'/g, "'\\''")}'\n`).join(''), 'utf8');
-  await run(ffmpegPath, [
-    '-hide_banner', '-nostdin', '-y', '-loglevel', 'error',
-    // Chunks are read as MP4 only (concat hands its whitelists to each file it opens).
-    '-f', 'concat', '-safe', '0', '-protocol_whitelist', 'file', '-format_whitelist', 'concat,mov,mp4,m4a,3gp,3g2,mj2', '-i', list,
-    ...(o.audioPath ? [...inputGuard(), '-i', `file:${path.resolve(o.audioPath)}`] : []),
-    '-map', '0:v:0', ...(o.audioPath ? ['-map', '1:a:0'] : []), '-c', 'copy',
-    '-map_metadata', '-1', '-map_chapters', '-1', '-movflags', '+faststart', '-f', 'mp4', `file:${path.resolve(o.out)}`,
-  ], { signal: o.signal, env: toolEnv() });
+  await run(
+    ffmpegPath,
+    [
+      '-hide_banner',
+      '-nostdin',
+      '-y',
+      '-loglevel',
+      'error',
+      // Chunks are read as MP4 only (concat hands its whitelists to each file it opens).
+      '-f',
+      'concat',
+      '-safe',
+      '0',
+      '-protocol_whitelist',
+      'file',
+      '-format_whitelist',
+      'concat,mov,mp4,m4a,3gp,3g2,mj2',
+      '-i',
+      list,
+      ...(o.audioPath ? [...inputGuard(), '-i', `file:${path.resolve(o.audioPath)}`] : []),
+      '-map',
+      '0:v:0',
+      ...(o.audioPath ? ['-map', '1:a:0'] : []),
+      '-c',
+      'copy',
+      '-map_metadata',
+      '-1',
+      '-map_chapters',
+      '-1',
+      '-movflags',
+      '+faststart',
+      '-f',
+      'mp4',
+      `file:${path.resolve(o.out)}`,
+    ],
+    { signal: o.signal, env: toolEnv() },
+  );
 }

@@ -25,12 +25,18 @@ export function parseWav(buf: Buffer, label = 'wav'): WavPcm {
     const size = buf.readUInt32LE(off + 4);
     const body = off + 8;
     if (id === 'fmt ') {
-      fmt = { format: buf.readUInt16LE(body), channels: buf.readUInt16LE(body + 2), sampleRate: buf.readUInt32LE(body + 4), bits: buf.readUInt16LE(body + 14) };
+      fmt = {
+        format: buf.readUInt16LE(body),
+        channels: buf.readUInt16LE(body + 2),
+        sampleRate: buf.readUInt32LE(body + 4),
+        bits: buf.readUInt16LE(body + 14),
+      };
       // WAVE_FORMAT_EXTENSIBLE carries the real format in its sub-format GUID.
       if (fmt.format === 0xfffe && size >= 26) fmt.format = buf.readUInt16LE(body + 24);
     } else if (id === 'data') {
       if (!fmt) throw new Error(`${label}: data chunk before fmt chunk`);
-      if (fmt.format !== 1 || fmt.bits !== 16) throw new Error(`${label}: expected PCM s16, got format ${fmt.format} with ${fmt.bits} bits`);
+      if (fmt.format !== 1 || fmt.bits !== 16)
+        throw new Error(`${label}: expected PCM s16, got format ${fmt.format} with ${fmt.bits} bits`);
       // A streamed WAV may carry a placeholder size; trust the file length instead.
       const end = Math.min(buf.length, body + size);
       const bytes = (end - body) & ~1;
@@ -106,20 +112,29 @@ export async function readWavInfo(path: string): Promise<WavInfo> {
       throw new Error(`${path}: not a RIFF/WAVE file`);
     }
     let off = 12;
-    let fmt: Omit<WavInfo, 'durationSec' | 'dataOffset' | 'dataBytes'> & { byteRate: number } | undefined;
+    let fmt: (Omit<WavInfo, 'durationSec' | 'dataOffset' | 'dataBytes'> & { byteRate: number }) | undefined;
     while (off + 8 <= head.length) {
       const id = head.toString('ascii', off, off + 4);
       const chunk = head.readUInt32LE(off + 4);
       if (id === 'fmt ') {
-        fmt = { channels: head.readUInt16LE(off + 10), sampleRate: head.readUInt32LE(off + 12), byteRate: head.readUInt32LE(off + 16), bitsPerSample: head.readUInt16LE(off + 22) };
+        fmt = {
+          channels: head.readUInt16LE(off + 10),
+          sampleRate: head.readUInt32LE(off + 12),
+          byteRate: head.readUInt32LE(off + 16),
+          bitsPerSample: head.readUInt16LE(off + 22),
+        };
       }
       if (id === 'data') {
         if (!fmt) throw new Error(`${path}: data chunk before fmt chunk`);
         // A streamed WAV may carry a placeholder size; the file length bounds it.
         const bytes = Math.max(0, Math.min(chunk, size - off - 8));
         return {
-          sampleRate: fmt.sampleRate, channels: fmt.channels, bitsPerSample: fmt.bitsPerSample,
-          durationSec: fmt.byteRate ? bytes / fmt.byteRate : 0, dataOffset: off + 8, dataBytes: bytes,
+          sampleRate: fmt.sampleRate,
+          channels: fmt.channels,
+          bitsPerSample: fmt.bitsPerSample,
+          durationSec: fmt.byteRate ? bytes / fmt.byteRate : 0,
+          dataOffset: off + 8,
+          dataBytes: bytes,
         };
       }
       off += 8 + chunk + (chunk & 1);

@@ -7,19 +7,33 @@ import path from 'node:path';
  *  with the plan's size cap enforced by yt-dlp itself. */
 export function buildYtDlpArgs(videoId: string, outDir: string, opts: { ffmpegPath: string; maxBytes: number }): string[] {
   return [
-    '--no-playlist', '--no-progress', '--newline', '--no-warnings', '--restrict-filenames',
-    '-f', 'bv*[height<=1080][ext=mp4]+ba[ext=m4a]/bv*[height<=1080]+ba/b[height<=1080]/b',
-    '--merge-output-format', 'mp4',
-    '--max-filesize', String(opts.maxBytes),
-    '--ffmpeg-location', opts.ffmpegPath,
-    '-o', path.join(outDir, 'youtube-%(id)s.%(ext)s'),
-    '--progress-template', 'download:progress %(progress._percent_str)s',
-    '--', `https://www.youtube.com/watch?v=${videoId}`,
+    '--no-playlist',
+    '--no-progress',
+    '--newline',
+    '--no-warnings',
+    '--restrict-filenames',
+    '-f',
+    'bv*[height<=1080][ext=mp4]+ba[ext=m4a]/bv*[height<=1080]+ba/b[height<=1080]/b',
+    '--merge-output-format',
+    'mp4',
+    '--max-filesize',
+    String(opts.maxBytes),
+    '--ffmpeg-location',
+    opts.ffmpegPath,
+    '-o',
+    path.join(outDir, 'youtube-%(id)s.%(ext)s'),
+    '--progress-template',
+    'download:progress %(progress._percent_str)s',
+    '--',
+    `https://www.youtube.com/watch?v=${videoId}`,
   ];
 }
 
 export class YoutubeDownloadError extends Error {
-  constructor(message: string, readonly retryable: boolean) {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
     super(message);
   }
 }
@@ -36,7 +50,8 @@ export async function downloadYoutube(
   const code = await new Promise<number>((resolve, reject) => {
     const child = spawn(ytDlpPath, args, { signal: opts.signal, stdio: ['ignore', 'pipe', 'pipe'], env: toolEnv() });
     child.on('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'ENOENT' ? new YoutubeDownloadError(`yt-dlp is not installed on this agent (${ytDlpPath})`, true) : err));
+      reject(err.code === 'ENOENT' ? new YoutubeDownloadError(`yt-dlp is not installed on this agent (${ytDlpPath})`, true) : err),
+    );
     child.stdout.on('data', (buf: Buffer) => {
       const m = buf.toString().match(/progress\s+([\d.]+)%/);
       if (m) opts.onProgress?.(Number(m[1]) / 100);

@@ -22,12 +22,19 @@ export function createAgentMetrics(opts: { readGpus?: () => Promise<GpuSample[] 
   // share the query in flight.
   let inFlight: Promise<GpuSample[] | undefined> | undefined;
   const gpus = () => {
-    inFlight ??= readGpus().catch(() => undefined).finally(() => { inFlight = undefined; });
+    inFlight ??= readGpus()
+      .catch(() => undefined)
+      .finally(() => {
+        inFlight = undefined;
+      });
     return inFlight;
   };
   const gpuGauge = (name: string, help: string, pick: (g: GpuSample) => number | undefined) =>
     new client.Gauge({
-      name, help, labelNames: ['gpu', 'model'], registers,
+      name,
+      help,
+      labelNames: ['gpu', 'model'],
+      registers,
       async collect() {
         this.reset();
         for (const g of (await gpus()) ?? []) {
@@ -39,19 +46,67 @@ export function createAgentMetrics(opts: { readGpus?: () => Promise<GpuSample[] 
 
   const m = {
     registry,
-    tasks: new client.Counter({ name: 'shorts_agent_tasks_total', help: 'Tasks this agent ran, by type and outcome (completed, failed, lease_lost, released)', labelNames: ['type', 'outcome'], registers }),
-    taskRun: new client.Histogram({ name: 'shorts_agent_task_run_seconds', help: 'Time this agent spent on a task, by type', labelNames: ['type'], registers, buckets: RUN_BUCKETS }),
-    renderFrames: new client.Counter({ name: 'shorts_agent_render_frames_total', help: 'Frames encoded by renders, by encoder', labelNames: ['encoder'], registers }),
-    renderSeconds: new client.Counter({ name: 'shorts_agent_render_encode_seconds_total', help: 'Time spent in the render encode (ffmpeg), by encoder', labelNames: ['encoder'], registers }),
-    renderFps: new client.Histogram({ name: 'shorts_agent_render_frames_per_second', help: 'Frames per second of each render encode, by encoder', labelNames: ['encoder'], registers, buckets: FPS_BUCKETS }),
-    analysisMediaSeconds: new client.Counter({ name: 'shorts_agent_analysis_media_seconds_total', help: 'Seconds of video analysed', registers }),
-    analysisSeconds: new client.Counter({ name: 'shorts_agent_analysis_processing_seconds_total', help: 'Time spent analysing them', registers }),
-    analysisRtf: new client.Histogram({ name: 'shorts_agent_analysis_real_time_factor', help: 'Processing time over video length of each analysis (below 1 is faster than real time)', registers, buckets: RTF_BUCKETS }),
-    gpuUtilization: gpuGauge('shorts_agent_gpu_utilization_ratio', 'GPU busy fraction over the last sample period (nvidia-smi utilization.gpu)', (g) => g.utilization),
+    tasks: new client.Counter({
+      name: 'shorts_agent_tasks_total',
+      help: 'Tasks this agent ran, by type and outcome (completed, failed, lease_lost, released)',
+      labelNames: ['type', 'outcome'],
+      registers,
+    }),
+    taskRun: new client.Histogram({
+      name: 'shorts_agent_task_run_seconds',
+      help: 'Time this agent spent on a task, by type',
+      labelNames: ['type'],
+      registers,
+      buckets: RUN_BUCKETS,
+    }),
+    renderFrames: new client.Counter({
+      name: 'shorts_agent_render_frames_total',
+      help: 'Frames encoded by renders, by encoder',
+      labelNames: ['encoder'],
+      registers,
+    }),
+    renderSeconds: new client.Counter({
+      name: 'shorts_agent_render_encode_seconds_total',
+      help: 'Time spent in the render encode (ffmpeg), by encoder',
+      labelNames: ['encoder'],
+      registers,
+    }),
+    renderFps: new client.Histogram({
+      name: 'shorts_agent_render_frames_per_second',
+      help: 'Frames per second of each render encode, by encoder',
+      labelNames: ['encoder'],
+      registers,
+      buckets: FPS_BUCKETS,
+    }),
+    analysisMediaSeconds: new client.Counter({
+      name: 'shorts_agent_analysis_media_seconds_total',
+      help: 'Seconds of video analysed',
+      registers,
+    }),
+    analysisSeconds: new client.Counter({
+      name: 'shorts_agent_analysis_processing_seconds_total',
+      help: 'Time spent analysing them',
+      registers,
+    }),
+    analysisRtf: new client.Histogram({
+      name: 'shorts_agent_analysis_real_time_factor',
+      help: 'Processing time over video length of each analysis (below 1 is faster than real time)',
+      registers,
+      buckets: RTF_BUCKETS,
+    }),
+    gpuUtilization: gpuGauge(
+      'shorts_agent_gpu_utilization_ratio',
+      'GPU busy fraction over the last sample period (nvidia-smi utilization.gpu)',
+      (g) => g.utilization,
+    ),
     gpuMemoryUsed: gpuGauge('shorts_agent_gpu_memory_used_bytes', 'GPU memory in use', (g) => g.memoryUsedBytes),
     gpuMemoryTotal: gpuGauge('shorts_agent_gpu_memory_total_bytes', 'GPU memory installed', (g) => g.memoryTotalBytes),
     gpuEncoderSessions: gpuGauge('shorts_agent_gpu_encoder_sessions', 'NVENC sessions open now', (g) => g.encoderSessions),
-    gpuEncoderFps: gpuGauge('shorts_agent_gpu_encoder_average_fps', 'Average frames per second over the open NVENC sessions', (g) => g.encoderAverageFps),
+    gpuEncoderFps: gpuGauge(
+      'shorts_agent_gpu_encoder_average_fps',
+      'Average frames per second over the open NVENC sessions',
+      (g) => g.encoderAverageFps,
+    ),
 
     taskEnded(type: string, outcome: string, seconds: number): void {
       m.tasks.labels(type, outcome).inc();
@@ -84,7 +139,11 @@ export function createAgentMetrics(opts: { readGpus?: () => Promise<GpuSample[] 
 export type AgentMetrics = ReturnType<typeof createAgentMetrics>;
 
 /** Serves GET /metrics; resolves with the bound port (0 picks a free one). */
-export async function serveAgentMetrics(metrics: AgentMetrics, bind: { host: string; port: number }, log: Logger): Promise<{ port: number; close(): Promise<void> }> {
+export async function serveAgentMetrics(
+  metrics: AgentMetrics,
+  bind: { host: string; port: number },
+  log: Logger,
+): Promise<{ port: number; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');

@@ -5,8 +5,14 @@ const run = promisify(execFile);
 
 /** Fields every driver since R450 answers; an unknown field would fail the whole query. */
 export const NVIDIA_SMI_FIELDS = [
-  'index', 'name', 'utilization.gpu', 'utilization.memory', 'memory.used', 'memory.total',
-  'encoder.stats.sessionCount', 'encoder.stats.averageFps',
+  'index',
+  'name',
+  'utilization.gpu',
+  'utilization.memory',
+  'memory.used',
+  'memory.total',
+  'encoder.stats.sessionCount',
+  'encoder.stats.averageFps',
 ] as const;
 
 export interface GpuSample {
@@ -40,7 +46,10 @@ function cells(line: string): string[] {
  * the header names the columns ("memory.used [MiB]"), so the order of fields does not matter.
  */
 export function parseNvidiaSmiCsv(text: string): GpuSample[] {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
   if (lines.length < 2) return [];
   const header = cells(lines[0]!).map((h) => h.replace(/\s*\[.*\]$/, '').trim());
   const col = (row: string[], name: string) => {

@@ -54,7 +54,8 @@ export function decodeScrfd(outputs: StrideOutputs[], inputSize: number, minScor
       const x2 = cx + o.boxes[b + 2]! * o.stride;
       const y2 = cy + o.boxes[b + 3]! * o.stride;
       const five: Array<[number, number]> = [];
-      for (let k = 0; k < 5; k++) five.push([cx + o.keypoints[i * 10 + 2 * k]! * o.stride, cy + o.keypoints[i * 10 + 2 * k + 1]! * o.stride]);
+      for (let k = 0; k < 5; k++)
+        five.push([cx + o.keypoints[i * 10 + 2 * k]! * o.stride, cy + o.keypoints[i * 10 + 2 * k + 1]! * o.stride]);
       const box = { x: x1, y: y1, width: x2 - x1, height: y2 - y1 };
       faces.push({ ...box, score, keypoints: toReframeKeypoints(five, box) });
     }
@@ -81,7 +82,8 @@ export function decodeYunet(outputs: StrideOutputs[], inputSize: number, minScor
       const w = Math.exp(o.boxes[b + 2]!) * o.stride;
       const h = Math.exp(o.boxes[b + 3]!) * o.stride;
       const five: Array<[number, number]> = [];
-      for (let k = 0; k < 5; k++) five.push([(c + o.keypoints[i * 10 + 2 * k]!) * o.stride, (r + o.keypoints[i * 10 + 2 * k + 1]!) * o.stride]);
+      for (let k = 0; k < 5; k++)
+        five.push([(c + o.keypoints[i * 10 + 2 * k]!) * o.stride, (r + o.keypoints[i * 10 + 2 * k + 1]!) * o.stride]);
       const box = { x: cx - w / 2, y: cy - h / 2, width: w, height: h };
       faces.push({ ...box, score, keypoints: toReframeKeypoints(five, box) });
     }
@@ -94,7 +96,13 @@ export function decodeYunet(outputs: StrideOutputs[], inputSize: number, minScor
 function groupOutputs(kind: Kind, names: readonly string[], out: Record<string, Tensor>): StrideOutputs[] {
   const data = (name: string) => out[name]!.data as Float32Array;
   if (kind === 'yunet') {
-    return STRIDES.map((s) => ({ stride: s, scores: data(`cls_${s}`), objectness: data(`obj_${s}`), boxes: data(`bbox_${s}`), keypoints: data(`kps_${s}`) }));
+    return STRIDES.map((s) => ({
+      stride: s,
+      scores: data(`cls_${s}`),
+      objectness: data(`obj_${s}`),
+      boxes: data(`bbox_${s}`),
+      keypoints: data(`kps_${s}`),
+    }));
   }
   if (names.length !== 9) throw new Error(`SCRFD model with keypoints expected (9 outputs), got ${names.length}`);
   return STRIDES.map((s, i) => ({ stride: s, scores: data(names[i]!), boxes: data(names[i + 3]!), keypoints: data(names[i + 6]!) }));
@@ -131,7 +139,11 @@ class AnchorFreeDetector extends SerialFaceDetector {
       const out = await this.session.run({ [this.session.inputNames[0]!]: new this.ort.Tensor('float32', this.chw, [1, 3, INPUT, INPUT]) });
       const decode = this.kind === 'scrfd' ? decodeScrfd : decodeYunet;
       const faces = decode(groupOutputs(this.kind, this.session.outputNames, out), INPUT, this.minScore).map((f) => ({
-        x: f.x / scale, y: f.y / scale, width: f.width / scale, height: f.height / scale, score: f.score,
+        x: f.x / scale,
+        y: f.y / scale,
+        width: f.width / scale,
+        height: f.height / scale,
+        score: f.score,
         keypoints: f.keypoints.map(([x, y]) => [x / scale, y / scale] as [number, number]),
       }));
       results.push(weightedNms(faces, 0.4));

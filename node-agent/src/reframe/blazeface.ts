@@ -104,9 +104,14 @@ export function cutByInnerEdge(face: FaceDetection, tile: Region, tiles: Region[
   const touchesTop = tile.y > 0 && face.y < tile.y + margin;
   const touchesBottom = tile.y + tile.height < frame.height && face.y + face.height > tile.y + tile.height - margin;
   if (!(touchesLeft || touchesRight || touchesTop || touchesBottom)) return false;
-  return tiles.some((t) => t !== tile
-    && face.x >= t.x + margin && face.x + face.width <= t.x + t.width - margin
-    && face.y >= t.y + margin && face.y + face.height <= t.y + t.height - margin);
+  return tiles.some(
+    (t) =>
+      t !== tile &&
+      face.x >= t.x + margin &&
+      face.x + face.width <= t.x + t.width - margin &&
+      face.y >= t.y + margin &&
+      face.y + face.height <= t.y + t.height - margin,
+  );
 }
 
 export const DEFAULT_TILE_OVERLAP = 0.5;
@@ -147,18 +152,32 @@ export class BlazeFaceDetector extends SerialFaceDetector {
     const variant = opts.variant ?? 'back';
     const { size } = MODEL_FILES[variant];
     const ort = await import('onnxruntime-node');
-    const { session, provider } = await createOnnxSession(opts.modelPath ?? blazeFaceModelPath(variant), { log: opts.log, threads: opts.threads, tryCuda: opts.tryCuda });
+    const { session, provider } = await createOnnxSession(opts.modelPath ?? blazeFaceModelPath(variant), {
+      log: opts.log,
+      threads: opts.threads,
+      tryCuda: opts.tryCuda,
+    });
     const [scoresA, scoresB, boxesA, boxesB] = session.outputNames;
     if (session.inputNames.length !== 1 || !scoresA || !scoresB || !boxesA || !boxesB) {
       throw new Error(`not a BlazeFace model (inputs ${session.inputNames.join(', ')}, outputs ${session.outputNames.join(', ')})`);
     }
-    return new BlazeFaceDetector(ort, session, provider, `blazeface-${variant}-${size}`, size, opts.minScore ?? 0.6, opts.tileOverlap ?? DEFAULT_TILE_OVERLAP);
+    return new BlazeFaceDetector(
+      ort,
+      session,
+      provider,
+      `blazeface-${variant}-${size}`,
+      size,
+      opts.minScore ?? 0.6,
+      opts.tileOverlap ?? DEFAULT_TILE_OVERLAP,
+    );
   }
 
   /** Faces in one square region of the image, in image pixels, before suppression. */
   private async detectRegion(img: RgbImage, region: Region): Promise<FaceDetection[]> {
     regionToTensor(img, region, this.size, this.size, this.input, 2 / 255, -1);
-    const feeds: Record<string, Tensor> = { [this.session.inputNames[0]!]: new this.ort.Tensor('float32', this.input, [1, this.size, this.size, 3]) };
+    const feeds: Record<string, Tensor> = {
+      [this.session.inputNames[0]!]: new this.ort.Tensor('float32', this.input, [1, this.size, this.size, 3]),
+    };
     const out = await this.session.run(feeds);
     // Outputs: scores of layer 1, scores of layer 2, boxes of layer 1, boxes of layer 2.
     const [sA, sB, bA, bB] = this.session.outputNames.map((n) => out[n]!.data as Float32Array);
@@ -169,7 +188,11 @@ export class BlazeFaceDetector extends SerialFaceDetector {
     const sx = region.width;
     const sy = region.height;
     return decodeBlazeFace(this.scores, this.boxes, this.size, this.minScore).map((f) => ({
-      x: region.x + f.x * sx, y: region.y + f.y * sy, width: f.width * sx, height: f.height * sy, score: f.score,
+      x: region.x + f.x * sx,
+      y: region.y + f.y * sy,
+      width: f.width * sx,
+      height: f.height * sy,
+      score: f.score,
       keypoints: f.keypoints.map(([kx, ky]) => [region.x + kx * sx, region.y + ky * sy] as [number, number]),
     }));
   }

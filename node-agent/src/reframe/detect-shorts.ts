@@ -93,7 +93,17 @@ async function detectShort(
   const changesShot = (frame: SampledFrame) => shotTracker.add(frame.time, frame.image);
   // Small faces of a wide shot (under some 5 % of the height) need a zoomed look now and then.
   const detector = new ZoomPassDetector(deps.detector);
-  for await (const { frame, faces } of detectStrided(sampled, detector, DETECT_STRIDE, input.signal, (ms) => { detectMs += ms; detections++; }, changesShot)) {
+  for await (const { frame, faces } of detectStrided(
+    sampled,
+    detector,
+    DETECT_STRIDE,
+    input.signal,
+    (ms) => {
+      detectMs += ms;
+      detections++;
+    },
+    changesShot,
+  )) {
     const p0 = performance.now();
     frames.push({ time: frame.time, faces: faces.map((face) => ({ face, data: cutFacePatches(frame.image, face) })) });
     patchMs += performance.now() - p0;
@@ -103,7 +113,8 @@ async function detectShort(
 
   const shots = shotTracker.shots(range.start, range.end, shotTracker.boundaries(sceneScores), toSource);
   // No track crosses a shot boundary: a face at the same place after a cut is another shot's face.
-  const linked = shots.flatMap((shot, k) => linkTracks(frames.slice(shot.firstSample, shots[k + 1]?.firstSample ?? frames.length)))
+  const linked = shots
+    .flatMap((shot, k) => linkTracks(frames.slice(shot.firstSample, shots[k + 1]?.firstSample ?? frames.length)))
     .map((track, id) => ({ ...track, id }));
   const maxStep = 1.5 / SAMPLE_FPS;
   const measured: MouthTrack[] = linked.map((track) => ({
@@ -116,7 +127,12 @@ async function detectShort(
       return {
         time: round(s.time, 3),
         // Whole source pixels and three digits: a minute of two faces is about 95 kB of JSON.
-        box: { x: Math.round(f.x * toSource.x), y: Math.round(f.y * toSource.y), width: Math.round(f.width * toSource.x), height: Math.round(f.height * toSource.y) },
+        box: {
+          x: Math.round(f.x * toSource.x),
+          y: Math.round(f.y * toSource.y),
+          width: Math.round(f.width * toSource.x),
+          height: Math.round(f.height * toSource.y),
+        },
         score: round(f.score, 3),
         mouthActivity: round(activity, 3),
         mouthOpen: mouthOpenness(s.data),
@@ -136,7 +152,15 @@ async function detectShort(
     timings.vadMs += t1 - t0;
     timings.trackMs += t3 - t2 + patchMs;
   }
-  deps.log.debug('short analysed', { start: range.start, end: range.end, frames: frames.length, shots: shots.length, tracks: tracks.length, turns: turns.length, ms: Math.round(t3 - t0) });
+  deps.log.debug('short analysed', {
+    start: range.start,
+    end: range.end,
+    frames: frames.length,
+    shots: shots.length,
+    tracks: tracks.length,
+    turns: turns.length,
+    ms: Math.round(t3 - t0),
+  });
   return {
     version: 1,
     sourceWidth: input.sourceWidth,

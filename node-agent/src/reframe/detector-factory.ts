@@ -30,8 +30,8 @@ function modelFile(config: FaceDetectorConfig): string | undefined {
   const file = path.resolve(repoRoot(), configured);
   if (!existsSync(file)) {
     throw new FaceDetectorConfigError(
-      `FACE_DETECTOR=${config.faceDetector} needs the model file ${file}, which does not exist`
-      + (config.faceDetectorModel ? ' (FACE_DETECTOR_MODEL)' : ' (set FACE_DETECTOR_MODEL, or place the file there; see models/README.md)'),
+      `FACE_DETECTOR=${config.faceDetector} needs the model file ${file}, which does not exist` +
+        (config.faceDetectorModel ? ' (FACE_DETECTOR_MODEL)' : ' (set FACE_DETECTOR_MODEL, or place the file there; see models/README.md)'),
     );
   }
   return file;

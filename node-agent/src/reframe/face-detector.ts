@@ -36,7 +36,10 @@ export abstract class SerialFaceDetector implements FaceDetector {
 }
 
 /** Intersection over union of two boxes. */
-export function iou(a: { x: number; y: number; width: number; height: number }, b: { x: number; y: number; width: number; height: number }): number {
+export function iou(
+  a: { x: number; y: number; width: number; height: number },
+  b: { x: number; y: number; width: number; height: number },
+): number {
   const ix = Math.max(0, Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x));
   const iy = Math.max(0, Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y));
   const inter = ix * iy;
@@ -59,7 +62,10 @@ export function weightedNms(faces: FaceDetection[], iouThreshold = 0.3): FaceDet
       if (i === 0 || iou(best, rest[i]!) > iouThreshold) group.push(rest.splice(i, 1)[0]!);
     }
     let total = 0;
-    let x = 0, y = 0, w = 0, h = 0;
+    let x = 0,
+      y = 0,
+      w = 0,
+      h = 0;
     const kps = best.keypoints.map(() => [0, 0] as [number, number]);
     for (const f of group) {
       total += f.score;
@@ -74,7 +80,11 @@ export function weightedNms(faces: FaceDetection[], iouThreshold = 0.3): FaceDet
       });
     }
     out.push({
-      x: x / total, y: y / total, width: w / total, height: h / total, score: best.score,
+      x: x / total,
+      y: y / total,
+      width: w / total,
+      height: h / total,
+      score: best.score,
       keypoints: kps.map(([kx, ky]) => [kx / total, ky / total] as [number, number]),
     });
   }

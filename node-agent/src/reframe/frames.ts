@@ -36,22 +36,48 @@ export function analysisSize(sourceWidth: number, sourceHeight: number, shortSid
  * filter anyway) as `metadata` print lines to file descriptor 3: a cut is then placed on its exact
  * frame, not on the sampling grid.
  */
-export function frameSamplerArgs(sourceFile: string, range: SampleRange, fps: number, size: { width: number; height: number }, sceneScores = false): string[] {
+export function frameSamplerArgs(
+  sourceFile: string,
+  range: SampleRange,
+  fps: number,
+  size: { width: number; height: number },
+  sceneScores = false,
+): string[] {
   const sampled = `fps=${fps},scale=${size.width}:${size.height}:flags=area`;
   return [
-    '-hide_banner', '-loglevel', 'error', '-nostdin',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-nostdin',
     // Input seeking lands on the keyframe before `start` and decodes (and drops) up to it, so frame 0
     // is at `start` exactly; timestamps then count from 0.
-    ...inputGuard(), '-ss', range.start.toFixed(3), '-t', (range.end - range.start).toFixed(3), '-i', sourceFile,
+    ...inputGuard(),
+    '-ss',
+    range.start.toFixed(3),
+    '-t',
+    (range.end - range.start).toFixed(3),
+    '-i',
+    sourceFile,
     ...(sceneScores
       ? [
-        // The score compares each frame with the one before at 64x36: enough to see a cut, and
-        // about 5 % of what decoding the frames costs.
-        '-filter_complex', `[0:v:0]split=2[sampled][scored];[sampled]${sampled}[frames];`
-          + `[scored]scale=64:36:flags=area,select='gte(scene,0)',metadata=mode=print:key=lavfi.scene_score:file='pipe\\:3'[scores]`,
-        '-map', '[frames]', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1',
-        '-map', '[scores]', '-f', 'null', '-',
-      ]
+          // The score compares each frame with the one before at 64x36: enough to see a cut, and
+          // about 5 % of what decoding the frames costs.
+          '-filter_complex',
+          `[0:v:0]split=2[sampled][scored];[sampled]${sampled}[frames];` +
+            `[scored]scale=64:36:flags=area,select='gte(scene,0)',metadata=mode=print:key=lavfi.scene_score:file='pipe\\:3'[scores]`,
+          '-map',
+          '[frames]',
+          '-f',
+          'rawvideo',
+          '-pix_fmt',
+          'rgb24',
+          'pipe:1',
+          '-map',
+          '[scores]',
+          '-f',
+          'null',
+          '-',
+        ]
       : ['-map', '0:v:0', '-an', '-sn', '-dn', '-vf', sampled, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1']),
   ];
 }
@@ -89,7 +115,10 @@ export async function* sampleFrames(
   const { width, height } = opts.size;
   const frameBytes = width * height * 3;
   const scores = opts.sceneScores;
-  const child = spawn(ffmpegPath, frameSamplerArgs(sourceFile, range, opts.fps, opts.size, !!scores), { stdio: ['ignore', 'pipe', 'pipe', scores ? 'pipe' : 'ignore'], env: toolEnv() }) as ChildProcessByStdio<null, Readable, Readable>;
+  const child = spawn(ffmpegPath, frameSamplerArgs(sourceFile, range, opts.fps, opts.size, !!scores), {
+    stdio: ['ignore', 'pipe', 'pipe', scores ? 'pipe' : 'ignore'],
+    env: toolEnv(),
+  }) as ChildProcessByStdio<null, Readable, Readable>;
   if (scores) {
     const scoreStream = (child.stdio as unknown as Array<Readable | null>)[3]!;
     scoreStream.setEncoding('utf8');

@@ -22,7 +22,15 @@ export interface Region {
  * which is what letterboxing means for the model. Column offsets and weights are computed once per
  * call, not per pixel: this runs for every tile of every detected frame.
  */
-export function regionToTensor(img: RgbImage, region: Region, outW: number, outH: number, out: Float32Array, scale: number, offset: number): void {
+export function regionToTensor(
+  img: RgbImage,
+  region: Region,
+  outW: number,
+  outH: number,
+  out: Float32Array,
+  scale: number,
+  offset: number,
+): void {
   const { width: W, height: H, data } = img;
   const sx = region.width / outW;
   const sy = region.height / outH;

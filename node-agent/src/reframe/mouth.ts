@@ -41,7 +41,14 @@ export function cutFacePatches(img: RgbImage, face: FaceDetection): FacePatches 
     const px = w / grid.w; // source pixels per patch pixel
     const fullW = (grid.w + 2 * grid.margin) * px;
     const fullH = (grid.h + 2 * grid.margin) * px;
-    return normalise(greyPatch(img, { x: centre[0] - fullW / 2, y: centre[1] - fullH / 2, width: fullW, height: fullH }, grid.w + 2 * grid.margin, grid.h + 2 * grid.margin));
+    return normalise(
+      greyPatch(
+        img,
+        { x: centre[0] - fullW / 2, y: centre[1] - fullH / 2, width: fullW, height: fullH },
+        grid.w + 2 * grid.margin,
+        grid.h + 2 * grid.margin,
+      ),
+    );
   };
   // The mouth region takes in the lips and the chin's movement; the rigid one spans both cheeks.
   return { mouth: cut([g.mouth[0], g.mouth[1] + 0.04 * g.size], 0.55, MOUTH), rigid: cut(g.bridge, 0.55, RIGID) };

@@ -18,7 +18,10 @@ export interface OnnxSessionHandle {
   provider: OnnxProvider;
 }
 
-export async function createOnnxSession(modelPath: string, opts: { log: Logger; threads?: number; tryCuda?: boolean }): Promise<OnnxSessionHandle> {
+export async function createOnnxSession(
+  modelPath: string,
+  opts: { log: Logger; threads?: number; tryCuda?: boolean },
+): Promise<OnnxSessionHandle> {
   const ort = await import('onnxruntime-node');
   const base: InferenceSession.SessionOptions = {
     intraOpNumThreads: opts.threads ?? 1,

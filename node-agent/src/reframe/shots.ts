@@ -124,7 +124,9 @@ export class ShotTracker {
   private dissolves(steps: number[], cuts: ShotBoundary[]): ShotBoundary[] {
     const s = this.samples;
     const isCut = new Set(cuts.map((c) => c.index));
-    const raised = steps.map((step, i) => i > 0 && !isCut.has(i) && step >= Math.max(DISSOLVE_STEP_MIN, DISSOLVE_OVER_BASELINE * baseline(steps, i, 24)));
+    const raised = steps.map(
+      (step, i) => i > 0 && !isCut.has(i) && step >= Math.max(DISSOLVE_STEP_MIN, DISSOLVE_OVER_BASELINE * baseline(steps, i, 24)),
+    );
     const out: ShotBoundary[] = [];
     for (let i = 1; i < s.length; i++) {
       if (!raised[i]) continue;
@@ -151,7 +153,12 @@ export class ShotTracker {
 
   /** The shots of [start, end) split at `boundaries`, each with its content box and motion grid (in
    *  the sampled frame's pixels scaled by `toSource`). */
-  shots(start: number, end: number, boundaries: ShotBoundary[], toSource: { x: number; y: number }): Array<DetectedShot & { firstSample: number }> {
+  shots(
+    start: number,
+    end: number,
+    boundaries: ShotBoundary[],
+    toSource: { x: number; y: number },
+  ): Array<DetectedShot & { firstSample: number }> {
     const kept: ShotBoundary[] = [];
     for (const b of boundaries) {
       const from = kept.at(-1)?.time ?? start;
@@ -174,7 +181,6 @@ export class ShotTracker {
     });
   }
 }
-
 
 // ---- the signals ----------------------------------------------------------------------------------
 

@@ -51,7 +51,17 @@ export interface AttributionOptions {
 }
 
 export const DEFAULT_ATTRIBUTION: AttributionOptions = {
-  smoothSec: 0.6, minActivity: 0.05, switchCost: 0.04, joinGapSec: 1, syncWindowSec: 1, syncContextSec: 6, maxLagSec: 0.15, noSync: 0.1, fullSync: 0.4, competeWindowSec: 2, syncMargin: 0.2,
+  smoothSec: 0.6,
+  minActivity: 0.05,
+  switchCost: 0.04,
+  joinGapSec: 1,
+  syncWindowSec: 1,
+  syncContextSec: 6,
+  maxLagSec: 0.15,
+  noSync: 0.1,
+  fullSync: 0.4,
+  competeWindowSec: 2,
+  syncMargin: 0.2,
 };
 
 /** Centred moving mean of the track's activity on the sample grid; NaN where the track is absent. */
@@ -114,7 +124,7 @@ function voiceOnGrid(envelope: SpeechEnvelope, grid: number[], fps: number, lagS
   const points = 5;
   for (let i = 0; i < grid.length; i++) {
     let sum = 0;
-    for (let p = 0; p < points; p++) sum += envelopeAt(envelope, grid[i]! + lagSec - (p / (points - 1)) / fps);
+    for (let p = 0; p < points; p++) sum += envelopeAt(envelope, grid[i]! + lagSec - p / (points - 1) / fps);
     out[i] = sum / points;
   }
   return out;
@@ -193,7 +203,8 @@ function lipSync(activity: Float64Array, voiceByLag: Float64Array[], fps: number
     const to = Math.min(n, i + context + 1);
     const a = meanAndSpread(activity, from, to);
     const v = meanAndSpread(voice, from, to);
-    products[i] = a.n >= 4 && a.spread > 1e-6 && v.spread > 1e-6 ? ((activity[i]! - a.mean) / a.spread) * ((voice[i]! - v.mean) / v.spread) : 0;
+    products[i] =
+      a.n >= 4 && a.spread > 1e-6 && v.spread > 1e-6 ? ((activity[i]! - a.mean) / a.spread) * ((voice[i]! - v.mean) / v.spread) : 0;
   }
   const half = Math.max(1, Math.round((o.syncWindowSec * fps) / 2));
   const wide = Math.max(half, Math.round((o.syncContextSec * fps) / 4));
@@ -232,7 +243,9 @@ function syncWeights(matches: LipMatch[], o: AttributionOptions): Float64Array[]
     const weights = new Float64Array(n);
     for (let i = 0; i < n; i++) {
       let best = recent[i]!;
-      matches.forEach((other, j) => { if (j !== k) best = Math.max(best, other.recent[i]!); });
+      matches.forEach((other, j) => {
+        if (j !== k) best = Math.max(best, other.recent[i]!);
+      });
       const absolute = Math.min(1, Math.max(0, (sync[i]! - o.noSync) / (o.fullSync - o.noSync)));
       weights[i] = absolute * Math.max(0, 1 - (best - recent[i]!) / o.syncMargin);
     }
@@ -247,7 +260,12 @@ function syncWeights(matches: LipMatch[], o: AttributionOptions): Float64Array[]
  * before it existed), any mouth that moves during speech does.
  */
 export function attributeSpeakers(
-  tracks: MouthTrack[], speech: Interval[], range: Interval, fps: number, options: Partial<AttributionOptions> = {}, envelope?: SpeechEnvelope,
+  tracks: MouthTrack[],
+  speech: Interval[],
+  range: Interval,
+  fps: number,
+  options: Partial<AttributionOptions> = {},
+  envelope?: SpeechEnvelope,
 ): SpeakerTurn[] {
   const o = { ...DEFAULT_ATTRIBUTION, ...options };
   if (!speech.length) return [];
@@ -258,7 +276,10 @@ export function attributeSpeakers(
     const lagStep = 0.01;
     const lags = Math.round(o.maxLagSec / lagStep);
     const voiceByLag = Array.from({ length: 2 * lags + 1 }, (_, k) => voiceOnGrid(envelope, grid, fps, (k - lags) * lagStep));
-    const weights = syncWeights(tracks.map((t) => lipSync(syncSignalOnGrid(t, grid, fps), voiceByLag, fps, o)), o);
+    const weights = syncWeights(
+      tracks.map((t) => lipSync(syncSignalOnGrid(t, grid, fps), voiceByLag, fps, o)),
+      o,
+    );
     signals.forEach((signal, k) => {
       for (let i = 0; i < n; i++) signal[i] = signal[i]! * weights[k]![i]!;
     });

@@ -20,7 +20,7 @@ export function speechIntervals(vad: VadResult, offsetSec: number, minPauseSec =
   const frameSec = vad.frameSamples / vad.sampleRate;
   const speech = speechFrames(vad.probs);
   const raw: Interval[] = [];
-  for (let i = 0; i < speech.length; ) {
+  for (let i = 0; i < speech.length;) {
     if (!speech[i]) {
       i++;
       continue;
@@ -78,7 +78,8 @@ export async function speechIn(wavPath: string, range: Interval, signal?: AbortS
 
 /** The same, for a range already read (the caller also needs its samples for the speech envelope). */
 export async function speechInAudio(audio: WavRange, range: Interval, signal?: AbortSignal): Promise<Interval[]> {
-  if (audio.sampleRate !== VAD_SAMPLE_RATE) throw new Error(`speech detection needs ${VAD_SAMPLE_RATE} Hz audio, got ${audio.sampleRate} Hz`);
+  if (audio.sampleRate !== VAD_SAMPLE_RATE)
+    throw new Error(`speech detection needs ${VAD_SAMPLE_RATE} Hz audio, got ${audio.sampleRate} Hz`);
   if (!audio.samples.length) return [];
   const vad = await speechProbabilities(audio.samples, { signal });
   return speechIntervals(vad, audio.startSec).map((r) => ({ start: r.start, end: Math.min(r.end, range.end) }));

@@ -17,14 +17,24 @@ export interface FramesWithFaces {
 function lerpFace(a: FaceDetection, b: FaceDetection, f: number): FaceDetection {
   const mix = (x: number, y: number) => x + (y - x) * f;
   return {
-    x: mix(a.x, b.x), y: mix(a.y, b.y), width: mix(a.width, b.width), height: mix(a.height, b.height), score: Math.min(a.score, b.score),
-    keypoints: a.keypoints.map((k, i) => [mix(k[0], b.keypoints[i]?.[0] ?? k[0]), mix(k[1], b.keypoints[i]?.[1] ?? k[1])] as [number, number]),
+    x: mix(a.x, b.x),
+    y: mix(a.y, b.y),
+    width: mix(a.width, b.width),
+    height: mix(a.height, b.height),
+    score: Math.min(a.score, b.score),
+    keypoints: a.keypoints.map(
+      (k, i) => [mix(k[0], b.keypoints[i]?.[0] ?? k[0]), mix(k[1], b.keypoints[i]?.[1] ?? k[1])] as [number, number],
+    ),
   };
 }
 
 /** Faces of frames between two detected ones: matched faces interpolated; a face seen on one side
  *  only is kept where it was seen, for the half of the gap nearer to that side. */
-export function interpolateFaces(before: { time: number; faces: FaceDetection[] }, after: { time: number; faces: FaceDetection[] }, time: number): FaceDetection[] {
+export function interpolateFaces(
+  before: { time: number; faces: FaceDetection[] },
+  after: { time: number; faces: FaceDetection[] },
+  time: number,
+): FaceDetection[] {
   const f = (time - before.time) / Math.max(1e-9, after.time - before.time);
   const pairs = matchFaces(before.faces, after.faces, after.time - before.time);
   const out: FaceDetection[] = [];
@@ -63,7 +73,9 @@ export async function* detectStrided(
   };
   function* flush(next: { frame: SampledFrame; faces: FaceDetection[] }): Generator<FramesWithFaces> {
     for (const p of pending) {
-      const faces = last ? interpolateFaces({ time: last.frame.time, faces: last.faces }, { time: next.frame.time, faces: next.faces }, p.time) : next.faces;
+      const faces = last
+        ? interpolateFaces({ time: last.frame.time, faces: last.faces }, { time: next.frame.time, faces: next.faces }, p.time)
+        : next.faces;
       yield { frame: p, faces, detected: false };
     }
     pending = [];

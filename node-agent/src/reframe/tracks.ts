@@ -45,17 +45,19 @@ function linkCost(last: Box, next: Box, gapSec: number, o: TrackingOptions): num
   const allowed = o.maxCentreShift * (1 + Math.min(2, gapSec));
   const overlap = iou(last, next);
   if (overlap < 0.1 && shift > allowed) return undefined;
-  return (1 - overlap) + shift;
+  return 1 - overlap + shift;
 }
 
 /** Greedy matching of faces seen `gapSec` apart, lowest cost first: pairs of indices [from, to]. */
 export function matchFaces(from: Box[], to: Box[], gapSec: number, options: Partial<TrackingOptions> = {}): Array<[number, number]> {
   const o = { ...DEFAULT_TRACKING, ...options };
   const pairs: Array<{ i: number; j: number; cost: number }> = [];
-  from.forEach((a, i) => to.forEach((b, j) => {
-    const cost = linkCost(a, b, gapSec, o);
-    if (cost !== undefined) pairs.push({ i, j, cost });
-  }));
+  from.forEach((a, i) =>
+    to.forEach((b, j) => {
+      const cost = linkCost(a, b, gapSec, o);
+      if (cost !== undefined) pairs.push({ i, j, cost });
+    }),
+  );
   pairs.sort((a, b) => a.cost - b.cost);
   const usedFrom = new Set<number>();
   const usedTo = new Set<number>();

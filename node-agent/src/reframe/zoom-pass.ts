@@ -51,12 +51,17 @@ function drawRegion(img: RgbImage, region: Region, into: RgbImage, dx: number, d
 function mapBack(face: FaceDetection, from: Region, to: Region): FaceDetection {
   const s = to.width / from.width;
   return {
-    x: to.x + (face.x - from.x) * s, y: to.y + (face.y - from.y) * s, width: face.width * s, height: face.height * s, score: face.score,
+    x: to.x + (face.x - from.x) * s,
+    y: to.y + (face.y - from.y) * s,
+    width: face.width * s,
+    height: face.height * s,
+    score: face.score,
     keypoints: face.keypoints.map(([kx, ky]) => [to.x + (kx - from.x) * s, to.y + (ky - from.y) * s] as [number, number]),
   };
 }
 
-const inside = (f: FaceDetection, r: Region) => f.x >= r.x && f.y >= r.y && f.x + f.width <= r.x + r.width && f.y + f.height <= r.y + r.height;
+const inside = (f: FaceDetection, r: Region) =>
+  f.x >= r.x && f.y >= r.y && f.x + f.width <= r.x + r.width && f.y + f.height <= r.y + r.height;
 
 /**
  * A detector with the zoomed pass around it, for the frames of one short in order (it remembers the
@@ -69,7 +74,10 @@ export class ZoomPassDetector implements FaceDetector {
   private small: FaceDetection[] = [];
   zoomedInputs = 0;
 
-  constructor(private readonly inner: FaceDetector, private readonly options: ZoomPassOptions = DEFAULT_ZOOM_PASS) {
+  constructor(
+    private readonly inner: FaceDetector,
+    private readonly options: ZoomPassOptions = DEFAULT_ZOOM_PASS,
+  ) {
     this.name = inner.name;
     this.provider = inner.provider;
   }
@@ -102,14 +110,21 @@ export class ZoomPassDetector implements FaceDetector {
     const tiles = zoomTiles(img.width, img.height, side, Math.round(0.1 * short));
     const crops = tiles.map((t) => {
       const crop: RgbImage = { width: side, height: side, data: new Uint8Array(side * side * 3) };
-      for (let y = 0; y < side; y++) crop.data.set(img.data.subarray(((t.y + y) * img.width + t.x) * 3, ((t.y + y) * img.width + t.x + side) * 3), y * side * 3);
+      for (let y = 0; y < side; y++)
+        crop.data.set(img.data.subarray(((t.y + y) * img.width + t.x) * 3, ((t.y + y) * img.width + t.x + side) * 3), y * side * 3);
       return crop;
     });
     this.zoomedInputs += crops.length;
     const results = await this.inner.detect(crops, signal);
     return results.flatMap((faces, k) => {
       const tile = tiles[k]!;
-      return faces.map((f) => ({ ...f, x: f.x + tile.x, y: f.y + tile.y, keypoints: f.keypoints.map(([kx, ky]) => [kx + tile.x, ky + tile.y] as [number, number]) }))
+      return faces
+        .map((f) => ({
+          ...f,
+          x: f.x + tile.x,
+          y: f.y + tile.y,
+          keypoints: f.keypoints.map(([kx, ky]) => [kx + tile.x, ky + tile.y] as [number, number]),
+        }))
         .filter((f) => !cutByInnerEdge(f, tile, tiles, img));
     });
   }
@@ -129,9 +144,14 @@ export class ZoomPassDetector implements FaceDetector {
       m.cells.push({ from, at });
     }
     this.zoomedInputs += mosaics.length;
-    const results = await this.inner.detect(mosaics.map((m) => m.image), signal);
+    const results = await this.inner.detect(
+      mosaics.map((m) => m.image),
+      signal,
+    );
     // A face is its cell's only when it lies within that cell: the seams between cells are no face.
-    return results.flatMap((faces, k) => mosaics[k]!.cells.flatMap(({ from, at }) => faces.filter((f) => inside(f, at)).map((f) => mapBack(f, at, from))));
+    return results.flatMap((faces, k) =>
+      mosaics[k]!.cells.flatMap(({ from, at }) => faces.filter((f) => inside(f, at)).map((f) => mapBack(f, at, from))),
+    );
   }
 
   release(): Promise<void> {

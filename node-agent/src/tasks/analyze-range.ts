@@ -19,8 +19,11 @@ export const analyzeRange: TaskHandler<'analyze-range'> = {
 
     ctx.progress(stageProgress(ANALYZE_RANGE_STAGES, 'transcribing'), 'transcribing');
     const chunks = p.spans.map((span, index) => ({
-      index, startSample: span.startSample - first, endSample: span.endSample - first,
-      offsetSec: span.startSample / p.sampleRate, durationSec: (span.endSample - span.startSample) / p.sampleRate,
+      index,
+      startSample: span.startSample - first,
+      endSample: span.endSample - first,
+      offsetSec: span.startSample / p.sampleRate,
+      durationSec: (span.endSample - span.startSample) / p.sampleRate,
     }));
     const transcriber = createTranscriber({ ...ctx.config.transcriber, workDir: ctx.workDir }, ctx.log);
     const transcript = await transcriber.transcribeChunks(samples, chunks, (last - first) / p.sampleRate, {

@@ -1,7 +1,14 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { stageProgress } from '@shorts/common/tasks/contract';
-import { ANALYZE_STAGES, analyzeVideoOutputs, type AnalyzedShort, type AnalyzeVideoLease, type AnalyzeVideoResult, type ReframePlan } from '@shorts/common/tasks/analyze-video';
+import {
+  ANALYZE_STAGES,
+  analyzeVideoOutputs,
+  type AnalyzedShort,
+  type AnalyzeVideoLease,
+  type AnalyzeVideoResult,
+  type ReframePlan,
+} from '@shorts/common/tasks/analyze-video';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import type { ShortDetections } from '@shorts/common/reframe/types';
 import { planReframe } from '@shorts/common/reframe/camera';
@@ -45,13 +52,20 @@ export function fileNameOf(url: string): string {
   return (name || 'video').slice(0, 200);
 }
 
-async function fetchSource(ctx: TaskContext<'analyze-video'>, p: AnalyzeVideoLease, dir: string): Promise<{ file: string; name: string; bytes: number }> {
+async function fetchSource(
+  ctx: TaskContext<'analyze-video'>,
+  p: AnalyzeVideoLease,
+  dir: string,
+): Promise<{ file: string; name: string; bytes: number }> {
   const report = (f: number) => ctx.progress(stageProgress(ANALYZE_STAGES, 'downloading', f), 'downloading');
   report(0);
   if (p.source.kind === 'youtube') {
     try {
       const file = await downloadYoutube(ctx.config.ytDlpPath, p.source.videoId, dir, {
-        ffmpegPath: ctx.config.ffmpegPath, maxBytes: p.maxDownloadBytes, signal: ctx.signal, onProgress: report,
+        ffmpegPath: ctx.config.ffmpegPath,
+        maxBytes: p.maxDownloadBytes,
+        signal: ctx.signal,
+        onProgress: report,
       });
       const { size } = await import('node:fs/promises').then((fs) => fs.stat(file));
       return { file, name: `youtube-${p.source.videoId}.mp4`, bytes: size };
@@ -89,7 +103,7 @@ export function lengthSlackSec(measuredSec: number): number {
  * the slack so that such a file is caught by the length check instead of passing just under it.
  */
 export function analysisWavByteCap(billedSec: number): number {
-  const bytesPerSec = ANALYSIS_SAMPLE_RATE * 2 /* s16 */ * 1 /* mono */;
+  const bytesPerSec = ANALYSIS_SAMPLE_RATE * 2 /* s16 */ * 1; /* mono */
   const header = 1024; // RIFF, fmt and ffmpeg's LIST/INFO chunk are under 100 bytes
   return Math.ceil((billedSec + lengthSlackSec(billedSec) + 1) * bytesPerSec) + header;
 }
@@ -101,7 +115,11 @@ export function analysisWavByteCap(billedSec: number): number {
  * and its real length is unknown: the file is refused.
  */
 export async function extractAnalysisAudio(
-  ffmpegPath: string, file: string, wav: string, measuredSec: number, signal?: AbortSignal,
+  ffmpegPath: string,
+  file: string,
+  wav: string,
+  measuredSec: number,
+  signal?: AbortSignal,
 ): Promise<{ billedSec: number; decodedSec: number }> {
   await extractAudio(ffmpegPath, file, wav, { signal, durationSec: measuredSec, maxBytes: analysisWavByteCap(measuredSec) });
   const decodedSec = (await readWavInfo(wav)).durationSec;
@@ -120,11 +138,17 @@ export function checkSourceLimits(
   limits: { maxSourcePixels: number; maxSourceFps: number },
 ): void {
   if (info.width * info.height > limits.maxSourcePixels) {
-    throw new TaskError(`The video is ${info.width}x${info.height}; sources are limited to ${limits.maxSourcePixels.toLocaleString('en-US')} pixels a frame`, 'SOURCE_TOO_LARGE');
+    throw new TaskError(
+      `The video is ${info.width}x${info.height}; sources are limited to ${limits.maxSourcePixels.toLocaleString('en-US')} pixels a frame`,
+      'SOURCE_TOO_LARGE',
+    );
   }
   const fps = Math.max(info.fps ?? 0, info.peakFps ?? 0);
   if (fps > limits.maxSourceFps) {
-    throw new TaskError(`The video runs at ${Math.round(fps)} frames a second; sources are limited to ${limits.maxSourceFps}`, 'SOURCE_TOO_LARGE');
+    throw new TaskError(
+      `The video runs at ${Math.round(fps)} frames a second; sources are limited to ${limits.maxSourceFps}`,
+      'SOURCE_TOO_LARGE',
+    );
   }
 }
 
@@ -148,7 +172,10 @@ async function detectSpeakers(
       { ffmpegPath: ctx.config.ffmpegPath, detector, log: ctx.log },
     );
     ctx.log.info('speakers detected', {
-      shorts: found.length, tracks: found.map((d) => d.tracks.length), turns: found.map((d) => d.turns.length), ms: Date.now() - started,
+      shorts: found.length,
+      tracks: found.map((d) => d.tracks.length),
+      turns: found.map((d) => d.turns.length),
+      ms: Date.now() - started,
     });
     return found.map(compactDetections);
   } catch (err) {
@@ -160,10 +187,20 @@ async function detectSpeakers(
 
 /** Detections with no face in them. Stored like real ones, so that a render of another shape plans
  *  its own fallback from them instead of stretching this short's window. */
-function nothingDetected(source: { sourceWidth: number; sourceHeight: number }, short: { startTime: number; endTime: number }): ShortDetections {
+function nothingDetected(
+  source: { sourceWidth: number; sourceHeight: number },
+  short: { startTime: number; endTime: number },
+): ShortDetections {
   return {
-    version: 1, sourceWidth: source.sourceWidth, sourceHeight: source.sourceHeight, start: short.startTime, end: short.endTime,
-    sampleFps: SAMPLE_FPS, speech: [], tracks: [], turns: [],
+    version: 1,
+    sourceWidth: source.sourceWidth,
+    sourceHeight: source.sourceHeight,
+    start: short.startTime,
+    end: short.endTime,
+    sampleFps: SAMPLE_FPS,
+    speech: [],
+    tracks: [],
+    turns: [],
   };
 }
 
@@ -209,7 +246,10 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     });
     if (!(measured > 0)) throw new TaskError('The video could not be read to its end (no stream has any packets)', 'NOT_VIDEO');
     if (Math.abs(measured - probed.durationSec) > Math.max(1, measured * 0.02)) {
-      ctx.log.warn('declared length differs from the measured one; billing the measured', { declaredSec: probed.durationSec, measuredSec: measured });
+      ctx.log.warn('declared length differs from the measured one; billing the measured', {
+        declaredSec: probed.durationSec,
+        measuredSec: measured,
+      });
     }
     let info = { ...probed, durationSec: measured };
     // The price follows from these; the coordinator checks the credits now, not after the work.
@@ -217,7 +257,10 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     ctx.signal.throwIfAborted();
     for (const s of p.predefinedShorts ?? []) {
       if (s.end > info.durationSec + 0.05) {
-        throw new TaskError(`The short "${s.title}" ends at ${s.end} s, past the end of the video (${info.durationSec.toFixed(2)} s)`, 'SHORT_PAST_END');
+        throw new TaskError(
+          `The short "${s.title}" ends at ${s.end} s, past the end of the video (${info.durationSec.toFixed(2)} s)`,
+          'SHORT_PAST_END',
+        );
       }
     }
     const thumbPath = path.join(dir, 'source-thumb.jpg');
@@ -228,8 +271,14 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       ctx.upload(thumbPath, analyzeVideoOutputs.sourceThumbnail, 'image/jpeg'),
     ]);
     const storedSource: AnalyzeVideoResult['source'] = {
-      name: source.name, objectKey: sourceObj.objectKey, sizeBytes: sourceObj.sizeBytes, contentType: container.contentType,
-      thumbnailKey: sourceThumb.objectKey, width: info.width, height: info.height, fps: info.fps,
+      name: source.name,
+      objectKey: sourceObj.objectKey,
+      sizeBytes: sourceObj.sizeBytes,
+      contentType: container.contentType,
+      thumbnailKey: sourceThumb.objectKey,
+      width: info.width,
+      height: info.height,
+      fps: info.fps,
     };
     ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing'), 'transcribing');
     const wav = path.join(dir, 'audio.wav');
@@ -239,7 +288,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       const { billedSec, decodedSec } = await extractAnalysisAudio(ctx.config.ffmpegPath, source.file, wav, info.durationSec, ctx.signal);
       if (billedSec !== info.durationSec) {
         // The reservation grows with it; the credits may not cover it.
-        ctx.log.warn('the audio decodes past the streams\' end; billing the decoded length', { measuredSec: info.durationSec, decodedSec });
+        ctx.log.warn("the audio decodes past the streams' end; billing the decoded length", { measuredSec: info.durationSec, decodedSec });
         info = { ...info, durationSec: billedSec };
         await ctx.facts({ durationSec: info.durationSec, downloadBytes: source.bytes });
       }
@@ -256,11 +305,18 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       // made from), and this task comes back for the shorts.
       const { chunks } = await transcriber.plan(wav, ctx.signal);
       if (!chunks.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
-      const [{ dataOffset, sampleRate }, audioObj] = await Promise.all([readWavInfo(wav), ctx.upload(wav, analyzeVideoOutputs.audio, 'audio/wav')]);
+      const [{ dataOffset, sampleRate }, audioObj] = await Promise.all([
+        readWavInfo(wav),
+        ctx.upload(wav, analyzeVideoOutputs.audio, 'audio/wav'),
+      ]);
       ctx.log.info('analysing in ranges', { durationSec: info.durationSec, fromSec: p.rangesFromSec, spans: chunks.length });
       return {
-        ranged: true, durationSec: info.durationSec, downloadBytes: source.bytes, source: storedSource,
-        transcript: { language: '', text: '', words: [], backend: '' }, shorts: [],
+        ranged: true,
+        durationSec: info.durationSec,
+        downloadBytes: source.bytes,
+        source: storedSource,
+        transcript: { language: '', text: '', words: [], backend: '' },
+        shorts: [],
         rangePlan: {
           audio: { objectKey: audioObj.objectKey, dataOffset, sampleRate },
           spans: chunks.map((c) => ({ startSample: c.startSample, endSample: c.endSample })),
@@ -273,15 +329,23 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     });
     ctx.log.info('transcribed', { backend: transcript.backend, words: transcript.words.length, durationSec: info.durationSec });
     return pickAndReframe(ctx, dir, {
-      sourceFile: source.file, width: info.width, height: info.height, wav, loudness: audio.loudness, transcript,
-      durationSec: info.durationSec, downloadBytes: source.bytes, storedSource,
+      sourceFile: source.file,
+      width: info.width,
+      height: info.height,
+      wav,
+      loudness: audio.loudness,
+      transcript,
+      durationSec: info.durationSec,
+      downloadBytes: source.bytes,
+      storedSource,
     });
   },
 };
 
 /** A missing or silent audio track is the user's video, not a fault to retry. */
 function nothingToTranscribe(err: unknown): unknown {
-  if (err instanceof NoAudioTrackError || err instanceof SilentAudioError) return new TaskError(`Nothing to transcribe: ${err.message}`, 'NO_SPEECH');
+  if (err instanceof NoAudioTrackError || err instanceof SilentAudioError)
+    return new TaskError(`Nothing to transcribe: ${err.message}`, 'NO_SPEECH');
   return err;
 }
 
@@ -290,25 +354,43 @@ function nothingToTranscribe(err: unknown): unknown {
  * transcript the coordinator joined from the ranges. What follows is the whole-file analysis's own
  * second half, so the shorts and their reframing are the same as if one agent had done it all.
  */
-async function finishRanged(ctx: TaskContext<'analyze-video'>, stitched: NonNullable<AnalyzeVideoLease['stitched']>, dir: string): Promise<AnalyzeVideoResult> {
+async function finishRanged(
+  ctx: TaskContext<'analyze-video'>,
+  stitched: NonNullable<AnalyzeVideoLease['stitched']>,
+  dir: string,
+): Promise<AnalyzeVideoResult> {
   ctx.progress(stageProgress(ANALYZE_STAGES, 'downloading'), 'downloading');
   const file = path.join(dir, 'source');
   const wav = path.join(dir, 'audio.wav');
   // The audio the first part decoded (the ranges read it too), else decoded again from the source.
-  await Promise.all([downloadObject(stitched.sourceUrl, file, ctx.signal), stitched.audioUrl ? downloadObject(stitched.audioUrl, wav, ctx.signal) : undefined]);
+  await Promise.all([
+    downloadObject(stitched.sourceUrl, file, ctx.signal),
+    stitched.audioUrl ? downloadObject(stitched.audioUrl, wav, ctx.signal) : undefined,
+  ]);
   let audio: Awaited<ReturnType<typeof scanWav>>;
   try {
     // The loudness the shorts are picked with, and the audio the reframing's voice activity reads.
-    if (!stitched.audioUrl) await extractAudio(ctx.config.ffmpegPath, file, wav, { signal: ctx.signal, durationSec: stitched.durationSec, maxBytes: analysisWavByteCap(stitched.durationSec) });
+    if (!stitched.audioUrl)
+      await extractAudio(ctx.config.ffmpegPath, file, wav, {
+        signal: ctx.signal,
+        durationSec: stitched.durationSec,
+        maxBytes: analysisWavByteCap(stitched.durationSec),
+      });
     audio = await scanWav(wav);
     if (isSilent(audio.levels)) throw new SilentAudioError(audio.levels);
   } catch (err) {
     throw nothingToTranscribe(err);
   }
   return pickAndReframe(ctx, dir, {
-    sourceFile: file, width: stitched.source.width, height: stitched.source.height, wav, loudness: audio.loudness,
+    sourceFile: file,
+    width: stitched.source.width,
+    height: stitched.source.height,
+    wav,
+    loudness: audio.loudness,
     transcript: { ...stitched.transcript, durationSec: stitched.durationSec },
-    durationSec: stitched.durationSec, downloadBytes: stitched.downloadBytes, storedSource: stitched.source,
+    durationSec: stitched.durationSec,
+    downloadBytes: stitched.downloadBytes,
+    storedSource: stitched.source,
   });
 }
 
@@ -340,8 +422,13 @@ async function pickAndReframe(ctx: TaskContext<'analyze-video'>, dir: string, t:
   const stage = (from: number, to: number) => (f: number) =>
     ctx.progress(stageProgress(ANALYZE_STAGES, 'detecting_speakers', from + f * (to - from)), 'detecting_speakers');
   const reframePlan: ReframePlan = { director: { ...DEFAULT_DIRECTOR }, output: cropClipSize(t.width, t.height) };
-  const detections = await detectSpeakers(ctx, { sourceFile: t.sourceFile, sourceWidth: t.width, sourceHeight: t.height, wavPath: t.wav }, picked, stage(0, 0.6));
-  const encoder = ctx.host.nvencAvailable ? 'h264_nvenc' as const : 'libx264' as const;
+  const detections = await detectSpeakers(
+    ctx,
+    { sourceFile: t.sourceFile, sourceWidth: t.width, sourceHeight: t.height, wavPath: t.wav },
+    picked,
+    stage(0, 0.6),
+  );
+  const encoder = ctx.host.nvencAvailable ? ('h264_nvenc' as const) : ('libx264' as const);
   const shorts: AnalyzedShort[] = [];
   for (const [i, s] of picked.entries()) {
     const found = detections[i]!;
@@ -349,16 +436,37 @@ async function pickAndReframe(ctx: TaskContext<'analyze-video'>, dir: string, t:
     const clip = path.join(dir, `short-${i}.mp4`);
     const thumb = path.join(dir, `short-${i}.jpg`);
     const progress = stage(0.6 + (0.4 * i) / picked.length, 0.6 + (0.4 * (i + 1)) / picked.length);
-    await cutCropClip(ctx.config.ffmpegPath, {
-      sourcePath: t.sourceFile, out: clip, start: s.startTime, end: s.endTime, sourceWidth: t.width, sourceHeight: t.height,
-      reframe, encoder, workDir: path.join(dir, `short-${i}-work`),
-    }, { signal: ctx.signal, onProgress: progress });
+    await cutCropClip(
+      ctx.config.ffmpegPath,
+      {
+        sourcePath: t.sourceFile,
+        out: clip,
+        start: s.startTime,
+        end: s.endTime,
+        sourceWidth: t.width,
+        sourceHeight: t.height,
+        reframe,
+        encoder,
+        workDir: path.join(dir, `short-${i}-work`),
+      },
+      { signal: ctx.signal, onProgress: progress },
+    );
     await grabThumbnail(ctx.config.ffmpegPath, clip, thumb, 0.5, ctx.signal);
-    const [crop, cropThumb] = await Promise.all([ctx.upload(clip, analyzeVideoOutputs.short(i), 'video/mp4'), ctx.upload(thumb, analyzeVideoOutputs.shortThumbnail(i), 'image/jpeg')]);
+    const [crop, cropThumb] = await Promise.all([
+      ctx.upload(clip, analyzeVideoOutputs.short(i), 'video/mp4'),
+      ctx.upload(thumb, analyzeVideoOutputs.shortThumbnail(i), 'image/jpeg'),
+    ]);
     shorts.push({
-      title: s.title, reason: s.reason ?? null, startTime: s.startTime, endTime: s.endTime, startId: s.startId, endId: s.endId, text: s.text,
+      title: s.title,
+      reason: s.reason ?? null,
+      startTime: s.startTime,
+      endTime: s.endTime,
+      startId: s.startId,
+      endId: s.endId,
+      text: s.text,
       crop: { objectKey: crop.objectKey, sizeBytes: crop.sizeBytes, contentType: 'video/mp4', thumbnailKey: cropThumb.objectKey },
-      reframe, detections: found,
+      reframe,
+      detections: found,
     });
   }
 

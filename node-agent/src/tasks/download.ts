@@ -9,7 +9,12 @@ import { downloadFailureCode } from '@shorts/common/tasks/failure-codes';
 import { TaskError, type TaskContext } from './task-context.js';
 
 /** A URL a user gave: fetched under the SSRF guard (checked address, redirects re-checked, size cap). */
-export async function downloadSource(ctx: Pick<TaskContext, 'config' | 'signal'>, url: string, dest: string, maxBytes: number): Promise<{ bytes: number }> {
+export async function downloadSource(
+  ctx: Pick<TaskContext, 'config' | 'signal'>,
+  url: string,
+  dest: string,
+  maxBytes: number,
+): Promise<{ bytes: number }> {
   try {
     const res = await safeDownload(url, dest, {
       maxBytes,
@@ -58,7 +63,11 @@ export async function uploadObject(url: string, localPath: string, contentType: 
       signal,
     } as RequestInit);
     if (!res.ok) {
-      throw new TaskError(`Could not store a result (HTTP ${res.status}): ${(await res.text().catch(() => '')).slice(0, 200)}`, 'STORE_FAILED', res.status >= 500);
+      throw new TaskError(
+        `Could not store a result (HTTP ${res.status}): ${(await res.text().catch(() => '')).slice(0, 200)}`,
+        'STORE_FAILED',
+        res.status >= 500,
+      );
     }
     return size;
   });
@@ -66,7 +75,17 @@ export async function uploadObject(url: string, localPath: string, contentType: 
 
 // Errors of the connection itself (fetch's own TypeErrors, socket codes), as opposed to the disk's or
 // the request's.
-const CONNECTION_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT']);
+const CONNECTION_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 function brokenConnection(err: unknown): boolean {
   const e = err as { name?: string; message?: string; code?: string; cause?: { code?: string } } | undefined;
   if (!e) return false;
@@ -82,6 +101,10 @@ async function storeTransfer<T>(what: string, signal: AbortSignal | undefined, r
   } catch (err) {
     if (signal?.aborted || !brokenConnection(err)) throw err;
     const detail = (err as Error).message;
-    throw new TaskError(`The transfer of ${what} with the coordinator broke off (${detail}); the task will be tried again`, 'TRANSFER_FAILED', true);
+    throw new TaskError(
+      `The transfer of ${what} with the coordinator broke off (${detail}); the task will be tried again`,
+      'TRANSFER_FAILED',
+      true,
+    );
   }
 }

@@ -24,7 +24,9 @@ export const probeMedia: TaskHandler<'probe-media'> = {
       durationSec: Number(info.format?.duration ?? 0),
       streams: (info.streams ?? []).map((s) => ({
         // A stream of a codec ffprobe does not know has no name; such a result fails the contract's check.
-        index: s.index, codecType: s.codec_type, codecName: s.codec_name as string,
+        index: s.index,
+        codecType: s.codec_type,
+        codecName: s.codec_name as string,
         ...(s.width ? { width: s.width, height: s.height } : {}),
       })),
     };

@@ -21,10 +21,20 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
     // waits on no frame, and the chunk was planned shorter by its cost.
     const soundPath = path.join(ctx.workDir, 'audio.mp4');
     const sound = p.chunk.encodesSound
-      ? encodeRenderAudio(ctx.config.ffmpegPath, { sourcePath: spec.sourcePath, start: p.startTime, end: p.endTime, out: soundPath, signal: ctx.signal })
+      ? encodeRenderAudio(ctx.config.ffmpegPath, {
+          sourcePath: spec.sourcePath,
+          start: p.startTime,
+          end: p.endTime,
+          out: soundPath,
+          signal: ctx.signal,
+        })
       : undefined;
-    const video = encodeRender(ctx, { ...spec, encoder, gopFrames, chunk: { fromUs, toUs, shiftTicks, last } }, (toUs - fromUs) / 1e6,
-      (f) => ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'rendering', f), 'rendering'));
+    const video = encodeRender(
+      ctx,
+      { ...spec, encoder, gopFrames, chunk: { fromUs, toUs, shiftTicks, last } },
+      (toUs - fromUs) / 1e6,
+      (f) => ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'rendering', f), 'rendering'),
+    );
     // Both settle before an error is thrown, so no ffmpeg outlives the task.
     const [renderedOutcome, soundOutcome] = await Promise.allSettled([video, sound]);
     if (renderedOutcome.status === 'rejected') throw renderedOutcome.reason;

@@ -22,12 +22,14 @@ const WATERMARK_MAX_BYTES = 10_000_000;
 
 /** What a render and each of its chunks set up alike: the source, watermark, crop path and cuts. */
 export async function prepareRenderSpec(
-  ctx: TaskContext<'render-short'> | TaskContext<'render-chunk'>, p: TaskLeasePayload<'render-short'>, out: string,
+  ctx: TaskContext<'render-short'> | TaskContext<'render-chunk'>,
+  p: TaskLeasePayload<'render-short'>,
+  out: string,
 ): Promise<{ spec: RenderSpec; info: ProbeResult }> {
   const source = path.join(ctx.workDir, 'source.mp4');
   await downloadObject(p.sourceUrl, source, ctx.signal);
   const info = await ffprobe(source, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal }).catch(() => undefined);
-  if (!info?.width || !info.height) throw new TaskError('The job\'s source video could not be read', 'SOURCE_MISSING');
+  if (!info?.width || !info.height) throw new TaskError("The job's source video could not be read", 'SOURCE_MISSING');
   checkSourceLimits(info, ctx.config);
 
   let watermark: RenderSpec['watermark'];
@@ -39,12 +41,16 @@ export async function prepareRenderSpec(
     // Judged by its bytes; an SVG reaches the renderer only as a PNG rasterised from clean markup.
     const bytes = await readFile(image);
     const kind = sniffImage(bytes);
-    if (!kind || (kind !== 'svg' && !(await decodes(bytes)))) throw new TaskError('The watermark is not a PNG, JPEG, WebP, GIF or SVG image', 'WATERMARK_FORMAT');
+    if (!kind || (kind !== 'svg' && !(await decodes(bytes))))
+      throw new TaskError('The watermark is not a PNG, JPEG, WebP, GIF or SVG image', 'WATERMARK_FORMAT');
     image = path.join(ctx.workDir, 'watermark.png');
     await writeFile(image, kind === 'svg' ? await rasteriseSvg(bytes) : await stillPng(bytes));
     watermark = {
       imagePath: image,
-      left: wm.left, top: wm.top, bottom: wm.bottom, width: wm.width,
+      left: wm.left,
+      top: wm.top,
+      bottom: wm.bottom,
+      width: wm.width,
       opacity: wm.opacity === undefined ? 1 : Number(wm.opacity),
       blendMode: wm.blendMode ?? 'normal',
     };
@@ -60,18 +66,26 @@ export async function prepareRenderSpec(
   // Silences need voice activity: the analysis's when it stored some, else heard here.
   let speech = p.speech;
   if (resolveEditing(p.options.editing)?.silence && !speech?.length && info.hasAudio) {
-    speech = await clipSpeech(ctx.config.ffmpegPath, source, { start: p.startTime, end: p.endTime }, ctx.workDir, ctx.signal).catch((err) => {
-      if (ctx.signal.aborted) throw err;
-      // A render is not lost for want of voice activity: the words alone then say where speech is.
-      ctx.log.warn('voice activity unavailable: silences from word timings alone', { renderId: p.renderId, err });
-      return null;
-    });
+    speech = await clipSpeech(ctx.config.ffmpegPath, source, { start: p.startTime, end: p.endTime }, ctx.workDir, ctx.signal).catch(
+      (err) => {
+        if (ctx.signal.aborted) throw err;
+        // A render is not lost for want of voice activity: the words alone then say where speech is.
+        ctx.log.warn('voice activity unavailable: silences from word timings alone', { renderId: p.renderId, err });
+        return null;
+      },
+    );
     ctx.log.info('voice activity heard for jump cuts', { renderId: p.renderId, intervals: speech?.length ?? 0 });
   }
   const edit = p.options.editing
     ? planJumpCuts({ start: p.startTime, end: p.endTime, words: p.words, speech, editing: p.options.editing, fps: info.fps })
     : null;
-  if (edit) ctx.log.info('jump cuts planned', { renderId: p.renderId, cuts: edit.cuts.length, removedSec: edit.removedSec, fillers: edit.fillerWords.length });
+  if (edit)
+    ctx.log.info('jump cuts planned', {
+      renderId: p.renderId,
+      cuts: edit.cuts.length,
+      removedSec: edit.removedSec,
+      fillers: edit.fillerWords.length,
+    });
 
   const spec: RenderSpec = {
     sourcePath: source,
@@ -95,7 +109,10 @@ export async function prepareRenderSpec(
 
 /** Runs the render's (or chunk's) ffmpeg, its progress over the `rendering` stage. */
 export async function encodeRender(
-  ctx: TaskContext<'render-short'> | TaskContext<'render-chunk'>, spec: RenderSpec, durationSec: number, onProgress: (f: number) => void,
+  ctx: TaskContext<'render-short'> | TaskContext<'render-chunk'>,
+  spec: RenderSpec,
+  durationSec: number,
+  onProgress: (f: number) => void,
 ): Promise<ProbeResult> {
   const args = await prepareRender(spec);
   const encodeStarted = performance.now();
@@ -106,12 +123,21 @@ export async function encodeRender(
     ctx.log.error('ffmpeg failed', { err });
     // A graph ffmpeg cannot set up fails again on any agent: fail once, with the filter's reason.
     const refused = err instanceof FfmpegError && err.graphRefused;
-    const reason = err instanceof FfmpegError ? err.reason : String((err as Error).message).split('\n').slice(-1)[0];
+    const reason =
+      err instanceof FfmpegError
+        ? err.reason
+        : String((err as Error).message)
+            .split('\n')
+            .slice(-1)[0];
     throw new TaskError(`Rendering failed: ${reason}`, 'RENDERING_ERROR', !refused);
   }
   const encodeSeconds = (performance.now() - encodeStarted) / 1000;
   const rendered = await ffprobe(spec.output.path, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
-  ctx.metrics.renderEncoded(spec.encoder === 'h264_nvenc' ? 'nvenc' : 'x264', Math.round(rendered.durationSec * (rendered.fps ?? 0)), encodeSeconds);
+  ctx.metrics.renderEncoded(
+    spec.encoder === 'h264_nvenc' ? 'nvenc' : 'x264',
+    Math.round(rendered.durationSec * (rendered.fps ?? 0)),
+    encodeSeconds,
+  );
   return rendered;
 }
 
@@ -139,10 +165,20 @@ export const renderShort: TaskHandler<'render-short'> = {
  * path of several pieces, no frame rate): it is then rendered in one pass here.
  */
 async function splitRender(
-  ctx: TaskContext<'render-short'>, spec: RenderSpec, info: ProbeResult, asked: NonNullable<TaskLeasePayload<'render-short'>['split']>,
+  ctx: TaskContext<'render-short'>,
+  spec: RenderSpec,
+  info: ProbeResult,
+  asked: NonNullable<TaskLeasePayload<'render-short'>['split']>,
 ): Promise<RenderSplit | undefined> {
   const p = ctx.payload;
-  const target = { start: p.startTime, end: p.endTime, width: p.output.width, height: p.output.height, sourceWidth: spec.sourceWidth, sourceHeight: spec.sourceHeight };
+  const target = {
+    start: p.startTime,
+    end: p.endTime,
+    width: p.output.width,
+    height: p.output.height,
+    sourceWidth: spec.sourceWidth,
+    sourceHeight: spec.sourceHeight,
+  };
   if (spec.edit?.cuts.length || !spec.gopFrames || reframePieceCount(spec.reframe, target) > 1) {
     ctx.log.info('render not split: it cannot be cut exactly', { renderId: p.renderId });
     return undefined;
@@ -151,18 +187,31 @@ async function splitRender(
   const frames = await probeFrameTimes(ctx.config.ffprobePath, spec.sourcePath, p.startTime, p.endTime, ctx.signal);
   // The first chunk encodes the sound beside its video: it gets that much less video to render.
   const cuts = planChunkCuts(frames, {
-    start: p.startTime, end: p.endTime, chunks: asked.chunks, gopFrames: spec.gopFrames, firstChunkExtraShare: info.hasAudio ? SOUND_SHARE_OF_RENDER : 0,
+    start: p.startTime,
+    end: p.endTime,
+    chunks: asked.chunks,
+    gopFrames: spec.gopFrames,
+    firstChunkExtraShare: info.hasAudio ? SOUND_SHARE_OF_RENDER : 0,
   });
   if (!cuts) {
     ctx.log.info('render not split: too few keyframe intervals or no exact cut', { renderId: p.renderId, chunks: asked.chunks });
     return undefined;
   }
-  ctx.log.info('render split', { renderId: p.renderId, chunks: cuts.length, encoder: asked.encoder, gopFrames: spec.gopFrames, hasSound: info.hasAudio });
+  ctx.log.info('render split', {
+    renderId: p.renderId,
+    chunks: cuts.length,
+    encoder: asked.encoder,
+    gopFrames: spec.gopFrames,
+    hasSound: info.hasAudio,
+  });
   return { audio: null, hasSound: info.hasAudio, cuts, gopFrames: spec.gopFrames, encoder: asked.encoder };
 }
 
 /** A render in chunks, its last step: the chunks' video joined as it is, with the sound. */
-async function joinRender(ctx: TaskContext<'render-short'>, join: NonNullable<TaskLeasePayload<'render-short'>['join']>): Promise<TaskResult<'render-short'>> {
+async function joinRender(
+  ctx: TaskContext<'render-short'>,
+  join: NonNullable<TaskLeasePayload<'render-short'>['join']>,
+): Promise<TaskResult<'render-short'>> {
   ctx.progress(stageProgress(RENDER_STAGES, 'joining'), 'joining');
   const chunkPaths = join.chunkUrls.map((_, i) => path.join(ctx.workDir, `chunk-${i}.mp4`));
   await Promise.all(join.chunkUrls.map((url, i) => downloadObject(url, chunkPaths[i]!, ctx.signal)));
@@ -175,7 +224,12 @@ async function joinRender(ctx: TaskContext<'render-short'>, join: NonNullable<Ta
 
 /** The finished render, its thumbnail and (rendered in one pass) the caption script it burned in,
  *  uploaded. A joined render's script stayed with its chunks' agents: it keeps none. */
-async function finishRender(ctx: TaskContext<'render-short'>, out: string, encoder?: string, captionScript?: string): Promise<TaskResult<'render-short'>> {
+async function finishRender(
+  ctx: TaskContext<'render-short'>,
+  out: string,
+  encoder?: string,
+  captionScript?: string,
+): Promise<TaskResult<'render-short'>> {
   const p = ctx.payload;
   const rendered = await ffprobe(out, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
   const thumb = path.join(ctx.workDir, 'render.jpg');
@@ -184,7 +238,12 @@ async function finishRender(ctx: TaskContext<'render-short'>, out: string, encod
   await grabThumbnail(ctx.config.ffmpegPath, out, thumb, Math.min(0.5, rendered.durationSec / 2), ctx.signal);
   ctx.progress(stageProgress(RENDER_STAGES, 'uploading'), 'uploading');
   // The caption script as burned in goes up too: what the captions said can be read back as text.
-  const hasScript = captionScript ? await access(captionScript).then(() => true, () => false) : false;
+  const hasScript = captionScript
+    ? await access(captionScript).then(
+        () => true,
+        () => false,
+      )
+    : false;
   const [file, thumbnail, captions] = await Promise.all([
     ctx.upload(out, renderShortOutputs.video(p.renderId), 'video/mp4'),
     ctx.upload(thumb, renderShortOutputs.thumbnail(p.renderId), 'image/jpeg'),

@@ -30,7 +30,11 @@ export interface TaskContext<T extends TaskType = TaskType> {
 
 /** A failure the user should see as is; `retryable` false means another agent would fail too. */
 export class TaskError extends Error {
-  constructor(message: string, readonly code: TaskFailureCode = 'TASK_FAILED', readonly retryable = false) {
+  constructor(
+    message: string,
+    readonly code: TaskFailureCode = 'TASK_FAILED',
+    readonly retryable = false,
+  ) {
     super(message);
   }
 }

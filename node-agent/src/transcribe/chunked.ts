@@ -44,7 +44,11 @@ interface Pause {
 const DEFAULT_PLAN = { maxChunkSec: 30, minChunkSec: 5, threshold: 0.5, negThreshold: 0.35, padSec: 1 };
 
 /** Frame-level speech decisions with hysteresis, so one dip inside a word does not end speech. */
-export function speechFrames(probs: Float32Array, threshold = DEFAULT_PLAN.threshold, negThreshold = DEFAULT_PLAN.negThreshold): Uint8Array {
+export function speechFrames(
+  probs: Float32Array,
+  threshold = DEFAULT_PLAN.threshold,
+  negThreshold = DEFAULT_PLAN.negThreshold,
+): Uint8Array {
   const speech = new Uint8Array(probs.length);
   let on = false;
   for (let i = 0; i < probs.length; i++) {
@@ -72,7 +76,7 @@ export function planChunks(vad: VadResult, totalSamples: number, opts: ChunkPlan
   const nFrames = speech.length;
 
   const pauses: Pause[] = [];
-  for (let i = 0; i < nFrames; ) {
+  for (let i = 0; i < nFrames;) {
     if (speech[i]) {
       i++;
       continue;
@@ -122,7 +126,13 @@ export function planChunks(vad: VadResult, totalSamples: number, opts: ChunkPlan
     while (!speech[last]) last--;
     const startSample = Math.max(a, first - pad) * fs;
     const endSample = Math.min(totalSamples, Math.min(b, last + 1 + pad) * fs);
-    chunks.push({ index: chunks.length, startSample, endSample, offsetSec: startSample / rate, durationSec: (endSample - startSample) / rate });
+    chunks.push({
+      index: chunks.length,
+      startSample,
+      endSample,
+      offsetSec: startSample / rate,
+      durationSec: (endSample - startSample) / rate,
+    });
   }
   return chunks;
 }
@@ -140,7 +150,10 @@ export interface ChunkedOptions extends ChunkPlanOptions {
 export class ChunkedTranscriber implements Transcriber {
   readonly name: string;
 
-  constructor(private readonly inner: Transcriber, private readonly opts: ChunkedOptions = {}) {
+  constructor(
+    private readonly inner: Transcriber,
+    private readonly opts: ChunkedOptions = {},
+  ) {
     this.name = inner.name;
   }
 
@@ -158,7 +171,12 @@ export class ChunkedTranscriber implements Transcriber {
     const report = progressReporter(opts.onProgress);
     const started = Date.now();
     const { mono, chunks, durationSec } = await this.plan(wavPath, opts.signal, (f) => report(f * vadShare));
-    this.opts.log?.info('transcription chunks planned', { backend: this.inner.name, chunks: chunks.length, durationSec, vadMs: Date.now() - started });
+    this.opts.log?.info('transcription chunks planned', {
+      backend: this.inner.name,
+      chunks: chunks.length,
+      durationSec,
+      vadMs: Date.now() - started,
+    });
     return this.transcribeChunks(mono, chunks, durationSec, { ...opts, onProgress: (f) => report(vadShare + (1 - vadShare) * f) });
   }
 
@@ -181,22 +199,31 @@ export class ChunkedTranscriber implements Transcriber {
       const update = () => report(done.reduce((s, d, i) => s + d * chunks[i]!.durationSec, 0) / total);
       const results: Word[][] = new Array(chunks.length);
       let language = 'en';
-      await runPool(chunks, Math.max(1, this.opts.concurrency ?? os.cpus().length), async (chunk) => {
-        const file = path.join(dir, `chunk-${String(chunk.index).padStart(5, '0')}.wav`);
-        await writeWavPcm(file, mono.subarray(chunk.startSample, chunk.endSample), VAD_SAMPLE_RATE);
-        const t = await this.inner.transcribe(file, {
-          signal: ctrl.signal,
-          onProgress: (f) => {
-            done[chunk.index] = f;
-            update();
-          },
-        });
-        await rm(file, { force: true });
-        done[chunk.index] = 1;
-        update();
-        if (t.language) language = t.language;
-        results[chunk.index] = t.words.map((w) => ({ ...w, start: round3(w.start + chunk.offsetSec), end: round3(w.end + chunk.offsetSec) }));
-      }, ctrl);
+      await runPool(
+        chunks,
+        Math.max(1, this.opts.concurrency ?? os.cpus().length),
+        async (chunk) => {
+          const file = path.join(dir, `chunk-${String(chunk.index).padStart(5, '0')}.wav`);
+          await writeWavPcm(file, mono.subarray(chunk.startSample, chunk.endSample), VAD_SAMPLE_RATE);
+          const t = await this.inner.transcribe(file, {
+            signal: ctrl.signal,
+            onProgress: (f) => {
+              done[chunk.index] = f;
+              update();
+            },
+          });
+          await rm(file, { force: true });
+          done[chunk.index] = 1;
+          update();
+          if (t.language) language = t.language;
+          results[chunk.index] = t.words.map((w) => ({
+            ...w,
+            start: round3(w.start + chunk.offsetSec),
+            end: round3(w.end + chunk.offsetSec),
+          }));
+        },
+        ctrl,
+      );
       const words = results.flat();
       report(1);
       this.opts.log?.info('transcription done', { backend: this.inner.name, words: words.length, durationSec, ms: Date.now() - started });

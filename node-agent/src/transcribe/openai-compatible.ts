@@ -30,9 +30,27 @@ interface VerboseJson {
 
 /** verbose_json names the language ("english"); everything else here uses codes. */
 const LANGUAGE_CODES: Record<string, string> = {
-  english: 'en', spanish: 'es', french: 'fr', german: 'de', italian: 'it', portuguese: 'pt', dutch: 'nl',
-  russian: 'ru', polish: 'pl', turkish: 'tr', japanese: 'ja', chinese: 'zh', korean: 'ko', arabic: 'ar',
-  hindi: 'hi', ukrainian: 'uk', swedish: 'sv', czech: 'cs', greek: 'el', romanian: 'ro', indonesian: 'id',
+  english: 'en',
+  spanish: 'es',
+  french: 'fr',
+  german: 'de',
+  italian: 'it',
+  portuguese: 'pt',
+  dutch: 'nl',
+  russian: 'ru',
+  polish: 'pl',
+  turkish: 'tr',
+  japanese: 'ja',
+  chinese: 'zh',
+  korean: 'ko',
+  arabic: 'ar',
+  hindi: 'hi',
+  ukrainian: 'uk',
+  swedish: 'sv',
+  czech: 'cs',
+  greek: 'el',
+  romanian: 'ro',
+  indonesian: 'id',
 };
 
 export function transcriptionsEndpoint(url: string): string {
@@ -41,7 +59,10 @@ export function transcriptionsEndpoint(url: string): string {
 }
 
 class HttpError extends Error {
-  constructor(readonly status: number, body: string) {
+  constructor(
+    readonly status: number,
+    body: string,
+  ) {
     super(`transcription endpoint answered HTTP ${status}: ${body.slice(0, 300)}`);
   }
 }
@@ -76,7 +97,8 @@ export class OpenAiCompatibleTranscriber implements Transcriber {
       tries: (this.opts.retries ?? 2) + 1,
       first: 500,
       signal,
-      retryable: (err) => (err instanceof HttpError ? err.status === 429 || err.status >= 500 : !(signal?.aborted) && err instanceof TypeError),
+      retryable: (err) =>
+        err instanceof HttpError ? err.status === 429 || err.status >= 500 : !signal?.aborted && err instanceof TypeError,
     });
   }
 
@@ -116,7 +138,11 @@ export function mapWords(body: VerboseJson, durationSec: number): Word[] {
   const fromWords = (body.words ?? [])
     .map((w) => ({ text: (w.word ?? w.text ?? '').trim(), start: Number(w.start), end: Number(w.end), confidence: w.probability }))
     .filter((w) => w.text && Number.isFinite(w.start) && Number.isFinite(w.end))
-    .map((w) => (w.confidence === undefined ? { text: w.text, start: w.start, end: Math.max(w.start, w.end) } : { ...w, end: Math.max(w.start, w.end) }));
+    .map((w) =>
+      w.confidence === undefined
+        ? { text: w.text, start: w.start, end: Math.max(w.start, w.end) }
+        : { ...w, end: Math.max(w.start, w.end) },
+    );
   if (fromWords.length) return fromWords;
   const segments = body.segments?.length ? body.segments : [{ start: 0, end: body.duration ?? durationSec, text: body.text ?? '' }];
   return segments.flatMap((s) => spreadWords(s.text ?? '', Number(s.start) || 0, Number(s.end) || 0));

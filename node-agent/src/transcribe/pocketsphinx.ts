@@ -41,7 +41,12 @@ export async function checkPocketsphinx(opts: PocketsphinxOptions = {}): Promise
 }
 
 async function findExecutable(bin: string): Promise<string | undefined> {
-  const candidates = bin.includes('/') ? [bin] : (process.env.PATH ?? '').split(path.delimiter).filter(Boolean).map((d) => path.join(d, bin));
+  const candidates = bin.includes('/')
+    ? [bin]
+    : (process.env.PATH ?? '')
+        .split(path.delimiter)
+        .filter(Boolean)
+        .map((d) => path.join(d, bin));
   for (const c of candidates) {
     try {
       await access(c, constants.X_OK);

@@ -57,9 +57,7 @@ export function transcriberConfigFromEnv(env: NodeJS.ProcessEnv, overrides: Part
 }
 
 export type BackendChoice =
-  | { kind: 'openai-compatible'; url: string }
-  | { kind: 'whisper-onnx'; model: WhisperModelFiles }
-  | { kind: 'pocketsphinx' };
+  { kind: 'openai-compatible'; url: string } | { kind: 'whisper-onnx'; model: WhisperModelFiles } | { kind: 'pocketsphinx' };
 
 export function chooseBackend(config: TranscriberConfig): BackendChoice {
   if (config.apiUrl) return { kind: 'openai-compatible', url: config.apiUrl };
@@ -81,7 +79,10 @@ async function checkVadModel(): Promise<string | undefined> {
  * Whether the backend `createTranscriber` would pick can run here. The agent calls it at start
  * and refuses analysis work with this message rather than failing every job halfway through.
  */
-export async function checkTranscriberAvailable(config: TranscriberConfig, opts: { deep?: boolean } = {}): Promise<{ backend: BackendChoice['kind']; error?: string }> {
+export async function checkTranscriberAvailable(
+  config: TranscriberConfig,
+  opts: { deep?: boolean } = {},
+): Promise<{ backend: BackendChoice['kind']; error?: string }> {
   const choice = chooseBackend(config);
   const vad = await checkVadModel();
   const fail = (error: string) => ({ backend: choice.kind, error });
@@ -96,7 +97,10 @@ export async function checkTranscriberAvailable(config: TranscriberConfig, opts:
       return vad ? fail(vad) : { backend: choice.kind };
     case 'whisper-onnx':
       for (const file of [choice.model.encoder, choice.model.decoder, choice.model.tokens]) {
-        const size = await stat(file).then((st) => st.size, () => 0);
+        const size = await stat(file).then(
+          (st) => st.size,
+          () => 0,
+        );
         if (size === 0) return fail(`Whisper model file ${file} is empty or unreadable; re-run npm run models:fetch`);
       }
       try {
@@ -137,9 +141,10 @@ export function createTranscriber(config: TranscriberConfig, log?: Logger): Chun
         { ...common, maxChunkSec: Math.min(28, config.maxChunkSec), concurrency: 2 },
       );
     case 'pocketsphinx':
-      return new ChunkedTranscriber(
-        new PocketsphinxTranscriber({ bin: config.pocketsphinxBin, modelDir: config.pocketsphinxModelDir }),
-        { ...common, maxChunkSec: config.maxChunkSec, concurrency: config.concurrency },
-      );
+      return new ChunkedTranscriber(new PocketsphinxTranscriber({ bin: config.pocketsphinxBin, modelDir: config.pocketsphinxModelDir }), {
+        ...common,
+        maxChunkSec: config.maxChunkSec,
+        concurrency: config.concurrency,
+      });
   }
 }

@@ -57,7 +57,10 @@ export function getSilero(modelPath?: string): Promise<SileroSession> {
  * Speech probability for every 32 ms frame of 16 kHz mono audio (floats in -1..1 or s16). The recurrent state carries across
  * frames, so this is one sequential pass; it yields to the event loop between frames.
  */
-export async function speechProbabilities(mono: Float32Array | Int16Array, opts: { signal?: AbortSignal; onProgress?(f: number): void; modelPath?: string } = {}): Promise<VadResult> {
+export async function speechProbabilities(
+  mono: Float32Array | Int16Array,
+  opts: { signal?: AbortSignal; onProgress?(f: number): void; modelPath?: string } = {},
+): Promise<VadResult> {
   const { ort, session, version } = await getSilero(opts.modelPath);
   const frames = Math.ceil(mono.length / VAD_FRAME_SAMPLES);
   const probs = new Float32Array(frames);

@@ -30,7 +30,10 @@ export function findWhisperModel(modelsDir: string, explicitDir?: string): Whisp
   const dirs = explicitDir
     ? [explicitDir]
     : existsSync(modelsDir)
-      ? readdirSync(modelsDir, { withFileTypes: true }).filter((d) => d.isDirectory() && d.name.startsWith('whisper-')).map((d) => path.join(modelsDir, d.name)).sort()
+      ? readdirSync(modelsDir, { withFileTypes: true })
+          .filter((d) => d.isDirectory() && d.name.startsWith('whisper-'))
+          .map((d) => path.join(modelsDir, d.name))
+          .sort()
       : [];
   for (const dir of dirs) {
     if (!existsSync(dir)) continue;
@@ -59,7 +62,12 @@ export interface SherpaResult {
  * Whisper's byte-level BPE marks a word start with a leading space; tokens without one continue
  * the previous word, and punctuation-only tokens attach to it without stretching its end.
  */
-export function mergeTokensToWords(tokens: readonly string[], starts: readonly number[], durations: readonly number[] | undefined, totalSec: number): Word[] {
+export function mergeTokensToWords(
+  tokens: readonly string[],
+  starts: readonly number[],
+  durations: readonly number[] | undefined,
+  totalSec: number,
+): Word[] {
   const words: Word[] = [];
   for (let i = 0; i < tokens.length; i++) {
     const tok = tokens[i]!;
@@ -85,9 +93,15 @@ export function mergeTokensToWords(tokens: readonly string[], starts: readonly n
  */
 export async function probeWhisperModel(model: WhisperModelFiles, timeoutMs = 120_000): Promise<string | undefined> {
   const sherpaPath = createRequire(import.meta.url).resolve('sherpa-onnx-node');
-  const config = { featConfig: { sampleRate: 16_000, featureDim: 80 }, modelConfig: { whisper: { encoder: model.encoder, decoder: model.decoder }, tokens: model.tokens, numThreads: 1, debug: 0 } };
+  const config = {
+    featConfig: { sampleRate: 16_000, featureDim: 80 },
+    modelConfig: { whisper: { encoder: model.encoder, decoder: model.decoder }, tokens: model.tokens, numThreads: 1, debug: 0 },
+  };
   const script = `require(${JSON.stringify(sherpaPath)}).OfflineRecognizer.createAsync(${JSON.stringify(config)}).then(() => process.exit(0), (e) => { console.error(e.message); process.exit(3); });`;
-  const { code, stderr } = await runProcess(process.execPath, ['-e', script], AbortSignal.timeout(timeoutMs)).catch((err: Error) => ({ code: -1, stderr: err.message }));
+  const { code, stderr } = await runProcess(process.execPath, ['-e', script], AbortSignal.timeout(timeoutMs)).catch((err: Error) => ({
+    code: -1,
+    stderr: err.message,
+  }));
   return code === 0 ? undefined : stderr.trim().split('\n').slice(-2).join(' ') || `exit code ${code}`;
 }
 
@@ -144,7 +158,10 @@ export class WhisperOnnxTranscriber implements Transcriber {
     if (pcm.sampleRate !== 16_000) throw new Error(`whisper needs 16 kHz audio, got ${pcm.sampleRate} Hz`);
     const samples = toMonoFloat32(pcm);
     const durationSec = samples.length / 16_000;
-    if (durationSec > WHISPER_MAX_SEC + 0.5) throw new Error(`whisper takes at most ${WHISPER_MAX_SEC} s at once (got ${durationSec.toFixed(1)} s); wrap it in ChunkedTranscriber`);
+    if (durationSec > WHISPER_MAX_SEC + 0.5)
+      throw new Error(
+        `whisper takes at most ${WHISPER_MAX_SEC} s at once (got ${durationSec.toFixed(1)} s); wrap it in ChunkedTranscriber`,
+      );
     const run = this.queue.then(async () => {
       if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('aborted');
       const recognizer = await this.load();
@@ -159,7 +176,12 @@ export class WhisperOnnxTranscriber implements Transcriber {
     const tokens = result.tokens ?? [];
     let words: Word[];
     if (tokens.length && result.timestamps?.length === tokens.length) {
-      words = mergeTokensToWords(tokens, result.timestamps, result.durations?.length === tokens.length ? result.durations : undefined, durationSec);
+      words = mergeTokensToWords(
+        tokens,
+        result.timestamps,
+        result.durations?.length === tokens.length ? result.durations : undefined,
+        durationSec,
+      );
     } else {
       // A decoder exported without attention outputs gives text only; spread it so captions still
       // land inside the chunk (which the chunker already cut to the speech).
@@ -169,6 +191,12 @@ export class WhisperOnnxTranscriber implements Transcriber {
       }
       words = spreadWords(result.text ?? '', 0, durationSec);
     }
-    return { language: result.lang?.replace(/[<|>]/g, '') || this.opts.language || 'en', text: joinWords(words), words, durationSec, backend: this.name };
+    return {
+      language: result.lang?.replace(/[<|>]/g, '') || this.opts.language || 'en',
+      text: joinWords(words),
+      words,
+      durationSec,
+      backend: this.name,
+    };
   }
 }

@@ -86,18 +86,27 @@ export function JobPage({ jobId, shortParam }: { jobId: string; shortParam: stri
   const j = job.data;
   return (
     <>
-      <p><a href="#/jobs">← All jobs</a></p>
+      <p>
+        <a href="#/jobs">← All jobs</a>
+      </p>
       <ErrorBox error={job.error} />
       {j ? (
         <>
           <h1>{j.title || 'Untitled job'}</h1>
           <p>
-            <span class={`status ${j.status}`}>{j.status}</span>{' '}
-            <span class="stage">{stageOf(j)}</span>
+            <span class={`status ${j.status}`}>{j.status}</span> <span class="stage">{stageOf(j)}</span>
             {j.cost != null ? <span class="muted"> · cost {j.cost} credits</span> : null}
           </p>
-          {j.status === 'PROCESSING' ? <div style={{ maxWidth: '420px' }}><ProgressBar value={j.progress} label="Job progress" /> <span class="muted">{j.progress}%</span></div> : null}
-          {j.status === 'FAILED' ? <div class="error" role="alert">{j.message ?? 'The job failed'}</div> : null}
+          {j.status === 'PROCESSING' ? (
+            <div style={{ maxWidth: '420px' }}>
+              <ProgressBar value={j.progress} label="Job progress" /> <span class="muted">{j.progress}%</span>
+            </div>
+          ) : null}
+          {j.status === 'FAILED' ? (
+            <div class="error" role="alert">
+              {j.message ?? 'The job failed'}
+            </div>
+          ) : null}
           {j.status === 'COMPLETED' && j.data ? <Review job={j} shortParam={shortParam} onChanged={job.reload} /> : null}
         </>
       ) : null}
@@ -112,7 +121,7 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
   const video = useRef<HTMLVideoElement>(null);
   const time = usePlayhead(video);
   const [duration, setDuration] = useState(data.transcription?.durationSec ?? 0);
-  const [selectedId, setSelectedId] = useState<number>(shortParam !== null ? Number(shortParam) : shorts[0]?.id ?? 0);
+  const [selectedId, setSelectedId] = useState<number>(shortParam !== null ? Number(shortParam) : (shorts[0]?.id ?? 0));
   const short = shorts.find((s) => s.id === selectedId) ?? shorts[0];
   const [videoSize, setVideoSize] = useState<{ width: number; height: number } | null>(null);
   const sourceSize = { width: data.source?.width ?? videoSize?.width ?? 16, height: data.source?.height ?? videoSize?.height ?? 9 };
@@ -124,14 +133,16 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
   revision.current = Math.max(revision.current, data.shortsRevision ?? 0);
   const edit = useAction(async (method: 'PATCH' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>) => {
     const url = `/api/jobs/${job.jobId}/shorts${path}`;
-    const res = method === 'DELETE'
-      ? await api<ShortEditResponse>('DELETE', url, { query: { revision: revision.current } })
-      : await api<ShortEditResponse>(method, url, { body: { ...body, revision: revision.current } });
+    const res =
+      method === 'DELETE'
+        ? await api<ShortEditResponse>('DELETE', url, { query: { revision: revision.current } })
+        : await api<ShortEditResponse>(method, url, { body: { ...body, revision: revision.current } });
     revision.current = res.revision;
     onChanged();
     return res.short;
   });
-  const saveRange = (s: Short, startTime: number, endTime: number) => edit.run('PATCH', `/${s.id}`, { startTime: round1(startTime), endTime: round1(endTime) });
+  const saveRange = (s: Short, startTime: number, endTime: number) =>
+    edit.run('PATCH', `/${s.id}`, { startTime: round1(startTime), endTime: round1(endTime) });
   // While a handle is dragged the mark follows the pointer; the edit is saved when it is let go.
   const [drag, setDrag] = useState<{ id: number; startTime: number; endTime: number } | null>(null);
   const timeline = useRef<HTMLDivElement>(null);
@@ -147,7 +158,10 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
     let latest = { id: s.id, startTime: s.startTime, endTime: s.endTime };
     const move = (m: PointerEvent) => {
       const t = timeAtPointer(m);
-      latest = side === 'in' ? { ...latest, startTime: Math.min(t, latest.endTime - 1) } : { ...latest, endTime: Math.max(t, latest.startTime + 1) };
+      latest =
+        side === 'in'
+          ? { ...latest, startTime: Math.min(t, latest.endTime - 1) }
+          : { ...latest, endTime: Math.max(t, latest.startTime + 1) };
       setDrag(latest);
     };
     const up = () => {
@@ -171,22 +185,31 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
     setSelectedId(s.id);
     if (video.current) video.current.currentTime = s.startTime;
   };
-  const seek = (t: number) => { if (video.current) video.current.currentTime = t; };
+  const seek = (t: number) => {
+    if (video.current) video.current.currentTime = t;
+  };
 
   const crop: Crop | null = short ? (reframe ? cropAt(reframe, time) : centredCrop(sourceSize.width, sourceSize.height)) : null;
   const layout = layoutAt(reframe, time);
   const boxes = crop ? ((layout === 'split' || layout === 'stack') && crop.panels?.length ? crop.panels : [crop]) : [];
   const inShort = short && time >= short.startTime - 0.05 && time <= short.endTime + 0.05;
-  const shortWords = useMemo(() => (short ? words.filter((w) => w.start >= short.startTime - 0.01 && w.start < short.endTime) : []), [short, words]);
+  const shortWords = useMemo(
+    () => (short ? words.filter((w) => w.start >= short.startTime - 0.01 && w.start < short.endTime) : []),
+    [short, words],
+  );
   const [lastRender, setLastRender] = useState<string | null>(null);
   // The render dialog's jump-cut switches: the timeline shows what they remove and playback skips it.
   const [editing, setEditing] = useState<EditingOptions>({});
   // On the source's frames, as the render cuts (an older job has no frame rate: the plan assumes 30).
   const sourceFps = data.source?.fps ?? null;
   const sourceUrl = useSourceUrl(data.source?.url);
-  const cutPlan = useMemo(() => (short && (editing.removeSilences || editing.removeFillers)
-    ? planJumpCuts({ start: short.startTime, end: short.endTime, words: shortWords, editing, fps: sourceFps })
-    : null), [short, shortWords, editing, sourceFps]);
+  const cutPlan = useMemo(
+    () =>
+      short && (editing.removeSilences || editing.removeFillers)
+        ? planJumpCuts({ start: short.startTime, end: short.endTime, words: shortWords, editing, fps: sourceFps })
+        : null,
+    [short, shortWords, editing, sourceFps],
+  );
   useEffect(() => {
     const v = video.current;
     if (!v || v.paused || !cutPlan) return;
@@ -199,23 +222,43 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
       <div>
         <div class="player">
           {data.source ? (
-            <video ref={video} src={sourceUrl.src} controls preload="auto" playsInline aria-label="Source video"
+            <video
+              ref={video}
+              src={sourceUrl.src}
+              controls
+              preload="auto"
+              playsInline
+              aria-label="Source video"
               onError={(e) => sourceUrl.onError(e.currentTarget)}
               onLoadedMetadata={(e) => {
                 const v = e.target as HTMLVideoElement;
                 sourceUrl.onLoadedMetadata(v);
                 setDuration(v.duration || duration);
                 setVideoSize({ width: v.videoWidth, height: v.videoHeight });
-              }} />
-          ) : <p class="muted">The source video is not available.</p>}
-          {inShort ? boxes.map((box, i) => (
-            <div key={i} class="crop-rect" data-testid="crop-rect" data-layout={layout} title={reframe ? `Reframing path (${layout})` : 'Centre crop (no reframing data)'}
-              style={{
-                left: `${(box.x / sourceSize.width) * 100}%`, top: `${(box.y / sourceSize.height) * 100}%`,
-                width: `${(box.width / sourceSize.width) * 100}%`, height: `${(box.height / sourceSize.height) * 100}%`,
-                borderStyle: reframe ? 'solid' : 'dashed', boxShadow: boxes.length > 1 ? 'none' : undefined,
-              }} />
-          )) : null}
+              }}
+            />
+          ) : (
+            <p class="muted">The source video is not available.</p>
+          )}
+          {inShort
+            ? boxes.map((box, i) => (
+                <div
+                  key={i}
+                  class="crop-rect"
+                  data-testid="crop-rect"
+                  data-layout={layout}
+                  title={reframe ? `Reframing path (${layout})` : 'Centre crop (no reframing data)'}
+                  style={{
+                    left: `${(box.x / sourceSize.width) * 100}%`,
+                    top: `${(box.y / sourceSize.height) * 100}%`,
+                    width: `${(box.width / sourceSize.width) * 100}%`,
+                    height: `${(box.height / sourceSize.height) * 100}%`,
+                    borderStyle: reframe ? 'solid' : 'dashed',
+                    boxShadow: boxes.length > 1 ? 'none' : undefined,
+                  }}
+                />
+              ))
+            : null}
           {inShort && reframe ? <LayoutLabel layout={layout} /> : null}
         </div>
         <div class="timeline" ref={timeline} aria-label="Shorts on the source timeline">
@@ -224,16 +267,32 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
             const at = (t: number) => `${(t / Math.max(duration, 0.001)) * 100}%`;
             return (
               <Fragment key={s.id}>
-                <button class={`mark ${s.id === short?.id ? 'selected' : ''}`} aria-label={`Short ${s.id + 1}: ${s.title}, ${seconds(r.startTime)} to ${seconds(r.endTime)}`}
+                <button
+                  class={`mark ${s.id === short?.id ? 'selected' : ''}`}
+                  aria-label={`Short ${s.id + 1}: ${s.title}, ${seconds(r.startTime)} to ${seconds(r.endTime)}`}
                   style={{ left: at(r.startTime), width: at(r.endTime - r.startTime) }}
-                  onClick={() => select(s)} />
-                {s.id === short?.id ? (['in', 'out'] as const).map((side) => (
-                  <div key={`${s.id}-${side}`} class={`handle ${side}`} data-testid={`handle-${side}`} role="slider" tabIndex={0}
-                    aria-label={side === 'in' ? `Start of “${s.title}” (drag, or arrow keys)` : `End of “${s.title}” (drag, or arrow keys)`}
-                    aria-valuemin={0} aria-valuemax={duration} aria-valuenow={side === 'in' ? r.startTime : r.endTime}
-                    style={{ left: at(side === 'in' ? r.startTime : r.endTime) }}
-                    onPointerDown={onHandleDown(s, side)} onKeyDown={onHandleKey(s, side)} />
-                )) : null}
+                  onClick={() => select(s)}
+                />
+                {s.id === short?.id
+                  ? (['in', 'out'] as const).map((side) => (
+                      <div
+                        key={`${s.id}-${side}`}
+                        class={`handle ${side}`}
+                        data-testid={`handle-${side}`}
+                        role="slider"
+                        tabIndex={0}
+                        aria-label={
+                          side === 'in' ? `Start of “${s.title}” (drag, or arrow keys)` : `End of “${s.title}” (drag, or arrow keys)`
+                        }
+                        aria-valuemin={0}
+                        aria-valuemax={duration}
+                        aria-valuenow={side === 'in' ? r.startTime : r.endTime}
+                        style={{ left: at(side === 'in' ? r.startTime : r.endTime) }}
+                        onPointerDown={onHandleDown(s, side)}
+                        onKeyDown={onHandleKey(s, side)}
+                      />
+                    ))
+                  : null}
               </Fragment>
             );
           })}
@@ -241,17 +300,30 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
           {cutPlan ? <JumpCuts plan={cutPlan} duration={duration} /> : null}
           <div class="head" style={{ left: `${(time / Math.max(duration, 0.001)) * 100}%` }} />
         </div>
-        <p class="muted">Playhead {seconds(time)} / {seconds(duration)}{reframe ? ' · yellow frame: the reframing path' : ' · dashed frame: centre crop (this short has no reframing data)'}</p>
+        <p class="muted">
+          Playhead {seconds(time)} / {seconds(duration)}
+          {reframe ? ' · yellow frame: the reframing path' : ' · dashed frame: centre crop (this short has no reframing data)'}
+        </p>
         {cutPlan && short ? (
           <p class="muted" data-testid="jump-cut-summary">
-            Jump cuts: {cutPlan.cuts.length} removed ({cutPlan.removedSec.toFixed(1)} s, striped on the timeline); the short plays {editedDuration(cutPlan).toFixed(1)} s of {(short.endTime - short.startTime).toFixed(1)} s, and playback here skips what is removed.
+            Jump cuts: {cutPlan.cuts.length} removed ({cutPlan.removedSec.toFixed(1)} s, striped on the timeline); the short plays{' '}
+            {editedDuration(cutPlan).toFixed(1)} s of {(short.endTime - short.startTime).toFixed(1)} s, and playback here skips what is
+            removed.
           </p>
         ) : null}
         {short ? (
           <section class="panel" aria-labelledby="transcript-title">
             <h2 id="transcript-title">Transcript of “{short.title}”</h2>
-            <TranscriptEditor jobId={job.jobId} words={words} revision={data.transcription?.revision ?? 0} from={short.startTime} to={short.endTime}
-              activeTime={time} onSeek={seek} onChanged={onChanged} />
+            <TranscriptEditor
+              jobId={job.jobId}
+              words={words}
+              revision={data.transcription?.revision ?? 0}
+              from={short.startTime}
+              to={short.endTime}
+              activeTime={time}
+              onSeek={seek}
+              onChanged={onChanged}
+            />
           </section>
         ) : null}
         {short ? <Adjust job={job} short={short} playhead={time} duration={duration} edit={edit} onSelect={setSelectedId} /> : null}
@@ -263,16 +335,36 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
             {shorts.map((s) => (
               <li key={s.id}>
                 <button aria-pressed={s.id === short?.id} onClick={() => select(s)}>
-                  <strong>{s.title}</strong><br />
-                  <span class="muted">{seconds(s.startTime)} – {seconds(s.endTime)} ({(s.endTime - s.startTime).toFixed(1)} s){readReframe(s.reframe, sourceSize.width, sourceSize.height) ? ' · reframed' : ''}</span>
+                  <strong>{s.title}</strong>
+                  <br />
+                  <span class="muted">
+                    {seconds(s.startTime)} – {seconds(s.endTime)} ({(s.endTime - s.startTime).toFixed(1)} s)
+                    {readReframe(s.reframe, sourceSize.width, sourceSize.height) ? ' · reframed' : ''}
+                  </span>
                 </button>
               </li>
             ))}
           </ul>
         </section>
-        {short ? <RenderPanel key={short.id} jobId={job.jobId} short={short} words={shortWords} source={video} time={time} crop={crop} layout={layout} reframed={!!reframe}
-          onEditing={setEditing} cutPlan={cutPlan} onRendered={setLastRender} /> : null}
-        {short ? <ShortRenders key={`renders-${short.id}`} jobId={job.jobId} shortId={short.id} title={short.title} refresh={lastRender} /> : null}
+        {short ? (
+          <RenderPanel
+            key={short.id}
+            jobId={job.jobId}
+            short={short}
+            words={shortWords}
+            source={video}
+            time={time}
+            crop={crop}
+            layout={layout}
+            reframed={!!reframe}
+            onEditing={setEditing}
+            cutPlan={cutPlan}
+            onRendered={setLastRender}
+          />
+        ) : null}
+        {short ? (
+          <ShortRenders key={`renders-${short.id}`} jobId={job.jobId} shortId={short.id} title={short.title} refresh={lastRender} />
+        ) : null}
       </div>
     </div>
   );
@@ -285,12 +377,21 @@ function ShotEdits({ shots, duration }: { shots: SourceShot[]; duration: number 
     <>
       {shots.map((shot, i) => {
         if (shot.transition === 'cut') {
-          return <div key={i} class="shot-cut" data-testid="shot-cut" title={`Cut at ${seconds(shot.start)}`} style={{ left: at(shot.start) }} />;
+          return (
+            <div key={i} class="shot-cut" data-testid="shot-cut" title={`Cut at ${seconds(shot.start)}`} style={{ left: at(shot.start) }} />
+          );
         }
         if (shot.transition === 'dissolve') {
           const end = Math.max(shot.start, shot.transitionEnd ?? shot.start);
-          return <div key={i} class="shot-dissolve" data-testid="shot-dissolve" title={`Dissolve ${seconds(shot.start)} to ${seconds(end)}`}
-            style={{ left: at(shot.start), width: at(end - shot.start) }} />;
+          return (
+            <div
+              key={i}
+              class="shot-dissolve"
+              data-testid="shot-dissolve"
+              title={`Dissolve ${seconds(shot.start)} to ${seconds(end)}`}
+              style={{ left: at(shot.start), width: at(end - shot.start) }}
+            />
+          );
         }
         return null;
       })}
@@ -304,9 +405,15 @@ function JumpCuts({ plan, duration }: { plan: JumpCutPlan; duration: number }) {
   return (
     <>
       {plan.cuts.map((c, i) => (
-        <div key={i} class="jump-cut" data-testid="jump-cut" data-start={c.start.toFixed(3)} data-end={c.end.toFixed(3)}
+        <div
+          key={i}
+          class="jump-cut"
+          data-testid="jump-cut"
+          data-start={c.start.toFixed(3)}
+          data-end={c.end.toFixed(3)}
           title={`Removed (${c.reason}) ${seconds(c.start)} to ${seconds(c.end)}`}
-          style={{ left: at(c.start), width: at(c.end - c.start) }} />
+          style={{ left: at(c.start), width: at(c.end - c.start) }}
+        />
       ))}
     </>
   );
@@ -315,33 +422,70 @@ function JumpCuts({ plan, duration }: { plan: JumpCutPlan; duration: number }) {
 /** The framing of the moment (single, split, fit, stack), so a change of layout is seen as playback crosses it. */
 function LayoutLabel({ layout, announce = true }: { layout: ReframeLayout; announce?: boolean }) {
   // The player's label is announced; the preview's repeats it, so a screen reader hears each change once.
-  return announce
-    ? <div class="layout-label" data-testid="layout-label" role="status" aria-label={`Layout: ${layout}`}>{layout}</div>
-    : <div class="layout-label" data-testid="preview-layout-label" aria-hidden="true">{layout}</div>;
+  return announce ? (
+    <div class="layout-label" data-testid="layout-label" role="status" aria-label={`Layout: ${layout}`}>
+      {layout}
+    </div>
+  ) : (
+    <div class="layout-label" data-testid="preview-layout-label" aria-hidden="true">
+      {layout}
+    </div>
+  );
 }
 
 const POSITION_WORDS = { top: 'top', center: 'middle', bottom: 'lower third' } as const;
 const round1 = (t: number) => Math.round(t * 10) / 10;
 
 /** Trim, rename, add and remove shorts in place; running the short again as a new job stays as an option. */
-function Adjust({ job, short, playhead, duration, edit, onSelect }: {
-  job: JobView; short: Short; playhead: number; duration: number;
-  edit: { run: (method: 'PATCH' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>) => Promise<ShortEditResponse['short'] | undefined>; busy: boolean; error: unknown };
+function Adjust({
+  job,
+  short,
+  playhead,
+  duration,
+  edit,
+  onSelect,
+}: {
+  job: JobView;
+  short: Short;
+  playhead: number;
+  duration: number;
+  edit: {
+    run: (
+      method: 'PATCH' | 'POST' | 'DELETE',
+      path: string,
+      body?: Record<string, unknown>,
+    ) => Promise<ShortEditResponse['short'] | undefined>;
+    busy: boolean;
+    error: unknown;
+  };
   onSelect: (id: number) => void;
 }) {
   const [start, setStart] = useState(short.startTime);
   const [end, setEnd] = useState(short.endTime);
   const [title, setTitle] = useState(short.title);
-  useEffect(() => { setStart(short.startTime); setEnd(short.endTime); setTitle(short.title); }, [short.id, short.startTime, short.endTime, short.title]);
+  useEffect(() => {
+    setStart(short.startTime);
+    setEnd(short.endTime);
+    setTitle(short.title);
+  }, [short.id, short.startTime, short.endTime, short.title]);
   const at = round1(playhead);
   const add = async () => {
     // A new short from the playhead, 30 s long or to the end of the source.
-    const added = await edit.run('POST', '', { title: `Short at ${seconds(at)}`, startTime: at, endTime: round1(Math.min(duration, at + 30)) });
+    const added = await edit.run('POST', '', {
+      title: `Short at ${seconds(at)}`,
+      startTime: at,
+      endTime: round1(Math.min(duration, at + 30)),
+    });
     if (added) onSelect(added.id);
   };
   const rerun = useAction(async () => {
     const created = await api<CreatedJob>('POST', '/api/jobs', {
-      body: { functionName: 'VideoShorts', name: `${job.title ?? 'Job'} – ${title}`, sourceJobId: job.jobId, options: { predefinedShorts: [{ title, start, end }] } },
+      body: {
+        functionName: 'VideoShorts',
+        name: `${job.title ?? 'Job'} – ${title}`,
+        sourceJobId: job.jobId,
+        options: { predefinedShorts: [{ title, start, end }] },
+      },
     });
     go(`/jobs/${created.id}`);
   });
@@ -349,31 +493,84 @@ function Adjust({ job, short, playhead, duration, edit, onSelect }: {
   return (
     <section class="panel" aria-labelledby="adjust-title">
       <h2 id="adjust-title">Edit this short</h2>
-      <form onSubmit={(e) => { e.preventDefault(); void edit.run('PATCH', `/${short.id}`, { title, startTime: start, endTime: end }); }}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void edit.run('PATCH', `/${short.id}`, { title, startTime: start, endTime: end });
+        }}
+      >
         <div class="row">
-          <div class="grow"><label for="adj-title">Title</label><input id="adj-title" value={title} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} /></div>
-          <div><label for="adj-start">Start (s)</label><input id="adj-start" type="number" step="0.1" min="0" value={start} onInput={num(setStart)} style={{ width: '100px' }} /></div>
-          <div><label for="adj-end">End (s)</label><input id="adj-end" type="number" step="0.1" min="0" value={end} onInput={num(setEnd)} style={{ width: '100px' }} /></div>
+          <div class="grow">
+            <label for="adj-title">Title</label>
+            <input id="adj-title" value={title} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} />
+          </div>
+          <div>
+            <label for="adj-start">Start (s)</label>
+            <input id="adj-start" type="number" step="0.1" min="0" value={start} onInput={num(setStart)} style={{ width: '100px' }} />
+          </div>
+          <div>
+            <label for="adj-end">End (s)</label>
+            <input id="adj-end" type="number" step="0.1" min="0" value={end} onInput={num(setEnd)} style={{ width: '100px' }} />
+          </div>
         </div>
         <div class="row" style={{ marginTop: '8px' }}>
-          <button type="button" disabled={edit.busy} onClick={() => void edit.run('PATCH', `/${short.id}`, { startTime: at })}>Start at playhead</button>
-          <button type="button" disabled={edit.busy} onClick={() => void edit.run('PATCH', `/${short.id}`, { endTime: at })}>End at playhead</button>
-          <button class="primary" type="submit" disabled={edit.busy}>Save short</button>
+          <button type="button" disabled={edit.busy} onClick={() => void edit.run('PATCH', `/${short.id}`, { startTime: at })}>
+            Start at playhead
+          </button>
+          <button type="button" disabled={edit.busy} onClick={() => void edit.run('PATCH', `/${short.id}`, { endTime: at })}>
+            End at playhead
+          </button>
+          <button class="primary" type="submit" disabled={edit.busy}>
+            Save short
+          </button>
         </div>
         <div class="row" style={{ marginTop: '8px' }}>
-          <button type="button" disabled={edit.busy} onClick={() => void add()}>Add short</button>
-          <button type="button" class="danger" disabled={edit.busy} onClick={() => void edit.run('DELETE', `/${short.id}`)}>Remove short</button>
-          <button type="button" disabled={rerun.busy} onClick={() => void rerun.run()} title="A new job (downloads, transcribes and charges again)">Run again as a predefined short</button>
+          <button type="button" disabled={edit.busy} onClick={() => void add()}>
+            Add short
+          </button>
+          <button type="button" class="danger" disabled={edit.busy} onClick={() => void edit.run('DELETE', `/${short.id}`)}>
+            Remove short
+          </button>
+          <button
+            type="button"
+            disabled={rerun.busy}
+            onClick={() => void rerun.run()}
+            title="A new job (downloads, transcribes and charges again)"
+          >
+            Run again as a predefined short
+          </button>
         </div>
       </form>
-      {short.reframeStale ? <p class="muted" data-testid="reframe-stale">This short reaches outside the range that was analysed for reframing: it renders with a centre crop.</p> : null}
+      {short.reframeStale ? (
+        <p class="muted" data-testid="reframe-stale">
+          This short reaches outside the range that was analysed for reframing: it renders with a centre crop.
+        </p>
+      ) : null}
       <ErrorBox error={edit.error ?? rerun.error} />
     </section>
   );
 }
 
-function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed, onEditing, cutPlan, onRendered }: {
-  jobId: string; short: Short; words: Word[]; source: { current: HTMLVideoElement | null }; time: number; crop: Crop | null; layout: ReframeLayout;
+function RenderPanel({
+  jobId,
+  short,
+  words,
+  source,
+  time,
+  crop,
+  layout,
+  reframed,
+  onEditing,
+  cutPlan,
+  onRendered,
+}: {
+  jobId: string;
+  short: Short;
+  words: Word[];
+  source: { current: HTMLVideoElement | null };
+  time: number;
+  crop: Crop | null;
+  layout: ReframeLayout;
   /** Whether the short has a reframing path (without one the preview is a plain centre crop, no layout to name). */
   reframed: boolean;
   onEditing: (editing: EditingOptions) => void;
@@ -393,14 +590,19 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
   const styleName = brand ? brand.preset : choice.slice(6);
   const maxWords = brand?.options?.maxWordsInPage ?? 4;
   // The preview's captions leave out the filler words the render will cut.
-  const shownWords = cutPlan?.fillerWords.length ? words.filter((w) => !cutPlan.fillerWords.some((f) => f.start === w.start && f.text === w.text)) : words;
+  const shownWords = cutPlan?.fillerWords.length
+    ? words.filter((w) => !cutPlan.fillerWords.some((f) => f.start === w.start && f.text === w.text))
+    : words;
   const page = pageAt(shownWords, maxWords, time);
 
   // The switches start as the chosen brand preset has them; a preset's own settings are kept when on.
   const presetEditing: EditingOptions = brand?.options?.editing ?? {};
   const [silences, setSilences] = useState(false);
   const [fillers, setFillers] = useState(false);
-  useEffect(() => { setSilences(!!presetEditing.removeSilences); setFillers(!!presetEditing.removeFillers); }, [choice]);
+  useEffect(() => {
+    setSilences(!!presetEditing.removeSilences);
+    setFillers(!!presetEditing.removeFillers);
+  }, [choice]);
   const editing: EditingOptions = {
     removeSilences: silences ? (typeof presetEditing.removeSilences === 'object' ? presetEditing.removeSilences : true) : false,
     removeFillers: fillers ? (typeof presetEditing.removeFillers === 'object' ? presetEditing.removeFillers : true) : false,
@@ -414,17 +616,33 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
   const [wmPlacement, setWmPlacement] = useState<WatermarkPlacement | null>(null);
   useEffect(() => setWmPlacement(null), [choice]);
   const presetWm = brand?.options?.waterMark;
-  const wmFile = useLoad(() => (presetWm?.fileAppId ? api<FileView>('GET', `/api/uploads/files/${presetWm.fileAppId}`) : Promise.resolve(null)), [presetWm?.fileAppId]);
+  const wmFile = useLoad(
+    () => (presetWm?.fileAppId ? api<FileView>('GET', `/api/uploads/files/${presetWm.fileAppId}`) : Promise.resolve(null)),
+    [presetWm?.fileAppId],
+  );
   const wmSrc = presetWm?.fileAppId ? wmFile.data?.url : presetWm?.waterMarkUrl;
-  const placement: WatermarkPlacement = wmPlacement ?? { left: presetWm?.left, top: presetWm?.top, bottom: presetWm?.bottom, width: presetWm?.width };
-  const previewWatermark: PreviewWatermark | null = presetWm && wmSrc
-    ? { src: wmSrc, placement, opacity: presetWm.opacity === undefined ? 1 : Number(presetWm.opacity), blendMode: presetWm.blendMode ?? 'normal' }
-    : null;
+  const placement: WatermarkPlacement = wmPlacement ?? {
+    left: presetWm?.left,
+    top: presetWm?.top,
+    bottom: presetWm?.bottom,
+    width: presetWm?.width,
+  };
+  const previewWatermark: PreviewWatermark | null =
+    presetWm && wmSrc
+      ? {
+          src: wmSrc,
+          placement,
+          opacity: presetWm.opacity === undefined ? 1 : Number(presetWm.opacity),
+          blendMode: presetWm.blendMode ?? 'normal',
+        }
+      : null;
   // The size the render will have: a preset's own size only on plans that may change it (render-request.ts).
   const frame = brand?.size && PLAN_LIMITS[currentPlan() as Plan]?.renderSides ? brand.size : { width: 720, height: 1280 };
   const presetItems: StyleItem[] = brand?.options?.style ?? [];
-  const requestItems: StyleItem[] = captionPosition === 'auto' ? presetItems : [...presetItems, { property: 'position', value: captionPosition }];
-  const bandItems = captionPosition === 'auto' ? withCaptionBand(requestItems, styleName, short.captionBand) ?? requestItems : requestItems;
+  const requestItems: StyleItem[] =
+    captionPosition === 'auto' ? presetItems : [...presetItems, { property: 'position', value: captionPosition }];
+  const bandItems =
+    captionPosition === 'auto' ? (withCaptionBand(requestItems, styleName, short.captionBand) ?? requestItems) : requestItems;
   const previewStyle = styleFor(styleName, bandItems);
   const autoLabel = `Automatic: ${POSITION_WORDS[previewStyle.position.anchor]}${bandItems !== requestItems ? ', away from the face' : ''}`;
 
@@ -432,7 +650,9 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
   const saveWatermark = useAction(async () => {
     if (!brand || !presetWm || !wmPlacement) return;
     const { bottom: _, ...rest } = presetWm;
-    await api<BrandPreset>('PUT', `/api/organizations/brandings/${brand.id}`, { body: { options: { ...brand.options, waterMark: { ...rest, ...wmPlacement } } } });
+    await api<BrandPreset>('PUT', `/api/organizations/brandings/${brand.id}`, {
+      body: { options: { ...brand.options, waterMark: { ...rest, ...wmPlacement } } },
+    });
     presets.reload();
   });
   const [renderId, setRenderId] = useState<string | null>(null);
@@ -465,35 +685,105 @@ function RenderPanel({ jobId, short, words, source, time, crop, layout, reframed
       <h2 id="render-title">Render “{short.title}”</h2>
       <label for="render-style">Brand preset or caption style</label>
       <select id="render-style" value={choice} onChange={(e) => setChoice((e.target as HTMLSelectElement).value)}>
-        {active.length ? <optgroup label="Brand presets">{active.map((p) => <option key={p.id} value={`brand:${p.id}`}>{p.name}{p.isDefault ? ' (default)' : ''}</option>)}</optgroup> : null}
-        <optgroup label="Built-in caption styles">{CAPTION_PRESETS.map((n) => <option key={n} value={`style:${n}`}>{n}</option>)}</optgroup>
+        {active.length ? (
+          <optgroup label="Brand presets">
+            {active.map((p) => (
+              <option key={p.id} value={`brand:${p.id}`}>
+                {p.name}
+                {p.isDefault ? ' (default)' : ''}
+              </option>
+            ))}
+          </optgroup>
+        ) : null}
+        <optgroup label="Built-in caption styles">
+          {CAPTION_PRESETS.map((n) => (
+            <option key={n} value={`style:${n}`}>
+              {n}
+            </option>
+          ))}
+        </optgroup>
       </select>
       <fieldset class="jump-cut-switches">
         <legend>Jump cuts</legend>
-        <label><input type="checkbox" checked={silences} onChange={(e) => setSilences((e.target as HTMLInputElement).checked)} /> Remove silences</label>
-        <label><input type="checkbox" checked={fillers} onChange={(e) => setFillers((e.target as HTMLInputElement).checked)} /> Remove filler words (um, uh, …)</label>
+        <label>
+          <input type="checkbox" checked={silences} onChange={(e) => setSilences((e.target as HTMLInputElement).checked)} /> Remove silences
+        </label>
+        <label>
+          <input type="checkbox" checked={fillers} onChange={(e) => setFillers((e.target as HTMLInputElement).checked)} /> Remove filler
+          words (um, uh, …)
+        </label>
       </fieldset>
-      <RenderPreview short={short} source={source} time={time} crop={crop} layout={layout}
+      <RenderPreview
+        short={short}
+        source={source}
+        time={time}
+        crop={crop}
+        layout={layout}
         layoutLabel={reframed ? <LayoutLabel layout={layout} announce={false} /> : null}
-        style={previewStyle} page={page} frame={frame} watermark={previewWatermark} onWatermark={setWmPlacement}
-        captionPosition={captionPosition} autoLabel={autoLabel} onCaptionPosition={setCaptionPosition} />
-      {brand && wmPlacement ? <button type="button" onClick={() => void saveWatermark.run()} disabled={saveWatermark.busy}>Save watermark position to “{brand.name}”</button> : null}
+        style={previewStyle}
+        page={page}
+        frame={frame}
+        watermark={previewWatermark}
+        onWatermark={setWmPlacement}
+        captionPosition={captionPosition}
+        autoLabel={autoLabel}
+        onCaptionPosition={setCaptionPosition}
+      />
+      {brand && wmPlacement ? (
+        <button type="button" onClick={() => void saveWatermark.run()} disabled={saveWatermark.busy}>
+          Save watermark position to “{brand.name}”
+        </button>
+      ) : null}
       <ErrorBox error={saveWatermark.error} />
       {!presetWm ? <p class="muted">No watermark: choose a brand preset with one (Presets) to place it here.</p> : null}
       <p class="muted">Play the source (or select the short) to preview; captions follow the spoken words.</p>
-      <button class="primary" onClick={() => void start.run()} disabled={!choice || start.busy || (!!s && (s.type === 'queued' || s.type === 'progress'))}>Render</button>
+      <button
+        class="primary"
+        onClick={() => void start.run()}
+        disabled={!choice || start.busy || (!!s && (s.type === 'queued' || s.type === 'progress'))}
+      >
+        Render
+      </button>
       <ErrorBox error={start.error ?? status.error} />
       {s ? (
         <div data-testid="render-status" style={{ marginTop: '10px' }}>
           {s.type === 'queued' ? <p>Queued: position {s.queuePosition} in the render queue</p> : null}
-          {s.type === 'progress' ? <><p>Rendering: {Math.round((s.progress ?? 0) * 100)}%</p><ProgressBar value={(s.progress ?? 0) * 100} label="Render progress" /></> : null}
-          {(s.type === 'queued' || s.type === 'progress') && s.stage ? <p class="stage" role="status">{s.stage}</p> : null}
-          {s.type === 'error' ? <div class="error" role="alert">{s.message}{s.code ? ` (${s.code})` : ''}</div> : null}
+          {s.type === 'progress' ? (
+            <>
+              <p>Rendering: {Math.round((s.progress ?? 0) * 100)}%</p>
+              <ProgressBar value={(s.progress ?? 0) * 100} label="Render progress" />
+            </>
+          ) : null}
+          {(s.type === 'queued' || s.type === 'progress') && s.stage ? (
+            <p class="stage" role="status">
+              {s.stage}
+            </p>
+          ) : null}
+          {s.type === 'error' ? (
+            <div class="error" role="alert">
+              {s.message}
+              {s.code ? ` (${s.code})` : ''}
+            </div>
+          ) : null}
           {s.type === 'done' ? (
             <>
-              <p class="notice" role="status">Rendered ({((s.size ?? 0) / 1e6).toFixed(2)} MB{s.length ? `, ${s.length.toFixed(1)} s` : ''})</p>
-              <video src={s.url} preload="metadata" controls playsInline aria-label="Rendered short" data-testid="render-video" style={{ width: '100%', maxWidth: '270px', display: 'block', margin: '0 auto' }} />
-              <p><a class="button" href={s.url} download={`${short.title.replace(/[^\w.-]+/g, '_')}.mp4`}>Download MP4</a></p>
+              <p class="notice" role="status">
+                Rendered ({((s.size ?? 0) / 1e6).toFixed(2)} MB{s.length ? `, ${s.length.toFixed(1)} s` : ''})
+              </p>
+              <video
+                src={s.url}
+                preload="metadata"
+                controls
+                playsInline
+                aria-label="Rendered short"
+                data-testid="render-video"
+                style={{ width: '100%', maxWidth: '270px', display: 'block', margin: '0 auto' }}
+              />
+              <p>
+                <a class="button" href={s.url} download={`${short.title.replace(/[^\w.-]+/g, '_')}.mp4`}>
+                  Download MP4
+                </a>
+              </p>
               {s.fileId ? <PostForm fileId={s.fileId} defaultCaption={short.title} /> : null}
             </>
           ) : null}

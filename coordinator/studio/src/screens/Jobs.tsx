@@ -11,7 +11,8 @@ const LIMIT = 10;
 /** What a pasted link is: a YouTube id or URL goes as `youtubeVideoId`, anything else as `fileUrl`; the API judges both. */
 export function sourceOfLink(link: string): { youtubeVideoId: string } | { fileUrl: string } {
   const value = link.trim();
-  if (/^[A-Za-z0-9_-]{11}$/.test(value) || /^(https?:\/\/)?([a-z]+\.)?(youtube\.com|youtube-nocookie\.com|youtu\.be)\//i.test(value)) return { youtubeVideoId: value };
+  if (/^[A-Za-z0-9_-]{11}$/.test(value) || /^(https?:\/\/)?([a-z]+\.)?(youtube\.com|youtube-nocookie\.com|youtu\.be)\//i.test(value))
+    return { youtubeVideoId: value };
   return { fileUrl: value };
 }
 
@@ -27,7 +28,9 @@ function NewJobPanel({ onCreated }: { onCreated: () => void }) {
   const [abort, setAbort] = useState<(() => void) | null>(null);
   const fromLink = useAction(async () => {
     setDone(null);
-    const { id } = await api<CreatedJob>('POST', '/api/jobs', { body: { functionName: 'VideoShorts', ...sourceOfLink(link), ...(title.trim() ? { name: title.trim() } : {}) } });
+    const { id } = await api<CreatedJob>('POST', '/api/jobs', {
+      body: { functionName: 'VideoShorts', ...sourceOfLink(link), ...(title.trim() ? { name: title.trim() } : {}) },
+    });
     setDone({ id, how: 'Job started.' });
     setLink('');
     setTitle('');
@@ -82,37 +85,93 @@ function NewJobPanel({ onCreated }: { onCreated: () => void }) {
         <div class="row">
           <div class="grow">
             <label for="new-job-link">Paste a YouTube link or a video URL</label>
-            <input id="new-job-link" type="text" inputMode="url" autoComplete="off" placeholder="https://www.youtube.com/watch?v=… or https://…/talk.mp4"
-              value={link} onInput={(e) => { setLink((e.target as HTMLInputElement).value); setFile(null); }} />
+            <input
+              id="new-job-link"
+              type="text"
+              inputMode="url"
+              autoComplete="off"
+              placeholder="https://www.youtube.com/watch?v=… or https://…/talk.mp4"
+              value={link}
+              onInput={(e) => {
+                setLink((e.target as HTMLInputElement).value);
+                setFile(null);
+              }}
+            />
           </div>
           <div class="grow">
             <label for="upload-title-input">Title (optional)</label>
-            <input id="upload-title-input" value={title} placeholder={file?.name ?? 'Job title'} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} />
+            <input
+              id="upload-title-input"
+              value={title}
+              placeholder={file?.name ?? 'Job title'}
+              onInput={(e) => setTitle((e.target as HTMLInputElement).value)}
+            />
           </div>
-          <button class="primary" type="submit" disabled={busy || (!link.trim() && !file)}>{link.trim() || !file ? 'Start job' : 'Upload'}</button>
+          <button class="primary" type="submit" disabled={busy || (!link.trim() && !file)}>
+            {link.trim() || !file ? 'Start job' : 'Upload'}
+          </button>
         </div>
         <div
-          class={`drop-zone${dragging ? ' dragging' : ''}`} data-testid="drop-zone"
-          onDragEnter={(e) => { e.preventDefault(); setDragging(true); }}
-          onDragOver={(e) => { e.preventDefault(); if (e.dataTransfer) e.dataTransfer.dropEffect = 'copy'; }}
+          class={`drop-zone${dragging ? ' dragging' : ''}`}
+          data-testid="drop-zone"
+          onDragEnter={(e) => {
+            e.preventDefault();
+            setDragging(true);
+          }}
+          onDragOver={(e) => {
+            e.preventDefault();
+            if (e.dataTransfer) e.dataTransfer.dropEffect = 'copy';
+          }}
           onDragLeave={() => setDragging(false)}
           onDrop={onDrop}
         >
           <span>…or drop a video file here, or</span>
-          <label class="button" for="upload-file">choose a file</label>
-          <input id="upload-file" class="visually-hidden" type="file" accept="video/*"
-            onChange={(e) => { const f = (e.target as HTMLInputElement).files?.[0] ?? null; setFile(f); if (f) setLink(''); }} />
-          {file ? <span class="muted">{file.name} ({(file.size / 1e6).toFixed(1)} MB)</span> : null}
+          <label class="button" for="upload-file">
+            choose a file
+          </label>
+          <input
+            id="upload-file"
+            class="visually-hidden"
+            type="file"
+            accept="video/*"
+            onChange={(e) => {
+              const f = (e.target as HTMLInputElement).files?.[0] ?? null;
+              setFile(f);
+              if (f) setLink('');
+            }}
+          />
+          {file ? (
+            <span class="muted">
+              {file.name} ({(file.size / 1e6).toFixed(1)} MB)
+            </span>
+          ) : null}
         </div>
       </form>
       {sent ? (
         <div style={{ marginTop: '10px' }}>
           <ProgressBar value={pct} label="Upload progress" />
-          <span class="muted" aria-live="polite">Uploading: {Math.round(pct)}% ({(sent.sent / 1e6).toFixed(1)} of {(sent.total / 1e6).toFixed(1)} MB)</span>
-          {abort ? <button type="button" onClick={() => { abort(); setSent(null); setAbort(null); }}>Cancel</button> : null}
+          <span class="muted" aria-live="polite">
+            Uploading: {Math.round(pct)}% ({(sent.sent / 1e6).toFixed(1)} of {(sent.total / 1e6).toFixed(1)} MB)
+          </span>
+          {abort ? (
+            <button
+              type="button"
+              onClick={() => {
+                abort();
+                setSent(null);
+                setAbort(null);
+              }}
+            >
+              Cancel
+            </button>
+          ) : null}
         </div>
       ) : null}
-      {done ? <div class="notice" role="status">{done.how} <a href={`#/jobs/${done.id}`}>Open the new job</a></div> : null}
+      {done ? (
+        <div class="notice" role="status">
+          {done.how} <a href={`#/jobs/${done.id}`}>Open the new job</a>
+        </div>
+      ) : null}
       <ErrorBox error={error ?? fromLink.error} />
     </section>
   );
@@ -132,8 +191,20 @@ function JobActions({ job, onChanged }: { job: JobListItem; onChanged: () => voi
   if (job.status === 'PROCESSING') return null;
   return (
     <div class="job-actions">
-      {job.status === 'FAILED' ? <button type="button" onClick={() => void retry.run()} disabled={retry.busy} aria-label={`Retry ${job.title || 'job'}`}>Retry</button> : null}
-      <button type="button" class="danger" onClick={() => void remove.run()} disabled={remove.busy} aria-label={`Delete ${job.title || 'job'}`}>Delete</button>
+      {job.status === 'FAILED' ? (
+        <button type="button" onClick={() => void retry.run()} disabled={retry.busy} aria-label={`Retry ${job.title || 'job'}`}>
+          Retry
+        </button>
+      ) : null}
+      <button
+        type="button"
+        class="danger"
+        onClick={() => void remove.run()}
+        disabled={remove.busy}
+        aria-label={`Delete ${job.title || 'job'}`}
+      >
+        Delete
+      </button>
       <ErrorBox error={retry.error ?? remove.error} />
     </div>
   );
@@ -153,16 +224,36 @@ export function Jobs() {
   return (
     <>
       <h1>Jobs</h1>
-      <NewJobPanel onCreated={() => { setOffset(0); list.reload(); }} />
+      <NewJobPanel
+        onCreated={() => {
+          setOffset(0);
+          list.reload();
+        }}
+      />
       <section class="panel" aria-label="Job list">
-        <form class="row" role="search" onSubmit={(e) => { e.preventDefault(); setOffset(0); setSearch(query); }}>
+        <form
+          class="row"
+          role="search"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setOffset(0);
+            setSearch(query);
+          }}
+        >
           <div class="grow">
             <label for="job-search">Search titles</label>
             <input id="job-search" type="search" value={query} onInput={(e) => setQuery((e.target as HTMLInputElement).value)} />
           </div>
           <div>
             <label for="job-status">Status</label>
-            <select id="job-status" value={status} onChange={(e) => { setOffset(0); setStatus((e.target as HTMLSelectElement).value); }}>
+            <select
+              id="job-status"
+              value={status}
+              onChange={(e) => {
+                setOffset(0);
+                setStatus((e.target as HTMLSelectElement).value);
+              }}
+            >
               <option value="all">All</option>
               <option value="PROCESSING">Processing</option>
               <option value="COMPLETED">Completed</option>
@@ -175,24 +266,49 @@ export function Jobs() {
         {list.data && list.data.data.length === 0 ? <p class="muted">No jobs match.</p> : null}
         {list.data && list.data.data.length ? (
           <table class="cards">
-            <thead><tr><th>Title</th><th>Status</th><th>Stage</th><th>Progress</th><th>Shorts</th><th>Source</th><th>Created</th><th>Actions</th></tr></thead>
+            <thead>
+              <tr>
+                <th>Title</th>
+                <th>Status</th>
+                <th>Stage</th>
+                <th>Progress</th>
+                <th>Shorts</th>
+                <th>Source</th>
+                <th>Created</th>
+                <th>Actions</th>
+              </tr>
+            </thead>
             <tbody>
               {list.data.data.map((j) => (
                 <tr key={j.id} data-job-id={j.id}>
-                  <td data-label="Title"><a href={`#/jobs/${j.id}`}>{j.title || 'Untitled job'}</a></td>
+                  <td data-label="Title">
+                    <a href={`#/jobs/${j.id}`}>{j.title || 'Untitled job'}</a>
+                  </td>
                   <td data-label="Status">
                     <span class={`status ${j.status}`}>{j.status}</span>
-                    {j.status === 'FAILED' && j.message ? <div class="fail-reason" data-testid="fail-reason">{j.message}</div> : null}
+                    {j.status === 'FAILED' && j.message ? (
+                      <div class="fail-reason" data-testid="fail-reason">
+                        {j.message}
+                      </div>
+                    ) : null}
                   </td>
-                  <td data-label="Stage" class="stage">{stageOf(j)}</td>
+                  <td data-label="Stage" class="stage">
+                    {stageOf(j)}
+                  </td>
                   <td data-label="Progress" style={{ minWidth: '110px' }}>
-                    <ProgressBar value={j.progress} label={`Progress of ${j.title ?? 'job'}`} state={j.status === 'COMPLETED' ? 'done' : j.status === 'FAILED' ? 'failed' : undefined} />
+                    <ProgressBar
+                      value={j.progress}
+                      label={`Progress of ${j.title ?? 'job'}`}
+                      state={j.status === 'COMPLETED' ? 'done' : j.status === 'FAILED' ? 'failed' : undefined}
+                    />
                     <span class="muted">{j.progress}%</span>
                   </td>
                   <td data-label="Shorts">{j.shortsCount}</td>
                   <td data-label="Source">{j.source === 'WEB_APP' ? 'Studio' : 'API'}</td>
                   <td data-label="Created">{new Date(j.createdAt).toLocaleString()}</td>
-                  <td data-label="Actions"><JobActions job={j} onChanged={() => list.reload()} /></td>
+                  <td data-label="Actions">
+                    <JobActions job={j} onChanged={() => list.reload()} />
+                  </td>
                 </tr>
               ))}
             </tbody>

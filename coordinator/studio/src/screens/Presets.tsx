@@ -8,25 +8,65 @@ import { startUpload } from '../upload.js';
 import { ErrorBox, ProgressBar, useAction, useLoad } from '../ui.js';
 
 interface Draft {
-  id?: string; name: string; description: string; preset: string; maxWordsInPage: number; isDefault: boolean; isActive: boolean;
+  id?: string;
+  name: string;
+  description: string;
+  preset: string;
+  maxWordsInPage: number;
+  isDefault: boolean;
+  isActive: boolean;
   waterMark: { fileAppId: string; left: string; top: string; width: string; opacity: string } | null;
   options: RenderOptions;
 }
 
-const blank = (): Draft => ({ name: '', description: '', preset: 'DEFAULT', maxWordsInPage: 4, isDefault: false, isActive: true, waterMark: null, options: {} });
+const blank = (): Draft => ({
+  name: '',
+  description: '',
+  preset: 'DEFAULT',
+  maxWordsInPage: 4,
+  isDefault: false,
+  isActive: true,
+  waterMark: null,
+  options: {},
+});
 const fromPreset = (p: BrandPreset): Draft => ({
-  id: p.id, name: p.name, description: p.description ?? '', preset: p.preset ?? 'DEFAULT', maxWordsInPage: p.options?.maxWordsInPage ?? 4,
-  isDefault: p.isDefault, isActive: p.isActive, options: p.options ?? {},
-  waterMark: p.options?.waterMark ? { fileAppId: p.options.waterMark.fileAppId ?? '', left: p.options.waterMark.left ?? '40px', top: p.options.waterMark.top ?? '40px', width: p.options.waterMark.width ?? '160px', opacity: String(p.options.waterMark.opacity ?? '1') } : null,
+  id: p.id,
+  name: p.name,
+  description: p.description ?? '',
+  preset: p.preset ?? 'DEFAULT',
+  maxWordsInPage: p.options?.maxWordsInPage ?? 4,
+  isDefault: p.isDefault,
+  isActive: p.isActive,
+  options: p.options ?? {},
+  waterMark: p.options?.waterMark
+    ? {
+        fileAppId: p.options.waterMark.fileAppId ?? '',
+        left: p.options.waterMark.left ?? '40px',
+        top: p.options.waterMark.top ?? '40px',
+        width: p.options.waterMark.width ?? '160px',
+        opacity: String(p.options.waterMark.opacity ?? '1'),
+      }
+    : null,
 });
 
 function SamplePreview({ preset }: { preset: string }) {
   const style = styleFor(preset, null);
   const words = ['This', 'is', 'your', 'caption'];
   return (
-    <div class="preview" style={{ width: '150px', background: 'linear-gradient(160deg,#3a4660,#11151d)' }} aria-label={`Sample of the ${preset} caption style`}>
+    <div
+      class="preview"
+      style={{ width: '150px', background: 'linear-gradient(160deg,#3a4660,#11151d)' }}
+      aria-label={`Sample of the ${preset} caption style`}
+    >
       <div class="caption" style={captionCss(style, 150)}>
-        {words.map((w, i) => <span key={i} style={i === 1 ? { color: `rgba(${style.active.color.r},${style.active.color.g},${style.active.color.b},1)` } : undefined}>{w}</span>)}
+        {words.map((w, i) => (
+          <span
+            key={i}
+            style={i === 1 ? { color: `rgba(${style.active.color.r},${style.active.color.g},${style.active.color.b},1)` } : undefined}
+          >
+            {w}
+          </span>
+        ))}
       </div>
     </div>
   );
@@ -40,9 +80,23 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
   const save = useAction(async () => {
     const options: Record<string, unknown> = { ...d.options, maxWordsInPage: d.maxWordsInPage };
     delete options.WaterMark;
-    if (d.waterMark?.fileAppId) options.waterMark = { fileAppId: d.waterMark.fileAppId, left: d.waterMark.left, top: d.waterMark.top, width: d.waterMark.width, opacity: d.waterMark.opacity };
+    if (d.waterMark?.fileAppId)
+      options.waterMark = {
+        fileAppId: d.waterMark.fileAppId,
+        left: d.waterMark.left,
+        top: d.waterMark.top,
+        width: d.waterMark.width,
+        opacity: d.waterMark.opacity,
+      };
     else delete options.waterMark;
-    const body = { name: d.name, description: d.description || undefined, preset: d.preset, isDefault: d.isDefault, options, ...(d.id ? { isActive: d.isActive } : {}) };
+    const body = {
+      name: d.name,
+      description: d.description || undefined,
+      preset: d.preset,
+      isDefault: d.isDefault,
+      options,
+      ...(d.id ? { isActive: d.isActive } : {}),
+    };
     if (d.id) await api<BrandPreset>('PUT', `/api/organizations/brandings/${d.id}`, { body });
     else await api<BrandPreset>('POST', '/api/organizations/brandings', { body });
     onSaved();
@@ -51,8 +105,12 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
     setUploadError(null);
     setUpload(0);
     try {
-      const { fileId } = await startUpload(file, { purpose: 'watermark', onProgress: (s, t) => setUpload((s / Math.max(1, t)) * 100) }).done;
-      setD((cur) => ({ ...cur, waterMark: { left: '40px', top: '40px', width: '160px', opacity: '1', ...cur.waterMark, fileAppId: fileId ?? '' } }));
+      const { fileId } = await startUpload(file, { purpose: 'watermark', onProgress: (s, t) => setUpload((s / Math.max(1, t)) * 100) })
+        .done;
+      setD((cur) => ({
+        ...cur,
+        waterMark: { left: '40px', top: '40px', width: '160px', opacity: '1', ...cur.waterMark, fileAppId: fileId ?? '' },
+      }));
     } catch (err) {
       setUploadError(err);
     } finally {
@@ -60,48 +118,134 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
     }
   };
   const wm = d.waterMark;
-  const setWm = (patch: Partial<NonNullable<Draft['waterMark']>>) => set({ waterMark: { fileAppId: '', left: '40px', top: '40px', width: '160px', opacity: '1', ...wm, ...patch } });
+  const setWm = (patch: Partial<NonNullable<Draft['waterMark']>>) =>
+    set({ waterMark: { fileAppId: '', left: '40px', top: '40px', width: '160px', opacity: '1', ...wm, ...patch } });
   return (
-    <form class="panel" aria-label={d.id ? `Edit ${d.name}` : 'New brand preset'} onSubmit={(e) => { e.preventDefault(); void save.run(); }}>
+    <form
+      class="panel"
+      aria-label={d.id ? `Edit ${d.name}` : 'New brand preset'}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save.run();
+      }}
+    >
       <h2>{d.id ? `Edit “${initial.name}”` : 'New brand preset'}</h2>
       <div class="row">
         <div class="grow">
           <label for="preset-name">Name</label>
           <input id="preset-name" required value={d.name} onInput={(e) => set({ name: (e.target as HTMLInputElement).value })} />
           <label for="preset-desc">Description</label>
-          <input id="preset-desc" value={d.description} onInput={(e) => set({ description: (e.target as HTMLInputElement).value })} style={{ width: '100%' }} />
+          <input
+            id="preset-desc"
+            value={d.description}
+            onInput={(e) => set({ description: (e.target as HTMLInputElement).value })}
+            style={{ width: '100%' }}
+          />
           <div class="row">
-            <div><label for="preset-style">Caption style</label>
-              <select id="preset-style" value={d.preset} onChange={(e) => set({ preset: (e.target as HTMLSelectElement).value })}>{CAPTION_PRESETS.map((n) => <option key={n}>{n}</option>)}</select></div>
-            <div><label for="preset-words">Words per caption page</label>
-              <input id="preset-words" type="number" min="1" max="20" value={d.maxWordsInPage} onInput={(e) => set({ maxWordsInPage: Number((e.target as HTMLInputElement).value) })} style={{ width: '90px' }} /></div>
+            <div>
+              <label for="preset-style">Caption style</label>
+              <select id="preset-style" value={d.preset} onChange={(e) => set({ preset: (e.target as HTMLSelectElement).value })}>
+                {CAPTION_PRESETS.map((n) => (
+                  <option key={n}>{n}</option>
+                ))}
+              </select>
+            </div>
+            <div>
+              <label for="preset-words">Words per caption page</label>
+              <input
+                id="preset-words"
+                type="number"
+                min="1"
+                max="20"
+                value={d.maxWordsInPage}
+                onInput={(e) => set({ maxWordsInPage: Number((e.target as HTMLInputElement).value) })}
+                style={{ width: '90px' }}
+              />
+            </div>
           </div>
-          <label class="inline"><input type="checkbox" checked={d.isDefault} onChange={(e) => set({ isDefault: (e.target as HTMLInputElement).checked })} /> Default for renders</label>
-          {d.id ? <label class="inline"><input type="checkbox" checked={d.isActive} onChange={(e) => set({ isActive: (e.target as HTMLInputElement).checked })} /> Active</label> : null}
+          <label class="inline">
+            <input type="checkbox" checked={d.isDefault} onChange={(e) => set({ isDefault: (e.target as HTMLInputElement).checked })} />{' '}
+            Default for renders
+          </label>
+          {d.id ? (
+            <label class="inline">
+              <input type="checkbox" checked={d.isActive} onChange={(e) => set({ isActive: (e.target as HTMLInputElement).checked })} />{' '}
+              Active
+            </label>
+          ) : null}
         </div>
         <SamplePreview preset={d.preset} />
       </div>
       <fieldset>
         <legend>Watermark</legend>
         <label for="wm-file">Upload a logo (PNG, JPEG, WebP, SVG or GIF, up to 10 MB)</label>
-        <input id="wm-file" type="file" accept="image/png,image/jpeg,image/webp,image/svg+xml,image/gif" onChange={(e) => { const f = (e.target as HTMLInputElement).files?.[0]; if (f) void uploadWatermark(f); }} />
+        <input
+          id="wm-file"
+          type="file"
+          accept="image/png,image/jpeg,image/webp,image/svg+xml,image/gif"
+          onChange={(e) => {
+            const f = (e.target as HTMLInputElement).files?.[0];
+            if (f) void uploadWatermark(f);
+          }}
+        />
         {upload !== null ? <ProgressBar value={upload} label="Watermark upload progress" /> : null}
         <ErrorBox error={uploadError} />
         {wm?.fileAppId ? (
           <>
-            <p class="muted">Watermark file {wm.fileAppId} <button type="button" onClick={() => set({ waterMark: null })}>Remove watermark</button></p>
+            <p class="muted">
+              Watermark file {wm.fileAppId}{' '}
+              <button type="button" onClick={() => set({ waterMark: null })}>
+                Remove watermark
+              </button>
+            </p>
             <div class="row">
-              <div><label for="wm-left">Left</label><input id="wm-left" value={wm.left} onInput={(e) => setWm({ left: (e.target as HTMLInputElement).value })} style={{ width: '90px' }} /></div>
-              <div><label for="wm-top">Top</label><input id="wm-top" value={wm.top} onInput={(e) => setWm({ top: (e.target as HTMLInputElement).value })} style={{ width: '90px' }} /></div>
-              <div><label for="wm-width">Width</label><input id="wm-width" value={wm.width} onInput={(e) => setWm({ width: (e.target as HTMLInputElement).value })} style={{ width: '90px' }} /></div>
-              <div><label for="wm-opacity">Opacity</label><input id="wm-opacity" value={wm.opacity} onInput={(e) => setWm({ opacity: (e.target as HTMLInputElement).value })} style={{ width: '70px' }} /></div>
+              <div>
+                <label for="wm-left">Left</label>
+                <input
+                  id="wm-left"
+                  value={wm.left}
+                  onInput={(e) => setWm({ left: (e.target as HTMLInputElement).value })}
+                  style={{ width: '90px' }}
+                />
+              </div>
+              <div>
+                <label for="wm-top">Top</label>
+                <input
+                  id="wm-top"
+                  value={wm.top}
+                  onInput={(e) => setWm({ top: (e.target as HTMLInputElement).value })}
+                  style={{ width: '90px' }}
+                />
+              </div>
+              <div>
+                <label for="wm-width">Width</label>
+                <input
+                  id="wm-width"
+                  value={wm.width}
+                  onInput={(e) => setWm({ width: (e.target as HTMLInputElement).value })}
+                  style={{ width: '90px' }}
+                />
+              </div>
+              <div>
+                <label for="wm-opacity">Opacity</label>
+                <input
+                  id="wm-opacity"
+                  value={wm.opacity}
+                  onInput={(e) => setWm({ opacity: (e.target as HTMLInputElement).value })}
+                  style={{ width: '70px' }}
+                />
+              </div>
             </div>
           </>
         ) : null}
       </fieldset>
       <div class="row">
-        <button class="primary" type="submit" disabled={save.busy || upload !== null}>Save preset</button>
-        <button type="button" onClick={onCancel}>Cancel</button>
+        <button class="primary" type="submit" disabled={save.busy || upload !== null}>
+          Save preset
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
       </div>
       <ErrorBox error={save.error} />
     </form>
@@ -111,30 +255,81 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
 export function Presets() {
   const list = useLoad(() => api<BrandPreset[]>('GET', '/api/organizations/brandings'), []);
   const [editing, setEditing] = useState<Draft | null>(null);
-  const remove = useAction(async (id: string) => { await api<DeletedPreset>('DELETE', `/api/organizations/brandings/${id}`); list.reload(); });
-  const makeDefault = useAction(async (id: string) => { await api<BrandPreset>('PUT', `/api/organizations/brandings/${id}`, { body: { isDefault: true } }); list.reload(); });
+  const remove = useAction(async (id: string) => {
+    await api<DeletedPreset>('DELETE', `/api/organizations/brandings/${id}`);
+    list.reload();
+  });
+  const makeDefault = useAction(async (id: string) => {
+    await api<BrandPreset>('PUT', `/api/organizations/brandings/${id}`, { body: { isDefault: true } });
+    list.reload();
+  });
   return (
     <>
       <h1>Brand presets</h1>
-      {editing ? <Editor key={editing.id ?? 'new'} initial={editing} onSaved={() => { setEditing(null); list.reload(); }} onCancel={() => setEditing(null)} />
-        : <p><button class="primary" onClick={() => setEditing(blank())}>New brand preset</button></p>}
+      {editing ? (
+        <Editor
+          key={editing.id ?? 'new'}
+          initial={editing}
+          onSaved={() => {
+            setEditing(null);
+            list.reload();
+          }}
+          onCancel={() => setEditing(null)}
+        />
+      ) : (
+        <p>
+          <button class="primary" onClick={() => setEditing(blank())}>
+            New brand preset
+          </button>
+        </p>
+      )}
       <ErrorBox error={list.error ?? remove.error ?? makeDefault.error} />
       {list.data && !list.data.length ? <p class="muted">No brand presets yet.</p> : null}
       {list.data?.length ? (
         <table class="cards">
-          <thead><tr><th>Name</th><th>Style</th><th>Watermark</th><th>State</th><th /></tr></thead>
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Style</th>
+              <th>Watermark</th>
+              <th>State</th>
+              <th />
+            </tr>
+          </thead>
           <tbody>
             {list.data.map((p) => (
               <tr key={p.id}>
-                <td data-label="Name"><strong>{p.name}</strong>{p.description ? <div class="muted">{p.description}</div> : null}</td>
-                <td data-label="Style">{p.preset ?? 'DEFAULT'} · {p.options?.maxWordsInPage ?? 4} words</td>
+                <td data-label="Name">
+                  <strong>{p.name}</strong>
+                  {p.description ? <div class="muted">{p.description}</div> : null}
+                </td>
+                <td data-label="Style">
+                  {p.preset ?? 'DEFAULT'} · {p.options?.maxWordsInPage ?? 4} words
+                </td>
                 <td data-label="Watermark">{p.options?.waterMark?.fileAppId ? 'yes' : '—'}</td>
-                <td data-label="State">{p.isDefault ? <span class="status COMPLETED">default</span> : null} {p.isActive ? 'active' : <span class="status FAILED">inactive</span>}</td>
+                <td data-label="State">
+                  {p.isDefault ? <span class="status COMPLETED">default</span> : null}{' '}
+                  {p.isActive ? 'active' : <span class="status FAILED">inactive</span>}
+                </td>
                 <td>
                   <div class="row">
-                    <button onClick={() => setEditing(fromPreset(p))} aria-label={`Edit ${p.name}`}>Edit</button>
-                    {!p.isDefault ? <button onClick={() => void makeDefault.run(p.id)} aria-label={`Make ${p.name} the default`}>Make default</button> : null}
-                    <button class="danger" onClick={() => { if (confirm(`Delete ${p.name}?`)) void remove.run(p.id); }} aria-label={`Delete ${p.name}`}>Delete</button>
+                    <button onClick={() => setEditing(fromPreset(p))} aria-label={`Edit ${p.name}`}>
+                      Edit
+                    </button>
+                    {!p.isDefault ? (
+                      <button onClick={() => void makeDefault.run(p.id)} aria-label={`Make ${p.name} the default`}>
+                        Make default
+                      </button>
+                    ) : null}
+                    <button
+                      class="danger"
+                      onClick={() => {
+                        if (confirm(`Delete ${p.name}?`)) void remove.run(p.id);
+                      }}
+                      aria-label={`Delete ${p.name}`}
+                    >
+                      Delete
+                    </button>
                   </div>
                 </td>
               </tr>

@@ -1,7 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ResolvedCaptionStyle } from '@shorts/common/render/presets';
 import type { ReframeLayout } from '@shorts/common/reframe/types';
-import { boxPercent, placeWatermark, placementFromBox, type WatermarkBox, type WatermarkPlacement } from '@shorts/common/render/watermark-geometry';
+import {
+  boxPercent,
+  placeWatermark,
+  placementFromBox,
+  type WatermarkBox,
+  type WatermarkPlacement,
+} from '@shorts/common/render/watermark-geometry';
 import { captionCss, type Word } from '../captions.js';
 import { drawCrop, type Crop } from '../reframe.js';
 
@@ -26,10 +32,27 @@ export interface PreviewWatermark {
  * render will put it (placeWatermark, the agent's own geometry), which the user drags and resizes.
  * Positions are output-frame pixels, so what is shown and stored is what the render reads.
  */
-export function RenderPreview({ short, source, time, crop, layout, layoutLabel, style, page, frame, watermark, onWatermark, captionPosition, autoLabel, onCaptionPosition }: {
+export function RenderPreview({
+  short,
+  source,
+  time,
+  crop,
+  layout,
+  layoutLabel,
+  style,
+  page,
+  frame,
+  watermark,
+  onWatermark,
+  captionPosition,
+  autoLabel,
+  onCaptionPosition,
+}: {
   short: { startTime: number; endTime: number };
   source: { current: HTMLVideoElement | null };
-  time: number; crop: Crop | null; layout: ReframeLayout;
+  time: number;
+  crop: Crop | null;
+  layout: ReframeLayout;
   layoutLabel: preact.ComponentChildren;
   style: ResolvedCaptionStyle;
   page: { words: Word[]; active: number } | null;
@@ -61,7 +84,9 @@ export function RenderPreview({ short, source, time, crop, layout, layoutLabel, 
     if (!v) return;
     const events = ['seeked', 'loadeddata', 'timeupdate'];
     for (const e of events) v.addEventListener(e, draw);
-    return () => { for (const e of events) v.removeEventListener(e, draw); };
+    return () => {
+      for (const e of events) v.removeEventListener(e, draw);
+    };
   }, [source.current]);
 
   // Open on the short's first frame, not the source's 0:00 (the panel is remounted per short).
@@ -122,8 +147,18 @@ export function RenderPreview({ short, source, time, crop, layout, layoutLabel, 
   const field = (id: string, label: string, value: number, set: (n: number) => void) => (
     <div>
       <label for={id}>{label}</label>
-      <input id={id} type="number" step="1" value={value} style={{ width: '80px' }}
-        onChange={(e) => { const n = Number((e.target as HTMLInputElement).value); if (Number.isFinite(n)) set(n); }} /> px
+      <input
+        id={id}
+        type="number"
+        step="1"
+        value={value}
+        style={{ width: '80px' }}
+        onChange={(e) => {
+          const n = Number((e.target as HTMLInputElement).value);
+          if (Number.isFinite(n)) set(n);
+        }}
+      />{' '}
+      px
     </div>
   );
   const pct = box ? boxPercent(box, frame.width, frame.height) : null;
@@ -133,28 +168,75 @@ export function RenderPreview({ short, source, time, crop, layout, layoutLabel, 
   return (
     <>
       <label for="caption-position">Caption position</label>
-      <select id="caption-position" value={captionPosition} onChange={(e) => onCaptionPosition((e.target as HTMLSelectElement).value as CaptionPosition | 'auto')}>
+      <select
+        id="caption-position"
+        value={captionPosition}
+        onChange={(e) => onCaptionPosition((e.target as HTMLSelectElement).value as CaptionPosition | 'auto')}
+      >
         <option value="auto">{autoLabel}</option>
-        {CAPTION_POSITIONS.map((p) => <option key={p.value} value={p.value}>{p.label}</option>)}
+        {CAPTION_POSITIONS.map((p) => (
+          <option key={p.value} value={p.value}>
+            {p.label}
+          </option>
+        ))}
       </select>
       <h3>Live preview</h3>
-      <div class="preview" ref={previewEl} data-testid="caption-preview" data-frame={frameName} data-caption-anchor={style.position.anchor} aria-label="Preview of the captions and watermark on the cropped frame">
+      <div
+        class="preview"
+        ref={previewEl}
+        data-testid="caption-preview"
+        data-frame={frameName}
+        data-caption-anchor={style.position.anchor}
+        aria-label="Preview of the captions and watermark on the cropped frame"
+      >
         <canvas ref={canvas} width={270} height={480} />
         {layoutLabel}
         {page ? (
           <div class="caption" data-testid="preview-caption" style={captionCss(style, previewWidth)}>
             {page.words.map((w, i) => (
-              <span key={i} class={i === page.active ? 'active' : undefined}
-                style={i === page.active ? { color: `rgba(${style.active.color.r},${style.active.color.g},${style.active.color.b},${style.active.color.a})`, fontSize: `${style.active.scale}em` } : undefined}>{w.text}</span>
+              <span
+                key={i}
+                class={i === page.active ? 'active' : undefined}
+                style={
+                  i === page.active
+                    ? {
+                        color: `rgba(${style.active.color.r},${style.active.color.g},${style.active.color.b},${style.active.color.a})`,
+                        fontSize: `${style.active.scale}em`,
+                      }
+                    : undefined
+                }
+              >
+                {w.text}
+              </span>
             ))}
           </div>
         ) : null}
         {watermark ? (
-          <div class="watermark" data-testid="preview-watermark" title="Drag to move; drag the corner to resize"
-            style={pct ? { left: `${pct.left}%`, top: `${pct.top}%`, width: `${pct.width}%`, height: `${pct.height}%`, opacity: watermark.opacity, mixBlendMode: watermark.blendMode } : { visibility: 'hidden' }}
-            onPointerDown={drag('move')}>
-            <img src={watermark.src} alt="Watermark" draggable={false} ref={readImage}
-              onLoad={(e) => readImage(e.target as HTMLImageElement)} />
+          <div
+            class="watermark"
+            data-testid="preview-watermark"
+            title="Drag to move; drag the corner to resize"
+            style={
+              pct
+                ? {
+                    left: `${pct.left}%`,
+                    top: `${pct.top}%`,
+                    width: `${pct.width}%`,
+                    height: `${pct.height}%`,
+                    opacity: watermark.opacity,
+                    mixBlendMode: watermark.blendMode,
+                  }
+                : { visibility: 'hidden' }
+            }
+            onPointerDown={drag('move')}
+          >
+            <img
+              src={watermark.src}
+              alt="Watermark"
+              draggable={false}
+              ref={readImage}
+              onLoad={(e) => readImage(e.target as HTMLImageElement)}
+            />
             <div class="resize" data-testid="watermark-resize" aria-hidden="true" onPointerDown={drag('resize')} />
           </div>
         ) : null}
@@ -167,7 +249,9 @@ export function RenderPreview({ short, source, time, crop, layout, layoutLabel, 
             {field('wm-y', 'y', box.y, (y) => setBox({ ...box!, y }))}
             {field('wm-width', 'width', box.w, (w) => setBox({ ...box!, w: Math.max(1, w) }))}
           </div>
-          <p class="muted" data-testid="watermark-summary">x {box.x} px, y {box.y} px, {box.w}x{box.h} px of {frameName}</p>
+          <p class="muted" data-testid="watermark-summary">
+            x {box.x} px, y {box.y} px, {box.w}x{box.h} px of {frameName}
+          </p>
         </fieldset>
       ) : null}
     </>

@@ -21,15 +21,32 @@ function inverseOf(edit: Edit, before: Word[]): Edit[] {
   const word = before[edit.index]!;
   const insert = (i: number, w: Word): Edit => ({ op: 'insert', index: i, text: w.text, start: w.start, end: w.end });
   switch (edit.op) {
-    case 'replace': return [{ op: 'replace', index: edit.index, text: word.text }];
-    case 'delete': return [insert(edit.index, word)];
-    case 'join': return [{ op: 'delete', index: edit.index }, ...before.slice(edit.index, edit.index + edit.count).map((w, k) => insert(edit.index + k, w))];
-    case 'split': return [...edit.texts.map(() => ({ op: 'delete', index: edit.index }) as Edit), insert(edit.index, word)];
-    case 'insert': return [{ op: 'delete', index: edit.index }];
+    case 'replace':
+      return [{ op: 'replace', index: edit.index, text: word.text }];
+    case 'delete':
+      return [insert(edit.index, word)];
+    case 'join':
+      return [
+        { op: 'delete', index: edit.index },
+        ...before.slice(edit.index, edit.index + edit.count).map((w, k) => insert(edit.index + k, w)),
+      ];
+    case 'split':
+      return [...edit.texts.map(() => ({ op: 'delete', index: edit.index }) as Edit), insert(edit.index, word)];
+    case 'insert':
+      return [{ op: 'delete', index: edit.index }];
   }
 }
 
-export function TranscriptEditor({ jobId, words, revision, from, to, activeTime, onSeek, onChanged }: {
+export function TranscriptEditor({
+  jobId,
+  words,
+  revision,
+  from,
+  to,
+  activeTime,
+  onSeek,
+  onChanged,
+}: {
   jobId: string;
   /** The whole transcript (edits name indices in it). */
   words: Word[];
@@ -50,7 +67,9 @@ export function TranscriptEditor({ jobId, words, revision, from, to, activeTime,
   const [error, setError] = useState<unknown>(null);
 
   const shown = words.map((w, index) => ({ ...w, index })).filter((w) => w.start >= from - 0.01 && w.start < to);
-  const activeIndex = shown.findIndex((w, i) => activeTime >= w.start && (i === shown.length - 1 ? activeTime < w.end + 0.3 : activeTime < shown[i + 1]!.start));
+  const activeIndex = shown.findIndex(
+    (w, i) => activeTime >= w.start && (i === shown.length - 1 ? activeTime < w.end + 0.3 : activeTime < shown[i + 1]!.start),
+  );
 
   const send = async (edits: Edit[], inverse: Edit[] | null) => {
     setBusy(true);
@@ -61,8 +80,15 @@ export function TranscriptEditor({ jobId, words, revision, from, to, activeTime,
       setSelected(null);
       onChanged();
     } catch (err) {
-      setError(err instanceof ApiError && err.status === 409 ? new Error('The transcript was changed elsewhere; it has been reloaded, please edit again.') : err);
-      if (err instanceof ApiError && err.status === 409) { setUndo([]); onChanged(); }
+      setError(
+        err instanceof ApiError && err.status === 409
+          ? new Error('The transcript was changed elsewhere; it has been reloaded, please edit again.')
+          : err,
+      );
+      if (err instanceof ApiError && err.status === 409) {
+        setUndo([]);
+        onChanged();
+      }
     } finally {
       setBusy(false);
     }
@@ -72,7 +98,8 @@ export function TranscriptEditor({ jobId, words, revision, from, to, activeTime,
     if (selected === null) return;
     const parts = draft.trim().split(/\s+/).filter(Boolean);
     if (!parts.length) return apply({ op: 'delete', index: selected });
-    if (parts.length === 1) return parts[0] === words[selected]!.text ? setSelected(null) : apply({ op: 'replace', index: selected, text: parts[0]! });
+    if (parts.length === 1)
+      return parts[0] === words[selected]!.text ? setSelected(null) : apply({ op: 'replace', index: selected, text: parts[0]! });
     return apply({ op: 'split', index: selected, texts: parts });
   };
   const undoLast = () => {
@@ -85,29 +112,78 @@ export function TranscriptEditor({ jobId, words, revision, from, to, activeTime,
   return (
     <>
       <div class="transcript-tools">
-        <button type="button" aria-pressed={editing} onClick={() => { setEditing(!editing); setSelected(null); }}>{editing ? 'Done editing' : 'Edit words'}</button>
-        {editing ? <button type="button" disabled={!undo.length || busy} onClick={undoLast}>Undo</button> : null}
+        <button
+          type="button"
+          aria-pressed={editing}
+          onClick={() => {
+            setEditing(!editing);
+            setSelected(null);
+          }}
+        >
+          {editing ? 'Done editing' : 'Edit words'}
+        </button>
+        {editing ? (
+          <button type="button" disabled={!undo.length || busy} onClick={undoLast}>
+            Undo
+          </button>
+        ) : null}
         {editing ? <span class="muted"> Click a word to fix it; a space splits it in two.</span> : null}
       </div>
       <ErrorBox error={error} />
-      <div class="transcript" data-testid="transcript" role="group" aria-label={editing ? 'Transcript; click a word to correct it' : 'Transcript; the spoken word is highlighted, a word plays from there'}>
-        {shown.length ? shown.map((w, i) => (
-          <Fragment key={w.index}>
-            <button type="button" class={`w ${i === activeIndex ? 'active' : i < activeIndex ? 'past' : ''} ${selected === w.index ? 'selected' : ''}`}
-              aria-current={i === activeIndex ? 'true' : undefined} data-index={w.index}
-              title={editing ? `Correct “${w.text}” (${seconds(w.start)})` : `Play from ${seconds(w.start)}`}
-              onClick={() => (editing ? (setSelected(w.index), setDraft(w.text)) : onSeek(w.start))}>{w.text}</button>{' '}
-          </Fragment>
-        )) : <span class="muted">No words in this short.</span>}
+      <div
+        class="transcript"
+        data-testid="transcript"
+        role="group"
+        aria-label={
+          editing ? 'Transcript; click a word to correct it' : 'Transcript; the spoken word is highlighted, a word plays from there'
+        }
+      >
+        {shown.length ? (
+          shown.map((w, i) => (
+            <Fragment key={w.index}>
+              <button
+                type="button"
+                class={`w ${i === activeIndex ? 'active' : i < activeIndex ? 'past' : ''} ${selected === w.index ? 'selected' : ''}`}
+                aria-current={i === activeIndex ? 'true' : undefined}
+                data-index={w.index}
+                title={editing ? `Correct “${w.text}” (${seconds(w.start)})` : `Play from ${seconds(w.start)}`}
+                onClick={() => (editing ? (setSelected(w.index), setDraft(w.text)) : onSeek(w.start))}
+              >
+                {w.text}
+              </button>{' '}
+            </Fragment>
+          ))
+        ) : (
+          <span class="muted">No words in this short.</span>
+        )}
       </div>
       {editing && selected !== null ? (
-        <form class="word-editor" data-testid="word-editor" onSubmit={(e) => { e.preventDefault(); void save(); }}>
+        <form
+          class="word-editor"
+          data-testid="word-editor"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void save();
+          }}
+        >
           <label for="word-text">Word at {seconds(words[selected]!.start)}</label>
           <input id="word-text" value={draft} autoFocus onInput={(e) => setDraft((e.target as HTMLInputElement).value)} />
-          <button type="submit" disabled={busy}>Save</button>
-          <button type="button" disabled={busy || selected + 1 >= words.length} onClick={() => void apply({ op: 'join', index: selected, count: 2 })}>Join with next</button>
-          <button type="button" disabled={busy} onClick={() => void apply({ op: 'delete', index: selected })}>Delete word</button>
-          <button type="button" onClick={() => setSelected(null)}>Cancel</button>
+          <button type="submit" disabled={busy}>
+            Save
+          </button>
+          <button
+            type="button"
+            disabled={busy || selected + 1 >= words.length}
+            onClick={() => void apply({ op: 'join', index: selected, count: 2 })}
+          >
+            Join with next
+          </button>
+          <button type="button" disabled={busy} onClick={() => void apply({ op: 'delete', index: selected })}>
+            Delete word
+          </button>
+          <button type="button" onClick={() => setSelected(null)}>
+            Cancel
+          </button>
         </form>
       ) : null}
     </>
