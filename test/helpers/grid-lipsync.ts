@@ -6,11 +6,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Box } from '@shorts/common/reframe/types';
 import { extractAudio } from '../../node-agent/src/media/audio-extract.js';
-import { gridClips, type ComposedVideo, type GridClip } from './grid.js';
+import { FPS, GRID_ENCODE, gridClips, joinSegments, type ComposedVideo, type GridClip } from './grid.js';
 import { FFMPEG } from './media.js';
 
 const run = promisify(execFile);
-const FPS = 25;
 const SEGMENT_SEC = 3;
 
 /** A panel's person talks (their clip, `talkShiftSec` later than the sound's clock; lips move whether
@@ -111,20 +110,7 @@ export async function composeLipsync(dir: string, segments: LipsyncSegment[]): P
       '[a]',
       '-t',
       String(SEGMENT_SEC),
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-crf',
-      '20',
-      '-pix_fmt',
-      'yuv420p',
-      '-g',
-      String(FPS),
-      '-c:a',
-      'aac',
-      '-b:a',
-      '96k',
+      ...GRID_ENCODE,
       file,
     ]);
     files.push(file);
@@ -138,35 +124,7 @@ export async function composeLipsync(dir: string, segments: LipsyncSegment[]): P
     });
   }
   const videoPath = path.join(dir, 'lipsync.mp4');
-  const concat = files.map((_, i) => `[${i}:v][${i}:a]`).join('') + `concat=n=${files.length}:v=1:a=1[v][a]`;
-  await run(FFMPEG, [
-    '-y',
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    ...files.flatMap((f) => ['-i', f]),
-    '-filter_complex',
-    concat,
-    '-map',
-    '[v]',
-    '-map',
-    '[a]',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-crf',
-    '20',
-    '-pix_fmt',
-    'yuv420p',
-    '-g',
-    String(FPS),
-    '-c:a',
-    'aac',
-    '-b:a',
-    '96k',
-    videoPath,
-  ]);
+  await joinSegments(files, videoPath);
   const wavPath = path.join(dir, 'lipsync.wav');
   await extractAudio(FFMPEG, videoPath, wavPath);
   return { videoPath, wavPath, width, height, durationSec: segments.length * SEGMENT_SEC, panels, segments: out };

@@ -100,7 +100,25 @@ export interface ComposedVideo {
   turns: ComposedTurn[];
 }
 
-const FPS = 25;
+/** The frame rate of every composed test video. */
+export const FPS = 25;
+/** How every composed test video is encoded: x264 at CRF 20, a keyframe a second, AAC sound. */
+export const GRID_ENCODE = [
+  '-c:v',
+  'libx264',
+  '-preset',
+  'ultrafast',
+  '-crf',
+  '20',
+  '-pix_fmt',
+  'yuv420p',
+  '-g',
+  String(FPS),
+  '-c:a',
+  'aac',
+  '-b:a',
+  '96k',
+];
 
 function listenerFilter(input: string, clip: GridClip, w: number, h: number, seconds: number, style: ListenerStyle, out: string): string {
   if (style === 'idle') {
@@ -179,20 +197,7 @@ export async function composeConversation(dir: string, opts: ComposeOptions): Pr
       '[a]',
       '-t',
       String(seg),
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-crf',
-      '20',
-      '-pix_fmt',
-      'yuv420p',
-      '-g',
-      String(FPS),
-      '-c:a',
-      'aac',
-      '-b:a',
-      '96k',
+      ...GRID_ENCODE,
       file,
     ]);
     segments.push(file);
@@ -205,39 +210,30 @@ export async function composeConversation(dir: string, opts: ComposeOptions): Pr
     start += seg;
   }
   const videoPath = path.join(dir, 'conversation.mp4');
-  const inputs = segments.flatMap((f) => ['-i', f]);
-  const concat = segments.map((_, i) => `[${i}:v][${i}:a]`).join('') + `concat=n=${segments.length}:v=1:a=1[v][a]`;
+  await joinSegments(segments, videoPath);
+  const wavPath = path.join(dir, 'conversation.wav');
+  await extractAudio(FFMPEG, videoPath, wavPath);
+  return { videoPath, wavPath, width, height, durationSec: start, panels, turns };
+}
+
+/** Segments of one size and rate, each with sound, joined end to end into one encoded video. */
+export async function joinSegments(files: string[], videoPath: string): Promise<void> {
+  const concat = files.map((_, i) => `[${i}:v][${i}:a]`).join('') + `concat=n=${files.length}:v=1:a=1[v][a]`;
   await run(FFMPEG, [
     '-y',
     '-hide_banner',
     '-loglevel',
     'error',
-    ...inputs,
+    ...files.flatMap((f) => ['-i', f]),
     '-filter_complex',
     concat,
     '-map',
     '[v]',
     '-map',
     '[a]',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-crf',
-    '20',
-    '-pix_fmt',
-    'yuv420p',
-    '-g',
-    String(FPS),
-    '-c:a',
-    'aac',
-    '-b:a',
-    '96k',
+    ...GRID_ENCODE,
     videoPath,
   ]);
-  const wavPath = path.join(dir, 'conversation.wav');
-  await extractAudio(FFMPEG, videoPath, wavPath);
-  return { videoPath, wavPath, width, height, durationSec: start, panels, turns };
 }
 
 /** A video with no face at all (a moving test pattern) over a GRID clip's speech. */

@@ -7,11 +7,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { ShortDetections } from '@shorts/common/reframe/types';
 import { extractAudio } from '../../node-agent/src/media/audio-extract.js';
-import { gridClips } from './grid.js';
+import { FPS, GRID_ENCODE, gridClips } from './grid.js';
 import { FFMPEG } from './media.js';
 
 const run = promisify(execFile);
-const FPS = 25;
 
 /** Where BlazeFace puts the face in each 360x288 GRID clip (centre and box height, clip pixels). */
 const GRID_FACE = [
@@ -129,20 +128,7 @@ export async function composeWideShot(dir: string, opts: WideShotOptions): Promi
     '[a]',
     '-t',
     String(seconds),
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-crf',
-    '20',
-    '-pix_fmt',
-    'yuv420p',
-    '-g',
-    String(FPS),
-    '-c:a',
-    'aac',
-    '-b:a',
-    '96k',
+    ...GRID_ENCODE,
     videoPath,
   ]);
   const wavPath = path.join(dir, `${name}.wav`);
