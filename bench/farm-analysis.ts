@@ -6,7 +6,9 @@
 // the machine does not change.
 // Uses the test Postgres (TEST_DATABASE_URL or local). Needs taskset (util-linux) and 2 cores.
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startCluster, type TestCluster } from '../test/helpers/cluster.js';
 import { idleCoreSeconds, leaseSpans, startCpuSampler } from './cpu-clock.js';
@@ -48,7 +50,11 @@ async function round(name: string, overrides: Record<string, number>, agents: nu
   const cluster = await startCluster(`bench_farm_analysis_${name}`, overrides);
   try {
     for (let i = 0; i < agents; i++) {
-      await cluster.startAgent({ AGENT_TASK_TYPES: 'analyze-video,analyze-range', MAX_CONCURRENT_TASKS: '1', LOG_LEVEL: 'info' });
+      await cluster.startAgent({
+        AGENT_TASK_TYPES: 'analyze-video,analyze-range,reframe-short',
+        MAX_CONCURRENT_TASKS: '1',
+        LOG_LEVEL: 'info',
+      });
       pin(cluster, i);
     }
     const { key } = await cluster.org({ plan: 'business', credits: 1000 });
@@ -68,6 +74,18 @@ async function round(name: string, overrides: Record<string, number>, agents: nu
       ),
       perAgentSec: cluster.agents.map((_, i) => sampler.total(i)),
     };
+    const types = new Map(
+      (await cluster.app.db.query<{ id: string; type: string }>(`SELECT id, type FROM tasks WHERE subject_id = $1`, [created.body.id])).map(
+        (t) => [t.id, t.type],
+      ),
+    );
+    for (const s of spans) {
+      const i = cluster.agents.findIndex((a) => a.name === s.agent);
+      const cpuSec = sampler.cpuAt(i, s.endMs) - sampler.cpuAt(i, s.startMs);
+      console.error(`  ${types.get(s.taskId)} on ${s.agent}: ${r1((s.endMs - s.startMs) / 1000)} s wall, ${r1(cpuSec)} CPU-s`);
+    }
+    if (process.env.BENCH_LOG_DIR)
+      for (const a of cluster.agents) writeFileSync(path.join(process.env.BENCH_LOG_DIR, `${name}-${a.name}.log`), a.logs.join('\n'));
     const tasks = (await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE subject_id = $1`, [
       created.body.id,
     ]))!.n;

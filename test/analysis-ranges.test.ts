@@ -285,3 +285,180 @@ needs.serial('cancelling a ranged analysis while its ranges run leaves no task r
     ['reserve', 'release'],
   );
 });
+
+// ---- The shorts reframed side by side ----
+
+/** Three shorts the client chose, so that both farms reframe exactly the same stretches. */
+const CHOSEN = [
+  { title: 'Opening', start: 1, end: 11 },
+  { title: 'Middle', start: 12, end: 22 },
+  { title: 'Habits', start: 24, end: 34 },
+];
+
+async function submitChosen(cluster: TestCluster, credits = 10) {
+  const { org, key } = await cluster.org({ plan: 'pro', credits });
+  const created = await cluster.api('POST', '/api/jobs', {
+    key,
+    body: { functionName: 'VideoShorts', name: 'Habits talk', fileUrl: media.url('talk.mp4'), options: { predefinedShorts: CHOSEN } },
+  });
+  if (created.status !== 201) throw new Error(`job refused: ${JSON.stringify(created.body)}`);
+  return { org, key, jobId: created.body.id as string };
+}
+
+/** Until two agents are connected to the ranged farm: then its final part hands each short to a child. */
+async function twoRangedAgents(): Promise<void> {
+  const live = ranged.agents.filter((a) => a.proc.exitCode === null && a.proc.signalCode === null);
+  for (let i = live.length; i < 2; i++) await ranged.startAgent(AGENT_ENV);
+}
+
+needs.serial(
+  "on a farm, a ranged analysis's shorts are reframed by a child each, with an agent killed while it holds one: the same paths as a whole-file analysis, charged once, each child reading only its short's audio",
+  async (t) => {
+    t.timeout(20 * 60_000);
+    await twoRangedAgents();
+    const [w, r] = await Promise.all([submitChosen(whole), submitChosen(ranged)]);
+    const seen: number[] = [];
+    const wholeDone = analysed(whole, w.key, w.org.id, w.jobId);
+    const rangedDone = analysed(ranged, r.key, r.org.id, r.jobId, seen);
+
+    // The agent holding a short's reframing is killed while it detects faces; the short goes back
+    // to the queue when its lease runs out and the other agent takes it.
+    const held = await waitFor(
+      async () => (await tasksOf(ranged, r.jobId)).find((x) => x.type === 'reframe-short' && x.state === 'leased' && x.leasedBy),
+      600_000,
+      'a short leased',
+    );
+    const holder = (await ranged.app.db.one<{ name: string }>(`SELECT name FROM agents WHERE id = $1`, [held.leasedBy]))!.name;
+    const doomed = ranged.agents.find((a) => a.name === holder)!;
+    await doomed.waitForLog(new RegExp(`"taskId":"${held.id}".*"stage":"detecting_speakers"`), 60_000);
+    await doomed.kill('SIGKILL');
+    await waitFor(async () => (await ranged.app.queue.tick()) > 0, 60_000, 'lease expiry');
+
+    const [a, b] = await Promise.all([wholeDone, rangedDone]);
+    t.is(a.job.status, 'COMPLETED', a.job.message);
+    t.is(b.job.status, 'COMPLETED', b.job.message);
+    t.is(b.shorts.length, CHOSEN.length);
+    // The same stretches, framed from the same frames and samples: the same camera paths.
+    t.deepEqual(
+      b.shorts.map((s) => [s.title, s.startTime, s.endTime, s.text]),
+      a.shorts.map((s) => [s.title, s.startTime, s.endTime, s.text]),
+    );
+    t.deepEqual(
+      b.shorts.map((s) => s.reframe),
+      a.shorts.map((s) => s.reframe),
+      'the same camera paths',
+    );
+    t.true(
+      a.shorts.every((s) => s.reframe.keyframes.length > 0),
+      'the talk has a face to follow',
+    );
+
+    // The parent, its ranges, then one reframe-short child per short, the killed one run twice.
+    const tasks = await tasksOf(ranged, r.jobId);
+    const [parent, ...children] = tasks;
+    t.like(parent, { type: 'analyze-video', state: 'completed', parentId: null });
+    const shortsChildren = children.filter((c) => c.type === 'reframe-short');
+    t.deepEqual(
+      shortsChildren.map((c) => [c.state, c.payload.index, c.payload.start, c.payload.end]),
+      CHOSEN.map((s, i) => ['completed', i, s.start, s.end]),
+    );
+    t.true(children.filter((c) => c.type === 'analyze-range').length >= 2, 'the talk was transcribed in ranges');
+    t.true(
+      Math.min(...shortsChildren.map((c) => c.childIndex!)) >
+        Math.max(...children.filter((c) => c.type === 'analyze-range').map((c) => c.childIndex!)),
+      'the shorts are numbered after the ranges',
+    );
+    t.is(shortsChildren.find((c) => c.id === held.id)!.attempts, 2, 'the killed short was leased again');
+    t.deepEqual(
+      seen,
+      [...seen].sort((x, y) => x - y),
+      `progress ${seen.join(',')}`,
+    );
+    t.true(
+      seen.some((p) => p >= 80 && p < 100),
+      `progress moved while the shorts were reframed: ${seen.join(',')}`,
+    );
+
+    // Each short's crop is its child's, stored and listed with the job.
+    const crops = await ranged.app.db.query<{ objectKey: string; description: string }>(
+      `SELECT object_key AS "objectKey", description FROM files WHERE job_id = $1 AND 'short' = ANY(tags) ORDER BY name`,
+      [r.jobId],
+    );
+    t.deepEqual(
+      crops.map((f) => f.description),
+      CHOSEN.map((s) => s.title),
+    );
+    for (const [i, crop] of crops.entries()) {
+      t.true(crop.objectKey.includes(`/tasks/${shortsChildren[i]!.id}/`), `short ${i}'s crop is its child's`);
+      t.truthy(await ranged.app.store.stat(crop.objectKey));
+    }
+
+    // Charged once, the same price as the whole file.
+    t.is(b.job.cost, a.job.cost);
+    const ledger = await ranged.app.db.query<{ kind: string }>(`SELECT kind FROM credit_ledger WHERE job_id = $1 ORDER BY id`, [r.jobId]);
+    t.deepEqual(
+      ledger.map((l) => l.kind),
+      ['reserve', 'charge'],
+    );
+
+    // Each child read only its short's samples of the analysis audio: one bounded byte range.
+    const audioKey = parent!.payload.stitched.audioKey as string;
+    const { dataOffset } = shortsChildren[0]!.payload.audio as { dataOffset: number };
+    for (const child of shortsChildren) {
+      const from = dataOffset + Math.floor(child.payload.start * 16_000) * 2;
+      const to = dataOffset + Math.ceil(child.payload.end * 16_000) * 2 - 1;
+      t.true(
+        reads.some((x) => x.key === audioKey && x.range?.start === from && x.range?.end === to && x.bytes === to - from + 1),
+        `short ${child.payload.index} read its samples`,
+      );
+    }
+  },
+);
+
+needs.serial(
+  'cancelling a ranged analysis while its shorts are reframed leaves no task running, no crop stored and charges nothing',
+  async (t) => {
+    t.timeout(15 * 60_000);
+    await twoRangedAgents();
+    const r = await submitChosen(ranged, 5);
+    const parent = await waitFor(
+      async () => {
+        const tasks = await tasksOf(ranged, r.jobId);
+        return tasks[0]?.state === 'waiting' && tasks.some((x) => x.type === 'reframe-short' && x.state === 'leased')
+          ? tasks[0]
+          : undefined;
+      },
+      600_000,
+      'shorts being reframed',
+    );
+    t.is(await ranged.app.queue.cancel(parent.id, 'Cancelled by an operator'), 'cancelled');
+    const settled = await waitFor(
+      async () => {
+        const tasks = await tasksOf(ranged, r.jobId);
+        return tasks.every((x) => ['completed', 'failed', 'cancelled'].includes(x.state)) ? tasks : undefined;
+      },
+      120_000,
+      'every task of the job ended',
+    );
+    t.is(settled[0]!.state, 'cancelled');
+    const job = await ranged.settledJob(r.key, r.jobId);
+    t.is(job.status, 'FAILED');
+    const ledger = await ranged.app.db.query<{ kind: string }>(`SELECT kind FROM credit_ledger WHERE job_id = $1 ORDER BY id`, [r.jobId]);
+    t.deepEqual(
+      ledger.map((l) => l.kind),
+      ['reserve', 'release'],
+    );
+    // Nothing of the job is kept: no file row, and no object under the analysis or the shorts'
+    // children that had finished (one still running may upload after the cancel: the orphan sweep's).
+    t.deepEqual(await ranged.app.db.query(`SELECT id FROM files WHERE job_id = $1`, [r.jobId]), []);
+    const stored = async (taskId: string) => {
+      const keys: string[] = [];
+      for await (const obj of ranged.app.store.list(`orgs/${r.org.id}/tasks/${taskId}/`)) keys.push(obj.key);
+      return keys;
+    };
+    for (const task of settled.filter((x) => x.type === 'analyze-video' || (x.type === 'reframe-short' && x.state === 'completed'))) {
+      await waitFor(async () => (await stored(task.id)).length === 0, 30_000, `the objects of ${task.type} ${task.id} to be deleted`);
+    }
+    t.pass();
+  },
+);

@@ -24,12 +24,12 @@ test.before(async () => {
         async fanOut(_c, parent, result) {
           // The final part's result has no `own`: nothing more to split.
           if (!(result as { own?: string }).own) return [];
-          return Array.from({ length: Number(parent.payload.parts) }, (_, part) => ({ payload: { part } }));
+          return Array.from({ length: Number(parent.payload.parts) }, (_, part) => ({ type: 'render-chunk' as const, payload: { part } }));
         },
-        async finishOnAgent(_c, parent, result, childResults) {
-          return { ...parent.payload, final: { own: result, parts: childResults } };
+        async finishOnAgent(_c, parent, result, children) {
+          return { ...parent.payload, final: { own: result, parts: children.results } };
         },
-        async onChildrenProgress(_c, _parent, fraction) {
+        async onChildrenProgress(_c, _parent, _type, fraction) {
           heard.progress.push(fraction);
         },
         async onComplete(_c, task, result) {

@@ -38,13 +38,14 @@ test.before(async () => {
         async fanOut(_c, parent) {
           const parts = Number(parent.payload.parts ?? 0);
           return Array.from({ length: parts }, (_, part) => ({
+            type: 'render-chunk' as const,
             payload: { part },
             placement: parent.payload.childPlacement as Partial<TaskPlacement> | undefined,
           }));
         },
-        async fanIn(_c, parent, result, childResults) {
+        async fanIn(_c, parent, result, children) {
           heard.fanIns.push(parent.id);
-          return { own: result, parts: childResults };
+          return { own: result, parts: children.results };
         },
         async onComplete(c, task, result) {
           // The primary key makes a second completion of the same task fail loudly.
@@ -289,17 +290,17 @@ test.serial("a typed handler's children are read through their own contract, bot
     async onFailed() {},
     // A payload that is not a render-chunk payload: the coordinator's own mistake, caught before any child is queued.
     async fanOut() {
-      return [{ payload: { renderId: 'r1' } as unknown as TaskPayload<'render-chunk'> }];
+      return [{ type: 'render-chunk' as const, payload: { renderId: 'r1' } as unknown as TaskPayload<'render-chunk'> }];
     },
-    async fanIn(_c, _parent, result, childResults) {
-      return { ...result, durationSec: childResults.reduce((sum, r) => sum + r.frames, 0) / 25 };
+    async fanIn(_c, _parent, result, children) {
+      return { ...result, durationSec: children.results.reduce((sum, r) => sum + r.frames, 0) / 25 };
     },
   });
   const parent = { id: 'p1', type: 'render-short' } as TaskRow;
   const c = {} as Queryable;
-  const joined = await handler.fanIn!(c, parent, render(1), [chunk(500), chunk(250)]);
+  const joined = await handler.fanIn!(c, parent, render(1), { type: 'render-chunk', results: [chunk(500), chunk(250)] });
   t.is((joined as { durationSec: number }).durationSec, 30);
-  const badChild = await t.throwsAsync(handler.fanIn!(c, parent, render(1), [chunk(500), { objectKey: 'x' }]));
+  const badChild = await t.throwsAsync(handler.fanIn!(c, parent, render(1), { type: 'render-chunk', results: [chunk(500), { objectKey: 'x' }] }));
   t.true(badChild instanceof ContractViolation);
   t.regex(badChild!.message, /result does not match the render-chunk contract/);
   const badPayload = await t.throwsAsync(handler.fanOut!(c, parent, render(1)));

@@ -3,6 +3,7 @@ import { TASK_CONTRACTS } from '@shorts/common/tasks/contracts';
 import { SOURCE_EXTENSIONS, analyzeVideoOutputs } from '@shorts/common/tasks/analyze-video';
 import { renderShortOutputs } from '@shorts/common/tasks/render-short';
 import { renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
+import { reframeShortOutputs } from '@shorts/common/tasks/reframe-short';
 import { TASK_TYPES } from '@shorts/common/tasks';
 
 // Each task type's output names are declared once, in its contract (common/src/tasks/<type>.ts): the
@@ -30,6 +31,11 @@ test('every name an agent gives an upload is one its type may write', (t) => {
     t.true(writes('render-short', name), name);
   }
   t.true(writes('render-chunk', renderChunkOutputs.chunk(7)));
+  // A short reframed by a child of its own is named as the whole-file analysis names it.
+  for (const name of [reframeShortOutputs.short(4), reframeShortOutputs.shortThumbnail(4)]) {
+    t.true(writes('reframe-short', name), name);
+    t.true(writes('analyze-video', name), name);
+  }
   t.true(
     writes('render-chunk', renderChunkOutputs.sound('01a219ac-a65b-7c7d-99e9-8c3f04955bba')),
     "the first chunk writes the render's sound",
@@ -45,4 +51,7 @@ test('no type writes a name another type writes, a page or a name of no kind it 
   t.false(writes('analyze-video', renderChunkOutputs.chunk(0)));
   t.false(writes('probe-media', 'source.mp4'));
   t.false(writes('analyze-range', analyzeVideoOutputs.audio));
+  // A short's child writes its crop and nothing of the analysis's own.
+  for (const name of [analyzeVideoOutputs.audio, analyzeVideoOutputs.sourceThumbnail, analyzeVideoOutputs.source('mp4')])
+    t.false(writes('reframe-short', name), name);
 });

@@ -76,6 +76,7 @@ const TYPE_NOUN: Record<TaskType, string> = {
   'probe-media': 'a media probe agent',
   'analyze-video': 'an analysis agent',
   'analyze-range': 'a transcription agent',
+  'reframe-short': 'a reframing agent',
   'render-short': 'a render agent',
   'render-chunk': 'a render agent',
 };

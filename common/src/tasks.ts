@@ -1,5 +1,5 @@
 // Kinds of work an agent can lease. The coordinator and the agent each keep a registry keyed by these.
-export const TASK_TYPES = ['probe-media', 'analyze-video', 'analyze-range', 'render-short', 'render-chunk'] as const;
+export const TASK_TYPES = ['probe-media', 'analyze-video', 'analyze-range', 'reframe-short', 'render-short', 'render-chunk'] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 
 export const isTaskType = (v: string): v is TaskType => (TASK_TYPES as readonly string[]).includes(v);

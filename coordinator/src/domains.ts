@@ -5,6 +5,7 @@ import { probeMediaOutcomeHandler } from './probes/probe-media-outcome.js';
 import { registerJobRoutes } from './api/jobs.js';
 import { createAnalyzeVideoOutcomeHandler } from './jobs/analyze-video-outcome.js';
 import { createAnalyzeRangeOutcomeHandler } from './jobs/analyze-range-outcome.js';
+import { createReframeShortOutcomeHandler } from './jobs/reframe-short-outcome.js';
 import { startWebhookWorker } from './webhooks/webhooks.js';
 import { registerRenderRoutes } from './api/renders.js';
 import { createRenderShortOutcomeHandler } from './renders/render-short-outcome.js';
@@ -26,6 +27,7 @@ export async function registerDomains(api: Api, app: Coordinator): Promise<void>
 
   app.queue.registerHandler('analyze-video', withContract('analyze-video', createAnalyzeVideoOutcomeHandler(app)));
   app.queue.registerHandler('analyze-range', withContract('analyze-range', createAnalyzeRangeOutcomeHandler(app)));
+  app.queue.registerHandler('reframe-short', withContract('reframe-short', createReframeShortOutcomeHandler(app)));
   registerJobRoutes(api, app);
   app.queue.registerHandler('render-short', withContract('render-short', createRenderShortOutcomeHandler(app)));
   app.queue.registerHandler('render-chunk', withContract('render-chunk', createRenderChunkOutcomeHandler(app)));

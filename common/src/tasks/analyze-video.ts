@@ -55,7 +55,16 @@ export const analyzeVideoLeaseSchema = analyzeVideoPayloadSchema.extend({
   /** A source at least this long is analysed in ranges: the agent stores and probes it, and returns
    *  (`ranged`) without transcribing. Absent: the whole file here, as always. */
   rangesFromSec: z.number().positive().optional(),
-  stitched: stitchedSchema.extend({ sourceUrl: z.string().min(1), audioUrl: z.string().min(1).optional() }).optional(),
+  stitched: stitchedSchema
+    .extend({
+      sourceUrl: z.string().min(1),
+      audioUrl: z.string().min(1).optional(),
+      /** Free slots in the farm for reframe-short children: with two or more (and two shorts or
+       *  more), the final part picks the shorts and leaves each one's reframing to a child of its
+       *  own (`reframing`). Absent or under two: it reframes them itself, as a whole-file analysis. */
+      reframeSlots: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
 });
 
 /** Known as soon as the source is probed; the coordinator prices the job on them before transcribing. */
@@ -111,6 +120,18 @@ export const analyzeVideoResultSchema = z.object({
       spans: z.array(sampleSpanSchema).min(1),
     })
     .optional(),
+  /** A ranged analysis's final part that picked the shorts (no crop, path or detections yet) and
+   *  leaves each short's reframing to a reframe-short child: the analysis audio they read. The
+   *  coordinator joins the children's crops into the shorts, and completes the task with them. */
+  reframing: z
+    .object({
+      audio: z.object({
+        objectKey: z.string().min(1),
+        dataOffset: z.number().int().nonnegative(),
+        sampleRate: z.number().int().positive(),
+      }),
+    })
+    .optional(),
 });
 
 /** Stages in order: the span of the task's own progress each covers, and the progress the contract
@@ -157,8 +178,9 @@ export const analyzeVideoContract = {
   // when it can (VAD and the transcribers here run on the CPU), so the host where the detector's own
   // session runs on CUDA is preferred, not any host where some CUDA provider loaded.
   placement: { requires: ['face-detector', 'model:silero-vad', 'transcriber'], prefers: ['face-detector:cuda'] },
-  // A long source's analysis splits into time ranges, each transcribed by its own child (issue 22).
-  children: { type: 'analyze-range' },
+  // A long source's analysis splits into time ranges, each transcribed by its own child, and then its
+  // shorts, each reframed by its own child (issue 22).
+  children: { types: ['analyze-range', 'reframe-short'] },
   timeLimitSec: 4 * 3600,
   outputs: analyzeVideoOutputs,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, AnalyzeStage>;

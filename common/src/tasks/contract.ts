@@ -40,11 +40,12 @@ export interface TaskContract<
   /** Default wall-clock limit of one attempt (TASK_TIME_LIMITS overrides it): the agent stops the
    *  task past it, and the coordinator takes it back from an agent that does not. */
   timeLimitSec: number;
-  /** Fan-out: the type of the child tasks this type may split into. The domain's handler decides
-   *  from the task's own result whether to split (fanOut) and joins the children's results into the
-   *  task's (fanIn); the queue runs the children as ordinary tasks and completes the parent once,
-   *  after the last (coordinator/src/tasks/fan-out.ts). */
-  children?: { type: TaskType };
+  /** Fan-out: the types of the child tasks this type may split into, one type a round. The domain's
+   *  handler decides from the task's own result whether to split (fanOut) and joins the children's
+   *  results into the task's (fanIn) or hands them to an agent (finishOnAgent), whose result may split
+   *  again into children of another type; the queue runs the children as ordinary tasks and
+   *  completes the parent once, after the last round's last child (coordinator/src/tasks/fan-out.ts). */
+  children?: { types: readonly TaskType[] };
   /** The objects a task of this type stores (see TaskOutputs). */
   outputs: TaskOutputs;
 }

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { TASK_TYPES, isTaskType, type TaskType } from '../tasks.js';
 import { analyzeVideoContract } from './analyze-video.js';
 import { analyzeRangeContract } from './analyze-range.js';
+import { reframeShortContract } from './reframe-short.js';
 import { probeMediaContract } from './probe-media.js';
 import { renderShortContract } from './render-short.js';
 import { renderChunkContract } from './render-chunk.js';
@@ -12,6 +13,7 @@ export const TASK_CONTRACTS = {
   'probe-media': probeMediaContract,
   'analyze-video': analyzeVideoContract,
   'analyze-range': analyzeRangeContract,
+  'reframe-short': reframeShortContract,
   'render-short': renderShortContract,
   'render-chunk': renderChunkContract,
 } as const satisfies Record<TaskType, unknown>;
@@ -51,11 +53,13 @@ export type TaskPayload<T extends TaskType> = z.output<Contracts[T]['payload']>;
 export type TaskLeasePayload<T extends TaskType> = z.output<Contracts[T]['leasePayload']>;
 export type TaskFacts<T extends TaskType> = z.output<Contracts[T]['facts']>;
 export type TaskResult<T extends TaskType> = z.output<Contracts[T]['result']>;
-/** The type of the children a task type may split into (its contract's `children`); never if none. */
-export type TaskChildType<T extends TaskType> = Contracts[T] extends { children: { type: infer C extends TaskType } } ? C : never;
-/** The same at run time. */
-export const childTypeOf = (type: TaskType): TaskType | undefined =>
-  (TASK_CONTRACTS[type] as { children?: { type: TaskType } }).children?.type;
+/** The types of the children a task type may split into (its contract's `children`); never if none. */
+export type TaskChildType<T extends TaskType> = Contracts[T] extends { children: { types: readonly (infer C extends TaskType)[] } }
+  ? C
+  : never;
+/** The same at run time (empty if none). */
+export const childTypesOf = (type: TaskType): readonly TaskType[] =>
+  (TASK_CONTRACTS[type] as { children?: { types: readonly TaskType[] } }).children?.types ?? [];
 export type TaskStage<T extends TaskType> = keyof Contracts[T]['stages'] & string;
 
 /** The schemas by type, typed so that indexing with a generic type keeps each one's own output. */

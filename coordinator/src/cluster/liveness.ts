@@ -1,4 +1,5 @@
 import type { Db } from '../db/db.js';
+import type { TaskType } from '@shorts/common/tasks';
 import { AppError } from '../errors.js';
 
 // Agent liveness, decided here and nowhere else. An agent is told to heartbeat every third of the
@@ -43,4 +44,24 @@ export function markSilentAgentsOffline(db: Db, leaseTtlMs: number): Promise<Arr
      WHERE state <> 'offline' AND last_seen_at < now() - make_interval(secs => $1 / 1000.0) RETURNING id, name`,
     [leaseTtlMs],
   );
+}
+
+/** Free slots in the farm for a task type (connected agents that take it), all and on NVENC hosts.
+ *  The slot the asking task holds counts as free: it is, once that task hands its work to children. */
+export async function freeSlots(
+  app: { db: Db; config: { leaseTtlMs: number } },
+  type: TaskType,
+  askingTaskId: string,
+): Promise<{ all: number; nvenc: number }> {
+  const row = await app.db.one<{ all: number; nvenc: number }>(
+    `WITH free AS (
+       SELECT 'nvenc' = ANY(a.capability_tags) AS nvenc,
+              GREATEST(a.max_slots - (SELECT count(*) FROM tasks t WHERE t.state = 'leased' AND t.leased_by = a.id AND t.id <> $2), 0) AS slots
+         FROM agents a
+        WHERE ${connectedAgentSql('a', '$1')} AND $3 = ANY(a.task_types)
+     )
+     SELECT COALESCE(sum(slots), 0)::int AS all, COALESCE(sum(slots) FILTER (WHERE nvenc), 0)::int AS nvenc FROM free`,
+    [app.config.leaseTtlMs, askingTaskId, type],
+  );
+  return row ?? { all: 0, nvenc: 0 };
 }

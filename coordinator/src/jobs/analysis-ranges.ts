@@ -46,6 +46,7 @@ export async function rangeChildren(
   const { jobId } = parseStoredPayload('analyze-video', task.payload);
   const { objectKey: audioKey, dataOffset, sampleRate } = plan.audio;
   return planSpanRanges(plan.spans, app.config.analysisRangeSec * sampleRate).map((spans) => ({
+    type: 'analyze-range' as const,
     payload: { jobId, audioKey, dataOffset, sampleRate, spans },
   }));
 }

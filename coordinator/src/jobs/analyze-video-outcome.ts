@@ -5,7 +5,6 @@ import { ANALYZE_STAGES, analyzeVideoOutputs, isAnalyzeStage, type AnalyzeVideoR
 import { parseStoredPayload } from '@shorts/common/tasks/contracts';
 import { chargeCredits, releaseCredits, reserveEstimate } from '../credits/credits.js';
 import { deleteFileRows, insertFiles, type NewFile } from '../files/files.js';
-import { verifyTaskObjects } from '../files/task-objects.js';
 import { deletePrefix } from '../storage/object-store.js';
 import { taskObjectKey, taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
 import type { TypedOutcomeHandler } from '../tasks/typed-outcome.js';
@@ -15,6 +14,8 @@ import { bandOf, bearerView } from './job-views.js';
 import { JOB_COLUMNS, JOB_STATUS, type JobRow, type StoredShort } from './jobs.js';
 import { priceJob } from './pricing.js';
 import { finalPartPayload, rangeChildren, rangesFromSec, rangesProgressed } from './analysis-ranges.js';
+import { joinReframedShorts, removeShortObjects, shortChildren, shortsProgressed, verifyAnalysisObjects } from './analysis-shorts.js';
+import { freeSlots } from '../cluster/liveness.js';
 
 async function lockJob(c: Queryable, id: string): Promise<JobRow | undefined> {
   return (await c.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 FOR UPDATE`, [id])).rows[0];
@@ -37,7 +38,7 @@ function checkShorts(job: JobRow, result: AnalyzeVideoResult): void {
 }
 
 export function createAnalyzeVideoOutcomeHandler(
-  app: Pick<Coordinator, 'config' | 'store' | 'urls' | 'boss' | 'metrics'>,
+  app: Pick<Coordinator, 'config' | 'store' | 'urls' | 'boss' | 'metrics' | 'db'>,
 ): TypedOutcomeHandler<'analyze-video'> {
   /**
    * As soon as the agent knows the video's length the job's reservation grows to its price, so a
@@ -71,24 +72,34 @@ export function createAnalyzeVideoOutcomeHandler(
 
   return {
     /** A video in the organization's storage reaches the agent by a signed URL made at lease time. */
-    async prepareLease(_task, payload) {
+    async prepareLease(task, payload) {
       const { source, stitched, ...rest } = payload;
       const sign = async (key: string) => (await app.urls.sign(key, 'GET', 6 * 3600)).url;
       const leased = source.kind === 'object' ? { ...rest, source: { ...source, url: await sign(source.objectKey) } } : { ...rest, source };
-      // A ranged analysis's final part reads the source its first part stored.
+      // A ranged analysis's final part reads the source its first part stored; with free slots in
+      // the farm it leaves its shorts' reframing to children (./analysis-shorts.ts).
       if (stitched) {
         const audioUrl = stitched.audioKey ? await sign(stitched.audioKey) : undefined;
+        const reframeSlots = (await freeSlots(app, 'reframe-short', task.id)).all;
         return {
           ...leased,
-          stitched: { ...stitched, sourceUrl: await sign(stitched.source.objectKey), ...(audioUrl ? { audioUrl } : {}) },
+          stitched: { ...stitched, sourceUrl: await sign(stitched.source.objectKey), ...(audioUrl ? { audioUrl } : {}), reframeSlots },
         };
       }
       return { ...leased, rangesFromSec: rangesFromSec(app.config) };
     },
 
-    fanOut: (_c, task, result) => rangeChildren(app, task, result),
-    finishOnAgent: async (_c, task, result, ranges) => finalPartPayload(task, result, ranges),
-    onChildrenProgress: rangesProgressed,
+    // A long source in two rounds of children: its ranges transcribed (then the final part picks the
+    // shorts on an agent), then its shorts reframed (then the coordinator joins them).
+    fanOut: async (_c, task, result) => (result.reframing ? shortChildren(app, task, result) : rangeChildren(app, task, result)),
+    finishOnAgent: async (_c, task, result, children) =>
+      children.type === 'analyze-range' ? finalPartPayload(task, result, children.results) : undefined,
+    fanIn: async (c, task, result, children) => {
+      if (children.type !== 'reframe-short') throw new Error(`analyze-video joins its ${children.type} children on an agent`);
+      return joinReframedShorts(c, app, task, result, children.results);
+    },
+    onChildrenProgress: (c, parent, childType, fraction) =>
+      childType === 'analyze-range' ? rangesProgressed(c, parent, fraction) : shortsProgressed(c, parent, fraction),
 
     async onProgress(c, task, _progress, stage, facts) {
       if (facts) await reserveForVideo(c, task.subjectId!, facts.durationSec, facts.downloadBytes);
@@ -102,14 +113,11 @@ export function createAnalyzeVideoOutcomeHandler(
 
     async onComplete(c, task, result) {
       if (result.ranged) throw new AppError(500, 'bad_result', 'a ranged analysis completed without its final part');
+      if (result.reframing) throw new AppError(500, 'bad_result', 'an analysis completed before its shorts were reframed');
       const job = await lockJob(c, task.subjectId!);
       if (!job || job.status !== JOB_STATUS.processing) return; // archived or already settled: keep nothing twice
       checkShorts(job, result);
-      const stored = await verifyTaskObjects(app.store, task, [
-        result.source.objectKey,
-        result.source.thumbnailKey,
-        ...result.shorts.flatMap((s) => (s.crop ? [s.crop.objectKey, s.crop.thumbnailKey] : [])),
-      ]);
+      const stored = await verifyAnalysisObjects(c, app, task, result);
       const org = (await c.query<{ plan: Plan }>(`SELECT plan FROM organizations WHERE id = $1`, [job.organizationId])).rows[0];
 
       const files: NewFile[] = [
@@ -238,7 +246,10 @@ export function createAnalyzeVideoOutcomeHandler(
     async afterFinish(task: TaskRow, outcome) {
       app.metrics.jobsFinished.labels(outcome === 'completed' ? JOB_STATUS.completed : JOB_STATUS.failed).inc();
       // Nothing half-written stays behind a failed job.
-      if (outcome === 'failed') await deletePrefix(app.store, taskObjectPrefix(task));
+      if (outcome === 'failed') {
+        await deletePrefix(app.store, taskObjectPrefix(task));
+        await removeShortObjects(app, task);
+      }
       // A long source's analysis audio was for its ranges only (analysis-ranges.ts).
       else if (parseStoredPayload('analyze-video', task.payload).stitched)
         await app.store.delete(taskObjectKey(task, analyzeVideoOutputs.audio));

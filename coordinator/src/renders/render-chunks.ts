@@ -8,11 +8,12 @@ import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { AppError } from '../errors.js';
 import type { TaskLeasePayload, TaskPayload, TaskResult } from '@shorts/common/tasks/contracts';
+import type { TaskType } from '@shorts/common/tasks';
 import { stageProgress } from '@shorts/common/tasks/contract';
 import { renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
 import { RENDER_STAGES, renderShortOutputs, type RenderShortPayload, type RenderSplit } from '@shorts/common/tasks/render-short';
 import { verifyTaskObjects } from '../files/task-objects.js';
-import { connectedAgentSql } from '../cluster/liveness.js';
+import { freeSlots } from '../cluster/liveness.js';
 import { deletePrefix } from '../storage/object-store.js';
 import { taskObjectKey, taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
 import type { TypedChildTask } from '../tasks/typed-outcome.js';
@@ -21,22 +22,6 @@ type App = Pick<Coordinator, 'db' | 'urls' | 'store' | 'config'>;
 type SplitLease = Pick<TaskLeasePayload<'render-short'>, 'split' | 'join'>;
 
 const signed = async (app: App, key: string) => (await app.urls.sign(key, 'GET', 6 * 3600)).url;
-
-/** Free render slots in the farm (connected agents that take render-chunk), all and on NVENC hosts.
- *  The slot the render's own task holds counts as free: it is, once the split is done. */
-async function freeRenderSlots(app: App, taskId: string): Promise<{ all: number; nvenc: number }> {
-  const row = await app.db.one<{ all: number; nvenc: number }>(
-    `WITH free AS (
-       SELECT 'nvenc' = ANY(a.capability_tags) AS nvenc,
-              GREATEST(a.max_slots - (SELECT count(*) FROM tasks t WHERE t.state = 'leased' AND t.leased_by = a.id AND t.id <> $2), 0) AS slots
-         FROM agents a
-        WHERE ${connectedAgentSql('a', '$1')} AND 'render-chunk' = ANY(a.task_types)
-     )
-     SELECT COALESCE(sum(slots), 0)::int AS all, COALESCE(sum(slots) FILTER (WHERE nvenc), 0)::int AS nvenc FROM free`,
-    [app.config.leaseTtlMs, taskId],
-  );
-  return row ?? { all: 0, nvenc: 0 };
-}
 
 /**
  * What the render's task is asked to do when an agent takes it: join the chunks (its children are
@@ -58,7 +43,7 @@ export async function chunkedLease(app: App, task: TaskRow, spec: RenderShortPay
   const { renderChunkMinSec, renderChunkSec } = app.config;
   if (!(renderChunkMinSec > 0) || lengthSec < renderChunkMinSec || spec.options.editing) return {};
   const byLength = Math.floor(lengthSec / renderChunkSec);
-  const free = await freeRenderSlots(app, task.id);
+  const free = await freeSlots(app, 'render-chunk', task.id);
   // Every chunk of a render is encoded alike: on NVENC hosts only when two or more have a free slot.
   const encoder = free.nvenc >= 2 ? 'h264_nvenc' : 'libx264';
   const chunks = Math.min(byLength, encoder === 'h264_nvenc' ? free.nvenc : free.all);
@@ -80,6 +65,7 @@ export async function renderChunks(
       throw new AppError(422, 'bad_result', "the render's sound has another name");
   }
   return cuts.map((cut, index) => ({
+    type: 'render-chunk' as const,
     payload: {
       ...spec,
       chunk: { ...cut, index, last: index === cuts.length - 1, encoder, gopFrames, encodesSound: index === 0 && hasSound === true },
@@ -120,7 +106,7 @@ export async function joinedChunks(
 }
 
 /** While the chunks render, the render's progress is theirs (over the `rendering` stage). */
-export async function chunksProgress(c: Queryable, parent: TaskRow, fraction: number): Promise<number> {
+export async function chunksProgress(c: Queryable, parent: TaskRow, _childType: TaskType, fraction: number): Promise<number> {
   const progress = stageProgress(RENDER_STAGES, 'rendering', fraction);
   await c.query(
     `UPDATE renders SET status = 'progress', progress = GREATEST(progress, $2), updated_at = now() WHERE id = $1 AND status IN ('queued', 'progress')`,

@@ -22,7 +22,7 @@ export function createRenderShortOutcomeHandler(
 
     // A long render in chunks (./render-chunks.ts): split, chunks, then the join on an agent.
     fanOut: (_c, parent, result) => renderChunks(app, parent, result),
-    fanIn: (c, parent, result, chunks) => joinedChunks(c, app, parent, result, chunks),
+    fanIn: (c, parent, result, chunks) => joinedChunks(c, app, parent, result, chunks.results),
     joinsOnAgent: (result) => 'split' in result,
     onChildrenProgress: chunksProgress,
 

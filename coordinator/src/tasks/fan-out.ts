@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/db.js';
 import { newId } from '../ids.js';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
-import { childTypeOf, placementOf } from '@shorts/common/tasks/contracts';
+import { childTypesOf, placementOf } from '@shorts/common/tasks/contracts';
 import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import type { Metrics } from '../metrics/metrics.js';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
@@ -18,6 +18,10 @@ import type { TaskWakeups } from './wakeups.js';
  * Children report to the parent, never to a domain: their domain hooks (onProgress, onComplete,
  * onFailed, afterFinish) do not run; prepareLease does, as for any task an agent takes.
  *
+ * A parent may split more than once, one child type a round (a long analysis: its ranges, then its
+ * shorts): a round's children are its parent's children of that type, numbered after the earlier
+ * rounds', and only they count down, join and show progress.
+ *
  * Lock order, everywhere: the parent, then the child (lockParentOf first).
  */
 export class TaskFamilies {
@@ -31,7 +35,7 @@ export class TaskFamilies {
   /** A handler may fan out only where its type's contract says which children it has. */
   static check(type: TaskType, handler: TaskOutcomeHandler): void {
     if (!handler.fanOut && !handler.fanIn) return;
-    if (!childTypeOf(type)) throw new Error(`${type} handler fans out, but the ${type} contract declares no children`);
+    if (!childTypesOf(type).length) throw new Error(`${type} handler fans out, but the ${type} contract declares no children`);
     if (!handler.fanOut || !(handler.fanIn || handler.finishOnAgent))
       throw new Error(`${type} handler needs fanOut, and fanIn or finishOnAgent`);
   }
@@ -43,7 +47,14 @@ export class TaskFamilies {
 
   /** The parent's own part is done: it waits for the children, who join the queue now. */
   async split(c: Queryable, parent: TaskRow, ownResult: unknown, children: ChildTask[]): Promise<void> {
-    const type = childTypeOf(parent.type)!;
+    const type = children[0]!.type;
+    if (!childTypesOf(parent.type).includes(type) || children.some((child) => child.type !== type))
+      throw new Error(
+        `a ${parent.type} task splits into children of one of its contract's types a round, not ${children.map((ch) => ch.type).join(', ')}`,
+      );
+    // Numbered after an earlier round's children, which stay with their results.
+    const { earlier } = (await c.query<{ earlier: number }>(`SELECT count(*)::int AS earlier FROM tasks WHERE parent_id = $1`, [parent.id]))
+      .rows[0]!;
     await c.query(
       `UPDATE tasks SET state = 'waiting', result = $2, children_pending = $3, lease_token = NULL, lease_expires_at = NULL,
          waiting_reason = NULL WHERE id = $1`,
@@ -54,7 +65,7 @@ export class TaskFamilies {
       await c.query(
         `INSERT INTO tasks (id, type, organization_id, subject_id, payload, priority, max_attempts, requires, prefers, parent_id, child_index)
          SELECT $1, $2, organization_id, subject_id, $3, priority, $4, $5, $6, id, $7 FROM tasks WHERE id = $8`,
-        [newId(), type, child.payload, this.opts.maxAttempts, needs.requires, needs.prefers, index, parent.id],
+        [newId(), type, child.payload, this.opts.maxAttempts, needs.requires, needs.prefers, earlier + index, parent.id],
       );
     }
     this.metrics.tasksEnqueued.labels(type).inc(children.length);
@@ -80,11 +91,15 @@ export class TaskFamilies {
     if (pending > 0) return;
     const handler = this.queue.handlerOf(parent.type);
     const childResults = (
-      await c.query<{ result: unknown }>(`SELECT result FROM tasks WHERE parent_id = $1 ORDER BY child_index`, [parent.id])
+      await c.query<{ result: unknown }>(`SELECT result FROM tasks WHERE parent_id = $1 AND type = $2 ORDER BY child_index`, [
+        parent.id,
+        child.type,
+      ])
     ).rows.map((r) => r.result);
-    if (handler.finishOnAgent) {
+    const round = { type: child.type, results: childResults };
+    const payload = handler.finishOnAgent ? await handler.finishOnAgent(c, parent, parent.result, round) : undefined;
+    if (payload) {
       // The join needs an agent: the parent is queued again for its final part, with fresh attempts.
-      const payload = await handler.finishOnAgent(c, parent, parent.result, childResults);
       await c.query(
         `UPDATE tasks SET state = 'queued', payload = $2, result = NULL, attempts = 0, queued_at = now(), leased_by = NULL
          WHERE id = $1`,
@@ -94,7 +109,8 @@ export class TaskFamilies {
       await this.queue.event(parent.id, null, 'children_done', `${childResults.length} child tasks; the final part is queued`, c);
       return;
     }
-    const result = await handler.fanIn!(c, parent, parent.result, childResults);
+    if (!handler.fanIn) throw new Error(`${parent.type} has no join for its ${child.type} children`);
+    const result = await handler.fanIn(c, parent, parent.result, round);
     if (handler.joinsOnAgent?.(result)) return this.queueJoin(c, parent, result, childResults.length);
     await c.query(`UPDATE tasks SET state = 'completed', result = $2, progress = 1, finished_at = now() WHERE id = $1`, [
       parent.id,
@@ -125,11 +141,12 @@ export class TaskFamilies {
     if (!parent || !handler?.onChildrenProgress) return;
     const { fraction } = (
       await c.query<{ fraction: number }>(
-        `SELECT COALESCE(avg(CASE WHEN state = 'completed' THEN 1 ELSE progress END), 0)::float8 AS fraction FROM tasks WHERE parent_id = $1`,
-        [parent.id],
+        `SELECT COALESCE(avg(CASE WHEN state = 'completed' THEN 1 ELSE progress END), 0)::float8 AS fraction
+           FROM tasks WHERE parent_id = $1 AND type = $2`,
+        [parent.id, child.type],
       )
     ).rows[0];
-    const progress = await handler.onChildrenProgress(c, parent, fraction);
+    const progress = await handler.onChildrenProgress(c, parent, child.type, fraction);
     if (typeof progress === 'number')
       await c.query(`UPDATE tasks SET progress = GREATEST(progress, $2) WHERE id = $1`, [parent.id, progress]);
   }
@@ -138,7 +155,14 @@ export class TaskFamilies {
   async childEnded(c: Queryable, child: TaskRow, reason: string, code: TaskFailureCode): Promise<void> {
     const parent = await this.lockedWaitingParent(c, child);
     if (!parent) return;
-    const why = code === 'CANCELLED' ? reason : `Part ${child.childIndex! + 1} failed: ${reason}`;
+    const { part } = (
+      await c.query<{ part: number }>(`SELECT count(*)::int AS part FROM tasks WHERE parent_id = $1 AND type = $2 AND child_index <= $3`, [
+        parent.id,
+        child.type,
+        child.childIndex,
+      ])
+    ).rows[0]!;
+    const why = code === 'CANCELLED' ? reason : `Part ${part} failed: ${reason}`;
     const outcome = await this.queue.failForGood(c, parent, why, code);
     await this.queue.event(parent.id, null, outcome === TASK_STATES.cancelled ? 'cancelled' : 'failed', why, c);
     this.queue.endsWith(c, parent, outcome);

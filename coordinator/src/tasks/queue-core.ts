@@ -25,9 +25,9 @@ export interface TaskOutcomeHandler {
   /** Fan-out (./fan-out.ts; the type's contract declares its `children`): the child tasks this task
    *  splits into, decided from its own agent's result. None: it completes with that result at once. */
   fanOut?(c: Queryable, parent: TaskRow, result: unknown): Promise<ChildTask[]>;
-  /** Fan-in: the parent's result from its own and its children's (in child order), before the
-   *  parent's onComplete in the same transaction. */
-  fanIn?(c: Queryable, parent: TaskRow, result: unknown, childResults: unknown[]): Promise<unknown>;
+  /** Fan-in: the parent's result from its own and its children's (this round's, in child order),
+   *  before the parent's onComplete in the same transaction. */
+  fanIn?(c: Queryable, parent: TaskRow, result: unknown, children: ChildResults): Promise<unknown>;
   /** True when the joined result is not the parent's last word but work for an agent: the parent
    *  is queued again with it (its prepareLease reads it from task.result) and completes, as any
    *  task, with that agent's result (fanOut then returns none). A render joins its chunks so. */
@@ -35,18 +35,27 @@ export interface TaskOutcomeHandler {
 
   /** Instead of fanIn, for a join only an agent can make: after the last child the parent goes back
    *  to the queue with this payload for its final part, whose completion ends it as any task's does
-   *  (fanOut then sees that part's result and returns no children). */
-  finishOnAgent?(c: Queryable, parent: TaskRow, result: unknown, childResults: unknown[]): Promise<Record<string, unknown>>;
+   *  (fanOut then sees that part's result: no children, or a next round of another type). Undefined:
+   *  this round's join needs no agent, and fanIn makes it. */
+  finishOnAgent?(c: Queryable, parent: TaskRow, result: unknown, children: ChildResults): Promise<Record<string, unknown> | undefined>;
   /** The children's progress, 0..1 over all of them (a completed child counts 1), as a child reports:
    *  its domain shows it, and a number returned is the parent's own progress to store. */
-  onChildrenProgress?(c: Queryable, parent: TaskRow, fraction: number): Promise<number | void>;
+  onChildrenProgress?(c: Queryable, parent: TaskRow, childType: TaskType, fraction: number): Promise<number | void>;
 }
 
-/** One child task a parent splits into; its type is the parent contract's `children.type`. */
+/** One child task a parent splits into: one of the parent contract's `children.types`, the same
+ *  for every child of one round. */
 export interface ChildTask {
+  type: TaskType;
   payload: Record<string, unknown>;
   /** Capabilities beyond the child type's own placement (say, an NVENC host for a chunk). */
   placement?: Partial<TaskPlacement>;
+}
+
+/** One round's children's results, in child order. */
+export interface ChildResults {
+  type: TaskType;
+  results: unknown[];
 }
 
 export interface TaskQueueOptions {

@@ -25,8 +25,10 @@ export interface DetectShortsInput {
   sourceWidth: number;
   sourceHeight: number;
   shorts: Array<{ start: number; end: number }>;
-  /** 16 kHz mono WAV of the whole source, already extracted by analyze-video. */
+  /** 16 kHz mono WAV of the whole source, already extracted by analyze-video, or of a stretch of it
+   *  that starts `wavStartSec` into the source (a reframe-short child reads its short's alone). */
   wavPath: string;
+  wavStartSec?: number;
   signal: AbortSignal;
   onProgress?: (fraction: number) => void;
 }
@@ -75,7 +77,7 @@ async function detectShort(
   const t0 = performance.now();
   if (!(range.end > range.start)) throw new Error(`a short must end after it starts (${range.start}-${range.end})`);
   // One read of the short's sound serves voice activity and the lip-sync envelope.
-  const audio = await readWavRange(input.wavPath, range);
+  const audio = await readSourceAudio(input, range);
   const envelope = speechEnvelope(audio);
   // A turn starts at its first sound, which voice activity may hear a little late.
   const speech = soundOnsets(await speechInAudio(audio, range, input.signal), envelope);
@@ -176,3 +178,11 @@ async function detectShort(
 }
 
 const round = (v: number, digits: number) => Number(v.toFixed(digits));
+
+/** The source's sound over `range`, from a WAV of the whole source or of a stretch starting at
+ *  `wavStartSec`: the same samples either way, placed on the source's timeline. */
+async function readSourceAudio(input: DetectShortsInput, range: Interval) {
+  const offset = input.wavStartSec ?? 0;
+  const read = await readWavRange(input.wavPath, { start: range.start - offset, end: range.end - offset });
+  return { ...read, startSec: read.startSec + offset };
+}

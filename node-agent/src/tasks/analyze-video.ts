@@ -10,23 +10,20 @@ import {
   type ReframePlan,
 } from '@shorts/common/tasks/analyze-video';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
-import type { ShortDetections } from '@shorts/common/reframe/types';
-import { planReframe } from '@shorts/common/reframe/camera';
-import { detectShorts, SAMPLE_FPS } from '../reframe/detect-shorts.js';
-import { sharedFaceDetector } from '../reframe/detector-factory.js';
 import type { AgentConfig } from '../config.js';
 import { ANALYSIS_SAMPLE_RATE, extractAudio, NoAudioTrackError } from '../media/audio-extract.js';
 import { readWavInfo } from '../media/wav.js';
 import { SilentAudioError, isSilent, scanWav } from '../media/audio-levels.js';
 import type { Transcript } from '@shorts/common/text/transcript';
 import { containerType, ffprobe, measureMediaDuration } from '../media/ffmpeg.js';
-import { cropClipSize, cutCropClip, grabThumbnail } from '../media/clips.js';
+import { cropClipSize, grabThumbnail } from '../media/clips.js';
 import { downloadYoutube, YoutubeDownloadError } from '../media/youtube.js';
 import { createTranscriber, checkTranscriberAvailable, type TranscriberConfig } from '../transcribe/transcriber.js';
 import { createHighlightModel } from '../highlights/highlight-model.js';
 import { predefinedShorts } from '../highlights/predefined.js';
 import { downloadObject, downloadSource } from './download.js';
 import { TaskError, type TaskContext, type TaskHandler } from './task-context.js';
+import { cropShort, detectSpeakers, type ReframeSource } from './reframe-short.js';
 
 function transcriberConfig(config: AgentConfig, workDir?: string): TranscriberConfig {
   return { ...config.transcriber, ...(workDir ? { workDir } : {}) };
@@ -150,76 +147,6 @@ export function checkSourceLimits(
       'SOURCE_TOO_LARGE',
     );
   }
-}
-
-/**
- * Faces, tracks and speaker turns of each short (reframe/detect-shorts.ts). A detection that fails
- * for another reason than the task's end gives every short the camera's no-face fallback (a still
- * centred window, or the whole picture fitted) rather than failing the job: the shorts and their
- * transcript are still what the user asked for.
- */
-async function detectSpeakers(
-  ctx: TaskContext<'analyze-video'>,
-  source: { sourceFile: string; sourceWidth: number; sourceHeight: number; wavPath: string },
-  shorts: Array<{ startTime: number; endTime: number }>,
-  onProgress: (f: number) => void,
-): Promise<ShortDetections[]> {
-  try {
-    const detector = await sharedFaceDetector(ctx.config, ctx.log);
-    const started = Date.now();
-    const found = await detectShorts(
-      { ...source, shorts: shorts.map((s) => ({ start: s.startTime, end: s.endTime })), signal: ctx.signal, onProgress },
-      { ffmpegPath: ctx.config.ffmpegPath, detector, log: ctx.log },
-    );
-    ctx.log.info('speakers detected', {
-      shorts: found.length,
-      tracks: found.map((d) => d.tracks.length),
-      turns: found.map((d) => d.turns.length),
-      ms: Date.now() - started,
-    });
-    return found.map(compactDetections);
-  } catch (err) {
-    if (ctx.signal.aborted) throw err;
-    ctx.log.error('speaker detection failed; the shorts get the still no-face framing', { jobId: ctx.payload.jobId, err });
-    return shorts.map((s) => nothingDetected(source, s));
-  }
-}
-
-/** Detections with no face in them. Stored like real ones, so that a render of another shape plans
- *  its own fallback from them instead of stretching this short's window. */
-function nothingDetected(
-  source: { sourceWidth: number; sourceHeight: number },
-  short: { startTime: number; endTime: number },
-): ShortDetections {
-  return {
-    version: 1,
-    sourceWidth: source.sourceWidth,
-    sourceHeight: source.sourceHeight,
-    start: short.startTime,
-    end: short.endTime,
-    sampleFps: SAMPLE_FPS,
-    speech: [],
-    tracks: [],
-    turns: [],
-  };
-}
-
-/** Detections travel in the task result and are stored with the job: sub-pixel digits and score
- *  decimals beyond what the camera can use only make them bigger. */
-function compactDetections(d: ShortDetections): ShortDetections {
-  const r = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
-  return {
-    ...d,
-    tracks: d.tracks.map((tr) => ({
-      id: tr.id,
-      samples: tr.samples.map((s) => ({
-        time: r(s.time, 3),
-        box: { x: r(s.box.x, 1), y: r(s.box.y, 1), width: r(s.box.width, 1), height: r(s.box.height, 1) },
-        score: r(s.score, 3),
-        mouthActivity: r(s.mouthActivity, 4),
-      })),
-    })),
-  };
 }
 
 export const analyzeVideo: TaskHandler<'analyze-video'> = {
@@ -362,9 +289,13 @@ async function finishRanged(
   ctx.progress(stageProgress(ANALYZE_STAGES, 'downloading'), 'downloading');
   const file = path.join(dir, 'source');
   const wav = path.join(dir, 'audio.wav');
+  // With free slots in the farm the shorts are reframed by children, which read the source
+  // themselves: this part needs only the audio, unless it picks a single short.
+  const inChildren = !!stitched.audioKey && !!stitched.audioUrl && (stitched.reframeSlots ?? 0) >= 2;
+  const fetchSource = () => downloadObject(stitched.sourceUrl, file, ctx.signal);
   // The audio the first part decoded (the ranges read it too), else decoded again from the source.
   await Promise.all([
-    downloadObject(stitched.sourceUrl, file, ctx.signal),
+    inChildren && stitched.audioUrl ? undefined : fetchSource(),
     stitched.audioUrl ? downloadObject(stitched.audioUrl, wav, ctx.signal) : undefined,
   ]);
   let audio: Awaited<ReturnType<typeof scanWav>>;
@@ -381,17 +312,25 @@ async function finishRanged(
   } catch (err) {
     throw nothingToTranscribe(err);
   }
-  return pickAndReframe(ctx, dir, {
-    sourceFile: file,
-    width: stitched.source.width,
-    height: stitched.source.height,
-    wav,
-    loudness: audio.loudness,
-    transcript: { ...stitched.transcript, durationSec: stitched.durationSec },
-    durationSec: stitched.durationSec,
-    downloadBytes: stitched.downloadBytes,
-    storedSource: stitched.source,
-  });
+  const { dataOffset, sampleRate } = await readWavInfo(wav);
+  return pickAndReframe(
+    ctx,
+    dir,
+    {
+      sourceFile: file,
+      width: stitched.source.width,
+      height: stitched.source.height,
+      wav,
+      loudness: audio.loudness,
+      transcript: { ...stitched.transcript, durationSec: stitched.durationSec },
+      durationSec: stitched.durationSec,
+      downloadBytes: stitched.downloadBytes,
+      storedSource: stitched.source,
+    },
+    inChildren
+      ? { audio: { objectKey: stitched.audioKey!, dataOffset, sampleRate }, fetchSource: async () => void (await fetchSource()) }
+      : undefined,
+  );
 }
 
 interface Transcribed {
@@ -406,8 +345,22 @@ interface Transcribed {
   storedSource: AnalyzeVideoResult['source'];
 }
 
-/** Shorts picked over the whole transcript, then each one's speakers found and its crop cut. */
-async function pickAndReframe(ctx: TaskContext<'analyze-video'>, dir: string, t: Transcribed): Promise<AnalyzeVideoResult> {
+/** Where the shorts may be reframed by reframe-short children instead (a ranged analysis's final
+ *  part on a farm with free slots): the stored analysis audio they read, and how to fetch the source
+ *  if the shorts are reframed here after all (a single short). */
+interface ReframeInChildren {
+  audio: NonNullable<AnalyzeVideoResult['reframing']>['audio'];
+  fetchSource: () => Promise<void>;
+}
+
+/** Shorts picked over the whole transcript, then each one's speakers found and its crop cut (here,
+ *  or by a child task per short). */
+async function pickAndReframe(
+  ctx: TaskContext<'analyze-video'>,
+  dir: string,
+  t: Transcribed,
+  inChildren?: ReframeInChildren,
+): Promise<AnalyzeVideoResult> {
   const p = ctx.payload;
   const { transcript } = t;
   ctx.progress(stageProgress(ANALYZE_STAGES, 'generating_shorts'), 'generating_shorts');
@@ -415,67 +368,59 @@ async function pickAndReframe(ctx: TaskContext<'analyze-video'>, dir: string, t:
     ? predefinedShorts(transcript, p.predefinedShorts)
     : await createHighlightModel(ctx.config.highlightApi, ctx.log).pick(transcript, { signal: ctx.signal, energy: t.loudness });
   if (!picked.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
+  const reframePlan: ReframePlan = { director: { ...DEFAULT_DIRECTOR }, output: cropClipSize(t.width, t.height) };
+  const analysed = (short: (typeof picked)[number]) => ({
+    title: short.title,
+    reason: short.reason ?? null,
+    startTime: short.startTime,
+    endTime: short.endTime,
+    startId: short.startId,
+    endId: short.endId,
+    text: short.text,
+  });
+  const result = {
+    durationSec: t.durationSec,
+    downloadBytes: t.downloadBytes,
+    source: t.storedSource,
+    transcript: { language: transcript.language, text: transcript.text, words: transcript.words, backend: transcript.backend },
+    reframePlan,
+  };
+  if (inChildren && picked.length >= 2) {
+    ctx.log.info('shorts picked; each is reframed by a child task', { shorts: picked.length });
+    return {
+      ...result,
+      shorts: picked.map((s) => ({ ...analysed(s), crop: null, reframe: null, detections: null })),
+      reframing: { audio: inChildren.audio },
+    };
+  }
+  await inChildren?.fetchSource();
 
   // Stage 80: who is on screen and who speaks in each short, the camera path planned from it,
   // and the crop clip rendered along that path.
   ctx.progress(stageProgress(ANALYZE_STAGES, 'detecting_speakers'), 'detecting_speakers');
   const stage = (from: number, to: number) => (f: number) =>
     ctx.progress(stageProgress(ANALYZE_STAGES, 'detecting_speakers', from + f * (to - from)), 'detecting_speakers');
-  const reframePlan: ReframePlan = { director: { ...DEFAULT_DIRECTOR }, output: cropClipSize(t.width, t.height) };
+  const source: ReframeSource = { sourceFile: t.sourceFile, width: t.width, height: t.height, wavPath: t.wav };
   const detections = await detectSpeakers(
     ctx,
-    { sourceFile: t.sourceFile, sourceWidth: t.width, sourceHeight: t.height, wavPath: t.wav },
-    picked,
+    source,
+    picked.map((s) => ({ start: s.startTime, end: s.endTime })),
     stage(0, 0.6),
   );
-  const encoder = ctx.host.nvencAvailable ? ('h264_nvenc' as const) : ('libx264' as const);
   const shorts: AnalyzedShort[] = [];
   for (const [i, s] of picked.entries()) {
-    const found = detections[i]!;
-    const reframe = planReframe(found, reframePlan.director, reframePlan.output);
-    const clip = path.join(dir, `short-${i}.mp4`);
-    const thumb = path.join(dir, `short-${i}.jpg`);
     const progress = stage(0.6 + (0.4 * i) / picked.length, 0.6 + (0.4 * (i + 1)) / picked.length);
-    await cutCropClip(
-      ctx.config.ffmpegPath,
-      {
-        sourcePath: t.sourceFile,
-        out: clip,
-        start: s.startTime,
-        end: s.endTime,
-        sourceWidth: t.width,
-        sourceHeight: t.height,
-        reframe,
-        encoder,
-        workDir: path.join(dir, `short-${i}-work`),
-      },
-      { signal: ctx.signal, onProgress: progress },
+    const found = detections[i]!;
+    const { crop, reframe } = await cropShort(
+      ctx,
+      dir,
+      source,
+      { index: i, start: s.startTime, end: s.endTime },
+      found,
+      reframePlan,
+      progress,
     );
-    await grabThumbnail(ctx.config.ffmpegPath, clip, thumb, 0.5, ctx.signal);
-    const [crop, cropThumb] = await Promise.all([
-      ctx.upload(clip, analyzeVideoOutputs.short(i), 'video/mp4'),
-      ctx.upload(thumb, analyzeVideoOutputs.shortThumbnail(i), 'image/jpeg'),
-    ]);
-    shorts.push({
-      title: s.title,
-      reason: s.reason ?? null,
-      startTime: s.startTime,
-      endTime: s.endTime,
-      startId: s.startId,
-      endId: s.endId,
-      text: s.text,
-      crop: { objectKey: crop.objectKey, sizeBytes: crop.sizeBytes, contentType: 'video/mp4', thumbnailKey: cropThumb.objectKey },
-      reframe,
-      detections: found,
-    });
+    shorts.push({ ...analysed(s), crop, reframe, detections: found });
   }
-
-  return {
-    durationSec: t.durationSec,
-    downloadBytes: t.downloadBytes,
-    source: t.storedSource,
-    transcript: { language: transcript.language, text: transcript.text, words: transcript.words, backend: transcript.backend },
-    shorts,
-    reframePlan,
-  };
+  return { ...result, shorts };
 }

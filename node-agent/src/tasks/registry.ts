@@ -12,12 +12,14 @@ import { analyzeVideo, analyzePrerequisites } from './analyze-video.js';
 import { renderShort } from './render-short.js';
 import { renderChunk } from './render-chunk.js';
 import { analyzeRange } from './analyze-range.js';
+import { reframeShort } from './reframe-short.js';
 
 /** One handler per task type; the compiler checks none is missing. */
 export const TASK_HANDLERS: { [T in TaskType]: TaskHandler<T> } = {
   'probe-media': probeMedia,
   'analyze-video': analyzeVideo,
   'analyze-range': analyzeRange,
+  'reframe-short': reframeShort,
   'render-short': renderShort,
   'render-chunk': renderChunk,
 };

@@ -1,0 +1,120 @@
+// A long source's shorts reframed side by side (issue 22). The final part of a ranged analysis
+// (./analysis-ranges.ts) picks the shorts over the whole transcript; on a farm with free slots it
+// returns them unframed (`reframing`) and each short's stage 80 (faces, speakers, camera path, crop
+// clip) runs in a reframe-short child of its own, on any free agent with a face detector. The last
+// child's completion joins their crops into the shorts and completes the analysis with its job's
+// rows, credits and webhook, once (./analyze-video-outcome.ts).
+import type { Coordinator } from '../context.js';
+import type { Queryable } from '../db/db.js';
+import { AppError } from '../errors.js';
+import { ANALYZE_STAGES, type AnalyzeVideoResult } from '@shorts/common/tasks/analyze-video';
+import type { ReframeShortResult } from '@shorts/common/tasks/reframe-short';
+import { parseStoredPayload } from '@shorts/common/tasks/contracts';
+import { verifyTaskObjects } from '../files/task-objects.js';
+import { deletePrefix } from '../storage/object-store.js';
+import { taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
+import type { TypedChildTask } from '../tasks/typed-outcome.js';
+
+type App = Pick<Coordinator, 'store'>;
+
+/** One reframe-short child per picked short, reading the source and audio the task stored. */
+export async function shortChildren(app: App, task: TaskRow, result: AnalyzeVideoResult): Promise<TypedChildTask<'reframe-short'>[]> {
+  if (!result.reframing) return [];
+  const { audio } = result.reframing;
+  if (!result.reframePlan) throw new AppError(422, 'bad_result', 'shorts to reframe came without the plan they are framed for');
+  // The children read this audio and this source: they must be the task's own.
+  await verifyTaskObjects(app.store, task, [result.source.objectKey, audio.objectKey]);
+  const { jobId } = parseStoredPayload('analyze-video', task.payload);
+  return result.shorts.map((short, index) => ({
+    type: 'reframe-short' as const,
+    payload: {
+      jobId,
+      index,
+      start: short.startTime,
+      end: short.endTime,
+      source: { objectKey: result.source.objectKey, width: result.source.width, height: result.source.height },
+      audio,
+      reframePlan: result.reframePlan!,
+    },
+  }));
+}
+
+/** The children of the reframing round, in the shorts' order. */
+async function reframeChildrenOf(
+  c: Queryable,
+  parent: Pick<TaskRow, 'id'>,
+): Promise<Array<Pick<TaskRow, 'id' | 'organizationId' | 'type'>>> {
+  return (
+    await c.query<Pick<TaskRow, 'id' | 'organizationId' | 'type'>>(
+      `SELECT id, organization_id AS "organizationId", type FROM tasks WHERE parent_id = $1 AND type = 'reframe-short' ORDER BY child_index`,
+      [parent.id],
+    )
+  ).rows;
+}
+
+/** Fan-in: each short with its own child's crop, path and detections; each crop checked to be that
+ *  child's. The result is the analysis's as a whole-file run makes it. */
+export async function joinReframedShorts(
+  c: Queryable,
+  app: App,
+  parent: TaskRow,
+  result: AnalyzeVideoResult,
+  reframed: ReframeShortResult[],
+): Promise<AnalyzeVideoResult> {
+  if (!result.reframing) throw new AppError(422, 'bad_result', 'only shorts left to reframe have reframed shorts to join');
+  const children = await reframeChildrenOf(c, parent);
+  if (children.length !== result.shorts.length || reframed.length !== result.shorts.length)
+    throw new AppError(422, 'bad_result', `${result.shorts.length} shorts, but ${reframed.length} reframed`);
+  for (const [i, child] of children.entries()) {
+    await verifyTaskObjects(app.store, child, [reframed[i]!.crop.objectKey, reframed[i]!.crop.thumbnailKey]);
+  }
+  const { reframing: _done, ...rest } = result;
+  return { ...rest, shorts: result.shorts.map((short, i) => ({ ...short, ...reframed[i]! })) };
+}
+
+/**
+ * The stored size of each object a completed analysis names, each checked to be its task's own: the
+ * source is the analysis's, a crop is the analysis's or, when its shorts were reframed in children,
+ * its short's child's.
+ */
+export async function verifyAnalysisObjects(
+  c: Queryable,
+  app: App,
+  task: TaskRow,
+  result: AnalyzeVideoResult,
+): Promise<Map<string, number>> {
+  const children = await reframeChildrenOf(c, task);
+  const cropKeys = (s: AnalyzeVideoResult['shorts'][number]) => (s.crop ? [s.crop.objectKey, s.crop.thumbnailKey] : []);
+  const sizes = await verifyTaskObjects(app.store, task, [
+    result.source.objectKey,
+    result.source.thumbnailKey,
+    ...(children.length ? [] : result.shorts.flatMap(cropKeys)),
+  ]);
+  if (children.length) {
+    if (children.length !== result.shorts.length) throw new AppError(422, 'bad_result', 'a short has no reframing of its own');
+    for (const [i, child] of children.entries()) {
+      for (const [key, size] of await verifyTaskObjects(app.store, child, cropKeys(result.shorts[i]!))) sizes.set(key, size);
+    }
+  }
+  return sizes;
+}
+
+/** While the shorts are reframed the job is detecting speakers: its progress moves from that
+ *  stage's value towards 100 as the children go, never back. */
+export async function shortsProgressed(c: Queryable, parent: TaskRow, fraction: number): Promise<void> {
+  const from = ANALYZE_STAGES.detecting_speakers.jobProgress;
+  const value = Math.floor(from + Math.max(0, Math.min(1, fraction)) * (99 - from));
+  await c.query(`UPDATE jobs SET progress = GREATEST(progress, $2), updated_at = now() WHERE id = $1 AND status = 'PROCESSING'`, [
+    parent.subjectId,
+    value,
+  ]);
+}
+
+/** A failed analysis keeps nothing: its children's crops go with its own objects. */
+export async function removeShortObjects(app: Pick<Coordinator, 'store' | 'db'>, parent: Pick<TaskRow, 'id'>): Promise<void> {
+  const children = await app.db.query<Pick<TaskRow, 'id' | 'organizationId'>>(
+    `SELECT id, organization_id AS "organizationId" FROM tasks WHERE parent_id = $1 AND type = 'reframe-short'`,
+    [parent.id],
+  );
+  for (const child of children) await deletePrefix(app.store, taskObjectPrefix(child));
+}
