@@ -300,7 +300,9 @@ test.serial("a typed handler's children are read through their own contract, bot
   const c = {} as Queryable;
   const joined = await handler.fanIn!(c, parent, render(1), { type: 'render-chunk', results: [chunk(500), chunk(250)] });
   t.is((joined as { durationSec: number }).durationSec, 30);
-  const badChild = await t.throwsAsync(handler.fanIn!(c, parent, render(1), { type: 'render-chunk', results: [chunk(500), { objectKey: 'x' }] }));
+  const badChild = await t.throwsAsync(
+    handler.fanIn!(c, parent, render(1), { type: 'render-chunk', results: [chunk(500), { objectKey: 'x' }] }),
+  );
   t.true(badChild instanceof ContractViolation);
   t.regex(badChild!.message, /result does not match the render-chunk contract/);
   const badPayload = await t.throwsAsync(handler.fanOut!(c, parent, render(1)));
