@@ -1,6 +1,7 @@
 import test from 'ava';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { expectedOnnxProvider } from './helpers/onnx-provider.js';
+import type { Parsed } from './helpers/parsed.js';
 
 let cluster: TestCluster;
 test.before(async () => {
@@ -14,7 +15,8 @@ test('an agent missing speech recognition says so at start and takes no analysis
   t.is(disabled.taskType, 'analyze-video');
   t.regex(disabled.missing, /pocketsphinx/i);
   const ready = JSON.parse(await agent.waitForLog(/"agent ready"/));
-  t.deepEqual(ready.taskTypes, ['probe-media', 'render-short', 'render-chunk']);
+  // A short's reframing needs no recogniser: this host still takes it, and everything but transcription.
+  t.deepEqual(ready.taskTypes, ['probe-media', 'reframe-short', 'render-short', 'render-chunk']);
   const row = await cluster.app.db.one<{
     capabilities: {
       task_types: string[];
@@ -25,7 +27,7 @@ test('an agent missing speech recognition says so at start and takes no analysis
       face_detector_provider: string;
     };
   }>(`SELECT capabilities FROM agents WHERE id = $1`, [ready.agentId]);
-  t.deepEqual(row!.capabilities.task_types, ['probe-media', 'render-short', 'render-chunk']);
+  t.deepEqual(row!.capabilities.task_types, ['probe-media', 'reframe-short', 'render-short', 'render-chunk']);
   t.false(row!.capabilities.nvenc_available);
   t.true(row!.capabilities.cpu_cores >= 1);
   t.true(row!.capabilities.video_encoders.includes('libx264'));
@@ -56,11 +58,17 @@ test('an agent that analyses videos loads its face detector at start and reports
 
 test('an agent configured with a face detector model that is absent takes no analysis work and says why', async (t) => {
   const agent = await cluster.startAgent({ FACE_DETECTOR: 'yunet', FACE_DETECTOR_MODEL: '/nonexistent/yunet.onnx' });
-  const disabled = JSON.parse(await agent.waitForLog(/"task type disabled: prerequisite missing"/, 5000));
-  t.is(disabled.taskType, 'analyze-video');
-  t.regex(disabled.missing, /FACE_DETECTOR=yunet needs the model file \/nonexistent\/yunet\.onnx/);
   const ready = JSON.parse(await agent.waitForLog(/"agent ready"/));
+  // Both types that find faces say why they are off: the analysis and a short's reframing.
+  const disabled = agent.logs.filter((l) => l.includes('"task type disabled: prerequisite missing"')).map((l) => JSON.parse(l) as Parsed);
+  t.deepEqual(
+    disabled.map((d) => d.taskType),
+    ['analyze-video', 'reframe-short'],
+  );
+  for (const d of disabled) t.regex(d.missing, /FACE_DETECTOR=yunet needs the model file \/nonexistent\/yunet\.onnx/);
   t.false(ready.taskTypes.includes('analyze-video'));
+  t.false(ready.taskTypes.includes('reframe-short'));
+  t.true(ready.taskTypes.includes('analyze-range'), 'transcription needs no faces');
 });
 
 test('the metrics show connected agents and queue depth', async (t) => {

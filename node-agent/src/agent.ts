@@ -11,7 +11,7 @@ import { sharedFaceDetector } from './reframe/detector-factory.js';
 import { TaskError, type TaskContext, type TaskHandler } from './tasks/task-context.js';
 import { parseTaskPayload, type TaskLeasePayload, type TaskResult } from '@shorts/common/tasks/contracts';
 import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
-import { TASK_HANDLERS, checkTaskPrerequisites } from './tasks/registry.js';
+import { TASK_HANDLERS, checkTaskPrerequisites, needsFaceDetector } from './tasks/registry.js';
 import { uploadObject } from './tasks/download.js';
 import { chooseBackend } from './transcribe/transcriber.js';
 import { createAgentMetrics, serveAgentMetrics, type AgentMetrics } from './metrics/agent-metrics.js';
@@ -66,7 +66,7 @@ export class Agent {
       if (missing) this.log.error('task type disabled: prerequisite missing', { taskType: t, missing });
       else this.taskTypes.push(t);
     }
-    if (this.taskTypes.includes('analyze-video')) await this.loadFaceDetector();
+    if (this.taskTypes.some(needsFaceDetector)) await this.loadFaceDetector();
     if (!this.taskTypes.length) throw new Error('this host can run none of the configured task types');
     await rm(this.config.workDir, { recursive: true, force: true });
     await mkdir(this.config.workDir, { recursive: true });
@@ -94,18 +94,17 @@ export class Agent {
   }
 
   /** The reframing face detector is created once for all tasks; a configured model that is missing
-   *  disables analysis at start, with the reason, rather than failing every job later. */
+   *  disables the types that need it (analysis, a short's reframing) at start, with the reason,
+   *  rather than failing every job later. */
   private async loadFaceDetector(): Promise<void> {
     try {
       const detector = await sharedFaceDetector(this.config, this.log);
       this.host.faceDetector = { name: detector.name, provider: detector.provider };
       this.log.info('face detector ready', { detector: detector.name, provider: detector.provider });
     } catch (err) {
-      this.log.error('task type disabled: prerequisite missing', {
-        taskType: 'analyze-video',
-        missing: `face detector: ${(err as Error).message}`,
-      });
-      this.taskTypes = this.taskTypes.filter((t) => t !== 'analyze-video');
+      for (const taskType of this.taskTypes.filter(needsFaceDetector))
+        this.log.error('task type disabled: prerequisite missing', { taskType, missing: `face detector: ${(err as Error).message}` });
+      this.taskTypes = this.taskTypes.filter((t) => !needsFaceDetector(t));
     }
   }
 

@@ -172,7 +172,7 @@ export const analyzeVideoContract = {
   facts: analyzeVideoFactsSchema,
   result: analyzeVideoResultSchema,
   stages: ANALYZE_STAGES,
-  needs: ['ffmpeg', 'speech-recognition'],
+  needs: ['ffmpeg', 'speech-recognition', 'face-detector'],
   // Every transcriber chunks speech with Silero VAD, and reframing needs a face detector: an agent
   // without one of them cannot run this. Face detection is the one ONNX session that runs on CUDA
   // when it can (VAD and the transcribers here run on the CPU), so the host where the detector's own

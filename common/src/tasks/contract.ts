@@ -8,7 +8,7 @@ import type { TaskType } from '../tasks.js';
 // parse; the agent parses the payload it leased and returns results of its type.
 
 /** What a host must have to run a task type; the agent checks each at start. */
-export type HostNeed = 'ffmpeg' | 'speech-recognition';
+export type HostNeed = 'ffmpeg' | 'speech-recognition' | 'face-detector';
 
 /** Where a stage sits in the task's own 0..1 progress: it starts at `start` and ends at `end`. */
 export interface StageSpan {

@@ -56,7 +56,7 @@ export const reframeShortContract = {
   facts: z.object({}).strict(),
   result: reframeShortResultSchema,
   stages: REFRAME_SHORT_STAGES,
-  needs: ['ffmpeg'],
+  needs: ['ffmpeg', 'face-detector'],
   // Faces, as the analysis's own stage 80: the host where the detector runs on CUDA is preferred.
   placement: { requires: ['face-detector'], prefers: ['face-detector:cuda'] },
   timeLimitSec: 3600,

@@ -193,11 +193,12 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     const thumbPath = path.join(dir, 'source-thumb.jpg');
     await grabThumbnail(ctx.config.ffmpegPath, source.file, thumbPath, Math.min(1, info.durationSec / 2), ctx.signal);
     const container = containerType(info);
-    const [sourceObj, sourceThumb] = await Promise.all([
+    // The source goes up while its audio is decoded and planned: the store's side of the copy is
+    // not this agent's work, and a long source's ranges wait on both.
+    const storing = Promise.all([
       ctx.upload(source.file, analyzeVideoOutputs.source(container.extension), container.contentType),
       ctx.upload(thumbPath, analyzeVideoOutputs.sourceThumbnail, 'image/jpeg'),
-    ]);
-    const storedSource: AnalyzeVideoResult['source'] = {
+    ]).then(([sourceObj, sourceThumb]): AnalyzeVideoResult['source'] => ({
       name: source.name,
       objectKey: sourceObj.objectKey,
       sizeBytes: sourceObj.sizeBytes,
@@ -206,66 +207,78 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       width: info.width,
       height: info.height,
       fps: info.fps,
-    };
-    ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing'), 'transcribing');
-    const wav = path.join(dir, 'audio.wav');
-    let audio: Awaited<ReturnType<typeof scanWav>>;
+    }));
+    // Awaited below; a decode that fails first ends the task, and the upload's own failure with it.
+    storing.catch(() => undefined);
     try {
-      // Never more audio than was billed, even when the packets' timestamps lie.
-      const { billedSec, decodedSec } = await extractAnalysisAudio(ctx.config.ffmpegPath, source.file, wav, info.durationSec, ctx.signal);
-      if (billedSec !== info.durationSec) {
-        // The reservation grows with it; the credits may not cover it.
-        ctx.log.warn("the audio decodes past the streams' end; billing the decoded length", { measuredSec: info.durationSec, decodedSec });
-        info = { ...info, durationSec: billedSec };
-        await ctx.facts({ durationSec: info.durationSec, downloadBytes: source.bytes });
+      ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing'), 'transcribing');
+      const wav = path.join(dir, 'audio.wav');
+      let audio: Awaited<ReturnType<typeof scanWav>>;
+      try {
+        // Never more audio than was billed, even when the packets' timestamps lie.
+        const { billedSec, decodedSec } = await extractAnalysisAudio(ctx.config.ffmpegPath, source.file, wav, info.durationSec, ctx.signal);
+        if (billedSec !== info.durationSec) {
+          // The reservation grows with it; the credits may not cover it.
+          ctx.log.warn("the audio decodes past the streams' end; billing the decoded length", {
+            measuredSec: info.durationSec,
+            decodedSec,
+          });
+          info = { ...info, durationSec: billedSec };
+          await ctx.facts({ durationSec: info.durationSec, downloadBytes: source.bytes });
+        }
+        audio = await scanWav(wav);
+        if (isSilent(audio.levels)) throw new SilentAudioError(audio.levels);
+      } catch (err) {
+        throw nothingToTranscribe(err);
       }
-      audio = await scanWav(wav);
-      if (isSilent(audio.levels)) throw new SilentAudioError(audio.levels);
-    } catch (err) {
-      throw nothingToTranscribe(err);
-    }
-    const transcriber = createTranscriber(transcriberConfig(ctx.config, dir), ctx.log);
-    if (p.rangesFromSec !== undefined && info.durationSec >= p.rangesFromSec) {
-      // Long: the source is stored and measured, and the transcriber's plan of speech spans made
-      // over the whole audio (the VAD: seconds for an hour). Child tasks decode the spans in ranges,
-      // each reading only its samples of this audio, stored for them (the very samples the plan was
-      // made from), and this task comes back for the shorts.
-      const { chunks } = await transcriber.plan(wav, ctx.signal);
-      if (!chunks.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
-      const [{ dataOffset, sampleRate }, audioObj] = await Promise.all([
-        readWavInfo(wav),
-        ctx.upload(wav, analyzeVideoOutputs.audio, 'audio/wav'),
-      ]);
-      ctx.log.info('analysing in ranges', { durationSec: info.durationSec, fromSec: p.rangesFromSec, spans: chunks.length });
-      return {
-        ranged: true,
+      const transcriber = createTranscriber(transcriberConfig(ctx.config, dir), ctx.log);
+      if (p.rangesFromSec !== undefined && info.durationSec >= p.rangesFromSec) {
+        // Long: the source is stored and measured, and the transcriber's plan of speech spans made
+        // over the whole audio (the VAD: seconds for an hour). Child tasks decode the spans in ranges,
+        // each reading only its samples of this audio, stored for them (the very samples the plan was
+        // made from), and this task comes back for the shorts.
+        const { chunks } = await transcriber.plan(wav, ctx.signal);
+        if (!chunks.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
+        const [{ dataOffset, sampleRate }, audioObj, storedSource] = await Promise.all([
+          readWavInfo(wav),
+          ctx.upload(wav, analyzeVideoOutputs.audio, 'audio/wav'),
+          storing,
+        ]);
+        ctx.log.info('analysing in ranges', { durationSec: info.durationSec, fromSec: p.rangesFromSec, spans: chunks.length });
+        return {
+          ranged: true,
+          durationSec: info.durationSec,
+          downloadBytes: source.bytes,
+          source: storedSource,
+          transcript: { language: '', text: '', words: [], backend: '' },
+          shorts: [],
+          rangePlan: {
+            audio: { objectKey: audioObj.objectKey, dataOffset, sampleRate },
+            spans: chunks.map((c) => ({ startSample: c.startSample, endSample: c.endSample })),
+          },
+        };
+      }
+      const transcript = await transcriber.transcribe(wav, {
+        signal: ctx.signal,
+        onProgress: (f: number) => ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing', f), 'transcribing'),
+      });
+      ctx.log.info('transcribed', { backend: transcript.backend, words: transcript.words.length, durationSec: info.durationSec });
+      return pickAndReframe(ctx, dir, {
+        sourceFile: source.file,
+        width: info.width,
+        height: info.height,
+        wav,
+        loudness: audio.loudness,
+        transcript,
         durationSec: info.durationSec,
         downloadBytes: source.bytes,
-        source: storedSource,
-        transcript: { language: '', text: '', words: [], backend: '' },
-        shorts: [],
-        rangePlan: {
-          audio: { objectKey: audioObj.objectKey, dataOffset, sampleRate },
-          spans: chunks.map((c) => ({ startSample: c.startSample, endSample: c.endSample })),
-        },
-      };
+        storedSource: await storing,
+      });
+    } catch (err) {
+      // The upload ends before the task does: nothing it stores lands after a failure is cleaned up.
+      await storing.catch(() => undefined);
+      throw err;
     }
-    const transcript = await transcriber.transcribe(wav, {
-      signal: ctx.signal,
-      onProgress: (f: number) => ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing', f), 'transcribing'),
-    });
-    ctx.log.info('transcribed', { backend: transcript.backend, words: transcript.words.length, durationSec: info.durationSec });
-    return pickAndReframe(ctx, dir, {
-      sourceFile: source.file,
-      width: info.width,
-      height: info.height,
-      wav,
-      loudness: audio.loudness,
-      transcript,
-      durationSec: info.durationSec,
-      downloadBytes: source.bytes,
-      storedSource,
-    });
   },
 };
 
@@ -403,6 +416,7 @@ async function pickAndReframe(
   const source: ReframeSource = { sourceFile: t.sourceFile, width: t.width, height: t.height, wavPath: t.wav };
   const detections = await detectSpeakers(
     ctx,
+    p.jobId,
     source,
     picked.map((s) => ({ start: s.startTime, end: s.endTime })),
     stage(0, 0.6),

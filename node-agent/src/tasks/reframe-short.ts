@@ -40,6 +40,7 @@ export interface ReframeSource {
  */
 export async function detectSpeakers(
   ctx: StageContext,
+  jobId: string,
   source: ReframeSource,
   shorts: Array<{ start: number; end: number }>,
   onProgress: (f: number) => void,
@@ -69,7 +70,7 @@ export async function detectSpeakers(
     return found.map(compactDetections);
   } catch (err) {
     if (ctx.signal.aborted) throw err;
-    ctx.log.error('speaker detection failed; the shorts get the still no-face framing', { err });
+    ctx.log.error('speaker detection failed; the shorts get the still no-face framing', { jobId, err });
     return shorts.map((s) => nothingDetected(source, s));
   }
 }
@@ -175,7 +176,7 @@ export const reframeShort: TaskHandler<'reframe-short'> = {
     const stage = (name: 'detecting_speakers' | 'cropping') => (f: number) =>
       ctx.progress(stageProgress(REFRAME_SHORT_STAGES, name, f), name);
     ctx.progress(stageProgress(REFRAME_SHORT_STAGES, 'detecting_speakers'), 'detecting_speakers');
-    const [detections] = await detectSpeakers(ctx, source, [{ start: p.start, end: p.end }], stage('detecting_speakers'));
+    const [detections] = await detectSpeakers(ctx, p.jobId, source, [{ start: p.start, end: p.end }], stage('detecting_speakers'));
     ctx.progress(stageProgress(REFRAME_SHORT_STAGES, 'cropping'), 'cropping');
     const { crop, reframe } = await cropShort(ctx, dir, source, p, detections!, p.reframePlan, stage('cropping'));
     return { crop, reframe, detections: detections! };

@@ -38,11 +38,17 @@ const NEED_CHECKS: Record<HostNeed, (config: AgentConfig) => Promise<string | un
     }
   },
   'speech-recognition': analyzePrerequisites,
+  // The detector is loaded once by the agent at start (Agent.loadFaceDetector), which disables every
+  // type that needs it when it cannot be loaded.
+  'face-detector': async () => undefined,
 };
 
 // Each need is checked once per config: analyze-video and analyze-range both need speech
 // recognition, whose deep check runs the recogniser.
 const checked = new WeakMap<AgentConfig, Map<HostNeed, Promise<string | undefined>>>();
+
+/** Whether a task type needs the reframing face detector (its contract's `needs`). */
+export const needsFaceDetector = (type: TaskType): boolean => TASK_CONTRACTS[type].needs.some((need) => need === 'face-detector');
 
 /** What a task type needs on this host; a message when something is missing, else undefined. */
 export async function checkTaskPrerequisites(type: TaskType, config: AgentConfig): Promise<string | undefined> {
