@@ -401,6 +401,13 @@ needs.serial(
       ['reserve', 'charge'],
     );
 
+    // The source came whole from the store at most once: the agent that stored it kept it, the other
+    // read it once for its first short; every later read is the one-byte size check of a kept copy.
+    const sourceKey = parent!.payload.stitched.source.objectKey as string;
+    const sourceReads = reads.filter((x) => x.key === sourceKey && x.at >= Math.min(...shortsChildren.map((c) => c.startedAt.getTime())));
+    t.true(sourceReads.filter((x) => x.range === undefined).length <= 1, `${sourceReads.length} reads of the source`);
+    t.true(sourceReads.every((x) => x.range === undefined || (x.range.start === 0 && x.range.end === 0)));
+
     // Each child read only its short's samples of the analysis audio: one bounded byte range.
     const audioKey = parent!.payload.stitched.audioKey as string;
     const { dataOffset } = shortsChildren[0]!.payload.audio as { dataOffset: number };

@@ -12,6 +12,7 @@ import { TaskError, type TaskContext, type TaskHandler } from './tasks/task-cont
 import { parseTaskPayload, type TaskLeasePayload, type TaskResult } from '@shorts/common/tasks/contracts';
 import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import { TASK_HANDLERS, checkTaskPrerequisites, needsFaceDetector } from './tasks/registry.js';
+import { StoredObjectCache } from './tasks/object-cache.js';
 import { uploadObject } from './tasks/download.js';
 import { chooseBackend } from './transcribe/transcriber.js';
 import { createAgentMetrics, serveAgentMetrics, type AgentMetrics } from './metrics/agent-metrics.js';
@@ -37,6 +38,7 @@ export class Agent {
   private host!: HostCapabilities;
   private heartbeatMs = 10_000;
   private readonly running = new Map<string, Running>();
+  private readonly objects: StoredObjectCache;
   private stopping = false;
   private slots: Promise<void>[] = [];
   private heartbeatTimer?: NodeJS.Timeout;
@@ -52,6 +54,7 @@ export class Agent {
     private readonly log: Logger,
   ) {
     this.client = new CoordinatorClient(config.coordinator, config.clusterToken, config.tlsCaPath);
+    this.objects = new StoredObjectCache(path.join(config.workDir, 'object-cache'), config.objectCacheBytes, log);
   }
 
   async start(onReady?: () => Promise<void>): Promise<void> {
@@ -234,6 +237,7 @@ export class Agent {
         config: this.config,
         host: this.host,
         metrics: this.metrics,
+        objects: this.objects,
         progress: (fraction, stage, message) => reporter.report(fraction, stage, message),
         facts: (facts) => reporter.addFacts(facts),
         upload: async (localPath, name, contentType) => {

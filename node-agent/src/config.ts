@@ -21,6 +21,8 @@ const schema = z.object({
     .max(64)
     .default(Math.max(1, Math.floor(os.cpus().length / 2))),
   workDir: z.string().default(path.join(os.tmpdir(), 'shorts-agent')),
+  /** Stored objects (sources) kept on this host for the next task that reads them (tasks/object-cache.ts); 0: none. */
+  objectCacheBytes: z.coerce.number().int().nonnegative().default(4_000_000_000),
   /** Chosen by chooseMediaTools: FFMPEG_PATH/FFPROBE_PATH, else a system build >= 5, else the bundled one. */
   ffmpegPath: z.string(),
   ffprobePath: z.string(),
@@ -88,6 +90,7 @@ const ENV = {
   name: 'AGENT_NAME',
   maxConcurrentTasks: 'MAX_CONCURRENT_TASKS',
   workDir: 'AGENT_WORK_DIR',
+  objectCacheBytes: 'AGENT_OBJECT_CACHE_BYTES',
   taskTimeLimitsSec: 'TASK_TIME_LIMITS',
   maxSourcePixels: 'MAX_SOURCE_PIXELS',
   maxSourceFps: 'MAX_SOURCE_FPS',

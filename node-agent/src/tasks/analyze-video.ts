@@ -74,7 +74,7 @@ async function fetchSource(
   const file = path.join(dir, 'source');
   if (p.source.kind === 'object') {
     // Already in the organization's storage (a studio upload): the coordinator signed the URL.
-    const { bytes } = await downloadObject(p.source.url, file, ctx.signal);
+    const { bytes } = await ctx.objects.fetch(p.source.objectKey, p.source.url, file, ctx.signal);
     return { file, name: path.posix.basename(p.source.objectKey), bytes };
   }
   const { bytes } = await downloadSource(ctx, p.source.url, file, p.maxDownloadBytes);
@@ -198,16 +198,20 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     const storing = Promise.all([
       ctx.upload(source.file, analyzeVideoOutputs.source(container.extension), container.contentType),
       ctx.upload(thumbPath, analyzeVideoOutputs.sourceThumbnail, 'image/jpeg'),
-    ]).then(([sourceObj, sourceThumb]): AnalyzeVideoResult['source'] => ({
-      name: source.name,
-      objectKey: sourceObj.objectKey,
-      sizeBytes: sourceObj.sizeBytes,
-      contentType: container.contentType,
-      thumbnailKey: sourceThumb.objectKey,
-      width: info.width,
-      height: info.height,
-      fps: info.fps,
-    }));
+    ]).then(async ([sourceObj, sourceThumb]): Promise<AnalyzeVideoResult['source']> => {
+      // Kept on this host too: the job's later tasks here (its shorts' reframing) read it from the disk.
+      await ctx.objects.keep(sourceObj.objectKey, source.file);
+      return {
+        name: source.name,
+        objectKey: sourceObj.objectKey,
+        sizeBytes: sourceObj.sizeBytes,
+        contentType: container.contentType,
+        thumbnailKey: sourceThumb.objectKey,
+        width: info.width,
+        height: info.height,
+        fps: info.fps,
+      };
+    });
     // Awaited below; a decode that fails first ends the task, and the upload's own failure with it.
     storing.catch(() => undefined);
     try {
@@ -305,7 +309,7 @@ async function finishRanged(
   // With free slots in the farm the shorts are reframed by children, which read the source
   // themselves: this part needs only the audio, unless it picks a single short.
   const inChildren = !!stitched.audioKey && !!stitched.audioUrl && (stitched.reframeSlots ?? 0) >= 2;
-  const fetchSource = () => downloadObject(stitched.sourceUrl, file, ctx.signal);
+  const fetchSource = () => ctx.objects.fetch(stitched.source.objectKey, stitched.sourceUrl, file, ctx.signal);
   // The audio the first part decoded (the ranges read it too), else decoded again from the source.
   await Promise.all([
     inChildren && stitched.audioUrl ? undefined : fetchSource(),

@@ -11,7 +11,6 @@ import { sharedFaceDetector } from '../reframe/detector-factory.js';
 import { cutCropClip, grabThumbnail } from '../media/clips.js';
 import { readStoredSamples } from '../media/stored-audio.js';
 import { writeWavPcm } from '../media/wav.js';
-import { downloadObject } from './download.js';
 import type { TaskContext, TaskHandler } from './task-context.js';
 
 // Stage 80 of analysis for one short or several: who is on screen and who speaks (detections), the
@@ -167,7 +166,7 @@ export const reframeShort: TaskHandler<'reframe-short'> = {
     const first = Math.floor(p.start * sampleRate);
     const last = Math.ceil(p.end * sampleRate);
     const [, samples] = await Promise.all([
-      downloadObject(p.sourceUrl, sourceFile, ctx.signal),
+      ctx.objects.fetch(p.source.objectKey, p.sourceUrl, sourceFile, ctx.signal),
       readStoredSamples(p.audioUrl, { dataOffset, first, last }, ctx.signal, { upToEnd: true }),
     ]);
     await writeWavPcm(wavPath, samples, sampleRate);

@@ -27,7 +27,8 @@ export async function prepareRenderSpec(
   out: string,
 ): Promise<{ spec: RenderSpec; info: ProbeResult }> {
   const source = path.join(ctx.workDir, 'source.mp4');
-  await downloadObject(p.sourceUrl, source, ctx.signal);
+  // Renders of one job's shorts, and a render's chunks, share this host's copy of the source.
+  await ctx.objects.fetch(p.sourceObjectKey, p.sourceUrl, source, ctx.signal);
   const info = await ffprobe(source, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal }).catch(() => undefined);
   if (!info?.width || !info.height) throw new TaskError("The job's source video could not be read", 'SOURCE_MISSING');
   checkSourceLimits(info, ctx.config);

@@ -5,6 +5,7 @@ import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import type { AgentConfig } from '../config.js';
 import type { HostCapabilities } from '../host/probe-host.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
+import type { StoredObjectCache } from './object-cache.js';
 
 /** What a task handler gets: its input, a private work folder, and ways to report and store. */
 export interface TaskContext<T extends TaskType = TaskType> {
@@ -24,6 +25,8 @@ export interface TaskContext<T extends TaskType = TaskType> {
   /** Tells the coordinator something it may act on before the task ends; resolves once it answered
    *  (if it refused the task, `signal` is aborted by then). */
   facts(facts: TaskFacts<T>): Promise<void>;
+  /** Stored objects this host read or wrote lately (a job's source): fetch one through it. */
+  objects: StoredObjectCache;
   /** Uploads a local file as one output of this task; returns the object key to put in the result. */
   upload(localPath: string, name: string, contentType: string): Promise<{ objectKey: string; sizeBytes: number }>;
 }
