@@ -86,6 +86,7 @@ export function startCpuSampler(agentPids: number[], intervalMs = 200): CpuSampl
 /** One lease of one of the job's tasks: from its `leased` event to the task's next event. */
 export interface LeaseSpan {
   taskId: string;
+  type: string;
   parentId: string | null;
   agent: string;
   startMs: number;
@@ -95,9 +96,10 @@ export interface LeaseSpan {
 /**
  * The job's time on idle cores, each agent alone on its own: its critical path, with each lease
  * costing the CPU time its agent spent during it (an agent runs one task at a time here). A task
- * without children is its leases, one after the other. A task that fans out is its own first
- * lease, then its children (each agent's share one after the other, the agents side by side: the
- * busiest agent's), then its own last lease (the join or the final part). Other work on the machine
+ * without children is its leases, one after the other. A task that fans out is its own leases (the
+ * split, the final part, the join) plus, for each round of children (one child type a round: a long
+ * analysis's ranges, then its shorts), the busiest agent's share of that round (each agent's
+ * children one after the other, the agents side by side). Other work on the machine
  * slows the wall clock but not this one. It leaves out what no agent spends CPU on (the coordinator,
  * waiting for the disk), which an idle machine makes short: a lower bound.
  */
@@ -110,16 +112,20 @@ export function idleCoreSeconds(spans: LeaseSpan[], agents: string[], sampler: C
   const roots = spans.filter((s) => !s.parentId);
   const children = spans.filter((s) => s.parentId);
   if (!children.length) return roots.reduce((sum, s) => sum + cpu(s), 0);
-  const own = [...roots].sort((a, b) => a.startMs - b.startMs);
-  const byAgent = new Map<string, number>();
-  for (const s of children) byAgent.set(s.agent, (byAgent.get(s.agent) ?? 0) + cpu(s));
-  return cpu(own[0]!) + Math.max(...byAgent.values()) + (own.length > 1 ? cpu(own.at(-1)!) : 0);
+  const rounds = new Map<string, Map<string, number>>();
+  for (const s of children) {
+    const byAgent = rounds.get(s.type) ?? new Map<string, number>();
+    byAgent.set(s.agent, (byAgent.get(s.agent) ?? 0) + cpu(s));
+    rounds.set(s.type, byAgent);
+  }
+  const own = roots.reduce((sum, s) => sum + cpu(s), 0);
+  return own + [...rounds.values()].reduce((sum, byAgent) => sum + Math.max(...byAgent.values()), 0);
 }
 
 /** The leases of a subject's (a job's or a render's) tasks, from task_events. */
 export async function leaseSpans(db: { query<T>(sql: string, params?: unknown[]): Promise<T[]> }, subjectId: string): Promise<LeaseSpan[]> {
-  const events = await db.query<{ taskId: string; parentId: string | null; kind: string; ms: number; agent: string | null }>(
-    `SELECT e.task_id AS "taskId", t.parent_id AS "parentId", e.kind, (EXTRACT(EPOCH FROM e.created_at) * 1000)::float8 AS ms, a.name AS agent
+  const events = await db.query<{ taskId: string; type: string; parentId: string | null; kind: string; ms: number; agent: string | null }>(
+    `SELECT e.task_id AS "taskId", t.type, t.parent_id AS "parentId", e.kind, (EXTRACT(EPOCH FROM e.created_at) * 1000)::float8 AS ms, a.name AS agent
        FROM task_events e JOIN tasks t ON t.id = e.task_id LEFT JOIN agents a ON a.id = e.agent_id
       WHERE t.subject_id = $1 ORDER BY e.id`,
     [subjectId],
@@ -129,7 +135,7 @@ export async function leaseSpans(db: { query<T>(sql: string, params?: unknown[])
     if (e.kind !== 'leased' || !e.agent) return;
     const end = events.slice(i + 1).find((x) => x.taskId === e.taskId);
     if (!end) throw new Error(`task ${e.taskId} leased and never heard of again`);
-    spans.push({ taskId: e.taskId, parentId: e.parentId, agent: e.agent, startMs: e.ms, endMs: end.ms });
+    spans.push({ taskId: e.taskId, type: e.type, parentId: e.parentId, agent: e.agent, startMs: e.ms, endMs: end.ms });
   });
   return spans;
 }

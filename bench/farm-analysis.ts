@@ -74,15 +74,11 @@ async function round(name: string, overrides: Record<string, number>, agents: nu
       ),
       perAgentSec: cluster.agents.map((_, i) => sampler.total(i)),
     };
-    const types = new Map(
-      (await cluster.app.db.query<{ id: string; type: string }>(`SELECT id, type FROM tasks WHERE subject_id = $1`, [created.body.id])).map(
-        (t) => [t.id, t.type],
-      ),
-    );
+    // Where the time went: each lease, on which agent, its wall and CPU time.
     for (const s of spans) {
       const i = cluster.agents.findIndex((a) => a.name === s.agent);
       const cpuSec = sampler.cpuAt(i, s.endMs) - sampler.cpuAt(i, s.startMs);
-      console.error(`  ${types.get(s.taskId)} on ${s.agent}: ${r1((s.endMs - s.startMs) / 1000)} s wall, ${r1(cpuSec)} CPU-s`);
+      console.error(`  ${s.type} on ${s.agent}: ${r1((s.endMs - s.startMs) / 1000)} s wall, ${r1(cpuSec)} CPU-s`);
     }
     if (process.env.BENCH_LOG_DIR)
       for (const a of cluster.agents) writeFileSync(path.join(process.env.BENCH_LOG_DIR, `${name}-${a.name}.log`), a.logs.join('\n'));
