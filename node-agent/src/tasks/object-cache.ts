@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from '@shorts/common/logger';
 import { downloadObject } from './download.js';
+import type { StoredObjects } from './task-context.js';
 
 /**
  * Stored objects this agent read or wrote lately, kept on its disk so that the next task of the same
@@ -15,7 +16,7 @@ import { downloadObject } from './download.js';
  * `maxBytes`, and by half of what the disk would have free without the cache; least recently used
  * entries go first.
  */
-export class StoredObjectCache {
+export class StoredObjectCache implements StoredObjects {
   constructor(
     private readonly dir: string,
     private readonly maxBytes: number,

@@ -5,7 +5,6 @@ import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import type { AgentConfig } from '../config.js';
 import type { HostCapabilities } from '../host/probe-host.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
-import type { StoredObjectCache } from './object-cache.js';
 
 /** What a task handler gets: its input, a private work folder, and ways to report and store. */
 export interface TaskContext<T extends TaskType = TaskType> {
@@ -25,10 +24,19 @@ export interface TaskContext<T extends TaskType = TaskType> {
   /** Tells the coordinator something it may act on before the task ends; resolves once it answered
    *  (if it refused the task, `signal` is aborted by then). */
   facts(facts: TaskFacts<T>): Promise<void>;
-  /** Stored objects this host read or wrote lately (a job's source): fetch one through it. */
-  objects: StoredObjectCache;
+  /** Stored objects this host read or wrote lately (a job's source): fetch one through it
+   *  (StoredObjectCache in ./object-cache.ts). */
+  objects: StoredObjects;
   /** Uploads a local file as one output of this task; returns the object key to put in the result. */
   upload(localPath: string, name: string, contentType: string): Promise<{ objectKey: string; sizeBytes: number }>;
+}
+
+/** Stored objects kept on this host for the next task that reads them. */
+export interface StoredObjects {
+  /** The object at `dest`: from this host's copy when it still matches the store, else downloaded (and kept). */
+  fetch(objectKey: string, url: string, dest: string, signal: AbortSignal): Promise<{ bytes: number; cached: boolean }>;
+  /** Keeps a local file that is (or has just been stored as) the object. */
+  keep(objectKey: string, file: string): Promise<void>;
 }
 
 /** A failure the user should see as is; `retryable` false means another agent would fail too. */
