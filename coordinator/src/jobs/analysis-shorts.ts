@@ -52,11 +52,11 @@ async function reframeChildrenOf(
   ).rows;
 }
 
-/** Fan-in: each short with its own child's crop, path and detections; each crop checked to be that
- *  child's. The result is the analysis's as a whole-file run makes it. */
+/** Fan-in: each short with its own child's crop, path and detections. The result is the analysis's
+ *  as a whole-file run makes it; onComplete, in the same transaction, checks each crop to be its
+ *  child's (verifyAnalysisObjects) as it reads the stored sizes. */
 export async function joinReframedShorts(
   c: Queryable,
-  app: App,
   parent: TaskRow,
   result: AnalyzeVideoResult,
   reframed: ReframeShortResult[],
@@ -65,9 +65,6 @@ export async function joinReframedShorts(
   const children = await reframeChildrenOf(c, parent);
   if (children.length !== result.shorts.length || reframed.length !== result.shorts.length)
     throw new AppError(422, 'bad_result', `${result.shorts.length} shorts, but ${reframed.length} reframed`);
-  for (const [i, child] of children.entries()) {
-    await verifyTaskObjects(app.store, child, [reframed[i]!.crop.objectKey, reframed[i]!.crop.thumbnailKey]);
-  }
   const { reframing: _done, ...rest } = result;
   return { ...rest, shorts: result.shorts.map((short, i) => ({ ...short, ...reframed[i]! })) };
 }

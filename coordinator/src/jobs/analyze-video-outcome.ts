@@ -96,7 +96,7 @@ export function createAnalyzeVideoOutcomeHandler(
       children.type === 'analyze-range' ? finalPartPayload(task, result, children.results) : undefined,
     fanIn: async (c, task, result, children) => {
       if (children.type !== 'reframe-short') throw new Error(`analyze-video joins its ${children.type} children on an agent`);
-      return joinReframedShorts(c, app, task, result, children.results);
+      return joinReframedShorts(c, task, result, children.results);
     },
     onChildrenProgress: (c, parent, childType, fraction) =>
       childType === 'analyze-range' ? rangesProgressed(c, parent, fraction) : shortsProgressed(c, parent, fraction),
