@@ -59,16 +59,22 @@ needing({ tools: TOOLS })(
     // The marks are the render's plan: on the source's 25 fps frames (at 30 fps they would differ).
     const editing = { removeSilences: true, removeFillers: true };
     const plan = planJumpCuts({ start: 0, end: sp.durationSec, words: sp.words, editing, fps: 25 });
-    await waitFor(
-      async () => ((await page.locator('[data-testid="jump-cut"]').count()) === plan.cuts.length ? true : undefined),
-      5000,
-      'the cut marks',
-    );
     t.true(plan.cuts.length >= 2);
-    const marks = await page
-      .locator('[data-testid="jump-cut"]')
-      .evaluateAll((els) => els.map((e) => [Number(e.getAttribute('data-start')), Number(e.getAttribute('data-end'))]));
+    // Waited for until they equal the plan, not until their count does: with only silences on, the
+    // filler 'um' is not yet merged into the pause's cut and the count is the same.
     const ranges = (p: typeof plan) => p.cuts.map((c) => [Number(c.start.toFixed(3)), Number(c.end.toFixed(3))]);
+    const marksOnPage = () =>
+      page
+        .locator('[data-testid="jump-cut"]')
+        .evaluateAll((els) => els.map((e) => [Number(e.getAttribute('data-start')), Number(e.getAttribute('data-end'))]));
+    const marks = await waitFor(
+      async () => {
+        const now = await marksOnPage();
+        return JSON.stringify(now) === JSON.stringify(ranges(plan)) ? now : undefined;
+      },
+      5000,
+      'the cut marks of both switches',
+    ).catch(async () => marksOnPage());
     t.deepEqual(marks, ranges(plan));
     t.notDeepEqual(ranges(planJumpCuts({ start: 0, end: sp.durationSec, words: sp.words, editing, fps: 30 })), ranges(plan));
     t.regex((await page.locator('[data-testid="jump-cut-summary"]').textContent())!, new RegExp(`${plan.removedSec.toFixed(1)} s`));
