@@ -305,6 +305,9 @@ async function submitChosen(cluster: TestCluster, credits = 10) {
   return { org, key, jobId: created.body.id as string };
 }
 
+/** The chosen shorts as the whole-file farm's one agent reframed them itself (set by the case that makes them). */
+let chosenOnOneAgent: PickedShort[] | undefined;
+
 /** Until two agents are connected to the ranged farm: then its final part hands each short to a child. */
 async function twoRangedAgents(): Promise<void> {
   const live = ranged.agents.filter((a) => a.proc.exitCode === null && a.proc.signalCode === null);
@@ -337,6 +340,7 @@ needs.serial(
     const [a, b] = await Promise.all([wholeDone, rangedDone]);
     t.is(a.job.status, 'COMPLETED', a.job.message);
     t.is(b.job.status, 'COMPLETED', b.job.message);
+    if (a.job.status === 'COMPLETED') chosenOnOneAgent = a.shorts;
     t.is(b.shorts.length, CHOSEN.length);
     // The same stretches, framed from the same frames and samples: the same camera paths.
     t.deepEqual(
@@ -419,6 +423,62 @@ needs.serial(
         `short ${child.payload.index} read its samples`,
       );
     }
+  },
+);
+
+needs.serial(
+  "on a farm, a short source's shorts are reframed by a child each too: the same paths as one agent reframing them itself, and the audio they read is deleted after",
+  async (t) => {
+    t.timeout(15 * 60_000);
+    if (!chosenOnOneAgent) {
+      const w = await submitChosen(whole);
+      const one = await analysed(whole, w.key, w.org.id, w.jobId);
+      t.is(one.job.status, 'COMPLETED', one.job.message);
+      chosenOnOneAgent = one.shorts;
+    }
+    // The whole-file farm (it never splits) gets a second agent: two free slots when the analysis is leased.
+    await whole.startAgent(AGENT_ENV);
+    const w = await submitChosen(whole);
+    const seen: number[] = [];
+    const done = await analysed(whole, w.key, w.org.id, w.jobId, seen);
+    t.is(done.job.status, 'COMPLETED', done.job.message);
+    t.deepEqual(
+      done.shorts.map((s) => [s.title, s.startTime, s.endTime, s.text, s.reframe]),
+      chosenOnOneAgent.map((s) => [s.title, s.startTime, s.endTime, s.text, s.reframe]),
+      'the same shorts and camera paths',
+    );
+
+    // The analysis, transcribed whole, then one reframe-short child per short; each crop is its child's.
+    const [parent, ...children] = await tasksOf(whole, w.jobId);
+    t.like(parent, { type: 'analyze-video', state: 'completed' });
+    t.false('stitched' in (parent!.payload as object), 'not split into ranges');
+    t.deepEqual(
+      children.map((c) => [c.type, c.state, c.payload.index, c.payload.start, c.payload.end]),
+      CHOSEN.map((s, i) => ['reframe-short', 'completed', i, s.start, s.end]),
+    );
+    const crops = await whole.app.db.query<{ objectKey: string; description: string }>(
+      `SELECT object_key AS "objectKey", description FROM files WHERE job_id = $1 AND 'short' = ANY(tags) ORDER BY name`,
+      [w.jobId],
+    );
+    t.deepEqual(
+      crops.map((f) => f.description),
+      CHOSEN.map((s) => s.title),
+    );
+    crops.forEach((crop, i) => t.true(crop.objectKey.includes(`/tasks/${children[i]!.id}/`), `short ${i}'s crop is its child's`));
+    t.deepEqual(
+      seen,
+      [...seen].sort((x, y) => x - y),
+      `progress ${seen.join(',')}`,
+    );
+    // The audio the children read was stored for them only.
+    const audioKey = children[0]!.payload.audio.objectKey as string;
+    t.true(audioKey.includes(`/tasks/${parent!.id}/`));
+    await waitFor(async () => (await whole.app.store.stat(audioKey)) === null, 30_000, 'the analysis audio to be deleted');
+    const ledger = await whole.app.db.query<{ kind: string }>(`SELECT kind FROM credit_ledger WHERE job_id = $1 ORDER BY id`, [w.jobId]);
+    t.deepEqual(
+      ledger.map((l) => l.kind),
+      ['reserve', 'charge'],
+    );
   },
 );
 

@@ -55,16 +55,11 @@ export const analyzeVideoLeaseSchema = analyzeVideoPayloadSchema.extend({
   /** A source at least this long is analysed in ranges: the agent stores and probes it, and returns
    *  (`ranged`) without transcribing. Absent: the whole file here, as always. */
   rangesFromSec: z.number().positive().optional(),
-  stitched: stitchedSchema
-    .extend({
-      sourceUrl: z.string().min(1),
-      audioUrl: z.string().min(1).optional(),
-      /** Free slots in the farm for reframe-short children: with two or more (and two shorts or
-       *  more), the final part picks the shorts and leaves each one's reframing to a child of its
-       *  own (`reframing`). Absent or under two: it reframes them itself, as a whole-file analysis. */
-      reframeSlots: z.number().int().nonnegative().optional(),
-    })
-    .optional(),
+  /** Free slots in the farm for reframe-short children: with two or more (and two shorts or more),
+   *  the analysis (a whole file's, or a ranged one's final part) picks the shorts and leaves each
+   *  one's reframing to a child of its own (`reframing`). Absent or under two: it reframes them itself. */
+  reframeSlots: z.number().int().nonnegative().optional(),
+  stitched: stitchedSchema.extend({ sourceUrl: z.string().min(1), audioUrl: z.string().min(1).optional() }).optional(),
 });
 
 /** Known as soon as the source is probed; the coordinator prices the job on them before transcribing. */

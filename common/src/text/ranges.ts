@@ -13,10 +13,34 @@ export interface SampleSpan {
 }
 
 /**
- * Consecutive spans grouped while a group's extent stays within `rangeSamples` (a single longer
- * span is a range of its own): the ranges in order, each its spans.
+ * The spans in ranges of consecutive whole spans, each extending at most `rangeSamples` (a single
+ * longer span is a range of its own). On its own (`parallel` 0 or 1) the fewest such ranges; with
+ * `parallel` transcription slots free, a multiple of that many ranges (at least as many, and no more
+ * than there are spans) that carry even amounts of speech, so that every slot finishes its share at
+ * about the same time: the ranges run side by side, and the job waits for the last one.
  */
-export function planSpanRanges<S extends SampleSpan>(spans: readonly S[], rangeSamples: number): S[][] {
+export function planSpanRanges<S extends SampleSpan>(spans: readonly S[], rangeSamples: number, parallel = 1): S[][] {
+  const fewest = groupSpans(spans, rangeSamples);
+  if (parallel < 2) return fewest;
+  const wanted = Math.min(spans.length, Math.ceil(fewest.length / parallel) * parallel);
+  // Each range ends at the span edge nearest its even share of the speech; one that then spans more
+  // than `rangeSamples` (long silences in it) is cut again, as few times as it takes.
+  const speech = (span: SampleSpan) => span.endSample - span.startSample;
+  const share = spans.reduce((sum, span) => sum + speech(span), 0) / wanted;
+  const even: S[][] = [];
+  let before = 0;
+  for (const span of spans) {
+    const group = even.at(-1);
+    const endsHere = group && before + speech(span) / 2 > share * even.length;
+    if (!group || (endsHere && even.length < wanted)) even.push([span]);
+    else group.push(span);
+    before += speech(span);
+  }
+  return even.flatMap((group) => groupSpans(group, rangeSamples));
+}
+
+/** Consecutive spans grouped while a group's extent stays within `rangeSamples`. */
+function groupSpans<S extends SampleSpan>(spans: readonly S[], rangeSamples: number): S[][] {
   const groups: S[][] = [];
   for (const span of spans) {
     const group = groups.at(-1);

@@ -4,7 +4,8 @@
 import { AppError } from '../errors.js';
 import type { TaskType } from '@shorts/common/tasks';
 import { TASK_CONTRACTS } from '@shorts/common/tasks/contracts';
-import type { ObjectStore } from '../storage/object-store.js';
+import type { Db } from '../db/db.js';
+import { deletePrefix, type ObjectStore } from '../storage/object-store.js';
 import { taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
 
 const refused = (message: string) => new AppError(422, 'bad_result', message);
@@ -41,4 +42,14 @@ export async function verifyTaskObjects(
     sizes.set(key, info.size);
   }
   return sizes;
+}
+
+/** Deletes what a task's children wrote, each under its own task's prefix: called once the parent
+ *  has finished, when its result has taken what it keeps (a failed one keeps nothing). */
+export async function deleteChildrenObjects(app: { db: Db; store: ObjectStore }, parent: Pick<TaskRow, 'id'>): Promise<void> {
+  const children = await app.db.query<Pick<TaskRow, 'id' | 'organizationId'>>(
+    `SELECT id, organization_id AS "organizationId" FROM tasks WHERE parent_id = $1`,
+    [parent.id],
+  );
+  for (const child of children) await deletePrefix(app.store, taskObjectPrefix(child));
 }

@@ -13,6 +13,7 @@ import { parseStoredPayload } from '@shorts/common/tasks/contracts';
 import { joinRanges, planSpanRanges } from '@shorts/common/text/ranges';
 import { AppError } from '../errors.js';
 import { joinWords } from '@shorts/common/text/transcript';
+import { freeSlots } from '../cluster/liveness.js';
 import { verifyTaskObjects } from '../files/task-objects.js';
 import type { TaskRow } from '../tasks/task-queue.js';
 import type { TypedChildTask } from '../tasks/typed-outcome.js';
@@ -25,7 +26,7 @@ export const rangesFromSec = (config: RangeConfig): number | undefined =>
 
 /** The ranges of a stored, measured source, one child each: runs of the planned speech spans. */
 export async function rangeChildren(
-  app: Pick<Coordinator, 'config' | 'store'>,
+  app: Pick<Coordinator, 'config' | 'store' | 'db'>,
   task: TaskRow,
   result: AnalyzeVideoResult,
 ): Promise<TypedChildTask<'analyze-range'>[]> {
@@ -45,7 +46,10 @@ export async function rangeChildren(
   await verifyTaskObjects(app.store, task, [result.source.objectKey, result.source.thumbnailKey, plan.audio.objectKey]);
   const { jobId } = parseStoredPayload('analyze-video', task.payload);
   const { objectKey: audioKey, dataOffset, sampleRate } = plan.audio;
-  return planSpanRanges(plan.spans, app.config.analysisRangeSec * sampleRate).map((spans) => ({
+  // As many ranges as the farm has free transcription slots (or a multiple), even in speech: the
+  // job waits for its last range.
+  const parallel = (await freeSlots(app, 'analyze-range', task.id)).all;
+  return planSpanRanges(plan.spans, app.config.analysisRangeSec * sampleRate, parallel).map((spans) => ({
     type: 'analyze-range' as const,
     payload: { jobId, audioKey, dataOffset, sampleRate, spans },
   }));

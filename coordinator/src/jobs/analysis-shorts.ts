@@ -1,9 +1,9 @@
-// A long source's shorts reframed side by side (issue 22). The final part of a ranged analysis
-// (./analysis-ranges.ts) picks the shorts over the whole transcript; on a farm with free slots it
-// returns them unframed (`reframing`) and each short's stage 80 (faces, speakers, camera path, crop
-// clip) runs in a reframe-short child of its own, on any free agent with a face detector. The last
-// child's completion joins their crops into the shorts and completes the analysis with its job's
-// rows, credits and webhook, once (./analyze-video-outcome.ts).
+// An analysis's shorts reframed side by side (issue 22). An analysis that picks its shorts (a whole
+// file's, or a ranged one's final part, ./analysis-ranges.ts) on a farm with free slots returns them
+// unframed (`reframing`), with the analysis audio stored, and each short's stage 80 (faces, speakers,
+// camera path, crop clip) runs in a reframe-short child of its own, on any free agent with a face
+// detector. The last child's completion joins their crops into the shorts and completes the
+// analysis with its job's rows, credits and webhook, once (./analyze-video-outcome.ts).
 import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { AppError } from '../errors.js';
@@ -11,8 +11,7 @@ import { ANALYZE_STAGES, type AnalyzeVideoResult } from '@shorts/common/tasks/an
 import type { ReframeShortResult } from '@shorts/common/tasks/reframe-short';
 import { parseStoredPayload } from '@shorts/common/tasks/contracts';
 import { verifyTaskObjects } from '../files/task-objects.js';
-import { deletePrefix } from '../storage/object-store.js';
-import { taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
+import type { TaskRow } from '../tasks/task-queue.js';
 import type { TypedChildTask } from '../tasks/typed-outcome.js';
 
 type App = Pick<Coordinator, 'store'>;
@@ -105,13 +104,4 @@ export async function shortsProgressed(c: Queryable, parent: TaskRow, fraction: 
     parent.subjectId,
     value,
   ]);
-}
-
-/** A failed analysis keeps nothing: its children's crops go with its own objects. */
-export async function removeShortObjects(app: Pick<Coordinator, 'store' | 'db'>, parent: Pick<TaskRow, 'id'>): Promise<void> {
-  const children = await app.db.query<Pick<TaskRow, 'id' | 'organizationId'>>(
-    `SELECT id, organization_id AS "organizationId" FROM tasks WHERE parent_id = $1 AND type = 'reframe-short'`,
-    [parent.id],
-  );
-  for (const child of children) await deletePrefix(app.store, taskObjectPrefix(child));
 }

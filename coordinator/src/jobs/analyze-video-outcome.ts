@@ -13,8 +13,9 @@ import { enqueueWebhook } from '../webhooks/webhooks.js';
 import { bandOf, bearerView } from './job-views.js';
 import { JOB_COLUMNS, JOB_STATUS, type JobRow, type StoredShort } from './jobs.js';
 import { priceJob } from './pricing.js';
+import { deleteChildrenObjects } from '../files/task-objects.js';
 import { finalPartPayload, rangeChildren, rangesFromSec, rangesProgressed } from './analysis-ranges.js';
-import { joinReframedShorts, removeShortObjects, shortChildren, shortsProgressed, verifyAnalysisObjects } from './analysis-shorts.js';
+import { joinReframedShorts, shortChildren, shortsProgressed, verifyAnalysisObjects } from './analysis-shorts.js';
 import { freeSlots } from '../cluster/liveness.js';
 
 async function lockJob(c: Queryable, id: string): Promise<JobRow | undefined> {
@@ -76,17 +77,18 @@ export function createAnalyzeVideoOutcomeHandler(
       const { source, stitched, ...rest } = payload;
       const sign = async (key: string) => (await app.urls.sign(key, 'GET', 6 * 3600)).url;
       const leased = source.kind === 'object' ? { ...rest, source: { ...source, url: await sign(source.objectKey) } } : { ...rest, source };
-      // A ranged analysis's final part reads the source its first part stored; with free slots in
-      // the farm it leaves its shorts' reframing to children (./analysis-shorts.ts).
+      // With free slots in the farm the shorts' reframing is left to children (./analysis-shorts.ts).
+      const reframeSlots = (await freeSlots(app, 'reframe-short', task.id)).all;
+      // A ranged analysis's final part reads the source its first part stored.
       if (stitched) {
         const audioUrl = stitched.audioKey ? await sign(stitched.audioKey) : undefined;
-        const reframeSlots = (await freeSlots(app, 'reframe-short', task.id)).all;
         return {
           ...leased,
-          stitched: { ...stitched, sourceUrl: await sign(stitched.source.objectKey), ...(audioUrl ? { audioUrl } : {}), reframeSlots },
+          reframeSlots,
+          stitched: { ...stitched, sourceUrl: await sign(stitched.source.objectKey), ...(audioUrl ? { audioUrl } : {}) },
         };
       }
-      return { ...leased, rangesFromSec: rangesFromSec(app.config) };
+      return { ...leased, rangesFromSec: rangesFromSec(app.config), reframeSlots };
     },
 
     // A long source in two rounds of children: its ranges transcribed (then the final part picks the
@@ -248,11 +250,10 @@ export function createAnalyzeVideoOutcomeHandler(
       // Nothing half-written stays behind a failed job.
       if (outcome === 'failed') {
         await deletePrefix(app.store, taskObjectPrefix(task));
-        await removeShortObjects(app, task);
+        await deleteChildrenObjects(app, task);
       }
-      // A long source's analysis audio was for its ranges only (analysis-ranges.ts).
-      else if (parseStoredPayload('analyze-video', task.payload).stitched)
-        await app.store.delete(taskObjectKey(task, analyzeVideoOutputs.audio));
+      // The analysis audio, stored when ranges or shorts' children read it, was for them only.
+      else await app.store.delete(taskObjectKey(task, analyzeVideoOutputs.audio));
       const stored = storedSource(task);
       // The staging upload's row went with the completion; its objects (original and thumbnail) go now.
       if (outcome === 'completed' && stored?.consume && stored.fileId)

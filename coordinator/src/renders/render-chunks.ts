@@ -12,10 +12,9 @@ import type { TaskType } from '@shorts/common/tasks';
 import { stageProgress } from '@shorts/common/tasks/contract';
 import { renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
 import { RENDER_STAGES, renderShortOutputs, type RenderShortPayload, type RenderSplit } from '@shorts/common/tasks/render-short';
-import { verifyTaskObjects } from '../files/task-objects.js';
+import { deleteChildrenObjects, verifyTaskObjects } from '../files/task-objects.js';
 import { freeSlots } from '../cluster/liveness.js';
-import { deletePrefix } from '../storage/object-store.js';
-import { taskObjectKey, taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
+import { taskObjectKey, type TaskRow } from '../tasks/task-queue.js';
 import type { TypedChildTask } from '../tasks/typed-outcome.js';
 
 type App = Pick<Coordinator, 'db' | 'urls' | 'store' | 'config'>;
@@ -117,12 +116,7 @@ export async function chunksProgress(c: Queryable, parent: TaskRow, _childType: 
 
 /** The chunks and the sound are the join's inputs only: gone once the render has ended. */
 export async function removeChunkObjects(app: App, task: TaskRow): Promise<void> {
-  const children = await app.db.query<Pick<TaskRow, 'id' | 'organizationId'>>(
-    `SELECT id, organization_id AS "organizationId" FROM tasks WHERE parent_id = $1`,
-    [task.id],
-  );
-  if (!children.length) return;
-  for (const child of children) await deletePrefix(app.store, taskObjectPrefix(child));
+  await deleteChildrenObjects(app, task);
   const spec = task.payload as unknown as RenderShortPayload;
   await app.store.delete(taskObjectKey(task, renderShortOutputs.audio(spec.renderId))).catch(() => undefined);
 }

@@ -267,17 +267,37 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
         onProgress: (f: number) => ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing', f), 'transcribing'),
       });
       ctx.log.info('transcribed', { backend: transcript.backend, words: transcript.words.length, durationSec: info.durationSec });
-      return pickAndReframe(ctx, dir, {
-        sourceFile: source.file,
-        width: info.width,
-        height: info.height,
-        wav,
-        loudness: audio.loudness,
-        transcript,
-        durationSec: info.durationSec,
-        downloadBytes: source.bytes,
-        storedSource: await storing,
-      });
+      // On a farm with free slots the shorts may be reframed side by side, each child reading its
+      // short's samples of this audio, stored for them.
+      const inChildren: ReframeInChildren | undefined =
+        (p.reframeSlots ?? 0) >= 2
+          ? {
+              storeAudio: async () => {
+                const [{ dataOffset, sampleRate }, stored] = await Promise.all([
+                  readWavInfo(wav),
+                  ctx.upload(wav, analyzeVideoOutputs.audio, 'audio/wav'),
+                ]);
+                return { objectKey: stored.objectKey, dataOffset, sampleRate };
+              },
+              fetchSource: async () => undefined,
+            }
+          : undefined;
+      return pickAndReframe(
+        ctx,
+        dir,
+        {
+          sourceFile: source.file,
+          width: info.width,
+          height: info.height,
+          wav,
+          loudness: audio.loudness,
+          transcript,
+          durationSec: info.durationSec,
+          downloadBytes: source.bytes,
+          storedSource: await storing,
+        },
+        inChildren,
+      );
     } catch (err) {
       // The upload ends before the task does: nothing it stores lands after a failure is cleaned up.
       await storing.catch(() => undefined);
@@ -308,7 +328,7 @@ async function finishRanged(
   const wav = path.join(dir, 'audio.wav');
   // With free slots in the farm the shorts are reframed by children, which read the source
   // themselves: this part needs only the audio, unless it picks a single short.
-  const inChildren = !!stitched.audioKey && !!stitched.audioUrl && (stitched.reframeSlots ?? 0) >= 2;
+  const inChildren = !!stitched.audioKey && !!stitched.audioUrl && (ctx.payload.reframeSlots ?? 0) >= 2;
   const fetchSource = () => ctx.objects.fetch(stitched.source.objectKey, stitched.sourceUrl, file, ctx.signal);
   // The audio the first part decoded (the ranges read it too), else decoded again from the source.
   await Promise.all([
@@ -345,7 +365,10 @@ async function finishRanged(
       storedSource: stitched.source,
     },
     inChildren
-      ? { audio: { objectKey: stitched.audioKey!, dataOffset, sampleRate }, fetchSource: async () => void (await fetchSource()) }
+      ? {
+          storeAudio: async () => ({ objectKey: stitched.audioKey!, dataOffset, sampleRate }),
+          fetchSource: async () => void (await fetchSource()),
+        }
       : undefined,
   );
 }
@@ -362,11 +385,11 @@ interface Transcribed {
   storedSource: AnalyzeVideoResult['source'];
 }
 
-/** Where the shorts may be reframed by reframe-short children instead (a ranged analysis's final
- *  part on a farm with free slots): the stored analysis audio they read, and how to fetch the source
- *  if the shorts are reframed here after all (a single short). */
+/** Where the shorts may be reframed by reframe-short children instead (on a farm with free slots):
+ *  the stored analysis audio they read (stored when they are), and how to fetch the source if the
+ *  shorts are reframed here after all (a single short). */
 interface ReframeInChildren {
-  audio: NonNullable<AnalyzeVideoResult['reframing']>['audio'];
+  storeAudio: () => Promise<NonNullable<AnalyzeVideoResult['reframing']>['audio']>;
   fetchSource: () => Promise<void>;
 }
 
@@ -407,7 +430,7 @@ async function pickAndReframe(
     return {
       ...result,
       shorts: picked.map((s) => ({ ...analysed(s), crop: null, reframe: null, detections: null })),
-      reframing: { audio: inChildren.audio },
+      reframing: { audio: await inChildren.storeAudio() },
     };
   }
   await inChildren?.fetchSource();
