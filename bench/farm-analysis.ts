@@ -6,7 +6,7 @@
 // the machine does not change.
 // Uses the test Postgres (TEST_DATABASE_URL or local). Needs taskset (util-linux) and 2 cores.
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -80,8 +80,10 @@ async function round(name: string, overrides: Record<string, number>, agents: nu
       const cpuSec = sampler.cpuAt(i, s.endMs) - sampler.cpuAt(i, s.startMs);
       console.error(`  ${s.type} on ${s.agent}: ${r1((s.endMs - s.startMs) / 1000)} s wall, ${r1(cpuSec)} CPU-s`);
     }
-    if (process.env.BENCH_LOG_DIR)
+    if (process.env.BENCH_LOG_DIR) {
+      mkdirSync(process.env.BENCH_LOG_DIR, { recursive: true });
       for (const a of cluster.agents) writeFileSync(path.join(process.env.BENCH_LOG_DIR, `${name}-${a.name}.log`), a.logs.join('\n'));
+    }
     const tasks = (await cluster.app.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE subject_id = $1`, [
       created.body.id,
     ]))!.n;

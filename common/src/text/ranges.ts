@@ -14,29 +14,33 @@ export interface SampleSpan {
 
 /**
  * The spans in ranges of consecutive whole spans, each extending at most `rangeSamples` (a single
- * longer span is a range of its own). On its own (`parallel` 0 or 1) the fewest such ranges; with
- * `parallel` transcription slots free, a multiple of that many ranges (at least as many, and no more
- * than there are spans) that carry even amounts of speech, so that every slot finishes its share at
- * about the same time: the ranges run side by side, and the job waits for the last one.
+ * longer span is a range of its own). On its own (`parallel` 0 or 1) the fewest such ranges. With
+ * `parallel` transcription slots free, ranges that shrink as they go (guided self-scheduling): each
+ * carries a `2 x parallel`-th of the speech still left, and no less than a tenth of `rangeSamples`
+ * (a range's start costs a lease and a recogniser). Slots take ranges in order as they free up, and
+ * the job waits for the last one: however unevenly the slots run (a range's time varies with its
+ * words and its host), they run out of work within one small range of each other.
  */
 export function planSpanRanges<S extends SampleSpan>(spans: readonly S[], rangeSamples: number, parallel = 1): S[][] {
-  const fewest = groupSpans(spans, rangeSamples);
-  if (parallel < 2) return fewest;
-  const wanted = Math.min(spans.length, Math.ceil(fewest.length / parallel) * parallel);
-  // Each range ends at the span edge nearest its even share of the speech; one that then spans more
-  // than `rangeSamples` (long silences in it) is cut again, as few times as it takes.
+  if (parallel < 2) return groupSpans(spans, rangeSamples);
   const speech = (span: SampleSpan) => span.endSample - span.startSample;
-  const share = spans.reduce((sum, span) => sum + speech(span), 0) / wanted;
-  const even: S[][] = [];
-  let before = 0;
+  let left = spans.reduce((sum, span) => sum + speech(span), 0);
+  const shareOfLeft = () => Math.max(left / (2 * parallel), rangeSamples / 10);
+  const shrinking: S[][] = [];
+  let [range, taken, share]: [S[], number, number] = [[], 0, shareOfLeft()];
   for (const span of spans) {
-    const group = even.at(-1);
-    const endsHere = group && before + speech(span) / 2 > share * even.length;
-    if (!group || (endsHere && even.length < wanted)) even.push([span]);
-    else group.push(span);
-    before += speech(span);
+    // A span goes in the range when more than half of it fits in the range's share.
+    if (range.length && taken + speech(span) / 2 > share) {
+      shrinking.push(range);
+      [range, taken, share] = [[], 0, shareOfLeft()];
+    }
+    range.push(span);
+    taken += speech(span);
+    left -= speech(span);
   }
-  return even.flatMap((group) => groupSpans(group, rangeSamples));
+  if (range.length) shrinking.push(range);
+  // A range whose share spans more than `rangeSamples` (long silences in it) is cut again.
+  return shrinking.flatMap((group) => groupSpans(group, rangeSamples));
 }
 
 /** Consecutive spans grouped while a group's extent stays within `rangeSamples`. */
