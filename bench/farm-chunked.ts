@@ -1,6 +1,6 @@
-// bench:farm's one-job round (issue 22): one long 1080x1920 render (VIRAL captions), first on one
-// agent pinned to core 0, then on two agents pinned to cores 0 and 1, where the coordinator splits it
-// into two chunks (RENDER_CHUNK_MIN_SEC is set low for the bench). Every process an agent starts
+// bench:farm's one-job round (issue 22): one long 1080x1920 render (VIRAL captions), on one agent
+// pinned to core 0, then on two agents pinned to cores 0 and 1, where the coordinator splits it into
+// two chunks (RENDER_CHUNK_MIN_SEC is set low for the bench); in pairs of such rounds, alternating. Every process an agent starts
 // (ffmpeg) inherits its core. Prints each round's wall time, from the API's create to `done`, and
 // its time on idle cores (cpu-clock.ts), which other work on the machine does not change.
 import { execFileSync } from 'node:child_process';
@@ -11,6 +11,7 @@ import { startCluster, waitFor, type AgentProcess } from '../test/helpers/cluste
 import { insertCompletedJob } from '../test/helpers/completed-job.js';
 import { FFMPEG } from '../test/helpers/media.js';
 import { idleCoreSeconds, leaseSpans, startCpuSampler } from './cpu-clock.js';
+import { setDraining } from '../coordinator/src/cluster/agents.js';
 
 const r2 = (n: number) => Math.round(n * 100) / 100;
 
@@ -19,7 +20,7 @@ function pin(agent: AgentProcess, core: number): void {
   execFileSync('taskset', ['-a', '-cp', String(core), String(agent.proc.pid)], { stdio: 'ignore' });
 }
 
-export async function benchChunkedRender(seconds: number): Promise<void> {
+export async function benchChunkedRender(seconds: number, pairs = 1): Promise<void> {
   const cluster = await startCluster('bench_farm_chunked', {
     renderActiveLimit: 10_000,
     timers: false,
@@ -64,41 +65,48 @@ export async function benchChunkedRender(seconds: number): Promise<void> {
     });
     const env = { AGENT_TASK_TYPES: 'render-short,render-chunk', MAX_CONCURRENT_TASKS: '1', LOG_LEVEL: 'info' };
 
-    const renderOnce = async (
-      agents: AgentProcess[],
-    ): Promise<{ seconds: number; chunks: number; steps: string; idleCoreSec: number; perAgentSec: number[] }> => {
-      const sampler = startCpuSampler(agents.map((a) => a.proc.pid!));
-      const t0 = performance.now();
+    const startRender = async (): Promise<string> => {
       const r = await cluster.api('POST', '/api/render', {
         key,
         body: { id: jobId, target: 0, preset: 'VIRAL', size: { width: 1080, height: 1920 } },
       });
       if (r.status !== 201) throw new Error(`render: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body.renderId as string;
+    };
+    const renderDone = async (renderId: string): Promise<void> => {
       const done = await waitFor(
         async () => {
-          const s = await cluster.api('GET', `/api/render/${r.body.renderId}`, { key });
+          const s = await cluster.api('GET', `/api/render/${renderId}`, { key });
           return s.body.type === 'done' || s.body.type === 'error' ? s.body : undefined;
         },
         60 * 60_000,
         'render',
       );
       if (done.type !== 'done') throw new Error(`render failed: ${JSON.stringify(done)}`);
+    };
+
+    const renderOnce = async (
+      agents: AgentProcess[],
+    ): Promise<{ seconds: number; chunks: number; steps: string; idleCoreSec: number; perAgentSec: number[] }> => {
+      const sampler = startCpuSampler(agents.map((a) => a.proc.pid!));
+      const t0 = performance.now();
+      const renderId = await startRender();
+      await renderDone(renderId);
       const wall = (performance.now() - t0) / 1000;
       sampler.stop();
       const idleCoreSec = idleCoreSeconds(
-        await leaseSpans(cluster.app.db, r.body.renderId),
+        await leaseSpans(cluster.app.db, renderId),
         agents.map((a) => a.name),
         sampler,
       );
       const cpu = { idleCoreSec, perAgentSec: agents.map((_, i) => sampler.total(i)) };
-      const chunks = (await cluster.app.db.query(`SELECT 1 FROM tasks WHERE subject_id = $1 AND parent_id IS NOT NULL`, [r.body.renderId]))
-        .length;
+      const chunks = (await cluster.app.db.query(`SELECT 1 FROM tasks WHERE subject_id = $1 AND parent_id IS NOT NULL`, [renderId])).length;
       // Where the time went: each lease of the render's tasks, from the create, on which agent.
       const events = await cluster.app.db.query<{ part: number | null; kind: string; at: number; agent: string | null }>(
         `SELECT t.child_index AS part, e.kind, EXTRACT(EPOCH FROM e.created_at - r.created_at)::float8 AS at, a.name AS agent
            FROM task_events e JOIN tasks t ON t.id = e.task_id JOIN renders r ON r.id = t.subject_id LEFT JOIN agents a ON a.id = e.agent_id
           WHERE t.subject_id = $1 AND e.kind IN ('leased', 'fanned_out', 'joining', 'completed') ORDER BY e.created_at`,
-        [r.body.renderId],
+        [renderId],
       );
       const steps = events
         .map((e) => `${e.part === null ? 'render' : `chunk ${e.part + 1}`} ${e.kind} ${r2(e.at)} s${e.agent ? ` (${e.agent})` : ''}`)
@@ -106,40 +114,100 @@ export async function benchChunkedRender(seconds: number): Promise<void> {
       return { seconds: wall, chunks, steps, ...cpu };
     };
 
+    // Both agents run from the start; the second is drained (no lease, no free slot) for the
+    // one-agent rounds. Rounds alternate in pairs, so that a slower minute of this shared machine
+    // weighs on both sides of a ratio: the figure is the pairs' median.
     const first = await cluster.startAgent(env);
     pin(first, 0);
-    const one = await renderOnce([first]);
-    console.error(
-      `1 agent (core 0): ${r2(one.seconds)} s wall, ${r2(one.idleCoreSec)} s on an idle core, ${r2(one.perAgentSec[0]!)} CPU-s, ${one.chunks} chunks: ${one.steps}`,
-    );
     const second = await cluster.startAgent(env);
     pin(second, 1 % os.cpus().length);
-    const two = await renderOnce([first, second]);
-    console.error(
-      `2 agents (cores 0, 1): ${r2(two.seconds)} s wall, ${r2(two.idleCoreSec)} s on idle cores, ${two.perAgentSec.map(r2).join(' + ')} CPU-s, ${two.chunks} chunks: ${two.steps}`,
+    const secondId = await waitFor(
+      async () => (await cluster.app.db.one<{ id: string }>(`SELECT id FROM agents WHERE name = $1`, [second.name]))?.id,
+      60_000,
+      'the second agent registered',
     );
-    const rounds = [
-      {
-        agents: 1,
-        chunks: one.chunks,
-        'wall s': r2(one.seconds),
-        'on idle cores s': r2(one.idleCoreSec),
-        'agents CPU-s': r2(one.perAgentSec[0]!),
-      },
-      {
-        agents: 2,
-        chunks: two.chunks,
-        'wall s': r2(two.seconds),
-        'on idle cores s': r2(two.idleCoreSec),
-        'agents CPU-s': two.perAgentSec.map(r2).join(' + '),
-        'speed-up (wall)': r2(one.seconds / two.seconds),
-        'speed-up (idle cores)': r2(one.idleCoreSec / two.idleCoreSec),
-      },
-    ];
+    const drainSecond = async (draining: boolean) => {
+      const said = draining ? /taking no new work/ : /drain lifted/;
+      const times = () => second.logs.filter((l) => said.test(l)).length;
+      const before = times();
+      await setDraining(cluster.app.db, secondId, draining);
+      // Once it has heard (a heartbeat), it takes no lease while drained, or is back to asking.
+      await waitFor(async () => (times() > before ? true : undefined), 60_000, `the second agent to say ${said}`);
+    };
+    // What this machine gives two pinned cores at once: the same render twice, unsplit, one on each
+    // agent. Each takes longer than alone when the cores share caches and memory (or a host's
+    // cores): the most that splitting one render could gain here is twice the solo time over this.
+    const twoAtOnce = async (): Promise<{ seconds: number; perAgentSec: number[] }> => {
+      const config = cluster.app.config as { renderChunkMinSec: number };
+      const chunkMinSec = config.renderChunkMinSec;
+      config.renderChunkMinSec = 0;
+      try {
+        const sampler = startCpuSampler([first, second].map((a) => a.proc.pid!));
+        const t0 = performance.now();
+        const ids = await Promise.all([startRender(), startRender()]);
+        await Promise.all(ids.map(renderDone));
+        const seconds = (performance.now() - t0) / 1000;
+        sampler.stop();
+        return { seconds, perAgentSec: [0, 1].map((i) => sampler.total(i)) };
+      } finally {
+        config.renderChunkMinSec = chunkMinSec;
+      }
+    };
+    const pairsRun: Array<{
+      one: Awaited<ReturnType<typeof renderOnce>>;
+      two: Awaited<ReturnType<typeof renderOnce>>;
+      both: Awaited<ReturnType<typeof twoAtOnce>>;
+    }> = [];
+    for (let pair = 1; pair <= pairs; pair++) {
+      await drainSecond(true);
+      const one = await renderOnce([first]);
+      console.error(
+        `pair ${pair}, 1 agent (core 0): ${r2(one.seconds)} s wall, ${r2(one.idleCoreSec)} s on an idle core, ${r2(one.perAgentSec[0]!)} CPU-s, ${one.chunks} chunks: ${one.steps}`,
+      );
+      await drainSecond(false);
+      const two = await renderOnce([first, second]);
+      console.error(
+        `pair ${pair}, 2 agents (cores 0, 1): ${r2(two.seconds)} s wall, ${r2(two.idleCoreSec)} s on idle cores, ${two.perAgentSec.map(r2).join(' + ')} CPU-s, ${two.chunks} chunks: ${two.steps}`,
+      );
+      const both = await twoAtOnce();
+      console.error(
+        `pair ${pair}, the whole render twice at once, one per agent: ${r2(both.seconds)} s wall, ${both.perAgentSec.map(r2).join(' + ')} CPU-s`,
+      );
+      pairsRun.push({ one, two, both });
+    }
+    const rounds = pairsRun.map(({ one, two, both }, i) => ({
+      pair: i + 1,
+      '1 agent: wall s': r2(one.seconds),
+      '1 agent: idle cores s': r2(one.idleCoreSec),
+      '2 agents: chunks': two.chunks,
+      '2 agents: wall s': r2(two.seconds),
+      '2 agents: idle cores s': r2(two.idleCoreSec),
+      '2 agents: CPU-s': two.perAgentSec.map(r2).join(' + '),
+      'speed-up (wall)': r2(one.seconds / two.seconds),
+      'speed-up (idle cores)': r2(one.idleCoreSec / two.idleCoreSec),
+      'two at once: wall s': r2(both.seconds),
+      'ceiling (2 x 1 agent / two at once)': r2((2 * one.seconds) / both.seconds),
+    }));
     console.table(rounds);
+    const median = (xs: number[]) => {
+      const sorted = [...xs].sort((a, b) => a - b);
+      const mid = Math.floor(sorted.length / 2);
+      return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+    };
     console.log(
       JSON.stringify(
-        { cores: os.cpus().length, loadAverage: os.loadavg().map(r2), renderSec: seconds, output: '1080x1920', rounds },
+        {
+          cores: os.cpus().length,
+          loadAverage: os.loadavg().map(r2),
+          renderSec: seconds,
+          output: '1080x1920',
+          rounds,
+          medianCeiling: r2(median(rounds.map((r) => r['ceiling (2 x 1 agent / two at once)']))),
+          medianSpeedUp: {
+            wall: r2(median(rounds.map((r) => r['speed-up (wall)']))),
+            idleCores: r2(median(rounds.map((r) => r['speed-up (idle cores)']))),
+          },
+        },
         null,
         2,
       ),

@@ -2,8 +2,9 @@
 // Prints, for 1..N agents, throughput, queue wait percentiles and the speed-up over one agent.
 //   npm run bench:farm -- [max agents=4] [renders per round=12] [seconds per short=2]
 // One job on the farm (issue 22): a single long 1080x1920 render on 1 agent pinned to one core
-// (`taskset`), then on 2 agents each pinned to its own core, where it is rendered in 2 chunks.
-//   npm run bench:farm -- chunked [seconds=60]
+// (`taskset`), then on 2 agents each pinned to its own core, where it is rendered in 2 chunks; in
+// alternating pairs of such rounds, the median pair's speed-up the figure.
+//   npm run bench:farm -- chunked [seconds=60] [pairs=3]
 // Uses the test Postgres (TEST_DATABASE_URL or local, else embedded). Each agent has one slot, so
 // N agents run N ffmpeg encodes at once: on a machine with C cores throughput stops growing near C.
 import os from 'node:os';
@@ -15,7 +16,7 @@ import { makeTestVideo } from '../test/helpers/media.js';
 
 if (process.argv[2] === 'chunked') {
   const { benchChunkedRender } = await import('./farm-chunked.js');
-  await benchChunkedRender(Number(process.argv[3] ?? 60));
+  await benchChunkedRender(Number(process.argv[3] ?? 60), Number(process.argv[4] ?? 3));
   process.exit(0);
 }
 
