@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { startCluster, waitFor, type AgentProcess } from '../test/helpers/cluster.js';
+import { startCluster, waitFor, type AgentProcess, type TestCluster } from '../test/helpers/cluster.js';
 import { insertCompletedJob } from '../test/helpers/completed-job.js';
 import { FFMPEG } from '../test/helpers/media.js';
 import { idleCoreSeconds, leaseSpans, startCpuSampler } from './cpu-clock.js';
@@ -20,78 +20,89 @@ function pin(agent: AgentProcess, core: number): void {
   execFileSync('taskset', ['-a', '-cp', String(core), String(agent.proc.pid)], { stdio: 'ignore' });
 }
 
-export async function benchChunkedRender(seconds: number, pairs = 1): Promise<void> {
-  const cluster = await startCluster('bench_farm_chunked', {
+/** A farm (coordinator, no agents yet) holding one completed job whose one short is `seconds` of 1080p. */
+async function farmWithJob(name: string, seconds: number, chunks: boolean): Promise<{ cluster: TestCluster; key: string; jobId: string }> {
+  const cluster = await startCluster(name, {
     renderActiveLimit: 10_000,
     timers: false,
-    renderChunkMinSec: 10,
+    renderChunkMinSec: chunks ? 10 : 0,
     renderChunkSec: 10,
   });
-  try {
-    const { org, key } = await cluster.org({ plan: 'business', credits: 1000 });
-    const source = path.join(cluster.dataDir, 'source.mp4');
-    execFileSync(FFMPEG, [
-      '-y',
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      `testsrc2=s=1920x1080:r=30:d=${seconds + 1}`,
-      '-f',
-      'lavfi',
-      '-i',
-      `sine=frequency=440:duration=${seconds + 1}`,
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'aac',
-      '-shortest',
-      source,
-    ]);
-    const words = Array.from({ length: Math.floor(seconds / 0.4) }, (_, i) => ({ text: `word${i}`, start: i * 0.4, end: i * 0.4 + 0.35 }));
-    const jobId = await insertCompletedJob(cluster.app, {
-      organizationId: org.id,
-      sourcePath: source,
-      words,
-      shorts: [{ startTime: 0, endTime: seconds }],
-      width: 1920,
-      height: 1080,
-    });
-    const env = { AGENT_TASK_TYPES: 'render-short,render-chunk', MAX_CONCURRENT_TASKS: '1', LOG_LEVEL: 'info' };
+  const { org, key } = await cluster.org({ plan: 'business', credits: 1000 });
+  const source = path.join(cluster.dataDir, 'source.mp4');
+  execFileSync(FFMPEG, [
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc2=s=1920x1080:r=30:d=${seconds + 1}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=440:duration=${seconds + 1}`,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    source,
+  ]);
+  const words = Array.from({ length: Math.floor(seconds / 0.4) }, (_, i) => ({ text: `word${i}`, start: i * 0.4, end: i * 0.4 + 0.35 }));
+  const jobId = await insertCompletedJob(cluster.app, {
+    organizationId: org.id,
+    sourcePath: source,
+    words,
+    shorts: [{ startTime: 0, endTime: seconds }],
+    width: 1920,
+    height: 1080,
+  });
+  return { cluster, key, jobId };
+}
 
-    const startRender = async (): Promise<string> => {
-      const r = await cluster.api('POST', '/api/render', {
-        key,
-        body: { id: jobId, target: 0, preset: 'VIRAL', size: { width: 1080, height: 1920 } },
-      });
-      if (r.status !== 201) throw new Error(`render: ${r.status} ${JSON.stringify(r.body)}`);
-      return r.body.renderId as string;
-    };
-    const renderDone = async (renderId: string): Promise<void> => {
-      const done = await waitFor(
-        async () => {
-          const s = await cluster.api('GET', `/api/render/${renderId}`, { key });
-          return s.body.type === 'done' || s.body.type === 'error' ? s.body : undefined;
-        },
-        60 * 60_000,
-        'render',
-      );
-      if (done.type !== 'done') throw new Error(`render failed: ${JSON.stringify(done)}`);
-    };
+/** Starts the VIRAL 1080x1920 render of the farm's short; its id. */
+async function startRender(farm: { cluster: TestCluster; key: string; jobId: string }): Promise<string> {
+  const r = await farm.cluster.api('POST', '/api/render', {
+    key: farm.key,
+    body: { id: farm.jobId, target: 0, preset: 'VIRAL', size: { width: 1080, height: 1920 } },
+  });
+  if (r.status !== 201) throw new Error(`render: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.renderId as string;
+}
+
+async function renderDone(farm: { cluster: TestCluster; key: string }, renderId: string): Promise<void> {
+  const done = await waitFor(
+    async () => {
+      const s = await farm.cluster.api('GET', `/api/render/${renderId}`, { key: farm.key });
+      return s.body.type === 'done' || s.body.type === 'error' ? s.body : undefined;
+    },
+    60 * 60_000,
+    'render',
+  );
+  if (done.type !== 'done') throw new Error(`render failed: ${JSON.stringify(done)}`);
+}
+
+export async function benchChunkedRender(seconds: number, pairs = 1): Promise<void> {
+  const farm = await farmWithJob('bench_farm_chunked', seconds, true);
+  // The ceiling's farm never splits a render.
+  const unsplit = await farmWithJob('bench_farm_unsplit', seconds, false);
+  const { cluster } = farm;
+  try {
+    const env = { AGENT_TASK_TYPES: 'render-short,render-chunk', MAX_CONCURRENT_TASKS: '1', LOG_LEVEL: 'info' };
 
     const renderOnce = async (
       agents: AgentProcess[],
     ): Promise<{ seconds: number; chunks: number; steps: string; idleCoreSec: number; perAgentSec: number[] }> => {
       const sampler = startCpuSampler(agents.map((a) => a.proc.pid!));
       const t0 = performance.now();
-      const renderId = await startRender();
-      await renderDone(renderId);
+      const renderId = await startRender(farm);
+      await renderDone(farm, renderId);
       const wall = (performance.now() - t0) / 1000;
       sampler.stop();
       const idleCoreSec = idleCoreSeconds(
@@ -134,24 +145,21 @@ export async function benchChunkedRender(seconds: number, pairs = 1): Promise<vo
       // Once it has heard (a heartbeat), it takes no lease while drained, or is back to asking.
       await waitFor(async () => (times() > before ? true : undefined), 60_000, `the second agent to say ${said}`);
     };
-    // What this machine gives two pinned cores at once: the same render twice, unsplit, one on each
-    // agent. Each takes longer than alone when the cores share caches and memory (or a host's
-    // cores): the most that splitting one render could gain here is twice the solo time over this.
+    // What this machine gives two pinned cores at once: the same render twice at once, unsplit (a
+    // farm of its own that never splits), one on each core. Each takes longer than alone when the
+    // cores share caches and memory: the most that splitting one render could gain here is twice
+    // the solo time over this.
+    const [firstUnsplit, secondUnsplit] = [await unsplit.cluster.startAgent(env), await unsplit.cluster.startAgent(env)];
+    pin(firstUnsplit, 0);
+    pin(secondUnsplit, 1 % os.cpus().length);
     const twoAtOnce = async (): Promise<{ seconds: number; perAgentSec: number[] }> => {
-      const config = cluster.app.config as { renderChunkMinSec: number };
-      const chunkMinSec = config.renderChunkMinSec;
-      config.renderChunkMinSec = 0;
-      try {
-        const sampler = startCpuSampler([first, second].map((a) => a.proc.pid!));
-        const t0 = performance.now();
-        const ids = await Promise.all([startRender(), startRender()]);
-        await Promise.all(ids.map(renderDone));
-        const seconds = (performance.now() - t0) / 1000;
-        sampler.stop();
-        return { seconds, perAgentSec: [0, 1].map((i) => sampler.total(i)) };
-      } finally {
-        config.renderChunkMinSec = chunkMinSec;
-      }
+      const sampler = startCpuSampler([firstUnsplit, secondUnsplit].map((a) => a.proc.pid!));
+      const t0 = performance.now();
+      const ids = await Promise.all([startRender(unsplit), startRender(unsplit)]);
+      await Promise.all(ids.map((id) => renderDone(unsplit, id)));
+      const seconds = (performance.now() - t0) / 1000;
+      sampler.stop();
+      return { seconds, perAgentSec: [0, 1].map((i) => sampler.total(i)) };
     };
     const pairsRun: Array<{
       one: Awaited<ReturnType<typeof renderOnce>>;
@@ -213,6 +221,6 @@ export async function benchChunkedRender(seconds: number, pairs = 1): Promise<vo
       ),
     );
   } finally {
-    await cluster.close();
+    await Promise.all([cluster.close(), unsplit.cluster.close()]);
   }
 }
