@@ -161,7 +161,7 @@ test.serial('a child that fails for good fails the parent with its reason, and i
   const failing = leases.findIndex((l) => partOf(l) === 1);
   await workers[failing]!.fail(leases[failing]!.task_id, leases[failing]!.lease_token, 'the encoder crashed on frame 812', false);
   t.is(await state(parentId), 'failed');
-  t.regex((await queue.get(parentId))!.lastError ?? '', /Part 2 failed: the encoder crashed on frame 812/);
+  t.regex((await queue.get(parentId))!.lastError ?? '', /^Chunk 2 failed: the encoder crashed on frame 812/);
   t.is(heard.failed.length, 1);
   t.is(heard.failed[0]!.code, 'TASK_FAILED');
   t.regex(heard.failed[0]!.reason, /the encoder crashed on frame 812/);

@@ -47,6 +47,7 @@ export const analyzeRangeContract = {
   // Transcription only: faces are found later, per short, by the parent's final part.
   placement: { requires: ['model:silero-vad', 'transcriber'], prefers: [] },
   timeLimitSec: 2 * 3600,
+  partName: 'Range',
   outputs: NO_OUTPUTS,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, string>;
 

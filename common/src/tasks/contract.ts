@@ -46,6 +46,8 @@ export interface TaskContract<
    *  again into children of another type; the queue runs the children as ordinary tasks and
    *  completes the parent once, after the last round's last child (coordinator/src/tasks/fan-out.ts). */
   children?: { types: readonly TaskType[] };
+  /** What a task of this type is as a child, in its parent's failure ("Range 2 failed: ..."). */
+  partName?: string;
   /** The objects a task of this type stores (see TaskOutputs). */
   outputs: TaskOutputs;
 }

@@ -60,6 +60,8 @@ export type TaskChildType<T extends TaskType> = Contracts[T] extends { children:
 /** The same at run time (empty if none). */
 export const childTypesOf = (type: TaskType): readonly TaskType[] =>
   (TASK_CONTRACTS[type] as { children?: { types: readonly TaskType[] } }).children?.types ?? [];
+/** What a task of this type is called as a child in its parent's failure ("Range 2 failed: ..."). */
+export const partNameOf = (type: TaskType): string => (TASK_CONTRACTS[type] as { partName?: string }).partName ?? 'Part';
 export type TaskStage<T extends TaskType> = keyof Contracts[T]['stages'] & string;
 
 /** The schemas by type, typed so that indexing with a generic type keeps each one's own output. */

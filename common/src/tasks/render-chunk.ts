@@ -63,6 +63,7 @@ export const renderChunkContract = {
   // An NVENC chunk requires NVENC (added per child); an x264 one runs anywhere.
   placement: { requires: [], prefers: [] },
   timeLimitSec: 3600,
+  partName: 'Chunk',
   outputs: renderChunkOutputs,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof RENDER_CHUNK_STAGES>;
 

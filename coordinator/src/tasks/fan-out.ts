@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/db.js';
 import { newId } from '../ids.js';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
-import { childTypesOf, placementOf } from '@shorts/common/tasks/contracts';
+import { childTypesOf, partNameOf, placementOf } from '@shorts/common/tasks/contracts';
 import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import type { Metrics } from '../metrics/metrics.js';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
@@ -162,7 +162,7 @@ export class TaskFamilies {
         child.childIndex,
       ])
     ).rows[0]!;
-    const why = code === 'CANCELLED' ? reason : `Part ${part} failed: ${reason}`;
+    const why = code === 'CANCELLED' ? reason : `${partNameOf(child.type)} ${part} failed: ${reason}`;
     const outcome = await this.queue.failForGood(c, parent, why, code);
     await this.queue.event(parent.id, null, outcome === TASK_STATES.cancelled ? 'cancelled' : 'failed', why, c);
     this.queue.endsWith(c, parent, outcome);
