@@ -46,8 +46,8 @@ export async function rangeChildren(
   await verifyTaskObjects(app.store, task, [result.source.objectKey, result.source.thumbnailKey, plan.audio.objectKey]);
   const { jobId } = parseStoredPayload('analyze-video', task.payload);
   const { objectKey: audioKey, dataOffset, sampleRate } = plan.audio;
-  // As many ranges as the farm has free transcription slots (or a multiple), even in speech: the
-  // job waits for its last range.
+  // With free transcription slots in the farm the ranges shrink as they go, so that the slots run
+  // out of work together: the job waits for its last range.
   const parallel = (await freeSlots(app, 'analyze-range', task.id)).all;
   return planSpanRanges(plan.spans, app.config.analysisRangeSec * sampleRate, parallel).map((spans) => ({
     type: 'analyze-range' as const,

@@ -243,11 +243,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
         // made from), and this task comes back for the shorts.
         const { chunks } = await transcriber.plan(wav, ctx.signal);
         if (!chunks.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
-        const [{ dataOffset, sampleRate }, audioObj, storedSource] = await Promise.all([
-          readWavInfo(wav),
-          ctx.upload(wav, analyzeVideoOutputs.audio, 'audio/wav'),
-          storing,
-        ]);
+        const [audio, storedSource] = await Promise.all([storeAnalysisAudio(ctx, wav), storing]);
         ctx.log.info('analysing in ranges', { durationSec: info.durationSec, fromSec: p.rangesFromSec, spans: chunks.length });
         return {
           ranged: true,
@@ -257,7 +253,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
           transcript: { language: '', text: '', words: [], backend: '' },
           shorts: [],
           rangePlan: {
-            audio: { objectKey: audioObj.objectKey, dataOffset, sampleRate },
+            audio,
             spans: chunks.map((c) => ({ startSample: c.startSample, endSample: c.endSample })),
           },
         };
@@ -272,13 +268,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       const inChildren: ReframeInChildren | undefined =
         (p.reframeSlots ?? 0) >= 2
           ? {
-              storeAudio: async () => {
-                const [{ dataOffset, sampleRate }, stored] = await Promise.all([
-                  readWavInfo(wav),
-                  ctx.upload(wav, analyzeVideoOutputs.audio, 'audio/wav'),
-                ]);
-                return { objectKey: stored.objectKey, dataOffset, sampleRate };
-              },
+              storeAudio: () => storeAnalysisAudio(ctx, wav),
               fetchSource: async () => undefined,
             }
           : undefined;
@@ -305,6 +295,18 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     }
   },
 };
+
+/** The analysis WAV stored for the children that read their samples of it (ranges, shorts). */
+async function storeAnalysisAudio(
+  ctx: TaskContext<'analyze-video'>,
+  wav: string,
+): Promise<NonNullable<AnalyzeVideoResult['reframing']>['audio']> {
+  const [{ dataOffset, sampleRate }, stored] = await Promise.all([
+    readWavInfo(wav),
+    ctx.upload(wav, analyzeVideoOutputs.audio, 'audio/wav'),
+  ]);
+  return { objectKey: stored.objectKey, dataOffset, sampleRate };
+}
 
 /** A missing or silent audio track is the user's video, not a fault to retry. */
 function nothingToTranscribe(err: unknown): unknown {
