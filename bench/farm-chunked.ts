@@ -4,6 +4,7 @@
 // (ffmpeg) inherits its core. Prints each round's wall time, from the API's create to `done`, and
 // its time on idle cores (cpu-clock.ts), which other work on the machine does not change.
 import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -100,6 +101,7 @@ export async function benchChunkedRender(seconds: number, pairs = 1): Promise<vo
       agents: AgentProcess[],
     ): Promise<{ seconds: number; chunks: number; steps: string; idleCoreSec: number; perAgentSec: number[] }> => {
       const sampler = startCpuSampler(agents.map((a) => a.proc.pid!));
+      const logsFrom = new Map(agents.map((a) => [a, a.logs.length]));
       const t0 = performance.now();
       const renderId = await startRender(farm);
       await renderDone(farm, renderId);
@@ -122,6 +124,15 @@ export async function benchChunkedRender(seconds: number, pairs = 1): Promise<vo
       const steps = events
         .map((e) => `${e.part === null ? 'render' : `chunk ${e.part + 1}`} ${e.kind} ${r2(e.at)} s${e.agent ? ` (${e.agent})` : ''}`)
         .join('; ');
+      // The agents' own logs of the round (stages with their times), for a closer look.
+      if (process.env.BENCH_LOG_DIR) {
+        mkdirSync(process.env.BENCH_LOG_DIR, { recursive: true });
+        for (const a of agents)
+          writeFileSync(
+            path.join(process.env.BENCH_LOG_DIR, `chunked-${renderId}-${a.name}.log`),
+            a.logs.slice(logsFrom.get(a)).join('\n'),
+          );
+      }
       return { seconds: wall, chunks, steps, ...cpu };
     };
 

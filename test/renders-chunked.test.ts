@@ -287,6 +287,19 @@ test.serial(
     );
     const table = await admin(cluster, ['task', 'show', family.task.id]);
     t.regex(table, new RegExp(`${family.children[2]!.id}\\s+render-chunk\\s+3\\s+completed\\s+1\\s+100%`));
+    // The agent that joined took from its own disk what it had rendered itself (its chunks, the
+    // sound with the first one) and downloaded only the rest.
+    const byAgent = await cluster.app.db.query<{ taskId: string; agent: string }>(
+      `SELECT e.task_id AS "taskId", a.name AS agent FROM task_events e JOIN agents a ON a.id = e.agent_id
+        WHERE e.kind = 'completed' AND e.task_id = ANY($1::text[]) ORDER BY e.id`,
+      [[family.task.id, ...family.children.map((c) => c.id)]],
+    );
+    const joiner = byAgent.find((e) => e.taskId === family.task.id)!.agent;
+    const ownChunks = family.children.filter((c) => byAgent.some((e) => e.taskId === c.id && e.agent === joiner));
+    const ownObjects = ownChunks.length + (ownChunks.some((c) => c.childIndex === 0) ? 1 : 0);
+    const joinLog = JSON.parse(cluster.agents.find((a) => a.name === joiner)!.logs.find((l) => /chunks to join fetched/.test(l))!);
+    t.log(`the join on ${joiner}, which rendered chunks ${ownChunks.map((c) => (c.childIndex ?? 0) + 1).join(', ')}`);
+    t.deepEqual([joinLog.fromDisk, joinLog.downloaded], [ownObjects, 4 - ownObjects], `the join on ${joiner}`);
     await assertEqualsSinglePass(t, await download(done.url, 'chunked.mp4'), 'chunked');
     // The chunks and the sound were the join's inputs only.
     const leftovers = [];

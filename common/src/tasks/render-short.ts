@@ -42,8 +42,16 @@ export const renderEncoderSchema = z.enum(['libx264', 'h264_nvenc']);
 export const renderSplitLeaseSchema = z.object({
   /** Chunks to cut (the farm's free render slots when it was leased) and their encoder. */
   split: z.object({ chunks: z.number().int().min(2), encoder: renderEncoderSchema }).nullish(),
-  /** Signed URLs of the sound and of each chunk, in order. */
-  join: z.object({ audioUrl: z.string().min(1).nullable(), chunkUrls: z.array(z.string().min(1)).min(2) }).nullish(),
+  /** Signed URLs of the sound and of each chunk, in order; with their object keys, so that the
+   *  joining agent takes from its own disk what it rendered itself. */
+  join: z
+    .object({
+      audioUrl: z.string().min(1).nullable(),
+      chunkUrls: z.array(z.string().min(1)).min(2),
+      audioObjectKey: z.string().min(1).nullish(),
+      chunkObjectKeys: z.array(z.string().min(1)).nullish(),
+    })
+    .nullish(),
 });
 
 /** The split's result: the cuts, and whether the source has sound (the first chunk then encodes it);

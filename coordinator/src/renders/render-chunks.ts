@@ -35,6 +35,8 @@ export async function chunkedLease(app: App, task: TaskRow, spec: RenderShortPay
       join: {
         audioUrl: joined.audio ? await signed(app, joined.audio.objectKey) : null,
         chunkUrls: await Promise.all(joined.chunks.map((c) => signed(app, c.objectKey))),
+        audioObjectKey: joined.audio?.objectKey ?? null,
+        chunkObjectKeys: joined.chunks.map((c) => c.objectKey),
       },
     };
   }

@@ -45,6 +45,9 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
       ctx.upload(out, renderChunkOutputs.chunk(p.chunk.index), 'video/mp4'),
       sound ? ctx.upload(soundPath, renderChunkOutputs.sound(p.renderId), 'audio/mp4') : undefined,
     ]);
+    // The join often runs here, on the agent that finished last: it reads these from the disk.
+    await ctx.objects.keep(file.objectKey, out);
+    if (audio) await ctx.objects.keep(audio.objectKey, soundPath);
     return {
       objectKey: file.objectKey,
       sizeBytes: (await stat(out)).size,

@@ -214,10 +214,20 @@ async function joinRender(
   join: NonNullable<TaskLeasePayload<'render-short'>['join']>,
 ): Promise<TaskResult<'render-short'>> {
   ctx.progress(stageProgress(RENDER_STAGES, 'joining'), 'joining');
+  // What this host rendered itself (its chunk, maybe the sound) is still on its disk.
+  const fetchOne = (url: string, objectKey: string | null | undefined, dest: string) =>
+    objectKey ? ctx.objects.fetch(objectKey, url, dest, ctx.signal) : downloadObject(url, dest, ctx.signal);
   const chunkPaths = join.chunkUrls.map((_, i) => path.join(ctx.workDir, `chunk-${i}.mp4`));
-  await Promise.all(join.chunkUrls.map((url, i) => downloadObject(url, chunkPaths[i]!, ctx.signal)));
   const audioPath = join.audioUrl ? path.join(ctx.workDir, 'audio.mp4') : null;
-  if (join.audioUrl) await downloadObject(join.audioUrl, audioPath!, ctx.signal);
+  const fetched = await Promise.all([
+    ...join.chunkUrls.map((url, i) => fetchOne(url, join.chunkObjectKeys?.[i], chunkPaths[i]!)),
+    ...(join.audioUrl ? [fetchOne(join.audioUrl, join.audioObjectKey, audioPath!)] : []),
+  ]);
+  ctx.log.info('chunks to join fetched', {
+    renderId: ctx.payload.renderId,
+    fromDisk: fetched.filter((f) => 'cached' in f && f.cached).length,
+    downloaded: fetched.filter((f) => !('cached' in f && f.cached)).length,
+  });
   const out = path.join(ctx.workDir, 'render.mp4');
   await joinChunks(ctx.config.ffmpegPath, { chunkPaths, audioPath, out, workDir: ctx.workDir, signal: ctx.signal });
   return finishRender(ctx, out);
