@@ -342,7 +342,17 @@ needing({ tools: TOOLS }).serial(
       target.start,
       { timeout: 10_000 },
     );
-    await page.waitForTimeout(150);
+    // The highlight follows on the player's next time update: waited for (at most 5 s), not assumed.
+    await page
+      .waitForFunction(
+        (text) => {
+          const active = [...document.querySelectorAll('.transcript .w.active')].map((w) => (w as HTMLElement).innerText.trim());
+          return active.length === 1 && active[0] === text;
+        },
+        target.text,
+        { timeout: 5000 },
+      )
+      .catch(() => undefined);
     t.deepEqual(
       (await page.locator('.transcript .w.active').allInnerTexts()).map((w) => w.trim()),
       [target.text],
