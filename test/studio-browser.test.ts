@@ -78,8 +78,17 @@ async function seek(page: Page, t: number) {
       v.currentTime = time;
     });
   }, t);
-  // The overlay follows on the next animation frames.
+  // The overlay follows on the next animation frames: at least 150 ms, then until the rectangle
+  // stays put across two frames (at most 3 s more), so a loaded machine is not read too early.
   await page.waitForTimeout(150);
+  // (No named functions in here: the test's compiler would wrap them in a helper the page lacks.)
+  await page.evaluate(async () => {
+    for (const until = Date.now() + 3000; Date.now() < until;) {
+      const before = JSON.stringify(document.querySelector('[data-testid="crop-rect"]')?.getBoundingClientRect() ?? null);
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      if (JSON.stringify(document.querySelector('[data-testid="crop-rect"]')?.getBoundingClientRect() ?? null) === before) return;
+    }
+  });
 }
 
 /** Where the rectangle is drawn, as fractions of the player. */
