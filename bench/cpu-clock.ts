@@ -2,7 +2,7 @@
 // an idle machine each lease takes as long as its agent's CPU time over it (the agent and the
 // ffmpeg/pocketsphinx it runs). The samples give each lease its CPU time, the job's task events its
 // leases, and the job's critical path over them its time on idle cores (idleCoreSeconds).
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 const TICKS_PER_SEC = 100;
 
@@ -25,56 +25,40 @@ function readStat(pid: number): ProcStat | undefined {
   }
 }
 
-function readProcs(): ProcStat[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .map((name) => readStat(Number(name)))
-    .filter((p): p is ProcStat => p !== undefined);
-}
+/** Whether the kernel lists each thread's children (CONFIG_PROC_CHILDREN). */
+const KERNEL_CHILD_LISTS = existsSync(`/proc/${process.pid}/task/${process.pid}/children`);
 
-/** The processes a process started (from its main thread, where Node and ffmpeg spawn), or undefined
- *  where the kernel does not list them. */
-function childPids(pid: number): number[] | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' && readStat(pid) ? undefined : [];
+/** Each process's children: from the kernel's child lists where it keeps them (a few files a
+ *  sample, so that the sampler, in the coordinator's process, takes little from the agents' cores;
+ *  Node and ffmpeg spawn from their main thread), else from one scan of all of /proc. */
+function childLister(): (pid: number) => number[] {
+  if (KERNEL_CHILD_LISTS)
+    return (pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+      } catch {
+        return []; // it exited while we looked
+      }
+    };
+  const byParent = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    const p = /^\d+$/.test(name) ? readStat(Number(name)) : undefined;
+    if (p) byParent.set(p.ppid, [...(byParent.get(p.ppid) ?? []), p.pid]);
   }
-}
-
-/** A root's tree read through the kernel's child lists: a few files a sample instead of all of
- *  /proc, so that the sampler itself (in the coordinator's process) takes little from the agents'
- *  cores. Undefined where the lists are missing. */
-function treeTicks(root: number): number | undefined {
-  let ticks = 0;
-  const stack = [root];
-  while (stack.length) {
-    const pid = stack.pop()!;
-    const stat = readStat(pid);
-    if (!stat) continue;
-    const children = childPids(pid);
-    if (!children) return undefined;
-    ticks += stat.ticks;
-    stack.push(...children);
-  }
-  return ticks;
+  return (pid) => byParent.get(pid) ?? [];
 }
 
 /** CPU seconds of each root's process tree so far (live descendants, and what they have reaped). */
 export function treeCpuSeconds(roots: number[]): number[] {
-  const fast = roots.map(treeTicks);
-  if (fast.every((t) => t !== undefined)) return fast.map((t) => t! / TICKS_PER_SEC);
-  const procs = readProcs();
-  const children = new Map<number, ProcStat[]>();
-  for (const p of procs) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
-  const byPid = new Map(procs.map((p) => [p.pid, p]));
+  const childrenOf = childLister();
   return roots.map((root) => {
     let ticks = 0;
-    const stack = byPid.has(root) ? [byPid.get(root)!] : [];
+    const stack = [root];
     while (stack.length) {
-      const p = stack.pop()!;
-      ticks += p.ticks;
-      stack.push(...(children.get(p.pid) ?? []));
+      const stat = readStat(stack.pop()!);
+      if (!stat) continue;
+      ticks += stat.ticks;
+      stack.push(...childrenOf(stat.pid));
     }
     return ticks / TICKS_PER_SEC;
   });

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startCluster, waitFor, type AgentProcess, type TestCluster } from '../test/helpers/cluster.js';
 import { insertCompletedJob } from '../test/helpers/completed-job.js';
-import { FFMPEG } from '../test/helpers/media.js';
+import { makeTestVideo } from '../test/helpers/media.js';
 import { idleCoreSeconds, leaseSpans, startCpuSampler } from './cpu-clock.js';
 import { setDraining } from '../coordinator/src/cluster/agents.js';
 
@@ -30,30 +30,7 @@ async function farmWithJob(name: string, seconds: number, chunks: boolean): Prom
   });
   const { org, key } = await cluster.org({ plan: 'business', credits: 1000 });
   const source = path.join(cluster.dataDir, 'source.mp4');
-  execFileSync(FFMPEG, [
-    '-y',
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    `testsrc2=s=1920x1080:r=30:d=${seconds + 1}`,
-    '-f',
-    'lavfi',
-    '-i',
-    `sine=frequency=440:duration=${seconds + 1}`,
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-shortest',
-    source,
-  ]);
+  await makeTestVideo(source, { seconds: seconds + 1, width: 1920, height: 1080, fps: 30, pattern: 'testsrc2' });
   const words = Array.from({ length: Math.floor(seconds / 0.4) }, (_, i) => ({ text: `word${i}`, start: i * 0.4, end: i * 0.4 + 0.35 }));
   const jobId = await insertCompletedJob(cluster.app, {
     organizationId: org.id,
@@ -79,14 +56,16 @@ async function startRender(farm: { cluster: TestCluster; key: string; jobId: str
 /** Waits for the render to be done; polls the API twice a second only, so that the bench's own
  *  requests take little from the agents' cores (times come from the database: renderSeconds). */
 async function renderDone(farm: { cluster: TestCluster; key: string }, renderId: string): Promise<void> {
-  const deadline = Date.now() + 60 * 60_000;
-  for (;;) {
-    const s = await farm.cluster.api('GET', `/api/render/${renderId}`, { key: farm.key });
-    if (s.body.type === 'error') throw new Error(`render failed: ${JSON.stringify(s.body)}`);
-    if (s.body.type === 'done') return;
-    if (Date.now() > deadline) throw new Error('timed out waiting for the render');
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  const done = await waitFor(
+    async () => {
+      const s = await farm.cluster.api('GET', `/api/render/${renderId}`, { key: farm.key });
+      return s.body.type === 'done' || s.body.type === 'error' ? s.body : undefined;
+    },
+    60 * 60_000,
+    'render',
+    500,
+  );
+  if (done.type !== 'done') throw new Error(`render failed: ${JSON.stringify(done)}`);
 }
 
 /** Seconds from the first render's create (the API's 201) to the last one's completion, as the

@@ -223,13 +223,18 @@ export function recordingLogger(records: Array<Record<string, unknown>> = []): L
   return Object.assign(make({}), { records });
 }
 
-/** Polls fn until it returns a truthy value. */
-export async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 60_000, what = 'condition'): Promise<T> {
+/** Polls fn every `intervalMs` until it returns a truthy value. */
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | null | false>,
+  timeoutMs = 60_000,
+  what = 'condition',
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

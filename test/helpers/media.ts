@@ -31,12 +31,21 @@ export async function ffmpegWrapper(file: string, ffmpegPath: string, before: st
   return file;
 }
 
-/** A small real video: a test pattern at 25 fps with a sine tone; `gop` frames from one keyframe to the next (x264's default if not given). */
+/** A small real video: a test pattern (`testsrc` at 25 fps unless asked otherwise) with a sine
+ *  tone; `gop` frames from one keyframe to the next (x264's default if not given). */
 export async function makeTestVideo(
   out: string,
-  opts: { seconds?: number; width?: number; height?: number; gop?: number } = {},
+  opts: {
+    seconds?: number;
+    width?: number;
+    height?: number;
+    fps?: number;
+    pattern?: 'testsrc' | 'testsrc2';
+    toneHz?: number;
+    gop?: number;
+  } = {},
 ): Promise<string> {
-  const { seconds = 2, width = 320, height = 180 } = opts;
+  const { seconds = 2, width = 320, height = 180, fps = 25, pattern = 'testsrc', toneHz = 440 } = opts;
   await run(FFMPEG, [
     '-y',
     '-hide_banner',
@@ -45,11 +54,11 @@ export async function makeTestVideo(
     '-f',
     'lavfi',
     '-i',
-    `testsrc=size=${width}x${height}:rate=25:duration=${seconds}`,
+    `${pattern}=size=${width}x${height}:rate=${fps}:duration=${seconds}`,
     '-f',
     'lavfi',
     '-i',
-    `sine=frequency=440:duration=${seconds}`,
+    `sine=frequency=${toneHz}:duration=${seconds}`,
     '-c:v',
     'libx264',
     '-preset',

@@ -223,11 +223,8 @@ async function joinRender(
     ...join.chunkUrls.map((url, i) => fetchOne(url, join.chunkObjectKeys?.[i], chunkPaths[i]!)),
     ...(join.audioUrl ? [fetchOne(join.audioUrl, join.audioObjectKey, audioPath!)] : []),
   ]);
-  ctx.log.info('chunks to join fetched', {
-    renderId: ctx.payload.renderId,
-    fromDisk: fetched.filter((f) => 'cached' in f && f.cached).length,
-    downloaded: fetched.filter((f) => !('cached' in f && f.cached)).length,
-  });
+  const fromDisk = fetched.filter((f) => 'cached' in f && f.cached).length;
+  ctx.log.info('chunks to join fetched', { renderId: ctx.payload.renderId, fromDisk, downloaded: fetched.length - fromDisk });
   const out = path.join(ctx.workDir, 'render.mp4');
   await joinChunks(ctx.config.ffmpegPath, { chunkPaths, audioPath, out, workDir: ctx.workDir, signal: ctx.signal });
   return finishRender(ctx, out);
