@@ -111,6 +111,38 @@ test.serial('the cache keeps within its size: the least recently used object goe
   t.deepEqual(await readFile(path.join(dir, 'b')), bytes(100_000, 2));
 });
 
+test.serial(
+  'a short-lived object (a chunk for its join) goes before any other, and a forgotten one is read from the store again',
+  async (t) => {
+    const dir = await scratch();
+    const cacheDir = path.join(dir, 'cache');
+    const cache = new StoredObjectCache(cacheDir, 250_000, log);
+    const signal = new AbortController().signal;
+    const [source, chunk, other] = ['orgs/o1/tasks/t5/source.mp4', 'orgs/o1/tasks/t6/chunk-0.mp4', 'orgs/o1/tasks/t7/render.mp4'];
+    for (const [i, key] of [source, chunk, other].entries()) await cluster.app.store.put(key, bytes(100_000, i + 1));
+    await cache.fetch(source, await signed(source), path.join(dir, 'source'), signal);
+    await new Promise((r) => setTimeout(r, 20));
+    // Made here after the source was read: by use alone, the source would be evicted first.
+    await writeFile(path.join(dir, 'chunk'), bytes(100_000, 2));
+    await cache.keep(chunk, path.join(dir, 'chunk'), { shortLived: true });
+    await cache.fetch(other, await signed(other), path.join(dir, 'other'), signal);
+    t.true((await cache.fetch(source, await signed(source), path.join(dir, 'source2'), signal)).cached, 'the source stayed');
+    t.false((await cache.fetch(chunk, await signed(chunk), path.join(dir, 'chunk2'), signal)).cached, 'the chunk went first');
+
+    // Fetched again, the chunk is kept; forgotten, it is gone from the disk and read again.
+    await cache.forget(chunk);
+    reads.length = 0;
+    t.false((await cache.fetch(chunk, await signed(chunk), path.join(dir, 'chunk3'), signal)).cached);
+    t.deepEqual(
+      reads.map((r) => r.range),
+      [undefined],
+      'one whole read: no copy left to check the size of',
+    );
+    t.deepEqual(await readFile(path.join(dir, 'chunk3')), bytes(100_000, 2));
+    await t.notThrowsAsync(cache.forget('orgs/o1/tasks/t8/never-kept.mp4'), 'forgetting what is not there is no error');
+  },
+);
+
 test.serial('a cache of size 0 keeps nothing and always downloads', async (t) => {
   const dir = await scratch();
   const cache = new StoredObjectCache(path.join(dir, 'cache'), 0, log);

@@ -1,6 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
@@ -301,6 +302,21 @@ test.serial(
     t.log(`the join on ${joiner}, which rendered chunks ${ownChunks.map((c) => (c.childIndex ?? 0) + 1).join(', ')}`);
     const joined = family.children.length + 1; // the chunks and the sound
     t.deepEqual([joinLog.fromDisk, joinLog.downloaded], [ownObjects, joined - ownObjects], `the join on ${joiner}`);
+    // Read once by the join, the pieces take no room after it: gone from the joiner's disk, and
+    // first in line for eviction on the other agents that rendered them.
+    const pieces = await cluster.app.db.query<{ agent: string; chunkKey: string; soundKey: string | null }>(
+      `SELECT a.name AS agent, t.result->>'objectKey' AS "chunkKey", t.result->'audio'->>'objectKey' AS "soundKey"
+         FROM tasks t JOIN task_events e ON e.task_id = t.id AND e.kind = 'completed' JOIN agents a ON a.id = e.agent_id
+        WHERE t.parent_id = $1`,
+      [family.task.id],
+    );
+    const cached = async (agent: string, key: string) =>
+      await stat(path.join(cluster.dataDir, agent, 'object-cache', createHash('sha256').update(key).digest('hex'))).catch(() => undefined);
+    for (const piece of pieces)
+      for (const key of [piece.chunkKey, piece.soundKey].filter((k): k is string => !!k)) {
+        t.is(await cached(joiner, key), undefined, `${key} left on ${joiner}, which joined`);
+        if (piece.agent !== joiner) t.is((await cached(piece.agent, key))?.mtimeMs, 0, `${key} on ${piece.agent}: first to go`);
+      }
     await assertEqualsSinglePass(t, await download(done.url, 'chunked.mp4'), 'chunked');
     // The chunks and the sound were the join's inputs only.
     const leftovers = [];

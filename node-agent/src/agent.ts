@@ -46,6 +46,9 @@ export class Agent {
   private taskTypes: TaskType[] = [];
   /** The operator drained this agent: running tasks finish, no new lease is asked for. */
   private draining = false;
+  /** Wakes the drained slot loops when the drain is lifted (or the agent stops): they ask for work
+   *  at once, not on their next look. */
+  private readonly drainLifted = new EventTarget();
   readonly metrics: AgentMetrics = createAgentMetrics({});
   private metricsServer?: { port: number; close(): Promise<void> };
 
@@ -171,14 +174,30 @@ export class Agent {
     if (draining === this.draining) return;
     this.draining = draining;
     if (draining) this.log.info('draining: finishing running tasks, taking no new work', { running: this.running.size });
-    else this.log.info('drain lifted: taking work again');
+    else {
+      this.log.info('drain lifted: taking work again');
+      this.drainLifted.dispatchEvent(new Event('lifted'));
+    }
+  }
+
+  /** Resolves when the drain is lifted or the agent stops, or after `ms` at the latest. */
+  private untilDrainLifted(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.drainLifted.removeEventListener('lifted', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.drainLifted.addEventListener('lifted', done);
+    });
   }
 
   private async slotLoop(slot: number): Promise<void> {
     while (!this.stopping) {
       if (this.draining) {
-        // Heartbeats tell us when the drain is lifted.
-        await new Promise((r) => setTimeout(r, Math.min(this.heartbeatMs, 2_000)));
+        // Heartbeats tell us when the drain is lifted; the timeout only bounds a missed wake-up.
+        await this.untilDrainLifted(Math.min(this.heartbeatMs, 2_000));
         continue;
       }
       try {
@@ -349,6 +368,7 @@ export class Agent {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    this.drainLifted.dispatchEvent(new Event('lifted'));
     clearInterval(this.heartbeatTimer);
     await this.metricsServer?.close();
     for (const r of this.running.values()) {

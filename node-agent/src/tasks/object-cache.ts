@@ -40,19 +40,28 @@ export class StoredObjectCache implements StoredObjects {
   }
 
   /** Keeps a local file that is (or has just been stored as) `objectKey`. Never fails a task: a
-   *  cache that cannot keep a file only costs a later download. */
-  async keep(objectKey: string, file: string): Promise<void> {
+   *  cache that cannot keep a file only costs a later download. A short-lived entry is dated as
+   *  never used, so eviction takes it before any other; a fetch of it dates it afresh. */
+  async keep(objectKey: string, file: string, opts: { shortLived?: boolean } = {}): Promise<void> {
     if (this.maxBytes <= 0) return;
     const entry = this.entryOf(objectKey);
     try {
       await mkdir(this.dir, { recursive: true });
       const staged = `${entry}.${process.pid}.${Date.now()}.part`;
       await linkOrCopy(file, staged);
+      // A hard link shares the task's file's dates: the task's own copy is dated too (harmless).
+      if (opts.shortLived) await utimes(staged, NEVER_USED, NEVER_USED);
       await rename(staged, entry);
       await this.evict();
     } catch (err) {
       this.log.warn('could not keep a stored object on disk', { objectKey, err: (err as Error).message });
     }
+  }
+
+  async forget(objectKey: string): Promise<void> {
+    await rm(this.entryOf(objectKey), { force: true }).catch((err: Error) =>
+      this.log.warn('could not drop a stored object from disk', { objectKey, err: err.message }),
+    );
   }
 
   private entryOf(objectKey: string): string {
@@ -93,6 +102,9 @@ async function storedSize(url: string, signal: AbortSignal): Promise<number | un
     return undefined;
   }
 }
+
+/** The date of a short-lived entry: older than any use. */
+const NEVER_USED = new Date(0);
 
 async function linkOrCopy(from: string, to: string): Promise<void> {
   await rm(to, { force: true });

@@ -46,8 +46,9 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
       sound ? ctx.upload(soundPath, renderChunkOutputs.sound(p.renderId), 'audio/mp4') : undefined,
     ]);
     // The join often runs here, on the agent that finished last: it reads these from the disk.
-    await ctx.objects.keep(file.objectKey, out);
-    if (audio) await ctx.objects.keep(audio.objectKey, soundPath);
+    // Nothing else will: they are the first to go when the cache needs room.
+    await ctx.objects.keep(file.objectKey, out, { shortLived: true });
+    if (audio) await ctx.objects.keep(audio.objectKey, soundPath, { shortLived: true });
     return {
       objectKey: file.objectKey,
       sizeBytes: (await stat(out)).size,

@@ -35,8 +35,11 @@ export interface TaskContext<T extends TaskType = TaskType> {
 export interface StoredObjects {
   /** The object at `dest`: from this host's copy when it still matches the store, else downloaded (and kept). */
   fetch(objectKey: string, url: string, dest: string, signal: AbortSignal): Promise<{ bytes: number; cached: boolean }>;
-  /** Keeps a local file that is (or has just been stored as) the object. */
-  keep(objectKey: string, file: string): Promise<void>;
+  /** Keeps a local file that is (or has just been stored as) the object. A `shortLived` one (a
+   *  render's chunk, read once by its join) is the first to go when room is needed. */
+  keep(objectKey: string, file: string, opts?: { shortLived?: boolean }): Promise<void>;
+  /** Drops this host's copy of an object no task will read again. */
+  forget(objectKey: string): Promise<void>;
 }
 
 /** A failure the user should see as is; `retryable` false means another agent would fail too. */
