@@ -46,9 +46,9 @@ export class Agent {
   private taskTypes: TaskType[] = [];
   /** The operator drained this agent: running tasks finish, no new lease is asked for. */
   private draining = false;
-  /** Wakes the drained slot loops when the drain is lifted (or the agent stops): they ask for work
-   *  at once, not on their next look. */
-  private readonly drainLifted = new EventTarget();
+  /** The drained slot loops' wake-ups, called when the drain is lifted (or the agent stops): they
+   *  ask for work at once, not on their next look. */
+  private readonly drainWaiters = new Set<() => void>();
   readonly metrics: AgentMetrics = createAgentMetrics({});
   private metricsServer?: { port: number; close(): Promise<void> };
 
@@ -176,7 +176,7 @@ export class Agent {
     if (draining) this.log.info('draining: finishing running tasks, taking no new work', { running: this.running.size });
     else {
       this.log.info('drain lifted: taking work again');
-      this.drainLifted.dispatchEvent(new Event('lifted'));
+      this.wakeDrainWaiters();
     }
   }
 
@@ -185,12 +185,16 @@ export class Agent {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        this.drainLifted.removeEventListener('lifted', done);
+        this.drainWaiters.delete(done);
         resolve();
       };
       const timer = setTimeout(done, ms);
-      this.drainLifted.addEventListener('lifted', done);
+      this.drainWaiters.add(done);
     });
+  }
+
+  private wakeDrainWaiters(): void {
+    for (const wake of [...this.drainWaiters]) wake();
   }
 
   private async slotLoop(slot: number): Promise<void> {
@@ -368,7 +372,7 @@ export class Agent {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    this.drainLifted.dispatchEvent(new Event('lifted'));
+    this.wakeDrainWaiters();
     clearInterval(this.heartbeatTimer);
     await this.metricsServer?.close();
     for (const r of this.running.values()) {
