@@ -70,14 +70,20 @@ function expectedCrop(r: Reframe, t: number) {
 }
 
 async function seek(page: Page, t: number) {
-  await page.evaluate(async (time) => {
+  const landed = await page.evaluate(async (time) => {
     const v = document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement;
     v.pause();
-    await new Promise<void>((resolve) => {
-      v.addEventListener('seeked', () => resolve(), { once: true });
-      v.currentTime = time;
-    });
+    // Until the player rests where asked (at most 3 tries): a seek of the page's own (a panel that
+    // opens on its short's start) may land in between.
+    for (let tries = 0; tries < 3 && (v.seeking || Math.abs(v.currentTime - time) > 0.01); tries++) {
+      await new Promise<void>((resolve) => {
+        v.addEventListener('seeked', () => resolve(), { once: true });
+        v.currentTime = time;
+      });
+    }
+    return v.currentTime;
   }, t);
+  if (Math.abs(landed - t) > 0.01) throw new Error(`the player did not stay at ${t} s: it is at ${landed} s`);
   // The overlay follows on the next animation frames: at least 150 ms, then until the rectangle
   // stays put across two frames (at most 3 s more), so a loaded machine is not read too early.
   await page.waitForTimeout(150);
@@ -366,6 +372,9 @@ needing({ tools: TOOLS }).serial(
       (await page.locator('.transcript .w.active').allInnerTexts()).map((w) => w.trim()),
       [target.text],
     );
+    // Stopped here: played on, the player would leave the short, and the render panel, which opens
+    // on its short's first frame when the playhead is elsewhere, would seek it back there.
+    await page.evaluate(() => (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).pause());
 
     if (inserted) {
       // The render follows the data this test made up only once the renderer reads that shape; render from the job as the agent left it.
@@ -457,6 +466,10 @@ needing({ tools: TOOLS }).serial(
     t.not(previewLayout, 'split', 'this test video has no faces, so no split screen is expected');
     t.log(`preview against a fresh draw of the playhead's frame: mean difference ${difference.meanDiff.toFixed(2)} levels (limit 4)`);
     t.true(difference.meanLevel > 10, `the preview is drawn: ${JSON.stringify(difference)}`);
+    const playhead = await page.evaluate(
+      () => (document.querySelector('video[aria-label="Source video"]') as HTMLVideoElement).currentTime,
+    );
+    t.true(Math.abs(playhead - previewAt) < 0.01, `the player stayed where the preview was compared: ${playhead} s, not ${previewAt} s`);
     t.true(difference.meanDiff < 4, `the preview shows the current frame: ${JSON.stringify(difference)}`);
     await shot(page, '05-render-preview');
     await page.click('button:has-text("Render")');

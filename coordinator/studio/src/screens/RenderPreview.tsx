@@ -84,8 +84,17 @@ export function RenderPreview({
     if (!v) return;
     const events = ['seeked', 'loadeddata', 'timeupdate'];
     for (const e of events) v.addEventListener(e, draw);
+    // And every frame the player presents: the events only say that a frame should be there, and a
+    // preview drawn a moment too early would keep the old one until the next seek.
+    let frameRequest = 0;
+    const onFrame = () => {
+      draw();
+      frameRequest = v.requestVideoFrameCallback(onFrame);
+    };
+    if (typeof v.requestVideoFrameCallback === 'function') frameRequest = v.requestVideoFrameCallback(onFrame);
     return () => {
       for (const e of events) v.removeEventListener(e, draw);
+      if (frameRequest) v.cancelVideoFrameCallback(frameRequest);
     };
   }, [source.current]);
 
