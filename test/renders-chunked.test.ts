@@ -1,6 +1,5 @@
 import test, { type ExecutionContext } from 'ava';
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -9,6 +8,7 @@ import { insertCompletedJob } from './helpers/completed-job.js';
 import { agentTools, FFMPEG, FFPROBE } from './helpers/media.js';
 import { prepareRender } from '../node-agent/src/media/render-args.js';
 import { runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
+import { cacheEntryName } from '../node-agent/src/tasks/object-cache.js';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
 import { isBundledFfmpeg } from '@shorts/common/media/tools';
 import { requestTaskCancel, showTask } from '../coordinator/src/cluster/agents.js';
@@ -311,7 +311,7 @@ test.serial(
       [family.task.id],
     );
     const cached = async (agent: string, key: string) =>
-      await stat(path.join(cluster.dataDir, agent, 'object-cache', createHash('sha256').update(key).digest('hex'))).catch(() => undefined);
+      await stat(path.join(cluster.dataDir, agent, 'object-cache', cacheEntryName(key))).catch(() => undefined);
     for (const piece of pieces)
       for (const key of [piece.chunkKey, piece.soundKey].filter((k): k is string => !!k)) {
         t.is(await cached(joiner, key), undefined, `${key} left on ${joiner}, which joined`);

@@ -65,7 +65,7 @@ export class StoredObjectCache implements StoredObjects {
   }
 
   private entryOf(objectKey: string): string {
-    return path.join(this.dir, createHash('sha256').update(objectKey).digest('hex'));
+    return path.join(this.dir, cacheEntryName(objectKey));
   }
 
   private async evict(): Promise<void> {
@@ -102,6 +102,9 @@ async function storedSize(url: string, signal: AbortSignal): Promise<number | un
     return undefined;
   }
 }
+
+/** The file name an object's copy has in the cache folder. */
+export const cacheEntryName = (objectKey: string): string => createHash('sha256').update(objectKey).digest('hex');
 
 /** The date of a short-lived entry: older than any use. */
 const NEVER_USED = new Date(0);
