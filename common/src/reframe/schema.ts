@@ -85,7 +85,12 @@ const trackSampleSchema = z.object({
 });
 
 const faceTrackSchema = z.object({ id: z.number().int(), samples: z.array(trackSampleSchema) });
-const speakerTurnSchema = z.object({ start: z.number(), end: z.number(), trackId: z.number().int().nullable() });
+const speakerTurnSchema = z.object({
+  start: z.number(),
+  end: z.number(),
+  trackId: z.number().int().nullable(),
+  confidence: z.number().min(0).max(1).optional(),
+});
 
 const detectedShotSchema = sourceShotSchema.extend({
   content: z.object(box),

@@ -37,6 +37,10 @@ export interface SpeakerTurn {
   start: number;
   end: number;
   trackId: number | null;
+  /** How sure detection is of this choice, 0-1: how far the chosen face's lips matched the voice
+   *  better than the next likeliest face's (or than nobody's). Absent in detections stored before it
+   *  was measured (read as sure). */
+  confidence?: number;
 }
 
 /** How a shot of the source begins: the short's first moment, a hard cut (on the cut's first frame),
