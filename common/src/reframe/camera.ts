@@ -20,6 +20,10 @@ import {
   type TrackSample,
   type SourceShot,
 } from './types.js';
+import { reframeQuality } from './quality.js';
+import { interpolate } from './window.js';
+
+export { interpolate } from './window.js';
 
 /** The farthest a cut moves before the turn's first sound (see leadIn). */
 export const LEAD_IN_MAX_SEC = 0.25;
@@ -106,6 +110,7 @@ export function planReframe(detections: ShortDetections, director: DirectorSetti
     reframe.keyframes.push(...part.keyframes);
     reframe.segments.push(...part.segments);
   });
+  reframe.quality = reframeQuality(detections, reframe);
   return reframe;
 }
 
@@ -777,17 +782,6 @@ export function contains(w: Box, b: Box): boolean {
 export function slices(w: Box, b: Box): boolean {
   const overlaps = b.x < w.x + w.width && b.x + b.width > w.x && b.y < w.y + w.height && b.y + b.height > w.y;
   return overlaps && !contains(w, b);
-}
-
-/** The window at `time` on a keyframe path (linear between keyframes; the later of two at one time). */
-export function interpolate(keys: ReframeKeyframe[], time: number): Box {
-  let i = 0;
-  while (i + 1 < keys.length && keys[i + 1]!.time <= time) i++;
-  const a = keys[i]!;
-  const b = keys[i + 1];
-  if (!b || time <= a.time) return { x: a.x, y: a.y, width: a.width, height: a.height };
-  const f = (time - a.time) / (b.time - a.time);
-  return { x: lerp(a.x, b.x, f), y: lerp(a.y, b.y, f), width: lerp(a.width, b.width, f), height: lerp(a.height, b.height, f) };
 }
 
 const lerp = (a: number, b: number, f: number) => a + (b - a) * f;

@@ -114,6 +114,21 @@ export interface Reframe {
   segments: ReframeSegment[];
   /** The source's shots within the short; absent on paths planned before shots were detected. */
   shots?: SourceShot[];
+  /** How well detection and the path served the short's speech (quality.ts); absent on paths planned
+   *  before it was measured. */
+  quality?: ReframeQuality;
+}
+
+/** How far a short's crop path can be trusted, measured over its speech (quality.ts). A short with no
+ *  speech has nothing to miss: both shares 1, no span. */
+export interface ReframeQuality {
+  /** Share (0-1) of the short's speech time whose speaker detection identified as an on-screen face. */
+  speakerOnScreenShare: number;
+  /** Share (0-1) of the short's speech time with at least one detected face wholly inside the window shown (any panel). */
+  faceInWindowShare: number;
+  /** The speech span where detection was least sure who speaks, null when the short has no speech (or
+   *  detection named no turn in it). */
+  lowestConfidenceSpan: { start: number; end: number; confidence: number } | null;
 }
 
 /** Director settings that shape the path (contract 2.9 `director`). */
