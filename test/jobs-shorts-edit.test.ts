@@ -170,6 +170,13 @@ test('trim, add and remove: ids never shift or get reused, renders use the new r
     'left speaker, then the cut to the right one',
   );
   t.true(path.segments[1].start > 4 && path.segments[1].start <= 5.1, `cut at the turn (${path.segments[1].start})`);
+  // Its quality figure is measured again over the new range: of 6 s of speech, 2-4.9 and 5.1-8 name a
+  // face (the untrimmed short's: 9.6 of 9.8 s, 0.98).
+  t.deepEqual(path.quality, {
+    speakerOnScreenShare: 0.967,
+    faceInWindowShare: 1,
+    lowestConfidenceSpan: { start: 2, end: 4.9, confidence: 1 },
+  });
 
   const trimmedRender = await renderTask(key, id, 0);
   t.like(trimmedRender.payload, { shortId: 0, startTime: 2, endTime: 8, recompute: null });

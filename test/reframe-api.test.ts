@@ -1,8 +1,10 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
+import { FakeAgent } from './helpers/fake-agent.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { FFMPEG } from './helpers/media.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
@@ -125,7 +127,93 @@ test('each short carries its crop path in both retrieve forms; the detections ar
     const text = JSON.stringify(body);
     t.false(text.includes('mouthActivity') || text.includes('"turns"') || text.includes('reframePlan'), 'detections stay private');
   }
+  // The quality figure in both forms: of 3.8 s of speech, 0.1-1.9 and 2.1-3.9 name a face (3.6 s), a
+  // face is in the window throughout, and with every turn sure the least sure is the first.
+  for (const body of [keyForm.body, bearerForm.body]) {
+    t.deepEqual(body.data.shorts[0].reframe.quality, {
+      speakerOnScreenShare: 0.947,
+      faceInWindowShare: 1,
+      lowestConfidenceSpan: { start: 0.1, end: 1.9, confidence: 1 },
+    });
+  }
 });
+
+test.serial(
+  "a short's quality as an agent reports it is stored, served in both retrieve forms and observed once per short with a path",
+  async (t) => {
+    // Serial, so it runs before the render test's real agent could take this analysis.
+    const agent = await new FakeAgent(cluster.app.grpcAddress, undefined, 'quality').register(['analyze-video']);
+    t.teardown(() => agent.close());
+    const { org, key } = await cluster.org({ plan: 'pro', credits: 10 });
+    const user = await createUser(cluster.app.db, { email: `quality-${org.id}@example.com`, organizationId: org.id });
+    const bearer = { authorization: `Bearer ${await cluster.app.signer.issue(user.id)}` };
+    const created = await cluster.api('POST', '/api/jobs', {
+      key,
+      body: { functionName: 'VideoShorts', fileUrl: 'https://example.com/talk.mp4' },
+    });
+    t.is(created.status, 201, JSON.stringify(created.body));
+    const task = await waitFor(() => agent.lease(1000), 15_000, 'the analysis leased');
+    t.is(task.type, 'analyze-video');
+    const upload = await agent.uploadUrl(task, 'source.mp4');
+    const bytes = await readFile(source);
+    const put = await fetch(upload.url, {
+      method: 'PUT',
+      body: new Uint8Array(bytes),
+      headers: { 'content-type': 'application/octet-stream' },
+    });
+    t.is(put.status, 201);
+    // A reported quality unlike the one this path would give: what is stored is what the agent said.
+    const quality = {
+      speakerOnScreenShare: 0.42,
+      faceInWindowShare: 0.85,
+      lowestConfidenceSpan: { start: 2.1, end: 3.9, confidence: 0.3 },
+    };
+    const short = { reason: null, startTime: 0, endTime: 4, startId: null, endId: null, text: '', crop: null };
+    await agent.complete(task.task_id, task.lease_token, {
+      durationSec: 4,
+      downloadBytes: bytes.length,
+      source: {
+        name: 'talk.mp4',
+        objectKey: upload.object_key,
+        sizeBytes: bytes.length,
+        contentType: 'video/mp4',
+        width: 1280,
+        height: 720,
+      },
+      transcript: { language: 'en', text: '', words: [], backend: 'test' },
+      shorts: [
+        { ...short, title: 'Framed', reframe: { ...stored, quality }, detections },
+        { ...short, title: 'Centre crop', reframe: null, detections: null },
+      ],
+      reframePlan: { director: { ...DEFAULT_DIRECTOR }, output: OUTPUT },
+    });
+    const keyForm = await cluster.api('GET', `/api/jobs/${created.body.id}`, { key });
+    t.is(keyForm.body.status, 'COMPLETED', JSON.stringify(keyForm.body));
+    const bearerForm = await cluster.api('GET', `/api/jobs/${created.body.id}?organizationId=${org.id}`, { headers: bearer });
+    for (const body of [keyForm.body, bearerForm.body]) {
+      t.deepEqual(body.data.shorts[0].reframe.quality, quality);
+      t.is(body.data.shorts[1].reframe, null);
+    }
+
+    // One observation each, from the short with a path, once the completion has committed.
+    const sample = (text: string, name: string) => Number(text.match(new RegExp(`^${name} (\\S+)$`, 'm'))?.[1]);
+    const text = await waitFor(
+      async () => {
+        const body = await (await fetch(`${cluster.app.httpUrl}/metrics`)).text();
+        return sample(body, 'shorts_reframe_face_in_window_ratio_count') >= 1 ? body : undefined;
+      },
+      10_000,
+      'the quality observed',
+    );
+    t.is(sample(text, 'shorts_reframe_speaker_on_screen_ratio_count'), 1);
+    t.is(sample(text, 'shorts_reframe_speaker_on_screen_ratio_sum'), 0.42);
+    t.is(sample(text, 'shorts_reframe_speaker_on_screen_ratio_bucket\\{le="0.4"\\}'), 0);
+    t.is(sample(text, 'shorts_reframe_speaker_on_screen_ratio_bucket\\{le="0.5"\\}'), 1);
+    t.is(sample(text, 'shorts_reframe_face_in_window_ratio_count'), 1);
+    t.is(sample(text, 'shorts_reframe_face_in_window_ratio_bucket\\{le="0.8"\\}'), 0);
+    t.is(sample(text, 'shorts_reframe_face_in_window_ratio_bucket\\{le="0.9"\\}'), 1);
+  },
+);
 
 test('the OpenAPI document describes reframe on the job retrieve route', async (t) => {
   const doc = (await cluster.api('GET', '/openapi.json')).body;
@@ -136,13 +224,18 @@ test('the OpenAPI document describes reframe on the job retrieve route', async (
     const short = form.properties.data.properties.shorts.items;
     const reframe = short.properties.reframe;
     const object = reframe.anyOf ? reframe.anyOf.find((s: { type?: string }) => s.type === 'object') : reframe;
-    t.deepEqual(Object.keys(object.properties).sort(), ['keyframes', 'segments', 'shots', 'sourceHeight', 'sourceWidth']);
+    t.deepEqual(Object.keys(object.properties).sort(), ['keyframes', 'quality', 'segments', 'shots', 'sourceHeight', 'sourceWidth']);
     const key = object.properties.keyframes.items;
     t.deepEqual(Object.keys(key.properties).sort(), ['height', 'panels', 'time', 'width', 'x', 'y']);
     t.deepEqual(object.properties.segments.items.properties.layout.enum, ['single', 'split', 'fit', 'stack']);
     const shot = object.properties.shots.items;
     t.deepEqual(Object.keys(shot.properties).sort(), ['end', 'start', 'transition', 'transitionEnd']);
     t.deepEqual(shot.properties.transition.enum, ['start', 'cut', 'dissolve']);
+    const quality = object.properties.quality;
+    t.deepEqual(Object.keys(quality.properties).sort(), ['faceInWindowShare', 'lowestConfidenceSpan', 'speakerOnScreenShare']);
+    t.like(quality.properties.speakerOnScreenShare, { type: 'number', minimum: 0, maximum: 1 });
+    t.regex(quality.properties.speakerOnScreenShare.description, /speech time/);
+    t.regex(quality.description, /absent on paths planned before/);
   }
 });
 

@@ -9,6 +9,7 @@ import type {
   FaceTrack,
   Reframe,
   ReframeKeyframe,
+  ReframeQuality,
   ReframeSegment,
   ShortDetections,
   SourceShot,
@@ -56,6 +57,31 @@ export const sourceShotSchema = z.object({
   transitionEnd: z.number().optional().describe('Dissolves only: when the blend into this shot is complete'),
 });
 
+const share = z.number().min(0).max(1);
+
+export const reframeQualitySchema = z
+  .object({
+    speakerOnScreenShare: share.describe(
+      "Share (0-1) of the short's speech time that speaker detection pinned on a face on screen; the rest was heard with no visible face judged to speak (voice-over, a face too small or turned, the speaker off screen). 1 when the short has no speech",
+    ),
+    faceInWindowShare: share.describe(
+      "Share (0-1) of the short's speech time with at least one detected face wholly inside the window shown (any panel of a split or stack; any face in a fit), looked at every 0.1 s. 1 when the short has no speech",
+    ),
+    lowestConfidenceSpan: z
+      .object({
+        start: z.number().describe('Seconds on the source clock'),
+        end: z.number(),
+        confidence: share.describe('How sure detection was of who speaks in this span, 0-1'),
+      })
+      .nullable()
+      .describe(
+        "The speaker turn within the short's speech where detection was least sure who speaks (the earliest of equals); null when the short has no speech",
+      ),
+  })
+  .describe(
+    "How far the path can be trusted, measured over the short's speech when it was planned (a low speakerOnScreenShare: the camera often had no speaker to follow); absent on paths planned before it was measured",
+  );
+
 export const reframeSchema = z
   .object({
     sourceWidth: z.number().int().positive(),
@@ -72,6 +98,7 @@ export const reframeSchema = z
       .describe(
         "The source's shots within the short, in order: every framing change a source edit causes happens at a shot's start, and no pan spans two shots",
       ),
+    quality: reframeQualitySchema.optional(),
   })
   .describe("The short's crop path (speaker-aware reframing), in source pixels on the source clock");
 
@@ -121,6 +148,7 @@ const schemasMatchTypes: [
   Same<z.output<typeof reframeKeyframeSchema>, ReframeKeyframe>,
   Same<z.output<typeof reframeSegmentSchema>, ReframeSegment>,
   Same<z.output<typeof reframeSchema>, Reframe>,
+  Same<z.output<typeof reframeQualitySchema>, ReframeQuality>,
   Same<z.output<typeof sourceShotSchema>, SourceShot>,
   Same<z.output<typeof detectedShotSchema>, DetectedShot>,
   Same<z.output<typeof trackSampleSchema>, TrackSample>,
@@ -128,5 +156,5 @@ const schemasMatchTypes: [
   Same<z.output<typeof speakerTurnSchema>, SpeakerTurn>,
   Same<z.output<typeof shortDetectionsSchema>, ShortDetections>,
   Same<z.output<typeof directorSettingsSchema>, DirectorSettings>,
-] = [true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true];
 void schemasMatchTypes;
