@@ -3,6 +3,7 @@ import type { Queryable } from '../db/db.js';
 import { AppError, badRequest } from '../errors.js';
 import { ANALYZE_STAGES, analyzeVideoOutputs, isAnalyzeStage, type AnalyzeVideoResult } from '@shorts/common/tasks/analyze-video';
 import { parseStoredPayload } from '@shorts/common/tasks/contracts';
+import type { ReframeQuality } from '@shorts/common/reframe/types';
 import { chargeCredits, releaseCredits, reserveEstimate } from '../credits/credits.js';
 import { deleteFileRows, insertFiles, type NewFile } from '../files/files.js';
 import { deletePrefix } from '../storage/object-store.js';
@@ -70,6 +71,21 @@ export function createAnalyzeVideoOutcomeHandler(
     const { source } = parseStoredPayload('analyze-video', task.payload);
     return source.kind === 'object' ? source : undefined;
   };
+
+  /** Each stored short's path quality, once the job's completion has committed (one analysis task
+   *  completes a job, once). */
+  async function observeQuality(jobId: string): Promise<void> {
+    const rows = await app.db.query<{ quality: ReframeQuality | null }>(
+      `SELECT s->'reframe'->'quality' AS quality FROM jobs, jsonb_array_elements(jobs.data->'shorts') s
+        WHERE jobs.id = $1 AND jobs.status = 'COMPLETED'`,
+      [jobId],
+    );
+    for (const { quality } of rows) {
+      if (!quality) continue;
+      app.metrics.speakerOnScreen.observe(quality.speakerOnScreenShare);
+      app.metrics.faceInWindow.observe(quality.faceInWindowShare);
+    }
+  }
 
   return {
     /** A video in the organization's storage reaches the agent by a signed URL made at lease time. */
@@ -258,6 +274,7 @@ export function createAnalyzeVideoOutcomeHandler(
       // The staging upload's row went with the completion; its objects (original and thumbnail) go now.
       if (outcome === 'completed' && stored?.consume && stored.fileId)
         await deletePrefix(app.store, stored.objectKey.replace(/original\/[^/]+$/, ''));
+      if (outcome === 'completed') await observeQuality(task.subjectId!);
     },
   };
 }

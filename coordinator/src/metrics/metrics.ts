@@ -10,6 +10,8 @@ import type { FarmState } from './farm-state.js';
 export const QUEUE_WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600];
 export const RUN_TIME_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 180, 300, 450, 600, 900, 1200, 1800, 3600, 7200];
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Shares of a short's speech (reframe.quality), in tenths. */
+export const RATIO_BUCKETS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
 
 /** How a task ended for good. Cancelled is its own outcome: a mass cancel is an operator's or a
  *  client's choice and must not read as a failure rate. */
@@ -143,6 +145,20 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>, onFarmSt
       help: 'Jobs finished, by status',
       labelNames: ['status'],
       registers,
+    }),
+    // reframe.quality of each short a completed analysis stores (./jobs/analyze-video-outcome.ts):
+    // how often the camera had a speaker on screen to follow, and a face to show.
+    speakerOnScreen: new client.Histogram({
+      name: 'shorts_reframe_speaker_on_screen_ratio',
+      help: "Per short with a crop path, when its job's analysis completes: the share of its speech time whose speaker detection identified as an on-screen face",
+      registers,
+      buckets: RATIO_BUCKETS,
+    }),
+    faceInWindow: new client.Histogram({
+      name: 'shorts_reframe_face_in_window_ratio',
+      help: "Per short with a crop path, when its job's analysis completes: the share of its speech time with a detected face wholly inside the window shown",
+      registers,
+      buckets: RATIO_BUCKETS,
     }),
     rendersFinished: new client.Counter({
       name: 'shorts_renders_finished_total',
