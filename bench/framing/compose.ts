@@ -1,0 +1,378 @@
+// A scene spec (scenes.ts) made into a video with sound, and its labels written beside it: where each
+// face is, who is heard, where the edits are. The labels come from the same numbers ffmpeg is given
+// (panel positions and sizes, each clip's face box, its speech span), not from looking at the result.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Box } from '@shorts/common/reframe/types';
+import { extractAudio } from '../../node-agent/src/media/audio-extract.js';
+import { FFMPEG } from '../../test/helpers/media.js';
+import type { Cast, Person } from './people.js';
+import type { Piece, Placement, SceneSpec, Shot } from './scenes.js';
+
+const run = promisify(execFile);
+
+/** Bumped whenever composing changes, so cached scenes are made again. */
+const COMPOSE_VERSION = 3;
+/** Person clips are composed at their own rate and size. */
+const CLIP_FPS = 25;
+/** Labels are written at this rate. */
+export const LABEL_RATE = 10;
+
+export interface LabelledFace {
+  actor: number;
+  box: Box;
+}
+
+export interface LabelSample {
+  time: number;
+  /** The shot whose picture is shown (during a dissolve: the one blending in, from its middle on). */
+  shot: number;
+  /** Inside a dissolve's blend: both pictures are partly there. */
+  blending: boolean;
+  faces: LabelledFace[];
+  /** Actors whose voice is heard now. */
+  heard: number[];
+  /** A voice with no face in the scene is heard now. */
+  offScreen: boolean;
+}
+
+/** A stretch of one voice: an actor's, or one heard off screen. */
+export interface HeardRun {
+  start: number;
+  end: number;
+  speaker: number | 'off';
+}
+
+export interface SceneLabels {
+  family: string;
+  seed: number;
+  width: number;
+  height: number;
+  duration: number;
+  content: Box;
+  shots: Array<{ start: number; end: number; transition: Shot['transition']; dissolveSec: number; kind: Shot['kind'] }>;
+  /** Who is heard when, in order, a run per voice between changes of voice. */
+  runs: HeardRun[];
+  samples: LabelSample[];
+}
+
+export interface ComposedScene {
+  videoPath: string;
+  wavPath: string;
+  labelsPath: string;
+  labels: SceneLabels;
+}
+
+const f3 = (v: number) => v.toFixed(3);
+
+/** The person's face as shown by placement `p` of shot `s` at time t, content pixels (before mirroring). */
+function placedFace(person: Person, p: Placement, s: Shot, t: number): Box {
+  const scale = p.height / person.height;
+  const dt = t - s.start;
+  const x = p.x + p.vx * dt + p.sway * Math.sin(2 * Math.PI * p.swayHz * dt);
+  return {
+    x: x + person.face.x * scale,
+    y: p.y + person.face.y * scale,
+    width: person.face.width * scale,
+    height: person.face.height * scale,
+  };
+}
+
+function heardIntervals(spec: SceneSpec, cast: Map<string, Person>): HeardRun[] {
+  const out: HeardRun[] = [];
+  spec.actors.forEach((a, k) => {
+    const person = cast.get(a.person)!;
+    for (const p of a.pieces) {
+      if (p.show !== 'talk') continue;
+      const start = p.start + Math.max(0, person.speech.start - p.from);
+      const end = Math.min(p.end, p.start + person.speech.end - p.from);
+      if (end > start + 0.05) out.push({ start, end, speaker: k });
+    }
+  });
+  for (const v of spec.voices) out.push({ start: v.start, end: v.end, speaker: 'off' });
+  return out.sort((a, b) => a.start - b.start);
+}
+
+/** Heard intervals joined into runs: one voice from its first word until another voice starts. */
+function runsOf(intervals: HeardRun[]): HeardRun[] {
+  const runs: HeardRun[] = [];
+  for (const i of intervals) {
+    const last = runs.at(-1);
+    if (last && last.speaker === i.speaker && i.start >= last.start) last.end = Math.max(last.end, i.end);
+    else runs.push({ ...i });
+  }
+  return runs;
+}
+
+export function sceneLabels(spec: SceneSpec, cast: Map<string, Person>): SceneLabels {
+  const intervals = heardIntervals(spec, cast);
+  const samples: LabelSample[] = [];
+  const { content } = spec;
+  for (let i = 0; i < Math.floor(spec.duration * LABEL_RATE); i++) {
+    const t = i / LABEL_RATE;
+    let shot = spec.shots.findIndex((s) => t >= s.start && t < s.end);
+    if (shot < 0) shot = spec.shots.length - 1;
+    const s = spec.shots[shot]!;
+    const blending = s.transition === 'dissolve' && t < s.start + s.dissolveSec;
+    // During a dissolve the framing changes at its middle; before that the previous shot is the one.
+    if (blending && t < s.start + s.dissolveSec / 2 && shot > 0) shot--;
+    const shown = spec.shots[shot]!;
+    const faces =
+      shown.kind === 'people' || shown.kind === 'facecam'
+        ? shown.placements.map((p) => {
+            const b = placedFace(cast.get(spec.actors[p.actor]!.person)!, p, shown, t);
+            const x = spec.mirror ? content.width - b.x - b.width : b.x;
+            return { actor: p.actor, box: { x: x + content.x, y: b.y + content.y, width: b.width, height: b.height } };
+          })
+        : [];
+    const now = intervals.filter((h) => t >= h.start && t < h.end);
+    samples.push({
+      time: t,
+      shot,
+      blending,
+      faces,
+      heard: [...new Set(now.flatMap((h) => (h.speaker === 'off' ? [] : [h.speaker])))],
+      offScreen: now.some((h) => h.speaker === 'off'),
+    });
+  }
+  return {
+    family: spec.family,
+    seed: spec.seed,
+    width: spec.width,
+    height: spec.height,
+    duration: spec.duration,
+    content,
+    shots: spec.shots.map(({ start, end, transition, dissolveSec, kind }) => ({ start, end, transition, dissolveSec, kind })),
+    runs: runsOf(intervals),
+    samples,
+  };
+}
+
+/** Per person, the listening and mouthing material cut once: their silent lead-in back and forth
+ *  (breath, blinks), the same nodding, their words looped with no sound. */
+async function materials(person: Person, dir: string): Promise<Record<'idle' | 'nod' | 'mouth', string>> {
+  const base = path.join(dir, 'materials', person.name);
+  await mkdir(base, { recursive: true });
+  const out = { idle: path.join(base, 'idle.mp4'), nod: path.join(base, 'nod.mp4'), mouth: path.join(base, 'mouth.mp4') };
+  const size = `${person.width}x${person.height}`;
+  const leadEnd = Math.max(0.3, person.speech.start - 0.1).toFixed(2);
+  const loop = (frames: number) => `loop=loop=30:size=${frames},setpts=N/${CLIP_FPS}/TB,trim=duration=20`;
+  const leadFrames = Math.round((Number(leadEnd) - 0.04) * CLIP_FPS);
+  const words = `trim=start=${person.speech.start.toFixed(3)}:end=${person.speech.end.toFixed(3)},setpts=PTS-STARTPTS`;
+  const wordFrames = Math.round((person.speech.end - person.speech.start) * CLIP_FPS);
+  const d = `(${(0.02 * person.width).toFixed(1)}*(1-cos(2*PI*on/${Math.round(CLIP_FPS * 0.8)})))`;
+  const jobs: Array<[string, string]> = [
+    [
+      out.idle,
+      `[0:v]fps=${CLIP_FPS},trim=start=0.04:end=${leadEnd},setpts=PTS-STARTPTS,split[f][r];[r]reverse[b];[f][b]concat=n=2:v=1:a=0,${loop(2 * leadFrames)}[v]`,
+    ],
+    [
+      out.nod,
+      `[0:v]fps=${CLIP_FPS},trim=start=0.04:duration=0.04,setpts=PTS-STARTPTS,${loop(1)},perspective=x0='-${d}':y0='-2*${d}':x1='W+${d}':y1='-2*${d}':x2='0':y2='H-${d}':x3='W':y3='H-${d}':eval=frame:sense=destination[v]`,
+    ],
+    [out.mouth, `[0:v]fps=${CLIP_FPS},${words},${loop(wordFrames)}[v]`],
+  ];
+  for (const [file, graph] of jobs) {
+    if (existsSync(file)) continue;
+    await ffmpeg([
+      '-i',
+      person.file,
+      '-filter_complex',
+      `${graph};[v]scale=${size},setsar=1[o]`,
+      '-map',
+      '[o]',
+      '-an',
+      ...FAST,
+      `${file}.part.mp4`,
+    ]);
+    await rename(`${file}.part.mp4`, file);
+  }
+  return out;
+}
+
+const FAST = ['-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '18', '-pix_fmt', 'yuv420p'];
+
+async function ffmpeg(args: string[]): Promise<void> {
+  await run(FFMPEG, ['-y', '-hide_banner', '-loglevel', 'error', ...args], { maxBuffer: 1 << 24 });
+}
+
+const MONO = 'aresample=16000,aformat=sample_fmts=fltp:channel_layouts=mono';
+
+/** A background source for [start, start + duration) of the shot, at content size. */
+function backgroundFilter(shot: Shot, inputIndex: number | undefined, w: number, h: number, fps: number, d: number, label: string): string {
+  const at = `setpts=PTS-STARTPTS+${f3(shot.start)}/TB`;
+  const bg = shot.background;
+  const blurred = shot.kind === 'people';
+  switch (bg.kind) {
+    case 'flat':
+      return `color=c=${bg.colour}:s=${w}x${h}:r=${fps}:d=${f3(d)},${at}${label}`;
+    case 'texture': {
+      const s = (bg.seed % 97) / 7;
+      return (
+        `color=c=black:s=32x18:r=${fps}:d=${f3(d)},format=rgb24,geq=r='128+90*sin(X*0.61+${f3(s)})*cos(Y*0.83+${f3(2 * s)})':g='110+80*sin(X*0.37+${f3(3 * s)})':b='120+70*cos(Y*0.51+X*0.2+${f3(s)})',` +
+        `scale=${w}:${h}:flags=bicubic,${at}${label}`
+      );
+    }
+    case 'pattern':
+      // A slide stands still; a screen behind a facecam or a studio wall moves.
+      return shot.kind === 'slide'
+        ? `smptehdbars=s=1280x720:r=${fps}:d=${f3(d)},scale=${w}:${h},${at}${label}`
+        : `testsrc2=s=640x360:r=${fps}:d=${f3(d)},scale=${w}:${h}${blurred ? ',boxblur=6' : ''},${at}${label}`;
+    case 'footage':
+      return `[${inputIndex}:v]setpts=PTS-STARTPTS,fps=${fps},scale=${w}:${h},setsar=1${blurred ? ',boxblur=10' : ''},${at},trim=end=${f3(shot.start + d)}${label}`;
+  }
+}
+
+export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string): Promise<ComposedScene> {
+  const people = new Map(cast.people.map((p) => [p.name, p]));
+  const labels = sceneLabels(spec, people);
+  const key = createHash('sha256')
+    .update(JSON.stringify({ COMPOSE_VERSION, spec, people: spec.actors.map((a) => people.get(a.person)) }))
+    .digest('hex')
+    .slice(0, 16);
+  const dir = path.join(cacheDir, 'scenes', `${spec.family}-${spec.seed}-${key}`);
+  const videoPath = path.join(dir, 'scene.mp4');
+  const wavPath = path.join(dir, 'scene.wav');
+  const labelsPath = path.join(dir, 'labels.json');
+  if (existsSync(wavPath) && existsSync(labelsPath)) {
+    return { videoPath, wavPath, labelsPath, labels: JSON.parse(await readFile(labelsPath, 'utf8')) as SceneLabels };
+  }
+  await mkdir(dir, { recursive: true });
+  const inputs: string[][] = [];
+  const filters: string[] = [];
+  const input = (args: string[]) => inputs.push(args) - 1;
+  const { width: CW, height: CH } = spec.content;
+
+  // Each actor's picture and sound over the whole scene, piece by piece.
+  const streams: Array<{ video: string; audio: string }> = [];
+  for (const [k, actor] of spec.actors.entries()) {
+    const person = people.get(actor.person)!;
+    const m = await materials(person, cacheDir);
+    const parts: string[] = [];
+    actor.pieces.forEach((p: Piece, j) => {
+      const d = p.end - p.start;
+      const name = `a${k}p${j}`;
+      const file = p.show === 'talk' ? person.file : m[p.show];
+      const offset = p.show === 'talk' ? p.from : p.show === 'mouth' ? p.from : (j * 0.37) % 4;
+      const i = input([
+        ...(p.show === 'talk' ? [] : ['-stream_loop', '-1']),
+        '-ss',
+        f3(Math.max(0, offset)),
+        '-t',
+        f3(d + 0.5),
+        '-i',
+        file,
+      ]);
+      filters.push(
+        `[${i}:v]setpts=PTS-STARTPTS,fps=${CLIP_FPS},scale=${person.width}:${person.height},setsar=1,format=yuv420p,tpad=stop_mode=clone:stop_duration=${f3(d)},trim=duration=${f3(d)}[${name}v]`,
+      );
+      filters.push(
+        p.show === 'talk'
+          ? `[${i}:a]${MONO},apad,atrim=duration=${f3(d)}[${name}a]`
+          : `aevalsrc=0:c=mono:s=16000:d=${f3(d)},aformat=sample_fmts=fltp:channel_layouts=mono[${name}a]`,
+      );
+      parts.push(`[${name}v][${name}a]`);
+    });
+    filters.push(`${parts.join('')}concat=n=${parts.length}:v=1:a=1[a${k}v][a${k}a]`);
+    streams.push({ video: `a${k}v`, audio: `a${k}a` });
+  }
+
+  // Each shot's picture: its background and the actors placed in it, over its span (plus the next
+  // shot's dissolve, which blends over it).
+  const uses = spec.actors.map((_, k) => spec.shots.reduce((n, s) => n + s.placements.filter((p) => p.actor === k).length, 0));
+  const copies = streams.map((s, k) => {
+    const labelsOut = Array.from({ length: uses[k]! }, (_, j) => `a${k}c${j}`);
+    if (labelsOut.length === 0) filters.push(`[${s.video}]nullsink`);
+    else if (labelsOut.length === 1) filters.push(`[${s.video}]null[${labelsOut[0]}]`);
+    else filters.push(`[${s.video}]split=${labelsOut.length}${labelsOut.map((l) => `[${l}]`).join('')}`);
+    return labelsOut;
+  });
+  filters.push(`color=c=black:s=${CW}x${CH}:r=${spec.fps}:d=${f3(spec.duration)}[base]`);
+  let canvas = 'base';
+  spec.shots.forEach((shot, s) => {
+    const next = spec.shots[s + 1];
+    const span = shot.end - shot.start + (next?.transition === 'dissolve' ? next.dissolveSec : 0);
+    const footage =
+      shot.background.kind === 'footage'
+        ? input(['-stream_loop', '-1', '-ss', f3((s * 1.3) % 5), '-t', f3(span + 0.5), '-i', shot.background.file])
+        : undefined;
+    filters.push(backgroundFilter(shot, footage, CW, CH, spec.fps, span, `[s${s}bg]`));
+    let layer = `s${s}bg`;
+    shot.placements.forEach((p, j) => {
+      const person = people.get(spec.actors[p.actor]!.person)!;
+      const copy = copies[p.actor]!.shift()!;
+      const w = 2 * Math.round((p.height * person.width) / person.height / 2);
+      const x = `${f3(p.x)}+${f3(p.vx)}*(t-${f3(shot.start)})+${f3(p.sway)}*sin(2*PI*${f3(p.swayHz)}*(t-${f3(shot.start)}))`;
+      filters.push(`[${copy}]trim=start=${f3(shot.start)}:end=${f3(shot.start + span)},scale=${w}:${p.height}[s${s}p${j}]`);
+      filters.push(`[${layer}][s${s}p${j}]overlay=x='${x}':y=${Math.round(p.y)}:eof_action=pass[s${s}l${j}]`);
+      layer = `s${s}l${j}`;
+    });
+    const fade = shot.transition === 'dissolve' ? `,format=yuva420p,fade=t=in:st=${f3(shot.start)}:d=${f3(shot.dissolveSec)}:alpha=1` : '';
+    filters.push(`[${layer}]trim=end=${f3(shot.start + span)}${fade}[s${s}]`);
+    filters.push(`[${canvas}][s${s}]overlay=eof_action=pass[c${s}]`);
+    canvas = `c${s}`;
+  });
+  const post = [
+    spec.mirror ? 'hflip' : '',
+    spec.colour
+      ? `eq=brightness=${f3(spec.colour.brightness)}:contrast=${f3(spec.colour.contrast)}:saturation=${f3(spec.colour.saturation)},hue=h=${f3(spec.colour.hue)}`
+      : '',
+    spec.content.width !== spec.width || spec.content.height !== spec.height
+      ? `pad=${spec.width}:${spec.height}:${spec.content.x}:${spec.content.y}:black`
+      : '',
+    'format=yuv420p',
+  ].filter(Boolean);
+  filters.push(`[${canvas}]${post.join(',')}[vout]`);
+
+  // The sound: every actor's voice and every off-screen voice, summed.
+  const sounds = streams.map((s) => `[${s.audio}]apad`);
+  spec.voices.forEach((v, j) => {
+    const i = input(['-ss', f3(v.from), '-t', f3(v.end - v.start), '-i', v.file]);
+    sounds.push(`[${i}:a]${MONO},adelay=${Math.round(v.start * 1000)},apad`);
+    void j;
+  });
+  sounds.forEach((s, j) => filters.push(`${s}[snd${j}]`));
+  filters.push(
+    sounds.length === 1
+      ? `[snd0]atrim=duration=${f3(spec.duration)},aresample=44100[aout]`
+      : `${sounds.map((_, j) => `[snd${j}]`).join('')}amerge=inputs=${sounds.length},pan=mono|c0=${sounds.map((_, j) => `c${j}`).join('+')},atrim=duration=${f3(spec.duration)},aresample=44100[aout]`,
+  );
+  const graphFile = path.join(dir, 'graph.txt');
+  await writeFile(graphFile, filters.join(';\n'));
+  await ffmpeg([
+    ...inputs.flat(),
+    '-filter_complex_script',
+    graphFile,
+    '-map',
+    '[vout]',
+    '-map',
+    '[aout]',
+    '-t',
+    f3(spec.duration),
+    '-r',
+    String(spec.fps),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-crf',
+    '21',
+    '-g',
+    String(2 * spec.fps),
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '96k',
+    videoPath,
+  ]);
+  await extractAudio(FFMPEG, videoPath, wavPath);
+  await writeFile(path.join(dir, 'spec.json'), JSON.stringify(spec, null, 1));
+  await writeFile(labelsPath, JSON.stringify(labels));
+  return { videoPath, wavPath, labelsPath, labels };
+}

@@ -1,0 +1,127 @@
+// The people and voices the framing evaluation composes its scenes from, found by listing the shared
+// media folder rather than by name, so a recording added there joins the next run:
+// - a person: a video of someone talking to the camera with sound and a reference transcript beside it
+//   (`<name>.ref.txt`; the GRID clips today), whose speech span is measured (silencedetect) and whose
+//   face box is found once with the agent's own face detector;
+// - a voice: a recording with sound and a transcript but no picture (`.wav`), heard off screen.
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { createLogger } from '@shorts/common/logger';
+import type { Box } from '@shorts/common/reframe/types';
+import { sharedFaceDetector } from '../../node-agent/src/reframe/detector-factory.js';
+import { FFMPEG } from '../../test/helpers/media.js';
+
+const run = promisify(execFile);
+
+export interface Person {
+  name: string;
+  file: string;
+  width: number;
+  height: number;
+  durationSec: number;
+  /** First to last sound of the sentence, seconds into the clip. */
+  speech: { start: number; end: number };
+  /** The face in the clip's own pixels (the agent's detector on a frame before the first word). */
+  face: Box;
+}
+
+export interface Voice {
+  name: string;
+  file: string;
+  durationSec: number;
+  speech: { start: number; end: number };
+}
+
+const VIDEO = /\.(mpg|mp4|mov|mkv|webm)$/i;
+
+/** The shared media folder beside the checkout (or beside the worktree's parent). */
+export function mediaDir(root: string): string | undefined {
+  return [path.resolve(root, '../shared/media'), path.resolve(root, '../../shared/media')].find((d) => existsSync(d));
+}
+
+async function probe(file: string): Promise<{ width: number; height: number; durationSec: number; audio: boolean; video: boolean }> {
+  const { stderr } = await run(FFMPEG, ['-hide_banner', '-i', file], { maxBuffer: 1 << 20 }).catch((e: { stderr: string }) => e);
+  const size = /Video:.*?(\d{2,5})x(\d{2,5})/.exec(stderr);
+  const d = /Duration: (\d+):(\d+):([\d.]+)/.exec(stderr);
+  return {
+    width: Number(size?.[1] ?? 0),
+    height: Number(size?.[2] ?? 0),
+    durationSec: d ? Number(d[1]) * 3600 + Number(d[2]) * 60 + Number(d[3]) : 0,
+    audio: /Audio:/.test(stderr),
+    video: Boolean(size),
+  };
+}
+
+/** First and last sound of a recording: where silencedetect's leading silence ends and its trailing one starts. */
+async function speechSpan(file: string, durationSec: number): Promise<{ start: number; end: number }> {
+  const { stderr } = await run(FFMPEG, ['-hide_banner', '-i', file, '-vn', '-af', 'silencedetect=n=-30dB:d=0.2', '-f', 'null', '-'], {
+    maxBuffer: 1 << 22,
+  });
+  const starts = [...stderr.matchAll(/silence_start: ([\d.]+)/g)].map((m) => Number(m[1]));
+  const ends = [...stderr.matchAll(/silence_end: ([\d.]+)/g)].map((m) => Number(m[1]));
+  const start = starts[0] !== undefined && starts[0] < 0.05 && ends[0] !== undefined ? ends[0] : 0;
+  const last = starts.at(-1);
+  const end =
+    last !== undefined && last > start + 0.3 && (ends.length < starts.length || ends.at(-1)! >= durationSec - 0.05) ? last : durationSec;
+  return { start, end };
+}
+
+/** The face in one frame of the clip, by the agent's detector (the largest found). */
+async function faceBox(file: string, at: number, width: number, height: number): Promise<Box | undefined> {
+  const { stdout } = await run(
+    FFMPEG,
+    ['-hide_banner', '-loglevel', 'error', '-ss', String(at), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
+    { encoding: 'buffer', maxBuffer: 64 << 20 },
+  );
+  const detector = await sharedFaceDetector({ faceDetector: 'blazeface' }, createLogger({}, 'silent'));
+  const [faces] = await detector.detect([{ width, height, data: new Uint8Array(stdout) }]);
+  const face = faces?.sort((a, b) => b.width * b.height - a.width * a.height)[0];
+  return face && { x: face.x, y: face.y, width: face.width, height: face.height };
+}
+
+export interface Cast {
+  people: Person[];
+  voices: Voice[];
+}
+
+/** Every person and voice in the media folder (listed, in name order). */
+export async function findCast(dir: string): Promise<Cast> {
+  const people: Person[] = [];
+  const voices: Voice[] = [];
+  for (const entry of readdirSync(dir).sort()) {
+    const file = path.join(dir, entry);
+    const stem = entry.replace(/\.[^.]+$/, '');
+    if (!existsSync(path.join(dir, `${stem}.ref.txt`))) continue;
+    const info = await probe(file);
+    if (!info.audio || !(info.durationSec > 1)) continue;
+    const speech = await speechSpan(file, info.durationSec);
+    if (VIDEO.test(entry) && info.video) {
+      const face = await faceBox(file, Math.max(0.04, speech.start - 0.2), info.width, info.height);
+      // A picture whose talker the detector cannot see cannot be labelled: it is heard, not seen.
+      if (face && face.height >= 0.2 * info.height) {
+        people.push({
+          name: stem.replace(/^grid_/, ''),
+          file,
+          width: info.width,
+          height: info.height,
+          durationSec: info.durationSec,
+          speech,
+          face,
+        });
+        continue;
+      }
+    }
+    voices.push({ name: stem, file, durationSec: info.durationSec, speech });
+  }
+  return { people, voices };
+}
+
+/** Moving pictures without a talker to label (handheld clips, a film excerpt): backgrounds and B-roll. */
+export function findFootage(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .filter((e) => /\.mp4$/i.test(e) && !existsSync(path.join(dir, `${e.replace(/\.[^.]+$/, '')}.ref.txt`)))
+    .map((e) => path.join(dir, e));
+}

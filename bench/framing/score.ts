@@ -1,0 +1,229 @@
+// How well a crop path frames a labelled scene: the figures the framing evaluation reports, per scene,
+// and per family over many scenes. What counts is what a viewer sees: the heard speaker wholly in the
+// window (in its middle half when the window holds several faces), how soon the window gets to a new
+// speaker, switches nobody asked for, faces cut by the window's edge, a window that trembles while
+// one still person talks, a picture with no face shown whole, a facecam stacked over its screen.
+import { shownAt } from '@shorts/common/reframe/window';
+import type { Box, Reframe } from '@shorts/common/reframe/types';
+import type { SceneLabels } from './compose.js';
+
+/** Runs of one voice shorter than this are interjections ("yeah"): the camera is meant not to move
+ *  for them (MIN_HOLD_SEC in camera.ts), so they are neither scored on nor timed. */
+export const INTERJECTION_SEC = 1.2;
+/** A change of framing this close to a turn's onset or an edit answers it (before: a lead-in). */
+const SWITCH_BEFORE_SEC = 1.0;
+const SWITCH_AFTER_SEC = 1.5;
+const OUTPUT_WIDTH = 1080;
+
+export interface SceneScore {
+  family: string;
+  seed: number;
+  duration: number;
+  /** Share of the scored speech samples with the heard speaker framed; undefined with none. */
+  onSpeaker?: number;
+  scoredSamples: number;
+  /** Per turn onset of an on-screen speaker: seconds until the window first frames them. */
+  latencies: number[];
+  falseSwitches: number;
+  switches: number;
+  faceSamples: number;
+  slicedSamples: number;
+  /** Mean movement of the window's centre per frame (25 a second), output pixels, while one still
+   *  person talks; undefined with no such stretch. */
+  jitter?: number;
+  facelessSamples: number;
+  facelessWhole: number;
+  facecamSamples: number;
+  facecamStacked: number;
+  /** Stage 80's wall time over the scene's duration. */
+  stageRatio: number;
+}
+
+const inside = (f: Box, w: Box, tol = 1) =>
+  f.x >= w.x - tol && f.y >= w.y - tol && f.x + f.width <= w.x + w.width + tol && f.y + f.height <= w.y + w.height + tol;
+
+function overlapShare(f: Box, w: Box): number {
+  const ix = Math.max(0, Math.min(f.x + f.width, w.x + w.width) - Math.max(f.x, w.x));
+  const iy = Math.max(0, Math.min(f.y + f.height, w.y + w.height) - Math.max(f.y, w.y));
+  return (ix * iy) / (f.width * f.height);
+}
+
+const boxesShownAt = (r: Reframe, t: number) => shownAt(r, t).boxes;
+
+export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: number): SceneScore {
+  const score: SceneScore = {
+    family: labels.family,
+    seed: labels.seed,
+    duration: labels.duration,
+    scoredSamples: 0,
+    latencies: [],
+    falseSwitches: 0,
+    switches: 0,
+    faceSamples: 0,
+    slicedSamples: 0,
+    facelessSamples: 0,
+    facelessWhole: 0,
+    facecamSamples: 0,
+    facecamStacked: 0,
+    stageRatio: stageSec / labels.duration,
+  };
+  const content = labels.content;
+  const runs = labels.runs;
+  const runAt = (t: number) => runs.find((r) => t >= r.start && t < r.end);
+  const scoredRun = (t: number) => {
+    const r = runAt(t);
+    return r && r.speaker !== 'off' && r.end - r.start >= INTERJECTION_SEC ? r : undefined;
+  };
+  /** Whether the actor is framed at sample i: wholly in a shown box, in its middle half when that box
+   *  holds other faces too. */
+  const framedAt = (i: number, actor: number): boolean => {
+    const s = labels.samples[i]!;
+    const face = s.faces.find((f) => f.actor === actor);
+    if (!face) return false;
+    return boxesShownAt(reframe, s.time).some((b) => {
+      if (!inside(face.box, b)) return false;
+      if (s.faces.filter((f) => inside(f.box, b)).length <= 1) return true;
+      const cx = face.box.x + face.box.width / 2;
+      return cx >= b.x + b.width / 4 && cx <= b.x + (3 * b.width) / 4;
+    });
+  };
+
+  let on = 0;
+  let jitterSum = 0;
+  let jitterFrames = 0;
+  let previousShown: string | undefined;
+  const switchTimes: number[] = [];
+  labels.samples.forEach((s, i) => {
+    const { boxes: shown, layout } = shownAt(reframe, s.time);
+    const kind = labels.shots[s.shot]!.kind;
+    if (!s.blending) {
+      // Faces cut by the window's edge: partly in a shown box and partly out.
+      for (const f of s.faces) {
+        score.faceSamples++;
+        if (shown.some((b) => overlapShare(f.box, b) > 0.02 && !inside(f.box, b, 2))) score.slicedSamples++;
+      }
+      if (kind === 'slide' || kind === 'broll') {
+        score.facelessSamples++;
+        const area = shown.reduce((a, b) => a + b.width * b.height, 0);
+        if (layout === 'fit' || area >= 0.9 * content.width * content.height) score.facelessWhole++;
+      }
+      if (kind === 'facecam') {
+        score.facecamSamples++;
+        if (layout === 'stack') score.facecamStacked++;
+      }
+    }
+    // Who is framed, as a set of actors: a change of it is a switch.
+    const framedSet = s.faces
+      .filter((f) => shown.some((b) => inside(f.box, b)))
+      .map((f) => f.actor)
+      .sort()
+      .join(',');
+    if (previousShown !== undefined && framedSet !== previousShown && !s.blending) switchTimes.push(s.time);
+    previousShown = framedSet;
+
+    const run = scoredRun(s.time);
+    const speaker = run?.speaker as number | undefined;
+    // Scored: one on-screen voice (no one over it), its face in the picture, outside a dissolve.
+    if (run && !s.blending && !s.offScreen && s.heard.length === 1 && s.heard[0] === speaker && s.faces.some((f) => f.actor === speaker)) {
+      score.scoredSamples++;
+      if (framedAt(i, speaker!)) on++;
+    }
+  });
+  if (score.scoredSamples) score.onSpeaker = on / score.scoredSamples;
+
+  // Switch latency: from each scored run's first word until its speaker is first framed.
+  runs.forEach((r, k) => {
+    if (r.speaker === 'off' || r.end - r.start < INTERJECTION_SEC) return;
+    const prev = runs[k - 1];
+    if (prev && prev.speaker === r.speaker) return;
+    const first = labels.samples.findIndex((s) => s.time >= r.start);
+    if (first < 0 || !labels.samples[first]!.faces.some((f) => f.actor === r.speaker)) return;
+    let latency = r.end - r.start;
+    for (let i = first; i < labels.samples.length && labels.samples[i]!.time < r.end; i++) {
+      if (framedAt(i, r.speaker)) {
+        latency = labels.samples[i]!.time - r.start;
+        break;
+      }
+    }
+    score.latencies.push(latency);
+  });
+
+  // A switch answers a turn's onset (any voice, any length) or an edit; anything else is false.
+  const reasons = [...runs.map((r) => r.start), ...labels.shots.slice(1).map((s) => s.start + s.dissolveSec / 2)];
+  score.switches = switchTimes.length;
+  score.falseSwitches = switchTimes.filter((t) => !reasons.some((x) => t >= x - SWITCH_BEFORE_SEC && t <= x + SWITCH_AFTER_SEC)).length;
+
+  // Jitter: frame by frame while one person talks and holds still, away from edits and cuts of the path.
+  const cutTimes = [
+    ...reframe.keyframes.filter((k, i) => i > 0 && Math.abs(k.time - reframe.keyframes[i - 1]!.time) < 1e-6).map((k) => k.time),
+    ...reframe.segments.map((s) => s.start),
+    ...labels.shots.map((s) => s.start),
+  ];
+  for (let t = 0; t + 0.04 < labels.duration; t += 0.04) {
+    const run = scoredRun(t);
+    if (!run || cutTimes.some((c) => Math.abs(c - t) < 0.3)) continue;
+    const i = Math.min(labels.samples.length - 1, Math.round(t * 10));
+    const j = Math.min(labels.samples.length - 1, i + 1);
+    const a = labels.samples[i]!.faces.find((f) => f.actor === run.speaker);
+    const b = labels.samples[j]!.faces.find((f) => f.actor === run.speaker);
+    // A person who moves is followed on purpose; only still ones (under a pixel a frame) count.
+    if (!a || !b || Math.abs(a.box.x - b.box.x) > 0.4 * (j - i || 1) * 2.5) continue;
+    const w0 = boxesShownAt(reframe, t)[0]!;
+    const w1 = boxesShownAt(reframe, t + 0.04)[0]!;
+    const perPixel = OUTPUT_WIDTH / w0.width;
+    jitterSum += Math.hypot(w1.x + w1.width / 2 - (w0.x + w0.width / 2), w1.y + w1.height / 2 - (w0.y + w0.height / 2)) * perPixel;
+    jitterFrames++;
+  }
+  if (jitterFrames) score.jitter = jitterSum / jitterFrames;
+  return score;
+}
+
+export interface FamilySummary {
+  family: string;
+  scenes: number;
+  onSpeakerMean?: number;
+  onSpeakerP10?: number;
+  latencyMedian?: number;
+  latencyWorst?: number;
+  falsePerMinute: number;
+  slicedShare: number;
+  jitterMean?: number;
+  jitterMax?: number;
+  facelessWhole?: number;
+  facecamStacked?: number;
+  stageMean: number;
+  stageMax: number;
+}
+
+/** The nearest-rank percentile of sorted values. */
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+
+export function summarise(family: string, scores: SceneScore[]): FamilySummary {
+  const on = scores.flatMap((s) => (s.onSpeaker === undefined ? [] : [s.onSpeaker])).sort((a, b) => a - b);
+  const lat = scores.flatMap((s) => s.latencies).sort((a, b) => a - b);
+  const jit = scores.flatMap((s) => (s.jitter === undefined ? [] : [s.jitter]));
+  const sum = (f: (s: SceneScore) => number) => scores.reduce((a, s) => a + f(s), 0);
+  const minutes = sum((s) => s.duration) / 60;
+  const faceless = sum((s) => s.facelessSamples);
+  const facecam = sum((s) => s.facecamSamples);
+  return {
+    family,
+    scenes: scores.length,
+    ...(on.length ? { onSpeakerMean: on.reduce((a, b) => a + b, 0) / on.length, onSpeakerP10: percentile(on, 0.1) } : {}),
+    ...(lat.length ? { latencyMedian: percentile(lat, 0.5), latencyWorst: lat.at(-1)! } : {}),
+    falsePerMinute: minutes ? sum((s) => s.falseSwitches) / minutes : 0,
+    slicedShare:
+      sum((s) => s.slicedSamples) /
+      Math.max(
+        1,
+        sum((s) => s.faceSamples),
+      ),
+    ...(jit.length ? { jitterMean: jit.reduce((a, b) => a + b, 0) / jit.length, jitterMax: Math.max(...jit) } : {}),
+    ...(faceless ? { facelessWhole: sum((s) => s.facelessWhole) / faceless } : {}),
+    ...(facecam ? { facecamStacked: sum((s) => s.facecamStacked) / facecam } : {}),
+    stageMean: sum((s) => s.stageRatio) / Math.max(1, scores.length),
+    stageMax: Math.max(0, ...scores.map((s) => s.stageRatio)),
+  };
+}
