@@ -233,6 +233,10 @@ test.serial(
     const text = await (await fetch(`${cluster.app.httpUrl}/metrics`)).text();
     t.notRegex(text, /(task_id|job_id|organization_id|org)="/);
     t.notRegex(text, new RegExp(job.id));
+    // The job's one short was reframed: its quality figure observed once in each histogram.
+    t.regex(text, /^shorts_reframe_speaker_on_screen_ratio_count 1$/m);
+    t.regex(text, /^shorts_reframe_face_in_window_ratio_count 1$/m);
+    t.is(typeof job.data.shorts[0].reframe.quality.speakerOnScreenShare, 'number');
 
     // The throughput panel shows the tasks just finished once Prometheus has scraped them.
     const dash = await dashboardExprs();
