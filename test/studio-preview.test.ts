@@ -314,6 +314,11 @@ needing({ tools: TOOLS }).serial(
   async (t) => {
     const { page, jobId, key, pageErrors } = await signedInJobPage('face-low@studio.test', 'pro', undefined, lowFaceShort());
     const shot = await screenshotter('studio-preview');
+    // Beside the short in the list, its quality figure: the speaker on screen for all of its speech.
+    const quality = page.locator('.shorts-list [data-testid="reframe-quality"]');
+    await quality.waitFor();
+    t.is(await quality.innerText(), 'Speaker on screen 100 % · face in frame 100 % · least sure 2.1–4.9 s (1.00)');
+    t.is(await quality.getAttribute('data-warn'), 'false');
     await page.waitForSelector('[data-testid="preview-caption"]', { timeout: 15_000 });
     t.is(await page.inputValue('#caption-position'), 'auto');
     t.is(await page.locator('#caption-position option:checked').innerText(), 'Automatic: top, away from the face');

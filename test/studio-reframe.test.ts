@@ -1,5 +1,5 @@
 import test from 'ava';
-import { drawCrop, stackedPanels, type Crop } from '../coordinator/studio/src/reframe.js';
+import { drawCrop, qualityLine, stackedPanels, type Crop } from '../coordinator/studio/src/reframe.js';
 
 // The studio's 9:16 preview draws each layout as the render does (node-agent/src/media/reframe-graph.ts):
 // checked here on a stand-in canvas that records what is drawn where.
@@ -74,4 +74,21 @@ test('fit: the window whole and centred over a blurred fill of itself; single: t
     [[0, 0, 270, 480]],
     'a stack keyframe without panels',
   );
+});
+
+test('reframe.quality beside a short: one compact line, warning when the speaker is on screen for under 80 % of the speech', (t) => {
+  t.deepEqual(
+    qualityLine({
+      speakerOnScreenShare: 0.934,
+      faceInWindowShare: 1,
+      lowestConfidenceSpan: { start: 12.42, end: 14, confidence: 0.413 },
+    }),
+    { text: 'Speaker on screen 93 % · face in frame 100 % · least sure 12.4–14.0 s (0.41)', warn: false },
+  );
+  t.deepEqual(qualityLine({ speakerOnScreenShare: 0.799, faceInWindowShare: 0.5, lowestConfidenceSpan: null }), {
+    text: 'Speaker on screen 79 % · face in frame 50 %',
+    warn: true,
+  });
+  const enough = qualityLine({ speakerOnScreenShare: 0.8, faceInWindowShare: 0.29, lowestConfidenceSpan: null });
+  t.deepEqual(enough, { text: 'Speaker on screen 80 % · face in frame 29 %', warn: false }, '80 % is enough');
 });

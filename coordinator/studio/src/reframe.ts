@@ -1,4 +1,4 @@
-import type { Box, Reframe, ReframeLayout } from '@shorts/common/reframe/types';
+import type { Box, Reframe, ReframeLayout, ReframeQuality } from '@shorts/common/reframe/types';
 import { stackedPanels } from '@shorts/common/reframe/panels';
 
 export type { Reframe };
@@ -103,4 +103,17 @@ export function centredCrop(sourceWidth: number, sourceHeight: number, aspect = 
   const width = Math.min(sourceWidth, sourceHeight * aspect);
   const height = width / aspect;
   return { x: (sourceWidth - width) / 2, y: (sourceHeight - height) / 2, width, height };
+}
+
+/** Below this share of its speech with the speaker on screen, a short's framing asks for a look. */
+export const SPEAKER_ON_SCREEN_WARN_BELOW = 0.8;
+
+/** A short's reframe.quality as one compact line beside it in the list, and whether it warns. */
+export function qualityLine(q: ReframeQuality): { text: string; warn: boolean } {
+  // Whole percents rounded down, so a share under the warning's 80 % never reads as 80 %.
+  const percent = (share: number) => `${Math.floor(share * 100 + 1e-9)} %`;
+  const parts = [`Speaker on screen ${percent(q.speakerOnScreenShare)}`, `face in frame ${percent(q.faceInWindowShare)}`];
+  const span = q.lowestConfidenceSpan;
+  if (span) parts.push(`least sure ${span.start.toFixed(1)}–${span.end.toFixed(1)} s (${span.confidence.toFixed(2)})`);
+  return { text: parts.join(' · '), warn: q.speakerOnScreenShare < SPEAKER_ON_SCREEN_WARN_BELOW };
 }

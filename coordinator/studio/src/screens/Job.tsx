@@ -11,9 +11,9 @@ import type { CreatedRender, RenderStatus } from '@shorts/common/api/renders';
 import { api, currentPlan, seconds, stageOf } from '../api.js';
 import { PLAN_LIMITS, type Plan } from '../../../src/tenancy/plans.js';
 import { pageAt, styleFor, type Word } from '../captions.js';
-import type { ReframeLayout, SourceShot } from '@shorts/common/reframe/types';
+import type { ReframeLayout, ReframeQuality, SourceShot } from '@shorts/common/reframe/types';
 import { withCaptionBand } from '@shorts/common/reframe/caption-band';
-import { centredCrop, cropAt, layoutAt, readReframe, type Crop } from '../reframe.js';
+import { centredCrop, cropAt, layoutAt, qualityLine, readReframe, type Crop } from '../reframe.js';
 import { go } from '../router.js';
 import { ErrorBox, ProgressBar, useAction, useLoad } from '../ui.js';
 import { PostForm } from './Social.js';
@@ -341,6 +341,7 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
                     {seconds(s.startTime)} – {seconds(s.endTime)} ({(s.endTime - s.startTime).toFixed(1)} s)
                     {readReframe(s.reframe, sourceSize.width, sourceSize.height) ? ' · reframed' : ''}
                   </span>
+                  {s.reframe?.quality ? <ReframeQualityLine quality={s.reframe.quality} /> : null}
                 </button>
               </li>
             ))}
@@ -367,6 +368,25 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
         ) : null}
       </div>
     </div>
+  );
+}
+
+/** The short's reframe.quality: how much of its speech the camera had a speaker on screen to follow. */
+function ReframeQualityLine({ quality }: { quality: ReframeQuality }) {
+  const { text, warn } = qualityLine(quality);
+  return (
+    <>
+      <br />
+      <span
+        class={warn ? 'reframe-quality warn' : 'reframe-quality muted'}
+        data-testid="reframe-quality"
+        data-warn={warn ? 'true' : 'false'}
+        title="Of the short's speech: the share whose speaker was found on screen, the share with a face inside the frame, and the span where speaker detection was least sure (its confidence, 0-1)"
+      >
+        {warn ? '⚠ ' : ''}
+        {text}
+      </span>
+    </>
   );
 }
 
