@@ -245,7 +245,8 @@ test('no face: the whole frame fitted over a blurred background, one still keyfr
 });
 
 test('a face too small to matter is the same as none', (t) => {
-  const d = detections({ end: 5, faces: [{ id: 1, at: still(600, 300, 20, 24, 1) }], turns: [{ start: 0, end: 5, trackId: 1 }] });
+  // 14 px of a 720 px frame: under MIN_FACE_HEIGHT_FRACTION (2.5 %; a panel's faces of 3 % are framed).
+  const d = detections({ end: 5, faces: [{ id: 1, at: still(600, 300, 12, 14, 1) }], turns: [{ start: 0, end: 5, trackId: 1 }] });
   const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
   t.is(r.segments[0]!.layout, 'fit');
   t.is(r.keyframes.length, 1);

@@ -16,7 +16,7 @@ import type { Piece, Placement, SceneSpec, Shot } from './scenes.js';
 const run = promisify(execFile);
 
 /** Bumped whenever composing changes, so cached scenes are made again. */
-const COMPOSE_VERSION = 3;
+const COMPOSE_VERSION = 4;
 /** Person clips are composed at their own rate and size. */
 const CLIP_FPS = 25;
 /** Labels are written at this rate. */
@@ -218,12 +218,25 @@ function backgroundFilter(shot: Shot, inputIndex: number | undefined, w: number,
       );
     }
     case 'pattern':
-      // A slide stands still; a screen behind a facecam or a studio wall moves.
+      // A slide stands still; a studio wall moves.
       return shot.kind === 'slide'
         ? `smptehdbars=s=1280x720:r=${fps}:d=${f3(d)},scale=${w}:${h},${at}${label}`
         : `testsrc2=s=640x360:r=${fps}:d=${f3(d)},scale=${w}:${h}${blurred ? ',boxblur=6' : ''},${at}${label}`;
-    case 'footage':
-      return `[${inputIndex}:v]setpts=PTS-STARTPTS,fps=${fps},scale=${w}:${h},setsar=1${blurred ? ',boxblur=10' : ''},${at},trim=end=${f3(shot.start + d)}${label}`;
+    case 'motion': {
+      const source =
+        bg.source === 'mandelbrot'
+          ? `mandelbrot=s=480x270:r=${fps}`
+          : bg.source === 'life'
+            ? `life=s=320x180:r=${fps}:mold=10:ratio=0.3:death_color=#203050:life_color=#e0c070`
+            : `testsrc2=s=640x360:r=${fps}`;
+      return `${source},trim=duration=${f3(d)},format=yuv420p,scale=${w}:${h},setsar=1,${at}${label}`;
+    }
+    case 'footage': {
+      // Played once, slowed where the shot outlasts it: a loop would be a cut the labels do not have.
+      // Blurred so that no face in it can be found: these are backgrounds, not people.
+      const slow = Math.max(1, (d + 0.2) / bg.durationSec);
+      return `[${inputIndex}:v]setpts=(PTS-STARTPTS)*${f3(slow)},fps=${fps},scale=${w}:${h},setsar=1,boxblur=${Math.max(10, Math.round(w / 40))}:2,${at},trim=end=${f3(shot.start + d)}${label}`;
+    }
   }
 }
 
@@ -296,10 +309,7 @@ export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string
   spec.shots.forEach((shot, s) => {
     const next = spec.shots[s + 1];
     const span = shot.end - shot.start + (next?.transition === 'dissolve' ? next.dissolveSec : 0);
-    const footage =
-      shot.background.kind === 'footage'
-        ? input(['-stream_loop', '-1', '-ss', f3((s * 1.3) % 5), '-t', f3(span + 0.5), '-i', shot.background.file])
-        : undefined;
+    const footage = shot.background.kind === 'footage' ? input(['-i', shot.background.file]) : undefined;
     filters.push(backgroundFilter(shot, footage, CW, CH, spec.fps, span, `[s${s}bg]`));
     let layer = `s${s}bg`;
     shot.placements.forEach((p, j) => {

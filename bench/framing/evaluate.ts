@@ -10,20 +10,20 @@ import { detectShorts } from '../../node-agent/src/reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../../node-agent/src/reframe/detector-factory.js';
 import { FFMPEG } from '../../test/helpers/media.js';
 import { composeScene, type ComposedScene } from './compose.js';
-import { findCast, findFootage, mediaDir, type Cast } from './people.js';
+import { findCast, findFootage, mediaDir, type Cast, type Footage } from './people.js';
 import { makeScene, type Family, type SceneSpec } from './scenes.js';
 import { scoreScene, type SceneScore } from './score.js';
 
 export interface Casting {
   cast: Cast;
-  footage: string[];
+  footage: Footage[];
 }
 
 /** The people, voices and footage of the shared media folder, or undefined when it is absent. */
 export async function loadCast(root: string): Promise<Casting | undefined> {
   const dir = mediaDir(root);
   if (!dir) return undefined;
-  return { cast: await findCast(dir), footage: findFootage(dir) };
+  return { cast: await findCast(dir), footage: await findFootage(dir) };
 }
 
 export interface SceneResult {

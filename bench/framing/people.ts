@@ -118,10 +118,22 @@ export async function findCast(dir: string): Promise<Cast> {
   return { people, voices };
 }
 
-/** Moving pictures without a talker to label (handheld clips, a film excerpt): backgrounds and B-roll. */
-export function findFootage(dir: string): string[] {
-  return readdirSync(dir)
+export interface Footage {
+  file: string;
+  durationSec: number;
+}
+
+/** Moving pictures without a talker to label (handheld clips, a film excerpt): blurred, busy
+ *  backgrounds behind the people. */
+export async function findFootage(dir: string): Promise<Footage[]> {
+  const files = readdirSync(dir)
     .sort()
-    .filter((e) => /\.mp4$/i.test(e) && !existsSync(path.join(dir, `${e.replace(/\.[^.]+$/, '')}.ref.txt`)))
+    .filter((e) => VIDEO.test(e) && !existsSync(path.join(dir, `${e.replace(/\.[^.]+$/, '')}.ref.txt`)))
     .map((e) => path.join(dir, e));
+  const out: Footage[] = [];
+  for (const file of files) {
+    const info = await probe(file);
+    if (info.video && info.durationSec > 1) out.push({ file, durationSec: info.durationSec });
+  }
+  return out;
 }

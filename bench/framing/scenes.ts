@@ -2,7 +2,7 @@
 // which voice is heard, where the edits are, and how the picture is shot (size, frame rate, bars,
 // mirroring, colour, background). Pure and deterministic: the same family and seed always give the
 // same scene, on any machine, from the same cast. compose.ts turns a spec into a video and its labels.
-import type { Cast, Person } from './people.js';
+import type { Cast, Footage, Person } from './people.js';
 
 export const FAMILIES = ['turns', 'panel', 'muted-listener', 'off-screen', 'edited', 'facecam', 'motion'] as const;
 export type Family = (typeof FAMILIES)[number];
@@ -41,8 +41,15 @@ export interface Placement {
   swayHz: number;
 }
 
+/** Behind people: a flat colour, a still texture, a moving test pattern or moving footage, both
+ *  blurred as a background out of focus. As a shot's whole picture (slide, B-roll, the screen under a
+ *  facecam): a still chart, or generated motion with no face in it. */
 export type Background =
-  { kind: 'flat'; colour: string } | { kind: 'texture'; seed: number } | { kind: 'pattern' } | { kind: 'footage'; file: string };
+  | { kind: 'flat'; colour: string }
+  | { kind: 'texture'; seed: number }
+  | { kind: 'pattern' }
+  | { kind: 'footage'; file: string; durationSec: number }
+  | { kind: 'motion'; source: 'mandelbrot' | 'life' | 'testsrc2' };
 
 export interface Shot {
   start: number;
@@ -240,12 +247,12 @@ function pickWeighted<T extends unknown[]>(r: Random, options: Array<[...T, numb
 
 const even = (v: number) => 2 * Math.round(v / 2);
 
-function background(r: Random, footage: string[]): Background {
+function background(r: Random, footage: Footage[]): Background {
   const k = r.next();
   if (k < 0.35) return { kind: 'flat', colour: `0x${[0, 0, 0].map(() => r.int(20, 200).toString(16).padStart(2, '0')).join('')}` };
   if (k < 0.6) return { kind: 'texture', seed: r.int(0, 9999) };
   if (k < 0.8 || !footage.length) return { kind: 'pattern' };
-  return { kind: 'footage', file: r.pick(footage) };
+  return { kind: 'footage', ...r.pick(footage) };
 }
 
 /** The clip's panel height that makes its face `faceFraction` of the content's height. */
@@ -279,7 +286,7 @@ function row(r: Random, people: Person[], look: Look, lo: number, hi: number, mo
   });
 }
 
-export function makeScene(family: Family, seed: number, cast: Cast, footage: string[]): SceneSpec {
+export function makeScene(family: Family, seed: number, cast: Cast, footage: Footage[]): SceneSpec {
   const r = new Random(hash(family) ^ Math.imul(seed + 1, 2654435761));
   const people = cast.people;
   if (people.length < 2) throw new Error('the framing evaluation needs at least two people in the media folder');
@@ -426,8 +433,7 @@ export function makeScene(family: Family, seed: number, cast: Cast, footage: str
           transition: first ? 'start' : dissolve ? 'dissolve' : 'cut',
           dissolveSec: dissolve ? frame(r.between(0.4, 1)) : 0,
           kind,
-          background:
-            kind === 'broll' && footage.length ? { kind: 'footage', file: r.pick(footage) } : kind === 'slide' ? { kind: 'pattern' } : bg,
+          background: kind === 'broll' ? movingPicture(r) : kind === 'slide' ? { kind: 'pattern' } : bg,
           placements,
         });
         t = finalEnd;
@@ -456,7 +462,7 @@ export function makeScene(family: Family, seed: number, cast: Cast, footage: str
         sway: 0,
         swayHz: 0,
       };
-      const content: Background = footage.length && r.chance(0.5) ? { kind: 'footage', file: r.pick(footage) } : { kind: 'pattern' };
+      const content = movingPicture(r);
       return scene(l, actorsOf(chosen, talk), [shot([inset], l, 'facecam', content)]);
     }
     case 'motion': {
@@ -499,6 +505,8 @@ export function makeScene(family: Family, seed: number, cast: Cast, footage: str
     }
   }
 }
+
+const movingPicture = (r: Random): Background => ({ kind: 'motion', source: r.pick(['mandelbrot', 'life', 'testsrc2'] as const) });
 
 function trimOverlaps(pieces: Piece[]): Piece[] {
   const sorted = pieces.slice().sort((a, b) => a.start - b.start);

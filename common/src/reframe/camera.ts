@@ -29,8 +29,9 @@ export { interpolate } from './window.js';
 export const LEAD_IN_MAX_SEC = 0.25;
 /** Shots shorter than this are not taken: a "yeah" from the listener does not move the camera. */
 export const MIN_HOLD_SEC = 1.2;
-/** Faces below this share of the source height are too small to frame (a crowd, a poster). */
-export const MIN_FACE_HEIGHT_FRACTION = 0.05;
+/** Faces below this share of the source height are too small to frame (a crowd, a poster); a panel of
+ *  three or four in one wide shot has faces of 3 % and up, and each is followed turn by turn. */
+export const MIN_FACE_HEIGHT_FRACTION = 0.025;
 /** The window never zooms in past this share of the largest window (keeps the picture sharp). */
 const MIN_ZOOM_FRACTION = 0.5;
 /** The face's centre sits this far down the window (eyes on the upper third). */

@@ -19,6 +19,9 @@ import { ZoomPassDetector } from './zoom-pass.js';
 export const SAMPLE_FPS = 8;
 /** The detector sees every second sampled frame; the frames between get interpolated faces. */
 export const DETECT_STRIDE = 2;
+/** Faces shorter than this in the sampled frames (pixels) show too few pixels of mouth for its
+ *  opening and closing to be read against the voice; their mouth movement still counts. */
+export const LIP_READ_MIN_FACE_PX = 36;
 
 export interface DetectShortsInput {
   sourceFile: string;
@@ -121,6 +124,7 @@ async function detectShort(
   const maxStep = 1.5 / SAMPLE_FPS;
   const measured: MouthTrack[] = linked.map((track) => ({
     id: track.id,
+    lipsTooSmall: median(track.samples.map((s) => s.face.height)) < LIP_READ_MIN_FACE_PX,
     samples: track.samples.map((s, i) => {
       const prev = track.samples[i - 1];
       // Across a miss the mouth may have moved for other reasons; only consecutive samples compare.
@@ -178,6 +182,11 @@ async function detectShort(
 }
 
 const round = (v: number, digits: number) => Number(v.toFixed(digits));
+
+function median(xs: number[]): number {
+  const s = xs.slice().sort((a, b) => a - b);
+  return s.length ? s[s.length >> 1]! : 0;
+}
 
 /** The source's sound over `range`, from a WAV of the whole source or of a stretch starting at
  *  `wavStartSec`: the same samples either way, placed on the source's timeline. */

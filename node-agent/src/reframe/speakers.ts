@@ -20,15 +20,27 @@ import type { Interval } from './speech.js';
  *  lip-audio synchrony compares with the voice. Stored detections leave it out. */
 export interface MouthTrack extends FaceTrack {
   samples: Array<TrackSample & { mouthOpen?: number }>;
+  /** The face is too small in detection's frames for its lips to be read against the voice. */
+  lipsTooSmall?: boolean;
 }
 
 export interface AttributionOptions {
   /** Smoothing window of the mouth signal, seconds (centred). */
   smoothSec: number;
-  /** Mouth activity a face must show to be judged speaking rather than "nobody visible speaks". */
+  /** Mouth activity, as a multiple of the face's own resting level, a face must show to be judged
+   *  speaking rather than "nobody visible speaks". */
   minActivity: number;
-  /** Cost of changing the speaker, in units of activity x seconds. */
+  /** Cost of changing the speaker, in units of relative activity x seconds. */
   switchCost: number;
+  /** A face's resting level is its median activity while nobody is heard, given at least this much
+   *  silence; with less, the lower quartile of all its samples, at most `restPrior`. */
+  restMinSilenceSec: number;
+  restPrior: number;
+  /** No resting level is taken below this: a face that never moves must not turn noise into speech. */
+  restFloor: number;
+  /** Activity counts up to this multiple of the rest: talking reads about 2-3 times it, and a burst
+   *  (a laugh, a smile) on a face that is very still otherwise must not outweigh a whole turn. */
+  maxRelative: number;
   /** Two stretches of speech by the same track closer than this make one turn. */
   joinGapSec: number;
   /** Span over which a mouth's motion is correlated with the voice, seconds (centred). */
@@ -52,8 +64,12 @@ export interface AttributionOptions {
 
 export const DEFAULT_ATTRIBUTION: AttributionOptions = {
   smoothSec: 0.6,
-  minActivity: 0.05,
-  switchCost: 0.04,
+  minActivity: 0.85,
+  switchCost: 0.6,
+  restMinSilenceSec: 1,
+  restPrior: 0.06,
+  restFloor: 0.025,
+  maxRelative: 3,
   joinGapSec: 1,
   syncWindowSec: 1,
   syncContextSec: 6,
@@ -95,10 +111,36 @@ function smoothedActivity(track: FaceTrack, grid: number[], fps: number, smoothS
 
 const inSpeech = (t: number, speech: Interval[]) => speech.some((s) => t >= s.start && t < s.end);
 
+/**
+ * How much this face's mouth region moves when its owner is not talking: faces differ (a beard, hair
+ * over the mouth, a small face's detector noise, a listener who chews) by more than a speaker differs
+ * from a listener, so each face's activity is judged against its own rest. Taken while nobody is
+ * heard, when the short has enough of that; else from the face's quieter samples, capped by a typical
+ * resting level so that a face that talks all the time still reads as talking.
+ */
+function restLevel(signal: Float64Array, grid: number[], speech: Interval[], fps: number, o: AttributionOptions): number {
+  const silent: number[] = [];
+  const all: number[] = [];
+  signal.forEach((v, i) => {
+    if (Number.isNaN(v)) return;
+    all.push(v);
+    if (!inSpeech(grid[i]!, speech)) silent.push(v);
+  });
+  const quantile = (xs: number[], q: number) => xs.sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? o.restPrior;
+  // The lower third of the silent samples: voice activity misses soft words, and a mouth still moving
+  // as a sentence trails off must not pass for rest.
+  const rest = silent.length >= o.restMinSilenceSec * fps ? quantile(silent, 0.3) : Math.min(o.restPrior, quantile(all, 0.25));
+  return Math.max(o.restFloor, rest);
+}
+
 /** The track's raw activity on the sample grid; NaN where the track is absent. */
 function activityOnGrid(track: FaceTrack, grid: number[], fps: number): Float64Array {
   return onGrid(track, grid, fps, (s) => s.mouthActivity);
 }
+
+/** Whether lip-audio synchrony can read this track's lips (detection says when a face is too small
+ *  in its frames for the mouth's cavity to show). */
+const lipsReadable = (track: MouthTrack) => !track.lipsTooSmall;
 
 /** What lip-audio synchrony follows: the mouth's openness where detection measured it, which rises
  *  and falls with the syllables as the voice does; else (tracks without it) its activity. */
@@ -237,17 +279,22 @@ interface LipMatch {
  * the voice with it. The window is short enough that a previous speaker's match does not hold back
  * the face that has just started talking.
  */
-function syncWeights(matches: LipMatch[], o: AttributionOptions): Float64Array[] {
-  const n = matches[0]?.sync.length ?? 0;
-  return matches.map(({ sync, recent }, k) => {
-    const weights = new Float64Array(n);
+function syncWeights(matches: Array<LipMatch | undefined>, n: number, o: AttributionOptions): Float64Array[] {
+  const ramp = (v: number) => Math.min(1, Math.max(0, (v - o.noSync) / (o.fullSync - o.noSync)));
+  return matches.map((match, k) => {
+    const weights = new Float64Array(n).fill(1);
     for (let i = 0; i < n; i++) {
-      let best = recent[i]!;
+      let best = match?.recent[i] ?? -1;
       matches.forEach((other, j) => {
-        if (j !== k) best = Math.max(best, other.recent[i]!);
+        if (j !== k && other) best = Math.max(best, other.recent[i]!);
       });
-      const absolute = Math.min(1, Math.max(0, (sync[i]! - o.noSync) / (o.fullSync - o.noSync)));
-      weights[i] = absolute * Math.max(0, 1 - (best - recent[i]!) / o.syncMargin);
+      // How far the voice is seen on any lips at all: where no face's lips match it (faces too small
+      // to read, or the voice's owner off screen), synchrony can tell no face from another, and
+      // mouth movement decides alone.
+      const seen = Math.min(1, 2 * ramp(best));
+      // A face whose lips cannot be read is neither helped nor held back by them.
+      const own = match ? ramp(match.sync[i]!) * Math.max(0, 1 - (best - match.recent[i]!) / o.syncMargin) : 1;
+      weights[i] = 1 - seen + seen * own;
     }
     return weights;
   });
@@ -272,12 +319,24 @@ export function attributeSpeakers(
   const n = Math.max(1, Math.round((range.end - range.start) * fps));
   const grid = Array.from({ length: n }, (_, i) => range.start + i / fps);
   const signals = tracks.map((t) => smoothedActivity(t, grid, fps, o.smoothSec));
+  // Activity in units of a resting level. A face too small for its lips to be read is judged against
+  // its own rest: at 15-30 px the detector's jitter and the face's texture move the mouth patch as much
+  // as speech does, by an amount that differs from face to face, so a listener whose patch is busy by
+  // nature would outtalk the speaker whose mouth moves twice as much as it does at rest. A face whose
+  // lips can be read is judged against a typical rest, and synchrony with the voice decides between
+  // such faces (measured on bench:framing's development scenes: their own rest there cost the
+  // two-person and muted-listener scenes).
+  signals.forEach((signal, k) => {
+    const rest = lipsReadable(tracks[k]!) ? o.restPrior : restLevel(signal, grid, speech, fps, o);
+    for (let i = 0; i < n; i++) signal[i] = Math.min(o.maxRelative, signal[i]! / rest);
+  });
   if (envelope && envelope.values.length) {
     const lagStep = 0.01;
     const lags = Math.round(o.maxLagSec / lagStep);
     const voiceByLag = Array.from({ length: 2 * lags + 1 }, (_, k) => voiceOnGrid(envelope, grid, fps, (k - lags) * lagStep));
     const weights = syncWeights(
-      tracks.map((t) => lipSync(syncSignalOnGrid(t, grid, fps), voiceByLag, fps, o)),
+      tracks.map((t) => (lipsReadable(t) ? lipSync(syncSignalOnGrid(t, grid, fps), voiceByLag, fps, o) : undefined)),
+      n,
       o,
     );
     signals.forEach((signal, k) => {
@@ -291,6 +350,7 @@ export function attributeSpeakers(
   // Viterbi over the grid: score[s] is the best total reward of a path ending in state s.
   let score = new Float64Array(states);
   const back: Int32Array[] = [];
+  const rewards: Float64Array[] = [];
   for (let i = 0; i < n; i++) {
     const speaking = inSpeech(grid[i]!, speech);
     const reward = new Float64Array(states);
@@ -316,6 +376,7 @@ export function attributeSpeakers(
       }
     }
     back.push(from);
+    rewards.push(reward);
     score = next;
   }
   let state = 0;
@@ -352,5 +413,26 @@ export function attributeSpeakers(
     if (last && last.trackId === t.trackId && t.start - last.end < o.joinGapSec) last.end = t.end;
     else joined.push({ ...t });
   }
+  for (const turn of joined) turn.confidence = turnConfidence(turn, tracks, rewards, grid);
   return joined;
+}
+
+/**
+ * How sure the choice of a turn's speaker is, 0-1: the evidence for the chosen state (a face, or
+ * nobody visible) over the turn, less the evidence for the likeliest other, as a share of the
+ * chosen's. A speaker whose mouth moved three times as much as anyone else's reads 0.67; two faces
+ * that moved alike read about 0.
+ */
+function turnConfidence(turn: SpeakerTurn, tracks: MouthTrack[], rewards: Float64Array[], grid: number[]): number {
+  const states = tracks.length + 1;
+  const sums = new Float64Array(states);
+  rewards.forEach((reward, i) => {
+    if (grid[i]! < turn.start || grid[i]! >= turn.end) return;
+    for (let s = 0; s < states; s++) sums[s]! += Math.max(0, reward[s]!);
+  });
+  const chosen = turn.trackId === null ? tracks.length : tracks.findIndex((t) => t.id === turn.trackId);
+  let other = 0;
+  for (let s = 0; s < states; s++) if (s !== chosen) other = Math.max(other, sums[s]!);
+  const own = sums[chosen]!;
+  return own > 1e-9 ? Math.round(100 * Math.min(1, Math.max(0, (own - other) / own))) / 100 : 0;
 }
