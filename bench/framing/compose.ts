@@ -154,7 +154,20 @@ export function sceneLabels(spec: SceneSpec, cast: Map<string, Person>): SceneLa
 
 /** Per person, the listening and mouthing material cut once: their silent lead-in back and forth
  *  (breath, blinks), the same nodding, their words looped with no sound. */
-async function materials(person: Person, dir: string): Promise<Record<'idle' | 'nod' | 'mouth', string>> {
+const materialsMade = new Map<string, Promise<Record<'idle' | 'nod' | 'mouth', string>>>();
+
+/** Made once per person and folder, however many scenes ask for it at once. */
+function materials(person: Person, dir: string): Promise<Record<'idle' | 'nod' | 'mouth', string>> {
+  const key = `${dir}\0${person.name}`;
+  let made = materialsMade.get(key);
+  if (!made) {
+    made = makeMaterials(person, dir);
+    materialsMade.set(key, made);
+  }
+  return made;
+}
+
+async function makeMaterials(person: Person, dir: string): Promise<Record<'idle' | 'nod' | 'mouth', string>> {
   const base = path.join(dir, 'materials', person.name);
   await mkdir(base, { recursive: true });
   const out = { idle: path.join(base, 'idle.mp4'), nod: path.join(base, 'nod.mp4'), mouth: path.join(base, 'mouth.mp4') };
@@ -178,18 +191,10 @@ async function materials(person: Person, dir: string): Promise<Record<'idle' | '
   ];
   for (const [file, graph] of jobs) {
     if (existsSync(file)) continue;
-    await ffmpeg([
-      '-i',
-      person.file,
-      '-filter_complex',
-      `${graph};[v]scale=${size},setsar=1[o]`,
-      '-map',
-      '[o]',
-      '-an',
-      ...FAST,
-      `${file}.part.mp4`,
-    ]);
-    await rename(`${file}.part.mp4`, file);
+    // Another process may be making the same file: each writes its own part, the rename is atomic.
+    const part = `${file}.${process.pid}.part.mp4`;
+    await ffmpeg(['-i', person.file, '-filter_complex', `${graph};[v]scale=${size},setsar=1[o]`, '-map', '[o]', '-an', ...FAST, part]);
+    await rename(part, file);
   }
   return out;
 }

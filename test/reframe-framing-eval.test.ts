@@ -1,0 +1,101 @@
+import test from 'ava';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { repoRoot } from '@shorts/common/paths';
+import { evaluateScene, loadCast, type Casting } from '../bench/framing/evaluate.js';
+import { FAMILIES, type Family } from '../bench/framing/scenes.js';
+import type { SceneScore } from '../bench/framing/score.js';
+import { haveMedia, needing } from './helpers/requirements.js';
+
+// The framing evaluation's regression guard (bench/framing.ts has the whole of it): two fixed scenes
+// of each family, the development split's seeds 0 and 1, composed from the people in ../shared/media,
+// run through stage 80 and scored as the bench scores them. Where a scene meets issue 33's goals the
+// bound is the goal; where it does not yet, the bound sits under today's figure so that a change for
+// the worse fails here, and the gap to the goal is written beside it (bench/README.md has the
+// held-out figures). The seeds are the first two of the split, not picked by their results.
+
+/** Issue 33's goals. */
+const GOAL = { onSpeaker: 0.9, worstSwitchSec: 1.5, falsePerMinute: 1, faceless: 0.95, stacked: 1 };
+
+interface Bounds {
+  /** Least share of the scored speech with the heard speaker framed. */
+  onSpeaker: number;
+  /** Longest wait for the window to reach a new speaker, seconds. */
+  worstSwitchSec: number;
+  /** Most face samples cut by the window's edge, as a share of all. */
+  sliced: number;
+  /** Most switches answering no turn and no edit, a minute. */
+  falsePerMinute: number;
+  /** Least share of a faceless shot's time shown whole. */
+  faceless: number;
+}
+
+const AT_GOAL: Bounds = {
+  onSpeaker: GOAL.onSpeaker,
+  worstSwitchSec: GOAL.worstSwitchSec,
+  sliced: 0,
+  falsePerMinute: GOAL.falsePerMinute,
+  faceless: GOAL.faceless,
+};
+
+/** Seeds 0 and 1 of each family. Where a scene misses a goal today, its bound is a floor under
+ *  today's figure (measured 2026-11-28, in the comment), not the goal: issue 33 is open on it. */
+const BOUNDS: Record<Family, [Bounds, Bounds]> = {
+  // Scene 1: 80.7 %, one switch 2.28 s late.
+  turns: [AT_GOAL, { ...AT_GOAL, onSpeaker: 0.75, worstSwitchSec: 2.8 }],
+  // Scene 0 (4K, faces 2.7 % of the height, letterboxed): 21.6 %, switches up to 4.69 s late.
+  panel: [{ ...AT_GOAL, onSpeaker: 0.15, worstSwitchSec: 5.2 }, AT_GOAL],
+  // Scene 1: 81.7 %, one switch 2.96 s late.
+  'muted-listener': [AT_GOAL, { ...AT_GOAL, onSpeaker: 0.75, worstSwitchSec: 3.5 }],
+  // Scene 1: one false switch in 17.6 s.
+  'off-screen': [AT_GOAL, { ...AT_GOAL, falsePerMinute: 3.5 }],
+  // Both: shot detection misses cuts to and from generated B-roll and slides, so faceless shots are
+  // framed as the shot before them: 0 % and 65 % shown whole.
+  edited: [
+    { ...AT_GOAL, faceless: 0 },
+    { ...AT_GOAL, faceless: 0.6 },
+  ],
+  facecam: [AT_GOAL, AT_GOAL],
+  // Scene 0: a person walking out of a 720p window is sliced in 10.8 % of face samples.
+  motion: [{ ...AT_GOAL, sliced: 0.13 }, AT_GOAL],
+};
+
+const SEEDS = [0, 1];
+
+let casting: Casting | undefined;
+let cacheDir: string;
+test.before(async () => {
+  cacheDir = await mkdtemp(path.join(os.tmpdir(), 'framing-eval-'));
+  casting = haveMedia ? await loadCast(repoRoot()) : undefined;
+});
+test.after.always(async () => {
+  if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
+});
+
+const withMedia = needing({ media: haveMedia });
+
+function describe(s: SceneScore): string {
+  return (
+    `on speaker ${s.onSpeaker === undefined ? '-' : (100 * s.onSpeaker).toFixed(1)} % of ${s.scoredSamples} samples, ` +
+    `switches after ${s.latencies.map((l) => l.toFixed(2)).join(', ')} s, false ${s.falseSwitches}/${s.switches}, ` +
+    `sliced ${s.slicedSamples}/${s.faceSamples}, faceless whole ${s.facelessWhole}/${s.facelessSamples}, stacked ${s.facecamStacked}/${s.facecamSamples}`
+  );
+}
+
+for (const family of FAMILIES) {
+  for (const seed of SEEDS) {
+    withMedia(`framing, ${family} scene ${seed}: the heard speaker framed, switches on time, no face sliced`, async (t) => {
+      const { score: s } = await evaluateScene(family, seed, casting!, cacheDir);
+      t.log(describe(s));
+      const bounds = BOUNDS[family][seed]!;
+      t.true(s.scoredSamples > 0, 'the scene has speech of an on-screen person to score');
+      t.true(s.onSpeaker! >= bounds.onSpeaker, `on the heard speaker ${s.onSpeaker} (at least ${bounds.onSpeaker})`);
+      t.true(Math.max(0, ...s.latencies) <= bounds.worstSwitchSec, `worst switch ${Math.max(...s.latencies)} s`);
+      t.true(s.slicedSamples <= bounds.sliced * s.faceSamples, `sliced ${s.slicedSamples}/${s.faceSamples}`);
+      t.true((s.falseSwitches / s.duration) * 60 <= bounds.falsePerMinute, `${s.falseSwitches} false switches in ${s.duration} s`);
+      if (s.facelessSamples) t.true(s.facelessWhole >= bounds.faceless * s.facelessSamples, 'a shot with no face is shown whole');
+      if (s.facecamSamples) t.true(s.facecamStacked >= GOAL.stacked * s.facecamSamples, 'a facecam is stacked over its screen');
+    });
+  }
+}
