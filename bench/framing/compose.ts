@@ -345,11 +345,10 @@ export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string
 
   // The sound: every actor's voice and every off-screen voice, summed.
   const sounds = streams.map((s) => `[${s.audio}]apad`);
-  spec.voices.forEach((v, j) => {
+  for (const v of spec.voices) {
     const i = input(['-ss', f3(v.from), '-t', f3(v.end - v.start), '-i', v.file]);
     sounds.push(`[${i}:a]${MONO},adelay=${Math.round(v.start * 1000)},apad`);
-    void j;
-  });
+  }
   sounds.forEach((s, j) => filters.push(`${s}[snd${j}]`));
   filters.push(
     sounds.length === 1

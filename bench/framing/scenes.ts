@@ -211,6 +211,22 @@ interface Look {
   colour: SceneSpec['colour'];
 }
 
+/** Source sizes, each with its weight: what users send, 4K rarer; a wide shot of a panel is 1080p or
+ *  4K; a facecam or a moving speaker is not composed at 4K (its cost, not a limit of the camera). */
+const ANY_SIZE: Array<[number, number, number]> = [
+  [1280, 720, 3],
+  [1920, 1080, 5],
+  [3840, 2160, 1],
+];
+const WIDE_SHOT_SIZE: Array<[number, number, number]> = [
+  [1920, 1080, 3],
+  [3840, 2160, 1],
+];
+const UP_TO_1080P: Array<[number, number, number]> = [
+  [1280, 720, 3],
+  [1920, 1080, 5],
+];
+
 /** How the source is shot: size, frame rate, bars, mirroring, colour. */
 function look(r: Random, sizes: Array<[number, number, number]>): Look {
   const [width, height] = pickWeighted(r, sizes);
@@ -314,20 +330,13 @@ export function makeScene(family: Family, seed: number, cast: Cast, footage: Foo
 
   switch (family) {
     case 'turns': {
-      const l = look(r, [
-        [1280, 720, 3],
-        [1920, 1080, 5],
-        [3840, 2160, 1],
-      ]);
+      const l = look(r, ANY_SIZE);
       const chosen = r.sample(people, 2);
       const talk = conversation(chosen, [0, 1], duration, r, { minTurn: 0.8, maxTurn: 8, overlap: 0.2 });
       return scene(l, actorsOf(chosen, talk), [shot(row(r, chosen, l, 0.15, 0.35), l)]);
     }
     case 'panel': {
-      const l = look(r, [
-        [1920, 1080, 3],
-        [3840, 2160, 1],
-      ]);
+      const l = look(r, WIDE_SHOT_SIZE);
       const chosen = r.sample(people, Math.min(people.length, r.pick([3, 4])));
       const talk = conversation(
         chosen,
@@ -339,11 +348,7 @@ export function makeScene(family: Family, seed: number, cast: Cast, footage: Foo
       return scene(l, actorsOf(chosen, talk), [shot(row(r, chosen, l, 0.03, 0.12), l)]);
     }
     case 'muted-listener': {
-      const l = look(r, [
-        [1280, 720, 3],
-        [1920, 1080, 5],
-        [3840, 2160, 1],
-      ]);
+      const l = look(r, ANY_SIZE);
       const chosen = r.sample(people, 2);
       // One is heard; the other's lips move with no sound, during the heard speech and alone. Now and
       // then the roles swap.
@@ -369,11 +374,7 @@ export function makeScene(family: Family, seed: number, cast: Cast, footage: Foo
       return scene(l, actorsOf(chosen, talk, 0.1), [shot(placements, l)]);
     }
     case 'off-screen': {
-      const l = look(r, [
-        [1280, 720, 3],
-        [1920, 1080, 5],
-        [3840, 2160, 1],
-      ]);
+      const l = look(r, ANY_SIZE);
       const n = r.chance(0.5) ? 1 : 2;
       const chosen = r.sample(people, n);
       const offCast = [...people.filter((p) => !chosen.includes(p)).map((p) => ({ file: p.file, speech: p.speech })), ...cast.voices];
@@ -401,11 +402,7 @@ export function makeScene(family: Family, seed: number, cast: Cast, footage: Foo
       return scene(l, actorsOf(chosen, talk), [shot(row(r, chosen, l, 0.15, 0.35), l)], voices);
     }
     case 'edited': {
-      const l = look(r, [
-        [1280, 720, 3],
-        [1920, 1080, 5],
-        [3840, 2160, 1],
-      ]);
+      const l = look(r, ANY_SIZE);
       const chosen = r.sample(people, 2);
       const talk = conversation(chosen, [0, 1], duration, r, { minTurn: 1.5, maxTurn: 8, overlap: 0.1 });
       const actors = actorsOf(chosen, talk);
@@ -441,10 +438,7 @@ export function makeScene(family: Family, seed: number, cast: Cast, footage: Foo
       return scene(l, actors, shots);
     }
     case 'facecam': {
-      const l = look(r, [
-        [1280, 720, 3],
-        [1920, 1080, 5],
-      ]);
+      const l = look(r, UP_TO_1080P);
       const chosen = r.sample(people, 1);
       const talk = conversation(chosen, [0], duration, r, { minTurn: 2, maxTurn: 8, overlap: 0 });
       const { width: W, height: H } = l.content;
@@ -466,10 +460,7 @@ export function makeScene(family: Family, seed: number, cast: Cast, footage: Foo
       return scene(l, actorsOf(chosen, talk), [shot([inset], l, 'facecam', content)]);
     }
     case 'motion': {
-      const l = look(r, [
-        [1280, 720, 3],
-        [1920, 1080, 5],
-      ]);
+      const l = look(r, UP_TO_1080P);
       const n = r.chance(0.5) ? 1 : 2;
       const chosen = r.sample(people, n);
       const talk = conversation(

@@ -4,6 +4,7 @@
 // speaker, switches nobody asked for, faces cut by the window's edge, a window that trembles while
 // one still person talks, a picture with no face shown whole, a facecam stacked over its screen.
 import { shownAt } from '@shorts/common/reframe/window';
+import { boxesShownAt } from '../../test/helpers/reframe.js';
 import type { Box, Reframe } from '@shorts/common/reframe/types';
 import type { SceneLabels } from './compose.js';
 
@@ -48,8 +49,6 @@ function overlapShare(f: Box, w: Box): number {
   return (ix * iy) / (f.width * f.height);
 }
 
-const boxesShownAt = (r: Reframe, t: number) => shownAt(r, t).boxes;
-
 export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: number): SceneScore {
   const score: SceneScore = {
     family: labels.family,
@@ -76,11 +75,12 @@ export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: numb
   };
   /** Whether the actor is framed at sample i: wholly in a shown box, in its middle half when that box
    *  holds other faces too. */
+  const shownPerSample = labels.samples.map((s) => shownAt(reframe, s.time));
   const framedAt = (i: number, actor: number): boolean => {
     const s = labels.samples[i]!;
     const face = s.faces.find((f) => f.actor === actor);
     if (!face) return false;
-    return boxesShownAt(reframe, s.time).some((b) => {
+    return shownPerSample[i]!.boxes.some((b) => {
       if (!inside(face.box, b)) return false;
       if (s.faces.filter((f) => inside(f.box, b)).length <= 1) return true;
       const cx = face.box.x + face.box.width / 2;
@@ -94,7 +94,7 @@ export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: numb
   let previousShown: string | undefined;
   const switchTimes: number[] = [];
   labels.samples.forEach((s, i) => {
-    const { boxes: shown, layout } = shownAt(reframe, s.time);
+    const { boxes: shown, layout } = shownPerSample[i]!;
     const kind = labels.shots[s.shot]!.kind;
     if (!s.blending) {
       // Faces cut by the window's edge: partly in a shown box and partly out.

@@ -3,14 +3,13 @@
 // detection was least sure who speaks. Pure, computed with the path (planReframe) so every stored or
 // re-planned path carries it.
 import type { Box, Reframe, ReframeQuality, ShortDetections, TrackSample } from './types.js';
+import { unionOfRanges as union, type TimeRange as Span } from '../time-ranges.js';
 import { shownAt } from './window.js';
 
 /** The speech is looked at every this many seconds for faces in the window. */
 export const QUALITY_STEP_SEC = 0.1;
 /** A face box may stick out of the window by this many source pixels and still count as inside. */
 const INSIDE_TOLERANCE_PX = 1;
-
-type Span = { start: number; end: number };
 
 /**
  * The quality figure of a path planned from `detections`. Speech time is the union of the detected
@@ -82,17 +81,6 @@ function nearest(samples: TrackSample[], t: number, reach: number): TrackSample 
 
 function clip(spans: readonly Span[], from: number, to: number): Span[] {
   return spans.map((s) => ({ start: Math.max(from, s.start), end: Math.min(to, s.end) })).filter((s) => s.end > s.start);
-}
-
-/** Sorted, overlapping or touching spans merged. */
-function union(spans: readonly Span[]): Span[] {
-  const out: Span[] = [];
-  for (const s of [...spans].filter((x) => x.end > x.start).sort((a, b) => a.start - b.start)) {
-    const last = out[out.length - 1];
-    if (last && s.start <= last.end) last.end = Math.max(last.end, s.end);
-    else out.push({ start: s.start, end: s.end });
-  }
-  return out;
 }
 
 /** The overlap of two sets of disjoint spans. */

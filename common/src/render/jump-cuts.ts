@@ -1,12 +1,10 @@
 // Jump cuts (issue 24): which parts of a short a render leaves out, from the transcript's words and
 // the voice activity analysis heard. Pure, shared by the agent that renders the cut and the studio
 // that shows it on the short's timeline.
+import { unionOfRanges as union, type TimeRange } from '../time-ranges.js';
 import type { EditingOptions } from './options.js';
 
-export interface TimeRange {
-  start: number;
-  end: number;
-}
+export type { TimeRange } from '../time-ranges.js';
 
 export interface TimedWord extends TimeRange {
   text: string;
@@ -187,20 +185,6 @@ export function editedWords<W extends TimedWord>(plan: JumpCutPlan, words: reado
 }
 
 // ---- ranges ---------------------------------------------------------------------------------------
-
-function union(ranges: readonly TimeRange[]): TimeRange[] {
-  const sorted = ranges
-    .filter((r) => r.end > r.start)
-    .map((r) => ({ start: r.start, end: r.end }))
-    .sort((a, b) => a.start - b.start);
-  const out: TimeRange[] = [];
-  for (const r of sorted) {
-    const last = out[out.length - 1];
-    if (last && r.start <= last.end) last.end = Math.max(last.end, r.end);
-    else out.push(r);
-  }
-  return out;
-}
 
 function mergeCuts(cuts: ReadonlyArray<TimeRange & { reason: CutReason }>): Array<TimeRange & { reason: CutReason }> {
   const sorted = cuts

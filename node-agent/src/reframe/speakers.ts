@@ -27,14 +27,16 @@ export interface MouthTrack extends FaceTrack {
 export interface AttributionOptions {
   /** Smoothing window of the mouth signal, seconds (centred). */
   smoothSec: number;
-  /** Mouth activity, as a multiple of the face's own resting level, a face must show to be judged
-   *  speaking rather than "nobody visible speaks". */
+  /** Mouth activity, as a multiple of a resting level (see attributeSpeakers), a face must show to be
+   *  judged speaking rather than "nobody visible speaks". */
   minActivity: number;
   /** Cost of changing the speaker, in units of relative activity x seconds. */
   switchCost: number;
-  /** A face's resting level is its median activity while nobody is heard, given at least this much
-   *  silence; with less, the lower quartile of all its samples, at most `restPrior`. */
+  /** A small face's own resting level is the lower third of its activity while nobody is heard, given
+   *  at least this much silence; with less, the lower quartile of all its samples, at most
+   *  `restPrior`. */
   restMinSilenceSec: number;
+  /** A typical resting level: what a face whose lips can be read is measured against. */
   restPrior: number;
   /** No resting level is taken below this: a face that never moves must not turn noise into speech. */
   restFloor: number;
@@ -112,11 +114,11 @@ function smoothedActivity(track: FaceTrack, grid: number[], fps: number, smoothS
 const inSpeech = (t: number, speech: Interval[]) => speech.some((s) => t >= s.start && t < s.end);
 
 /**
- * How much this face's mouth region moves when its owner is not talking: faces differ (a beard, hair
- * over the mouth, a small face's detector noise, a listener who chews) by more than a speaker differs
- * from a listener, so each face's activity is judged against its own rest. Taken while nobody is
- * heard, when the short has enough of that; else from the face's quieter samples, capped by a typical
- * resting level so that a face that talks all the time still reads as talking.
+ * How much this face's mouth region moves when its owner is not talking: small faces differ (detector
+ * noise, texture, hair over the mouth) by more than a speaker differs from a listener, so such a face
+ * is judged against its own rest. Taken while nobody is heard, when the short has enough of that;
+ * else from the face's quieter samples, capped by a typical resting level so that a face that talks
+ * all the time still reads as talking.
  */
 function restLevel(signal: Float64Array, grid: number[], speech: Interval[], fps: number, o: AttributionOptions): number {
   const silent: number[] = [];
