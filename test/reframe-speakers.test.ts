@@ -217,6 +217,11 @@ async function checkConversation(t: ExecutionContext, turns: Array<0 | 1>, liste
   }
   t.log(`the talking person's track named for ${((100 * right) / heard).toFixed(1)}% of the speech time`);
   t.true(right / heard >= 0.9);
+  // Each stored turn says how sure it is; a still or swaying listener leaves no doubt.
+  t.true(
+    d!.turns.every((turn) => turn.confidence !== undefined && turn.confidence >= 0.3 && turn.confidence <= 1),
+    'turn confidence',
+  );
   // Each change of speaker: the new speaker's turn begins within 1 s of their first word.
   for (const [i, seg] of video.turns.entries()) {
     if (i === 0 || video.turns[i - 1]!.speaker === seg.speaker) continue;

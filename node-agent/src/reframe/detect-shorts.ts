@@ -176,7 +176,12 @@ async function detectShort(
     sampleFps: SAMPLE_FPS,
     speech: speech.map((s) => ({ start: round(s.start, 3), end: round(s.end, 3) })),
     tracks,
-    turns: turns.map((t) => ({ start: round(t.start, 3), end: round(t.end, 3), trackId: t.trackId })),
+    turns: turns.map((t) => ({
+      start: round(t.start, 3),
+      end: round(t.end, 3),
+      trackId: t.trackId,
+      ...(t.confidence !== undefined ? { confidence: t.confidence } : {}),
+    })),
     shots: shots.map(({ firstSample: _, ...shot }) => shot),
   };
 }
