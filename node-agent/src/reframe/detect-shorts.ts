@@ -2,7 +2,7 @@
 // (sampled frames, tracked), how much each face's mouth moves, when speech is heard, and who speaks.
 // The camera path is planned from this elsewhere (and again on a render with other director
 // settings, without a new detection pass).
-import type { FaceTrack, ShortDetections } from '@shorts/common/reframe/types';
+import type { FaceDetection, FaceTrack, ShortDetections } from '@shorts/common/reframe/types';
 import type { Logger } from '@shorts/common/logger';
 import type { FaceDetector } from './face-detector.js';
 import { analysisSize, sampleFrames, type SampledFrame } from './frames.js';
@@ -22,6 +22,11 @@ export const DETECT_STRIDE = 2;
 /** Faces shorter than this in the sampled frames (pixels) show too few pixels of mouth for its
  *  opening and closing to be read against the voice; their mouth movement still counts. */
 export const LIP_READ_MIN_FACE_PX = 36;
+/** The short side of the frames small faces' mouths are read from (the source's own where smaller),
+ *  and the faces (pixels tall in the analysis frame) that are small. Between two samples of a track
+ *  the movement is compared in the detail frame when both have it, else in the analysis frame. */
+export const DETAIL_SHORT_SIDE = 720;
+export const DETAIL_BELOW_FACE_PX = 48;
 
 export interface DetectShortsInput {
   sourceFile: string;
@@ -87,14 +92,25 @@ async function detectShort(
   const t1 = performance.now();
 
   const size = analysisSize(input.sourceWidth, input.sourceHeight);
+  // Small faces' mouths are also read from the frame at twice the analysis size where the source has
+  // it: a panel's faces of 3-5 % of the height are 11-18 px in the analysis frame, too few for their
+  // mouths to show.
+  const detailed = analysisSize(input.sourceWidth, input.sourceHeight, DETAIL_SHORT_SIDE);
+  const detail = detailed.width > size.width ? detailed : undefined;
   const toSource = { x: input.sourceWidth / size.width, y: input.sourceHeight / size.height };
-  const frames: Array<FrameFaces<FacePatches>> = [];
+  const frames: Array<FrameFaces<FacePatches & { detail?: FacePatches }>> = [];
   let detectMs = 0;
   let detections = 0;
   let patchMs = 0;
   const sceneScores: SceneScore[] = [];
   const shotTracker = new ShotTracker();
-  const sampled = sampleFrames(deps.ffmpegPath, input.sourceFile, range, { fps: SAMPLE_FPS, size, signal: input.signal, sceneScores });
+  const sampled = sampleFrames(deps.ffmpegPath, input.sourceFile, range, {
+    fps: SAMPLE_FPS,
+    size,
+    ...(detail ? { detail } : {}),
+    signal: input.signal,
+    sceneScores,
+  });
   const changesShot = (frame: SampledFrame) => shotTracker.add(frame.time, frame.image);
   // Small faces of a wide shot (under some 5 % of the height) need a zoomed look now and then.
   const detector = new ZoomPassDetector(deps.detector);
@@ -110,7 +126,19 @@ async function detectShort(
     changesShot,
   )) {
     const p0 = performance.now();
-    frames.push({ time: frame.time, faces: faces.map((face) => ({ face, data: cutFacePatches(frame.image, face) })) });
+    const detail = frame.detail;
+    frames.push({
+      time: frame.time,
+      faces: faces.map((face) => ({
+        face,
+        data: {
+          ...cutFacePatches(frame.image, face),
+          ...(detail && face.height < DETAIL_BELOW_FACE_PX
+            ? { detail: cutFacePatches(detail, scaleFace(face, detail.width / frame.image.width)) }
+            : {}),
+        },
+      })),
+    });
     patchMs += performance.now() - p0;
     onProgress(Math.min(1, (frame.time - range.start) / Math.max(1e-6, range.end - range.start)));
   }
@@ -128,7 +156,12 @@ async function detectShort(
     samples: track.samples.map((s, i) => {
       const prev = track.samples[i - 1];
       // Across a miss the mouth may have moved for other reasons; only consecutive samples compare.
-      const activity = prev && s.time - prev.time <= maxStep ? mouthActivity(prev.data, s.data) : 0;
+      const activity =
+        prev && s.time - prev.time <= maxStep
+          ? prev.data.detail && s.data.detail
+            ? mouthActivity(prev.data.detail, s.data.detail)
+            : mouthActivity(prev.data, s.data)
+          : 0;
       const f = s.face;
       return {
         time: round(s.time, 3),
@@ -187,6 +220,18 @@ async function detectShort(
 }
 
 const round = (v: number, digits: number) => Number(v.toFixed(digits));
+
+/** A face found in the analysis frame, in the pixels of a frame `k` times as large. */
+function scaleFace(face: FaceDetection, k: number): FaceDetection {
+  return {
+    x: face.x * k,
+    y: face.y * k,
+    width: face.width * k,
+    height: face.height * k,
+    score: face.score,
+    keypoints: face.keypoints.map(([x, y]) => [x * k, y * k] as [number, number]),
+  };
+}
 
 function median(xs: number[]): number {
   const s = xs.slice().sort((a, b) => a - b);

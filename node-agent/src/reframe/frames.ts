@@ -17,6 +17,8 @@ export interface SampledFrame {
   /** Seconds on the source's clock. */
   time: number;
   image: RgbImage;
+  /** The same frame at `detail` size, when asked for: what small faces' mouths are read from. */
+  detail?: RgbImage;
 }
 
 /**
@@ -42,8 +44,14 @@ export function frameSamplerArgs(
   fps: number,
   size: { width: number; height: number },
   sceneScores = false,
+  detail?: { width: number; height: number },
 ): string[] {
-  const sampled = `fps=${fps},scale=${size.width}:${size.height}:flags=area`;
+  // With a detail size, each frame goes out as one picture: the detail frame on top, the analysis
+  // frame below it padded to the same width, so one pipe carries both in step.
+  const sampled = detail
+    ? `fps=${fps},split=2[full][small];[full]scale=${detail.width}:${detail.height}:flags=area[detail];` +
+      `[small]scale=${size.width}:${size.height}:flags=area,pad=${detail.width}:${size.height}[analysis];[detail][analysis]vstack`
+    : `fps=${fps},scale=${size.width}:${size.height}:flags=area`;
   return [
     '-hide_banner',
     '-loglevel',
@@ -78,7 +86,9 @@ export function frameSamplerArgs(
           'null',
           '-',
         ]
-      : ['-map', '0:v:0', '-an', '-sn', '-dn', '-vf', sampled, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1']),
+      : detail
+        ? ['-filter_complex', `[0:v:0]${sampled}[frames]`, '-map', '[frames]', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1']
+        : ['-map', '0:v:0', '-an', '-sn', '-dn', '-vf', sampled, '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1']),
   ];
 }
 
@@ -109,13 +119,21 @@ export async function* sampleFrames(
   ffmpegPath: string,
   sourceFile: string,
   range: SampleRange,
-  opts: { fps: number; size: { width: number; height: number }; signal?: AbortSignal; sceneScores?: SceneScore[] },
+  opts: {
+    fps: number;
+    size: { width: number; height: number };
+    /** A larger size to deliver each frame at too (SampledFrame.detail). */
+    detail?: { width: number; height: number };
+    signal?: AbortSignal;
+    sceneScores?: SceneScore[];
+  },
 ): AsyncGenerator<SampledFrame> {
   opts.signal?.throwIfAborted();
   const { width, height } = opts.size;
-  const frameBytes = width * height * 3;
+  const detail = opts.detail;
+  const frameBytes = detail ? detail.width * (detail.height + height) * 3 : width * height * 3;
   const scores = opts.sceneScores;
-  const child = spawn(ffmpegPath, frameSamplerArgs(sourceFile, range, opts.fps, opts.size, !!scores), {
+  const child = spawn(ffmpegPath, frameSamplerArgs(sourceFile, range, opts.fps, opts.size, !!scores, detail), {
     stdio: ['ignore', 'pipe', 'pipe', scores ? 'pipe' : 'ignore'],
     env: toolEnv(),
   }) as ChildProcessByStdio<null, Readable, Readable>;
@@ -150,7 +168,8 @@ export async function* sampleFrames(
         offset += n;
         if (filled === frameBytes) {
           opts.signal?.throwIfAborted();
-          yield { time: range.start + index / opts.fps, image: { width, height, data: frame } };
+          const time = range.start + index / opts.fps;
+          yield detail ? splitDetail(frame, detail, opts.size, time) : { time, image: { width, height, data: frame } };
           index++;
           frame = new Uint8Array(frameBytes);
           filled = 0;
@@ -165,4 +184,25 @@ export async function* sampleFrames(
     // The consumer may stop early (an error, an abort): do not leave ffmpeg blocked on a full pipe.
     if (child.exitCode === null) child.kill('SIGKILL');
   }
+}
+
+/** One stacked picture (detail on top, the analysis frame padded below) as its two frames. */
+function splitDetail(
+  stacked: Uint8Array,
+  detail: { width: number; height: number },
+  size: { width: number; height: number },
+  time: number,
+): SampledFrame {
+  const detailBytes = detail.width * detail.height * 3;
+  const image = new Uint8Array(size.width * size.height * 3);
+  const rowBytes = size.width * 3;
+  for (let y = 0; y < size.height; y++) {
+    const from = detailBytes + y * detail.width * 3;
+    image.set(stacked.subarray(from, from + rowBytes), y * rowBytes);
+  }
+  return {
+    time,
+    image: { width: size.width, height: size.height, data: image },
+    detail: { width: detail.width, height: detail.height, data: stacked.subarray(0, detailBytes) },
+  };
 }
