@@ -11,7 +11,8 @@ import { createFaceDetector, FaceDetectorConfigError, sharedFaceDetector } from 
 import { decodeScrfd, decodeYunet } from '../node-agent/src/reframe/anchor-free.js';
 import { weightedNms } from '../node-agent/src/reframe/face-detector.js';
 import { interpolateFaces } from '../node-agent/src/reframe/strided-detection.js';
-import { analysisSize, frameSamplerArgs, sampleFrames } from '../node-agent/src/reframe/frames.js';
+import { analysisSize, frameSamplerArgs, sampleFrames, type SampledFrame } from '../node-agent/src/reframe/frames.js';
+import type { SceneScore } from '../node-agent/src/reframe/shots.js';
 import type { RgbImage } from '../node-agent/src/reframe/image.js';
 import { detectShorts } from '../node-agent/src/reframe/detect-shorts.js';
 import { composeConversation, sharedMediaDir } from './helpers/grid.js';
@@ -76,6 +77,43 @@ test('analysis size brings the short side down to 360, keeps the aspect and neve
   t.deepEqual(analysisSize(1280, 720), { width: 640, height: 360 });
   t.deepEqual(analysisSize(1080, 1920), { width: 360, height: 640 });
   t.deepEqual(analysisSize(360, 288), { width: 360, height: 288 });
+});
+
+test('with a detail size the sampler delivers each frame twice, in step: the analysis frame as without it, and a larger one', async (t) => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'reframe-detail-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const video = await makeTestVideo(path.join(dir, 'v.mp4'), { seconds: 2, width: 320, height: 180 });
+  const size = { width: 160, height: 90 };
+  const detail = { width: 320, height: 180 };
+  const plain: SampledFrame[] = [];
+  for await (const f of sampleFrames(FFMPEG, video, { start: 0.5, end: 1.5 }, { fps: 4, size })) plain.push(f);
+  const scores: SceneScore[] = [];
+  const both: SampledFrame[] = [];
+  for await (const f of sampleFrames(FFMPEG, video, { start: 0.5, end: 1.5 }, { fps: 4, size, detail, sceneScores: scores })) both.push(f);
+  t.is(both.length, plain.length);
+  t.true(scores.length > 0, 'scene scores still come with it');
+  both.forEach((f, i) => {
+    t.is(f.time, plain[i]!.time);
+    t.deepEqual([f.image.width, f.image.height, f.image.data.length], [160, 90, 160 * 90 * 3]);
+    t.deepEqual([f.detail!.width, f.detail!.height, f.detail!.data.length], [320, 180, 320 * 180 * 3]);
+    // The analysis frame is the same picture; the detail frame, averaged 2x2, is that picture too.
+    let same = 0;
+    let fromDetail = 0;
+    for (let y = 0; y < 90; y++) {
+      for (let x = 0; x < 160; x++) {
+        for (let c = 0; c < 3; c++) {
+          const v = f.image.data[(y * 160 + x) * 3 + c]!;
+          same += Math.abs(v - plain[i]!.image.data[(y * 160 + x) * 3 + c]!);
+          const at = (yy: number, xx: number) => f.detail!.data[(yy * 320 + xx) * 3 + c]!;
+          fromDetail += Math.abs(v - (at(2 * y, 2 * x) + at(2 * y, 2 * x + 1) + at(2 * y + 1, 2 * x) + at(2 * y + 1, 2 * x + 1)) / 4);
+        }
+      }
+    }
+    t.true(same / (160 * 90 * 3) < 0.5, `analysis frame ${i} differs by ${same / (160 * 90 * 3)}`);
+    t.true(fromDetail / (160 * 90 * 3) < 4, `detail frame ${i} differs by ${fromDetail / (160 * 90 * 3)}`);
+  });
+  // Consecutive frames differ (testsrc moves): the two stay in step, not one frame repeated.
+  t.notDeepEqual(both[0]!.detail!.data, both[1]!.detail!.data);
 });
 
 test('the frame sampler decodes a range at the asked rate through a pipe, with the input guard', async (t) => {
