@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import type { Box, ShortDetections, SpeakerTurn } from '@shorts/common/reframe/types';
 import { DEFAULT_DIRECTOR, directorSettings } from '@shorts/common/reframe/director';
-import { interpolate, planReframe, slices, contains, MIN_HOLD_SEC, LEAD_IN_MAX_SEC } from '@shorts/common/reframe/camera';
+import { interpolate, planReframe, slices, contains, MIN_HOLD_SEC, LEAD_IN_MAX_SEC, LOW_CONFIDENCE } from '@shorts/common/reframe/camera';
 import { boxesShownAt } from './helpers/reframe.js';
 
 const OUT = { width: 1080, height: 1920 };
@@ -145,6 +145,38 @@ const twoPeople = (turns: SpeakerTurn[], end = 12) =>
       { id: 2, at: still(900, 250, 130, 160) },
     ],
   });
+
+test('a turn detection is not sure of shows the whole picture, not a guess; a sure one is framed', (t) => {
+  const turns = [
+    { start: 0.3, end: 3.8, trackId: 1, confidence: 0.6 },
+    { start: 4.4, end: 7.9, trackId: 2, confidence: LOW_CONFIDENCE / 2 },
+    { start: 8.2, end: 11.5, trackId: 1, confidence: 0.6 },
+  ];
+  const d = twoPeople(turns);
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  assertSane(t, d, r);
+  assertNoFaceCut(t, d, r);
+  t.deepEqual(
+    r.segments.map((s) => [s.layout, s.tracks]),
+    [
+      ['single', [1]],
+      ['fit', []],
+      ['single', [1]],
+    ],
+  );
+  // The doubtful turn shows the whole 1280x720 picture, from its first sound to the next turn.
+  const doubtful = r.segments[1]!;
+  t.true(Math.abs(doubtful.start - 4.4) < 0.3, `from ${doubtful.start}`);
+  t.deepEqual(boxesShownAt(r, 6), [{ x: 0, y: 0, width: 1280, height: 720 }]);
+  // Sure of the same turn (or stored before confidence existed): the speaker is framed.
+  for (const confidence of [0.6, undefined]) {
+    const sure = planReframe(twoPeople(turns.map((x, i) => (i === 1 ? { ...x, confidence } : x))), DEFAULT_DIRECTOR, OUT);
+    t.deepEqual(
+      sure.segments.map((s) => s.tracks),
+      [[1], [2], [1]],
+    );
+  }
+});
 
 test('a turn puts the window on the new speaker within 1 s, cut on the turn, and never cuts a face', (t) => {
   const turns = [

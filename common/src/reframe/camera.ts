@@ -27,6 +27,12 @@ export { interpolate } from './window.js';
 
 /** The farthest a cut moves before the turn's first sound (see leadIn). */
 export const LEAD_IN_MAX_SEC = 0.25;
+/** A turn whose speaker detection is less sure of than this (SpeakerTurn.confidence: its evidence
+ *  over the next likeliest's) is shown as the whole picture rather than a guess. On bench:framing's
+ *  development scenes (seeds 0-3 of each family) both turns under 0.15 named the wrong face and every
+ *  right turn read 0.17 or more; the wrong turns between 0.38 and 0.6 read as sure as right ones, so
+ *  no higher bound separates them. */
+export const LOW_CONFIDENCE = 0.15;
 /** Shots shorter than this are not taken: a "yeah" from the listener does not move the camera. */
 export const MIN_HOLD_SEC = 1.2;
 /** Faces below this share of the source height are too small to frame (a crowd, a poster); a panel of
@@ -156,15 +162,9 @@ function planShot(
   const aspect = output.width / output.height;
 
   if (framed.length === 0) {
-    // Nothing to follow (a slide, B-roll, a screen): the whole picture over a blurred copy of itself,
-    // still. A picture already near the output's shape needs no bars: its largest window is nearly all of it.
-    const full = largestWindow(content.width, content.height, aspect);
-    const nearlyAll = full.width * full.height >= 0.9 * content.width * content.height;
-    const box = nearlyAll ? centred(full, content.width, content.height) : { x: 0, y: 0, width: content.width, height: content.height };
-    return {
-      segments: [{ start: r3(start), end: r3(end), layout: nearlyAll ? 'single' : 'fit', tracks: [] }],
-      keyframes: [{ time: r3(start), ...box, x: box.x + content.x, y: box.y + content.y }],
-    };
+    // Nothing to follow (a slide, B-roll, a screen).
+    const whole = wholePicture(content, aspect, start, end);
+    return { segments: [whole.segment], keyframes: [whole.keyframe] };
   }
 
   // Only the faces that matter move or block the window.
@@ -187,6 +187,15 @@ function planShot(
   const keyframes: ReframeKeyframe[] = [];
   const segments: ReframeSegment[] = [];
   shots.forEach((shot, i) => {
+    if (shot.trackId === null) {
+      // Detection could not tell who speaks: the whole picture cannot show the wrong person.
+      const whole = wholePicture(content, aspect, shot.start, shot.end);
+      segments.push(whole.segment);
+      const last = keyframes[keyframes.length - 1];
+      if (last && last.time < whole.keyframe.time) keyframes.push({ ...last, time: whole.keyframe.time });
+      keyframes.push(whole.keyframe);
+      return;
+    }
     const partner = director.maxSpeakersToFocus >= 2 ? splitPartner(shots, i, faces) : undefined;
     segments.push({
       start: r3(shot.start),
@@ -203,6 +212,18 @@ function planShot(
     keyframes.push(...keys);
   });
   return { keyframes, segments };
+}
+
+/** The whole picture over a blurred copy of itself, still, over [start, end). A picture already near
+ *  the output's shape needs no bars: its largest window is nearly all of it. */
+function wholePicture(content: Box, aspect: number, start: number, end: number): { segment: ReframeSegment; keyframe: ReframeKeyframe } {
+  const full = largestWindow(content.width, content.height, aspect);
+  const nearlyAll = full.width * full.height >= 0.9 * content.width * content.height;
+  const box = nearlyAll ? centred(full, content.width, content.height) : { x: 0, y: 0, width: content.width, height: content.height };
+  return {
+    segment: { start: r3(start), end: r3(end), layout: nearlyAll ? 'single' : 'fit', tracks: [] },
+    keyframe: { time: r3(start), ...box, x: box.x + content.x, y: box.y + content.y },
+  };
 }
 
 /** The track of a facecam shot: the only face, small and off-centre, over a picture that changes. */
@@ -273,6 +294,8 @@ function stackPanels(faces: FaceIndex, id: number, content: Box, output: OutputS
 function planShots(d: ShortDetections, framed: number[], faces: FaceIndex): Shot[] {
   const turns = d.turns
     .filter((t) => t.trackId !== null && framed.includes(t.trackId) && t.end > d.start && t.start < d.end)
+    // A turn detection is not sure of is nobody's: its shot shows the whole picture (planShot).
+    .map((t) => (t.confidence !== undefined && t.confidence < LOW_CONFIDENCE && framed.length > 1 ? { ...t, trackId: null } : t))
     .sort((a, b) => a.start - b.start);
   const raw: Shot[] = [];
   for (const turn of turns) {
@@ -325,6 +348,7 @@ function planShots(d: ShortDetections, framed: number[], faces: FaceIndex): Shot
  * soundOnsets in the agent.)
  */
 function leadIn(shot: Shot, before: Shot, turns: SpeakerTurn[], faces: FaceIndex): number {
+  if (shot.trackId === null || before.trackId === null) return shot.start;
   const own = turns.filter((t) => t.trackId === shot.trackId && t.start >= shot.start && t.start < shot.end);
   const activity = own.flatMap((t) => faces.samplesIn(shot.trackId!, t.start, t.end).map((s) => s.mouthActivity));
   if (!activity.length) return shot.start;
