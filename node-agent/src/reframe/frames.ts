@@ -49,7 +49,7 @@ export function frameSamplerArgs(
   // With a detail size, each frame goes out as one picture: the detail frame on top, the analysis
   // frame below it padded to the same width, so one pipe carries both in step.
   const sampled = detail
-    ? `fps=${fps},scale=${detail.width}:${detail.height}:flags=area,split=2[detail][small];` +
+    ? `fps=${fps},split=2[full][small];[full]scale=${detail.width}:${detail.height}:flags=area[detail];` +
       `[small]scale=${size.width}:${size.height}:flags=area,pad=${detail.width}:${size.height}[analysis];[detail][analysis]vstack`
     : `fps=${fps},scale=${size.width}:${size.height}:flags=area`;
   return [
