@@ -123,8 +123,17 @@ export interface Footage {
   durationSec: number;
 }
 
-/** Moving pictures without a talker to label (handheld clips, a film excerpt): blurred, busy
- *  backgrounds behind the people. */
+/** Whether a video holds a cut of its own (ffmpeg's scene score over 0.3 anywhere): as a background it
+ *  would put an edit in the scene that its labels do not have. */
+async function hasCuts(file: string): Promise<boolean> {
+  const { stderr } = await run(FFMPEG, ['-hide_banner', '-i', file, '-vf', "select='gt(scene,0.3)',showinfo", '-an', '-f', 'null', '-'], {
+    maxBuffer: 1 << 24,
+  });
+  return /pts_time:/.test(stderr);
+}
+
+/** Moving pictures without a talker to label and without cuts of their own (handheld clips): blurred,
+ *  busy backgrounds behind the people. */
 export async function findFootage(dir: string): Promise<Footage[]> {
   const files = readdirSync(dir)
     .sort()
@@ -133,7 +142,7 @@ export async function findFootage(dir: string): Promise<Footage[]> {
   const out: Footage[] = [];
   for (const file of files) {
     const info = await probe(file);
-    if (info.video && info.durationSec > 1) out.push({ file, durationSec: info.durationSec });
+    if (info.video && info.durationSec > 1 && !(await hasCuts(file))) out.push({ file, durationSec: info.durationSec });
   }
   return out;
 }

@@ -418,7 +418,9 @@ export function makeScene(family: Family, seed: number, cast: Cast, footage: Foo
           a.pieces.some((p) => p.show === 'talk' && p.start <= (t + finalEnd) / 2 && p.end > (t + finalEnd) / 2),
         );
         const k = r.next();
-        const kind: Shot['kind'] = k < 0.15 ? 'slide' : k < 0.25 ? 'broll' : 'people';
+        // Two faceless shots in a row could be the same picture: a cut in the labels that nothing shows.
+        const facelessBefore = shots.length > 0 && shots.at(-1)!.kind !== 'people';
+        const kind: Shot['kind'] = facelessBefore ? 'people' : k < 0.15 ? 'slide' : k < 0.25 ? 'broll' : 'people';
         const closeUp = kind === 'people' && r.chance(0.6) ? (talker >= 0 && r.chance(0.75) ? talker : r.int(0, 1)) : -1;
         let placements: Placement[] = [];
         if (kind === 'people') placements = closeUp >= 0 ? [closeUpOf(r, chosen[closeUp]!, closeUp, l)] : wide.map((p) => ({ ...p }));
