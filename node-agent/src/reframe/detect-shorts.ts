@@ -126,15 +126,15 @@ async function detectShort(
     changesShot,
   )) {
     const p0 = performance.now();
-    const detail = frame.detail;
+    const closer = frame.detail;
     frames.push({
       time: frame.time,
       faces: faces.map((face) => ({
         face,
         data: {
           ...cutFacePatches(frame.image, face),
-          ...(detail && face.height < DETAIL_BELOW_FACE_PX
-            ? { detail: cutFacePatches(detail, scaleFace(face, detail.width / frame.image.width)) }
+          ...(closer && face.height < DETAIL_BELOW_FACE_PX
+            ? { detail: cutFacePatches(closer, scaleFace(face, closer.width / frame.image.width)) }
             : {}),
         },
       })),
