@@ -6,6 +6,7 @@ import type { Reframe } from '@shorts/common/reframe/types';
 import { largestWindow } from '@shorts/common/reframe/camera';
 import { runFfmpeg } from './ffmpeg.js';
 import { prepareRender, type RenderSpec } from './render-args.js';
+import { SDR_BT709, toBt709Filter, type SourceColour } from './colour.js';
 
 const run = promisify(execFile);
 
@@ -29,6 +30,8 @@ export interface CropClipSpec {
   sourceWidth: number;
   sourceHeight: number;
   reframe: Reframe | null;
+  /** Absent: BT.709 SDR. */
+  sourceColour?: SourceColour;
   encoder: RenderSpec['encoder'];
   workDir: string;
 }
@@ -54,12 +57,21 @@ export async function cutCropClip(
     workDir: spec.workDir,
     sourceWidth: spec.sourceWidth,
     sourceHeight: spec.sourceHeight,
+    sourceColour: spec.sourceColour,
   });
   await runFfmpeg(ffmpegPath, args, { durationSec: spec.end - spec.start, signal: opts.signal, onProgress: opts.onProgress });
 }
 
-/** One JPEG frame, at most 480 px high, for thumbnails. */
-export async function grabThumbnail(ffmpegPath: string, src: string, out: string, atSec: number, signal?: AbortSignal): Promise<void> {
+/** One JPEG frame, at most 480 px high, for thumbnails; an HDR source's tone-mapped (colour.ts). */
+export async function grabThumbnail(
+  ffmpegPath: string,
+  src: string,
+  out: string,
+  atSec: number,
+  signal?: AbortSignal,
+  colour: SourceColour = SDR_BT709,
+): Promise<void> {
+  const toBt709 = toBt709Filter(colour);
   await run(
     ffmpegPath,
     [
@@ -76,7 +88,7 @@ export async function grabThumbnail(ffmpegPath: string, src: string, out: string
       '-frames:v',
       '1',
       '-vf',
-      "scale=-2:'min(480,ih)'",
+      `scale=-2:'min(480,ih)'${toBt709 ? `,${toBt709}` : ''}`,
       '-q:v',
       '4',
       out,

@@ -3,7 +3,8 @@ import { probeFile, type FfprobeStream } from '@shorts/common/media/ffprobe';
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { inputGuard } from '@shorts/common/media/input-guard';
-import { toolEnv } from '@shorts/common/media/tools';
+import { processMediaTools, toolEnv } from '@shorts/common/media/tools';
+import { SDR_BT709, sourceColourOf, type SourceColour } from './colour.js';
 import type { SourceExtension } from '@shorts/common/tasks/analyze-video';
 
 const STDERR_LINES = 20;
@@ -140,6 +141,10 @@ export interface ProbeResult {
   formatName: string;
   sizeBytes: number;
   bitRate: number | null;
+  /** The picture's colour (colour.ts): what it takes to show it as BT.709 SDR. */
+  colour: SourceColour;
+  /** The sound streams in file order (`0:a:<n>` is the n-th), with their channel counts. */
+  audioStreams: Array<{ channels: number; codec: string | null }>;
 }
 
 const run = promisify(execFile);
@@ -154,6 +159,7 @@ export async function ffprobe(file: string, opts: { ffprobePath?: string; signal
   // Phones store portrait video as landscape frames plus a rotation; ffmpeg turns the frames when
   // it decodes them, so every crop and size downstream must use the turned (display) dimensions.
   const quarterTurn = Math.abs(rotationOf(video)) % 180 === 90;
+  const colour = video ? sourceColourOf(video, isHdr(video) ? await firstFrameSideData(file, opts) : []) : SDR_BT709;
   return {
     durationSec: num(info.format?.duration) ?? num(video?.duration) ?? 0,
     width: (quarterTurn ? video?.height : video?.width) ?? 0,
@@ -168,7 +174,27 @@ export async function ffprobe(file: string, opts: { ffprobePath?: string; signal
     formatName: info.format?.format_name ?? 'unknown',
     sizeBytes: num(info.format?.size) ?? 0,
     bitRate: num(info.format?.bit_rate),
+    colour,
+    audioStreams: streams
+      .filter((s) => s.codec_type === 'audio')
+      .map((s) => ({ channels: Number(s.channels) || 0, codec: s.codec_name ?? null })),
   };
+}
+
+const isHdr = (video: FfprobeStream) => video.color_transfer === 'smpte2084' || video.color_transfer === 'arib-std-b67';
+
+/** HDR10's light levels ride in the first frame's SEI, not in the stream header ffprobe prints. */
+async function firstFrameSideData(
+  file: string,
+  opts: { ffprobePath?: string; signal?: AbortSignal },
+): Promise<Array<Record<string, unknown>>> {
+  const { stdout } = await run(
+    opts.ffprobePath ?? processMediaTools().ffprobePath,
+    ['-v', 'error', ...inputGuard(), '-select_streams', 'v:0', '-read_intervals', '%+#1', '-show_frames', '-print_format', 'json', file],
+    { signal: opts.signal, maxBuffer: 4 * 1024 * 1024, env: toolEnv() },
+  ).catch(() => ({ stdout: '{}' }));
+  const frames = (JSON.parse(stdout) as { frames?: Array<{ side_data_list?: Array<Record<string, unknown>> }> }).frames ?? [];
+  return frames[0]?.side_data_list ?? [];
 }
 
 /**

@@ -15,6 +15,9 @@ export interface ReframeTarget {
   height: number;
   sourceWidth: number;
   sourceHeight: number;
+  /** colour.ts toBt709Filter: run on each piece's frames once they are at the output size (where
+   *  tone-mapping costs least), before anything is drawn on them. */
+  toBt709?: string | null;
 }
 
 /** A piece shorter than this is folded into the one before: concat needs a few frames to time it. */
@@ -65,7 +68,8 @@ export const reframePieceCount = (reframe: Reframe | null | undefined, o: Refram
 /** The filter chain of one piece: `head` (an input label, maybe a trim) to `[out]` at the output size. */
 function pieceChain(p: Piece, o: ReframeTarget): (head: string, out: string) => string {
   const { width: W, height: H } = o;
-  const tail = `setsar=1,format=yuv420p`;
+  const toBt709 = o.toBt709 ? `${o.toBt709},` : '';
+  const tail = `setsar=1,${toBt709}format=yuv420p`;
   // Expressions run on the piece's own clock once it is trimmed (setpts restarts it at 0).
   const local = (t: number) => t - p.from;
   switch (p.layout) {
@@ -110,9 +114,9 @@ function pieceChain(p: Piece, o: ReframeTarget): (head: string, out: string) => 
         const fg = `${out}fg`;
         return (
           `${head}crop=${box.width}:${box.height}:${box.x}:${box.y},split=2[${bg}in][${fg}in];` +
-          `[${bg}in]scale=${bw}:${bh}:force_original_aspect_ratio=increase,crop=${bw}:${bh},boxblur=4:2,scale=${W}:${H}:flags=bilinear,setsar=1[${bg}];` +
-          `[${fg}in]scale=${fw}:${fh}:flags=bicubic,setsar=1[${fg}];` +
-          `[${bg}][${fg}]overlay=${(W - fw) / 2}:${(H - fh) / 2},${tail}[${out}]`
+          `[${bg}in]scale=${bw}:${bh}:force_original_aspect_ratio=increase,crop=${bw}:${bh},boxblur=4:2,${toBt709}scale=${W}:${H}:flags=bilinear,setsar=1[${bg}];` +
+          `[${fg}in]scale=${fw}:${fh}:flags=bicubic,${toBt709}setsar=1[${fg}];` +
+          `[${bg}][${fg}]overlay=${(W - fw) / 2}:${(H - fh) / 2},setsar=1,format=yuv420p[${out}]`
         );
       };
     }

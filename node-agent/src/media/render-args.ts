@@ -15,6 +15,7 @@ import { buildReframeGraph, sec } from './reframe-graph.js';
 import { editedDuration, editedWords, type JumpCutPlan } from '@shorts/common/render/jump-cuts';
 import { buildAudioCut, buildVideoCut, remapReframe } from './jump-cut-graph.js';
 import { usToSec, type ChunkCut } from './render-chunks.js';
+import { BT709_OUTPUT_TAGS, toBt709Filter, type SourceColour } from './colour.js';
 
 export interface RenderSpec {
   sourcePath: string;
@@ -44,6 +45,10 @@ export interface RenderSpec {
   workDir: string;
   sourceWidth: number;
   sourceHeight: number;
+  /** The source's colour (colour.ts): HDR is tone-mapped, SD's matrix converted. Absent: BT.709 SDR. */
+  sourceColour?: SourceColour;
+  /** Which sound stream to take (`0:a:<n>`): the one the analysis heard speech in. Absent: the first. */
+  audioStream?: number;
   /** Jump cuts (issue 24): the kept ranges of the clip. Absent or without cuts: the graph is the
    *  uncut one, unchanged. */
   edit?: JumpCutPlan | null;
@@ -76,12 +81,20 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
   // A chunk's frames go back on the single pass's clock (exact ticks): the crop path, caption
   // canvas and libass see the very timestamps the single pass gives them.
   let source = '0:v';
+  if (spec.sourceColour && spec.sourceColour.transfer !== 'sdr') {
+    // The bundled 2018 ffmpeg's zscale reads black from 10-bit 4:2:0 frames cropped at an odd x (the
+    // crop's exact=1): the frames go in at 4:4:4, which any crop keeps whole (a fraction of the cost
+    // of tone-mapping them).
+    graph.push(`[${source}]format=yuv444p10le[hdr_in]`);
+    source = 'hdr_in';
+  }
   if (chunk?.shiftTicks) {
-    graph.push(`[0:v]setpts=PTS+${chunk.shiftTicks}[chunk_in]`);
+    graph.push(`[${source}]setpts=PTS+${chunk.shiftTicks}[chunk_in]`);
     source = 'chunk_in';
   }
   // Output-sized 4:2:0 frames from here on whatever the source is (10-bit, 4:4:4): captions and the
   // watermark patch are drawn on the frame the encoder gets.
+  const toBt709 = spec.sourceColour ? toBt709Filter(spec.sourceColour) : null;
   const video = edit
     ? buildReframeGraph(
         remapReframe(spec.reframe, edit),
@@ -92,9 +105,10 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
           height: H,
           sourceWidth: spec.sourceWidth,
           sourceHeight: spec.sourceHeight,
+          toBt709,
         },
         graph,
-        buildVideoCut(edit, spec.startTime, spec.sourceFps ?? 0, graph),
+        buildVideoCut(edit, spec.startTime, spec.sourceFps ?? 0, graph, source),
       )
     : buildReframeGraph(
         spec.reframe,
@@ -105,6 +119,7 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
           height: H,
           sourceWidth: spec.sourceWidth,
           sourceHeight: spec.sourceHeight,
+          toBt709,
         },
         graph,
         source,
@@ -191,6 +206,7 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     ...encoderArgs(spec.encoder, spec.gopFrames),
     '-pix_fmt',
     'yuv420p',
+    ...BT709_OUTPUT_TAGS,
     ...(chunk ? [] : ['-c:a', 'aac', '-b:a', '160k']),
     '-map_metadata',
     '-1',

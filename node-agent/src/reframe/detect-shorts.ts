@@ -37,6 +37,8 @@ export interface DetectShortsInput {
    *  that starts `wavStartSec` into the source (a reframe-short child reads its short's alone). */
   wavPath: string;
   wavStartSec?: number;
+  /** colour.ts toBt709Filter of the source: the detector sees the picture a viewer does. */
+  toBt709?: string | null;
   signal: AbortSignal;
   onProgress?: (fraction: number) => void;
 }
@@ -108,6 +110,7 @@ async function detectShort(
     fps: SAMPLE_FPS,
     size,
     ...(detail ? { detail } : {}),
+    toBt709: input.toBt709,
     signal: input.signal,
     sceneScores,
   });

@@ -45,13 +45,16 @@ export function frameSamplerArgs(
   size: { width: number; height: number },
   sceneScores = false,
   detail?: { width: number; height: number },
+  toBt709?: string | null,
 ): string[] {
+  // HDR is tone-mapped on the small frames, where it costs least (colour.ts).
+  const sdr = toBt709 ? `,${toBt709}` : '';
   // With a detail size, each frame goes out as one picture: the detail frame on top, the analysis
   // frame below it padded to the same width, so one pipe carries both in step.
   const sampled = detail
     ? `fps=${fps},split=2[full][small];[full]scale=${detail.width}:${detail.height}:flags=area[detail];` +
-      `[small]scale=${size.width}:${size.height}:flags=area,pad=${detail.width}:${size.height}[analysis];[detail][analysis]vstack`
-    : `fps=${fps},scale=${size.width}:${size.height}:flags=area`;
+      `[small]scale=${size.width}:${size.height}:flags=area,pad=${detail.width}:${size.height}[analysis];[detail][analysis]vstack${sdr}`
+    : `fps=${fps},scale=${size.width}:${size.height}:flags=area${sdr}`;
   return [
     '-hide_banner',
     '-loglevel',
@@ -72,7 +75,7 @@ export function frameSamplerArgs(
           // about 5 % of what decoding the frames costs.
           '-filter_complex',
           `[0:v:0]split=2[sampled][scored];[sampled]${sampled}[frames];` +
-            `[scored]scale=64:36:flags=area,select='gte(scene,0)',metadata=mode=print:key=lavfi.scene_score:file='pipe\\:3'[scores]`,
+            `[scored]scale=64:36:flags=area${sdr},select='gte(scene,0)',metadata=mode=print:key=lavfi.scene_score:file='pipe\\:3'[scores]`,
           '-map',
           '[frames]',
           '-f',
@@ -126,6 +129,7 @@ export async function* sampleFrames(
     detail?: { width: number; height: number };
     signal?: AbortSignal;
     sceneScores?: SceneScore[];
+    toBt709?: string | null;
   },
 ): AsyncGenerator<SampledFrame> {
   opts.signal?.throwIfAborted();
@@ -133,7 +137,7 @@ export async function* sampleFrames(
   const detail = opts.detail;
   const frameBytes = detail ? detail.width * (detail.height + height) * 3 : width * height * 3;
   const scores = opts.sceneScores;
-  const child = spawn(ffmpegPath, frameSamplerArgs(sourceFile, range, opts.fps, opts.size, !!scores, detail), {
+  const child = spawn(ffmpegPath, frameSamplerArgs(sourceFile, range, opts.fps, opts.size, !!scores, detail, opts.toBt709), {
     stdio: ['ignore', 'pipe', 'pipe', scores ? 'pipe' : 'ignore'],
     env: toolEnv(),
   }) as ChildProcessByStdio<null, Readable, Readable>;

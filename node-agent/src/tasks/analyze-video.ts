@@ -17,6 +17,7 @@ import { SilentAudioError, isSilent, scanWav } from '../media/audio-levels.js';
 import type { Transcript } from '@shorts/common/text/transcript';
 import { containerType, ffprobe, measureMediaDuration } from '../media/ffmpeg.js';
 import { cropClipSize, grabThumbnail } from '../media/clips.js';
+import type { SourceColour } from '../media/colour.js';
 import { downloadYoutube, YoutubeDownloadError } from '../media/youtube.js';
 import { createTranscriber, checkTranscriberAvailable, type TranscriberConfig } from '../transcribe/transcriber.js';
 import { createHighlightModel } from '../highlights/highlight-model.js';
@@ -191,7 +192,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       }
     }
     const thumbPath = path.join(dir, 'source-thumb.jpg');
-    await grabThumbnail(ctx.config.ffmpegPath, source.file, thumbPath, Math.min(1, info.durationSec / 2), ctx.signal);
+    await grabThumbnail(ctx.config.ffmpegPath, source.file, thumbPath, Math.min(1, info.durationSec / 2), ctx.signal, info.colour);
     const container = containerType(info);
     // The source goes up while its audio is decoded and planned: the store's side of the copy is
     // not this agent's work, and a long source's ranges wait on both.
@@ -279,6 +280,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
           sourceFile: source.file,
           width: info.width,
           height: info.height,
+          colour: info.colour,
           wav,
           loudness: audio.loudness,
           transcript,
@@ -379,6 +381,8 @@ interface Transcribed {
   sourceFile: string;
   width: number;
   height: number;
+  /** Probed with the source; a ranged analysis's last part probes it when it reframes here. */
+  colour?: SourceColour;
   wav: string;
   loudness: Awaited<ReturnType<typeof scanWav>>['loudness'];
   transcript: Transcript;
@@ -442,7 +446,8 @@ async function pickAndReframe(
   ctx.progress(stageProgress(ANALYZE_STAGES, 'detecting_speakers'), 'detecting_speakers');
   const stage = (from: number, to: number) => (f: number) =>
     ctx.progress(stageProgress(ANALYZE_STAGES, 'detecting_speakers', from + f * (to - from)), 'detecting_speakers');
-  const source: ReframeSource = { sourceFile: t.sourceFile, width: t.width, height: t.height, wavPath: t.wav };
+  const colour = t.colour ?? (await ffprobe(t.sourceFile, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal })).colour;
+  const source: ReframeSource = { sourceFile: t.sourceFile, width: t.width, height: t.height, wavPath: t.wav, colour };
   const detections = await detectSpeakers(
     ctx,
     p.jobId,

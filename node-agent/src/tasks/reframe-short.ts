@@ -9,6 +9,8 @@ import { planReframe } from '@shorts/common/reframe/camera';
 import { detectShorts, SAMPLE_FPS } from '../reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../reframe/detector-factory.js';
 import { cutCropClip, grabThumbnail } from '../media/clips.js';
+import { toBt709Filter, type SourceColour } from '../media/colour.js';
+import { ffprobe } from '../media/ffmpeg.js';
 import { readStoredSamples } from '../media/stored-audio.js';
 import { writeWavPcm } from '../media/wav.js';
 import type { TaskContext, TaskHandler } from './task-context.js';
@@ -29,6 +31,8 @@ export interface ReframeSource {
   height: number;
   wavPath: string;
   wavStartSec?: number;
+  /** The picture's colour (colour.ts): HDR is tone-mapped for the detector and the crop clip. */
+  colour: SourceColour;
 }
 
 /**
@@ -54,6 +58,7 @@ export async function detectSpeakers(
         sourceHeight: source.height,
         wavPath: source.wavPath,
         wavStartSec: source.wavStartSec,
+        toBt709: toBt709Filter(source.colour),
         shorts,
         signal: ctx.signal,
         onProgress,
@@ -132,6 +137,7 @@ export async function cropShort(
       sourceWidth: source.width,
       sourceHeight: source.height,
       reframe,
+      sourceColour: source.colour,
       encoder: ctx.host.nvencAvailable ? 'h264_nvenc' : 'libx264',
       workDir: path.join(dir, `short-${short.index}-work`),
     },
@@ -170,7 +176,15 @@ export const reframeShort: TaskHandler<'reframe-short'> = {
       readStoredSamples(p.audioUrl, { dataOffset, first, last }, ctx.signal, { upToEnd: true }),
     ]);
     await writeWavPcm(wavPath, samples, sampleRate);
-    const source: ReframeSource = { sourceFile, width: p.source.width, height: p.source.height, wavPath, wavStartSec: first / sampleRate };
+    const { colour } = await ffprobe(sourceFile, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
+    const source: ReframeSource = {
+      sourceFile,
+      width: p.source.width,
+      height: p.source.height,
+      wavPath,
+      wavStartSec: first / sampleRate,
+      colour,
+    };
 
     const stage = (name: 'detecting_speakers' | 'cropping') => (f: number) =>
       ctx.progress(stageProgress(REFRAME_SHORT_STAGES, name, f), name);

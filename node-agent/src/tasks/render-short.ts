@@ -102,6 +102,7 @@ export async function prepareRenderSpec(
     workDir: ctx.workDir,
     sourceWidth: info.width,
     sourceHeight: info.height,
+    sourceColour: info.colour,
     gopFrames: gopFramesFor(info.fps),
     ...(edit?.cuts.length ? { edit, sourceFps: info.fps, sourceHasAudio: info.hasAudio } : {}),
   };
