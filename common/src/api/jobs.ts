@@ -52,6 +52,11 @@ export const STAGE_DESCRIPTION =
 const stageField = z.string().optional().describe(STAGE_DESCRIPTION);
 
 // The two retrieve forms (contract 2.3 and 2.4).
+const notesField = z
+  .array(z.string())
+  .optional()
+  .describe('Beyond the contract: what the analysis did with this source that a user should know (no speech, which sound track it heard)');
+
 export const apiKeyJobSchema = z
   .object({
     id: z.string(),
@@ -76,6 +81,7 @@ export const apiKeyJobSchema = z
             reframeStale: reframeStaleField,
           }),
         ),
+        notes: notesField,
       })
       .optional()
       .describe('Only when COMPLETED'),
@@ -141,6 +147,7 @@ export const bearerJobSchema = z
           })
           .optional()
           .describe("Beyond the contract: the analysed video itself, for players such as the web studio's"),
+        notes: notesField,
       })
       .optional()
       .describe('Only when COMPLETED'),

@@ -24,6 +24,9 @@ const sourceObjectSchema = storedObjectSchema.extend({
   height: z.number().int().positive(),
   /** Frames per second as ffprobe reads them; absent from agents older than it, null when unknown. */
   fps: z.number().finite().positive().nullish(),
+  /** The sound stream the analysis heard (`0:a:<n>`): the one with speech where there are several;
+   *  null when the source has no sound; absent from agents older than it (then the first). */
+  audioStream: z.number().int().nonnegative().nullish(),
 });
 
 /** A ranged analysis's final part (issue 22): the source this task stored in its first part and the
@@ -96,6 +99,9 @@ export const analyzeVideoResultSchema = z.object({
   source: sourceObjectSchema,
   transcript: transcriptSchema,
   shorts: z.array(analyzedShortSchema),
+  /** What the analysis did that the user should know (a source without sound, the sound track it
+   *  heard); served with the job. */
+  notes: z.array(z.string()).optional(),
   /** Absent when no short has a path. */
   reframePlan: reframePlanSchema.optional(),
   /** The first part of a ranged analysis: the source stored and measured, no transcript or shorts

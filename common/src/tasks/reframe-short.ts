@@ -17,7 +17,13 @@ export const reframeShortPayloadSchema = z.object({
   start: z.number().finite().nonnegative(),
   end: z.number().finite().positive(),
   /** The source the parent stored, and its frame size. */
-  source: z.object({ objectKey: z.string().min(1), width: z.number().int().positive(), height: z.number().int().positive() }),
+  source: z.object({
+    objectKey: z.string().min(1),
+    width: z.number().int().positive(),
+    height: z.number().int().positive(),
+    /** The sound stream the analysis heard; the crop clip plays it. */
+    audioStream: z.number().int().nonnegative().nullish(),
+  }),
   /** The parent's 16 kHz mono s16 analysis audio: a WAV whose PCM data starts at dataOffset. */
   audio: z.object({ objectKey: z.string().min(1), dataOffset: z.number().int().nonnegative(), sampleRate: z.number().int().positive() }),
   /** The director settings and crop size the path is planned for (the same for every short). */

@@ -14,6 +14,8 @@ export const renderShortPayloadSchema = z.object({
   /** The transcript words that overlap the short, on the source's clock. */
   words: z.array(wordSchema),
   sourceObjectKey: z.string().min(1),
+  /** The source's sound stream the analysis heard (`0:a:<n>`); the first when absent. */
+  audioStream: z.number().int().nonnegative().optional(),
   output: z.object({ width: z.number().int().positive(), height: z.number().int().positive() }),
   captionPreset: z.string(),
   options: renderOptionsSchema,

@@ -31,7 +31,12 @@ export async function shortChildren(app: App, task: TaskRow, result: AnalyzeVide
       index,
       start: short.startTime,
       end: short.endTime,
-      source: { objectKey: result.source.objectKey, width: result.source.width, height: result.source.height },
+      source: {
+        objectKey: result.source.objectKey,
+        width: result.source.width,
+        height: result.source.height,
+        audioStream: result.source.audioStream ?? null,
+      },
       audio,
       reframePlan: result.reframePlan!,
     },

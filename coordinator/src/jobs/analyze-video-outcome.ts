@@ -203,7 +203,9 @@ export function createAnalyzeVideoOutcomeHandler(
           width: result.source.width,
           height: result.source.height,
           fps: result.source.fps ?? null,
+          audioStream: result.source.audioStream ?? null,
         },
+        ...(result.notes?.length ? { notes: result.notes } : {}),
         ...(result.reframePlan ? { reframePlan: result.reframePlan } : {}),
       };
       // The detections go to their own column: served never, read only by a render that re-plans.

@@ -77,6 +77,7 @@ export function apiKeyView(job: JobRow, waiting?: string): Record<string, unknow
         reframe: s.reframe ?? null,
         ...(s.reframeStale ? { reframeStale: true } : {}),
       })),
+      ...(job.data?.notes?.length ? { notes: job.data.notes } : {}),
     };
   }
   return withStage(view, job, waiting);
@@ -125,6 +126,7 @@ export async function bearerView(job: JobRow, urls: ObjectUrls, waiting?: string
             },
           }
         : {}),
+      ...(job.data?.notes?.length ? { notes: job.data.notes } : {}),
     };
   }
   return withStage(view, job, waiting);

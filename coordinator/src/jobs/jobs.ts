@@ -47,7 +47,9 @@ export interface JobData {
   transcription: AnalyzeVideoResult['transcript'] & { durationSec: number; revision?: number };
   shorts: StoredShort[];
   /** `fps` is null for jobs analysed before it was kept, or when the source's rate was unknown. */
-  source: { objectKey: string; width: number; height: number; fps?: number | null };
+  source: { objectKey: string; width: number; height: number; fps?: number | null; audioStream?: number | null };
+  /** What the analysis said of the source (no speech, the sound track it heard). */
+  notes?: string[];
   /** What the shorts' paths were planned for; absent when none has one. */
   reframePlan?: ReframePlan;
   /** Counts the edits made to the shorts (short-edits.ts); absent before the first. */

@@ -93,6 +93,7 @@ export async function createRender(
     endTime: short.endTime,
     words,
     sourceObjectKey: data.source.objectKey,
+    ...(data.source.audioStream ? { audioStream: data.source.audioStream } : {}),
     output: { width: resolved.size.width, height: resolved.size.height },
     captionPreset: resolved.captionPreset,
     options: resolved.options,

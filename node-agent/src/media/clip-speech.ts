@@ -18,10 +18,11 @@ export async function clipSpeech(
   range: Interval,
   workDir: string,
   signal?: AbortSignal,
+  stream?: number,
 ): Promise<Interval[] | null> {
   const wav = path.join(workDir, 'clip-speech.wav');
   try {
-    await extractAudio(ffmpegPath, sourcePath, wav, { startSec: range.start, durationSec: range.end - range.start, signal });
+    await extractAudio(ffmpegPath, sourcePath, wav, { startSec: range.start, durationSec: range.end - range.start, signal, stream });
   } catch (err) {
     if (err instanceof NoAudioTrackError) return null;
     throw err;

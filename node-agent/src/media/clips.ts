@@ -32,6 +32,7 @@ export interface CropClipSpec {
   reframe: Reframe | null;
   /** Absent: BT.709 SDR. */
   sourceColour?: SourceColour;
+  audioStream?: number;
   encoder: RenderSpec['encoder'];
   workDir: string;
 }
@@ -58,6 +59,7 @@ export async function cutCropClip(
     sourceWidth: spec.sourceWidth,
     sourceHeight: spec.sourceHeight,
     sourceColour: spec.sourceColour,
+    audioStream: spec.audioStream,
   });
   await runFfmpeg(ffmpegPath, args, { durationSec: spec.end - spec.start, signal: opts.signal, onProgress: opts.onProgress });
 }

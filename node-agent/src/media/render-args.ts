@@ -15,6 +15,7 @@ import { buildReframeGraph, sec } from './reframe-graph.js';
 import { editedDuration, editedWords, type JumpCutPlan } from '@shorts/common/render/jump-cuts';
 import { buildAudioCut, buildVideoCut, remapReframe } from './jump-cut-graph.js';
 import { usToSec, type ChunkCut } from './render-chunks.js';
+import { SOUND_OUTPUT_ARGS, soundFilter, type Loudness } from './sound.js';
 import { BT709_OUTPUT_TAGS, toBt709Filter, type SourceColour } from './colour.js';
 
 export interface RenderSpec {
@@ -49,6 +50,9 @@ export interface RenderSpec {
   sourceColour?: SourceColour;
   /** Which sound stream to take (`0:a:<n>`): the one the analysis heard speech in. Absent: the first. */
   audioStream?: number;
+  /** The clip's measured loudness (sound.ts): the sound is brought to the platforms' level. Absent:
+   *  stereo at 48 kHz as it is (a preview). */
+  loudness?: Loudness | null;
   /** Jump cuts (issue 24): the kept ranges of the clip. Absent or without cuts: the graph is the
    *  uncut one, unchanged. */
   edit?: JumpCutPlan | null;
@@ -124,7 +128,13 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
         graph,
         source,
       );
-  const audio = edit && spec.sourceHasAudio ? buildAudioCut(edit, spec.startTime, graph) : null;
+  const soundIn = `0:a:${spec.audioStream ?? 0}`;
+  const sound = soundFilter(spec.loudness);
+  let audio: string | null = null;
+  if (edit && spec.sourceHasAudio) {
+    graph.push(`[${buildAudioCut(edit, spec.startTime, graph, soundIn)}]${sound}[sound]`);
+    audio = 'sound';
+  }
   let chain = `[${video}]null`;
   const captions = captionLayout(spec);
   const subtitles = `subtitles=filename=${filterArg(assPathFor(spec))}:fontsdir=${filterArg(fontsDirFor(spec))}`;
@@ -181,7 +191,7 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     graph.push(`${chain}[${out}]`);
   }
   if (out !== 'vout') graph.push(`[${out}]setpts=PTS-STARTPTS[vout]`);
-  const audioMap = chunk ? ['-an'] : edit ? (audio ? ['-map', `[${audio}]`] : []) : ['-map', '0:a:0?'];
+  const audioMap = chunk ? ['-an'] : edit ? (audio ? ['-map', `[${audio}]`] : []) : ['-map', `${soundIn}?`, '-af', sound];
 
   return [
     '-hide_banner',
@@ -207,7 +217,7 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     '-pix_fmt',
     'yuv420p',
     ...BT709_OUTPUT_TAGS,
-    ...(chunk ? [] : ['-c:a', 'aac', '-b:a', '160k']),
+    ...(chunk ? [] : SOUND_OUTPUT_ARGS),
     '-map_metadata',
     '-1',
     '-map_chapters',

@@ -8,6 +8,7 @@
 // are put back on the single pass's clock (to the tick) before the graph, so captions appear on the
 // same frames; then the video streams are joined as they are (concat demuxer, -c copy) with the
 // audio of the whole range, encoded once: no seam in sound, no frame repeated or lost.
+import { measureLoudness, SOUND_OUTPUT_ARGS, soundFilter } from './sound.js';
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -163,8 +164,9 @@ export const SOUND_SHARE_OF_RENDER = 0.05;
  *  checks the source has sound). */
 export async function encodeRenderAudio(
   ffmpegPath: string,
-  o: { sourcePath: string; start: number; end: number; out: string; signal?: AbortSignal },
+  o: { sourcePath: string; stream: number; start: number; end: number; out: string; signal?: AbortSignal },
 ): Promise<void> {
+  const loudness = await measureLoudness(ffmpegPath, o.sourcePath, o);
   await runFfmpeg(
     ffmpegPath,
     [
@@ -184,12 +186,11 @@ export async function encodeRenderAudio(
       '-i',
       `file:${path.resolve(o.sourcePath)}`,
       '-map',
-      '0:a:0',
+      `0:a:${o.stream}`,
       '-vn',
-      '-c:a',
-      'aac',
-      '-b:a',
-      '160k',
+      '-af',
+      soundFilter(loudness),
+      ...SOUND_OUTPUT_ARGS,
       '-map_metadata',
       '-1',
       '-map_chapters',

@@ -11,7 +11,8 @@ import {
 } from '@shorts/common/tasks/analyze-video';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import type { AgentConfig } from '../config.js';
-import { ANALYSIS_SAMPLE_RATE, extractAudio, NoAudioTrackError } from '../media/audio-extract.js';
+import { ANALYSIS_SAMPLE_RATE, extractAudio, NoAudioTrackError, pickSpeechStream, writeSilence } from '../media/audio-extract.js';
+import { FROM_PICTURE_REASON, shortsFromPicture } from '../highlights/from-picture.js';
 import { readWavInfo } from '../media/wav.js';
 import { SilentAudioError, isSilent, scanWav } from '../media/audio-levels.js';
 import type { Transcript } from '@shorts/common/text/transcript';
@@ -118,8 +119,9 @@ export async function extractAnalysisAudio(
   wav: string,
   measuredSec: number,
   signal?: AbortSignal,
+  stream = 0,
 ): Promise<{ billedSec: number; decodedSec: number }> {
-  await extractAudio(ffmpegPath, file, wav, { signal, durationSec: measuredSec, maxBytes: analysisWavByteCap(measuredSec) });
+  await extractAudio(ffmpegPath, file, wav, { signal, stream, durationSec: measuredSec, maxBytes: analysisWavByteCap(measuredSec) });
   const decodedSec = (await readWavInfo(wav)).durationSec;
   if (decodedSec > measuredSec + lengthSlackSec(measuredSec)) {
     throw new TaskError(
@@ -191,6 +193,23 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
         );
       }
     }
+    // A recording with several sound tracks (OBS: desktop, then microphone) is heard on the one
+    // with speech, and rendered with it.
+    const track = await pickSpeechStream(ctx.config.ffmpegPath, source.file, {
+      streams: info.audioStreams.length,
+      durationSec: info.durationSec,
+      workDir: dir,
+      signal: ctx.signal,
+    });
+    const notes: string[] = [];
+    if (track.heard.length) {
+      ctx.log.info('sound track with speech chosen', { stream: track.stream, heard: track.heard });
+      const share = (h: (typeof track.heard)[number]) => `track ${h.stream + 1}: ${Math.round(h.speechShare * 100)} %`;
+      notes.push(
+        `The video has ${track.heard.length} sound tracks; track ${track.stream + 1} has the most speech and is transcribed and rendered (speech heard: ${track.heard.map(share).join(', ')}).`,
+      );
+    }
+    const audioStream = info.audioStreams.length ? track.stream : null;
     const thumbPath = path.join(dir, 'source-thumb.jpg');
     await grabThumbnail(ctx.config.ffmpegPath, source.file, thumbPath, Math.min(1, info.durationSec / 2), ctx.signal, info.colour);
     const container = containerType(info);
@@ -211,6 +230,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
         width: info.width,
         height: info.height,
         fps: info.fps,
+        audioStream,
       };
     });
     // Awaited below; a decode that fails first ends the task, and the upload's own failure with it.
@@ -221,7 +241,14 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       let audio: Awaited<ReturnType<typeof scanWav>>;
       try {
         // Never more audio than was billed, even when the packets' timestamps lie.
-        const { billedSec, decodedSec } = await extractAnalysisAudio(ctx.config.ffmpegPath, source.file, wav, info.durationSec, ctx.signal);
+        const { billedSec, decodedSec } = await extractAnalysisAudio(
+          ctx.config.ffmpegPath,
+          source.file,
+          wav,
+          info.durationSec,
+          ctx.signal,
+          audioStream ?? 0,
+        );
         if (billedSec !== info.durationSec) {
           // The reservation grows with it; the credits may not cover it.
           ctx.log.warn("the audio decodes past the streams' end; billing the decoded length", {
@@ -234,7 +261,25 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
         audio = await scanWav(wav);
         if (isSilent(audio.levels)) throw new SilentAudioError(audio.levels);
       } catch (err) {
-        throw nothingToTranscribe(err);
+        if (!(err instanceof NoAudioTrackError || err instanceof SilentAudioError)) throw err;
+        // Nothing to hear: the shorts are the client's own times, or chosen from the picture.
+        if (err instanceof NoAudioTrackError) await writeSilence(ctx.config.ffmpegPath, wav, info.durationSec, ctx.signal);
+        const note = `No speech: ${err.message}. ${p.predefinedShorts?.length ? 'The shorts are the times asked for' : FROM_PICTURE_REASON}, without captions.`;
+        ctx.log.info('analysing a source without speech', { note });
+        return pickAndReframe(ctx, dir, {
+          sourceFile: source.file,
+          width: info.width,
+          height: info.height,
+          colour: info.colour,
+          wav,
+          loudness: (await scanWav(wav)).loudness,
+          transcript: { language: '', text: '', words: [], backend: 'none', durationSec: info.durationSec },
+          durationSec: info.durationSec,
+          downloadBytes: source.bytes,
+          storedSource: await storing,
+          notes: [...notes, note],
+          fromPicture: true,
+        });
       }
       const transcriber = createTranscriber(transcriberConfig(ctx.config, dir), ctx.log);
       if (p.rangesFromSec !== undefined && info.durationSec >= p.rangesFromSec) {
@@ -287,6 +332,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
           durationSec: info.durationSec,
           downloadBytes: source.bytes,
           storedSource: await storing,
+          notes,
         },
         inChildren,
       );
@@ -345,6 +391,7 @@ async function finishRanged(
     if (!stitched.audioUrl)
       await extractAudio(ctx.config.ffmpegPath, file, wav, {
         signal: ctx.signal,
+        stream: stitched.source.audioStream ?? 0,
         durationSec: stitched.durationSec,
         maxBytes: analysisWavByteCap(stitched.durationSec),
       });
@@ -389,6 +436,9 @@ interface Transcribed {
   durationSec: number;
   downloadBytes: number;
   storedSource: AnalyzeVideoResult['source'];
+  notes?: string[];
+  /** No speech: automatic shorts come from the picture (highlights/from-picture.ts). */
+  fromPicture?: boolean;
 }
 
 /** Where the shorts may be reframed by reframe-short children instead (on a farm with free slots):
@@ -412,7 +462,9 @@ async function pickAndReframe(
   ctx.progress(stageProgress(ANALYZE_STAGES, 'generating_shorts'), 'generating_shorts');
   const picked = p.predefinedShorts?.length
     ? predefinedShorts(transcript, p.predefinedShorts)
-    : await createHighlightModel(ctx.config.highlightApi, ctx.log).pick(transcript, { signal: ctx.signal, energy: t.loudness });
+    : t.fromPicture
+      ? await shortsFromPicture(ctx.config.ffmpegPath, t.sourceFile, t.durationSec, ctx.signal)
+      : await createHighlightModel(ctx.config.highlightApi, ctx.log).pick(transcript, { signal: ctx.signal, energy: t.loudness });
   if (!picked.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
   const reframePlan: ReframePlan = { director: { ...DEFAULT_DIRECTOR }, output: cropClipSize(t.width, t.height) };
   const analysed = (short: (typeof picked)[number]) => ({
@@ -429,6 +481,7 @@ async function pickAndReframe(
     downloadBytes: t.downloadBytes,
     source: t.storedSource,
     transcript: { language: transcript.language, text: transcript.text, words: transcript.words, backend: transcript.backend },
+    ...(t.notes?.length ? { notes: t.notes } : {}),
     reframePlan,
   };
   if (inChildren && picked.length >= 2) {
@@ -447,7 +500,14 @@ async function pickAndReframe(
   const stage = (from: number, to: number) => (f: number) =>
     ctx.progress(stageProgress(ANALYZE_STAGES, 'detecting_speakers', from + f * (to - from)), 'detecting_speakers');
   const colour = t.colour ?? (await ffprobe(t.sourceFile, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal })).colour;
-  const source: ReframeSource = { sourceFile: t.sourceFile, width: t.width, height: t.height, wavPath: t.wav, colour };
+  const source: ReframeSource = {
+    sourceFile: t.sourceFile,
+    width: t.width,
+    height: t.height,
+    wavPath: t.wav,
+    colour,
+    audioStream: t.storedSource.audioStream,
+  };
   const detections = await detectSpeakers(
     ctx,
     p.jobId,

@@ -33,6 +33,8 @@ export interface ReframeSource {
   wavStartSec?: number;
   /** The picture's colour (colour.ts): HDR is tone-mapped for the detector and the crop clip. */
   colour: SourceColour;
+  /** The sound stream the analysis heard; the crop clip plays it. */
+  audioStream?: number | null;
 }
 
 /**
@@ -138,6 +140,7 @@ export async function cropShort(
       sourceHeight: source.height,
       reframe,
       sourceColour: source.colour,
+      audioStream: source.audioStream ?? 0,
       encoder: ctx.host.nvencAvailable ? 'h264_nvenc' : 'libx264',
       workDir: path.join(dir, `short-${short.index}-work`),
     },
@@ -184,6 +187,7 @@ export const reframeShort: TaskHandler<'reframe-short'> = {
       wavPath,
       wavStartSec: first / sampleRate,
       colour,
+      audioStream: p.source.audioStream,
     };
 
     const stage = (name: 'detecting_speakers' | 'cropping') => (f: number) =>

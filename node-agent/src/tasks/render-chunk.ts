@@ -23,6 +23,7 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
     const sound = p.chunk.encodesSound
       ? encodeRenderAudio(ctx.config.ffmpegPath, {
           sourcePath: spec.sourcePath,
+          stream: spec.audioStream ?? 0,
           start: p.startTime,
           end: p.endTime,
           out: soundPath,

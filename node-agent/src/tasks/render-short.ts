@@ -14,6 +14,7 @@ import { editedDuration, planJumpCuts, resolveEditing } from '@shorts/common/ren
 import { clipSpeech } from '../media/clip-speech.js';
 import { isBundledFfmpeg } from '@shorts/common/media/tools';
 import { grabThumbnail } from '../media/clips.js';
+import { measureLoudness } from '../media/sound.js';
 import { downloadObject, downloadSource } from './download.js';
 import { TaskError, type TaskContext, type TaskHandler } from './task-context.js';
 import { checkSourceLimits } from './analyze-video.js';
@@ -67,14 +68,19 @@ export async function prepareRenderSpec(
   // Silences need voice activity: the analysis's when it stored some, else heard here.
   let speech = p.speech;
   if (resolveEditing(p.options.editing)?.silence && !speech?.length && info.hasAudio) {
-    speech = await clipSpeech(ctx.config.ffmpegPath, source, { start: p.startTime, end: p.endTime }, ctx.workDir, ctx.signal).catch(
-      (err) => {
-        if (ctx.signal.aborted) throw err;
-        // A render is not lost for want of voice activity: the words alone then say where speech is.
-        ctx.log.warn('voice activity unavailable: silences from word timings alone', { renderId: p.renderId, err });
-        return null;
-      },
-    );
+    speech = await clipSpeech(
+      ctx.config.ffmpegPath,
+      source,
+      { start: p.startTime, end: p.endTime },
+      ctx.workDir,
+      ctx.signal,
+      p.audioStream,
+    ).catch((err) => {
+      if (ctx.signal.aborted) throw err;
+      // A render is not lost for want of voice activity: the words alone then say where speech is.
+      ctx.log.warn('voice activity unavailable: silences from word timings alone', { renderId: p.renderId, err });
+      return null;
+    });
     ctx.log.info('voice activity heard for jump cuts', { renderId: p.renderId, intervals: speech?.length ?? 0 });
   }
   const edit = p.options.editing
@@ -103,6 +109,7 @@ export async function prepareRenderSpec(
     sourceWidth: info.width,
     sourceHeight: info.height,
     sourceColour: info.colour,
+    audioStream: p.audioStream ?? 0,
     gopFrames: gopFramesFor(info.fps),
     ...(edit?.cuts.length ? { edit, sourceFps: info.fps, sourceHasAudio: info.hasAudio } : {}),
   };
@@ -155,6 +162,16 @@ export const renderShort: TaskHandler<'render-short'> = {
       if (split) return { split };
     }
     ctx.progress(stageProgress(RENDER_STAGES, 'rendering'), 'rendering');
+    // The sound is brought to the platforms' loudness: measured first, half a second a minute.
+    if (info.hasAudio) {
+      spec.loudness = await measureLoudness(ctx.config.ffmpegPath, spec.sourcePath, {
+        stream: spec.audioStream ?? 0,
+        start: p.startTime,
+        end: p.endTime,
+        signal: ctx.signal,
+      });
+      ctx.log.info('loudness measured', { renderId: p.renderId, ...spec.loudness });
+    }
     const durationSec = spec.edit?.cuts.length ? editedDuration(spec.edit) : p.endTime - p.startTime;
     await encodeRender(ctx, spec, durationSec, (f) => ctx.progress(stageProgress(RENDER_STAGES, 'rendering', f), 'rendering'));
     return finishRender(ctx, out, spec.encoder, assPathFor(spec));
