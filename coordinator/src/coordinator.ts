@@ -142,7 +142,11 @@ export async function startCoordinator(
     urls,
     httpUrl,
     rateLimiter: new RateLimiter(
-      { files: parsePlanLimits(config.rateLimitFilesPerMinute), socialApiKey: config.rateLimitSocialPerMinute },
+      {
+        files: parsePlanLimits(config.rateLimitFilesPerMinute),
+        jobs: parsePlanLimits(config.rateLimitJobsPerMinute),
+        socialApiKey: config.rateLimitSocialPerMinute,
+      },
       db,
     ),
     signInGuard: new SignInGuard(db, config.signInHashConcurrency, config.signInHashQueue),
