@@ -1,13 +1,18 @@
 import test from 'ava';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
-import { createUser } from '../coordinator/src/tenancy/tenancy.js';
+import { createUser, issueApiKey } from '../coordinator/src/tenancy/tenancy.js';
 import { createLogger } from '@shorts/common/logger';
 
 // Contract section 8: file routes are limited by plan, social routes for API-key calls. Small
-// limits here (files: free 3, starter 3, pro 5, business 5 a minute; social 2) so a test can reach them.
+// limits here (files: free 3, starter 3, pro 5, business 5 a minute; social 2; job creation free 2,
+// pro 3) so a test can reach them.
 let cluster: TestCluster;
 test.before(async () => {
-  cluster = await startCluster('rate_limits', { rateLimitFilesPerMinute: '3,3,5,5', rateLimitSocialPerMinute: 2 });
+  cluster = await startCluster('rate_limits', {
+    rateLimitFilesPerMinute: '3,3,5,5',
+    rateLimitSocialPerMinute: 2,
+    rateLimitJobsPerMinute: '2,2,3,3',
+  });
 });
 test.after.always(() => cluster?.close());
 
@@ -37,7 +42,27 @@ test('file routes admit the plan limit a minute, then 429 with Retry-After and R
   t.deepEqual(proStatuses, [200, 200, 200, 200, 200, 429]);
 });
 
-test('job routes are not limited', async (t) => {
+test('job creation is limited per organization, whichever of its keys asks', async (t) => {
+  const { org, key } = await cluster.org({ plan: 'pro', credits: 100 });
+  const { key: secondKey } = await issueApiKey(cluster.app.db, org.id, 'second');
+  const create = (k: string) =>
+    cluster.api('POST', '/api/jobs', { key: k, body: { functionName: 'VideoShorts', fileUrl: 'http://127.0.0.1:9/talk.mp4' } });
+  const statuses = [];
+  for (const k of [key, secondKey, key, secondKey]) statuses.push((await create(k)).status);
+  t.deepEqual(statuses, [201, 201, 201, 429]);
+  const refused = await create(key);
+  t.is(refused.status, 429);
+  t.regex(refused.body.message, /3 requests per minute/);
+  t.true(Number(refused.headers.get('retry-after')) >= 1);
+  // The refused calls created nothing.
+  const jobs = await cluster.app.db.query('SELECT 1 FROM jobs WHERE organization_id = $1', [org.id]);
+  t.is(jobs.length, 3);
+  // Reading is not creating: the list stays open, and another organization has its own allowance.
+  t.is((await cluster.api('GET', '/api/jobs', { key })).status, 200);
+  t.is((await create((await cluster.org({ plan: 'free' })).key)).status, 201);
+});
+
+test('job reads are not limited', async (t) => {
   const { key } = await cluster.org({ plan: 'free' });
   for (let i = 0; i < 6; i++) {
     const res = await cluster.api('GET', '/api/jobs', { key });

@@ -1,10 +1,19 @@
 import test from 'ava';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { FFMPEG, makeTestVideo, serveFiles } from './helpers/media.js';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { resolveRender } from '../coordinator/src/renders/render-request.js';
 import { insertFiles } from '../coordinator/src/files/files.js';
 
 // The render request rules, without an agent: validation, preset precedence, plan rules, queue.
+
+const execFileAsync = promisify(execFile);
 
 let cluster: TestCluster;
 const WORDS = [
@@ -245,4 +254,35 @@ test("a job's renders are listed after the fact, newest first, per short on requ
   const other = await cluster.org();
   t.is((await cluster.api('GET', `/api/jobs/${jobId}/renders`, { key: other.key })).status, 404);
   t.is((await cluster.api('GET', `/api/jobs/nope/renders`, { key })).status, 404);
+});
+
+test('a watermark URL is checked at creation as a brand preset does: a video there is a 400 naming the watermark, and no render is made', async (t) => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'renders-api-wm-'));
+  // A video over the 10 MB watermark limit (incompressible noise), a small one, and a real image.
+  const large = await makeTestVideo(path.join(dir, 'large.mp4'), { seconds: 12, width: 640, height: 360, pattern: 'testsrc2' });
+  await writeFile(large, Buffer.concat([await readFile(large), randomBytes(11_000_000)]));
+  const small = await makeTestVideo(path.join(dir, 'small.mp4'));
+  const png = path.join(dir, 'logo.png');
+  await execFileAsync(FFMPEG, ['-y', '-loglevel', 'error', '-f', 'lavfi', '-i', 'color=red:s=64x64', '-frames:v', '1', png]);
+  const media = await serveFiles({ 'large.mp4': large, 'small.mp4': small, 'logo.png': png });
+  try {
+    const { org, key, jobId } = await setup();
+    const renders = async () => (await cluster.app.db.query('SELECT 1 FROM renders WHERE organization_id = $1', [org.id])).length;
+    for (const [file, message] of [
+      ['large.mp4', /^Watermark import refused \(too large\): the image is larger than 10 MB$/],
+      ['small.mp4', /^Watermark import refused \(unsupported format\)/],
+    ] as const) {
+      const r = await render(key, { id: jobId, target: 0, options: { waterMark: { waterMarkUrl: media.url(file) } } });
+      t.is(r.status, 400, file);
+      t.is(r.body.error, 'Bad Request');
+      t.regex(r.body.message, message, file);
+    }
+    t.is(await renders(), 0, 'a refused render leaves nothing behind');
+    const ok = await render(key, { id: jobId, target: 0, options: { waterMark: { waterMarkUrl: media.url('logo.png') } } });
+    t.is(ok.status, 201, JSON.stringify(ok.body));
+    t.deepEqual((await spec(ok.body.renderId)).watermark, { url: media.url('logo.png') });
+  } finally {
+    await media.close();
+    await rm(dir, { recursive: true, force: true });
+  }
 });

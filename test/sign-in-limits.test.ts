@@ -128,6 +128,54 @@ test.serial(
   },
 );
 
+test.serial(
+  'Unicode spellings of a locked address neither sidestep the lock nor reach the account, and share its per-minute bucket',
+  async (t) => {
+    const { org } = await behindProxy.org({ plan: 'pro' });
+    const local = `alice${Math.random().toString(36).slice(2, 8)}`;
+    const email = `${local}@limits.test`;
+    // Stored in its one normal form, whatever spelling the account was made with.
+    const user = await createUser(behindProxy.app.db, { email: `  ${local.replace('a', '\uff21')}@LIMITS.test `, organizationId: org.id });
+    t.is((await behindProxy.app.db.one<{ email: string }>('SELECT email FROM users WHERE id = $1', [user.id]))!.email, email);
+    await behindProxy.app.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [
+      user.id,
+      await hashPassword('the right password', { N: 1024, r: 8, p: 1 }),
+    ]);
+    const from = (i: number) => ({ 'x-forwarded-for': `198.20.0.${i}` });
+    const forgetMinuteBuckets = () => behindProxy.app.db.query("DELETE FROM rate_buckets WHERE key LIKE 'signin:%'");
+
+    // Spellings of the same address: full-width letters (NFKC), upper case, the dotted capital I
+    // (JavaScript lower-cases it to i + U+0307, a C.UTF-8 Postgres to i), the Kelvin sign as K.
+    const variants = [
+      email.toUpperCase(),
+      email.replace(/[a-z]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0x61 + 0xff41)),
+      email.replace(/i/g, '\u0130'),
+      email.replace('l', '\u217c'),
+    ];
+    // Ten wrong guesses a minute per address, however it is spelt.
+    await forgetMinuteBuckets();
+    const perMinute = [];
+    for (let i = 0; i < 11; i++)
+      perMinute.push((await signIn(behindProxy, { email: variants[i % 2]!, password: `guess ${i}` }, from(i))).status);
+    t.deepEqual(perMinute, [...Array(10).fill(401), 429]);
+
+    // The hour's failures spent: no spelling signs in with the right password.
+    await behindProxy.app.db.query(
+      `INSERT INTO sign_in_failures (account, window_started_at, failures) VALUES ($1, now(), $2)
+     ON CONFLICT (account) DO UPDATE SET window_started_at = now(), failures = $2`,
+      [email, FAILURES_PER_HOUR],
+    );
+    for (const [i, variant] of variants.entries()) {
+      await forgetMinuteBuckets();
+      const a = await signIn(behindProxy, { email: variant, password: 'the right password' }, from(100 + i));
+      t.not(a.status, 200, `${JSON.stringify(variant)} signed in past the lock`);
+      // A spelling that normalises to the address is the locked account; one that does not (the dotted
+      // I lower-cases to i + U+0307) is another address, which no account has.
+      t.is(a.status, variant.includes('\u0130') ? 401 : 429, `${JSON.stringify(variant)}: ${JSON.stringify(a.body)}`);
+    }
+  },
+);
+
 test.serial('a right password gives its attempt back: a user who signs in often is never locked out', async (t) => {
   const { org } = await behindProxy.org({ plan: 'pro' });
   const email = `often${Math.random().toString(36).slice(2)}@limits.test`;

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { enqueueWebhook, classifyAttempt, parseRetryAfter, retryDelaySec } from '../coordinator/src/webhooks/webhooks.js';
 import { FetchRefusedError } from '@shorts/common/net/safe-fetch';
+import { startReceiverProcess } from './helpers/webhook-receiver.js';
 
 // The webhook worker of a real coordinator (no agents) against local receivers that misbehave the
 // way real ones do: not listening, too slow, overloaded.
@@ -156,6 +157,55 @@ test.serial('a 429 with Retry-After is retried no sooner than the receiver asked
   }
 });
 
+test.serial('a 2xx with a body far over 64 KB is one delivery, not a retry', async (t) => {
+  const hooks = await startReceiverProcess();
+  try {
+    const jobId = await sendEvent(hooks.url('/big?kb=1024'));
+    const rows = await deliveredAttempts(jobId);
+    t.deepEqual(
+      rows.map((r) => [r.attempt, r.code, r.delivered]),
+      [[1, 200, true]],
+    );
+    t.is(await pendingRetries(jobId), 0);
+    t.is(hooks.requests.length, 1);
+  } finally {
+    await hooks.close();
+  }
+});
+
+for (const status of [301, 302, 307]) {
+  test.serial(`a ${status} is not followed: a failed attempt naming the Location, not retried`, async (t) => {
+    const hooks = await startReceiverProcess();
+    try {
+      const target = hooks.url('/ok');
+      const jobId = await sendEvent(hooks.url(`/redirect?status=${status}&to=${encodeURIComponent(target)}`));
+      const [row] = await waitFor(
+        async () => {
+          const rows = await cluster.app.db.query<{ attempt: number; code: number; delivered: boolean; error: string; location: string }>(
+            'SELECT attempt, status_code AS code, delivered, error, redirect_location AS location FROM webhook_deliveries WHERE job_id = $1',
+            [jobId],
+          );
+          return rows.length ? rows : undefined;
+        },
+        30_000,
+        'the attempt',
+      );
+      t.like(row, { attempt: 1, code: status, delivered: false, location: target });
+      t.regex(row!.error, /do not follow redirects/);
+      t.is(await pendingRetries(jobId), 0);
+      // Wait past the first retry's time: nothing more is recorded and the target never saw a request.
+      await new Promise((r) => setTimeout(r, 2500));
+      t.is((await attempts(jobId)).length, 1);
+      t.deepEqual(
+        hooks.requests.map((r) => [r.method, r.path]),
+        [['POST', '/redirect']],
+      );
+    } finally {
+      await hooks.close();
+    }
+  });
+}
+
 test('what an attempt means is decided on the refusal code and the status, not the message', (t) => {
   const refused = (code: ConstructorParameters<typeof FetchRefusedError>[0]) =>
     classifyAttempt({ error: new FetchRefusedError(code, 'whatever the wording') });
@@ -165,6 +215,7 @@ test('what an attempt means is decided on the refusal code and the status, not t
   t.like(refused('network'), { delivered: false, retry: true });
   const answered = (status: number, headers = {}) => classifyAttempt({ response: { status, headers } });
   t.like(answered(204), { delivered: true, statusCode: 204 });
+  t.like(answered(302, { location: 'https://example.com/new' }), { delivered: false, retry: false, location: 'https://example.com/new' });
   t.like(answered(500), { delivered: false, retry: true, statusCode: 500 });
   t.like(answered(503, { 'retry-after': '120' }), { retry: true, retryAfterSec: 120 });
   t.like(answered(429, { 'retry-after': new Date(Date.now() + 60_000).toUTCString() }), { retry: true });

@@ -74,12 +74,22 @@ const schema = z.object({
   webhookRetryDelaySec: z.coerce.number().int().positive().default(60),
   /** One webhook attempt's limit; a receiver slower than this is retried like one that is down. */
   webhookTimeoutMs: z.coerce.number().int().positive().default(10_000),
+  /** Webhook attempts in flight at once per coordinator. */
+  webhookConcurrency: z.coerce.number().int().positive().max(1000).default(16),
+  /** Of those, the most one organization's events hold: a receiver that stalls every request
+   *  delays only its own organization's events beyond this. */
+  webhookConcurrencyPerOrganization: z.coerce.number().int().positive().default(4),
   /** Background timers off (tests drive ticks themselves). */
   timers: envFlag(true),
   /** Requests a minute on the file routes for free,starter,pro,business; 0 = unlimited. */
   rateLimitFilesPerMinute: z
     .string()
     .default('600,600,1200,3000')
+    .refine((v) => /^\s*\d+\s*(,\s*\d+\s*){3}$/.test(v), 'four non-negative integers: free,starter,pro,business'),
+  /** Jobs created or retried a minute per organization for free,starter,pro,business; 0 = unlimited. */
+  rateLimitJobsPerMinute: z
+    .string()
+    .default('30,60,120,300')
     .refine((v) => /^\s*\d+\s*(,\s*\d+\s*){3}$/.test(v), 'four non-negative integers: free,starter,pro,business'),
   /** Requests a minute on the social routes for API-key callers; 0 = unlimited. */
   rateLimitSocialPerMinute: z.coerce.number().int().min(0).default(300),
@@ -208,8 +218,11 @@ const ENV: Record<keyof z.infer<typeof schema>, string> = {
   agentUploadMaxBytes: 'AGENT_UPLOAD_MAX_BYTES',
   webhookRetryDelaySec: 'WEBHOOK_RETRY_DELAY_SEC',
   webhookTimeoutMs: 'WEBHOOK_TIMEOUT_MS',
+  webhookConcurrency: 'WEBHOOK_CONCURRENCY',
+  webhookConcurrencyPerOrganization: 'WEBHOOK_CONCURRENCY_PER_ORGANIZATION',
   timers: 'TIMERS',
   rateLimitFilesPerMinute: 'RATE_LIMIT_FILES_PER_MINUTE',
+  rateLimitJobsPerMinute: 'RATE_LIMIT_JOBS_PER_MINUTE',
   rateLimitSocialPerMinute: 'RATE_LIMIT_SOCIAL_PER_MINUTE',
   renderActiveLimit: 'RENDER_ACTIVE_LIMIT',
   renderChunkMinSec: 'RENDER_CHUNK_MIN_SEC',

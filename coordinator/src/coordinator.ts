@@ -9,6 +9,7 @@ import { Db } from './db/db.js';
 import type { Coordinator } from './context.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrate } from './db/migrate.js';
+import { normaliseStoredEmails } from './tenancy/email.js';
 import { loadSecrets } from './secrets.js';
 import { createMetrics } from './metrics/metrics.js';
 import { readFarmState } from './metrics/farm-state.js';
@@ -45,6 +46,8 @@ export async function startCoordinator(
   const db = new Db(databaseUrl);
   const applied = await migrate(db);
   if (applied.length) log.info('migrations applied', { applied });
+  const emailsNormalised = await normaliseStoredEmails(db);
+  if (emailsNormalised) log.info('stored e-mail addresses normalised', { count: emailsNormalised });
 
   const boss = new PgBoss({ connectionString: databaseUrl, schema: 'pgboss', supervise: config.timers, schedule: config.timers });
   boss.on('error', (err) => log.error('pg-boss error', { err }));
@@ -142,7 +145,11 @@ export async function startCoordinator(
     urls,
     httpUrl,
     rateLimiter: new RateLimiter(
-      { files: parsePlanLimits(config.rateLimitFilesPerMinute), socialApiKey: config.rateLimitSocialPerMinute },
+      {
+        files: parsePlanLimits(config.rateLimitFilesPerMinute),
+        jobs: parsePlanLimits(config.rateLimitJobsPerMinute),
+        socialApiKey: config.rateLimitSocialPerMinute,
+      },
       db,
     ),
     signInGuard: new SignInGuard(db, config.signInHashConcurrency, config.signInHashQueue),

@@ -42,7 +42,7 @@ export async function registerDomains(api: Api, app: Coordinator): Promise<void>
   await startOrphanSweepSchedule(app);
   await startUploadSweepSchedule(app);
 
-  await startWebhookWorker({
+  const stopWebhooks = await startWebhookWorker({
     boss: app.boss,
     db: app.db,
     log: app.log,
@@ -50,5 +50,8 @@ export async function registerDomains(api: Api, app: Coordinator): Promise<void>
     fetchAllowlist: app.config.fetchAllowlist,
     retryDelaySec: app.config.webhookRetryDelaySec,
     timeoutMs: app.config.webhookTimeoutMs,
+    concurrency: app.config.webhookConcurrency,
+    perOrganization: app.config.webhookConcurrencyPerOrganization,
   });
+  app.onClose(stopWebhooks);
 }

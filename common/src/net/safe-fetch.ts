@@ -34,6 +34,9 @@ export interface SafeFetchOptions {
   maxBytes?: number;
   timeoutMs?: number;
   maxRedirects?: number;
+  /** The caller needs the status line only (a webhook): the body is not read at all, so an answer of
+   *  any size or pace costs nothing, and `maxBytes` does not apply. */
+  discardBody?: boolean;
   allowlist?: readonly AllowEntry[];
   signal?: AbortSignal;
   /** Injectable for tests; default resolves with the system resolver. */
@@ -181,6 +184,10 @@ export async function safeFetch(url: string, opts: SafeFetchOptions = {}): Promi
   const deadline = withDeadline(opts);
   try {
     const { res, finalUrl } = await open(url, opts, deadline.signal);
+    if (opts.discardBody) {
+      res.destroy();
+      return { status: res.statusCode ?? 0, headers: res.headers, finalUrl, body: Buffer.alloc(0) };
+    }
     checkLength(res, maxBytes);
     const chunks: Buffer[] = [];
     try {

@@ -21,7 +21,7 @@ export async function authenticateAndCharge(app: Coordinator, ctx: ApiContext): 
   const principal = await principalOf(app, ctx);
   if (principal.kind === 'apiKey') {
     await enforceRateLimit(app, ctx, principal, principal.organizationId);
-  } else if (rateGroupOf(ctx._matchedRoute === undefined ? ctx.path : String(ctx._matchedRoute))) {
+  } else if (rateGroupOf(ctx._matchedRoute === undefined ? ctx.path : String(ctx._matchedRoute), ctx.method)) {
     const supplied = suppliedOrgId(ctx);
     const named = Array.isArray(supplied) ? supplied[0] : supplied;
     if (typeof named === 'string' && named !== '' && (await isMember(app.db.pool, principal.userId, named))) {

@@ -217,15 +217,24 @@ function wellFormed(value: unknown): boolean {
 /** A raw `limit` or `offset` query value; a repeated one arrives as an array (and is refused by pageParams). */
 export const pageQueryParam = z.union([z.string(), z.array(z.string())]).optional();
 
-/** A list's `limit` (1-100) and `offset` (>= 0); anything unusable, a repeated one included, gets
- *  the contract's exact message (section 7, the file list; the job list answers the same). */
+/**
+ * The largest list offset: far past any organization's rows, and inside both a JavaScript number's
+ * exact integers and Postgres's bigint (an offset of 9223372036854775807 reached the query and
+ * answered 500).
+ */
+export const MAX_LIST_OFFSET = 1_000_000_000;
+
+/** A list's `limit` (1-100) and `offset` (0 to MAX_LIST_OFFSET); anything unusable, a repeated one
+ *  included, gets the contract's exact message (section 7, the file list; the job list answers the same). */
 export function pageParams(
   query: { limit?: string | string[]; offset?: string | string[] },
   defaultLimit: number,
 ): { limit: number; offset: number } {
+  const offset = pageParam(query.offset, 0, (n) => n >= 0, 'Offset must be a non-negative number');
+  if (offset > MAX_LIST_OFFSET) throw badRequest(`Offset must be at most ${MAX_LIST_OFFSET}`);
   return {
     limit: pageParam(query.limit, defaultLimit, (n) => n >= 1 && n <= 100, 'Limit must be between 1 and 100'),
-    offset: pageParam(query.offset, 0, (n) => n >= 0, 'Offset must be a non-negative number'),
+    offset,
   };
 }
 
@@ -236,16 +245,22 @@ function pageParam(raw: string | string[] | undefined, def: number, ok: (n: numb
   return n;
 }
 
-/** Numbers in query strings arrive as strings. */
-export const queryInt = (def: number) =>
+/** An integer query parameter (they arrive as strings), bounded: a number past what the route can
+ *  use is the caller's mistake (400 with `message`), never a value handed on to SQL. */
+export const queryInt = (def: number, bounds: { min: number; max: number; message: string }) =>
   z
     .union([z.string(), z.number()])
     .optional()
+    .meta({ minimum: bounds.min, maximum: bounds.max })
     .transform((v, ctx) => {
       if (v === undefined || v === '') return def;
       const n = Number(v);
-      if (!Number.isFinite(n) || !Number.isInteger(n)) {
+      if (!Number.isInteger(n)) {
         ctx.addIssue({ code: 'custom', message: 'must be an integer' });
+        return z.NEVER;
+      }
+      if (n < bounds.min || n > bounds.max) {
+        ctx.addIssue({ code: 'custom', message: bounds.message });
         return z.NEVER;
       }
       return n;

@@ -7,6 +7,9 @@ import { createRender, renderStatus } from '../renders/renders.js';
 import { listJobRenders, RENDER_LIST_LIMIT } from '../renders/render-list.js';
 import { createdRenderSchema, renderListSchema, renderStatusSchema } from '@shorts/common/api/renders';
 
+/** A short's id is its index in its job (at most 100 predefined ones); no short lies past this. */
+const MAX_SHORT_ID = 10_000;
+
 const EXAMPLE_RENDER_ID = '7e0d4c1a-92b5-4f3e-b8a7-5c6d2e1f0a93';
 /** A done render as GET /api/render/:renderId gives it. */
 const EXAMPLE_DONE = {
@@ -69,7 +72,7 @@ export function registerRenderRoutes(api: Api, app: Coordinator): void {
       summary:
         "A job's renders, newest first (optionally of one short): each with its short, output size, caption and brand preset, poster (thumbnailUrl) and the status GET /api/render/:renderId gives",
       description: `At most ${RENDER_LIST_LIMIT} renders, the newest. A done render's \`url\` is signed afresh on each call.`,
-      query: z.object({ organizationId: z.string().optional(), shortId: z.coerce.number().int().min(0).optional() }),
+      query: z.object({ organizationId: z.string().optional(), shortId: z.coerce.number().int().min(0).max(MAX_SHORT_ID).optional() }),
       response: renderListSchema,
       example: {
         data: [

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { normaliseEmail } from '../tenancy/email.js';
 import type { Api, ApiContext } from './http.js';
 import type { Coordinator } from '../context.js';
 import { AppError, badRequest, forbidden, TooManyRequestsError } from '../errors.js';
@@ -53,7 +54,7 @@ const SIGN_INS_PER_MINUTE_PER_EMAIL = 10;
 
 async function throttleSignIn(app: Coordinator, ctx: ApiContext, email: string | undefined): Promise<void> {
   const buckets: Array<[string, number]> = [[`signin:ip:${ctx.ip}`, SIGN_INS_PER_MINUTE_PER_IP]];
-  if (email) buckets.push([`signin:email:${email.trim().toLowerCase()}`, SIGN_INS_PER_MINUTE_PER_EMAIL]);
+  if (email) buckets.push([`signin:email:${normaliseEmail(email)}`, SIGN_INS_PER_MINUTE_PER_EMAIL]);
   for (const [key, limit] of buckets) {
     const decision = await app.rateLimiter.take(key, limit);
     if (decision.retryAfterSec > 0) {

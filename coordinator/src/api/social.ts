@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Api, ApiContext } from './http.js';
-import { queryInt } from './http.js';
+import { MAX_LIST_OFFSET, queryInt } from './http.js';
 import type { Coordinator } from '../context.js';
 import { badRequest, notFound } from '../errors.js';
 import { findFile } from '../files/files.js';
@@ -215,7 +215,11 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
       tag: TAG,
       summary: 'The next free posting-queue slots',
       description: `${PLAN_RULE_TEXT} Computed from queueSlots (weekly wall-clock times in the zone), maxPostsPerSlot and the posts already queued at each slot. A slot inside a daylight-saving gap moves forward by the gap (02:30 becomes 03:30); in a repeated hour the first occurrence counts. Times are ISO 8601 with the zone's offset. count (1-50, default 10) sets how many nextSlots to list.`,
-      query: z.object({ organizationId: z.string().optional(), timezone: z.string().optional(), count: queryInt(10) }),
+      query: z.object({
+        organizationId: z.string().optional(),
+        timezone: z.string().optional(),
+        count: queryInt(10, { min: 1, max: 50, message: 'count must be between 1 and 50' }),
+      }),
       response: nextSlotSchema,
       example: {
         timezone: 'Europe/Berlin',
@@ -225,7 +229,6 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     },
     async (ctx, { query }) => {
       const org = await socialOrg(ctx);
-      if (query.count < 1 || query.count > 50) throw badRequest('count must be between 1 and 50');
       return service.nextSlot(org.id, query.timezone || undefined, query.count);
     },
   );
@@ -237,7 +240,11 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
       tag: TAG,
       summary: 'Social posts, most recent first',
       description: `${PLAN_RULE_TEXT} ${STATUSES_TEXT} limit 1-100 (default 100), offset from 0.`,
-      query: z.object({ organizationId: z.string().optional(), limit: queryInt(100), offset: queryInt(0) }),
+      query: z.object({
+        organizationId: z.string().optional(),
+        limit: queryInt(100, { min: 1, max: 100, message: 'Limit must be between 1 and 100' }),
+        offset: queryInt(0, { min: 0, max: MAX_LIST_OFFSET, message: `Offset must be between 0 and ${MAX_LIST_OFFSET}` }),
+      }),
       response: socialPostListSchema,
       example: {
         posts: [
@@ -264,8 +271,6 @@ export function registerSocialRoutes(api: Api, app: Coordinator, provider: Socia
     },
     async (ctx, { query }) => {
       const org = await socialOrg(ctx);
-      if (query.limit < 1 || query.limit > 100) throw badRequest('Limit must be between 1 and 100');
-      if (query.offset < 0) throw badRequest('Offset must be a non-negative number');
       const posts = await service.list(org.id, query.limit, query.offset);
       return { posts: posts.map(postView) };
     },

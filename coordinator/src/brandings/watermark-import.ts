@@ -32,6 +32,30 @@ function fetchRefusal(err: FetchRefusedError): AppError {
 
 /** Fetches, checks and stores the image; returns the new file's id (the preset's `fileAppId`). */
 export async function importWatermark(app: Deps, organizationId: string, url: string): Promise<string> {
+  const res = await fetchWatermark(app, url);
+  const file = await storeWatermarkImage(
+    app,
+    organizationId,
+    res.body,
+    baseName(res.finalUrl),
+    `Watermark imported from ${withoutQuery(url)}`,
+  );
+  app.log.info('watermark imported', { organizationId, fileId: file.id, bytes: file.sizeBytes });
+  return file.id;
+}
+
+/**
+ * A render given a watermark by URL is checked by the same rules before it is accepted (10 MB, an
+ * image by its bytes), so a URL that points at a video is a 400 naming the watermark, not a render
+ * that fails later. Nothing is stored: the render's agent fetches the URL itself, and names the
+ * watermark if that fails.
+ */
+export async function checkWatermarkUrl(app: Pick<Deps, 'config'>, url: string): Promise<void> {
+  const res = await fetchWatermark(app, url);
+  await checkedImage(app, res.body);
+}
+
+async function fetchWatermark(app: Pick<Deps, 'config'>, url: string) {
   let res;
   try {
     res = await safeFetch(url, {
@@ -46,20 +70,25 @@ export async function importWatermark(app: Deps, organizationId: string, url: st
     throw err;
   }
   if (res.status < 200 || res.status >= 300) throw badRequest(`Watermark import failed: the image server answered HTTP ${res.status}`);
-
-  const file = await storeWatermarkImage(
-    app,
-    organizationId,
-    res.body,
-    baseName(res.finalUrl),
-    `Watermark imported from ${withoutQuery(url)}`,
-  );
-  app.log.info('watermark imported', { organizationId, fileId: file.id, bytes: file.sizeBytes });
-  return file.id;
+  return res;
 }
 
 /** Checks an image by its bytes (SVG becomes PNG) and keeps it as a watermark file: URL imports and studio uploads. */
 export async function storeWatermarkImage(app: Deps, organizationId: string, bytes: Buffer, name: string, description: string) {
+  const { format, body, contentType } = await checkedImage(app, bytes);
+  return storeFile(app, {
+    organizationId,
+    name: `${name.replace(/\.[^.]*$/, '') || 'watermark'}.${format === 'svg' ? 'png' : format}`,
+    type: 'image',
+    contentType,
+    source: body,
+    tags: ['watermark'],
+    description,
+  });
+}
+
+/** The image judged by its bytes: its format, and what is kept of it (an SVG becomes a PNG). */
+async function checkedImage(app: Pick<Deps, 'config'>, bytes: Buffer) {
   const format = sniffImage(bytes);
   if (!format) throw refused('unsupported format', UNSUPPORTED);
   let body = bytes;
@@ -77,15 +106,7 @@ export async function storeWatermarkImage(app: Deps, organizationId: string, byt
   } else if (!(await decodes(body))) {
     throw refused('unsupported format', `${UNSUPPORTED} that can be decoded`);
   }
-  return storeFile(app, {
-    organizationId,
-    name: `${name.replace(/\.[^.]*$/, '') || 'watermark'}.${format === 'svg' ? 'png' : format}`,
-    type: 'image',
-    contentType,
-    source: body,
-    tags: ['watermark'],
-    description,
-  });
+  return { format, body, contentType };
 }
 
 /** The URL's last path segment; the extension will be that of what the bytes turn out to be. */

@@ -1,4 +1,5 @@
 import type { Coordinator } from '../context.js';
+import { checkWatermarkUrl } from '../brandings/watermark-import.js';
 import type { Queryable } from '../db/db.js';
 import { TooManyRequestsError, badRequest, notFound } from '../errors.js';
 import { isId, newId } from '../ids.js';
@@ -74,9 +75,9 @@ export async function createRender(
     else if (!wm.waterMarkUrl) throw badRequest('waterMark.fileAppId does not name an image of this organization');
   }
   if (!watermark && wm?.waterMarkUrl) {
-    watermark = {
-      url: checkFetchableUrl(wm.waterMarkUrl, 'options.waterMark.waterMarkUrl', parseAllowlist(app.config.fetchAllowlist)).toString(),
-    };
+    const url = checkFetchableUrl(wm.waterMarkUrl, 'options.waterMark.waterMarkUrl', parseAllowlist(app.config.fetchAllowlist)).toString();
+    await checkWatermarkUrl(app, url);
+    watermark = { url };
   }
 
   // A render that places its captions nowhere gets the short's band, away from the framed face.

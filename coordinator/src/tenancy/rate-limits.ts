@@ -2,15 +2,18 @@ import { TooManyRequestsError } from '../errors.js';
 import { PLANS, type Plan } from './plans.js';
 import type { Db } from '../db/db.js';
 
-// Contract section 8: file routes are limited by plan, social routes for API-key calls. Token
+// Contract section 8: file routes are limited by plan, social routes for API-key calls; job creation
+// (issue 36) by plan per organization, as a failed job's webhook is cheap to cause. Token
 // buckets per (group, organization, credential): `limit` requests a minute with bursts up to
 // `limit`, refilled continuously. The buckets live in Postgres (rate_buckets), so the limit holds
 // across every coordinator sharing the database, measured by the database's one clock.
-export type RateGroup = 'files' | 'social';
+export type RateGroup = 'files' | 'social' | 'jobs';
 
 export interface RateLimits {
   /** Requests per minute on the file routes, by plan; 0 = unlimited. */
   files: Record<Plan, number>;
+  /** Jobs created (or retried) per minute per organization, by plan; 0 = unlimited. */
+  jobs: Record<Plan, number>;
   /** Requests per minute on the social routes for API-key callers; 0 = unlimited. */
   socialApiKey: number;
 }
@@ -50,6 +53,7 @@ export class RateLimiter {
   /** The per-minute limit that applies, or 0 when this call is not limited. */
   limitFor(group: RateGroup, plan: Plan, viaApiKey: boolean): number {
     if (group === 'files') return this.limits.files[plan] ?? 0;
+    if (group === 'jobs') return this.limits.jobs[plan] ?? 0;
     return viaApiKey ? this.limits.socialApiKey : 0;
   }
 

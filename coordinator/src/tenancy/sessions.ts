@@ -1,5 +1,6 @@
 // Browser sign-in for the web studio: passwords hashed with scrypt (memory-hard), one-time sign-in
 // links printed by the admin CLI, and server-side sessions. Only hashes of tokens are stored.
+import { normaliseEmail } from './email.js';
 import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import type { Db, Queryable } from '../db/db.js';
 import { AppError, badRequest, notFound } from '../errors.js';
@@ -116,10 +117,9 @@ const badCredentials = () => new AppError(401, 'Unauthorized', 'Wrong e-mail or 
 
 /** The user's id when the e-mail and password match; one answer for every mismatch. */
 export async function checkPassword(db: Db, email: string, password: string): Promise<string> {
-  const row = await db.one<{ id: string; hash: string | null }>(
-    'SELECT id, password_hash AS hash FROM users WHERE lower(email) = lower($1)',
-    [email.trim()],
-  );
+  const row = await db.one<{ id: string; hash: string | null }>('SELECT id, password_hash AS hash FROM users WHERE email = $1', [
+    normaliseEmail(email),
+  ]);
   if (!row?.hash) {
     decoyHash ??= hashPassword(randomToken(12));
     await verifyPassword(password, await decoyHash);
@@ -140,7 +140,7 @@ export async function checkPassword(db: Db, email: string, password: string): Pr
 }
 
 export async function findUserIdByEmail(db: Db, email: string): Promise<string | undefined> {
-  return (await db.one<{ id: string }>('SELECT id FROM users WHERE lower(email) = lower($1)', [email.trim()]))?.id;
+  return (await db.one<{ id: string }>('SELECT id FROM users WHERE email = $1', [normaliseEmail(email)]))?.id;
 }
 
 /** A one-time sign-in link's token; valid for `ttlSec` (bounded), spent by its first use. Issuing

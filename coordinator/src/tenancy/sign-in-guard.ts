@@ -1,5 +1,6 @@
 import { AppError, ServiceBusyError, TooManyRequestsError } from '../errors.js';
 import type { Db } from '../db/db.js';
+import { normaliseEmail } from './email.js';
 
 // Two guards on password sign-in beyond the per-minute buckets:
 // - per account, at most FAILURES_PER_HOUR failed attempts in an hour (ASVS 2.2.1). Each attempt
@@ -38,7 +39,7 @@ export class SignInGuard {
   /** Runs `check` (which hashes the password) as one attempt on `email`'s account; a 401 from it is
    *  a failure that counts; a success, or a refusal for load or a fault, gives the attempt back. */
   async attempt<T>(email: string, check: () => Promise<T>): Promise<T> {
-    const account = email.trim().toLowerCase();
+    const account = normaliseEmail(email);
     this.sweep();
     await this.takeAttempt(account);
     let failed = false;

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { normaliseEmail } from './email.js';
 import type { Db, Queryable } from '../db/db.js';
 import { newId, randomToken } from '../ids.js';
 import { badRequest, notFound } from '../errors.js';
@@ -112,7 +113,7 @@ export async function createUser(
     const res = await c.query<User>(
       `INSERT INTO users (id, email, name, phone_number, phone_verified) VALUES ($1, $2, $3, $4, $5)
        RETURNING id, email, name, phone_number AS "phoneNumber", phone_verified AS "phoneVerified"`,
-      [id, input.email, input.name ?? null, input.phoneNumber ?? null, input.phoneVerified ?? false],
+      [id, normaliseEmail(input.email), input.name ?? null, input.phoneNumber ?? null, input.phoneVerified ?? false],
     );
     if (input.organizationId) {
       await requireOrganization(c, input.organizationId);

@@ -46,7 +46,7 @@ export async function enqueueWebhook(boss: PgBoss, c: Queryable, delivery: Webho
 
 export type AttemptOutcome =
   | { delivered: true; statusCode: number }
-  | { delivered: false; statusCode: number | null; error: string; retry: boolean; retryAfterSec?: number };
+  | { delivered: false; statusCode: number | null; error: string; retry: boolean; retryAfterSec?: number; location?: string };
 
 /**
  * What one attempt's result means, decided on the refusal's code and the HTTP status, never on an
@@ -61,6 +61,19 @@ export function classifyAttempt(
   if ('response' in result) {
     const { status, headers } = result.response;
     if (status >= 200 && status < 300) return { delivered: true, statusCode: status };
+    // A redirect is never followed: 301/302 would turn the POST into a bodiless GET that a receiver
+    // may answer 200 without having received the event. The URL is wrong until the tenant changes
+    // it, so a retry cannot help; the Location is kept for them to fix it.
+    if (status >= 300 && status < 400) {
+      const location = firstHeader(headers.location);
+      return {
+        delivered: false,
+        statusCode: status,
+        error: `receiver answered HTTP ${status} redirecting to ${location ?? '(no Location)'}; webhooks do not follow redirects`,
+        retry: false,
+        ...(location !== undefined ? { location } : {}),
+      };
+    }
     const retryAfterSec = status === 429 || status === 503 ? parseRetryAfter(headers['retry-after'], now) : undefined;
     return {
       delivered: false,
@@ -86,9 +99,11 @@ export function classifyAttempt(
   }
 }
 
+const firstHeader = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
+
 /** Retry-After is either delay-seconds or an HTTP date (RFC 9110 10.2.3). */
 export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
-  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  const text = firstHeader(value)?.trim();
   if (!text) return undefined;
   const seconds = /^\d+$/.test(text) ? Number(text) : (Date.parse(text) - now) / 1000;
   if (!Number.isFinite(seconds)) return undefined;
@@ -102,7 +117,7 @@ export function retryDelaySec(failedAttempt: number, baseSec: number, retryAfter
   return Math.max(1, Math.ceil(Math.max(backoff, retryAfterSec ?? 0)));
 }
 
-export async function startWebhookWorker(deps: {
+export interface WebhookWorkerDeps {
   boss: PgBoss;
   db: Db;
   log: Logger;
@@ -112,20 +127,110 @@ export async function startWebhookWorker(deps: {
   retryDelaySec: number;
   /** One attempt's limit (WEBHOOK_TIMEOUT_MS). */
   timeoutMs: number;
-}): Promise<void> {
-  const { boss, log } = deps;
+  /** Attempts in flight at once in this coordinator (WEBHOOK_CONCURRENCY). */
+  concurrency: number;
+  /** Of those, the most one organization's events may hold (WEBHOOK_CONCURRENCY_PER_ORGANIZATION). */
+  perOrganization: number;
+  /** How often an idle pool looks for due events. */
+  pollMs?: number;
+}
+
+interface QueuedDelivery {
+  id: string;
+  data: WebhookDelivery;
+  retryCount: number;
+}
+
+// pg-boss's own fetch takes the oldest due events whoever they belong to, so a tenant with a backlog
+// of events for a receiver that holds every request open would fill every slot. This is the same
+// claim (its state change, its retry count, its SKIP LOCKED) with one more condition: the oldest due
+// event of an organization that does not already hold its share of this coordinator's slots.
+const CLAIM_NEXT = `
+WITH next AS (
+  SELECT id FROM pgboss.job
+  WHERE name = $1 AND state < 'active' AND start_after < now()
+    AND NOT (COALESCE(data->>'organizationId', '') = ANY($2::text[]))
+  ORDER BY priority DESC, created_on, id
+  LIMIT 1
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE pgboss.job j SET
+  state = 'active',
+  started_on = now(),
+  retry_count = CASE WHEN j.started_on IS NOT NULL THEN j.retry_count + 1 ELSE j.retry_count END
+FROM next
+WHERE j.name = $1 AND j.id = next.id
+RETURNING j.id, j.data, j.retry_count AS "retryCount"`;
+
+// An attempt cut short by this coordinator stopping was no attempt: its event goes back as it was,
+// for any coordinator to take, rather than waiting out pg-boss's expiry.
+const HAND_BACK = `UPDATE pgboss.job SET state = 'created', started_on = NULL WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'`;
+
+/**
+ * Delivers webhook events concurrently, `concurrency` at a time, of which one organization holds at
+ * most `perOrganization`: a receiver that stalls every request (10 s each, then retried) occupies
+ * only its own organization's share, and every other tenant's events keep the remaining slots.
+ * Returns the function that stops it: no new claims, attempts in flight cut short and handed back.
+ */
+export async function startWebhookWorker(deps: WebhookWorkerDeps): Promise<() => Promise<void>> {
+  const { boss, db, log } = deps;
   await boss.createQueue(WEBHOOK_QUEUE);
   const allowlist = parseAllowlist(deps.fetchAllowlist);
-  await boss.work<WebhookDelivery>(WEBHOOK_QUEUE, { pollingIntervalSeconds: 0.5, includeMetadata: true }, async ([job]) => {
-    const meta = job as PgBoss.JobWithMetadata<WebhookDelivery>;
-    const d = meta.data;
-    const secretRow = await deps.db.one<{ secret: string }>(`SELECT webhook_secret AS "secret" FROM organizations WHERE id = $1`, [
+  const perOrganization = Math.min(deps.perOrganization, deps.concurrency);
+  const inFlight = new Map<string, { organizationId: string; abort: AbortController; done: Promise<void> }>();
+  let stopping = false;
+  let filling: Promise<void> | undefined;
+
+  const busyOrganizations = (): string[] => {
+    const held = new Map<string, number>();
+    for (const f of inFlight.values()) held.set(f.organizationId, (held.get(f.organizationId) ?? 0) + 1);
+    return [...held].filter(([, n]) => n >= perOrganization).map(([org]) => org);
+  };
+
+  const fillSlots = async (): Promise<void> => {
+    while (!stopping && inFlight.size < deps.concurrency) {
+      const claimed = await db.one<QueuedDelivery>(CLAIM_NEXT, [WEBHOOK_QUEUE, busyOrganizations()]);
+      if (!claimed) return;
+      const abort = new AbortController();
+      const slot = { organizationId: claimed.data.organizationId, abort, done: Promise.resolve() };
+      inFlight.set(claimed.id, slot);
+      slot.done = deliver(claimed, abort.signal)
+        .catch((err: unknown) =>
+          log.error('webhook delivery failed; pg-boss retries it after its expiry', {
+            err,
+            jobId: claimed.data.jobId,
+            organizationId: claimed.data.organizationId,
+          }),
+        )
+        .finally(() => {
+          inFlight.delete(claimed.id);
+          fill();
+        });
+    }
+  };
+
+  // One claiming loop at a time: two would both see the same free slots and overfill them.
+  const fill = (): void => {
+    if (stopping || filling) return;
+    filling = fillSlots()
+      .catch((err: unknown) => log.error('webhook pool could not claim events; trying again', { err, queue: WEBHOOK_QUEUE }))
+      .finally(() => {
+        filling = undefined;
+      });
+  };
+
+  const deliver = async (job: QueuedDelivery, signal: AbortSignal): Promise<void> => {
+    const d = job.data;
+    const secretRow = await db.one<{ secret: string }>(`SELECT webhook_secret AS "secret" FROM organizations WHERE id = $1`, [
       d.organizationId,
     ]);
     const secret: string | undefined = secretRow?.secret;
-    if (!secret) return; // organization gone: nothing to deliver
+    if (!secret) {
+      await boss.complete(WEBHOOK_QUEUE, job.id); // organization gone: nothing to deliver
+      return;
+    }
     // Events queued before attempts were numbered in the data relied on pg-boss's retry count.
-    const attempt = d.attempt ?? meta.retryCount + 1;
+    const attempt = d.attempt ?? job.retryCount + 1;
     let outcome: AttemptOutcome;
     try {
       const response = await safeFetch(d.url, {
@@ -140,11 +245,18 @@ export async function startWebhookWorker(deps: {
         body: d.body,
         allowlist,
         timeoutMs: deps.timeoutMs,
-        maxBytes: 64 * 1024,
+        signal,
+        // The status line decides delivery: a large answer must not turn a 2xx into a retry.
+        discardBody: true,
+        maxRedirects: 0,
       });
       outcome = classifyAttempt({ response });
     } catch (error) {
       outcome = classifyAttempt({ error });
+    }
+    if (signal.aborted) {
+      await db.query(HAND_BACK, [WEBHOOK_QUEUE, [job.id]]);
+      return;
     }
     const error = outcome.delivered ? null : outcome.error;
     const nextInSec =
@@ -153,10 +265,21 @@ export async function startWebhookWorker(deps: {
         : null;
     // The attempt's record, the next attempt and this job's completion commit together: a crash
     // in between neither loses the retry nor queues it twice.
-    await deps.db.tx(async (c) => {
+    await db.tx(async (c) => {
       await c.query(
-        `INSERT INTO webhook_deliveries (organization_id, job_id, event, url, attempt, status_code, error, delivered) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [d.organizationId, d.jobId, d.event, d.url, attempt, outcome.statusCode, error, outcome.delivered],
+        `INSERT INTO webhook_deliveries (organization_id, job_id, event, url, attempt, status_code, error, delivered, redirect_location)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [
+          d.organizationId,
+          d.jobId,
+          d.event,
+          d.url,
+          attempt,
+          outcome.statusCode,
+          error,
+          outcome.delivered,
+          outcome.delivered ? null : (outcome.location ?? null),
+        ],
       );
       if (nextInSec !== null) {
         await boss.send(WEBHOOK_QUEUE, { ...d, attempt: attempt + 1 }, {
@@ -165,11 +288,22 @@ export async function startWebhookWorker(deps: {
           db: txExecutor(c),
         } as PgBoss.SendOptions);
       }
-      await boss.complete(WEBHOOK_QUEUE, meta.id, {}, { db: txExecutor(c) });
+      await boss.complete(WEBHOOK_QUEUE, job.id, {}, { db: txExecutor(c) });
     });
     deps.metrics.webhookDeliveries.labels(outcome.delivered ? 'delivered' : 'failed').inc();
-    if (outcome.delivered) log.info('webhook delivered', { jobId: d.jobId, attempt, event: d.event });
-    else if (nextInSec !== null) log.warn('webhook attempt failed; retrying', { jobId: d.jobId, attempt, error, retryInSec: nextInSec });
-    else log.warn('webhook delivery given up', { jobId: d.jobId, attempt, error, final: !outcome.retry });
-  });
+    const fields = { jobId: d.jobId, organizationId: d.organizationId, attempt, event: d.event };
+    if (outcome.delivered) log.info('webhook delivered', fields);
+    else if (nextInSec !== null) log.warn('webhook attempt failed; retrying', { ...fields, error, retryInSec: nextInSec });
+    else log.warn('webhook delivery given up', { ...fields, error, final: !outcome.retry });
+  };
+
+  const timer = setInterval(fill, deps.pollMs ?? 500);
+  fill();
+  return async () => {
+    stopping = true;
+    clearInterval(timer);
+    await filling;
+    for (const f of inFlight.values()) f.abort.abort();
+    await Promise.all([...inFlight.values()].map((f) => f.done));
+  };
 }

@@ -14,6 +14,8 @@ export async function downloadSource(
   url: string,
   dest: string,
   maxBytes: number,
+  /** What the URL is said to hold in a failure: the user must know which of their URLs failed. */
+  what = 'the video',
 ): Promise<{ bytes: number }> {
   try {
     const res = await safeDownload(url, dest, {
@@ -26,7 +28,7 @@ export async function downloadSource(
   } catch (err: unknown) {
     if (err instanceof FetchRefusedError) {
       const retryable = err.code === 'network' || err.code === 'timeout';
-      throw new TaskError(`Could not download the video: ${err.message}`, downloadFailureCode(err.code), retryable);
+      throw new TaskError(`Could not download ${what}: ${err.message}`, downloadFailureCode(err.code), retryable);
     }
     throw err;
   }

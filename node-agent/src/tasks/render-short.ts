@@ -39,7 +39,7 @@ export async function prepareRenderSpec(
   if (p.watermark && wm) {
     let image = path.join(ctx.workDir, 'watermark');
     if (p.watermarkObjectUrl) await downloadObject(p.watermarkObjectUrl, image, ctx.signal);
-    else await downloadSource(ctx, p.watermark.url!, image, WATERMARK_MAX_BYTES);
+    else await downloadSource(ctx, p.watermark.url!, image, WATERMARK_MAX_BYTES, 'the watermark image (options.waterMark.waterMarkUrl)');
     // Judged by its bytes; an SVG reaches the renderer only as a PNG rasterised from clean markup.
     const bytes = await readFile(image);
     const kind = sniffImage(bytes);
