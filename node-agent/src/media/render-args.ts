@@ -48,6 +48,10 @@ export interface RenderSpec {
   sourceHeight: number;
   /** The source's colour (colour.ts): HDR is tone-mapped, SD's matrix converted. Absent: BT.709 SDR. */
   sourceColour?: SourceColour;
+  /** A source of variable frame rate (a phone's): its frames are put on this constant rate first,
+   *  each held until the next is due. ffmpeg's own conversion at the muxer repeats the next frame
+   *  into a gap instead, showing it up to the gap's length early, out of step with the sound. */
+  constantRate?: number;
   /** Which sound stream to take (`0:a:<n>`): the one the analysis heard speech in. Absent: the first. */
   audioStream?: number;
   /** The clip's measured loudness (sound.ts): the sound is brought to the platforms' level. Absent:
@@ -91,6 +95,10 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     // of tone-mapping them).
     graph.push(`[${source}]format=yuv444p10le[hdr_in]`);
     source = 'hdr_in';
+  }
+  if (spec.constantRate && !chunk) {
+    graph.push(`[${source}]fps=${spec.constantRate}[cfr_in]`);
+    source = 'cfr_in';
   }
   if (chunk?.shiftTicks) {
     graph.push(`[${source}]setpts=PTS+${chunk.shiftTicks}[chunk_in]`);

@@ -110,11 +110,16 @@ export async function prepareRenderSpec(
     sourceHeight: info.height,
     sourceColour: info.colour,
     audioStream: p.audioStream ?? 0,
+    ...(isVariableRate(info) ? { constantRate: Math.min(60, Math.round(info.peakFps! * 1000) / 1000) } : {}),
     gopFrames: gopFramesFor(info.fps),
     ...(edit?.cuts.length ? { edit, sourceFps: info.fps, sourceHasAudio: info.hasAudio } : {}),
   };
   return { spec, info };
 }
+
+/** Frames that do not come at one rate: the average is under the base rate (a phone's VFR). */
+const isVariableRate = (info: ProbeResult): boolean =>
+  info.fps !== null && info.peakFps !== null && Math.abs(info.peakFps - info.fps) / info.peakFps > 0.01;
 
 /** Runs the render's (or chunk's) ffmpeg, its progress over the `rendering` stage. */
 export async function encodeRender(
