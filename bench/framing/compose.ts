@@ -232,7 +232,8 @@ function backgroundFilter(shot: Shot, inputIndex: number | undefined, w: number,
         bg.source === 'mandelbrot'
           ? `mandelbrot=s=480x270:r=${fps}`
           : bg.source === 'life'
-            ? `life=s=320x180:r=${fps}:mold=10:ratio=0.3:death_color=#203050:life_color=#e0c070`
+            ? // Seeded: life's unseeded grid is random, and the same scene composed twice differed.
+              `life=s=320x180:r=${fps}:mold=10:ratio=0.3:seed=${1 + Math.round(shot.start * 1000)}:death_color=#203050:life_color=#e0c070`
             : `testsrc2=s=640x360:r=${fps}`;
       return `${source},trim=duration=${f3(d)},format=yuv420p,scale=${w}:${h},setsar=1,${at}${label}`;
     }
