@@ -8,7 +8,7 @@ import sharp from 'sharp';
 import { ffprobe, runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { prepareRender } from '../node-agent/src/media/render-args.js';
 import { cutCropClip, grabThumbnail } from '../node-agent/src/media/clips.js';
-import { toBt709Filter, HDR_REFERENCE_WHITE_NITS } from '../node-agent/src/media/colour.js';
+import { hdrToSdrFilter, HDR_REFERENCE_WHITE_NITS } from '../node-agent/src/media/colour.js';
 import { analysisSize, sampleFrames } from '../node-agent/src/reframe/frames.js';
 import { makeHdrClip, sdrCode } from './helpers/hdr.js';
 import { FFMPEG, FFPROBE } from './helpers/media.js';
@@ -127,7 +127,7 @@ for (const transfer of ['pq', 'hlg'] as const) {
       FFMPEG,
       clip.file,
       { start: 0, end: 0.5 },
-      { fps: 4, size, toBt709: toBt709Filter(info.colour) },
+      { fps: 4, size, toBt709: hdrToSdrFilter(info.colour) },
     )) {
       frames++;
       const at = (x: number, y: number) => image.data[(y * image.width + x) * 3]!;

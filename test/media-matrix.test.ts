@@ -1,6 +1,6 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
@@ -125,6 +125,44 @@ const KINDS: Kind[] = [
     sound: true,
     picture: 'sdr',
     make: (v, a, out) => ['-f', 'lavfi', '-i', v, '-i', a, '-af', 'pan=5.1|FL=c0|FR=c0|FC=c0|LFE=c0|BL=c0|BR=c0', ...x264, ...aac(6), out],
+  },
+  {
+    name: '7.1 sound',
+    ext: 'mp4',
+    fps: 30,
+    sound: true,
+    picture: 'sdr',
+    make: (v, a, out) => [
+      ...['-f', 'lavfi', '-i', v, '-i', a, '-af', 'pan=7.1|FL=c0|FR=c0|FC=c0|LFE=c0|BL=c0|BR=c0|SL=c0|SR=c0'],
+      ...[...x264, ...aac(8), out],
+    ],
+  },
+  {
+    name: 'upright 1080x1920 phone export',
+    ext: 'mp4',
+    fps: 30,
+    sound: true,
+    picture: 'sdr',
+    make: (_v, a, out) => ['-f', 'lavfi', '-i', landscape('1080x1920'), '-i', a, ...x264, ...aac(2), out],
+  },
+  {
+    name: '4K at 60 fps',
+    ext: 'mp4',
+    fps: 60,
+    sound: true,
+    picture: 'sdr',
+    make: (_v, a, out) => ['-f', 'lavfi', '-i', landscape('3840x2160', 60), '-i', a, ...x264, ...aac(2), out],
+  },
+  {
+    name: 'interlaced 1080i (fields, top first)',
+    ext: 'mp4',
+    fps: 30,
+    sound: true,
+    picture: 'sdr',
+    make: (_v, a, out) => [
+      ...['-f', 'lavfi', '-i', landscape('1920x1080', 60), '-i', a, '-vf', 'interlace'],
+      ...[...x264, '-flags', '+ildct+ilme', '-x264opts', 'tff=1', ...aac(2), out],
+    ],
   },
   {
     name: 'two sound tracks (OBS: desktop sound first, the microphone second)',
@@ -465,4 +503,73 @@ test.serial('a source without sound and without predefined shorts gets shorts ch
     job.data.notes.some((n: string) => /picture/.test(n)),
     JSON.stringify(job.data.notes),
   );
+});
+
+test.serial('an audio-only file is refused with a message that says so, and costs nothing', async (t) => {
+  const m4a = path.join(dir, 'voice.m4a');
+  await run(FFMPEG, ['-y', '-v', 'error', '-i', path.join(dir, 'sound.wav'), '-c:a', 'aac', m4a]);
+  const server = await serveFiles({ 'voice.m4a': m4a });
+  try {
+    const { key } = await cluster.org({ plan: 'pro', credits: 10 });
+    const created = await cluster.api('POST', '/api/jobs', {
+      key,
+      body: { functionName: 'VideoShorts', fileUrl: server.url('voice.m4a') },
+    });
+    t.is(created.status, 201);
+    const job = await cluster.settledJob(key, created.body.id, { timeoutMs: 120_000 });
+    t.is(job.status, 'FAILED');
+    t.regex(job.message, /no video stream/i);
+    t.falsy(job.cost);
+  } finally {
+    await server.close();
+  }
+});
+
+test.serial('a download cut short is analysed up to what arrived, says so, and its shorts render', async (t) => {
+  // Index first (as a phone's upload or a CDN serves it), then only 70 % of the bytes arrive.
+  const whole = path.join(dir, 'faststart.mp4');
+  await run(
+    FFMPEG,
+    ['-y', '-v', 'error', '-f', 'lavfi', '-i', landscape(), '-i', path.join(dir, 'sound.wav'), ...x264, ...aac(2)].concat([
+      '-movflags',
+      '+faststart',
+      whole,
+    ]),
+  );
+  const bytes = await readFile(whole);
+  const cut = path.join(dir, 'cut-short.mp4');
+  await writeFile(cut, bytes.subarray(0, Math.floor(bytes.length * 0.7)));
+  const server = await serveFiles({ 'cut-short.mp4': cut });
+  try {
+    const { key } = await cluster.org({ plan: 'pro', credits: 10 });
+    const short = { title: 'What arrived', start: 1, end: 3 };
+    const created = await cluster.api('POST', '/api/jobs', {
+      key,
+      body: { functionName: 'VideoShorts', fileUrl: server.url('cut-short.mp4'), options: { predefinedShorts: [short] } },
+    });
+    t.is(created.status, 201);
+    const job = await cluster.settledJob(key, created.body.id, { timeoutMs: 180_000 });
+    t.is(job.status, 'COMPLETED', job.message);
+    t.true(
+      (job.data.notes ?? []).some((n: string) => /cut short/.test(n)),
+      JSON.stringify(job.data.notes),
+    );
+    const render = await cluster.api('POST', '/api/render', { key, body: { id: created.body.id, target: 0, size: OUT } });
+    t.is(render.status, 201);
+    const done = await waitFor(
+      async () => {
+        const r = await cluster.api('GET', `/api/render/${render.body.renderId}`, { key });
+        return r.body.type === 'done' || r.body.type === 'error' ? r.body : undefined;
+      },
+      180_000,
+      'render',
+    );
+    t.is(done.type, 'done', JSON.stringify(done));
+    const file = path.join(dir, 'cut-short-render.mp4');
+    await writeFile(file, Buffer.from(await (await fetch(done.url)).arrayBuffer()));
+    const { stdout } = await run(FFPROBE, ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file]);
+    t.true(Math.abs(Number(stdout) - (short.end - short.start)) <= 0.1, `${stdout.trim()} s`);
+  } finally {
+    await server.close();
+  }
 });

@@ -6,7 +6,7 @@ import type { Reframe } from '@shorts/common/reframe/types';
 import { largestWindow } from '@shorts/common/reframe/camera';
 import { runFfmpeg } from './ffmpeg.js';
 import { prepareRender, type RenderSpec } from './render-args.js';
-import { SDR_BT709, toBt709Filter, type SourceColour } from './colour.js';
+import { hdrToSdrFilter, SDR_BT709, type SourceColour } from './colour.js';
 
 const run = promisify(execFile);
 
@@ -73,7 +73,7 @@ export async function grabThumbnail(
   signal?: AbortSignal,
   colour: SourceColour = SDR_BT709,
 ): Promise<void> {
-  const toBt709 = toBt709Filter(colour);
+  const toBt709 = hdrToSdrFilter(colour);
   await run(
     ffmpegPath,
     [

@@ -93,5 +93,11 @@ export function toBt709Filter(c: SourceColour): string | null {
   return 'colorspace=ispace=bt470bg:space=bt709:iprimaries=bt709:primaries=bt709:itrc=bt709:trc=bt709:irange=tv:range=tv,format=yuv420p';
 }
 
+/**
+ * The tone-mapping alone, for pictures decoded to RGB (the detector's frames, JPEG thumbnails):
+ * ffmpeg's YUV to RGB reads an SD source with BT.601 as it was made, so only HDR needs converting.
+ */
+export const hdrToSdrFilter = (c: SourceColour): string | null => (c.transfer === 'sdr' ? null : toBt709Filter(c));
+
 /** `-color_*` output flags: what every picture the service writes says it is. */
 export const BT709_OUTPUT_TAGS = ['-color_primaries', 'bt709', '-color_trc', 'bt709', '-colorspace', 'bt709', '-color_range', 'tv'];

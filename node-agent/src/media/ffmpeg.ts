@@ -143,6 +143,8 @@ export interface ProbeResult {
   bitRate: number | null;
   /** The picture's colour (colour.ts): what it takes to show it as BT.709 SDR. */
   colour: SourceColour;
+  /** Coded as fields (1080i broadcast, camcorders): deinterlaced before anything is drawn. */
+  interlaced: boolean;
   /** The sound streams in file order (`0:a:<n>` is the n-th), with their channel counts. */
   audioStreams: Array<{ channels: number; codec: string | null }>;
 }
@@ -175,6 +177,7 @@ export async function ffprobe(file: string, opts: { ffprobePath?: string; signal
     sizeBytes: num(info.format?.size) ?? 0,
     bitRate: num(info.format?.bit_rate),
     colour,
+    interlaced: ['tt', 'bb', 'tb', 'bt'].includes(String(video?.field_order ?? '')),
     audioStreams: streams
       .filter((s) => s.codec_type === 'audio')
       .map((s) => ({ channels: Number(s.channels) || 0, codec: s.codec_name ?? null })),

@@ -48,6 +48,9 @@ export interface RenderSpec {
   sourceHeight: number;
   /** The source's colour (colour.ts): HDR is tone-mapped, SD's matrix converted. Absent: BT.709 SDR. */
   sourceColour?: SourceColour;
+  /** Coded as fields: deinterlaced (yadif, a frame per frame) before it is cropped and scaled, where
+   *  the fields' comb would otherwise be scaled into the picture. */
+  interlaced?: boolean;
   /** A source of variable frame rate (a phone's): its frames are put on this constant rate first,
    *  each held until the next is due. ffmpeg's own conversion at the muxer repeats the next frame
    *  into a gap instead, showing it up to the gap's length early, out of step with the sound. */
@@ -95,6 +98,10 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     // of tone-mapping them).
     graph.push(`[${source}]format=yuv444p10le[hdr_in]`);
     source = 'hdr_in';
+  }
+  if (spec.interlaced) {
+    graph.push(`[${source}]yadif=mode=send_frame:parity=auto:deint=interlaced[progressive_in]`);
+    source = 'progressive_in';
   }
   if (spec.constantRate && !chunk) {
     graph.push(`[${source}]fps=${spec.constantRate}[cfr_in]`);

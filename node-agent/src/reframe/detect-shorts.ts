@@ -37,7 +37,7 @@ export interface DetectShortsInput {
    *  that starts `wavStartSec` into the source (a reframe-short child reads its short's alone). */
   wavPath: string;
   wavStartSec?: number;
-  /** colour.ts toBt709Filter of the source: the detector sees the picture a viewer does. */
+  /** colour.ts hdrToSdrFilter of the source: the detector sees an HDR picture as a viewer does. */
   toBt709?: string | null;
   signal: AbortSignal;
   onProgress?: (fraction: number) => void;

@@ -175,11 +175,17 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       return 0;
     });
     if (!(measured > 0)) throw new TaskError('The video could not be read to its end (no stream has any packets)', 'NOT_VIDEO');
+    const notes: string[] = [];
     if (Math.abs(measured - probed.durationSec) > Math.max(1, measured * 0.02)) {
       ctx.log.warn('declared length differs from the measured one; billing the measured', {
         declaredSec: probed.durationSec,
         measuredSec: measured,
       });
+      // A download cut short (or a file that claims more than it holds): what arrived is what counts.
+      if (measured < probed.durationSec)
+        notes.push(
+          `The file declares ${probed.durationSec.toFixed(1)} s but its streams end at ${measured.toFixed(1)} s (cut short?): the ${measured.toFixed(1)} s that arrived were analysed and billed.`,
+        );
     }
     let info = { ...probed, durationSec: measured };
     // The price follows from these; the coordinator checks the credits now, not after the work.
@@ -201,7 +207,6 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
       workDir: dir,
       signal: ctx.signal,
     });
-    const notes: string[] = [];
     if (track.heard.length) {
       ctx.log.info('sound track with speech chosen', { stream: track.stream, heard: track.heard });
       const share = (h: (typeof track.heard)[number]) => `track ${h.stream + 1}: ${Math.round(h.speechShare * 100)} %`;

@@ -9,7 +9,7 @@ import { planReframe } from '@shorts/common/reframe/camera';
 import { detectShorts, SAMPLE_FPS } from '../reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../reframe/detector-factory.js';
 import { cutCropClip, grabThumbnail } from '../media/clips.js';
-import { toBt709Filter, type SourceColour } from '../media/colour.js';
+import { hdrToSdrFilter, type SourceColour } from '../media/colour.js';
 import { ffprobe } from '../media/ffmpeg.js';
 import { readStoredSamples } from '../media/stored-audio.js';
 import { writeWavPcm } from '../media/wav.js';
@@ -60,7 +60,7 @@ export async function detectSpeakers(
         sourceHeight: source.height,
         wavPath: source.wavPath,
         wavStartSec: source.wavStartSec,
-        toBt709: toBt709Filter(source.colour),
+        toBt709: hdrToSdrFilter(source.colour),
         shorts,
         signal: ctx.signal,
         onProgress,

@@ -110,6 +110,7 @@ export async function prepareRenderSpec(
     sourceHeight: info.height,
     sourceColour: info.colour,
     audioStream: p.audioStream ?? 0,
+    ...(info.interlaced ? { interlaced: true } : {}),
     ...(isVariableRate(info) ? { constantRate: Math.min(60, Math.round(info.peakFps! * 1000) / 1000) } : {}),
     gopFrames: gopFramesFor(info.fps),
     ...(edit?.cuts.length ? { edit, sourceFps: info.fps, sourceHasAudio: info.hasAudio } : {}),
@@ -203,7 +204,9 @@ async function splitRender(
     sourceWidth: spec.sourceWidth,
     sourceHeight: spec.sourceHeight,
   };
-  if (spec.edit?.cuts.length || !spec.gopFrames || reframePieceCount(spec.reframe, target) > 1) {
+  // Deinterlacing reads the frames either side of each: a chunk's first frame would not see the one
+  // before it, as the single pass does.
+  if (spec.edit?.cuts.length || !spec.gopFrames || spec.interlaced || reframePieceCount(spec.reframe, target) > 1) {
     ctx.log.info('render not split: it cannot be cut exactly', { renderId: p.renderId });
     return undefined;
   }
