@@ -304,7 +304,21 @@ export class TaskQueue implements QueueCore {
     } catch (err) {
       if (err instanceof ContractViolation) return this.refuse(id, token, err.message);
       const refusal = appErrorOf(err);
-      if (!refusal || refusal.error === LEASE_LOST) throw err;
+      if (refusal?.error === LEASE_LOST || isTransientDbError(err)) throw err;
+      if (!refusal) {
+        // Anything else (a constraint the report breaks, a bug in a domain hook) would fail every
+        // heartbeat the same way until the lease ran out, attempt after attempt, and end as "agents
+        // stopped responding": the task fails now, saying the coordinator could not store the report.
+        this.log.error('task progress report could not be stored', { taskId: id, err });
+        await this.fail(
+          id,
+          token,
+          "The coordinator could not store the agent's report on this task (an internal error)",
+          false,
+          'REPORT_REJECTED',
+        );
+        return { cancelRequested: true };
+      }
       // The handler refused the task on what the agent reported (say, not enough credits for the
       // video's length): that is final, and the agent stops on this answer.
       await this.fail(id, token, refusal.message, false, 'REFUSED');
