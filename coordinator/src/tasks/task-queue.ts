@@ -385,7 +385,9 @@ export class TaskQueue implements QueueCore {
       const refusal = appErrorOf(err);
       const reason = refusal ? refusal.message : 'The result could not be stored';
       if (!refusal) this.log.error('task result rejected', { taskId: id, err });
-      await this.fail(id, token, reason, false, 'RESULT_REJECTED');
+      // A 403 is the organization's own limit (its storage filled while the work ran): the domain
+      // charges for the work done rather than giving it away.
+      await this.fail(id, token, reason, false, refusal?.status === 403 ? 'OVER_PLAN_LIMIT' : 'RESULT_REJECTED');
     }
   }
 
