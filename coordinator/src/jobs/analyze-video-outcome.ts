@@ -60,7 +60,10 @@ export function createAnalyzeVideoOutcomeHandler(
     // The job keeps its own copy of the source; a studio upload it consumes gives its bytes back.
     const upload = storedSource(task);
     checkStorageRoom(org.plan, org.storageUsedBytes, upload?.consume ? 0 : downloadBytes);
-    const price = priceJob({ plan: org.plan, durationSec, fromYoutube: !!job.youtubeVideoId, downloadBytes }, app.config.creditsPerDollar);
+    const price = priceJob(
+      { plan: org.plan, durationSec, fromYoutube: !!job.youtubeVideoId, downloadBytes, predefinedShorts: job.options?.predefinedShorts },
+      app.config.creditsPerDollar,
+    );
     if (!(await reserveEstimate(c, job.organizationId, job.id, Number(job.reservedCredits), price.cost))) {
       const available = Number(org.credits) - Number(org.reservedCredits) + Number(job.reservedCredits);
       throw new AppError(
@@ -179,7 +182,13 @@ export function createAnalyzeVideoOutcomeHandler(
       await insertFiles(c, files);
 
       const price = priceJob(
-        { plan: org.plan, durationSec: result.durationSec, fromYoutube: !!job.youtubeVideoId, downloadBytes: result.downloadBytes },
+        {
+          plan: org.plan,
+          durationSec: result.durationSec,
+          fromYoutube: !!job.youtubeVideoId,
+          downloadBytes: result.downloadBytes,
+          predefinedShorts: job.options?.predefinedShorts,
+        },
         app.config.creditsPerDollar,
       );
       if (!(await chargeCredits(c, job.organizationId, job.id, job.reservedCredits, price.cost))) {

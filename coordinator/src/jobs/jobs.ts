@@ -74,7 +74,7 @@ export interface JobRow {
   reservedCredits: number;
   creditUsageStatus: string;
   cost: number | null;
-  costBreakdown: { shortGen: number; youtubeProcessing: number } | null;
+  costBreakdown: { shortGen: number; youtubeProcessing: number; overlappingShorts?: number } | null;
   shortsCount: number;
   /** Set when the job completed. */
   data: JobData | null;
