@@ -355,6 +355,46 @@ test.serial('the orphan sweeper removes old objects no row knows, and nothing el
   t.truthy(await cluster.app.store.stat(inFlight));
 });
 
+// Issue 36 item 7: a render's chunks wait for its join, which may wait a day for a free agent.
+test.serial("the orphan sweep keeps a finished child's objects while its parent is unfinished, and takes them after", async (t) => {
+  const { org } = await cluster.org();
+  const { sweepStorage } = await import('../coordinator/src/files/orphan-sweep.js');
+  const parent = '00000000-0000-7000-8000-00000000bc01';
+  const chunks = ['00000000-0000-7000-8000-00000000bc02', '00000000-0000-7000-8000-00000000bc03'];
+  // The render split into two chunks: one rendered and stored, one still running.
+  await cluster.app.db.query(
+    `INSERT INTO tasks (id, type, organization_id, state, children_pending) VALUES ($1, 'render-short', $2, 'waiting', 1)`,
+    [parent, org.id],
+  );
+  await cluster.app.db.query(
+    `INSERT INTO tasks (id, type, organization_id, state, parent_id, child_index) VALUES ($1, 'render-chunk', $3, 'completed', $4, 0),
+       ($2, 'render-chunk', $3, 'leased', $4, 1)`,
+    [...chunks, org.id, parent],
+  );
+  const chunk = `orgs/${org.id}/tasks/${chunks[0]}/chunk.mp4`;
+  const sound = `orgs/${org.id}/tasks/${chunks[0]}/sound.m4a`;
+  for (const key of [chunk, sound]) await cluster.app.store.put(key, Buffer.from('rendered'));
+  const twoDaysOn = () => sweepStorage(cluster.app, new Date(Date.now() + 2 * 86_400_000));
+
+  await twoDaysOn();
+  t.truthy(await cluster.app.store.stat(chunk), 'kept while its parent waits for its sibling');
+  // Both chunks done, the join queued with no agent free for a day.
+  await cluster.app.db.query(`UPDATE tasks SET state = 'completed' WHERE id = $1`, [chunks[1]]);
+  await cluster.app.db.query(`UPDATE tasks SET state = 'queued', children_pending = 0 WHERE id = $1`, [parent]);
+  await twoDaysOn();
+  t.truthy(await cluster.app.store.stat(chunk), 'kept while the join waits in the queue');
+  t.truthy(await cluster.app.store.stat(sound));
+  await cluster.app.db.query(`UPDATE tasks SET state = 'leased' WHERE id = $1`, [parent]);
+  await twoDaysOn();
+  t.truthy(await cluster.app.store.stat(chunk), 'kept while the join runs');
+
+  // The render done (and its clean-up lost): nothing keeps them now.
+  await cluster.app.db.query(`UPDATE tasks SET state = 'completed' WHERE id = $1`, [parent]);
+  await twoDaysOn();
+  t.is(await cluster.app.store.stat(chunk), null);
+  t.is(await cluster.app.store.stat(sound), null);
+});
+
 test('stored objects are served so that none can run as a page of this origin', async (t) => {
   const { org, key } = await cluster.org();
   const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.cookie)</script></svg>');

@@ -181,7 +181,10 @@ export const analyzeVideoContract = {
   placement: { requires: ['face-detector', 'model:silero-vad', 'transcriber'], prefers: ['face-detector:cuda'] },
   // A long source's analysis splits into time ranges, each transcribed by its own child, and then its
   // shorts, each reframed by its own child (issue 22).
-  children: { types: ['analyze-range', 'reframe-short'] },
+  children: {
+    types: ['analyze-range', 'reframe-short'],
+    stages: { 'analyze-range': 'transcribing', 'reframe-short': 'detecting_speakers' },
+  },
   timeLimitSec: 4 * 3600,
   outputs: analyzeVideoOutputs,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, AnalyzeStage>;

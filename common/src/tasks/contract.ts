@@ -44,8 +44,10 @@ export interface TaskContract<
    *  handler decides from the task's own result whether to split (fanOut) and joins the children's
    *  results into the task's (fanIn) or hands them to an agent (finishOnAgent), whose result may split
    *  again into children of another type; the queue runs the children as ordinary tasks and
-   *  completes the parent once, after the last round's last child (coordinator/src/tasks/fan-out.ts). */
-  children?: { types: readonly TaskType[] };
+   *  completes the parent once, after the last round's last child (coordinator/src/tasks/fan-out.ts).
+   *  `stages` names the parent's own stage while children of each type run: a waiting parent says
+   *  what its children do, since their reports are the only ones made for it then. */
+  children?: { types: readonly TaskType[]; stages: Partial<Record<TaskType, Stage>> };
   /** What a task of this type is as a child, in its parent's failure ("Range 2 failed: ..."). */
   partName?: string;
   /** The objects a task of this type stores (see TaskOutputs). */

@@ -7,6 +7,7 @@ import { probeMediaContract } from './probe-media.js';
 import { renderShortContract } from './render-short.js';
 import { renderChunkContract } from './render-chunk.js';
 import type { CapabilityTag, TaskPlacement } from '../placement.js';
+import type { StageSpan } from './contract.js';
 
 /** Every task type's contract; the compiler checks none is missing. */
 export const TASK_CONTRACTS = {
@@ -60,6 +61,27 @@ export type TaskChildType<T extends TaskType> = Contracts[T] extends { children:
 /** The same at run time (empty if none). */
 export const childTypesOf = (type: TaskType): readonly TaskType[] =>
   (TASK_CONTRACTS[type] as { children?: { types: readonly TaskType[] } }).children?.types ?? [];
+/** The stages of a task type, in order (by where each starts in the task's progress). */
+const stagesInOrder = (type: TaskType): string[] =>
+  Object.entries(TASK_CONTRACTS[type].stages as Record<string, StageSpan>)
+    .sort(([, a], [, b]) => a.start - b.start)
+    .map(([name]) => name);
+/** The first stage of each task type: what a task is in from its lease until its agent first reports. */
+export const FIRST_STAGES: Record<TaskType, string> = Object.fromEntries(
+  TASK_TYPES.map((type) => [type, stagesInOrder(type)[0]!]),
+) as Record<TaskType, string>;
+/** The later of two stages of a task type: a task's stage, like its progress, never goes back (a
+ *  retried attempt or a parent's final part reports its early stages again). An unknown stage
+ *  (not in the contract) counts as earliest. */
+export function laterStage(type: TaskType, stored: string | null, reported: string | null): string | null {
+  const order = stagesInOrder(type);
+  if (!reported) return stored;
+  if (!stored) return reported;
+  return order.indexOf(reported) >= order.indexOf(stored) ? reported : stored;
+}
+/** A parent's own stage while its children of `childType` run (its contract's `children.stages`). */
+export const stageWhileChildren = (parentType: TaskType, childType: TaskType): string | undefined =>
+  (TASK_CONTRACTS[parentType] as { children?: { stages: Partial<Record<TaskType, string>> } }).children?.stages[childType];
 /** What a task of this type is called as a child in its parent's failure ("Range 2 failed: ..."). */
 export const partNameOf = (type: TaskType): string => (TASK_CONTRACTS[type] as { partName?: string }).partName ?? 'Part';
 export type TaskStage<T extends TaskType> = keyof Contracts[T]['stages'] & string;

@@ -39,6 +39,10 @@ export const TASK_FAILURE_CODES = [
   'PREPARE_FAILED',
   'CONTRACT_VIOLATION',
   'RESULT_REJECTED',
+  /** What the agent reported (progress, facts) could not be stored for a reason a retry would meet again. */
+  'REPORT_REJECTED',
+  /** A finished task's result the organization's own limits refused (its storage full): the work is done and paid for. */
+  'OVER_PLAN_LIMIT',
   /** A domain refused the task on what its agent reported (say, too few credits for the video). */
   'REFUSED',
 ] as const;

@@ -119,7 +119,7 @@ export const renderShortContract = {
   // Every agent encodes with libx264; an NVENC host renders several times faster.
   placement: { requires: [], prefers: ['nvenc'] },
   // A long render splits into frame-exact chunks, each rendered by its own child (issue 22).
-  children: { types: ['render-chunk'] },
+  children: { types: ['render-chunk'], stages: { 'render-chunk': 'rendering' } },
   timeLimitSec: 3600,
   outputs: renderShortOutputs,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof RENDER_STAGES>;

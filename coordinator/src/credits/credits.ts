@@ -18,7 +18,9 @@ export async function reserveCredits(c: Queryable, organizationId: string, jobId
 }
 
 /**
- * Grows a job's reservation to `total` (the price estimated from the probed video), once per job.
+ * Grows a job's reservation to `total` (the price estimated from the probed video). A job has one
+ * `estimate` row (the ledger's `credit_ledger_once` index): an agent that reports a longer length
+ * later (audio that decodes past the streams' end) grows that row, never adds a second.
  * Returns false when the organization's available credits cannot cover the difference.
  */
 export async function reserveEstimate(
@@ -35,11 +37,11 @@ export async function reserveEstimate(
     [organizationId, extra],
   );
   if (res.rowCount === 0) return false;
-  await c.query(`INSERT INTO credit_ledger (organization_id, job_id, kind, amount) VALUES ($1, $2, 'estimate', $3)`, [
-    organizationId,
-    jobId,
-    extra,
-  ]);
+  await c.query(
+    `INSERT INTO credit_ledger (organization_id, job_id, kind, amount) VALUES ($1, $2, 'estimate', $3)
+     ON CONFLICT (job_id, kind) WHERE job_id IS NOT NULL DO UPDATE SET amount = credit_ledger.amount + EXCLUDED.amount`,
+    [organizationId, jobId, extra],
+  );
   await c.query(`UPDATE jobs SET reserved_credits = $2 WHERE id = $1`, [jobId, total]);
   return true;
 }

@@ -11,12 +11,18 @@ const TASK_KEY = /^orgs\/[^/]+\/tasks\/([^/]+)\//;
 
 type Deps = Pick<Coordinator, 'db' | 'store' | 'log'>;
 
-/** A key is known when a file row names it, or when it belongs to a task still running. */
+/** A key is known when a file row names it, or when it belongs to a task that is unfinished or
+ *  has an unfinished ancestor: a completed child's objects (a render's chunks, a range's words, a
+ *  short's crop) are its parent's inputs until the parent is done, however long its join waits. */
 async function isKnownKey(app: Deps, key: string): Promise<boolean> {
   const task = TASK_KEY.exec(key)?.[1];
   const row = await app.db.one<{ known: number }>(
-    `SELECT 1 AS known FROM files WHERE object_key = $1 OR thumbnail_key = $1 OR captions_key = $1
-     UNION ALL SELECT 1 FROM tasks WHERE id = $2 AND state IN ('queued', 'leased', 'waiting') LIMIT 1`,
+    `WITH RECURSIVE family AS (
+       SELECT id, parent_id, state FROM tasks WHERE id = $2
+       UNION ALL SELECT p.id, p.parent_id, p.state FROM tasks p JOIN family f ON p.id = f.parent_id
+     )
+     SELECT 1 AS known FROM files WHERE object_key = $1 OR thumbnail_key = $1 OR captions_key = $1
+     UNION ALL SELECT 1 FROM family WHERE state IN ('queued', 'leased', 'waiting') LIMIT 1`,
     [key, task ?? null],
   );
   return !!row;

@@ -12,7 +12,7 @@ import type { TypedOutcomeHandler } from '../tasks/typed-outcome.js';
 import type { Plan } from '../tenancy/plans.js';
 import { enqueueWebhook } from '../webhooks/webhooks.js';
 import { bandOf, bearerView } from './job-views.js';
-import { JOB_COLUMNS, JOB_STATUS, type JobRow, type StoredShort } from './jobs.js';
+import { checkStorageRoom, JOB_COLUMNS, JOB_STATUS, type JobRow, type StoredShort } from './jobs.js';
 import { priceJob } from './pricing.js';
 import { deleteChildrenObjects } from '../files/task-objects.js';
 import { finalPartPayload, rangeChildren, rangesFromSec, rangesProgressed } from './analysis-ranges.js';
@@ -47,16 +47,23 @@ export function createAnalyzeVideoOutcomeHandler(
    * job the credits cannot pay for fails now, before transcription, and jobs running side by side
    * cannot promise the same credits twice. Idempotent: a re-leased task reports the same facts.
    */
-  async function reserveForVideo(c: Queryable, jobId: string, durationSec: number, downloadBytes: number): Promise<void> {
-    const job = await lockJob(c, jobId);
+  async function reserveForVideo(c: Queryable, task: TaskRow, durationSec: number, downloadBytes: number): Promise<void> {
+    const job = await lockJob(c, task.subjectId!);
     if (!job || job.status !== JOB_STATUS.processing) return;
     const org = (
-      await c.query<{ plan: Plan; credits: number; reservedCredits: number }>(
-        `SELECT plan, credits, reserved_credits AS "reservedCredits" FROM organizations WHERE id = $1 FOR UPDATE`,
+      await c.query<{ plan: Plan; credits: number; reservedCredits: number; storageUsedBytes: number }>(
+        `SELECT plan, credits, reserved_credits AS "reservedCredits", storage_used_bytes::float8 AS "storageUsedBytes"
+         FROM organizations WHERE id = $1 FOR UPDATE`,
         [job.organizationId],
       )
     ).rows[0];
-    const price = priceJob({ plan: org.plan, durationSec, fromYoutube: !!job.youtubeVideoId, downloadBytes }, app.config.creditsPerDollar);
+    // The job keeps its own copy of the source; a studio upload it consumes gives its bytes back.
+    const upload = storedSource(task);
+    checkStorageRoom(org.plan, org.storageUsedBytes, upload?.consume ? 0 : downloadBytes);
+    const price = priceJob(
+      { plan: org.plan, durationSec, fromYoutube: !!job.youtubeVideoId, downloadBytes, predefinedShorts: job.options?.predefinedShorts },
+      app.config.creditsPerDollar,
+    );
     if (!(await reserveEstimate(c, job.organizationId, job.id, Number(job.reservedCredits), price.cost))) {
       const available = Number(org.credits) - Number(org.reservedCredits) + Number(job.reservedCredits);
       throw new AppError(
@@ -120,7 +127,7 @@ export function createAnalyzeVideoOutcomeHandler(
       childType === 'analyze-range' ? rangesProgressed(c, parent, fraction) : shortsProgressed(c, parent, fraction),
 
     async onProgress(c, task, _progress, stage, facts) {
-      if (facts) await reserveForVideo(c, task.subjectId!, facts.durationSec, facts.downloadBytes);
+      if (facts) await reserveForVideo(c, task, facts.durationSec, facts.downloadBytes);
       if (!stage || !isAnalyzeStage(stage)) return;
       const value = ANALYZE_STAGES[stage].jobProgress;
       await c.query(`UPDATE jobs SET progress = GREATEST(progress, $2), updated_at = now() WHERE id = $1 AND status = 'PROCESSING'`, [
@@ -175,7 +182,13 @@ export function createAnalyzeVideoOutcomeHandler(
       await insertFiles(c, files);
 
       const price = priceJob(
-        { plan: org.plan, durationSec: result.durationSec, fromYoutube: !!job.youtubeVideoId, downloadBytes: result.downloadBytes },
+        {
+          plan: org.plan,
+          durationSec: result.durationSec,
+          fromYoutube: !!job.youtubeVideoId,
+          downloadBytes: result.downloadBytes,
+          predefinedShorts: job.options?.predefinedShorts,
+        },
         app.config.creditsPerDollar,
       );
       if (!(await chargeCredits(c, job.organizationId, job.id, job.reservedCredits, price.cost))) {
@@ -236,14 +249,19 @@ export function createAnalyzeVideoOutcomeHandler(
       }
     },
 
-    async onFailed(c, task, reason) {
+    async onFailed(c, task, reason, code) {
       const job = await lockJob(c, task.subjectId!);
       if (!job || job.status !== JOB_STATUS.processing) return;
-      await releaseCredits(c, job.organizationId, job.id, job.reservedCredits);
+      // The analysis was done and refused only for the organization's own limit (its storage filled
+      // meanwhile): it is charged at the price reserved for it, as a completed job would be.
+      const paidFor =
+        code === 'OVER_PLAN_LIMIT' &&
+        (await chargeCredits(c, job.organizationId, job.id, job.reservedCredits, Number(job.reservedCredits)));
+      if (!paidFor) await releaseCredits(c, job.organizationId, job.id, job.reservedCredits);
       const updated = (
         await c.query<JobRow>(
-          `UPDATE jobs SET status = 'FAILED', error_message = $2, credit_usage_status = 'RELEASED', updated_at = now() WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
-          [job.id, reason],
+          `UPDATE jobs SET status = 'FAILED', error_message = $2, credit_usage_status = $3, cost = $4, updated_at = now() WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
+          [job.id, reason, paidFor ? 'ACTIVE' : 'RELEASED', paidFor ? Number(job.reservedCredits) : null],
         )
       ).rows[0];
       if (job.webhook) {

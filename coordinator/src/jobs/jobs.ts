@@ -3,7 +3,7 @@ import { AppError, badRequest, forbidden, notFound } from '../errors.js';
 import { isId, newId } from '../ids.js';
 import type { TaskQueue } from '../tasks/task-queue.js';
 import type { Organization, User } from '../tenancy/tenancy.js';
-import { PLAN_LIMITS, toMB } from '../tenancy/plans.js';
+import { PLAN_LIMITS, toMB, type Plan } from '../tenancy/plans.js';
 import { reserveCredits } from '../credits/credits.js';
 import { MINIMUM_JOB_COST } from './pricing.js';
 import type { JobOptions, ValidatedJob } from './job-input.js';
@@ -74,7 +74,7 @@ export interface JobRow {
   reservedCredits: number;
   creditUsageStatus: string;
   cost: number | null;
-  costBreakdown: { shortGen: number; youtubeProcessing: number } | null;
+  costBreakdown: { shortGen: number; youtubeProcessing: number; overlappingShorts?: number } | null;
   shortsCount: number;
   /** Set when the job completed. */
   data: JobData | null;
@@ -109,16 +109,26 @@ const JOB_LIST_COLUMNS = `id, title, description, status, progress, source, func
   credit_usage_status AS "creditUsageStatus", cost, cost_breakdown AS "costBreakdown", shorts_count AS "shortsCount", created_at AS "createdAt",
   error_message AS "errorMessage"`;
 
+/**
+ * The contract's `fullStorage` refusal, when the organization's storage cannot take `neededBytes`
+ * more: at creation nothing is known of the video, so only storage already full is refused; at
+ * reservation the source's size is known, and a source that would not fit is refused before any
+ * work is done for it (else a tenant a few bytes under its limit would get every analysis free).
+ */
+export function checkStorageRoom(plan: Plan, usedBytes: number, neededBytes = 0): void {
+  const limit = PLAN_LIMITS[plan].storageBytes;
+  if (usedBytes < limit && usedBytes + neededBytes <= limit) return;
+  const used = toMB(usedBytes);
+  const total = toMB(limit);
+  const needs = neededBytes > 0 ? ` This video needs ${toMB(neededBytes)} MB.` : '';
+  throw new AppError(403, 'fullStorage', `Storage is full: ${used} MB of ${total} MB used.${needs} Delete files to start new jobs.`, {
+    storageInfo: { usedSize: used, totalSize: total, availableSize: Math.max(0, Math.round((total - used) * 100) / 100) },
+  });
+}
+
 /** The three preconditions of job creation, in the contract's order. */
 export function checkPreconditions(org: Organization, user: User | undefined, creditsNeeded: number): void {
-  const limit = PLAN_LIMITS[org.plan].storageBytes;
-  if (org.storageUsedBytes >= limit) {
-    const used = toMB(org.storageUsedBytes);
-    const total = toMB(limit);
-    throw new AppError(403, 'fullStorage', `Storage is full: ${used} MB of ${total} MB used. Delete files to start new jobs.`, {
-      storageInfo: { usedSize: used, totalSize: total, availableSize: Math.max(0, Math.round((total - used) * 100) / 100) },
-    });
-  }
+  checkStorageRoom(org.plan, org.storageUsedBytes);
   if (org.phoneVerificationRequired && user && !user.phoneVerified) {
     throw forbidden('Verify your phone number before creating jobs', 'Phone verification required', {
       phoneNumber: user.phoneNumber ?? null,

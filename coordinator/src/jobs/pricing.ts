@@ -8,20 +8,58 @@ const cents = (n: number) => Math.round(n * 100) / 100;
 
 export interface JobCost {
   cost: number;
-  costBreakDown: { shortGen: number; youtubeProcessing: number };
+  costBreakDown: { shortGen: number; youtubeProcessing: number; overlappingShorts?: number };
 }
 
-/** The contract's price table, in credits (creditsPerDollar credits per US dollar). */
+/**
+ * Seconds of predefined shorts that overlap one another: each short is reframed on its own (face
+ * detection and a crop encode of its whole length), so the time two or more of them share is
+ * analysed again for each after the first. The union of the shorts lies within the source, whose
+ * minutes are priced already; what is beyond it (the sum of their lengths less their union) is not.
+ */
+export function overlappingShortsSec(shorts: ReadonlyArray<{ start: number; end: number }> | null | undefined): number {
+  if (!shorts?.length) return 0;
+  const sorted = [...shorts].sort((a, b) => a.start - b.start);
+  let total = 0;
+  let union = 0;
+  let runStart = sorted[0]!.start;
+  let runEnd = sorted[0]!.start;
+  for (const s of sorted) {
+    total += Math.max(0, s.end - s.start);
+    if (s.start > runEnd) {
+      union += runEnd - runStart;
+      runStart = s.start;
+      runEnd = s.end;
+    } else runEnd = Math.max(runEnd, s.end);
+  }
+  union += runEnd - runStart;
+  return Math.max(0, total - union);
+}
+
+/** The contract's price table, in credits (creditsPerDollar credits per US dollar): the source's
+ *  minutes, plus the minutes predefined shorts overlap (`overlappingShorts`, shown when any), at
+ *  the plan's rate; a YouTube download by its size; never under the job minimum. */
 export function priceJob(
-  input: { plan: Plan; durationSec: number; fromYoutube: boolean; downloadBytes: number },
+  input: {
+    plan: Plan;
+    durationSec: number;
+    fromYoutube: boolean;
+    downloadBytes: number;
+    predefinedShorts?: ReadonlyArray<{ start: number; end: number }> | null;
+  },
   creditsPerDollar = 1,
 ): JobCost {
-  const minutes = input.durationSec / 60;
-  const shortGen = minutes * PLAN_LIMITS[input.plan].pricePerMinute;
+  const rate = PLAN_LIMITS[input.plan].pricePerMinute;
+  const shortGen = (input.durationSec / 60) * rate;
+  const overlapping = (overlappingShortsSec(input.predefinedShorts) / 60) * rate;
   const youtubeProcessing = input.fromYoutube ? Math.max(YOUTUBE_MINIMUM, (input.downloadBytes / 1e9) * YOUTUBE_PER_GB) : 0;
-  const total = Math.max(MINIMUM_JOB_COST, shortGen + youtubeProcessing);
+  const total = Math.max(MINIMUM_JOB_COST, shortGen + overlapping + youtubeProcessing);
   return {
     cost: cents(total * creditsPerDollar),
-    costBreakDown: { shortGen: cents(shortGen * creditsPerDollar), youtubeProcessing: cents(youtubeProcessing * creditsPerDollar) },
+    costBreakDown: {
+      shortGen: cents(shortGen * creditsPerDollar),
+      youtubeProcessing: cents(youtubeProcessing * creditsPerDollar),
+      ...(overlapping > 0 ? { overlappingShorts: cents(overlapping * creditsPerDollar) } : {}),
+    },
   };
 }

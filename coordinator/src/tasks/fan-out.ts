@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/db.js';
 import { newId } from '../ids.js';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
-import { childTypesOf, partNameOf, placementOf } from '@shorts/common/tasks/contracts';
+import { childTypesOf, laterStage, partNameOf, placementOf, stageWhileChildren } from '@shorts/common/tasks/contracts';
 import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import type { Metrics } from '../metrics/metrics.js';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
@@ -124,10 +124,10 @@ export class TaskFamilies {
   /** The children are done and their results joined, for an agent to finish: the parent goes back
    *  to the queue (at its old place in line, its attempts counted afresh) with that joined result. */
   private async queueJoin(c: Queryable, parent: TaskRow, result: unknown, children: number): Promise<void> {
-    await c.query(
-      `UPDATE tasks SET state = 'queued', result = $2, children_pending = 0, attempts = 0, stage = NULL, leased_by = NULL WHERE id = $1`,
-      [parent.id, result],
-    );
+    await c.query(`UPDATE tasks SET state = 'queued', result = $2, children_pending = 0, attempts = 0, leased_by = NULL WHERE id = $1`, [
+      parent.id,
+      result,
+    ]);
     await this.wakeups.notify(c, parent.type);
     await this.queue.event(parent.id, null, 'joining', `${children} child tasks done; an agent joins their results`, c);
   }
@@ -137,8 +137,16 @@ export class TaskFamilies {
    *  parent locked. */
   async childProgressed(c: Queryable, child: TaskRow): Promise<void> {
     const parent = await this.lockedWaitingParent(c, child);
-    const handler = parent && this.queue.handlerOf(parent.type);
-    if (!parent || !handler?.onChildrenProgress) return;
+    if (!parent) return;
+    const handler = this.queue.handlerOf(parent.type);
+    // The parent is in the stage its contract names for this round's children, and its domain hears
+    // so as it hears its own reports (a job names the stage whatever task does the work).
+    const stage = laterStage(parent.type, parent.stage, stageWhileChildren(parent.type, child.type) ?? null);
+    if (stage !== parent.stage) {
+      await c.query(`UPDATE tasks SET stage = $2 WHERE id = $1`, [parent.id, stage]);
+      await handler.onProgress?.(c, { ...parent, stage }, parent.progress, stage);
+    }
+    if (!handler.onChildrenProgress) return;
     const { fraction } = (
       await c.query<{ fraction: number }>(
         `SELECT COALESCE(avg(CASE WHEN state = 'completed' THEN 1 ELSE progress END), 0)::float8 AS fraction

@@ -3,7 +3,7 @@ import { AppError, appErrorOf } from '../errors.js';
 import { newId, randomToken } from '../ids.js';
 import type { Logger } from '@shorts/common/logger';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
-import { ContractViolation, placementOf, type TaskPayload } from '@shorts/common/tasks/contracts';
+import { ContractViolation, FIRST_STAGES, laterStage, placementOf, type TaskPayload } from '@shorts/common/tasks/contracts';
 import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import { retry } from '@shorts/common/retry';
 import type { TaskPlacement } from '@shorts/common/placement';
@@ -196,11 +196,13 @@ export class TaskQueue implements QueueCore {
        )
        UPDATE tasks SET state = 'leased', lease_token = $1, leased_by = $2,
          lease_expires_at = now() + make_interval(secs => $4 / 1000.0), attempts = attempts + 1,
-         started_at = now(), stage = NULL, waiting_reason = NULL
+         started_at = now(), stage = COALESCE(stage, $6::jsonb ->> type), waiting_reason = NULL
        WHERE id = (SELECT t.id FROM tasks t JOIN ranked r ON r.id = t.id WHERE t.state = 'queued'
                    ORDER BY r.rank LIMIT 1 FOR UPDATE OF t SKIP LOCKED)
        RETURNING ${TASK_COLUMNS}, extract(epoch FROM now() - queued_at)::float8 AS "waitedSec"`,
-      [token, agentId, types, this.opts.leaseTtlMs, this.opts.preferGraceMs],
+      // A leased task is in its type's first stage until its agent reports; a task leased again
+      // (a retry, a parent's final part) keeps the stage it reached: stages never go back.
+      [token, agentId, types, this.opts.leaseTtlMs, this.opts.preferGraceMs, FIRST_STAGES],
     );
     if (task) {
       await this.event(task.id, agentId, 'leased', `attempt ${task.attempts}`);
@@ -302,7 +304,21 @@ export class TaskQueue implements QueueCore {
     } catch (err) {
       if (err instanceof ContractViolation) return this.refuse(id, token, err.message);
       const refusal = appErrorOf(err);
-      if (!refusal || refusal.error === LEASE_LOST) throw err;
+      if (refusal?.error === LEASE_LOST || isTransientDbError(err)) throw err;
+      if (!refusal) {
+        // Anything else (a constraint the report breaks, a bug in a domain hook) would fail every
+        // heartbeat the same way until the lease ran out, attempt after attempt, and end as "agents
+        // stopped responding": the task fails now, saying the coordinator could not store the report.
+        this.log.error('task progress report could not be stored', { taskId: id, err });
+        await this.fail(
+          id,
+          token,
+          "The coordinator could not store the agent's report on this task (an internal error)",
+          false,
+          'REPORT_REJECTED',
+        );
+        return { cancelRequested: true };
+      }
       // The handler refused the task on what the agent reported (say, not enough credits for the
       // video's length): that is final, and the agent stops on this answer.
       await this.fail(id, token, refusal.message, false, 'REFUSED');
@@ -320,14 +336,16 @@ export class TaskQueue implements QueueCore {
   ): Promise<{ cancelRequested: boolean }> {
     return this.tx(async (c) => {
       const task = await this.lockLeased(c, id, token);
+      const stageNow = laterStage(task.type, task.stage, stage);
       const res = await c.query<{ progress: number; cancelRequested: boolean }>(
-        `UPDATE tasks SET progress = GREATEST(progress, $2), stage = COALESCE($3, stage),
+        `UPDATE tasks SET progress = GREATEST(progress, $2), stage = $3,
            lease_expires_at = now() + make_interval(secs => $4 / 1000.0)
          WHERE id = $1 RETURNING progress, cancel_requested AS "cancelRequested"`,
-        [id, clamped, stage, this.opts.leaseTtlMs],
+        [id, clamped, stageNow, this.opts.leaseTtlMs],
       );
       const row = res.rows[0];
-      if (!task.parentId) await this.handler(task.type).onProgress?.(c, task, row.progress, stage ?? task.stage, facts);
+      if (!task.parentId) await this.handler(task.type).onProgress?.(c, task, row.progress, stageNow, facts);
+      // A child's report is its parent's too: the parent's stage and progress follow it (./fan-out.ts).
       else await this.families.childProgressed(c, task);
       if (message) this.log.debug('task progress', { taskId: id, progress: row.progress, stage, message });
       return { cancelRequested: row.cancelRequested };
@@ -367,7 +385,9 @@ export class TaskQueue implements QueueCore {
       const refusal = appErrorOf(err);
       const reason = refusal ? refusal.message : 'The result could not be stored';
       if (!refusal) this.log.error('task result rejected', { taskId: id, err });
-      await this.fail(id, token, reason, false, 'RESULT_REJECTED');
+      // A 403 is the organization's own limit (its storage filled while the work ran): the domain
+      // charges for the work done rather than giving it away.
+      await this.fail(id, token, reason, false, refusal?.status === 403 ? 'OVER_PLAN_LIMIT' : 'RESULT_REJECTED');
     }
   }
 

@@ -203,14 +203,40 @@ export async function encodeRenderAudio(
   );
 }
 
+/**
+ * A chunk's video length, exact: its stream's duration in its own ticks, as seconds to the nanosecond.
+ * The concat demuxer starts each file where the one before ends by that file's duration, which it
+ * otherwise reads from the MP4 movie header, kept in milliseconds: at 29.97 fps a chunk of 121 frames
+ * (4.0373667 s) reads 4.038 s, and every frame after the join lands 19 ticks late.
+ */
+async function videoDurationSec(ffprobePath: string, file: string, signal?: AbortSignal): Promise<string> {
+  const { stdout } = await run(
+    ffprobePath,
+    ['-v', 'error', ...inputGuard(), '-select_streams', 'v:0', '-show_entries', 'stream=time_base,duration_ts', '-of', 'json', file],
+    { signal, env: toolEnv() },
+  );
+  const stream = (JSON.parse(stdout) as { streams?: Array<{ time_base?: string; duration_ts?: number }> }).streams?.[0];
+  const [num, den] = (stream?.time_base ?? '').split('/').map(Number);
+  const ticks = Number(stream?.duration_ts);
+  if (!(num! > 0 && den! > 0 && ticks > 0)) throw new Error(`the chunk ${path.basename(file)} has no video duration`);
+  return ((ticks * num!) / den!).toFixed(9);
+}
+
 /** The chunks' video streams joined as they are, with the sound (if any): the finished render. */
 export async function joinChunks(
-  ffmpegPath: string,
+  tools: { ffmpegPath: string; ffprobePath: string },
   o: { chunkPaths: string[]; audioPath: string | null; out: string; workDir: string; signal?: AbortSignal },
 ): Promise<void> {
+  const { ffmpegPath } = tools;
   const list = path.join(o.workDir, 'chunks.txt');
-  // The concat demuxer's quoting: a ' in a path is closed, escaped and reopened.
-  await writeFile(list, o.chunkPaths.map((p) => `file '${path.resolve(p).replace(/'/g, "'\\''")}'\n`).join(''), 'utf8');
+  const durations = await Promise.all(o.chunkPaths.map((p) => videoDurationSec(tools.ffprobePath, p, o.signal)));
+  // The concat demuxer's quoting: a ' in a path is closed, escaped and reopened. Each chunk's exact
+  // duration places the next one (videoDurationSec).
+  await writeFile(
+    list,
+    o.chunkPaths.map((p, i) => `file '${path.resolve(p).replace(/'/g, "'\\''")}'\nduration ${durations[i]}\n`).join(''),
+    'utf8',
+  );
   await run(
     ffmpegPath,
     [

@@ -252,7 +252,7 @@ async function joinRender(
   const fromDisk = fetched.filter((f) => 'cached' in f && f.cached).length;
   ctx.log.info('chunks to join fetched', { renderId: ctx.payload.renderId, fromDisk, downloaded: fetched.length - fromDisk });
   const out = path.join(ctx.workDir, 'render.mp4');
-  await joinChunks(ctx.config.ffmpegPath, { chunkPaths, audioPath, out, workDir: ctx.workDir, signal: ctx.signal });
+  await joinChunks(ctx.config, { chunkPaths, audioPath, out, workDir: ctx.workDir, signal: ctx.signal });
   // The store deletes them once the render is done: this host's copies would only take room.
   for (const key of [...(join.chunkObjectKeys ?? []), join.audioObjectKey]) if (key) await ctx.objects.forget(key);
   return finishRender(ctx, out);
