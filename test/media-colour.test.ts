@@ -43,6 +43,31 @@ async function lumaAt(file: string, points: Array<[number, number]>): Promise<nu
   return points.map(([x, y]) => stdout[Math.round(y) * info.width + Math.round(x)]!);
 }
 
+/** The first half second of `source`, rendered as a short of `size` (no captions, the centred window). */
+async function renderHalfSecond(
+  source: string,
+  info: Awaited<ReturnType<typeof ffprobe>>,
+  work: string,
+  size: { width: number; height: number },
+): Promise<string> {
+  const out = path.join(work, 'short.mp4');
+  const args = await prepareRender({
+    sourcePath: source,
+    startTime: 0,
+    endTime: 0.5,
+    words: [],
+    output: { ...size, path: out },
+    caption: null,
+    encoder: 'libx264',
+    workDir: work,
+    sourceWidth: info.width,
+    sourceHeight: info.height,
+    sourceColour: info.colour,
+  });
+  await runFfmpeg(FFMPEG, args, { durationSec: 0.5 });
+  return out;
+}
+
 async function outputTags(file: string): Promise<Record<string, unknown>> {
   const { stdout } = await run(FFPROBE, ['-v', 'error', '-select_streams', 'v:0', '-show_streams', '-print_format', 'json', file]);
   return (JSON.parse(stdout) as { streams: Array<Record<string, unknown>> }).streams[0]!;
@@ -61,21 +86,7 @@ for (const transfer of ['pq', 'hlg'] as const) {
     const work = await mkdtemp(path.join(dir, `${transfer}-render-`));
     const clip = await makeHdrClip(work, transfer, { topNits: MID_NITS, bottomNits: PEAK_NITS, peakNits: PEAK_NITS });
     const info = await ffprobe(clip.file, { ffprobePath: FFPROBE });
-    const out = path.join(work, 'short.mp4');
-    const args = await prepareRender({
-      sourcePath: clip.file,
-      startTime: 0,
-      endTime: 0.5,
-      words: [],
-      output: { width: 360, height: 640, path: out },
-      caption: null,
-      encoder: 'libx264',
-      workDir: work,
-      sourceWidth: info.width,
-      sourceHeight: info.height,
-      sourceColour: info.colour,
-    });
-    await runFfmpeg(FFMPEG, args, { durationSec: 0.5 });
+    const out = await renderHalfSecond(clip.file, info, work, { width: 360, height: 640 });
     const [mid, peak] = await lumaAt(out, [
       [180, 160],
       [180, 480],
@@ -152,21 +163,7 @@ test('an SD source coded with BT.601 keeps its colours in the BT.709 render', as
   ]);
   const info = await ffprobe(source, { ffprobePath: FFPROBE });
   t.is(info.colour.matrix, 'bt601');
-  const out = path.join(work, 'short.mp4');
-  const args = await prepareRender({
-    sourcePath: source,
-    startTime: 0,
-    endTime: 0.5,
-    words: [],
-    output: { width: 180, height: 320, path: out },
-    caption: null,
-    encoder: 'libx264',
-    workDir: work,
-    sourceWidth: info.width,
-    sourceHeight: info.height,
-    sourceColour: info.colour,
-  });
-  await runFfmpeg(FFMPEG, args, { durationSec: 0.5 });
+  const out = await renderHalfSecond(source, info, work, { width: 180, height: 320 });
   // Decoded by hand with BT.709's matrix, as a player reads the render's tags.
   const { stdout } = await run(FFMPEG, ['-v', 'error', '-i', out, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'yuv420p', 'pipe:1'], {
     encoding: 'buffer',

@@ -333,6 +333,17 @@ test.before(async () => {
     }
     files.set(kind.name, `kind-${i}.${kind.ext}`);
   }
+  // An audio-only file, and an index-first MP4 of which only 70 % of the bytes arrive.
+  served['voice.m4a'] = path.join(dir, 'voice.m4a');
+  await run(FFMPEG, ['-y', '-v', 'error', '-i', path.join(dir, 'sound.wav'), '-c:a', 'aac', served['voice.m4a']]);
+  const whole = path.join(dir, 'faststart.mp4');
+  await run(FFMPEG, [
+    ...['-y', '-v', 'error', '-f', 'lavfi', '-i', landscape(), '-i', path.join(dir, 'sound.wav'), ...x264, ...aac(2)],
+    ...['-movflags', '+faststart', whole],
+  ]);
+  const bytes = await readFile(whole);
+  served['cut-short.mp4'] = path.join(dir, 'cut-short.mp4');
+  await writeFile(served['cut-short.mp4'], bytes.subarray(0, Math.floor(bytes.length * 0.7)));
   media = await serveFiles(served);
   await cluster.startAgent();
 });
@@ -351,7 +362,12 @@ async function renderThrough(kind: Kind): Promise<{ file: string; job: Parsed }>
   if (created.status !== 201) throw new Error(`job refused: ${JSON.stringify(created.body)}`);
   const job = await cluster.settledJob(key, created.body.id, { timeoutMs: 300_000 });
   if (job.status !== 'COMPLETED') throw new Error(`job failed: ${job.message}`);
-  const render = await cluster.api('POST', '/api/render', { key, body: { id: created.body.id, target: 0, size: OUT } });
+  return { file: await renderFirstShort(key, created.body.id), job };
+}
+
+/** The job's first short rendered at OUT through the API, downloaded. */
+async function renderFirstShort(key: string, jobId: string): Promise<string> {
+  const render = await cluster.api('POST', '/api/render', { key, body: { id: jobId, target: 0, size: OUT } });
   if (render.status !== 201) throw new Error(`render refused: ${JSON.stringify(render.body)}`);
   const done = await waitFor(
     async () => {
@@ -364,7 +380,7 @@ async function renderThrough(kind: Kind): Promise<{ file: string; job: Parsed }>
   if (done.type !== 'done') throw new Error(`render failed: ${JSON.stringify(done)}`);
   const file = path.join(dir, `${render.body.renderId}.mp4`);
   await writeFile(file, Buffer.from(await (await fetch(done.url)).arrayBuffer()));
-  return { file, job };
+  return file;
 }
 
 interface Probed {
@@ -506,70 +522,30 @@ test.serial('a source without sound and without predefined shorts gets shorts ch
 });
 
 test.serial('an audio-only file is refused with a message that says so, and costs nothing', async (t) => {
-  const m4a = path.join(dir, 'voice.m4a');
-  await run(FFMPEG, ['-y', '-v', 'error', '-i', path.join(dir, 'sound.wav'), '-c:a', 'aac', m4a]);
-  const server = await serveFiles({ 'voice.m4a': m4a });
-  try {
-    const { key } = await cluster.org({ plan: 'pro', credits: 10 });
-    const created = await cluster.api('POST', '/api/jobs', {
-      key,
-      body: { functionName: 'VideoShorts', fileUrl: server.url('voice.m4a') },
-    });
-    t.is(created.status, 201);
-    const job = await cluster.settledJob(key, created.body.id, { timeoutMs: 120_000 });
-    t.is(job.status, 'FAILED');
-    t.regex(job.message, /no video stream/i);
-    t.falsy(job.cost);
-  } finally {
-    await server.close();
-  }
+  const { key } = await cluster.org({ plan: 'pro', credits: 10 });
+  const created = await cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media.url('voice.m4a') } });
+  t.is(created.status, 201);
+  const job = await cluster.settledJob(key, created.body.id, { timeoutMs: 120_000 });
+  t.is(job.status, 'FAILED');
+  t.regex(job.message, /no video stream/i);
+  t.falsy(job.cost);
 });
 
 test.serial('a download cut short is analysed up to what arrived, says so, and its shorts render', async (t) => {
-  // Index first (as a phone's upload or a CDN serves it), then only 70 % of the bytes arrive.
-  const whole = path.join(dir, 'faststart.mp4');
-  await run(
-    FFMPEG,
-    ['-y', '-v', 'error', '-f', 'lavfi', '-i', landscape(), '-i', path.join(dir, 'sound.wav'), ...x264, ...aac(2)].concat([
-      '-movflags',
-      '+faststart',
-      whole,
-    ]),
+  const { key } = await cluster.org({ plan: 'pro', credits: 10 });
+  const short = { title: 'What arrived', start: 1, end: 3 };
+  const created = await cluster.api('POST', '/api/jobs', {
+    key,
+    body: { functionName: 'VideoShorts', fileUrl: media.url('cut-short.mp4'), options: { predefinedShorts: [short] } },
+  });
+  t.is(created.status, 201);
+  const job = await cluster.settledJob(key, created.body.id, { timeoutMs: 180_000 });
+  t.is(job.status, 'COMPLETED', job.message);
+  t.true(
+    (job.data.notes ?? []).some((n: string) => /cut short/.test(n)),
+    JSON.stringify(job.data.notes),
   );
-  const bytes = await readFile(whole);
-  const cut = path.join(dir, 'cut-short.mp4');
-  await writeFile(cut, bytes.subarray(0, Math.floor(bytes.length * 0.7)));
-  const server = await serveFiles({ 'cut-short.mp4': cut });
-  try {
-    const { key } = await cluster.org({ plan: 'pro', credits: 10 });
-    const short = { title: 'What arrived', start: 1, end: 3 };
-    const created = await cluster.api('POST', '/api/jobs', {
-      key,
-      body: { functionName: 'VideoShorts', fileUrl: server.url('cut-short.mp4'), options: { predefinedShorts: [short] } },
-    });
-    t.is(created.status, 201);
-    const job = await cluster.settledJob(key, created.body.id, { timeoutMs: 180_000 });
-    t.is(job.status, 'COMPLETED', job.message);
-    t.true(
-      (job.data.notes ?? []).some((n: string) => /cut short/.test(n)),
-      JSON.stringify(job.data.notes),
-    );
-    const render = await cluster.api('POST', '/api/render', { key, body: { id: created.body.id, target: 0, size: OUT } });
-    t.is(render.status, 201);
-    const done = await waitFor(
-      async () => {
-        const r = await cluster.api('GET', `/api/render/${render.body.renderId}`, { key });
-        return r.body.type === 'done' || r.body.type === 'error' ? r.body : undefined;
-      },
-      180_000,
-      'render',
-    );
-    t.is(done.type, 'done', JSON.stringify(done));
-    const file = path.join(dir, 'cut-short-render.mp4');
-    await writeFile(file, Buffer.from(await (await fetch(done.url)).arrayBuffer()));
-    const { stdout } = await run(FFPROBE, ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file]);
-    t.true(Math.abs(Number(stdout) - (short.end - short.start)) <= 0.1, `${stdout.trim()} s`);
-  } finally {
-    await server.close();
-  }
+  const file = await renderFirstShort(key, created.body.id);
+  const { stdout } = await run(FFPROBE, ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file]);
+  t.true(Math.abs(Number(stdout) - (short.end - short.start)) <= 0.1, `${stdout.trim()} s`);
 });

@@ -243,7 +243,19 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     try {
       ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing'), 'transcribing');
       const wav = path.join(dir, 'audio.wav');
-      let audio: Awaited<ReturnType<typeof scanWav>>;
+      // What pickAndReframe is given, whichever way the sound went.
+      const transcribed = async (heard: Pick<Transcribed, 'loudness' | 'transcript' | 'notes' | 'fromPicture'>): Promise<Transcribed> => ({
+        sourceFile: source.file,
+        width: info.width,
+        height: info.height,
+        colour: info.colour,
+        wav,
+        durationSec: info.durationSec,
+        downloadBytes: source.bytes,
+        storedSource: await storing,
+        ...heard,
+      });
+      let audio: Awaited<ReturnType<typeof scanWav>> | undefined;
       try {
         // Never more audio than was billed, even when the packets' timestamps lie.
         const { billedSec, decodedSec } = await extractAnalysisAudio(
@@ -271,20 +283,17 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
         if (err instanceof NoAudioTrackError) await writeSilence(ctx.config.ffmpegPath, wav, info.durationSec, ctx.signal);
         const note = `No speech: ${err.message}. ${p.predefinedShorts?.length ? 'The shorts are the times asked for' : FROM_PICTURE_REASON}, without captions.`;
         ctx.log.info('analysing a source without speech', { note });
-        return pickAndReframe(ctx, dir, {
-          sourceFile: source.file,
-          width: info.width,
-          height: info.height,
-          colour: info.colour,
-          wav,
-          loudness: (await scanWav(wav)).loudness,
-          transcript: { language: '', text: '', words: [], backend: 'none', durationSec: info.durationSec },
-          durationSec: info.durationSec,
-          downloadBytes: source.bytes,
-          storedSource: await storing,
-          notes: [...notes, note],
-          fromPicture: true,
-        });
+        return pickAndReframe(
+          ctx,
+          dir,
+          await transcribed({
+            // A silent track was scanned already; silence written for a missing one is scanned here.
+            loudness: (audio ?? (await scanWav(wav))).loudness,
+            transcript: { language: '', text: '', words: [], backend: 'none', durationSec: info.durationSec },
+            notes: [...notes, note],
+            fromPicture: true,
+          }),
+        );
       }
       const transcriber = createTranscriber(transcriberConfig(ctx.config, dir), ctx.log);
       if (p.rangesFromSec !== undefined && info.durationSec >= p.rangesFromSec) {
@@ -323,24 +332,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
               fetchSource: async () => undefined,
             }
           : undefined;
-      return pickAndReframe(
-        ctx,
-        dir,
-        {
-          sourceFile: source.file,
-          width: info.width,
-          height: info.height,
-          colour: info.colour,
-          wav,
-          loudness: audio.loudness,
-          transcript,
-          durationSec: info.durationSec,
-          downloadBytes: source.bytes,
-          storedSource: await storing,
-          notes,
-        },
-        inChildren,
-      );
+      return pickAndReframe(ctx, dir, await transcribed({ loudness: audio.loudness, transcript, notes }), inChildren);
     } catch (err) {
       // The upload ends before the task does: nothing it stores lands after a failure is cleaned up.
       await storing.catch(() => undefined);
