@@ -8,7 +8,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'data/**', 'models/**', 'common/src/generated/**', '**/node_modules/**'] },
+  { ignores: ['dist/**', 'data/**', 'models/**', 'common/src/generated/**', 'common/src/openapi/generated.ts', '**/node_modules/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -3,7 +3,6 @@
 // two chunks (RENDER_CHUNK_MIN_SEC is set low for the bench); in pairs of such rounds, alternating. Every process an agent starts
 // (ffmpeg) inherits its core. Prints each round's wall time, from the API's create to `done`, and
 // its time on idle cores (cpu-clock.ts), which other work on the machine does not change.
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,14 +10,9 @@ import { startCluster, waitFor, type AgentProcess, type TestCluster } from '../t
 import { insertCompletedJob } from '../test/helpers/completed-job.js';
 import { makeTestVideo } from '../test/helpers/media.js';
 import { idleCoreSeconds, leaseSpans, startCpuSampler } from './cpu-clock.js';
-import { setDraining } from '../coordinator/src/cluster/agents.js';
+import { pin, startPinnedPair } from './pinned-agents.js';
 
 const r2 = (n: number) => Math.round(n * 100) / 100;
-
-/** Pins the agent (and what it starts from now on) to one core. */
-function pin(agent: AgentProcess, core: number): void {
-  execFileSync('taskset', ['-a', '-cp', String(core), String(agent.proc.pid)], { stdio: 'ignore' });
-}
 
 /** A farm (coordinator, no agents yet) holding one completed job whose one short is `seconds` of 1080p. */
 async function farmWithJob(name: string, seconds: number, chunks: boolean): Promise<{ cluster: TestCluster; key: string; jobId: string }> {
@@ -129,23 +123,7 @@ export async function benchChunkedRender(seconds: number, pairs = 1): Promise<vo
     // Both agents run from the start; the second is drained (no lease, no free slot) for the
     // one-agent rounds. Rounds alternate in pairs, so that a slower minute of this shared machine
     // weighs on both sides of a ratio: the figure is the pairs' median.
-    const first = await cluster.startAgent(env);
-    pin(first, 0);
-    const second = await cluster.startAgent(env);
-    pin(second, 1 % os.cpus().length);
-    const secondId = await waitFor(
-      async () => (await cluster.app.db.one<{ id: string }>(`SELECT id FROM agents WHERE name = $1`, [second.name]))?.id,
-      60_000,
-      'the second agent registered',
-    );
-    const drainSecond = async (draining: boolean) => {
-      const said = draining ? /taking no new work/ : /drain lifted/;
-      const times = () => second.logs.filter((l) => said.test(l)).length;
-      const before = times();
-      await setDraining(cluster.app.db, secondId, draining);
-      // Once it has heard (a heartbeat), it takes no lease while drained, or is back to asking.
-      await waitFor(async () => (times() > before ? true : undefined), 60_000, `the second agent to say ${said}`);
-    };
+    const { first, second, drainSecond } = await startPinnedPair(cluster, env);
     // What this machine gives two pinned cores at once: the same render twice at once, unsplit (a
     // farm of its own that never splits), one on each core. Each takes longer than alone when the
     // cores share caches and memory: the most that splitting one render could gain here is twice

@@ -5,6 +5,8 @@
 // (`taskset`), then on 2 agents each pinned to its own core, where it is rendered in 2 chunks; in
 // alternating pairs of such rounds, the median pair's speed-up the figure.
 //   npm run bench:farm -- chunked [seconds=60] [pairs=3]
+// The shorts users make, with the default settings, on 1 and 2 pinned agents (issue 35; farm-shorts.ts):
+//   npm run bench:farm -- shorts [pairs=3] [width=1080] [height=1920]
 // Uses the test Postgres (TEST_DATABASE_URL or local, else embedded). Each agent has one slot, so
 // N agents run N ffmpeg encodes at once: on a machine with C cores throughput stops growing near C.
 import os from 'node:os';
@@ -14,6 +16,12 @@ import { startCluster, waitFor } from '../test/helpers/cluster.js';
 import { insertCompletedJob } from '../test/helpers/completed-job.js';
 import { makeTestVideo } from '../test/helpers/media.js';
 
+if (process.argv[2] === 'shorts') {
+  const { benchShorts } = await import('./farm-shorts.js');
+  const [pairs, width, height] = [3, 1080, 1920].map((d, i) => Number(process.argv[3 + i] ?? d));
+  await benchShorts(pairs, { width, height });
+  process.exit(0);
+}
 if (process.argv[2] === 'chunked') {
   const { benchChunkedRender } = await import('./farm-chunked.js');
   await benchChunkedRender(Number(process.argv[3] ?? 60), Number(process.argv[4] ?? 3));

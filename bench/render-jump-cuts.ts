@@ -13,6 +13,7 @@ import { isBundledFfmpeg, processMediaTools, toolEnv } from '@shorts/common/medi
 import { editedDuration, editedWords, planJumpCuts } from '@shorts/common/render/jump-cuts';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
 import { prepareRender, type RenderSpec } from '../node-agent/src/media/render-args.js';
+import { makeSourceVideo } from './source-video.js';
 
 const run = promisify(execFile);
 const FFMPEG = processMediaTools().ffmpegPath;
@@ -39,29 +40,7 @@ function talk(duration: number): Array<{ text: string; start: number; end: numbe
 
 try {
   const source = path.join(dir, 'source.mp4');
-  await run(FFMPEG, [
-    '-y',
-    '-v',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    `testsrc2=size=1920x1080:rate=${FPS}:duration=${seconds + 2}`,
-    '-f',
-    'lavfi',
-    '-i',
-    `sine=frequency=220:duration=${seconds + 2}`,
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-shortest',
-    source,
-  ]);
+  await makeSourceVideo(FFMPEG, source, seconds + 2, FPS);
   const words = talk(seconds);
   const [start, end] = [1, 1 + seconds];
   const edit = planJumpCuts({ start, end, words, editing: { removeSilences: true, removeFillers: true }, fps: FPS });

@@ -2,6 +2,7 @@
 // a bare ffmpeg encode of the same crop with the same encoder settings, in the same run.
 //   npm run bench:render -- [seconds=60] [blendMode=normal | mode,mode,... | all] [runs=1]
 //   npm run bench:render -- jumpcuts [seconds=60] [runs=1]   (bench/render-jump-cuts.ts)
+//   npm run bench:render -- hdr [seconds=10] [runs=2]         (bench/render-hdr.ts)
 // `all` renders the watermark in each of the 16 blend modes. Each mode is timed in `runs` pairs: a
 // bare encode, then the render, one right after the other. Each run is measured twice: wall time,
 // and the CPU time ffmpeg itself reports (-benchmark: user + system over all its threads). The
@@ -18,12 +19,17 @@ import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { isBundledFfmpeg, processMediaTools, toolEnv } from '@shorts/common/media/tools';
 import { prepareRender, type RenderSpec } from '../node-agent/src/media/render-args.js';
+import { makeSourceVideo } from './source-video.js';
 import { largestWindow } from '@shorts/common/reframe/camera';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
 import { BLEND_MODES, type BlendMode } from '@shorts/common/render/options';
 
 if (process.argv[2] === 'jumpcuts') {
   await import('./render-jump-cuts.js');
+  process.exit(0);
+}
+if (process.argv[2] === 'hdr') {
+  await import('./render-hdr.js');
   process.exit(0);
 }
 
@@ -49,29 +55,7 @@ const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-render-'));
 
 try {
   const source = path.join(dir, 'source.mp4');
-  await run(FFMPEG, [
-    '-y',
-    '-v',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    `testsrc2=size=1920x1080:rate=30:duration=${seconds + 2}`,
-    '-f',
-    'lavfi',
-    '-i',
-    `sine=frequency=220:duration=${seconds + 2}`,
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-shortest',
-    source,
-  ]);
+  await makeSourceVideo(FFMPEG, source, seconds + 2, 30);
   const logo = path.join(dir, 'logo.png');
   await writeFile(
     logo,

@@ -82,6 +82,14 @@ export const SYSTEM_TOOLS = [
     elsewhere: 'brew install flite',
   },
   {
+    name: 'xmllint',
+    why: 'checks that the FCPXML editor timelines are well-formed XML',
+    neededBy: ['test'],
+    present: () => onPath('xmllint'),
+    apt: ['libxml2-utils'],
+    elsewhere: 'brew install libxml2',
+  },
+  {
     // The agent prefers a system ffmpeg 5+ to the bundled 2018 build for untrusted media
     // (common/src/media/tools.ts); the tests craft files with filters only a current one has.
     name: 'ffmpeg 5+',

@@ -740,6 +740,22 @@ test("another organization's ids in bodies, queries, nested fields and tus uploa
       control: 409,
     },
     {
+      why: 'short framing jobId',
+      method: 'PUT',
+      path: (x) => `/api/jobs/${x.jobId}/shorts/0/framing`,
+      body: () => ({ revision: 999, overrides: [] }),
+      refusal: 404,
+      control: 409,
+    },
+    {
+      why: 'short framing organizationId in the query',
+      method: 'PUT',
+      path: (x) => `/api/jobs/${me.jobId}/shorts/0/framing?organizationId=${x.orgId}`,
+      body: () => ({ revision: 999, overrides: [] }),
+      refusal: 403,
+      control: 409,
+    },
+    {
       why: 'short added to jobId',
       method: 'POST',
       path: (x) => `/api/jobs/${x.jobId}/shorts`,
@@ -788,10 +804,12 @@ test("another organization's ids in bodies, queries, nested fields and tus uploa
         p
           .replace('{jobId}', me.jobId)
           .replace('{renderId}', me.renderId)
+          .replace('{shortId}', '0')
           .replace('{fileId}', me.imageId)
           .replace('{id}', p.startsWith('/api/probes') ? me.probeId : me.brandingId) + `?organizationId=${x.orgId}`;
       if (method === 'delete') continue; // deleting my own objects is shown above for presets and files
-      if (method === 'patch') continue; // a PATCH needs its body: the transcript and short edits have cases above
+      // A PATCH or PUT needs its body: the transcript, short edits and framing have cases above.
+      if (method === 'patch' || method === 'put') continue;
       // An API key may not manage API keys, even its own organization's (403 before anything else).
       const keyControl = p.startsWith('/api/organizations/api-keys') ? 403 : undefined;
       cases.push({
@@ -1104,11 +1122,13 @@ test.serial(
     t.teardown(() => agent.close());
     const leaseRender = async () => {
       await cluster.api('POST', '/api/render', { key: me.key, body: { id: me.jobId, target: 0 } });
-      for (;;) {
+      // Patient: on a loaded machine a lease may come back empty before the render is queued.
+      const until = Date.now() + 60_000;
+      while (Date.now() < until) {
         const task = await agent.lease(3000);
-        if (!task) throw new Error('no render leased');
-        if (task.type === 'render-short') return task;
+        if (task?.type === 'render-short') return task;
       }
+      throw new Error('no render leased in 60 s');
     };
     const urlFor = async (task: { task_id: string; lease_token: string }, name: string) =>
       (await agent.client.call('CreateUploadUrl', { task_id: task.task_id, lease_token: task.lease_token, name })) as {

@@ -6,7 +6,14 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
-import { FFMPEG, ffmpegWrapper, makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
+import {
+  FFMPEG,
+  ffmpegWrapper,
+  makeTestVideo,
+  serveFiles,
+  zeroTimestampAudio as zeroTimestampAudioIn,
+  type MediaServer,
+} from './helpers/media.js';
 import { ffprobe, measureMediaDuration, runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { extractAudio } from '../node-agent/src/media/audio-extract.js';
 import { readWavInfo, readWavPcm, toMonoFloat32 } from '../node-agent/src/media/wav.js';
@@ -67,49 +74,7 @@ async function craftedLongAudio(dir: string): Promise<string> {
 async function zeroTimestampAudio(dir: string): Promise<string | undefined> {
   const system = chooseMediaTools({ PATH: process.env.PATH });
   if (system.source !== 'system') return undefined;
-  const honest = path.join(dir, 'zero-honest.mkv');
-  const out = path.join(dir, 'zero-ts.mkv');
-  await run(system.ffmpegPath, [
-    '-y',
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=gray:s=64x64:r=25:d=1',
-    '-f',
-    'lavfi',
-    '-i',
-    'anoisesrc=d=30:c=pink:r=8000:a=0.05',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'pcm_u8',
-    '-frame_size',
-    '8000',
-    honest,
-  ]);
-  await run(system.ffmpegPath, [
-    '-y',
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-i',
-    honest,
-    '-map',
-    '0',
-    '-c',
-    'copy',
-    '-bsf:a',
-    'setts=pts=0:dts=0',
-    out,
-  ]);
-  return out;
+  return zeroTimestampAudioIn(system.ffmpegPath, dir);
 }
 let zeroTs: string | undefined;
 /** A current ffmpeg on PATH (what zeroTimestampAudio and ffmpegWithoutFfprobe use), known as the file loads. */

@@ -4,11 +4,13 @@
 import test from 'ava';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm, writeFile, readdir } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { downloadObject, uploadObject } from '../node-agent/src/tasks/download.js';
 import { TaskError } from '../node-agent/src/tasks/task-context.js';
+import { serveRanged } from './helpers/range-server.js';
 
 async function serve(handler: http.RequestListener): Promise<{ url: string; close: () => Promise<void> }> {
   const server = http.createServer(handler);
@@ -46,6 +48,23 @@ test('a download cut off mid-body is a retryable TRANSFER_FAILED, and leaves no 
     (await readdir(dir)).filter((f) => f.startsWith('cut')),
     [],
   );
+});
+
+test('a download cut off mid-body from a store that takes ranges is resumed where it broke', async (t) => {
+  const body = randomBytes(1_000_000);
+  // The whole-file answer breaks off after 64 kB, and so does the first resumed one.
+  let cuts = 0;
+  const s = await serveRanged({ x: () => body }, { ranges: true, cut: () => (cuts++ < 2 ? 64 * 1024 : undefined) });
+  t.teardown(s.close);
+  const dest = path.join(dir, 'resumed.bin');
+  const { bytes } = await downloadObject(s.url('x'), dest);
+  t.is(bytes, body.length);
+  t.true((await readFile(dest)).equals(body), 'byte for byte the stored file');
+  t.deepEqual(
+    s.served.map((e) => e.status),
+    [200, 206, 206],
+  );
+  t.true(s.total() <= body.length + 2 * 64 * 1024, `${s.total()} bytes served for ${body.length}`);
 });
 
 test('a coordinator that is gone (connection refused) is a retryable TRANSFER_FAILED', async (t) => {

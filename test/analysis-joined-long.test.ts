@@ -63,7 +63,7 @@ const createJob = async (key: string, title: string) => {
     key,
     body: {
       functionName: 'VideoShorts',
-      title,
+      name: title,
       fileUrl: media.url('joined-long.mp4'),
       options: { predefinedShorts: [{ title: 'Opening', start: 0, end: 4 }] },
     },

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, type TestCluster } from './helpers/cluster.js';
-import { agentTools, serveFiles, type MediaServer } from './helpers/media.js';
+import { agentTools, serveFiles, zeroTimestampAudio, type MediaServer } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
 import { measureMediaDuration } from '../node-agent/src/media/ffmpeg.js';
 import { extractAnalysisAudio, lengthSlackSec } from '../node-agent/src/tasks/analyze-video.js';
@@ -42,32 +42,6 @@ async function concatenatedRecording(dir: string): Promise<string> {
   return out;
 }
 
-/** 30 s of audio whose packets all carry timestamp 0: read packet by packet it ends almost at once. */
-async function zeroTimestampAudio(dir: string): Promise<string> {
-  const honest = path.join(dir, 'zero-honest.mkv');
-  await ffmpeg(
-    ...picture(1),
-    '-f',
-    'lavfi',
-    '-i',
-    'anoisesrc=d=30:c=pink:r=8000:a=0.05',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'pcm_u8',
-    '-frame_size',
-    '8000',
-    honest,
-  );
-  const out = path.join(dir, 'zero-ts.mkv');
-  await ffmpeg('-i', honest, '-map', '0', '-c', 'copy', '-bsf:a', 'setts=pts=0:dts=0', out);
-  return out;
-}
-
 test.before(async () => {
   cluster = await startCluster('analysis_length');
   const dir = cluster.dataDir;
@@ -76,7 +50,7 @@ test.before(async () => {
   await ffmpeg(...picture(8), ...tone(10), ...encode, files.audioLonger);
   files.videoLonger = path.join(dir, 'video-longer.mp4');
   await ffmpeg(...picture(10), ...tone(8), ...encode, files.videoLonger);
-  if (TOOLS.source === 'system') files.zeroTs = await zeroTimestampAudio(dir);
+  if (TOOLS.source === 'system') files.zeroTs = await zeroTimestampAudio(TOOLS.ffmpegPath, dir);
   media = await serveFiles({ 'joined.mp4': files.concatenated });
 });
 test.after.always(async () => {

@@ -79,7 +79,7 @@ test("credentials are checked before the request's shape: 401 even with a bad bo
     for (const headers of [{}, { authorization: 'Bearer vsk_unknown' }] as Array<Record<string, string>>) {
       const r = await cluster.api(method, path, { headers, body });
       t.is(r.status, 401, `${method} ${path}`);
-      t.deepEqual(r.body, { error: 'Unauthorized', message: 'Unauthorized' }, `${method} ${path}`);
+      t.like(r.body, { error: 'Unauthorized', message: 'Unauthorized', code: 'unauthorized' }, `${method} ${path}`);
     }
   }
   for (const [contentType, body] of [
@@ -141,6 +141,10 @@ test('unknown routes and oversized or broken bodies get JSON errors', async (t) 
     headers: { authorization: `Bearer ${keyA}`, 'content-type': 'text/plain' },
     body: 'hello',
   });
-  t.is(plain.status, 400);
-  t.deepEqual(await plain.json(), { error: 'Bad Request', message: 'Send Content-Type: application/json with a JSON body' });
+  t.is(plain.status, 415);
+  t.like(await plain.json(), {
+    error: 'Unsupported Media Type',
+    message: 'Send Content-Type: application/json with a JSON body (not text/plain)',
+    code: 'unsupported_media_type',
+  });
 });

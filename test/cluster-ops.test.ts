@@ -74,7 +74,14 @@ test.serial('work that no connected agent can take says so in the job and render
   t.like(jobView, { status: 'PROCESSING', progress: 5, stage: 'waiting for an analysis agent' });
   t.false('message' in jobView, 'message stays for failures');
   const renderView = (await cluster.api('GET', `/api/render/${render.body.renderId}`, { key })).body;
-  t.deepEqual(renderView, { type: 'queued', status: 'QUEUED', queuePosition: 1, progress: 0, stage: 'waiting for a render agent' });
+  t.deepEqual(renderView, {
+    type: 'queued',
+    status: 'QUEUED',
+    queuePosition: 1,
+    progress: 0,
+    stage: 'waiting for a render agent',
+    captionPosition: { position: 'bottom', chosenBy: 'automatic' },
+  });
   const logged = log.records.filter((r) => r.msg === 'task waiting: no connected agent can run it' && r.taskId === renderTask.id);
   t.is(logged.length, 1, 'logged once, not on every tick');
   t.is(logged[0]!.level, 'warn');

@@ -11,6 +11,7 @@ import {
 } from '../node-agent/src/highlights/highlight-model.js';
 import { selectShorts } from '../node-agent/src/highlights/selector.js';
 import { listener } from './helpers/http.js';
+import { titleFromTranscript } from '@shorts/common/text/title';
 
 /** 3 words/s, a pause after every 8 words: 240 words over ~85 s, plus filler to 200 s. */
 function transcript(): Transcript {
@@ -150,4 +151,37 @@ test('the factory picks the chat model only when both URL and model are configur
 test('JSON is dug out of fenced or chatty answers', (t) => {
   t.deepEqual(parseJsonContent('```json\n{"a":1}\n```'), { a: 1 });
   t.throws(() => parseJsonContent('nothing here'));
+});
+
+test("the model's title is used, cut to 60 characters at a word boundary; an empty or overlong one gives way to the words' title", async (t) => {
+  const tr = transcript();
+  const long = 'Why this one strange habit quietly doubles your savings every single year';
+  const srv = await fakeChat(() =>
+    chatAnswer(
+      JSON.stringify({
+        shorts: [
+          { title: '  "Why word0 matters"  ', reason: 'x', startId: 0, endId: 47 },
+          { title: long, reason: 'x', startId: 48, endId: 95 },
+          { title: '', reason: 'x', startId: 96, endId: 143 },
+          { title: 'word '.repeat(40), reason: 'x', startId: 144, endId: 191 },
+          { reason: 'no title at all', startId: 192, endId: 239 },
+        ],
+      }),
+    ),
+  );
+  try {
+    const shorts = await new ChatHighlightModel({ url: srv.url, model: 'm' }).pick(tr, { maxShorts: 5 });
+    t.is(shorts.length, 5, 'a bad title costs the title, not the pick');
+    t.is(shorts[0]!.title, 'Why word0 matters');
+    t.true(shorts[1]!.title.length <= 60, shorts[1]!.title);
+    t.is(shorts[1]!.title, 'Why this one strange habit quietly doubles your savings…');
+    t.true(long.startsWith(shorts[1]!.title.replace(/…$/, '') + ' '));
+    for (const s of shorts.slice(2)) {
+      t.is(s.title, titleFromTranscript(tr.words, s.startId!, s.endId!), `short ${s.id}`);
+      t.regex(s.title, /^Word\d+/);
+    }
+    t.is(shorts[4]!.reason, 'no title at all');
+  } finally {
+    await srv.close();
+  }
 });

@@ -1,26 +1,15 @@
 import test, { type ExecutionContext } from 'ava';
-import { joinWords, type Transcript, type Word } from '@shorts/common/text/transcript';
+import { joinWords, type Transcript } from '@shorts/common/text/transcript';
+import { timedTranscript } from './helpers/timed-transcript.js';
 import { predefinedShorts } from '../node-agent/src/highlights/predefined.js';
 import { segmentSentences } from '../node-agent/src/highlights/segments.js';
 import { defaultShortCount, makeTitle, selectShorts } from '../node-agent/src/highlights/selector.js';
+import { fitTitle, titleSentence } from '@shorts/common/text/title';
 import type { Short } from '../node-agent/src/highlights/types.js';
 
-/** Words at a steady 2.8 words/s; `pauseAfter` seconds of silence after each sentence. */
-function buildTranscript(parts: Array<{ text: string; pauseAfter?: number }>, opts: { punctuated?: boolean } = {}): Transcript {
-  const words: Word[] = [];
-  let t = 1.0;
-  for (const p of parts) {
-    for (const raw of p.text.split(/\s+/).filter(Boolean)) {
-      const text = opts.punctuated === false ? raw.toLowerCase().replace(/[^\p{L}\p{N}']/gu, '') : raw;
-      const dur = 0.2 + 0.02 * Math.min(10, raw.length);
-      words.push({ text, start: round(t), end: round(t + dur), confidence: 0.9 });
-      t += 1 / 2.8;
-    }
-    t += p.pauseAfter ?? 0.4;
-  }
-  return { language: 'en', text: joinWords(words), words, durationSec: round(t + 1), backend: 'test' };
-}
-const round = (x: number) => Math.round(x * 1000) / 1000;
+/** Sentences at 2.8 words/s, 0.4 s apart unless a part says otherwise. */
+const buildTranscript = (parts: Array<{ text: string; pauseAfter?: number }>, opts: { punctuated?: boolean } = {}): Transcript =>
+  timedTranscript(parts, { ...opts, pauseSec: 0.4 });
 
 const BLAND = [
   'Hello everybody and welcome back to the channel.',
@@ -153,6 +142,7 @@ test('picks the Q&A and the numbers segments, never the silence, within 90 s and
 test('without punctuation (pocketsphinx) sentences come from pauses and the same segments win', (t) => {
   const f = fixture(false);
   const shorts = selectShorts(f.transcript, { maxShorts: 2 });
+  t.log(shorts.map((s) => `${s.startTime}-${s.endTime} ${s.score} ${s.reason} ${s.text}`).join('\n'));
   checkInvariants(t, f.transcript, shorts);
   t.truthy(shorts.find((s) => covers(s, f.qaStart, f.qaEnd) && /question/.test(s.reason!)));
   t.truthy(shorts.find((s) => covers(s, f.numStart, f.numEnd) && /number/.test(s.reason!)));
@@ -189,7 +179,7 @@ test('continuous speech with no pauses over 90 s still yields windows within the
   for (const s of shorts) t.true(s.endTime - s.startTime <= 90);
 });
 
-test('titles: the first salient clause, fillers dropped, at most 60 characters', (t) => {
+test('titles: fillers dropped, cut at a clause mark, at most 60 characters at a word boundary', (t) => {
   const tr = buildTranscript([{ text: 'So, the biggest mistake new runners make, according to every coach I know, is going too fast.' }]);
   t.is(makeTitle(tr.words, segmentSentences(tr.words)), 'The biggest mistake new runners make');
   const long = buildTranscript(
@@ -200,6 +190,79 @@ test('titles: the first salient clause, fillers dropped, at most 60 characters',
   t.true(title.length <= 60, title);
   t.regex(title, /^Honestly this particular recipe/);
   t.regex(title, /…$/);
+  // Unpunctuated speech ends a long title before a clause word rather than with an ellipsis.
+  const clause = buildTranscript([{ text: 'so i moved every plant in the garden to the sunny side because the shade was killing them' }], {
+    punctuated: false,
+  });
+  t.is(makeTitle(clause.words, segmentSentences(clause.words)), 'I moved every plant in the garden to the sunny side');
+});
+
+/** The title the picker gives a short made of these sentences (punctuated, a pause after each). */
+const titleOf = (sentences: string[], opts: { topics?: string[]; punctuated?: boolean } = {}) => {
+  const tr = buildTranscript(
+    sentences.map((text) => ({ text, pauseAfter: 0.8 })),
+    { punctuated: opts.punctuated },
+  );
+  return makeTitle(tr.words, segmentSentences(tr.words), { topics: opts.topics });
+};
+
+test('titles come from the strongest sentence, not the first words', (t) => {
+  // A promise beats a scene-setting opener.
+  t.is(
+    titleOf([
+      'I was sitting at my desk on a quiet Monday.',
+      'Nobody tells you that most bugs hide in old code.',
+      'That was the week I learned it.',
+    ]),
+    'Nobody tells you that most bugs hide in old code',
+  );
+  // A number in a sentence that leans on an earlier one ("he") does not beat the hook it leans on.
+  t.is(titleOf(['Here is the secret of good bread.', 'He baked for forty years in a tiny shop.']), 'Here is the secret of good bread');
+  // A question about the talk itself is logistics: the figure wins.
+  t.is(titleOf(['Can you all see my screen?', 'Our revenue doubled in one year.']), 'Our revenue doubled in one year');
+  // A conclusion with a number beats a plain opening; without punctuation too.
+  const garden = [
+    'My garden was always a little sad.',
+    'The leaves stayed wet all night long.',
+    'Turns out watering at dawn makes it grow twice as fast.',
+  ];
+  t.is(titleOf(garden), 'Turns out watering at dawn makes it grow twice as fast');
+  t.is(titleOf(garden, { punctuated: false }), 'Turns out watering at dawn makes it grow twice as fast');
+  // A lone "one" is not a figure: the promise wins.
+  t.is(
+    titleOf(['The chain was rusty and one tyre was flat.', 'Nobody believed it would ever ride again.']),
+    'Nobody believed it would ever ride again',
+  );
+  // Equal strength: the opening wins; and "i" is written "I".
+  t.is(titleOf(['um i love this little street.', 'i love this little bridge.'], { punctuated: false }), 'I love this little street');
+});
+
+test('titles: a sentence naming a topic asked for wins', (t) => {
+  const talk = ['What is the best time to drink coffee?', 'Green tea has less caffeine than you think.', 'Most people never ask.'];
+  t.is(titleOf(talk), 'What is the best time to drink coffee?');
+  t.is(titleOf(talk, { topics: ['tea'] }), 'Green tea has less caffeine than you think');
+  // Its cues say why.
+  const tr = buildTranscript(talk.map((text) => ({ text, pauseAfter: 0.8 })));
+  const best = titleSentence(tr.words, segmentSentences(tr.words), { topics: ['tea'] })!;
+  t.is(best.index, 1);
+  t.true(best.cues.includes('topic'));
+});
+
+test('titles: never over 60 characters, never cut inside a word, an ellipsis only when cut', (t) => {
+  const vocabulary = ['a', 'the', 'extraordinarily', 'cat', 'internationalisation', 'we', 'counted', 'seven', 'houses', 'of', 'it'];
+  let seed = 7;
+  const next = () => (seed = (seed * 16807) % 2147483647);
+  for (let n = 0; n < 200; n++) {
+    const sentence = Array.from({ length: 2 + (next() % 22) }, () => vocabulary[next() % vocabulary.length]!).join(' ') + '.';
+    const title = titleOf([sentence]);
+    const source = sentence.replace(/\.$/, '').toLowerCase();
+    t.true(title.length <= 60, title);
+    const kept = title.replace(/…$/, '').toLowerCase();
+    // Whole words only: what is kept is the sentence up to a space (or all of it).
+    t.true(source === kept || source.startsWith(kept + ' '), `${title} from ${sentence}`);
+    t.is(title.endsWith('…'), source !== kept && !kept.endsWith(','), `${title} from ${sentence}`);
+  }
+  t.is(fitTitle('x'.repeat(40)), 'X'.repeat(1) + 'x'.repeat(39), 'a title that fits is kept whole');
 });
 
 test('predefined shorts take the words inside, ids follow start time, ids into words are null', (t) => {

@@ -193,6 +193,8 @@ test('trim, add and remove: ids never shift or get reused, renders use the new r
   });
   t.is(added.status, 201, JSON.stringify(added.body));
   t.like(added.body, { revision: 2, short: { id: 2, startTime: 12, endTime: 14, text: 'w12 w13' } });
+  t.false('cropObjectKey' in added.body.short, 'no internal storage key in the answer');
+  t.false('plannedReframe' in added.body.short);
   t.true(added.body.short.reframe.keyframes.every((k: { time: number }) => k.time >= 12 && k.time <= 14));
 
   // Remove the first: the others keep their ids; a new short never takes the removed id.

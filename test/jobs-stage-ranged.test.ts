@@ -8,7 +8,7 @@ import { serveFiles, type MediaServer } from './helpers/media.js';
 import { havePocketsphinx, needing } from './helpers/requirements.js';
 import { makeTalkVideo, TALK } from './helpers/talk-video.js';
 import { fliteAvailable } from './transcribe-synth.js';
-import { showTask } from '../coordinator/src/cluster/agents.js';
+import { showTask } from '../coordinator/src/tasks/operator.js';
 import { ANALYZE_STAGES, isAnalyzeStage, type AnalyzeStage } from '@shorts/common/tasks/analyze-video';
 
 let cluster: TestCluster;

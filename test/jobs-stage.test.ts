@@ -35,7 +35,7 @@ test.serial('a processing job names its stage in the list and the retrieve form,
   const { org, key } = await cluster.org();
   const created = await cluster.api('POST', '/api/jobs', {
     key,
-    body: { functionName: 'VideoShorts', title: 'Queued talk', fileUrl: 'https://example.com/talk.mp4' },
+    body: { functionName: 'VideoShorts', name: 'Queued talk', fileUrl: 'https://example.com/talk.mp4' },
   });
   t.is(created.status, 201, JSON.stringify(created.body));
   const jobId = created.body.id as string;

@@ -3,6 +3,7 @@ import { startCluster, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import type { Word } from '@shorts/common/text/transcript';
+import { titleFromTranscript } from '@shorts/common/text/title';
 
 // Correcting a completed job's transcript (PATCH /api/jobs/:jobId/transcription): words fixed, joined,
 // split and deleted keep their timings as the edit asks, the shorts' text follows, both retrieve forms
@@ -218,4 +219,96 @@ test("bad edits are clear 400s and change nothing; another organization's job is
   const op = doc.paths['/api/jobs/{jobId}/transcription'].patch;
   t.truthy(op.requestBody.content['application/json'].schema);
   t.regex(JSON.stringify(op.requestBody.content['application/json'].schema), /"replace".*"join".*"split".*"delete"/s);
+});
+
+// "We counted fourty cats in the house." An AI short named from its words, as the picker names it.
+const CATS: Word[] = ['We', 'counted', 'fourty', 'cats', 'in', 'the', 'house.', 'Then', 'we', 'left.'].map((text, i) => ({
+  text,
+  start: 0.5 + i * 0.4,
+  end: 0.8 + i * 0.4,
+}));
+
+test('a title made from the words is made again when they are corrected; a typed title is kept; the job says which', async (t) => {
+  const { org, key } = await cluster.org();
+  const id = await insertCompletedJob(cluster.app, {
+    organizationId: org.id,
+    words: CATS,
+    shorts: [
+      { startTime: 0.4, endTime: 3.3, title: titleFromTranscript(CATS, 0, 6), startId: 0, endId: 6 },
+      { startTime: 0.4, endTime: 4.5, title: titleFromTranscript(CATS, 0, 9), startId: 0, endId: 9 },
+    ],
+  });
+  const headers = await bearerFor(org.id);
+  const shorts = async () => (await cluster.api('GET', `/api/jobs/${id}?organizationId=${org.id}`, { headers })).body.data.shorts;
+  const before = await shorts();
+  t.is(before[0].title, 'We counted fourty cats in the house');
+  t.like(before, [{ titleSource: 'transcript' }, { titleSource: 'transcript' }]);
+  // The second short's title typed by the user: from now on it is theirs.
+  const typed = await cluster.api('PATCH', `/api/jobs/${id}/shorts/1`, { key, body: { revision: 0, title: 'Cats, counted' } });
+  t.is(typed.status, 200, JSON.stringify(typed.body));
+  t.like(typed.body.short, { title: 'Cats, counted', titleSource: 'user' });
+
+  // Its own title sent back unchanged (the studio's form saving a trim) does not make it the user's.
+  const same = await cluster.api('PATCH', `/api/jobs/${id}/shorts/0`, {
+    key,
+    body: { revision: 1, title: 'We counted fourty cats in the house', startTime: 0.4, endTime: 3.3 },
+  });
+  t.is(same.status, 200, JSON.stringify(same.body));
+  t.is(same.body.short.titleSource, 'transcript');
+
+  const fixed = await cluster.api('PATCH', `/api/jobs/${id}/transcription`, {
+    key,
+    body: { revision: 0, edits: [{ op: 'replace', index: 2, text: 'forty' }] },
+  });
+  t.is(fixed.status, 200, JSON.stringify(fixed.body));
+  const after = await shorts();
+  t.like(after[0], { title: 'We counted forty cats in the house', titleSource: 'transcript', text: 'We counted forty cats in the house.' });
+  t.like(after[1], { title: 'Cats, counted', titleSource: 'user' }, 'a typed title is kept');
+
+  // Made from the words again, with the title stored as such: a second correction follows too.
+  const again = await cluster.api('PATCH', `/api/jobs/${id}/transcription`, {
+    key,
+    body: { revision: 1, edits: [{ op: 'replace', index: 3, text: 'dogs' }] },
+  });
+  t.is(again.status, 200);
+  t.is((await shorts())[0].title, 'We counted forty dogs in the house');
+  // The API-key form says it too, beside the title it calls `content`.
+  t.like((await cluster.api('GET', `/api/jobs/${id}`, { key })).body.data.shorts, [
+    { content: 'We counted forty dogs in the house', titleSource: 'transcript' },
+    { content: 'Cats, counted', titleSource: 'user' },
+  ]);
+});
+
+// The recogniser heard "cots" for "cats": the job asked for shorts about cats, so once the word is
+// fixed the title moves to the sentence that names them, as the agent's picker would have titled it.
+const COTS: Word[] = ['How', 'many', 'rooms', 'does', 'this', 'house', 'have?', 'Our', 'cots', 'sleep', 'in', 'the', 'kitchen.'].map(
+  (text, i) => ({ text, start: 0.5 + i * 0.4, end: 0.8 + i * 0.4 }),
+);
+
+test("a corrected word re-makes the title by the picker's rule, with the job's topics; a typed title stays", async (t) => {
+  const { org, key } = await cluster.org();
+  const id = await insertCompletedJob(cluster.app, {
+    organizationId: org.id,
+    words: COTS,
+    options: { topics: ['cats'] },
+    shorts: [
+      { startTime: 0.4, endTime: 5.5, title: titleFromTranscript(COTS, 0, 12, { topics: ['cats'] }), startId: 0, endId: 12 },
+      { startTime: 0.4, endTime: 5.5, title: 'My cats', startId: 0, endId: 12 },
+    ],
+  });
+  const shorts = async () => (await cluster.api('GET', `/api/jobs/${id}`, { key })).body.data.shorts;
+  // Before the fix no sentence names cats: the question is the strongest.
+  t.like(await shorts(), [
+    { content: 'How many rooms does this house have?', titleSource: 'transcript' },
+    { content: 'My cats', titleSource: 'user' },
+  ]);
+  const fixed = await cluster.api('PATCH', `/api/jobs/${id}/transcription`, {
+    key,
+    body: { revision: 0, edits: [{ op: 'replace', index: 8, text: 'cats' }] },
+  });
+  t.is(fixed.status, 200, JSON.stringify(fixed.body));
+  t.like(await shorts(), [
+    { content: 'Our cats sleep in the kitchen', titleSource: 'transcript' },
+    { content: 'My cats', titleSource: 'user' },
+  ]);
 });

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { BLEND_MODES, type BlendMode } from '@shorts/common/render/options';
-import { buildWatermarkFilter, placeWatermark } from '../node-agent/src/media/blend.js';
+import { buildWatermarkFilter, placeWatermark, type WatermarkFilterOptions } from '../node-agent/src/media/blend.js';
 import { NON_SEPARABLE_MODES } from '../node-agent/src/media/non-separable.js';
 import { chooseMediaTools, isBundledFfmpeg } from '@shorts/common/media/tools';
 import { FFMPEG as BUNDLED_FFMPEG } from './helpers/media.js';
@@ -147,6 +147,50 @@ test.after.always(async () => {
 
 type Placement = { left?: string; top?: string; bottom?: string; width?: string };
 
+/** The filter on the small test frame (80x16, a 64x8 image, labels v/i/o); `o` overrides any of it. */
+const smallFilter = (o: Partial<WatermarkFilterOptions>) =>
+  buildWatermarkFilter({
+    videoLabel: 'v',
+    imageLabel: 'i',
+    outLabel: 'o',
+    frameWidth: 80,
+    frameHeight: 16,
+    imageWidth: 64,
+    imageHeight: 8,
+    opacity: 1,
+    blendMode: 'normal',
+    ...o,
+  });
+
+/** The render-path filter on a 96x64 4:2:0 frame with the 64x32 flat watermark at (9, 5). */
+const renderPathFilter = (mode: BlendMode) =>
+  buildWatermarkFilter({
+    videoLabel: 'bg',
+    imageLabel: '1:v',
+    outLabel: 'out',
+    frameWidth: 96,
+    frameHeight: 64,
+    imageWidth: 64,
+    imageHeight: 32,
+    opacity: OPACITY,
+    blendMode: mode,
+    left: '9px',
+    top: '5px',
+    legacyFfmpeg: LEGACY,
+  });
+
+/** `-loop 1` over two still images: the backdrop and the watermark. */
+const stills = (backdrop: string, watermark: string) => ['-loop', '1', '-t', '0.2', '-i', backdrop, '-i', watermark];
+
+/** Runs a graph whose output is [out] and reads its frames back as rgb24; `oneFrame` stops after the first. */
+async function rgbFrames(ffmpeg: string, inputs: string[], graph: string, maxBuffer: number, oneFrame = true): Promise<Buffer> {
+  const args = ['-hide_banner', '-loglevel', 'error', ...inputs, '-filter_complex', graph, '-map', '[out]'];
+  if (oneFrame) args.push('-frames:v', '1');
+  args.push('-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1');
+  const { stdout } = await run(ffmpeg, args, { encoding: 'buffer', maxBuffer });
+  return stdout;
+}
+
 /** One frame of the fragment's output as rgb24, the frame kept in RGB from end to end. */
 async function renderFrame(
   mode: BlendMode,
@@ -168,32 +212,7 @@ async function renderFrame(
     legacyFfmpeg: isBundledFfmpeg(ffmpeg),
     ...placement,
   });
-  const args = [
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-loop',
-    '1',
-    '-t',
-    '0.2',
-    '-i',
-    bgPng,
-    '-i',
-    wmPng,
-    '-filter_complex',
-    `[0:v]format=gbrp[bg];${f.filter}`,
-    '-map',
-    '[out]',
-    '-frames:v',
-    '1',
-    '-f',
-    'rawvideo',
-    '-pix_fmt',
-    'rgb24',
-    'pipe:1',
-  ];
-  const { stdout } = await run(ffmpeg, args, { encoding: 'buffer', maxBuffer: 1 << 20 });
-  return stdout;
+  return rgbFrames(ffmpeg, stills(bgPng, wmPng), `[0:v]format=gbrp[bg];${f.filter}`, 1 << 20);
 }
 
 const pixel = (frame: Buffer, x: number, y: number): RGB => {
@@ -240,32 +259,8 @@ test('placement: percentages, calc(), bottom, width scaling and clipping at the 
   t.deepEqual(placeWatermark({ left: '10%', top: '25%', width: '50%' }, 80, 16, 64, 8), { x: 8, y: 4, w: 40, h: 5 });
   t.deepEqual(placeWatermark({ left: 'calc(100% - 40px)', bottom: '2px', width: '32px' }, 80, 16, 64, 8), { x: 40, y: 10, w: 32, h: 4 });
   t.deepEqual(placeWatermark({}, 80, 16, 64, 8), { x: 0, y: 0, w: 64, h: 8 });
-  const f = buildWatermarkFilter({
-    videoLabel: 'v',
-    imageLabel: 'i',
-    outLabel: 'o',
-    frameWidth: 80,
-    frameHeight: 16,
-    imageWidth: 64,
-    imageHeight: 8,
-    left: '-16px',
-    top: '12px',
-    opacity: 1,
-    blendMode: 'multiply',
-  });
-  t.deepEqual(f.box, { x: 0, y: 12, w: 48, h: 4 });
-  const off = buildWatermarkFilter({
-    videoLabel: 'v',
-    imageLabel: 'i',
-    outLabel: 'o',
-    frameWidth: 80,
-    frameHeight: 16,
-    imageWidth: 64,
-    imageHeight: 8,
-    left: '100%',
-    opacity: 1,
-    blendMode: 'normal',
-  });
+  t.deepEqual(smallFilter({ left: '-16px', top: '12px', blendMode: 'multiply' }).box, { x: 0, y: 12, w: 48, h: 4 });
+  const off = smallFilter({ left: '100%' });
   t.is(off.box, null);
   t.deepEqual(off.inputs, ['v']);
 });
@@ -286,18 +281,7 @@ test('a watermark hanging off the frame edge is cropped, and the visible part bl
 test('opacity 1 and 0: full source-over, and nothing at all', async (t) => {
   const full = await renderFrame('normal', { left: '8px', top: '4px' }, 1);
   t.deepEqual(pixel(full, 24, 5), SOURCE_TOP.rgb);
-  const none = buildWatermarkFilter({
-    videoLabel: 'v',
-    imageLabel: 'i',
-    outLabel: 'o',
-    frameWidth: 80,
-    frameHeight: 16,
-    imageWidth: 64,
-    imageHeight: 8,
-    opacity: 0,
-    blendMode: 'multiply',
-  });
-  t.is(none.box, null);
+  t.is(smallFilter({ opacity: 0, blendMode: 'multiply' }).box, null);
 });
 
 test('on a 4:2:0 frame (the render path) the blend lands in place, close to the reference', async (t) => {
@@ -305,48 +289,8 @@ test('on a 4:2:0 frame (the render path) the blend lands in place, close to the 
   // watermark) and the tolerance is wider; flat colours keep chroma interpolation, which differs
   // between ffmpeg versions, away from the sampled points.
   for (const mode of ['normal', 'multiply', 'soft-light', 'hue', 'saturation', 'color', 'luminosity'] as BlendMode[]) {
-    const f = buildWatermarkFilter({
-      videoLabel: 'bg',
-      imageLabel: '1:v',
-      outLabel: 'out',
-      frameWidth: 96,
-      frameHeight: 64,
-      imageWidth: 64,
-      imageHeight: 32,
-      opacity: OPACITY,
-      blendMode: mode,
-      left: '9px',
-      top: '5px',
-      legacyFfmpeg: LEGACY,
-    });
-    const { stdout: frame } = await run(
-      AGENT_FFMPEG,
-      [
-        '-hide_banner',
-        '-loglevel',
-        'error',
-        '-loop',
-        '1',
-        '-t',
-        '0.2',
-        '-i',
-        flatPng,
-        '-i',
-        wmFlatPng,
-        '-filter_complex',
-        `[0:v]format=yuv420p[bg];${f.filter}`,
-        '-map',
-        '[out]',
-        '-frames:v',
-        '1',
-        '-f',
-        'rawvideo',
-        '-pix_fmt',
-        'rgb24',
-        'pipe:1',
-      ],
-      { encoding: 'buffer', maxBuffer: 1 << 20 },
-    );
+    const f = renderPathFilter(mode);
+    const frame = await rgbFrames(AGENT_FFMPEG, stills(flatPng, wmFlatPng), `[0:v]format=yuv420p[bg];${f.filter}`, 1 << 20);
     const at = (x: number, y: number): RGB => [frame[(y * 96 + x) * 3]!, frame[(y * 96 + x) * 3 + 1]!, frame[(y * 96 + x) * 3 + 2]!];
     const backdrop = at(90, 60);
     t.true(
@@ -388,43 +332,13 @@ test('in a video every frame is blended with its own backdrop: none skipped, non
   const pick = (i: number) => `if(mod(N,2),${b[i]},${a[i]})`;
   const frames = 24;
   for (const mode of ['normal', 'multiply', 'hue', 'luminosity'] as BlendMode[]) {
-    const f = buildWatermarkFilter({
-      videoLabel: 'bg',
-      imageLabel: '1:v',
-      outLabel: 'out',
-      frameWidth: 96,
-      frameHeight: 64,
-      imageWidth: 64,
-      imageHeight: 32,
-      opacity: OPACITY,
-      blendMode: mode,
-      left: '9px',
-      top: '5px',
-      legacyFfmpeg: LEGACY,
-    });
-    const { stdout } = await run(
+    const f = renderPathFilter(mode);
+    const stdout = await rgbFrames(
       AGENT_FFMPEG,
-      [
-        '-hide_banner',
-        '-loglevel',
-        'error',
-        '-f',
-        'lavfi',
-        '-i',
-        `color=c=black:size=96x64:rate=30:duration=${frames / 30}`,
-        '-i',
-        wmFlatPng,
-        '-filter_complex',
-        `[0:v]format=gbrp,geq=r='${pick(0)}':g='${pick(1)}':b='${pick(2)}',format=yuv420p[bg];${f.filter}`,
-        '-map',
-        '[out]',
-        '-f',
-        'rawvideo',
-        '-pix_fmt',
-        'rgb24',
-        'pipe:1',
-      ],
-      { encoding: 'buffer', maxBuffer: 1 << 22 },
+      ['-f', 'lavfi', '-i', `color=c=black:size=96x64:rate=30:duration=${frames / 30}`, '-i', wmFlatPng],
+      `[0:v]format=gbrp,geq=r='${pick(0)}':g='${pick(1)}':b='${pick(2)}',format=yuv420p[bg];${f.filter}`,
+      1 << 22,
+      false,
     );
     const size = 96 * 64 * 3;
     t.is(stdout.length, frames * size, `${mode}: ${frames} frames`);
@@ -487,34 +401,7 @@ needing({ tools: { 'a system ffmpeg 5+ (the agent renders these modes with it)':
         blendMode: mode,
         frameFormat: 'gbrp',
       });
-      const { stdout: out } = await run(
-        AGENT_FFMPEG,
-        [
-          '-hide_banner',
-          '-loglevel',
-          'error',
-          '-loop',
-          '1',
-          '-t',
-          '0.2',
-          '-i',
-          bgFile,
-          '-i',
-          wmFile,
-          '-filter_complex',
-          `[0:v]format=gbrp[bg];${f.filter}`,
-          '-map',
-          '[out]',
-          '-frames:v',
-          '1',
-          '-f',
-          'rawvideo',
-          '-pix_fmt',
-          'rgb24',
-          'pipe:1',
-        ],
-        { encoding: 'buffer', maxBuffer: 1 << 24 },
-      );
+      const out = await rgbFrames(AGENT_FFMPEG, stills(bgFile, wmFile), `[0:v]format=gbrp[bg];${f.filter}`, 1 << 24);
       t.is(out.length, N * N * 3);
       const errors: number[] = [];
       let worst = { error: -1, text: '' };
@@ -556,33 +443,8 @@ test('the bundled 2018 ffmpeg, which stalls on the table program, renders these 
       `${mode}: got ${got}, want ${want}`,
     );
   }
-  const legacy = buildWatermarkFilter({
-    videoLabel: 'v',
-    imageLabel: 'i',
-    outLabel: 'o',
-    frameWidth: 80,
-    frameHeight: 16,
-    imageWidth: 64,
-    imageHeight: 8,
-    opacity: 1,
-    blendMode: 'hue',
-    legacyFfmpeg: true,
-  });
-  t.regex(legacy.filter, /geq=/);
-  t.notRegex(
-    buildWatermarkFilter({
-      videoLabel: 'v',
-      imageLabel: 'i',
-      outLabel: 'o',
-      frameWidth: 80,
-      frameHeight: 16,
-      imageWidth: 64,
-      imageHeight: 8,
-      opacity: 1,
-      blendMode: 'hue',
-    }).filter,
-    /geq=/,
-  );
+  t.regex(smallFilter({ blendMode: 'hue', legacyFfmpeg: true }).filter, /geq=/);
+  t.notRegex(smallFilter({ blendMode: 'hue' }).filter, /geq=/);
 });
 
 test('a 5 s 1080x1920 render graph reaches its end in every non-separable mode', async (t) => {

@@ -128,7 +128,7 @@ test('crop path: x/y follow the keyframes on the clip clock; a size change is a 
   );
   t.regex(
     cut,
-    /^\[0:v\]split=2\[rf0in\]\[rf1in\];\[rf0in\]trim=start=0:end=3\.5,setpts=PTS-STARTPTS,crop=606:1080:0:0:exact=1,.*\[rf1in\]trim=start=3\.5,setpts=PTS-STARTPTS,crop=360:640:100:100:exact=1,.*concat=n=2:v=1:a=0\[reframed\]/,
+    /^\[0:v\]split=2\[rf0in\]\[rf1in\];\[rf0in\]trim=start=0:end=3\.5,crop=606:1080:0:0:exact=1,setpts=PTS-STARTPTS,.*\[rf1in\]trim=start=3\.5,crop=360:640:100:100:exact=1,setpts=PTS-STARTPTS,.*concat=n=2:v=1:a=0\[reframed\]/,
   );
   // A size change after the clip ends, or one that would last a few frames, is not a cut.
   const late = graphOf(buildRenderArgs(base({ reframe: path1([10, 0, 0, 606, 1080], [41, 0, 0, 360, 640]) })));

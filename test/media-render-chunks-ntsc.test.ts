@@ -10,7 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { agentTools } from './helpers/media.js';
 import { buildRenderArgs, type RenderSpec } from '../node-agent/src/media/render-args.js';
-import { gopFramesFor, joinChunks, planChunkCuts, probeFrameTimes } from '../node-agent/src/media/render-chunks.js';
+import { gopFramesFor, joinChunks, keepFirstFrames, planChunkCuts, probeFrameTimes } from '../node-agent/src/media/render-chunks.js';
 
 const run = promisify(execFile);
 const TOOLS = agentTools();
@@ -69,8 +69,12 @@ for (const [name, rate] of [
     const cuts = planChunkCuts(frames, { start, end, chunks: 3, gopFrames });
     t.truthy(cuts);
     const chunkPaths = cuts!.map((_, k) => path.join(dir, `chunk-${name}-${k}.mp4`));
-    for (const [k, cut] of cuts!.entries())
-      await render({ ...base, output: { width: 180, height: 320, path: chunkPaths[k]! }, chunk: { ...cut, last: k === cuts!.length - 1 } });
+    // As the agent does (render-chunk.ts): a chunk planned to render past its end keeps its own frames.
+    for (const [k, cut] of cuts!.entries()) {
+      const rendering = cut.keepFrames ? `${chunkPaths[k]!}.overrun.mp4` : chunkPaths[k]!;
+      await render({ ...base, output: { width: 180, height: 320, path: rendering }, chunk: { ...cut, last: k === cuts!.length - 1 } });
+      if (cut.keepFrames) await keepFirstFrames(TOOLS.ffmpegPath, { input: rendering, out: chunkPaths[k]!, frames: cut.keepFrames });
+    }
     const joined = path.join(dir, `joined-${name}.mp4`);
     await joinChunks(TOOLS, { chunkPaths, audioPath: null, out: joined, workDir: dir });
 

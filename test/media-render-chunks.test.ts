@@ -1,5 +1,5 @@
 import test from 'ava';
-import { planChunkCuts, secToUs, type SourceFrames } from '../node-agent/src/media/render-chunks.js';
+import { OVERRUN_FRAMES, planChunkCuts, secToUs, type SourceFrames } from '../node-agent/src/media/render-chunks.js';
 
 // Where a long render is cut (issue 22), against ffmpeg's own rules: after an input -ss it keeps the
 // frames at or after it, and with -to those whose distance from the first kept frame is under
@@ -27,6 +27,19 @@ function kept(frames: SourceFrames, fromUs: number, toUs: number): number[] {
   return after.filter((f) => f.pts - after[0]!.pts < duration).map((f) => f.i);
 }
 
+/** What the encoder's constant-rate output shows of them when they start at -ss fromUs: the slots
+ *  before the first frame's own filled with copies of it (ffmpeg's vsync cfr: llrint(1 + lead) - 1
+ *  copies once the lead passes 0.1 of a frame). Only the single pass and the first chunk start on
+ *  the clip's clock; later chunks are shifted to start at 0. */
+function encoded(frames: SourceFrames, fromUs: number, toUs: number): number[] {
+  const ticks = (us: number) => (us * frames.timeBase.den) / (1e6 * frames.timeBase.num);
+  const list = kept(frames, fromUs, toUs);
+  const step = frames.pts[1]! - frames.pts[0]!;
+  const lead = (frames.pts[list[0]!]! - round(ticks(fromUs))) / step;
+  const copies = lead > 0.1 ? Math.round(1 + lead) - 1 : 0;
+  return [...Array<number>(copies).fill(list[0]!), ...list];
+}
+
 const CASES = [
   { name: '30 fps in 1/15360', fps: [30, 1], tb: 15360 },
   { name: '25 fps in 1/12800', fps: [25, 1], tb: 12800 },
@@ -46,7 +59,7 @@ for (const c of CASES) {
       [0, 37.001],
       [2.5, 30],
     ] as const) {
-      const single = kept(frames, secToUs(start), secToUs(end));
+      const single = encoded(frames, secToUs(start), secToUs(end));
       for (const [chunks, firstChunkExtraShare] of [
         [2, 0],
         [3, 0],
@@ -59,8 +72,15 @@ for (const c of CASES) {
           t.true(Math.floor(single.length / gop) < chunks, `${start}-${end} in ${chunks}: refused although it has enough GOPs`);
           continue;
         }
-        const parts = cuts.map((cut) => kept(frames, cut.fromUs, cut.toUs));
+        // Each chunk but the last runs on OVERRUN_FRAMES into the next and keeps its own frames only.
+        const rendered = cuts.map((cut, k) => (k === 0 ? encoded : kept)(frames, cut.fromUs, cut.toUs));
+        const parts = rendered.map((part, k) => part.slice(0, cuts[k]!.keepFrames ?? part.length));
         t.deepEqual(parts.flat(), single, `${start}-${end} in ${chunks}`);
+        rendered
+          .slice(0, -1)
+          .forEach((part, k) =>
+            t.deepEqual(part.slice(parts[k]!.length), rendered[k + 1]!.slice(0, OVERRUN_FRAMES), 'runs on into the next chunk'),
+          );
         t.true(
           parts.every((part) => part.length >= gop),
           'every chunk holds a keyframe interval at least',
@@ -79,7 +99,7 @@ test('the first chunk, which also encodes the sound, gets that much less video; 
   const frames = source(30, 1, 15360, 70);
   const framesOf = (share: number) =>
     planChunkCuts(frames, { start: 0, end: 60, chunks: 2, gopFrames: 60, firstChunkExtraShare: share })!.map(
-      (cut) => kept(frames, cut.fromUs, cut.toUs).length,
+      (cut) => cut.keepFrames ?? kept(frames, cut.fromUs, cut.toUs).length,
     );
   // 30 keyframe intervals: even halves without the sound; with it worth 5 % of the video (1.5
   // intervals), the first chunk renders 14 intervals and the second 16.
@@ -87,7 +107,7 @@ test('the first chunk, which also encodes the sound, gets that much less video; 
   t.deepEqual(framesOf(0.05), [840, 960]);
   t.deepEqual(framesOf(0.2), [720, 1080]);
   const three = planChunkCuts(frames, { start: 0, end: 60, chunks: 3, gopFrames: 60, firstChunkExtraShare: 0.1 })!.map(
-    (cut) => kept(frames, cut.fromUs, cut.toUs).length,
+    (cut) => cut.keepFrames ?? kept(frames, cut.fromUs, cut.toUs).length,
   );
   t.deepEqual(three, [480, 660, 660]);
 });
@@ -104,4 +124,42 @@ test('a variable frame rate is not cut (the constant-rate output would repeat or
   // A phone's 30 fps: frames 33.2-33.5 ms apart.
   const phone = { ...steady, pts: steady.pts.map((p, i) => p + (i % 3 === 1 ? 30 : 0)) };
   t.is(planChunkCuts(phone, { start: 1, end: 13, chunks: 2, gopFrames: 60 }), null);
+});
+
+test('with jump cuts only the kept frames are counted, and a cut between two kept frames across a jump cut lies in the removed stretch', (t) => {
+  const frames = source(30, 1, 15360, 20);
+  // Kept: 0-4 s and 7-15 s of the clip; 4-7 s is cut away.
+  const keep = [
+    { start: 0, end: 4 },
+    { start: 7, end: 15 },
+  ];
+  const cuts = planChunkCuts(frames, { start: 0, end: 15, chunks: 2, gopFrames: 60, keep, fps: 30 })!;
+  t.is(cuts.length, 2);
+  // 360 kept frames, 6 GOPs: the second chunk starts at kept frame 180 (6 s of edited time), which is
+  // 2 s into the second kept range, at 9 s of the source.
+  t.true(Math.abs(cuts[1]!.fromUs - 9e6) < 1e6 / 30, `cut at ${cuts[1]!.fromUs} us`);
+  t.is(cuts[1]!.clockUs, 6e6);
+  // Three chunks of two GOPs: the second starts on the first kept frame after the jump cut (4 s of
+  // edited time), so its cut lies in the removed stretch.
+  const early = planChunkCuts(frames, { start: 0, end: 15, chunks: 3, gopFrames: 60, keep, fps: 30 })!;
+  t.deepEqual(
+    early.map((c) => c.clockUs),
+    [0, 4e6, 8e6],
+  );
+  t.true(early[1]!.fromUs > 4e6 && early[1]!.fromUs <= 7e6, 'between the last frame before the jump cut and the first after it');
+});
+
+test('a variable frame rate put on a constant rate is cut between output frames, each chunk showing the frames the one pass shows', (t) => {
+  const steady = source(30, 1, 90000, 20);
+  // Every fifth frame dropped: 24 fps on average, frames 1/30 or 2/30 s apart.
+  const phone = { ...steady, pts: steady.pts.filter((_, i) => i % 5 !== 2) };
+  t.is(planChunkCuts(phone, { start: 1, end: 13, chunks: 2, gopFrames: 60 }), null, 'not without the constant rate');
+  const cuts = planChunkCuts(phone, { start: 1, end: 13, chunks: 2, gopFrames: 60, constantRate: 30 })!;
+  t.is(cuts.length, 2);
+  t.deepEqual(cuts[0]!.slots, { from: 0, to: 180 + OVERRUN_FRAMES });
+  t.is(cuts[0]!.keepFrames, 180);
+  t.deepEqual(cuts[1]!.slots, { from: 180 });
+  t.is(cuts[1]!.clockUs, 6e6);
+  // Output frame 180 (7 s of source) shows the last frame at or before it: source frame 210 (kept).
+  t.true(Math.abs(cuts[1]!.fromUs - secToUs(7) + 1e6 / 60) < 1e6 / 60 + 1, `cut at ${cuts[1]!.fromUs}`);
 });

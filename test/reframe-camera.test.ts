@@ -178,6 +178,55 @@ test('a turn detection is not sure of shows the whole picture, not a guess; a su
   }
 });
 
+test('a doubtful turn with a likeliest other face shows those two split, each whole in its panel; a third face is left out', (t) => {
+  const panel = (turns: SpeakerTurn[]) =>
+    detections({
+      width: 1920,
+      height: 1080,
+      end: 12,
+      turns,
+      faces: [
+        { id: 1, at: still(200, 400, 110, 140) },
+        { id: 2, at: still(900, 420, 110, 140) },
+        { id: 3, at: still(1600, 410, 110, 140) },
+      ],
+    });
+  const turns: SpeakerTurn[] = [
+    { start: 0.3, end: 3.8, trackId: 1, confidence: 0.6, runnerUp: 2 },
+    { start: 4.4, end: 7.9, trackId: 3, confidence: LOW_CONFIDENCE / 2, runnerUp: 2 },
+    { start: 8.2, end: 11.5, trackId: 1, confidence: 0.6, runnerUp: null },
+  ];
+  const d = panel(turns);
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  assertSane(t, d, r);
+  assertNoFaceCut(t, d, r);
+  t.deepEqual(
+    r.segments.map((s) => [s.layout, s.tracks]),
+    [
+      ['single', [1]],
+      ['split', [3, 2]],
+      ['single', [1]],
+    ],
+  );
+  // Over the doubtful turn: two panels, the choice on top, each holding its face whole and no other.
+  const shown = boxesShownAt(r, 6);
+  t.is(shown.length, 2);
+  for (const [panel, id] of [
+    [shown[0]!, 3],
+    [shown[1]!, 2],
+  ] as const) {
+    for (const face of [1, 2, 3]) {
+      const box = faceAt(d, face, 6)!;
+      t.is(contains(panel, box), face === id, `face ${face} in the panel of ${id}`);
+    }
+  }
+  // Where the runner-up is nobody visible, or is not known (stored before it was measured): the whole picture.
+  for (const runnerUp of [null, undefined]) {
+    const whole = planReframe(panel(turns.map((x, i) => (i === 1 ? { ...x, runnerUp } : x))), DEFAULT_DIRECTOR, OUT);
+    t.deepEqual(whole.segments[1]!.tracks, [], `runner-up ${runnerUp}`);
+  }
+});
+
 test('a turn puts the window on the new speaker within 1 s, cut on the turn, and never cuts a face', (t) => {
   const turns = [
     { start: 0.3, end: 3.8, trackId: 1 },

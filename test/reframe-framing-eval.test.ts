@@ -40,21 +40,23 @@ const AT_GOAL: Bounds = {
 };
 
 /** Seeds 0 and 1 of each family. Where a scene misses a goal today, its bound is a floor under
- *  today's figure (measured 2026-11-28, in the comment), not the goal: issue 33 is open on it. */
+ *  today's figure (measured 2026-11-29, in the comment), not the goal: issue 33 is open on it. */
 const BOUNDS: Record<Family, [Bounds, Bounds]> = {
-  // Scene 1: 80.7 %, one switch 2.28 s late.
-  turns: [AT_GOAL, { ...AT_GOAL, onSpeaker: 0.75, worstSwitchSec: 2.8 }],
+  turns: [AT_GOAL, AT_GOAL],
   // Scene 0 (4K, faces 2.7 % of the height, pillarboxed): 37.8 %, switches up to 3.04 s late, one
   // false switch in 15 s.
   panel: [{ ...AT_GOAL, onSpeaker: 0.3, worstSwitchSec: 3.5, falsePerMinute: 4.5 }, AT_GOAL],
   // Scene 1: 81.7 %, one switch 2.96 s late.
   'muted-listener': [AT_GOAL, { ...AT_GOAL, onSpeaker: 0.75, worstSwitchSec: 3.5 }],
-  // Scene 1: one false switch in 17.6 s.
-  'off-screen': [AT_GOAL, { ...AT_GOAL, falsePerMinute: 3.5 }],
-  // Scene 0: shot detection misses the cuts to and from its generated B-roll and slide, which are
-  // framed as the shot before them: 0 % shown whole. Scene 1: 78.8 % on the speaker.
+  // Scene 0: the actors' clips end 0.27 s before the scene does, the picture empties, and that last
+  // cut, found and shown whole, scores as one false switch in 15 s. Scene 1: one false switch in 17.6 s.
+  'off-screen': [
+    { ...AT_GOAL, falsePerMinute: 4.5 },
+    { ...AT_GOAL, falsePerMinute: 3.5 },
+  ],
+  // Scene 0: 46 % of its faceless time shown whole (45 of 97 samples). Scene 1: 78.8 % on the speaker.
   edited: [
-    { ...AT_GOAL, faceless: 0 },
+    { ...AT_GOAL, faceless: 0.4 },
     { ...AT_GOAL, onSpeaker: 0.75 },
   ],
   facecam: [AT_GOAL, AT_GOAL],
@@ -86,7 +88,9 @@ function describe(s: SceneScore): string {
 
 for (const family of FAMILIES) {
   for (const seed of SEEDS) {
-    withMedia(`framing, ${family} scene ${seed}: the heard speaker framed, switches on time, no face sliced`, async (t) => {
+    // One scene at a time: fourteen compositions and analyses at once held every core for minutes with
+    // no test finishing, past ava's timeout on a busy machine.
+    withMedia.serial(`framing, ${family} scene ${seed}: the heard speaker framed, switches on time, no face sliced`, async (t) => {
       const { score: s } = await evaluateScene(family, seed, casting!, cacheDir);
       t.log(describe(s));
       const bounds = BOUNDS[family][seed]!;

@@ -222,6 +222,9 @@ async function checkConversation(t: ExecutionContext, turns: Array<0 | 1>, liste
     d!.turns.every((turn) => turn.confidence !== undefined && turn.confidence >= 0.3 && turn.confidence <= 1),
     'turn confidence',
   );
+  // And names the likeliest other choice: the other person (the pair a doubtful turn shows split), or nobody.
+  for (const turn of d!.turns)
+    t.true(turn.runnerUp === null || (ids.includes(turn.runnerUp!) && turn.runnerUp !== turn.trackId), `runner-up ${turn.runnerUp}`);
   // Each change of speaker: the new speaker's turn begins within 1 s of their first word.
   for (const [i, seg] of video.turns.entries()) {
     if (i === 0 || video.turns[i - 1]!.speaker === seg.speaker) continue;

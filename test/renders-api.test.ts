@@ -94,7 +94,7 @@ test('malformed ids are 404, never a query error; null optional fields count as 
   for (const renderId of ['%00', 'abc%00def', 'not-a-render', jobId]) {
     const r = await cluster.api('GET', `/api/render/${renderId}`, { key });
     t.is(r.status, 404, renderId);
-    t.deepEqual(r.body, { error: 'Not Found', message: 'Render not found' });
+    t.like(r.body, { error: 'Not Found', message: 'Render not found', code: 'not_found' });
   }
   for (const brandPresetId of ['\u0000', 'x\u0000y', 'not-a-preset']) {
     const r = await render(key, { id: jobId, target: 0, brandPresetId });

@@ -1,17 +1,17 @@
 import test, { type ExecutionContext } from 'ava';
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { agentTools, FFMPEG, FFPROBE } from './helpers/media.js';
+import { agentTools, FFMPEG, playerTiming, psnrPerFrame } from './helpers/media.js';
 import { prepareRender } from '../node-agent/src/media/render-args.js';
 import { runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { cacheEntryName } from '../node-agent/src/tasks/object-cache.js';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
 import { isBundledFfmpeg } from '@shorts/common/media/tools';
-import { requestTaskCancel, showTask } from '../coordinator/src/cluster/agents.js';
+import { requestTaskCancel, showTask } from '../coordinator/src/tasks/operator.js';
 import type { RenderShortPayload } from '@shorts/common/tasks/render-short';
 import { admin, adminJson } from './helpers/admin-cli.js';
 import type { Parsed } from './helpers/parsed.js';
@@ -115,40 +115,6 @@ async function counter(name: string, type: string): Promise<number> {
   return Number(line?.split(' ').at(-1));
 }
 
-async function probeJson(file: string, ...args: string[]): Promise<Parsed> {
-  const { stdout } = await run(FFPROBE, ['-v', 'error', '-of', 'json', ...args, file], { maxBuffer: 64 * 1024 * 1024 });
-  return JSON.parse(stdout);
-}
-
-/** What a viewer's player reads of a file: each video frame's timestamp, the streams' starts and lengths. */
-async function timing(file: string) {
-  const packets = (await probeJson(file, '-select_streams', 'v:0', '-show_entries', 'packet=pts,duration')).packets as Array<{
-    pts: number;
-    duration: number;
-  }>;
-  const info = await probeJson(file, '-show_entries', 'stream=codec_type,start_time,duration,time_base:format=duration');
-  const stream = (type: string) => info.streams.find((s: { codec_type: string }) => s.codec_type === type);
-  return {
-    framePts: packets.map((p) => p.pts).sort((a, b) => a - b),
-    duration: info.format.duration,
-    video: stream('video'),
-    audio: stream('audio'),
-  };
-}
-
-/** Per-frame PSNR (dB) of a render against a reference. */
-async function psnrPerFrame(file: string, reference: string, name: string): Promise<number[]> {
-  const stats = path.join(cluster.dataDir, `${name}.psnr`);
-  await run(FFMPEG, ['-v', 'error', '-i', file, '-i', reference, '-lavfi', `[0:v][1:v]psnr=stats_file=${stats}`, '-f', 'null', '-']);
-  return (await readFile(stats, 'utf8'))
-    .trim()
-    .split('\n')
-    .map((l) => {
-      const v = /psnr_avg:(\S+)/.exec(l)![1]!;
-      return v === 'inf' ? 100 : Number(v);
-    });
-}
-
 /** The sound as 16-bit samples (the first channel). */
 async function samples(file: string): Promise<Int16Array> {
   const { stdout } = await run(
@@ -194,7 +160,7 @@ async function losslessReference(renderId: string): Promise<string> {
 
 /** The joined render equals the one-pass render in everything a viewer or an editor can measure. */
 async function assertEqualsSinglePass(t: ExecutionContext, file: string, name: string): Promise<void> {
-  const [a, b] = await Promise.all([timing(single.file), timing(file)]);
+  const [a, b] = await Promise.all([playerTiming(single.file), playerTiming(file)]);
   t.is(b.framePts.length, a.framePts.length, 'the same number of frames');
   t.deepEqual(b.framePts, a.framePts, 'every frame at the same timestamp');
   t.is(b.duration, a.duration, 'the same duration');
@@ -208,8 +174,8 @@ async function assertEqualsSinglePass(t: ExecutionContext, file: string, name: s
 
   const reference = await losslessReference(single.renderId);
   const [psnrSingle, psnrChunked] = await Promise.all([
-    psnrPerFrame(single.file, reference, 'single'),
-    psnrPerFrame(file, reference, name),
+    psnrPerFrame(single.file, reference, path.join(cluster.dataDir, 'single.psnr')),
+    psnrPerFrame(file, reference, path.join(cluster.dataDir, `${name}.psnr`)),
   ]);
   t.is(psnrChunked.length, a.framePts.length);
   const worst = psnrChunked.map((p, i) => ({ frame: i, diff: Math.abs(p - psnrSingle[i]!) })).sort((x, y) => y.diff - x.diff)[0]!;
@@ -241,7 +207,7 @@ test.serial('with one free render slot a long render is done in one pass', async
   t.is(done.type, 'done', JSON.stringify(done));
   t.deepEqual((await renderTask(renderId)).children, [], 'no chunks');
   single = { file: await download(done.url, 'single.mp4'), renderId };
-  t.is((await timing(single.file)).framePts.length, (SHORT.endTime - SHORT.startTime) * FPS);
+  t.is((await playerTiming(single.file)).framePts.length, (SHORT.endTime - SHORT.startTime) * FPS);
 });
 
 test.serial(

@@ -515,7 +515,7 @@ needing({ tools: TOOLS })(
       width: 640,
       height: 360,
     });
-    const { file, done } = await render(key, {
+    const { file, done, renderId } = await render(key, {
       id: jobId,
       target: 0,
       size: { width: 360, height: 640 },
@@ -540,6 +540,11 @@ needing({ tools: TOOLS })(
       Math.abs(done.length - (talk.durationSec - plan.removedSec)) <= FRAME + 1e-3,
       `length ${done.length}, planned ${talk.durationSec - plan.removedSec}`,
     );
+    // The render's caption files are re-timed by the cuts it made (on what it heard), not by the words alone.
+    const captions = (await cluster.api('GET', `/api/render/${renderId}/captions.json`, { key })).body;
+    const ranges = (cuts: Array<{ start: number; end: number }>) => cuts.map((c) => [c.start.toFixed(3), c.end.toFixed(3)]);
+    t.deepEqual(ranges(captions.jumpCuts), ranges(plan.cuts));
+    t.true(Math.abs(captions.durationSec - done.length) <= FRAME + 1e-3, `captions ${captions.durationSec} s, render ${done.length} s`);
   },
 );
 

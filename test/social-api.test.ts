@@ -93,7 +93,7 @@ test('settings: each invalid field is a 400 with a message naming the rule', asy
     [{ maxShortsOfSameVideo: -3 }, /non-negative/],
     [{ minimumVideoDurationSeconds: -1 }, /non-negative/],
     [{ approveApiPosts: 'sometimes' }, /approveApiPosts must be a boolean/],
-    [{ colour: 'blue' }, /Unknown settings field/],
+    [{ colour: 'blue' }, /Unknown field "colour"/],
   ];
   for (const [body, message] of cases) {
     const r = await api(key, 'PUT', '/settings', body);
@@ -121,6 +121,12 @@ test('profile and accounts: connect, consent, list, disconnect', async (t) => {
   t.is(consent.status, 200);
   t.is((await consent.json()).platform, 'tiktok');
   t.is((await fetch(c.body.access_url)).status, 200, 'opening it again is harmless');
+  // A browser gets a page in plain words, not JSON.
+  const page = await fetch(c.body.access_url, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+  t.regex(page.headers.get('content-type') ?? '', /^text\/html/);
+  const html = await page.text();
+  t.regex(html, /<h1>Account linked<\/h1>/);
+  t.regex(html, /Your tiktok account is linked; you can close this window\./);
 
   const redirected = await api(key, 'POST', '/connect', { platform: 'youtube', redirectUrl: 'https://app.example.com/social/done' });
   t.is(redirected.body.profileId, c.body.profileId, 'one profile per organization');
@@ -401,7 +407,7 @@ test('remove: cancelled with scheduledFor null and the provider job cancelled; p
     ] as const) {
       const r = await api(key, 'POST', path, { ...ref, ...extra });
       t.is(r.status, 404, `${path} ${JSON.stringify(ref)}`);
-      t.deepEqual(r.body, { error: 'Not Found', message: 'Social post not found' });
+      t.like(r.body, { error: 'Not Found', message: 'Social post not found', code: 'not_found' });
     }
   }
 });

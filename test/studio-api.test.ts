@@ -124,7 +124,7 @@ test('password guessing on one e-mail is cut off with 429 and Retry-After', asyn
   t.regex(((await refused.json()) as { message: string }).message, /Too many sign-in attempts/);
 });
 
-test('login CSRF: a sign-in body that is not application/json is refused (API routes, which no form can authenticate, still read it)', async (t) => {
+test('login CSRF: a sign-in body that is not application/json is refused (415, as on every JSON route)', async (t) => {
   const { org, key } = await cluster.org({ plan: 'pro' });
   const email = `u${Math.random().toString(36).slice(2)}@studio.test`;
   const user = await createUser(cluster.app.db, { email, organizationId: org.id, role: 'owner' });
@@ -138,17 +138,23 @@ test('login CSRF: a sign-in body that is not application/json is refused (API ro
     ['multipart/form-data; boundary=x', json],
   ]) {
     const r = await fetch(url('/api/session'), { method: 'POST', headers: { 'content-type': type! }, body });
-    t.is(r.status, 400, type);
-    t.deepEqual(await r.json(), { error: 'Bad Request', message: 'Send Content-Type: application/json with a JSON body' }, type);
+    t.is(r.status, 415, type);
+    const answer = await r.json();
+    t.like(answer, { error: 'Unsupported Media Type', code: 'unsupported_media_type' }, type);
+    t.regex(answer.message, /^Send Content-Type: application\/json with a JSON body/, type);
     t.deepEqual(r.headers.getSetCookie(), [], `${type}: no session cookie`);
   }
+  // Nor a JSON body with no Content-Type at all (a Blob of no type), which API routes do read.
+  const untyped = await fetch(url('/api/session'), { method: 'POST', body: new Blob([json]) });
+  t.is(untyped.status, 415, 'no Content-Type');
+  t.deepEqual(untyped.headers.getSetCookie(), [], 'no Content-Type: no session cookie');
   const brand = (type: string) =>
     fetch(url('/api/organizations/brandings'), {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': type },
       body: JSON.stringify({ name: 'Plain' }),
     });
-  t.is((await brand('text/plain')).status, 200, 'an API route with an API key reads JSON sent without its content type');
+  t.is((await brand('text/plain')).status, 415, 'an API route refuses JSON sent without its content type (strict input)');
   t.is((await brand('application/json; charset=utf-8')).status, 200);
   const ok = await fetch(url('/api/session'), {
     method: 'POST',

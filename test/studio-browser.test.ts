@@ -390,7 +390,7 @@ needing({ tools: TOOLS }).serial(
     // --- Render with a built-in style, with the live preview on the cropped frame.
     await page.selectOption('#render-style', 'style:VIRAL');
     await seek(page, startTime + (endTime - startTime) * 0.5);
-    await page.waitForSelector('[data-testid="caption-preview"] .caption span');
+    await page.waitForSelector('[data-testid="caption-preview"] [data-testid="preview-caption"]');
     // The preview shows the playhead's frame through the crop window, not a stale frame: it matches a
     // fresh draw of the player's current frame cut to the expected window.
     const previewAt = startTime + (endTime - startTime) * 0.5;
@@ -486,8 +486,9 @@ needing({ tools: TOOLS }).serial(
       return { time: v.currentTime, duration: v.duration, width: v.videoWidth, height: v.videoHeight };
     });
     t.true(played.time > 0.2, JSON.stringify(played));
-    t.is(played.width, 720);
-    t.is(played.height, 1280);
+    // The size control's default on a pro plan, sent with the render: 1080x1920 (the API alone gives 720x1280).
+    t.is(played.width, 1080);
+    t.is(played.height, 1920);
     t.true(Math.abs(played.duration - (endTime - startTime)) < 0.5, JSON.stringify(played));
     const download = await page.locator('a:has-text("Download MP4")').getAttribute('href');
     t.truthy(download);
@@ -515,7 +516,8 @@ needing({ tools: TOOLS }).serial(
       .png()
       .toFile(logo);
     await page.setInputFiles('#wm-file', logo);
-    await page.waitForSelector('text=Watermark file');
+    // The uploaded logo is listed by its file name once its upload is stored.
+    await page.waitForSelector('[data-testid="watermark-file"] >> text=logo.png');
     await page.check('text=Default for renders');
     await shot(page, '09-preset-editor');
     await page.click('button:has-text("Save preset")');
@@ -649,7 +651,7 @@ needing({ tools: TOOLS }).serial(
 
     // The label names each segment's layout; the stack outlines both of its windows on the player.
     const label = page.locator('.player [data-testid="layout-label"]');
-    const previewLabel = page.locator('[data-testid="caption-preview"] [data-testid="preview-layout-label"]');
+    const previewLabel = page.locator('[data-testid="preview-badges"] [data-testid="preview-layout-label"]');
     const layoutsSeen: Record<string, { player: string; preview: string; rects: number }> = {};
     for (const [name, time] of [
       ['single', 3.5],

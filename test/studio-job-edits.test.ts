@@ -114,12 +114,12 @@ needing({ tools: TOOLS }).serial(
     t.false(captioned.has('fax') || captioned.has('highfive'), 'the misheard words are not');
 
     // Undo twice: the split, then the fix; every word and time as analysed.
-    await page.click('button:has-text("Undo")');
+    await page.click('button:text-is("Undo")');
     await waitFor(async () => ((await shown()) === 'the quick brown fox jumps highfive' ? true : undefined), 10_000, 'the split undone');
-    await page.click('button:has-text("Undo")');
+    await page.click('button:text-is("Undo")');
     await waitFor(async () => ((await shown()) === 'the quick brown fax jumps highfive' ? true : undefined), 10_000, 'the fix undone');
     t.deepEqual(await stored(), WORDS);
-    t.true(await page.locator('button:has-text("Undo")').isDisabled());
+    t.true(await page.locator('button:text-is("Undo")').isDisabled());
     t.deepEqual(pageErrors, []);
   },
 );
@@ -205,7 +205,8 @@ needing({ tools: TOOLS }).serial(
     await item.first().locator('summary:has-text("Post")').click();
     t.true(await item.first().locator('form[aria-label="Post this short"]').isVisible(), 'the post form opens from the listed render');
     const download = item.first().locator('a[download]');
-    t.is(await download.getAttribute('download'), 'My_clip.mp4');
+    // Named "<short title> – <preset> – <size>.mp4" (issue 39).
+    t.is(await download.getAttribute('download'), 'My clip – Channel look – 540x960.mp4');
     // The player shows a frame before it is played (not a black box): its first frame is decoded.
     const decoded = await page
       .waitForFunction(
@@ -288,7 +289,7 @@ needing({ tools: TOOLS }).serial(
     await page.reload();
     await page.waitForSelector('[data-testid="short-render"][data-state="done"]', { timeout: 15_000 });
     t.is(await page.locator('[data-testid="short-render"]').count(), 1);
-    t.is(await page.locator('[data-testid="short-render"] a[download]').getAttribute('download'), 'On_the_go.mp4');
+    t.is(await page.locator('[data-testid="short-render"] a[download]').getAttribute('download'), 'On the go – DEFAULT – 1080x1920.mp4');
     t.true(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'the render list fits the phone');
     await shot(page, 'phone-renders-after-reload');
 

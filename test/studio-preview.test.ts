@@ -356,3 +356,27 @@ needing({ tools: TOOLS }).serial(
     await page.close();
   },
 );
+
+needing({ tools: TOOLS }).serial(
+  "the layout badge sits outside the frame: it never covers a watermark at the preset's (40, 40)",
+  async (t) => {
+    const { page, pageErrors } = await signedInJobPage('badge@studio.test', 'pro', undefined, lowFaceShort());
+    await page.waitForSelector('[data-testid="watermark-fields"]', { timeout: 15_000 });
+    const badge = await box(page, '[data-testid="preview-layout-label"]');
+    const wm = await box(page, '[data-testid="preview-watermark"]');
+    const frame = await box(page, '[data-testid="caption-preview"]');
+    const overlap =
+      Math.max(0, Math.min(badge.x + badge.width, wm.x + wm.width) - Math.max(badge.x, wm.x)) *
+      Math.max(0, Math.min(badge.y + badge.height, wm.y + wm.height) - Math.max(badge.y, wm.y));
+    t.is(overlap, 0, `badge ${JSON.stringify(badge)} over watermark ${JSON.stringify(wm)}`);
+    t.true(badge.y + badge.height <= frame.y + 0.5, 'the badge is above the frame, not on it');
+    // Nothing else is drawn over the logo: the topmost element at its centre is the watermark.
+    const onTop = await page.evaluate(
+      ([x, y]) => document.elementFromPoint(x!, y!)?.closest('[data-testid="preview-watermark"]') !== null,
+      [wm.x + wm.width / 2, wm.y + wm.height / 2],
+    );
+    t.true(onTop, 'the watermark is on top at its centre');
+    t.deepEqual(pageErrors, []);
+    await page.close();
+  },
+);

@@ -6,6 +6,7 @@ import { createLogger } from '@shorts/common/logger';
 import { planReframe } from '@shorts/common/reframe/camera';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
+import type { SpeakerEvidence } from '../../node-agent/src/reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../../node-agent/src/reframe/detector-factory.js';
 import { detectWholeVideo } from '../../test/helpers/reframe.js';
 import { composeScene, type ComposedScene } from './compose.js';
@@ -35,13 +36,22 @@ export interface SceneResult {
 
 const log = createLogger({ bench: 'framing' }, 'warn');
 
-export async function evaluateScene(family: Family, seed: number, casting: Casting, cacheDir: string): Promise<SceneResult> {
+export async function evaluateScene(
+  family: Family,
+  seed: number,
+  casting: Casting,
+  cacheDir: string,
+  onSpeakerEvidence?: (evidence: SpeakerEvidence) => void,
+): Promise<SceneResult> {
   const spec = makeScene(family, seed, casting.cast, casting.footage);
   const scene = await composeScene(spec, casting.cast, cacheDir);
   // Loaded before the clock starts: an agent loads its detector once, at start.
   await sharedFaceDetector({ faceDetector: 'blazeface' }, log);
   const t0 = performance.now();
-  const detections = await detectWholeVideo({ ...scene, width: spec.width, height: spec.height, durationSec: spec.duration });
+  const detections = await detectWholeVideo(
+    { ...scene, width: spec.width, height: spec.height, durationSec: spec.duration },
+    onSpeakerEvidence,
+  );
   const reframe = planReframe(detections, DEFAULT_DIRECTOR, { width: 1080, height: 1920 });
   const stageSec = (performance.now() - t0) / 1000;
   return { spec, scene, detections, reframe, score: scoreScene(scene.labels, reframe, stageSec) };

@@ -23,6 +23,8 @@ export interface SceneScore {
   /** Share of the scored speech samples with the heard speaker framed; undefined with none. */
   onSpeaker?: number;
   scoredSamples: number;
+  /** Scored samples shown split or whole (the camera hedging where it is unsure whose turn it is). */
+  hedgedSamples: number;
   /** Per turn onset of an on-screen speaker: seconds until the window first frames them. */
   latencies: number[];
   falseSwitches: number;
@@ -55,6 +57,7 @@ export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: numb
     seed: labels.seed,
     duration: labels.duration,
     scoredSamples: 0,
+    hedgedSamples: 0,
     latencies: [],
     falseSwitches: 0,
     switches: 0,
@@ -127,6 +130,7 @@ export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: numb
     if (run && !s.blending && !s.offScreen && s.heard.length === 1 && s.heard[0] === speaker && s.faces.some((f) => f.actor === speaker)) {
       score.scoredSamples++;
       if (framedAt(i, speaker!)) on++;
+      if (layout === 'split' || layout === 'fit') score.hedgedSamples++;
     }
   });
   if (score.scoredSamples) score.onSpeaker = on / score.scoredSamples;
@@ -183,6 +187,8 @@ export interface FamilySummary {
   scenes: number;
   onSpeakerMean?: number;
   onSpeakerP10?: number;
+  /** Share of the scored speech shown split or whole rather than on one face. */
+  hedged?: number;
   latencyMedian?: number;
   latencyWorst?: number;
   falsePerMinute: number;
@@ -212,6 +218,7 @@ export function summarise(family: string, scores: SceneScore[]): FamilySummary {
     family,
     scenes: scores.length,
     ...(on.length ? { onSpeakerMean: on.reduce((a, b) => a + b, 0) / on.length, onSpeakerP10: percentile(on, 0.1) } : {}),
+    ...(sum((s) => s.scoredSamples) ? { hedged: sum((s) => s.hedgedSamples) / sum((s) => s.scoredSamples) } : {}),
     ...(lat.length ? { latencyMedian: percentile(lat, 0.5), latencyWorst: lat.at(-1)! } : {}),
     falsePerMinute: minutes ? sum((s) => s.falseSwitches) / minutes : 0,
     slicedShare:
@@ -226,4 +233,22 @@ export function summarise(family: string, scores: SceneScore[]): FamilySummary {
     stageMean: sum((s) => s.stageRatio) / Math.max(1, scores.length),
     stageMax: Math.max(0, ...scores.map((s) => s.stageRatio)),
   };
+}
+
+export function pct(v: number | undefined): string {
+  return v === undefined ? '—' : `${(100 * v).toFixed(1)} %`;
+}
+export function fix(v: number | undefined, digits = 2): string {
+  return v === undefined ? '—' : v.toFixed(digits);
+}
+
+/** The families' figures as the markdown table bench/README.md keeps. */
+export function table(rows: FamilySummary[]): string {
+  const head =
+    '| family | scenes | on speaker, mean | 10th pct | hedged (split or whole) | switch median | worst | false switches/min | sliced | jitter px/frame (mean, max) | faceless shown whole | facecam stacked | stage / source (mean, max) |';
+  const lines = rows.map(
+    (s) =>
+      `| ${s.family} | ${s.scenes} | ${pct(s.onSpeakerMean)} | ${pct(s.onSpeakerP10)} | ${pct(s.hedged)} | ${fix(s.latencyMedian)} s | ${fix(s.latencyWorst)} s | ${s.falsePerMinute.toFixed(2)} | ${pct(s.slicedShare)} | ${fix(s.jitterMean)}, ${fix(s.jitterMax)} | ${pct(s.facelessWhole)} | ${pct(s.facecamStacked)} | ${s.stageMean.toFixed(3)}, ${s.stageMax.toFixed(3)} |`,
+  );
+  return [head, `|${'---|'.repeat(13)}`, ...lines].join('\n');
 }

@@ -6,6 +6,7 @@ import { parseTaskTimeLimits } from '@shorts/common/tasks/contracts';
 import { envFlag } from '@shorts/common/env-flag';
 import { isLoopbackHost } from '@shorts/common/net/loopback';
 import { parseTrustProxy, type TrustProxy } from './api/client-address.js';
+import { parseCorsOrigins } from './api/cors.js';
 
 // One typed config for the coordinator: defaults, then environment, validated and frozen at start.
 const schema = z.object({
@@ -116,10 +117,13 @@ const schema = z.object({
   /** Renders one organization may have queued or running at once; 429 beyond. */
   renderActiveLimit: z.coerce.number().int().positive().default(20),
   /** A render at least this long (seconds; 0: never) is cut into chunks rendered by several agents
-   *  at once (issue 22), when the farm has at least two free render slots. */
-  renderChunkMinSec: z.coerce.number().min(0).default(120),
-  /** The shortest chunk (seconds): a render makes at most its length / this many chunks. */
-  renderChunkSec: z.coerce.number().positive().default(20),
+   *  at once (issue 22), when the farm has at least two free render slots. Two of the shortest
+   *  chunks: from there a split pays its fixed cost (docs/leasing.md, "Renders in chunks"). */
+  renderChunkMinSec: z.coerce.number().min(0).default(16),
+  /** The shortest chunk (seconds): a render makes at most its length / this many chunks. A chunk's
+   *  fixed cost (its lease, source, graph set-up, share of the join) is under a fifth of its work
+   *  from here at 1080x1920 (bench/chunk-cost.ts). */
+  renderChunkSec: z.coerce.number().positive().default(8),
   /** Which proxies' X-Forwarded-* headers count: a number of hops, or their addresses (api/client-address.ts). */
   trustProxy: z
     .string()
@@ -127,6 +131,18 @@ const schema = z.object({
     .transform((text, ctx): TrustProxy => {
       try {
         return parseTrustProxy(text);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
+  /** Browser origins (scheme://host[:port]) whose pages may call the API cross-origin (api/cors.ts); none by default. */
+  corsOrigins: z
+    .string()
+    .default('')
+    .transform((text, ctx): string[] => {
+      try {
+        return parseCorsOrigins(text);
       } catch (err) {
         ctx.addIssue({ code: 'custom', message: (err as Error).message });
         return z.NEVER;
@@ -235,6 +251,7 @@ const ENV: Record<keyof z.infer<typeof schema>, string> = {
   trustProxy: 'TRUST_PROXY',
   signInHashConcurrency: 'SIGN_IN_HASH_CONCURRENCY',
   signInHashQueue: 'SIGN_IN_HASH_QUEUE',
+  corsOrigins: 'CORS_ORIGINS',
 };
 
 /** Builds the config from environment variables, with explicit overrides (tests) winning. Read

@@ -20,6 +20,9 @@ import { AgentRegistry, startGrpcServer } from './cluster/agent-service.js';
 import { createTokenSigner } from './tenancy/auth.js';
 import { Api, jsonBody } from './api/http.js';
 import { errorMiddleware } from './api/errors.js';
+import { requestIdMiddleware } from './api/request-id.js';
+import { corsMiddleware } from './api/cors.js';
+import { IdempotencyKeys } from './api/idempotency.js';
 import { authenticateAndCharge } from './api/auth-context.js';
 import { registerSystemRoutes } from './api/system.js';
 import { registerDomains } from './domains.js';
@@ -29,8 +32,10 @@ import { createObjectRoutes } from './storage/object-routes.js';
 import { createUploadGate } from './files/task-uploads.js';
 import { tusRoutes } from './api/tus.js';
 import { studioRoutes } from './api/studio.js';
+import { captionFontRoutes } from './api/caption-fonts.js';
 import { TASK_TYPES } from '@shorts/common/tasks';
 import { RateLimiter, parsePlanLimits } from './tenancy/rate-limits.js';
+import { mcpRoutes } from './mcp/http-transport.js';
 
 export async function startCoordinator(
   config: CoordinatorConfig,
@@ -112,6 +117,10 @@ export async function startCoordinator(
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const port = (server.address() as { port: number }).port;
   const httpUrl = config.publicUrl ?? `http://127.0.0.1:${port}`;
+  // Where this coordinator reaches its own API (the MCP tools' REST calls): PUBLIC_URL may be a balancer.
+  const bound = (server.address() as { address: string }).address;
+  const loopbackHost = bound === '0.0.0.0' || bound === '::' ? '127.0.0.1' : bound.includes(':') ? `[${bound}]` : bound;
+  const loopbackUrl = `http://${loopbackHost}:${port}`;
   const urls = createObjectUrls(store, { publicUrl: httpUrl, secret: secrets.urlSigningSecret, ttlSec: config.signedUrlTtlSec });
 
   const grpcBound = await startGrpcServer(
@@ -160,13 +169,18 @@ export async function startCoordinator(
     },
   };
 
-  const api = new Api((ctx) => authenticateAndCharge(app, ctx));
+  const idempotency = new IdempotencyKeys(db, log);
+  const api = new Api((ctx) => authenticateAndCharge(app, ctx), idempotency);
+  koa.use(requestIdMiddleware());
+  koa.use(corsMiddleware(config.corsOrigins));
   if (trustedProxies) koa.use(trustedProxies);
   koa.use(errorMiddleware(log, metrics));
   koa.use(createObjectRoutes({ store, secret: secrets.urlSigningSecret, uploads: createUploadGate(db) }));
+  koa.use(captionFontRoutes());
   koa.use(studioRoutes(log));
-  koa.use(tusRoutes(app));
+  koa.use(tusRoutes(app, idempotency));
   koa.use(jsonBody(config.bodyLimitBytes));
+  koa.use(mcpRoutes(app, loopbackUrl));
   registerSystemRoutes(api, app);
   await registerDomains(api, app);
   queue.assertHandlers(TASK_TYPES);

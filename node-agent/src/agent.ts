@@ -2,7 +2,7 @@ import { mediaToolWarnings } from '@shorts/common/media/tools';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import type { Logger } from '@shorts/common/logger';
+import { withLogFields, type Logger } from '@shorts/common/logger';
 import { isTaskType, type TaskType } from '@shorts/common/tasks';
 import type { AgentConfig } from './config.js';
 import { CoordinatorClient, LeaseLostError } from './coordinator-client.js';
@@ -214,7 +214,10 @@ export class Agent {
           },
         );
         if (res.draining) this.setDraining(true);
-        if (res.task && res.task.task_id) await this.runTask(res.task);
+        const leased = res.task;
+        // Every line logged for the task, by any of the agent's loggers, carries the API request's id.
+        if (leased && leased.task_id)
+          await (leased.request_id ? withLogFields({ requestId: leased.request_id }, () => this.runTask(leased)) : this.runTask(leased));
       } catch (err: unknown) {
         if (this.stopping) break;
         if (grpcCode(err) === grpc.status.NOT_FOUND /* unknown agent */) await this.register().catch(() => undefined);

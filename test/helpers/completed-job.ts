@@ -30,6 +30,8 @@ export async function insertCompletedJob(
     durationSec?: number;
     /** With reframed shorts: what their paths were planned for. */
     reframePlan?: ReframePlan;
+    /** The job's stored options (picking `topics`...). */
+    options?: Record<string, unknown>;
   },
 ): Promise<string> {
   const id = newId();
@@ -69,9 +71,9 @@ export async function insertCompletedJob(
   };
   await app.db.tx(async (c) => {
     await c.query(
-      `INSERT INTO jobs (id, organization_id, function_name, title, status, progress, data, shorts_count, cost, credit_usage_status, completed_at, reframe_detections)
-       VALUES ($1, $2, 'VideoShorts', 'fixture', 'COMPLETED', 100, $3, $4, 0.3, 'ACTIVE', now(), $5::jsonb)`,
-      [id, opts.organizationId, data, shorts.length, detections],
+      `INSERT INTO jobs (id, organization_id, function_name, title, status, progress, data, shorts_count, cost, credit_usage_status, completed_at, reframe_detections, options)
+       VALUES ($1, $2, 'VideoShorts', 'fixture', 'COMPLETED', 100, $3, $4, 0.3, 'ACTIVE', now(), $5::jsonb, $6)`,
+      [id, opts.organizationId, data, shorts.length, detections, opts.options ?? {}],
     );
     await insertFiles(c, [
       { organizationId: opts.organizationId, jobId: id, name: 'source.mp4', type: 'video', sizeBytes: size, objectKey: sourceKey },

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Box } from '@shorts/common/reframe/types';
 import { extractAudio } from '../../node-agent/src/media/audio-extract.js';
-import { gridClips } from './grid.js';
+import { AAC, encodeSegment, gridClips, segmentAudio, x264 } from './grid.js';
 import { FFMPEG } from './media.js';
 
 const run = promisify(execFile);
@@ -61,40 +61,8 @@ export async function composeEditedInterview(
     const file = path.join(dir, `edited-${i}.mp4`);
     const speaker = shot.kind === 'wide' ? shot.talker : shot.kind === 'close' ? shot.person : shot.voice;
     const { filters, people } = shotPicture(shot, width, height);
-    filters.push(`[${speaker}:a]atrim=duration=${SHOT_SEC},asetpts=PTS-STARTPTS,aresample=44100,aformat=channel_layouts=mono,apad[a]`);
-    await run(FFMPEG, [
-      '-y',
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-i',
-      clips[0].file,
-      '-i',
-      clips[1].file,
-      '-filter_complex',
-      filters.join(';'),
-      '-map',
-      '[v]',
-      '-map',
-      '[a]',
-      '-t',
-      String(SHOT_SEC),
-      '-r',
-      String(EDIT_FPS),
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-crf',
-      '18',
-      '-pix_fmt',
-      'yuv420p',
-      '-c:a',
-      'aac',
-      '-b:a',
-      '96k',
-      file,
-    ]);
+    filters.push(segmentAudio(speaker, SHOT_SEC));
+    await encodeSegment(clips, filters, '[v]', SHOT_SEC, file, ['-r', String(EDIT_FPS), ...x264(18), ...AAC]);
     files.push(file);
     const start = i * SHOT_SEC;
     const words = clips[speaker].speech;
@@ -187,20 +155,10 @@ async function joinShots(files: string[], out: string): Promise<void> {
     '[v]',
     '-map',
     '[a]',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-crf',
-    '18',
-    '-pix_fmt',
-    'yuv420p',
+    ...x264(18),
     '-g',
     String(EDIT_FPS * 2),
-    '-c:a',
-    'aac',
-    '-b:a',
-    '96k',
+    ...AAC,
     out,
   ]);
 }
@@ -267,14 +225,7 @@ export async function composePictureEdits(
     '[v]',
     '-t',
     String(seconds),
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-crf',
-    '20',
-    '-pix_fmt',
-    'yuv420p',
+    ...x264(20),
     '-g',
     String(EDIT_FPS * 2),
     videoPath,

@@ -1,15 +1,12 @@
 // Test videos for lip-audio synchrony, composed from the GRID clips (see grid.ts): each panel shows a
 // person either talking (their own clip, possibly shifted in time, heard or not) or listening, and the
 // sound is one chosen clip's audio, so a face's lips can move while someone else's voice is heard.
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { Box } from '@shorts/common/reframe/types';
 import { extractAudio } from '../../node-agent/src/media/audio-extract.js';
-import { FPS, GRID_ENCODE, gridClips, joinSegments, type ComposedVideo, type GridClip } from './grid.js';
+import { FPS, encodeSegment, gridClips, joinSegments, segmentAudio, type ComposedVideo, type GridClip } from './grid.js';
 import { FFMPEG } from './media.js';
 
-const run = promisify(execFile);
 const SEGMENT_SEC = 3;
 
 /** A panel's person talks (their clip, `talkShiftSec` later than the sound's clock; lips move whether
@@ -88,31 +85,8 @@ export async function composeLipsync(dir: string, segments: LipsyncSegment[]): P
       filters.push(`[${last}][p${person}]overlay=${panels[person].x}:${panels[person].y}:shortest=1[bg${person + 1}]`);
       last = `bg${person + 1}`;
     }
-    filters.push(
-      segment.voice === null
-        ? `anullsrc=r=44100:cl=mono,atrim=duration=${SEGMENT_SEC}[a]`
-        : `[${segment.voice}:a]atrim=duration=${SEGMENT_SEC},asetpts=PTS-STARTPTS,aresample=44100,aformat=channel_layouts=mono,apad[a]`,
-    );
-    await run(FFMPEG, [
-      '-y',
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-i',
-      clips[0].file,
-      '-i',
-      clips[1].file,
-      '-filter_complex',
-      filters.join(';'),
-      '-map',
-      `[${last}]`,
-      '-map',
-      '[a]',
-      '-t',
-      String(SEGMENT_SEC),
-      ...GRID_ENCODE,
-      file,
-    ]);
+    filters.push(segmentAudio(segment.voice, SEGMENT_SEC));
+    await encodeSegment(clips, filters, `[${last}]`, SEGMENT_SEC, file);
     files.push(file);
     const start = i * SEGMENT_SEC;
     const voice = segment.voice === null ? undefined : clips[segment.voice];

@@ -102,23 +102,61 @@ export interface ComposedVideo {
 
 /** The frame rate of every composed test video. */
 export const FPS = 25;
-/** How every composed test video is encoded: x264 at CRF 20, a keyframe a second, AAC sound. */
-export const GRID_ENCODE = [
+/** x264 as the composed test videos are encoded: ultrafast, at `crf` (x264's default when not given), 4:2:0. */
+export const x264 = (crf?: number): string[] => [
   '-c:v',
   'libx264',
   '-preset',
   'ultrafast',
-  '-crf',
-  '20',
+  ...(crf === undefined ? [] : ['-crf', String(crf)]),
   '-pix_fmt',
   'yuv420p',
-  '-g',
-  String(FPS),
-  '-c:a',
-  'aac',
-  '-b:a',
-  '96k',
 ];
+/** Their sound. */
+export const AAC = ['-c:a', 'aac', '-b:a', '96k'];
+/** How every composed test video is encoded: x264 at CRF 20, a keyframe a second, AAC sound. */
+export const GRID_ENCODE = [...x264(20), '-g', String(FPS), ...AAC];
+
+/**
+ * One segment's sound as [a]: the clip of input `speaker` (0 or 1) from `from` (when given) for
+ * `seconds`, as 44.1 kHz mono padded to the picture's length; silence where nobody speaks.
+ */
+export function segmentAudio(speaker: number | null, seconds: number, from?: number): string {
+  if (speaker === null) return `anullsrc=r=44100:cl=mono,atrim=duration=${seconds}[a]`;
+  const start = from === undefined ? '' : `start=${from}:`;
+  return `[${speaker}:a]atrim=${start}duration=${seconds},asetpts=PTS-STARTPTS,aresample=44100,aformat=channel_layouts=mono,apad[a]`;
+}
+
+/** Encodes one segment: a graph over the two GRID clips (inputs 0 and 1) ending in `video` and [a]. */
+export async function encodeSegment(
+  clips: [GridClip, GridClip],
+  filters: string[],
+  video: string,
+  seconds: number,
+  file: string,
+  encode: string[] = GRID_ENCODE,
+): Promise<void> {
+  await run(FFMPEG, [
+    '-y',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-i',
+    clips[0].file,
+    '-i',
+    clips[1].file,
+    '-filter_complex',
+    filters.join(';'),
+    '-map',
+    video,
+    '-map',
+    '[a]',
+    '-t',
+    String(seconds),
+    ...encode,
+    file,
+  ]);
+}
 
 function listenerFilter(input: string, clip: GridClip, w: number, h: number, seconds: number, style: ListenerStyle, out: string): string {
   if (style === 'idle') {
@@ -175,31 +213,8 @@ export async function composeConversation(dir: string, opts: ComposeOptions): Pr
       filters.push(`[${last}]${label}overlay=${box.x}:${box.y}:shortest=1[bg${k + 1}]`);
       last = `bg${k + 1}`;
     }
-    filters.push(
-      speaker === null
-        ? `anullsrc=r=44100:cl=mono,atrim=duration=${seg}[a]`
-        : `[${speaker}:a]atrim=start=${from}:duration=${seg},asetpts=PTS-STARTPTS,aresample=44100,aformat=channel_layouts=mono,apad[a]`,
-    );
-    await run(FFMPEG, [
-      '-y',
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-i',
-      clips[0].file,
-      '-i',
-      clips[1].file,
-      '-filter_complex',
-      filters.join(';'),
-      '-map',
-      `[${last}]`,
-      '-map',
-      '[a]',
-      '-t',
-      String(seg),
-      ...GRID_ENCODE,
-      file,
-    ]);
+    filters.push(segmentAudio(speaker, seg, from));
+    await encodeSegment(clips, filters, `[${last}]`, seg, file);
     segments.push(file);
     turns.push({
       start,
@@ -262,16 +277,8 @@ export async function composeNoFaceVideo(
     '1:a',
     '-t',
     String(seconds),
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-b:a',
-    '96k',
+    ...x264(),
+    ...AAC,
     videoPath,
   ]);
   const wavPath = path.join(dir, 'no-face.wav');

@@ -1,12 +1,14 @@
 import { execFile } from 'node:child_process';
 import { createReadStream } from 'node:fs';
-import { chmod, stat, writeFile } from 'node:fs/promises';
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { promisify } from 'node:util';
+import path from 'node:path';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 import ffprobeInstaller from '@ffprobe-installer/ffprobe';
 import { processMediaTools, type MediaTools } from '@shorts/common/media/tools';
 import { listener } from './http.js';
+import type { Parsed } from './parsed.js';
 
 const run = promisify(execFile);
 
@@ -80,10 +82,11 @@ export interface MediaServer {
   requests: string[];
 }
 
-/** Serves files on 127.0.0.1; `bytesPerSec` trickles the body so a download takes a while. */
+/** Serves files on 127.0.0.1; `bytesPerSec` trickles the body so a download takes a while; `ranges`
+ *  answers `Range: bytes=a-b` with a 206, as most web servers and CDNs do (without it: ignored). */
 export async function serveFiles(
   files: Record<string, string>,
-  opts: { bytesPerSec?: number; redirects?: Record<string, string> } = {},
+  opts: { bytesPerSec?: number; redirects?: Record<string, string>; ranges?: boolean } = {},
 ): Promise<MediaServer> {
   const requests: string[] = [];
   const server = http.createServer(
@@ -101,8 +104,20 @@ export async function serveFiles(
         return;
       }
       const { size } = await stat(file);
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': size });
-      const stream = createReadStream(file, { highWaterMark: 16 * 1024 });
+      const range = opts.ranges ? /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '') : null;
+      const start = range ? Number(range[1]) : 0;
+      const end = range?.[2] ? Math.min(Number(range[2]) + 1, size) : size;
+      if (range && start >= size) {
+        res.writeHead(416, { 'content-range': `bytes */${size}` }).end();
+        return;
+      }
+      res.writeHead(range ? 206 : 200, {
+        'content-type': 'application/octet-stream',
+        'content-length': end - start,
+        ...(opts.ranges ? { 'accept-ranges': 'bytes' } : {}),
+        ...(range ? { 'content-range': `bytes ${start}-${end - 1}/${size}` } : {}),
+      });
+      const stream = createReadStream(file, { highWaterMark: 16 * 1024, ...(range ? { start, end: end - 1 } : {}) });
       if (!opts.bytesPerSec) {
         stream.pipe(res);
         return;
@@ -127,4 +142,71 @@ export async function serveFiles(
         server.close(() => r());
       }),
   };
+}
+
+/**
+ * Writes the display matrix into the first track's header (tkhd: the video, ffmpeg writes it first).
+ * Neither ffmpeg here (the bundled 2018 build, the system 5.1) can write a matrix that mirrors
+ * (`-display_hflip` is ffmpeg 6's): a box edit it is.
+ */
+export async function withDisplayMatrix(file: string, out: string, [a, b, c, d]: readonly number[]): Promise<void> {
+  const bytes = await readFile(file);
+  const at = bytes.indexOf('tkhd');
+  if (at < 0) throw new Error('no tkhd box');
+  // After the size and type: version and flags, times, track id, duration, layer, group, volume.
+  const matrix = at - 4 + (bytes[at + 4] === 1 ? 60 : 48);
+  const fixed = [a! * 65536, b! * 65536, 0, c! * 65536, d! * 65536, 0, 0, 0, 1 << 30];
+  fixed.forEach((v, i) => bytes.writeInt32BE(v, matrix + i * 4));
+  await writeFile(out, bytes);
+}
+
+/**
+ * 30 s of audio whose packets all carry timestamp 0 (the `setts` bitstream filter, so `ffmpegPath`
+ * must be an ffmpeg 5+): read packet by packet it ends almost at once, yet it decodes to 30 s, and a
+ * `-t` limit, which works on timestamps, does not stop it. Written as zero-ts.mkv in `dir`.
+ */
+export async function zeroTimestampAudio(ffmpegPath: string, dir: string): Promise<string> {
+  const ffmpeg = (...args: string[]) => run(ffmpegPath, ['-y', '-hide_banner', '-loglevel', 'error', ...args]);
+  const honest = path.join(dir, 'zero-honest.mkv');
+  await ffmpeg(
+    ...['-f', 'lavfi', '-i', 'color=c=gray:s=64x64:r=25:d=1', '-f', 'lavfi', '-i', 'anoisesrc=d=30:c=pink:r=8000:a=0.05'],
+    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'pcm_u8', '-frame_size', '8000', honest],
+  );
+  const out = path.join(dir, 'zero-ts.mkv');
+  await ffmpeg('-i', honest, '-map', '0', '-c', 'copy', '-bsf:a', 'setts=pts=0:dts=0', out);
+  return out;
+}
+
+/** ffprobe's JSON answer for `file` with the given options. */
+export async function probeJson(file: string, ...args: string[]): Promise<Parsed> {
+  const { stdout } = await run(FFPROBE, ['-v', 'error', '-of', 'json', ...args, file], { maxBuffer: 64 * 1024 * 1024 });
+  return JSON.parse(stdout);
+}
+
+/** What a viewer's player reads of a file: each video frame's timestamp, the streams' starts and lengths. */
+export async function playerTiming(file: string) {
+  const packets = (await probeJson(file, '-select_streams', 'v:0', '-show_entries', 'packet=pts,duration')).packets as Array<{
+    pts: number;
+    duration: number;
+  }>;
+  const info = await probeJson(file, '-show_entries', 'stream=codec_type,start_time,duration,time_base:format=duration');
+  const stream = (type: string) => info.streams.find((s: { codec_type: string }) => s.codec_type === type);
+  return {
+    framePts: packets.map((p) => p.pts).sort((a, b) => a - b),
+    duration: info.format.duration,
+    video: stream('video'),
+    audio: stream('audio'),
+  };
+}
+
+/** Per-frame PSNR (dB; 100 for an identical frame) of a render against a reference, via a stats file at `statsPath`. */
+export async function psnrPerFrame(file: string, reference: string, statsPath: string): Promise<number[]> {
+  await run(FFMPEG, ['-v', 'error', '-i', file, '-i', reference, '-lavfi', `[0:v][1:v]psnr=stats_file=${statsPath}`, '-f', 'null', '-']);
+  return (await readFile(statsPath, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => {
+      const v = /psnr_avg:(\S+)/.exec(l)![1]!;
+      return v === 'inf' ? 100 : Number(v);
+    });
 }

@@ -5,7 +5,7 @@
 import { createLogger } from '@shorts/common/logger';
 import type { Box, Reframe, ShortDetections } from '@shorts/common/reframe/types';
 import { shownAt } from '@shorts/common/reframe/window';
-import { detectShorts } from '../../node-agent/src/reframe/detect-shorts.js';
+import { detectShorts, type DetectShortsDeps } from '../../node-agent/src/reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../../node-agent/src/reframe/detector-factory.js';
 import { FFMPEG } from './media.js';
 
@@ -15,13 +15,16 @@ export function boxesShownAt(r: Reframe, time: number): Box[] {
 }
 
 /** Detection over the whole of a test video, as stage 80 runs it on one short from 0 to its end. */
-export async function detectWholeVideo(video: {
-  videoPath: string;
-  wavPath: string;
-  width: number;
-  height: number;
-  durationSec: number;
-}): Promise<ShortDetections> {
+export async function detectWholeVideo(
+  video: {
+    videoPath: string;
+    wavPath: string;
+    width: number;
+    height: number;
+    durationSec: number;
+  },
+  onSpeakerEvidence?: DetectShortsDeps['onSpeakerEvidence'],
+): Promise<ShortDetections> {
   const log = createLogger({}, 'silent');
   const detector = await sharedFaceDetector({ faceDetector: 'blazeface' }, log);
   const [found] = await detectShorts(
@@ -33,7 +36,7 @@ export async function detectWholeVideo(video: {
       shorts: [{ start: 0, end: video.durationSec }],
       signal: new AbortController().signal,
     },
-    { ffmpegPath: FFMPEG, detector, log },
+    { ffmpegPath: FFMPEG, detector, log, ...(onSpeakerEvidence ? { onSpeakerEvidence } : {}) },
   );
   return found!;
 }

@@ -2,6 +2,17 @@
 // document, and their types are what the web studio reads (it imports the types only).
 import { z } from 'zod';
 import { reframeSchema } from '../reframe/schema.js';
+import { shortScoresSchema } from '../tasks/analyze-video.js';
+
+const scoreField = z
+  .number()
+  .optional()
+  .describe(
+    'Beyond the contract, automatic shorts only: how good a post the picker thinks this short is, 0-100, from `scores` (docs/transcription.md)',
+  );
+const scoresField = shortScoresSchema
+  .describe('The parts of `score`, each 0-100: hook, completeness, standalone, energy, topicMatch (null when the job named no topics)')
+  .optional();
 
 const reframeField = reframeSchema
   .nullable()
@@ -15,6 +26,9 @@ const reframeStaleField = z
 export const editedShortSchema = z.object({
   id: z.number().describe('Stable: never shifted by a removal, never reused'),
   title: z.string(),
+  titleSource: z
+    .enum(['transcript', 'user'])
+    .describe("'transcript': made from the short's words, made again when they are corrected; 'user': typed"),
   startId: z.number().nullable(),
   endId: z.number().nullable(),
   startTime: z.number(),
@@ -35,6 +49,7 @@ export const shortEditResponseSchema = z
       short: {
         id: 2,
         title: 'The punchline',
+        titleSource: 'user',
         startId: null,
         endId: null,
         startTime: 61.5,
@@ -57,6 +72,23 @@ const notesField = z
   .optional()
   .describe('Beyond the contract: what the analysis did with this source that a user should know (no speech, which sound track it heard)');
 
+/** A short in the API-key form (contract 2.3). */
+export const apiKeyShortSchema = z.object({
+  id: z.string(),
+  content: z.string(),
+  titleSource: z
+    .enum(['transcript', 'user'])
+    .describe("Beyond the contract, as in the bearer form: 'transcript' when `content` follows the words, 'user' when typed"),
+  text: z.string(),
+  startTime: z.number(),
+  endTime: z.number(),
+  reason: z.string().optional().describe('Beyond the contract, automatic shorts only: why it was picked, in one sentence, from `scores`'),
+  score: scoreField,
+  scores: scoresField,
+  reframe: reframeField,
+  reframeStale: reframeStaleField,
+});
+
 export const apiKeyJobSchema = z
   .object({
     id: z.string(),
@@ -70,17 +102,8 @@ export const apiKeyJobSchema = z
     stage: stageField,
     data: z
       .object({
-        shorts: z.array(
-          z.object({
-            id: z.string(),
-            content: z.string(),
-            text: z.string(),
-            startTime: z.number(),
-            endTime: z.number(),
-            reframe: reframeField,
-            reframeStale: reframeStaleField,
-          }),
-        ),
+        shortsRevision: z.number().describe('Counts edits to the shorts; the `revision` the short-editing routes expect'),
+        shorts: z.array(apiKeyShortSchema),
         notes: notesField,
       })
       .optional()
@@ -90,6 +113,32 @@ export const apiKeyJobSchema = z
 export type ApiKeyJob = z.output<typeof apiKeyJobSchema>;
 
 const transcriptWordSchema = z.object({ text: z.string(), start: z.number(), end: z.number(), confidence: z.number().optional() });
+
+/** A short in the bearer-token form (contract 2.4). */
+export const shortSchema = z.object({
+  id: z.number(),
+  title: z.string(),
+  titleSource: z
+    .enum(['transcript', 'user'])
+    .describe(
+      "Beyond the contract. 'transcript': made from the short's words, and made again when they are corrected; 'user': typed (PATCH …/shorts/:id with a title, a predefined or added short)",
+    ),
+  reason: z.string().optional().describe('AI-generated shorts only: why it was picked, in one sentence, from `scores`'),
+  score: scoreField,
+  scores: scoresField,
+  startId: z.number().nullable(),
+  endId: z.number().nullable(),
+  startTime: z.number(),
+  endTime: z.number(),
+  text: z.string(),
+  cropFileUrl: z.string().nullable(),
+  reframe: reframeField,
+  reframeStale: reframeStaleField,
+  captionBand: z
+    .enum(['top', 'center', 'bottom'])
+    .optional()
+    .describe('Beyond the contract: where captions go when a render names no position (away from a face framed in the lower third)'),
+});
 
 export const bearerJobSchema = z
   .object({
@@ -117,27 +166,9 @@ export const bearerJobSchema = z
           })
           .nullable(),
         shortsRevision: z.number().describe('Counts edits to the shorts; the `revision` the short-editing routes expect'),
-        shorts: z.array(
-          z.object({
-            id: z.number(),
-            title: z.string(),
-            reason: z.string().optional(),
-            startId: z.number().nullable(),
-            endId: z.number().nullable(),
-            startTime: z.number(),
-            endTime: z.number(),
-            text: z.string(),
-            cropFileUrl: z.string().nullable(),
-            reframe: reframeField,
-            reframeStale: reframeStaleField,
-            captionBand: z
-              .enum(['top', 'center', 'bottom'])
-              .optional()
-              .describe(
-                'Beyond the contract: where captions go when a render names no position (away from a face framed in the lower third)',
-              ),
-          }),
-        ),
+        shorts: z
+          .array(shortSchema)
+          .describe('Best first: scored shorts by `score`, then the others by id (ids follow start time, as the contract says)'),
         source: z
           .object({
             url: z.string().describe('Signed URL; expires (SIGNED_URL_TTL_SEC), supports range requests'),
@@ -155,6 +186,9 @@ export const bearerJobSchema = z
   .describe('Bearer-token form (contract 2.4)');
 export type BearerJob = z.output<typeof bearerJobSchema>;
 export type BearerJobShort = NonNullable<BearerJob['data']>['shorts'][number];
+
+/** GET /api/jobs/:jobId: the form depends on the credentials (contract 5). */
+export const jobSchema = z.union([apiKeyJobSchema, bearerJobSchema]);
 
 export const jobListItemSchema = z.object({
   id: z.string(),
@@ -213,6 +247,18 @@ export const deletedJobSchema = z
   .object({ id: z.string(), deleted: z.literal(true), deletedFiles: z.number(), freedBytes: z.number() })
   .meta({ example: { id: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11', deleted: true, deletedFiles: 4, freedBytes: 48211345 } });
 export type DeletedJob = z.output<typeof deletedJobSchema>;
+
+/** POST /api/jobs/:jobId/cancel. */
+export const cancelledJobSchema = z
+  .object({
+    id: z.string(),
+    jobId: z.string(),
+    status: z
+      .enum(['PROCESSING', 'FAILED'])
+      .describe('FAILED when the job ended at once (its work was queued); PROCESSING for the seconds its agent takes to stop'),
+  })
+  .meta({ example: { id: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11', jobId: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11', status: 'PROCESSING' } });
+export type CancelledJob = z.output<typeof cancelledJobSchema>;
 
 /** PATCH /api/jobs/:jobId/transcription. */
 export const transcriptEditResponseSchema = z.object({

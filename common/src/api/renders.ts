@@ -8,6 +8,28 @@ const stage = z
     'Present when the render has waited past WAITING_NOTICE_MS with no connected agent able to run it (e.g. "waiting for a render agent")',
   );
 
+const captionPosition = z
+  .object({
+    position: z.enum(['top', 'center', 'bottom']),
+    chosenBy: z
+      .enum(['automatic', 'style'])
+      .describe(
+        "'automatic': no style item placed the captions, so the render chose a band clear of the faces it frames; 'style': a `position`, `top` or `bottom` item of the request or its preset did",
+      ),
+    movedFromFace: z
+      .boolean()
+      .optional()
+      .describe('Automatic only: moved from where the caption style itself puts them, to keep off a framed face'),
+    faceOverlap: z
+      .number()
+      .optional()
+      .describe(
+        "Automatic only: the share (0-1) of the short's sampled moments where the captions still cross a framed face; 0 when a band clear of them all was found",
+      ),
+  })
+  .optional()
+  .describe('Beyond the contract: where the captions were put, and why (absent on renders asked before it was recorded)');
+
 /** GET /api/render/:renderId: queued, progress, done or error, told apart by `type`. */
 export const renderStatusSchema = z.discriminatedUnion('type', [
   z.object({
@@ -16,8 +38,9 @@ export const renderStatusSchema = z.discriminatedUnion('type', [
     queuePosition: z.number().describe('1 for the next render to start'),
     progress: z.number(),
     stage,
+    captionPosition,
   }),
-  z.object({ type: z.literal('progress'), progress: z.number().describe('0 to 1'), stage }),
+  z.object({ type: z.literal('progress'), progress: z.number().describe('0 to 1'), stage, captionPosition }),
   z.object({
     type: z.literal('done'),
     progress: z.number(),
@@ -29,6 +52,7 @@ export const renderStatusSchema = z.discriminatedUnion('type', [
       .string()
       .optional()
       .describe('Signed URL of the ASS caption script burned into the picture; absent for a short with no words'),
+    captionPosition,
   }),
   z.object({ type: z.literal('error'), message: z.string(), code: z.string() }),
 ]);
@@ -53,6 +77,13 @@ export const listedRenderSchema = z.intersection(
       .nullable()
       .describe('Its name as it is now; null when none, or since deleted'),
     thumbnailUrl: z.string().optional().describe("The first frame, as the player's poster"),
+    jumpCuts: z
+      .object({ removeSilences: z.boolean(), removeFillers: z.boolean() })
+      .describe('Whether it was asked to cut silences and filler words'),
+    layouts: z
+      .array(z.string())
+      .describe("The layouts of the short's crop path it was rendered with (single, split, stack, fit); empty for a centre crop"),
+    shortSec: z.number().optional().describe("The short's seconds it was asked for (a done render's `length` is the output's)"),
   }),
   renderStatusSchema,
 );

@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { open as openFile, rename, rm } from 'node:fs/promises';
 import dns from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -7,6 +7,7 @@ import net from 'node:net';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
+import { mp4Layout } from '../media/mp4-layout.js';
 import { httpTarget, isAllowlisted, isBlockedAddress, isBlockedHostname, type AllowEntry } from './address-policy.js';
 
 // Every URL fetched on a user's behalf (fileUrl, waterMarkUrl, webhooks, social media URLs) goes
@@ -203,45 +204,217 @@ export async function safeFetch(url: string, opts: SafeFetchOptions = {}): Promi
   }
 }
 
-/** Streams a URL to a file (temp name, then rename); a partial file never remains. Non-2xx is refused. */
-export async function safeDownload(
-  url: string,
-  destPath: string,
-  opts: SafeFetchOptions = {},
-): Promise<{ bytes: number; finalUrl: string; contentType: string | undefined }> {
+export interface DownloadOptions extends SafeFetchOptions {
+  /**
+   * Called once, with the partial file, as soon as an MP4's index (`moov`) is on disk ahead of the
+   * rest (read from the end first where the file keeps it there): a caller can probe the file and
+   * refuse it before the media data is fetched. Throwing stops the download.
+   */
+  onIndex?: (partialPath: string) => Promise<void>;
+  /** How many times a transfer that broke off is resumed with a range request (default 5). */
+  maxResumes?: number;
+}
+
+export interface DownloadResult {
+  bytes: number;
+  finalUrl: string;
+  contentType: string | undefined;
+  /** Whether the server took range requests (so the file came in parts, and a break was resumable). */
+  ranged: boolean;
+}
+
+class OwnError {
+  constructor(readonly inner: unknown) {}
+}
+const ownError = (err: unknown): never => {
+  throw new OwnError(err);
+};
+
+/** The first request asks for this much: enough for the top-level boxes of an MP4 and a faststart index. */
+const HEAD_BYTES = 256 * 1024;
+
+/** `bytes a-b/total` of a 206 answer; total is undefined when the server gives `*`. */
+function contentRange(res: http.IncomingMessage): { start: number; end: number; total: number | undefined } | undefined {
+  const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(String(res.headers['content-range'] ?? '').trim());
+  if (!m) return undefined;
+  return { start: Number(m[1]), end: Number(m[2]) + 1, total: m[3] === '*' ? undefined : Number(m[3]) };
+}
+
+/**
+ * Streams a URL to a file (temp name, then rename); a partial file never remains. Non-2xx is refused.
+ *
+ * Where the server takes range requests the file comes in parts, each byte once: the head, then for an
+ * MP4 that keeps its index at the end the tail holding it, then the middle; a part whose connection
+ * breaks is resumed where it broke, guarded by the validator (`If-Range`) so that a file changed
+ * meanwhile is never stitched from two versions. A server without range support gets one plain
+ * transfer, as before: a break then fails the download, saying why it cannot be resumed. Every
+ * request, the parts' included, goes through the same address check and redirect re-check.
+ */
+export async function safeDownload(url: string, destPath: string, opts: DownloadOptions = {}): Promise<DownloadResult> {
   const maxBytes = opts.maxBytes ?? 1_000_000_000;
   const deadline = withDeadline({ ...opts, timeoutMs: opts.timeoutMs ?? 30 * 60_000 });
   const tmp = `${destPath}.part`;
   try {
-    const { res, finalUrl } = await open(url, opts, deadline.signal);
+    const headers = { ...(opts.headers ?? {}), range: `bytes=0-${HEAD_BYTES - 1}` };
+    const { res, finalUrl } = await open(url, { ...opts, headers }, deadline.signal);
     const status = res.statusCode ?? 0;
-    if (status < 200 || status >= 300) {
+    const range = status === 206 ? contentRange(res) : undefined;
+    if (status === 206 && range?.start === 0 && range.total !== undefined) {
+      const result = await rangedDownload(res, range.end, range.total, finalUrl, tmp, maxBytes, opts, deadline.signal);
+      await rename(tmp, destPath);
+      return result;
+    }
+    if (status === 206 || status === 416) {
+      // A range answer this code cannot place (no total, another start), or an empty file that has no
+      // byte 0 to give: take the file whole instead.
       res.resume();
-      throw new FetchRefusedError('http_status', `the server answered HTTP ${status}`);
+      const whole = await open(finalUrl, opts, deadline.signal);
+      return await wholeDownload(whole.res, whole.finalUrl, tmp, destPath, maxBytes, deadline.signal);
     }
-    checkLength(res, maxBytes);
-    let bytes = 0;
-    try {
-      await pipeline(
-        res as Readable,
-        byteCap(maxBytes),
-        new Transform({
-          transform(chunk: Buffer, _e, cb) {
-            bytes += chunk.length;
-            cb(null, chunk);
-          },
-        }),
-        createWriteStream(tmp),
-      );
-    } catch (err) {
-      rethrow(err, deadline.signal);
-    }
-    await rename(tmp, destPath);
-    return { bytes, finalUrl, contentType: res.headers['content-type'] };
+    return await wholeDownload(res, finalUrl, tmp, destPath, maxBytes, deadline.signal);
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
   } finally {
     deadline.done();
   }
+}
+
+/** One plain 200 transfer of the whole file. */
+async function wholeDownload(
+  res: http.IncomingMessage,
+  finalUrl: string,
+  tmp: string,
+  destPath: string,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<DownloadResult> {
+  const status = res.statusCode ?? 0;
+  if (status < 200 || status >= 300) {
+    res.resume();
+    throw new FetchRefusedError('http_status', `the server answered HTTP ${status}`);
+  }
+  checkLength(res, maxBytes);
+  let bytes = 0;
+  try {
+    await pipeline(
+      res as Readable,
+      byteCap(maxBytes),
+      new Transform({
+        transform(chunk: Buffer, _e, cb) {
+          bytes += chunk.length;
+          cb(null, chunk);
+        },
+      }),
+      createWriteStream(tmp),
+    );
+  } catch (err) {
+    if (err instanceof FetchRefusedError || signal.aborted) rethrow(err, signal);
+    const declared = res.headers['content-length'];
+    throw new FetchRefusedError(
+      'network',
+      `the transfer broke off after ${bytes} of ${declared ?? 'an unknown number of'} bytes (${(err as Error).message}); ` +
+        'the server does not take range requests, so it could not be resumed',
+    );
+  }
+  await rename(tmp, destPath);
+  return { bytes, finalUrl, contentType: res.headers['content-type'], ranged: false };
+}
+
+async function rangedDownload(
+  head: http.IncomingMessage,
+  headEnd: number,
+  total: number,
+  finalUrl: string,
+  tmp: string,
+  maxBytes: number,
+  opts: DownloadOptions,
+  signal: AbortSignal,
+): Promise<DownloadResult> {
+  if (total > maxBytes) {
+    head.destroy();
+    throw new FetchRefusedError('too_large', `response is larger than ${maxBytes} bytes (${total})`);
+  }
+  const contentType = head.headers['content-type'];
+  // A strong ETag, else Last-Modified: what If-Range compares, so a changed file answers 200, not a part.
+  const etag = head.headers.etag;
+  const validator = etag && !etag.startsWith('W/') ? etag : head.headers['last-modified'];
+  let resumesLeft = opts.maxResumes ?? 5;
+  const file = await openFile(tmp, 'w');
+  try {
+    const headBytes: Buffer[] = [];
+    /** Fetches [start, end) into the file, resuming where a connection broke; `first` is an answer already open. */
+    const part = async (start: number, end: number, first?: http.IncomingMessage, onProgress?: (pos: number) => Promise<void>) => {
+      let pos = start;
+      let res = first;
+      while (pos < end) {
+        if (!res) {
+          const headers: Record<string, string> = { ...(opts.headers ?? {}), range: `bytes=${pos}-${end - 1}` };
+          if (validator) headers['if-range'] = validator;
+          ({ res } = await open(finalUrl, { ...opts, headers }, signal));
+          const got = res.statusCode === 206 ? contentRange(res) : undefined;
+          if (!got || got.start !== pos || got.total !== total) {
+            res.resume();
+            throw new FetchRefusedError(
+              res.statusCode === 200 || res.statusCode === 206 ? 'network' : 'http_status',
+              res.statusCode === 200 || res.statusCode === 206
+                ? 'the file changed on the server while it was being downloaded'
+                : `the server answered HTTP ${res.statusCode} to a range request`,
+            );
+          }
+        }
+        const answer: http.IncomingMessage = res;
+        res = undefined;
+        try {
+          for await (const chunk of answer as AsyncIterable<Buffer>) {
+            const take = Math.min(chunk.length, end - pos);
+            await file.write(chunk, 0, take, pos).catch(ownError);
+            if (start === 0) headBytes.push(chunk.subarray(0, take));
+            pos += take;
+            if (onProgress) await onProgress(pos).catch(ownError);
+            if (pos >= end) break;
+          }
+        } catch (err) {
+          // The disk's or the caller's failure is not a broken connection: it is not resumed.
+          if (err instanceof OwnError) throw err.inner;
+          if (err instanceof FetchRefusedError || signal.aborted) rethrow(err, signal);
+          if (resumesLeft-- <= 0) {
+            throw new FetchRefusedError(
+              'network',
+              `the transfer broke off at byte ${pos} of ${total} (${(err as Error).message}) after ${opts.maxResumes ?? 5} resumed attempts`,
+            );
+          }
+          continue;
+        } finally {
+          answer.destroy();
+        }
+        // An answer that ended early without an error is resumed the same way.
+        if (pos < end && resumesLeft-- <= 0)
+          throw new FetchRefusedError('network', `the transfer kept ending early: ${pos} of ${total} bytes arrived`);
+      }
+    };
+    await part(0, headEnd, head);
+    const layout = mp4Layout(Buffer.concat(headBytes), total);
+    const indexed = async () => {
+      if (opts.onIndex) await opts.onIndex(tmp);
+    };
+    if (layout.kind === 'index-last' && layout.tailStart > headEnd) {
+      await part(layout.tailStart, total);
+      await indexed();
+      await part(headEnd, layout.tailStart);
+    } else if (layout.kind === 'index-first') {
+      let told = false;
+      const tell = async (pos: number) => {
+        if (told || pos < layout.end) return;
+        told = true;
+        await indexed();
+      };
+      await tell(headEnd);
+      await part(headEnd, total, undefined, tell);
+    } else await part(headEnd, total);
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  return { bytes: total, finalUrl, contentType, ranged: true };
 }

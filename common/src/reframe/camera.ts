@@ -70,11 +70,22 @@ interface Shot {
   end: number;
   /** The framed track; null for a fallback shot. */
   trackId: number | null;
+  /** A fallback shot's two likeliest speakers (the choice, then the runner-up), shown split when both
+   *  are in the picture; without them the fallback is the whole picture. */
+  pair?: [number, number];
+}
+
+/** The same framing: one track, or the same fallback. */
+function sameFraming(a: Shot, b: Shot): boolean {
+  return a.trackId === b.trackId && (a.pair ?? []).slice().sort().join() === (b.pair ?? []).slice().sort().join();
 }
 
 /** Faces smaller than this share of the largest framed face in a shot (an audience, a poster, a
  *  passer-by) never move the window and never constrain it. */
 export const SMALL_FACE_RELATIVE = 0.5;
+/** A track present for less than this share of the shot's longest one, with no turn of its own, is
+ *  fleeting: not framed, and no constraint on the window. */
+const FLEETING_TRACK_SHARE = 0.25;
 /** A facecam: the shot's only face, at most this share of the picture's height, off-centre... */
 const FACECAM_MAX_HEIGHT = 0.25;
 const FACECAM_OFF_CENTRE = 0.2;
@@ -156,8 +167,14 @@ function planShot(
   const all = new FaceIndex(detections);
   // Enough of the shot to matter: a face glimpsed for a frame or two is not framed.
   const seen = all.tracks.filter((t) => t.track.samples.length >= Math.min(3, all.timesIn(start, end).length));
-  const largest = Math.max(0, ...seen.map((t) => t.medianHeight));
-  const relevant = seen.filter((t) => t.medianHeight >= SMALL_FACE_RELATIVE * largest);
+  // A face seen for a moment that never speaks (a false detection in busy content, a passer-by)
+  // neither sets the scale of who counts nor gets framed: a 0.6 s false face three times a facecam's
+  // size once took the whole shot from it.
+  const speaking = new Set(detections.turns.map((t) => t.trackId));
+  const longest = Math.max(0, ...seen.map((t) => t.track.samples.length));
+  const credible = seen.filter((t) => speaking.has(t.id) || t.track.samples.length >= FLEETING_TRACK_SHARE * longest);
+  const largest = Math.max(0, ...credible.map((t) => t.medianHeight));
+  const relevant = credible.filter((t) => t.medianHeight >= SMALL_FACE_RELATIVE * largest);
   const framed = relevant.filter((t) => t.medianHeight >= MIN_FACE_HEIGHT_FRACTION * content.height);
   const aspect = output.width / output.height;
 
@@ -186,14 +203,26 @@ function planShot(
   const camera = new Camera(faces, content, director.facePaddingFactor);
   const keyframes: ReframeKeyframe[] = [];
   const segments: ReframeSegment[] = [];
+  // Each shot's keyframes follow the last one's, which holds until the shot's first.
+  const append = (keys: ReframeKeyframe[]) => {
+    const last = keyframes[keyframes.length - 1];
+    if (last && last.time < keys[0]!.time) keyframes.push({ ...last, time: keys[0]!.time });
+    keyframes.push(...keys);
+  };
+  const halfOutput = { width: output.width, height: output.height / 2 };
   shots.forEach((shot, i) => {
+    const pair = shot.pair?.every((id) => faces.presence(id, shot.start, shot.end) >= 0.8) ? shot.pair : undefined;
+    if (shot.trackId === null && pair) {
+      // Detection could not tell which of two speaks: both, split, each face whole in its own panel.
+      segments.push({ start: r3(shot.start), end: r3(shot.end), layout: 'split', tracks: pair });
+      append(camera.split(pair, shot.start, shot.end, halfOutput));
+      return;
+    }
     if (shot.trackId === null) {
       // Detection could not tell who speaks: the whole picture cannot show the wrong person.
       const whole = wholePicture(content, aspect, shot.start, shot.end);
       segments.push(whole.segment);
-      const last = keyframes[keyframes.length - 1];
-      if (last && last.time < whole.keyframe.time) keyframes.push({ ...last, time: whole.keyframe.time });
-      keyframes.push(whole.keyframe);
+      append([whole.keyframe]);
       return;
     }
     const partner = director.maxSpeakersToFocus >= 2 ? splitPartner(shots, i, faces) : undefined;
@@ -201,15 +230,13 @@ function planShot(
       start: r3(shot.start),
       end: r3(shot.end),
       layout: partner === undefined ? 'single' : 'split',
-      tracks: partner === undefined ? [shot.trackId!] : [shot.trackId!, partner],
+      tracks: partner === undefined ? [shot.trackId] : [shot.trackId, partner],
     });
-    const keys =
+    append(
       partner === undefined
-        ? camera.follow(shot.trackId!, shot.start, shot.end, aspect)
-        : camera.split([shot.trackId!, partner], shot.start, shot.end, { width: output.width, height: output.height / 2 });
-    const last = keyframes[keyframes.length - 1];
-    if (last && last.time < keys[0]!.time) keyframes.push({ ...last, time: keys[0]!.time });
-    keyframes.push(...keys);
+        ? camera.follow(shot.trackId, shot.start, shot.end, aspect)
+        : camera.split([shot.trackId, partner], shot.start, shot.end, halfOutput),
+    );
   });
   return { keyframes, segments };
 }
@@ -294,16 +321,27 @@ function stackPanels(faces: FaceIndex, id: number, content: Box, output: OutputS
 function planShots(d: ShortDetections, framed: number[], faces: FaceIndex): Shot[] {
   const turns = d.turns
     .filter((t) => t.trackId !== null && framed.includes(t.trackId) && t.end > d.start && t.start < d.end)
-    // A turn detection is not sure of is nobody's: its shot shows the whole picture (planShot).
-    .map((t) => (t.confidence !== undefined && t.confidence < LOW_CONFIDENCE && framed.length > 1 ? { ...t, trackId: null } : t))
+    // A turn detection is not sure of is nobody's: its shot shows its two likeliest speakers split,
+    // or the whole picture (planShot).
+    .map((t): SpeakerTurn & { pair?: [number, number] } => {
+      if (t.confidence === undefined || t.confidence >= LOW_CONFIDENCE || framed.length <= 1) return t;
+      const pair: [number, number] | undefined =
+        t.runnerUp != null && t.runnerUp !== t.trackId && framed.includes(t.runnerUp) ? [t.trackId!, t.runnerUp] : undefined;
+      return { ...t, trackId: null, ...(pair ? { pair } : {}) };
+    })
     .sort((a, b) => a.start - b.start);
   const raw: Shot[] = [];
   for (const turn of turns) {
     const last = raw[raw.length - 1];
-    if (last && last.trackId === turn.trackId) continue;
-    const at = Math.max(d.start, turn.start);
-    if (last) last.end = at;
-    raw.push({ start: at, end: d.end, trackId: turn.trackId });
+    const shot: Shot = {
+      start: Math.max(d.start, turn.start),
+      end: d.end,
+      trackId: turn.trackId,
+      ...(turn.pair ? { pair: turn.pair } : {}),
+    };
+    if (last && sameFraming(last, shot)) continue;
+    if (last) last.end = shot.start;
+    raw.push(shot);
   }
   if (raw.length === 0) raw.push({ start: d.start, end: d.end, trackId: faces.mostProminent(framed) });
   raw[0]!.start = d.start;
@@ -329,7 +367,7 @@ function planShots(d: ShortDetections, framed: number[], faces: FaceIndex): Shot
     shots.splice(shortest, 1);
     // Neighbours now adjacent with the same speaker are one shot.
     for (let i = shots.length - 1; i > 0; i--) {
-      if (shots[i]!.trackId === shots[i - 1]!.trackId) {
+      if (sameFraming(shots[i]!, shots[i - 1]!)) {
         shots[i - 1]!.end = shots[i]!.end;
         shots.splice(i, 1);
       }
@@ -823,4 +861,56 @@ function median(xs: number[]): number {
   const s = xs.slice().sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+// ---- framing by hand (overrides.ts) -----------------------------------------------------------------
+
+/** Keyframes that keep track `id` framed over [start, end), as the camera frames a speaker: for a face
+ *  the user pinned, whoever detection judged to be speaking. */
+export function followTrack(
+  detections: ShortDetections,
+  id: number,
+  start: number,
+  end: number,
+  director: DirectorSettings,
+  output: OutputSize,
+): ReframeKeyframe[] {
+  const d = within(detections, start, end);
+  const bounds = { x: 0, y: 0, width: d.sourceWidth, height: d.sourceHeight };
+  return new Camera(new FaceIndex(d), bounds, director.facePaddingFactor).follow(id, start, end, output.width / output.height);
+}
+
+/** One still keyframe whose two panels frame tracks `ids` (stacked top to bottom) over [start, end). */
+export function splitTracks(
+  detections: ShortDetections,
+  ids: [number, number],
+  start: number,
+  end: number,
+  director: DirectorSettings,
+  output: OutputSize,
+): ReframeKeyframe[] {
+  const d = within(detections, start, end);
+  const bounds = { x: 0, y: 0, width: d.sourceWidth, height: d.sourceHeight };
+  return new Camera(new FaceIndex(d), bounds, director.facePaddingFactor).split(ids, start, end, {
+    width: output.width,
+    height: output.height / 2,
+  });
+}
+
+/** A stack's two panels over [start, end): the facecam `id` on top, the whole picture below. */
+export function stackTracks(detections: ShortDetections, id: number, start: number, end: number, output: OutputSize): [Box, Box] {
+  const d = within(detections, start, end);
+  return stackPanels(new FaceIndex(d), id, { x: 0, y: 0, width: d.sourceWidth, height: d.sourceHeight }, output);
+}
+
+/** The even window of `aspect` about a box's centre, as tall as it (shrunk to fit), inside W x H. */
+export function windowAbout(box: Box, aspect: number, W: number, H: number): Box {
+  const size = evenWindow(Math.min(box.height, H, W / aspect), aspect, W, H);
+  const cx = box.x + box.width / 2;
+  const cy = box.y + box.height / 2;
+  return {
+    x: clampInt(Math.round(cx - size.width / 2), 0, W - size.width),
+    y: clampInt(Math.round(cy - size.height / 2), 0, H - size.height),
+    ...size,
+  };
 }

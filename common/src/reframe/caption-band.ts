@@ -1,32 +1,89 @@
-// The caption band a short gets when no one chose one: the lower third, unless the framed face sits
-// there; then the top (or the middle, whichever the faces cross less). Worked out from the short's
-// stored path and detections when they are stored (the coordinator keeps it as the short's
-// `captionBand`), so the studio's preview and the render read the same band.
-import { resolveCaptionStyle, type StyleItem } from '../render/presets.js';
+// The caption band a short gets when no one chose one: where the style puts it, unless its caption
+// block (as the shared caption layout places it) crosses a framed face; then the lower third, the
+// top or the middle, the first that crosses none. Worked out from the short's stored path and
+// detections: for the DEFAULT style when the short is stored (its `captionBand`, which the studio's
+// preview reads), and for the render's own style and size when a render is asked for (its status's
+// `captionPosition`).
+import { captionSpan } from '../render/caption-layout.js';
+import { resolveCaptionStyle, type ResolvedCaptionStyle, type StyleItem } from '../render/presets.js';
 import { interpolate } from './camera.js';
 import { stackedPanels } from './panels.js';
 import type { Box, Reframe, ReframeLayout, ShortDetections } from './types.js';
 
 export type CaptionBand = 'top' | 'center' | 'bottom';
 
-/** Each band as a span of the output's height (fractions, top to bottom). */
-const BANDS: Record<CaptionBand, [number, number]> = { top: [0, 1 / 3], center: [1 / 3, 2 / 3], bottom: [2 / 3, 1] };
-/** A face is "in" a band when at least this part of its height lies there (a chin grazing it is not). */
-const FACE_PART = 1 / 3;
-/** The captions move when a face is in the lower third for at least this part of the short's sampled moments. */
-const MOVE_AT_SHARE = 0.25;
+/** The order automatic placement tries bands in after the style's own place. */
+const FALLBACK_ORDER: CaptionBand[] = ['bottom', 'top', 'center'];
 
-/** The band for a short's captions that keeps them off the framed faces, on an output of this size. */
+export interface CaptionBandChoice {
+  band: CaptionBand;
+  /** Sampled moments of the short where the chosen band's caption crosses a framed face, and all of them. */
+  covered: number;
+  moments: number;
+  /** Whether the band differs from where the style by itself puts the captions. */
+  moved: boolean;
+}
+
+/**
+ * Where automatic captions go for a short: the style's own place when its caption band (the block of
+ * up to `lines` lines, the spoken word popped, where the shared caption layout puts it at this
+ * output size) crosses no framed face at any sampled moment; else the first of the lower third, the
+ * top and the middle that crosses none; else the one that crosses faces at the fewest moments.
+ * Faces are those the path frames (the segment's tracks, where the window shows them).
+ */
+export function chooseCaptionBand(
+  reframe: Reframe | null | undefined,
+  detections: ShortDetections | null | undefined,
+  output: { width: number; height: number },
+  opts: { preset?: string | null; items?: StyleItem[] | null; lines?: number } = {},
+): CaptionBandChoice {
+  const own = styleOf(opts.preset, opts.items, null);
+  const ownBand = own.position.anchor;
+  const moments = framedFaceSpans(reframe, detections, output);
+  if (!moments) return { band: ownBand, covered: 0, moments: 0, moved: false };
+  const lines = Math.max(1, opts.lines ?? 2);
+  const covering = (band: CaptionBand) => {
+    const style = band === ownBand ? own : styleOf(opts.preset, opts.items, band);
+    const [top, bottom] = captionSpan(style, output, lines);
+    return moments.spans.filter((spans) => spans.some(([a, b]) => Math.min(b, bottom) - Math.max(a, top) > 0)).length;
+  };
+  let best: CaptionBandChoice | null = null;
+  for (const band of [ownBand, ...FALLBACK_ORDER.filter((b) => b !== ownBand)]) {
+    const covered = covering(band);
+    if (!best || covered < best.covered) best = { band, covered, moments: moments.total, moved: band !== ownBand };
+    if (covered === 0) break;
+  }
+  return best!;
+}
+
+/** The band for a short's captions in the DEFAULT style (kept as the short's `captionBand`, which the studio's preview reads). */
 export function captionBandFor(
   reframe: Reframe | null | undefined,
   detections: ShortDetections | null | undefined,
   output: { width: number; height: number },
 ): CaptionBand {
-  if (!reframe?.keyframes?.length || !detections?.tracks?.length) return 'bottom';
+  return chooseCaptionBand(reframe, detections, output).band;
+}
+
+function styleOf(preset: string | null | undefined, items: StyleItem[] | null | undefined, band: CaptionBand | null): ResolvedCaptionStyle {
+  const extra: StyleItem[] = band ? [{ property: 'position', value: band }] : [];
+  try {
+    return resolveCaptionStyle(preset || 'DEFAULT', [...(items ?? []), ...extra]);
+  } catch {
+    return resolveCaptionStyle('DEFAULT', extra);
+  }
+}
+
+/** The framed faces' vertical spans (fractions of the output's height) at each sampled moment with one; null without a path or faces. */
+function framedFaceSpans(
+  reframe: Reframe | null | undefined,
+  detections: ShortDetections | null | undefined,
+  output: { width: number; height: number },
+): { spans: Array<Array<[number, number]>>; total: number } | null {
+  if (!reframe?.keyframes?.length || !detections?.tracks?.length) return null;
   const start = reframe.segments[0]?.start ?? reframe.keyframes[0]!.time;
   const end = reframe.segments.at(-1)?.end ?? reframe.keyframes.at(-1)!.time;
-  if (!(end > start)) return 'bottom';
-  // The faces the path frames at each sampled moment, as spans of the output's height.
+  if (!(end > start)) return null;
   const moments = new Map<number, Array<[number, number]>>();
   for (const track of detections.tracks) {
     for (const sample of track.samples) {
@@ -43,15 +100,7 @@ export function captionBandFor(
   }
   // Every sampled moment of the short counts, with a face or without.
   const total = Math.max(moments.size, Math.round((end - start) * detections.sampleFps), 1);
-  const momentsIn = (band: CaptionBand) => [...moments.values()].filter((spans) => spans.some((span) => inBand(span, band))).length;
-  if (momentsIn('bottom') / total < MOVE_AT_SHARE) return 'bottom';
-  return momentsIn('center') < momentsIn('top') ? 'center' : 'top';
-}
-
-function inBand([top, bottom]: [number, number], band: CaptionBand): boolean {
-  const [from, to] = BANDS[band];
-  const overlap = Math.min(bottom, to) - Math.max(top, from);
-  return overlap > 0 && overlap >= FACE_PART * (bottom - top);
+  return { spans: [...moments.values()], total };
 }
 
 /** Where a source box lands vertically in the output frame (fractions of its height); null when the frame does not show it. */
@@ -102,21 +151,15 @@ export function namesCaptionPosition(items: StyleItem[] | null | undefined): boo
 }
 
 /**
- * The style items a render uses: as given, plus the short's band when it is not the lower third, no
- * item places the captions, and the caption preset itself leaves them at the bottom.
+ * The style items a render uses: as given, plus the chosen band when no item places the captions
+ * and the band is not where the style by itself puts them.
  */
 export function withCaptionBand(
   items: StyleItem[] | null | undefined,
   captionPreset: string | null | undefined,
   band: CaptionBand | null | undefined,
 ): StyleItem[] | undefined {
-  if (!band || band === 'bottom' || namesCaptionPosition(items)) return items ?? undefined;
-  let anchor: string;
-  try {
-    anchor = resolveCaptionStyle(captionPreset || 'DEFAULT', null).position.anchor;
-  } catch {
-    return items ?? undefined;
-  }
-  if (anchor !== 'bottom') return items ?? undefined;
+  if (!band || namesCaptionPosition(items)) return items ?? undefined;
+  if (styleOf(captionPreset, items, null).position.anchor === band) return items ?? undefined;
   return [...(items ?? []), { property: 'position', value: band }];
 }

@@ -7,6 +7,7 @@ import type {
   DetectedShot,
   DirectorSettings,
   FaceTrack,
+  FramingOverride,
   Reframe,
   ReframeKeyframe,
   ReframeQuality,
@@ -82,6 +83,43 @@ export const reframeQualitySchema = z
     "How far the path can be trusted, measured over the short's speech when it was planned (a low speakerOnScreenShare: the camera often had no speaker to follow); absent on paths planned before it was measured",
   );
 
+const span = {
+  start: z.number().finite().describe('Seconds on the source clock, inside the short'),
+  end: z.number().finite().describe('Seconds on the source clock, after `start`, inside the short'),
+};
+
+export const framingOverrideSchema = z
+  .discriminatedUnion('kind', [
+    z.object({
+      ...span,
+      kind: z.literal('window'),
+      window: z
+        .object(box)
+        .describe(
+          "The window to hold still over the span, source pixels inside the source: its centre and height are kept, its width follows the output's shape",
+        ),
+    }),
+    z.object({
+      ...span,
+      kind: z.literal('layout'),
+      layout: z
+        .enum(['single', 'split', 'fit', 'stack'])
+        .describe(
+          'The layout over the span, framed as the camera would: single follows the speaker, split stacks two faces (or the two halves of the picture), fit shows the whole picture, stack puts a face on top of the whole picture',
+        ),
+    }),
+    z.object({
+      ...span,
+      kind: z.literal('face'),
+      trackId: z
+        .number()
+        .int()
+        .min(0)
+        .describe('A face track of the short (`reframe.segments[].tracks`): the window follows it over the span'),
+    }),
+  ])
+  .describe('A span framed by hand; of two overlapping, the later in the list wins');
+
 export const reframeSchema = z
   .object({
     sourceWidth: z.number().int().positive(),
@@ -99,6 +137,12 @@ export const reframeSchema = z
         "The source's shots within the short, in order: every framing change a source edit causes happens at a shot's start, and no pan spans two shots",
       ),
     quality: reframeQualitySchema.optional(),
+    overrides: z
+      .array(framingOverrideSchema)
+      .optional()
+      .describe(
+        'The framing set by hand (PUT /api/jobs/{jobId}/shorts/{shortId}/framing), already applied to `keyframes` and `segments`; absent when none',
+      ),
   })
   .describe("The short's crop path (speaker-aware reframing), in source pixels on the source clock");
 
@@ -117,6 +161,7 @@ const speakerTurnSchema = z.object({
   end: z.number(),
   trackId: z.number().int().nullable(),
   confidence: z.number().min(0).max(1).optional(),
+  runnerUp: z.number().int().nullable().optional(),
 });
 
 const detectedShotSchema = sourceShotSchema.extend({
@@ -156,5 +201,6 @@ const schemasMatchTypes: [
   Same<z.output<typeof speakerTurnSchema>, SpeakerTurn>,
   Same<z.output<typeof shortDetectionsSchema>, ShortDetections>,
   Same<z.output<typeof directorSettingsSchema>, DirectorSettings>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true];
+  Same<z.output<typeof framingOverrideSchema>, FramingOverride>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true];
 void schemasMatchTypes;

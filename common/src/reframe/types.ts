@@ -41,6 +41,9 @@ export interface SpeakerTurn {
    *  better than the next likeliest face's (or than nobody's). Absent in detections stored before it
    *  was measured (read as sure). */
   confidence?: number;
+  /** The likeliest other choice (a track; null: nobody visible), where detection measured it: with
+   *  the chosen face, the pair a split shows when the choice is not sure. */
+  runnerUp?: number | null;
 }
 
 /** How a shot of the source begins: the short's first moment, a hard cut (on the cut's first frame),
@@ -117,7 +120,18 @@ export interface Reframe {
   /** How well detection and the path served the short's speech (quality.ts); absent on paths planned
    *  before it was measured. */
   quality?: ReframeQuality;
+  /** The framing the user set by hand (overrides.ts), already applied to the keyframes and segments;
+   *  absent when none. */
+  overrides?: FramingOverride[];
 }
+
+/** A span of a short framed by hand, on the source clock; of two overlapping, the later in the list
+ *  wins. window: the window held still there (its centre and height; its shape is the output's);
+ *  layout: the layout forced there, framed as the camera would; face: the window follows that track. */
+export type FramingOverride =
+  | { start: number; end: number; kind: 'window'; window: Box }
+  | { start: number; end: number; kind: 'layout'; layout: ReframeLayout }
+  | { start: number; end: number; kind: 'face'; trackId: number };
 
 /** How far a short's crop path can be trusted, measured over its speech (quality.ts). A short with no
  *  speech has nothing to miss: both shares 1, no span. */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { invalidInput } from '../invalid-input.js';
 import { parseLength } from './position.js';
 import { resolveCaptionStyle, type StyleItem } from './presets.js';
+import { openFields, unknownField, unknownFieldMessage } from '../api/unknown-fields.js';
 
 /** The W3C Compositing and Blending Level 1 modes, in the contract's order. */
 export const BLEND_MODES = [
@@ -82,12 +83,17 @@ const styleState = z.object({
   duration: z.number().min(0).max(10).optional(),
 });
 
-const styleItem = z.object({
-  property: z.string().min(1).max(100),
-  value: z.union([z.string().max(500), z.number().transform(String)], STRING),
-  active: styleState.optional(),
-  past: styleState.optional(),
-});
+// Contract 2.9: "Element fields of the style array and of the director object beyond those listed:
+// not shown". A style item's other fields are therefore taken (and dropped), not refused; the
+// director is a loose object for the same reason. Everything else in the options is strict.
+const styleItem = openFields(
+  z.object({
+    property: z.string().min(1).max(100),
+    value: z.union([z.string().max(500), z.number().transform(String)], STRING),
+    active: styleState.optional(),
+    past: styleState.optional(),
+  }),
+);
 
 const director = z.looseObject({
   camera: z.looseObject({ facePaddingFactor: z.number().min(0).max(10).optional() }).optional(),
@@ -195,6 +201,8 @@ export function normalizeRenderOptions(raw: unknown): RenderOptions {
     renameKey(wm, 'watermarkUrl', 'waterMarkUrl');
     src.waterMark = wm;
   }
+  const unknown = unknownField(renderOptionsSchema, src, ['options']);
+  if (unknown) throw invalidInput(unknownFieldMessage(unknown));
   const parsed = renderOptionsSchema.safeParse(src);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

@@ -15,6 +15,8 @@ export const analyzeRangePayloadSchema = z.object({
   dataOffset: z.number().int().nonnegative(),
   sampleRate: z.number().int().positive(),
   spans: z.array(sampleSpanSchema).min(1),
+  /** The job's `language` for the transcriber, where it takes one. */
+  language: z.string().min(1).optional(),
 });
 
 export const analyzeRangeLeaseSchema = analyzeRangePayloadSchema.extend({

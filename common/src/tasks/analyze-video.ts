@@ -42,6 +42,42 @@ const stitchedSchema = z.object({
   audioKey: z.string().min(1).optional(),
 });
 
+/** Seconds on the source clock. */
+const timeRangeSchema = z.object({ start: z.number().finite().nonnegative(), end: z.number().finite().positive() });
+
+/**
+ * How the automatic shorts are picked (issue 40): the job's options as normalised when the request
+ * was accepted (coordinator/src/jobs/job-input.ts), read by the agent as they are.
+ */
+export const pickingSchema = z.object({
+  /** Each short's length in seconds, lead-in and tail included. */
+  clipLength: z.object({ min: z.number().finite().positive(), max: z.number().finite().positive() }),
+  /** Null: about one per 90 s of video, up to 5. */
+  maxShorts: z.number().int().min(1).max(20).nullable(),
+  /** Only this part of the source is transcribed, picked from and charged. */
+  range: timeRangeSchema.nullable(),
+  /** Lower-cased keywords or phrases the shorts should be about; empty: any subject. */
+  topics: z.array(z.string().min(1)),
+  /** For a language-model picker; without one the analysis notes that it was ignored. */
+  prompt: z.string().nullable(),
+  /** ISO 639-1 code for the transcriber, where it can take one. */
+  language: z.string().nullable(),
+});
+export type Picking = z.output<typeof pickingSchema>;
+
+/** What a job that names no picking options gets (docs/transcription.md). */
+export const DEFAULT_CLIP_LENGTH = { min: 15, max: 60 } as const;
+
+/** The parts of a short's score, each 0-100; topicMatch is null when the job named no topics. */
+export const shortScoresSchema = z.object({
+  hook: z.number().min(0).max(100),
+  completeness: z.number().min(0).max(100),
+  standalone: z.number().min(0).max(100),
+  energy: z.number().min(0).max(100),
+  topicMatch: z.number().min(0).max(100).nullable(),
+});
+export type ShortScores = z.output<typeof shortScoresSchema>;
+
 export const analyzeVideoPayloadSchema = z.object({
   jobId: z.string(),
   source: z.discriminatedUnion('kind', [urlSource, youtubeSource, storedSource]),
@@ -49,6 +85,8 @@ export const analyzeVideoPayloadSchema = z.object({
   predefinedShorts: z.array(z.object({ title: z.string(), start: z.number().finite(), end: z.number().finite() })).nullable(),
   maxDownloadBytes: z.number().int().positive(),
   maxAutoShortSec: z.number().positive(),
+  /** Absent in payloads queued before picking options existed: the defaults. */
+  picking: pickingSchema.optional(),
   stitched: stitchedSchema.optional(),
 });
 
@@ -79,6 +117,10 @@ export const analyzedShortSchema = z.object({
   startId: z.number().int().nullable(),
   endId: z.number().int().nullable(),
   text: z.string(),
+  /** Automatic shorts: how good a post the picker thinks this is (0-100), its parts, and `reason`
+   *  written from them. Absent for the client's own times and shorts chosen from the picture. */
+  score: z.number().min(0).max(100).optional(),
+  scores: shortScoresSchema.optional(),
   crop: storedObjectSchema.nullable(),
   /** The camera path the crop clip follows and renders reuse (common/src/reframe/types.ts `Reframe`);
    *  null for a centred crop. */

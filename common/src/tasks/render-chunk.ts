@@ -12,6 +12,13 @@ export const chunkCutSchema = z.object({
   fromUs: z.number().int().nonnegative(),
   toUs: z.number().int().positive(),
   shiftTicks: z.number().int().nonnegative(),
+  /** The single pass's clock at the chunk's first shown frame (microseconds from the render's first,
+   *  edited with jump cuts): a crop path of several pieces restores it after their concat. */
+  clockUs: z.number().int().nonnegative().optional(),
+  /** A variable-rate source's render: the constant-rate output frames the chunk renders, [from, to). */
+  slots: z.object({ from: z.number().int().nonnegative(), to: z.number().int().positive().optional() }).optional(),
+  /** The frames the chunk keeps: it renders a few more, for the encoder to see what follows. */
+  keepFrames: z.number().int().positive().optional(),
 });
 
 export const renderChunkPayloadSchema = renderShortPayloadSchema.extend({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { renderOptionsSchema } from '../render/options.js';
-import { directorSettingsSchema, reframeSchema, shortDetectionsSchema } from '../reframe/schema.js';
+import { directorSettingsSchema, reframeSchema, shortDetectionsSchema, framingOverrideSchema } from '../reframe/schema.js';
 import { noFactsSchema, storedObjectSchema, wordSchema, type TaskContract, type TaskOutputs } from './contract.js';
 
 // render-short: one short of a completed job, rendered at the asked size with captions and watermark.
@@ -23,7 +23,10 @@ export const renderShortPayloadSchema = z.object({
   reframe: reframeSchema.nullable(),
   /** Set when the render's director settings or output shape differ from the stored path's: the
    *  agent plans the path again from the stored detections (no new detection pass). */
-  recompute: z.object({ director: directorSettingsSchema, detections: shortDetectionsSchema }).nullable(),
+  /** `overrides`: the short's framing by hand (reframe/overrides.ts), applied after planning. */
+  recompute: z
+    .object({ director: directorSettingsSchema, detections: shortDetectionsSchema, overrides: z.array(framingOverrideSchema).optional() })
+    .nullable(),
   /** Voice activity over the short (source clock) when the render cuts silences and the analysis
    *  stored it; absent otherwise (then the words alone say where speech is). */
   speech: z.array(z.object({ start: z.number().finite(), end: z.number().finite() })).nullish(),
@@ -35,6 +38,15 @@ export const renderShortPayloadSchema = z.object({
 export const renderShortLeaseSchema = z.object({
   sourceUrl: z.string().min(1),
   watermarkObjectUrl: z.string().min(1).nullable(),
+});
+
+const timeRange = z.object({ start: z.number().finite(), end: z.number().finite() });
+/** A JumpCutPlan (common/src/render/jump-cuts.ts) as a render reports it. */
+export const jumpCutsSchema = z.object({
+  keep: z.array(timeRange).min(1),
+  cuts: z.array(timeRange.extend({ reason: z.enum(['silence', 'filler']) })),
+  removedSec: z.number().finite().nonnegative(),
+  fillerWords: z.array(timeRange.extend({ text: z.string() })),
 });
 
 /** A long render is done in chunks (issue 22), in three steps on agents: the render's own agent
@@ -52,6 +64,10 @@ export const renderSplitLeaseSchema = z.object({
       chunkUrls: z.array(z.string().min(1)).min(2),
       audioObjectKey: z.string().min(1).nullish(),
       chunkObjectKeys: z.array(z.string().min(1)).nullish(),
+      /** The jump cuts the split planned, for the joined render's result (its caption files). */
+      jumpCuts: jumpCutsSchema.nullish(),
+      /** The caption script the split stored, for the joined render's result. */
+      captionsKey: z.string().min(1).nullish(),
     })
     .nullish(),
 });
@@ -64,12 +80,23 @@ export const renderSplitSchema = z.object({
   hasSound: z.boolean().optional(),
   cuts: z
     .array(
-      z.object({ fromUs: z.number().int().nonnegative(), toUs: z.number().int().positive(), shiftTicks: z.number().int().nonnegative() }),
+      z.object({
+        fromUs: z.number().int().nonnegative(),
+        toUs: z.number().int().positive(),
+        shiftTicks: z.number().int().nonnegative(),
+        clockUs: z.number().int().nonnegative().optional(),
+        slots: z.object({ from: z.number().int().nonnegative(), to: z.number().int().positive().optional() }).optional(),
+        keepFrames: z.number().int().positive().optional(),
+      }),
     )
     .min(2),
   gopFrames: z.number().int().positive(),
   encoder: renderEncoderSchema,
   chunks: z.array(z.object({ objectKey: z.string().min(1), frames: z.number().int().positive() })).optional(),
+  /** The jump cuts as planned by the split (source clock), when any: the joined render reports them. */
+  jumpCuts: jumpCutsSchema.nullish(),
+  /** The caption script the chunks burn in, stored by the split: the joined render reports it. */
+  captionsKey: z.string().min(1).nullish(),
 });
 
 export const renderShortResultSchema = z.object({
@@ -80,6 +107,8 @@ export const renderShortResultSchema = z.object({
   thumbnailKey: z.string().min(1).nullish(),
   /** The ASS caption script burned into the picture (absent when the short has no words to caption). */
   captionsKey: z.string().min(1).nullish(),
+  /** The jump cuts made (source clock), when any: the render's caption files are re-timed by them. */
+  jumpCuts: jumpCutsSchema.nullish(),
   // What the agent made, kept with the task for operators; the coordinator needs none of it.
   width: z.number().int().positive().optional(),
   height: z.number().int().positive().optional(),

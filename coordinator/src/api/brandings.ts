@@ -51,6 +51,7 @@ export function registerBrandingRoutes(api: Api, app: Coordinator): void {
       body: createPresetSchema,
       response: brandPresetSchema,
       example: EXAMPLE_PRESET,
+      idempotent: (ctx) => requireOrg(app, ctx, suppliedOrgId(ctx)),
     },
     async (ctx, { body }) => {
       const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { appErrorOf, ServiceBusyError, TooManyRequestsError } from '../errors.js';
+import { appErrorOf, errorCodeOf, ServiceBusyError, TooManyRequestsError } from '../errors.js';
 import type { Logger } from '@shorts/common/logger';
 import type { Metrics } from '../metrics/metrics.js';
 
@@ -10,7 +10,21 @@ const unstorableText = (err: unknown) => ['22021', '22P05'].includes((err as { c
 function routeLabel(ctx: Koa.Context): string {
   const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
   if (matched) return String(matched);
+  // /mcp is no router route (mcp/http-transport.ts): named as one.
+  if (ctx.path === '/mcp') return '/mcp';
   return ctx.path.startsWith('/objects/') ? '/objects/*' : 'unmatched';
+}
+
+/**
+ * Every JSON error body, whoever wrote it (a thrown AppError, the router's 405, a route's own 404),
+ * gains `code` (errors.ts ERROR_CODES) and the request's `requestId`; `error` and `message` stay.
+ */
+function completeErrorBody(ctx: Koa.Context): void {
+  const body = ctx.body as Record<string, unknown> | null | undefined;
+  if (ctx.status < 400 || !body || typeof body !== 'object' || Array.isArray(body) || Buffer.isBuffer(body)) return;
+  if (typeof body.error !== 'string') return;
+  const requestId = (ctx.state as { requestId?: string }).requestId;
+  ctx.body = { ...body, code: body.code ?? errorCodeOf(ctx.status, body.error), ...(requestId ? { requestId } : {}) };
 }
 
 /** The one place an error becomes an HTTP answer. 5xx bodies never carry stack traces or SQL. */
@@ -43,8 +57,8 @@ export function errorMiddleware(log: Logger, metrics: Metrics): Koa.Middleware {
         ctx.status = 500;
         ctx.body = { error: 'Internal server error', message: 'Internal server error' };
       }
-    } finally {
-      metrics.httpRequests.labels(ctx.method, routeLabel(ctx), String(ctx.status)).observe(Number(process.hrtime.bigint() - started) / 1e9);
     }
+    completeErrorBody(ctx);
+    metrics.httpRequests.labels(ctx.method, routeLabel(ctx), String(ctx.status)).observe(Number(process.hrtime.bigint() - started) / 1e9);
   };
 }

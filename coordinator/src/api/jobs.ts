@@ -1,20 +1,22 @@
 import { z } from 'zod';
 import { pageParams, pageQueryParam, type Api, type ApiContext } from './http.js';
 import type { Coordinator } from '../context.js';
-import { AppError, badRequest, notFound } from '../errors.js';
+import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
 import { DEFAULT_ORG_MESSAGES, principalUser, type OrganizationMessages } from '../tenancy/auth.js';
 import { requireOrganization } from '../tenancy/tenancy.js';
 import { createJobSchema, validateJob, type CreateJobBody } from '../jobs/job-input.js';
 import { createJob, findJob, JOB_STATUS, listJobs, sourceOfJob, type StoredSource } from '../jobs/jobs.js';
+import { cancelSubjectTasks } from '../tasks/cancel-subject.js';
 import { apiKeyView, bearerView, listItemView } from '../jobs/job-views.js';
 import { parseAllowlist } from '@shorts/common/net/address-policy';
+import { framingBodySchema, setFraming } from '../jobs/framing-edits.js';
 import {
-  apiKeyJobSchema,
-  bearerJobSchema,
+  cancelledJobSchema,
   createdJobSchema,
   deletedJobSchema,
   jobListSchema,
+  jobSchema,
   shortEditResponseSchema,
   STAGE_DESCRIPTION,
   transcriptEditResponseSchema,
@@ -58,6 +60,7 @@ const EXAMPLE_JOB = {
       {
         id: 0,
         title: 'The punchline',
+        titleSource: 'transcript',
         reason: 'A clear claim with a payoff',
         startId: 210,
         endId: 262,
@@ -100,6 +103,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
       body: createJobSchema,
       response: createdJobSchema,
       example: { id: EXAMPLE_JOB_ID, jobId: EXAMPLE_JOB_ID },
+      idempotent: (ctx) => org(ctx, suppliedOrgId(ctx)),
     },
     async (ctx, { body }) => {
       const orgId = await org(ctx, suppliedOrgId(ctx));
@@ -139,6 +143,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
         'The same YouTube id or file URL (fetched again, under the same URL rules as POST /api/jobs), or for a completed upload its stored video (no new upload); the same title, options and webhook. Credits are reserved as for any new job. 409 while the job is PROCESSING; 400 for a failed upload, whose video is not kept (upload it again). ',
       body: z.object({ organizationId: z.string().optional().describe('Required with a session or bearer token') }),
       bodyExample: { organizationId: EXAMPLE_ORG_ID },
+      idempotent: (ctx) => org(ctx, suppliedOrgId(ctx)),
       response: createdJobSchema.meta({
         example: { id: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11', jobId: '0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11' },
       }),
@@ -152,12 +157,39 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
 
   api.route(
     {
+      method: 'post',
+      path: '/api/jobs/:jobId/cancel',
+      tag: 'Jobs',
+      status: 202,
+      summary: 'Cancel a job still PROCESSING: its agent stops, its reserved credits are released',
+      description: `Work still queued ends at once; an agent running it is told on its next progress report and stops (within a second while its progress moves, at most a heartbeat, a third of LEASE_TTL_MS: 10 s by default). The job then is FAILED with the message "Cancelled" in both retrieve forms (and the job list, whose \`creditUsageStatus\` reads RELEASED), nothing charged, and its webhook (if any) sends \`job.failed\` with that message in \`data.message\`. A job already COMPLETED or FAILED is 409; another organization's job is 404.`,
+      body: z.object({ organizationId: z.string().optional().describe('Required with a session or bearer token') }),
+      bodyExample: {},
+      response: cancelledJobSchema,
+    },
+    async (ctx) => {
+      const orgId = await org(ctx, suppliedOrgId(ctx));
+      const jobId = ctx.params.jobId!;
+      const job = await findJob(app.db.pool, orgId, jobId);
+      if (!job) throw notFound('Job not found');
+      if (job.status !== JOB_STATUS.processing) throw conflict(`The job has already finished (${job.status}): there is nothing to cancel`);
+      const outcome = await cancelSubjectTasks(app.db, app.queue, jobId);
+      const now = await findJob(app.db.pool, orgId, jobId);
+      if (outcome === 'nothing' && now?.status !== JOB_STATUS.processing)
+        throw conflict(`The job has already finished (${now?.status ?? 'deleted'}): there is nothing to cancel`);
+      app.log.info('job cancel', { jobId, organizationId: orgId, outcome });
+      return { id: jobId, jobId, status: now?.status === JOB_STATUS.failed ? JOB_STATUS.failed : JOB_STATUS.processing };
+    },
+  );
+
+  api.route(
+    {
       method: 'delete',
       path: '/api/jobs/:jobId',
       tag: 'Jobs',
       summary: 'Delete a finished job and every file it produced',
       description:
-        "The job disappears from the API and its source video, shorts, renders and transcript are deleted for good, giving their bytes back to the storage quota (as auto-archive does). A job still PROCESSING, or with a render queued or in progress, is refused with 409 (nothing is cancelled): delete it once its work has finished. Another organization's job is 404.",
+        "The job disappears from the API and its source video, shorts, renders and transcript are deleted for good, giving their bytes back to the storage quota (as auto-archive does). A job still PROCESSING, or with a render queued or in progress, is refused with 409 (nothing is cancelled behind the client's back): cancel it (POST /api/jobs/{jobId}/cancel) or wait until its work has finished. Another organization's job is 404.",
       query: z.object({ organizationId: z.string().optional() }),
       response: deletedJobSchema,
     },
@@ -212,7 +244,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
       description:
         'Each short of a completed job carries `reframe`, its crop path: keyframes (time on the source clock, window in source pixels, linear between keyframes) and segments (`single`, `split` with `panels`, `fit`). While PROCESSING, `stage` names what the job is doing: the stage of its progress value, or why it waits when it has waited past `WAITING_NOTICE_MS` with no connected agent able to run it (for example "waiting for an analysis agent").',
       query: z.object({ organizationId: z.string().optional() }),
-      response: z.union([apiKeyJobSchema, bearerJobSchema]),
+      response: jobSchema,
       example: EXAMPLE_JOB,
     },
     async (ctx, { query }) => {
@@ -274,6 +306,7 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
         SHORT_EDIT_RULES,
       body: addShortBodySchema.meta({ example: { revision: 0, title: 'The punchline', startTime: 61.5, endTime: 88 } }),
       response: shortEditResponseSchema,
+      idempotent: (ctx) => org(ctx, (ctx.state.body as { organizationId?: unknown } | undefined)?.organizationId),
     },
     async (ctx, { body }) => {
       const orgId = await org(ctx, body.organizationId);
@@ -297,6 +330,33 @@ export function registerJobRoutes(api: Api, app: Coordinator): void {
     async (ctx, { query, body }) => {
       const orgId = await org(ctx, query.organizationId ?? body.organizationId);
       return updateShort(app.db, orgId, ctx.params.jobId!, ctx.params.shortId!, body);
+    },
+  );
+
+  api.route(
+    {
+      method: 'put',
+      path: '/api/jobs/:jobId/shorts/:shortId/framing',
+      tag: 'Jobs',
+      summary: "Set a short's framing by hand",
+      description:
+        "Replaces the spans framed by hand (`overrides`, in order: of two overlapping, the later wins): `window` holds the crop window still (its centre and height; its shape is the render's), `layout` forces single, split, fit or stack, framed as the camera would, `face` makes the window follow a face track. The path is planned again around them (from the stored detections where the short has them, else from its stored path or the centre crop), served in the short's `reframe` (with `reframe.overrides`) in both retrieve forms, and followed by every later render, at any size. A trim keeps them, clipped to the new range. An empty list gives the camera its own path back. Nothing runs and nothing is charged. A span outside the short, a window outside the source, an unknown layout, or a face detection did not see in the span is 400 and changes nothing. `revision` as for the other short edits: a stale one is 409. Another organization's job is 404.",
+      query: z.object({ organizationId: z.string().optional() }),
+      body: framingBodySchema.meta({
+        example: {
+          revision: 4,
+          overrides: [
+            { start: 12, end: 15.5, kind: 'window', window: { x: 120, y: 0, width: 406, height: 720 } },
+            { start: 20, end: 24, kind: 'layout', layout: 'fit' },
+            { start: 30, end: 36, kind: 'face', trackId: 2 },
+          ],
+        },
+      }),
+      response: shortEditResponseSchema,
+    },
+    async (ctx, { query, body }) => {
+      const orgId = await org(ctx, query.organizationId ?? body.organizationId);
+      return setFraming(app.db, orgId, ctx.params.jobId!, ctx.params.shortId!, body);
     },
   );
 

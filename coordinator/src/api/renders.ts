@@ -3,7 +3,8 @@ import type { Api } from './http.js';
 import type { Coordinator } from '../context.js';
 import { requireOrg, suppliedOrgId } from './auth-context.js';
 import { renderBodySchema } from '../renders/render-request.js';
-import { createRender, renderStatus } from '../renders/renders.js';
+import { cancellableRender, createRender, renderStatus } from '../renders/renders.js';
+import { cancelSubjectTasks } from '../tasks/cancel-subject.js';
 import { listJobRenders, RENDER_LIST_LIMIT } from '../renders/render-list.js';
 import { createdRenderSchema, renderListSchema, renderStatusSchema } from '@shorts/common/api/renders';
 
@@ -35,6 +36,7 @@ export function registerRenderRoutes(api: Api, app: Coordinator): void {
       body: renderBodySchema,
       response: createdRenderSchema,
       example: { renderId: EXAMPLE_RENDER_ID },
+      idempotent: (ctx) => requireOrg(app, ctx, suppliedOrgId(ctx)),
     },
     async (ctx, { body }) => {
       const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
@@ -66,6 +68,31 @@ export function registerRenderRoutes(api: Api, app: Coordinator): void {
 
   api.route(
     {
+      method: 'post',
+      path: '/api/render/:renderId/cancel',
+      tag: 'Render',
+      status: 202,
+      summary: 'Cancel a render still queued or in progress: its agent stops within seconds',
+      description: `A queued render ends at once; an agent rendering it is told on its next progress report and stops (within a second while its progress moves, at most a heartbeat, a third of LEASE_TTL_MS: 10 s by default). The render then reads \`{type: "error", code: "CANCELLED", message: "Cancelled"}\`. The answer is its status now. A render already done or failed is 409; another organization's is 404.`,
+      body: z.object({ organizationId: z.string().optional().describe('Required with a session or bearer token') }),
+      bodyExample: {},
+      response: renderStatusSchema,
+      example: { type: 'progress', progress: 0.42 },
+    },
+    async (ctx) => {
+      const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
+      const renderId = ctx.params.renderId!;
+      await cancellableRender(app.db, orgId, renderId);
+      const outcome = await cancelSubjectTasks(app.db, app.queue, renderId);
+      // Finished between the check and the cancel: nothing was stopped.
+      if (outcome === 'nothing') await cancellableRender(app.db, orgId, renderId);
+      app.log.info('render cancel', { renderId, organizationId: orgId, outcome });
+      return renderStatus(app, orgId, renderId);
+    },
+  );
+
+  api.route(
+    {
       method: 'get',
       path: '/api/jobs/:jobId/renders',
       tag: 'Render',
@@ -83,6 +110,9 @@ export function registerRenderRoutes(api: Api, app: Coordinator): void {
             output: { width: 1080, height: 1920 },
             captionPreset: 'HORMOZI',
             brandPreset: { id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d', name: 'Channel look' },
+            jumpCuts: { removeSilences: true, removeFillers: false },
+            layouts: ['single', 'split'],
+            shortSec: 26.5,
             type: 'progress',
             progress: 0.42,
           },
@@ -93,6 +123,9 @@ export function registerRenderRoutes(api: Api, app: Coordinator): void {
             output: { width: 720, height: 1280 },
             captionPreset: 'DEFAULT',
             brandPreset: null,
+            jumpCuts: { removeSilences: false, removeFillers: false },
+            layouts: [],
+            shortSec: 26.5,
             thumbnailUrl: `https://shorts.example.com/objects/orgs/…/render-${EXAMPLE_RENDER_ID}.jpg?expires=…&sig=…`,
             ...EXAMPLE_DONE,
           },

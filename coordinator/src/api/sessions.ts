@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { normaliseEmail } from '../tenancy/email.js';
-import type { Api, ApiContext } from './http.js';
+import { unsupportedMediaType, type Api, type ApiContext } from './http.js';
 import type { Coordinator } from '../context.js';
 import { AppError, badRequest, forbidden, TooManyRequestsError } from '../errors.js';
 import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
@@ -91,6 +91,8 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
     {
       method: 'post',
       path: '/api/session',
+      // Wrong credentials; a cross-site sign-in; too many hashes waiting.
+      errors: [401, 403, 503],
       tag: 'Studio sessions',
       auth: false,
       summary: 'Sign in to the web studio with an e-mail and password, or a one-time link token from the admin CLI',
@@ -105,8 +107,9 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
     },
     async (ctx, { body }) => {
       refuseCrossSite(app, ctx);
-      // A cross-site <form enctype="text/plain"> can post JSON-looking text, never application/json.
-      if (!ctx.state.bodyTypedJson) throw badRequest('Send Content-Type: application/json with a JSON body');
+      // A cross-site <form enctype="text/plain"> can post JSON-looking text, never application/json;
+      // nor may a body with no Content-Type sign anyone in (a no-preflight fetch can send one).
+      if (!ctx.state.bodyTypedJson) throw unsupportedMediaType(ctx.get('content-type'));
       await throttleSignIn(app, ctx, body.token ? undefined : body.email);
       let userId: string;
       if (body.token) userId = await consumeLoginLink(app.db, body.token);
@@ -125,6 +128,7 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
     {
       method: 'get',
       path: '/api/session',
+      errors: [401],
       tag: 'Studio sessions',
       auth: false,
       summary: 'The signed-in user, their organizations and the CSRF token of this session',

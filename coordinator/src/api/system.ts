@@ -1,6 +1,7 @@
 import type { Api } from './http.js';
 import type { Coordinator } from '../context.js';
 import { registerDocsRoutes } from './docs.js';
+import { serviceOpenApiDocument } from './openapi-document.js';
 
 export function registerSystemRoutes(api: Api, app: Coordinator): void {
   api.router.get('/healthz', (ctx) => {
@@ -20,11 +21,7 @@ export function registerSystemRoutes(api: Api, app: Coordinator): void {
     ctx.body = await app.metrics.registry.metrics();
   });
   api.router.get('/openapi.json', (ctx) => {
-    ctx.body = api.openApiDocument({
-      title: 'Video Shorts API',
-      version: '1.0.0',
-      description: 'Jobs, renders, brand presets, files and social posting. See docs/api.md for contract decisions.',
-    });
+    ctx.body = serviceOpenApiDocument(api, app.config.publicUrl ?? app.httpUrl);
   });
   registerDocsRoutes(api.router);
 }

@@ -3,7 +3,7 @@
 import type Koa from 'koa';
 import type { Coordinator } from '../context.js';
 import { AppError, badRequest, notFound } from '../errors.js';
-import type { ApiContext } from './http.js';
+import { answerReplay, type ApiContext, type IdempotencyGate } from './http.js';
 import { authenticateAndCharge, principalOf, requireOrg } from './auth-context.js';
 import { FILES_ORG_MESSAGES } from './uploads.js';
 import { principalUser } from '../tenancy/auth.js';
@@ -53,7 +53,8 @@ function nonNegativeInt(raw: string | undefined, name: string): number {
   return n;
 }
 
-export function tusRoutes(app: Coordinator): Koa.Middleware {
+/** `idempotency`: where an Idempotency-Key on a creation (POST) is claimed and replayed. */
+export function tusRoutes(app: Coordinator, idempotency?: IdempotencyGate): Koa.Middleware {
   // The caller must be able to act for the upload's organization; anyone else finds nothing.
   async function ownUpload(ctx: ApiContext, id: string): Promise<UploadRow> {
     const orgId = await uploadOrganization(app, id);
@@ -100,20 +101,37 @@ export function tusRoutes(app: Coordinator): Koa.Middleware {
     if (creating) {
       if (ctx.get('Upload-Defer-Length')) throw badRequest('Upload-Defer-Length is not supported; send Upload-Length');
       const length = nonNegativeInt(ctx.get('Upload-Length') || undefined, 'Upload-Length');
-      const org = await requireOrganization(app.db.pool, orgId!);
-      const user = await principalUser(app.db, await principalOf(app, ctx));
-      const upload = await createUpload(app, {
-        org,
-        user,
-        lengthBytes: length,
-        purpose: (meta.purpose || 'job') as UploadPurpose,
-        fileName: meta.filename || meta.name || 'video',
-        title: meta.title || null,
-        contentType: meta.filetype || null,
+      // A creation is the same request when its length and metadata are (the body is empty).
+      const once = await idempotency?.begin(ctx, () => Promise.resolve(orgId!), {
+        uploadLength: length,
+        uploadMetadata: ctx.get('Upload-Metadata'),
       });
-      ctx.status = 201;
-      ctx.set('Location', `${TUS_PATH}/${upload.id}`);
-      ctx.body = uploadView(upload);
+      if (once?.replay) {
+        answerReplay(ctx, once.replay);
+        return;
+      }
+      let location: string;
+      try {
+        const org = await requireOrganization(app.db.pool, orgId!);
+        const user = await principalUser(app.db, await principalOf(app, ctx));
+        const upload = await createUpload(app, {
+          org,
+          user,
+          lengthBytes: length,
+          purpose: (meta.purpose || 'job') as UploadPurpose,
+          fileName: meta.filename || meta.name || 'video',
+          title: meta.title || null,
+          contentType: meta.filetype || null,
+        });
+        location = `${TUS_PATH}/${upload.id}`;
+        ctx.status = 201;
+        ctx.set('Location', location);
+        ctx.body = uploadView(upload);
+      } catch (err) {
+        await once?.fail(err);
+        throw err;
+      }
+      await once?.settle(201, ctx.body, { Location: location });
       return;
     }
     if (!upload) throw new AppError(405, 'Method Not Allowed', `${ctx.method} is not supported on ${TUS_PATH}`);

@@ -4,6 +4,7 @@
 import type { Coordinator } from '../context.js';
 import { deleteFileRows } from '../files/files.js';
 import { taskObjectPrefix } from '../tasks/task-queue.js';
+import { finishedTasksOf } from '../tasks/task-lookups.js';
 import { conflict, notFound } from '../errors.js';
 
 export const ARCHIVE_QUEUE = 'archive-expired-jobs';
@@ -90,14 +91,11 @@ async function archiveJob(app: Deps, organizationId: string, jobId: string, now:
       )
     ).rows[0];
     const keys = await deleteFileRows(c, organizationId, { jobIds: [jobId] });
+    // The webhook events kept for redelivery hold the job's content (its transcript, its shorts).
+    await c.query(`DELETE FROM webhook_messages WHERE organization_id = $1 AND job_id = $2`, [organizationId, jobId]);
     // What the job's and its renders' tasks left in the store beyond the files (intermediates).
-    const tasks = (
-      await c.query<{ id: string; organizationId: string | null }>(
-        `SELECT id, organization_id AS "organizationId" FROM tasks
-        WHERE state NOT IN ('queued', 'leased', 'waiting') AND (subject_id = $1 OR subject_id IN (SELECT id FROM renders WHERE job_id = $1))`,
-        [jobId],
-      )
-    ).rows;
+    const renders = (await c.query<{ id: string }>(`SELECT id FROM renders WHERE job_id = $1`, [jobId])).rows;
+    const tasks = await finishedTasksOf(c, [jobId, ...renders.map((r) => r.id)]);
     return { newlyArchived: !job.archivedAt, files, bytes: Number(bytes), keys, prefixes: tasks.map(taskObjectPrefix) };
   });
   if (!result) return undefined;

@@ -64,6 +64,14 @@ const fields = {
   size: sizeSchema.nullable().optional(),
   options: z.record(z.string(), z.unknown()).nullable().optional().meta(renderOptionsDocs()),
   isDefault: z.boolean().optional(),
+  // Contract 2.9 names isActive among the preset's fields ("Set false to deactivate"); a preset may be made inactive.
+  isActive: z.boolean().optional(),
+};
+// Contract 2.9's read-only fields, which a client sending back the preset it read carries: taken and ignored.
+const readOnly = {
+  id: z.string().optional().describe('Read-only: ignored'),
+  createdAt: z.string().optional().describe('Read-only: ignored'),
+  updatedAt: z.string().optional().describe('Read-only: ignored'),
 };
 
 export const createPresetSchema = z.object(fields).meta({
@@ -79,7 +87,7 @@ export const createPresetSchema = z.object(fields).meta({
     isDefault: true,
   },
 });
-export const updatePresetSchema = z.object({ ...fields, name: fields.name.optional(), isActive: z.boolean().optional() });
+export const updatePresetSchema = z.object({ ...fields, ...readOnly, name: fields.name.optional() });
 export type CreatePresetInput = z.infer<typeof createPresetSchema>;
 export type UpdatePresetInput = z.infer<typeof updatePresetSchema>;
 
@@ -160,7 +168,7 @@ export async function createPreset(app: Deps, organizationId: string, input: Cre
         await c
           .query<PresetRow>(
             `INSERT INTO brand_presets (id, organization_id, name, description, preset, size, options, is_active, is_default)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, true, $8) RETURNING ${COLUMNS}`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $9, $8) RETURNING ${COLUMNS}`,
             [
               id,
               organizationId,
@@ -170,6 +178,7 @@ export async function createPreset(app: Deps, organizationId: string, input: Cre
               input.size ?? null,
               options,
               input.isDefault ?? false,
+              input.isActive ?? true,
             ],
           )
           .catch(uniqueDefaultConflict)

@@ -1,8 +1,11 @@
 import type { Db } from '../db/db.js';
-import { AppError, notFound } from '../errors.js';
+import { notFound } from '../errors.js';
 import { isId } from '../ids.js';
+import { busySlotsByAgent } from '../tasks/liveness.js';
 
 // The agents table as operators see it: who is online, draining or offline, and what each does.
+// What each runs now is the queue's to say (tasks/liveness.ts); its tasks, and cancelling them,
+// are in tasks/operator.ts.
 
 export interface AgentView {
   id: string;
@@ -23,19 +26,28 @@ export interface AgentView {
 }
 
 const AGENT_COLUMNS = `a.id, a.name, a.state, a.task_types AS "taskTypes", a.capability_tags AS capabilities, a.max_slots AS slots,
-  (SELECT count(*)::int FROM tasks t WHERE t.state = 'leased' AND t.leased_by = a.id) AS "runningTasks",
   a.running_tasks AS "reportedRunningTasks",
   a.free_disk_bytes AS "freeDiskBytes", a.last_seen_at AS "lastSeenAt", a.registered_at AS "registeredAt",
   a.drain_requested_at AS "drainRequestedAt"`;
 
 /** Online and draining agents, and those gone offline in the last day (all of them with `all`). */
 export async function listAgents(db: Db, opts: { all?: boolean } = {}): Promise<AgentView[]> {
-  return db.query<AgentView>(
+  const agents = await db.query<Omit<AgentView, 'runningTasks'>>(
     `SELECT ${AGENT_COLUMNS} FROM agents a
      WHERE $1 OR a.state <> 'offline' OR a.last_seen_at > now() - interval '1 day'
      ORDER BY a.state = 'offline', a.name, a.registered_at DESC`,
     [opts.all ?? false],
   );
+  return withRunningTasks(db, agents);
+}
+
+/** Each agent with the tasks the queue has leased to it now. */
+async function withRunningTasks(db: Db, agents: Array<Omit<AgentView, 'runningTasks'>>): Promise<AgentView[]> {
+  const busy = await busySlotsByAgent(
+    db,
+    agents.map((a) => a.id),
+  );
+  return agents.map((agent) => ({ ...agent, runningTasks: busy.get(agent.id) ?? 0 }));
 }
 
 /** Draining: the agent finishes what it runs and leases nothing new; it learns so on its next
@@ -50,69 +62,9 @@ export async function setDraining(db: Db, id: string, draining: boolean): Promis
     [id, draining],
   );
   if (!row) throw notFound(`Agent ${id} not found`);
-  const [view] = await db.query<AgentView>(`SELECT ${AGENT_COLUMNS} FROM agents a WHERE a.id = $1`, [id]);
+  const [view] = await withRunningTasks(
+    db,
+    await db.query<Omit<AgentView, 'runningTasks'>>(`SELECT ${AGENT_COLUMNS} FROM agents a WHERE a.id = $1`, [id]),
+  );
   return view!;
-}
-
-export interface CancelRequest {
-  taskId: string;
-  type: string;
-  state: string;
-  outcome: 'cancel requested' | 'already finished';
-}
-
-/**
- * Asks for a task to be cancelled, by task id or by the job or render it works for. The coordinator
- * carries it out: a queued task is finished as cancelled on its next watchdog tick (its job or render
- * fails with "Cancelled"), a running one's agent stops on its next progress report.
- */
-export async function requestTaskCancel(db: Db, id: string): Promise<CancelRequest[]> {
-  if (!isId(id)) throw notFound(`No task, job or render ${id}`);
-  const tasks = await db.query<{ taskId: string; type: string; state: string }>(
-    // A parent task's children are part of it (a waiting parent ends when a child is cancelled).
-    `SELECT id AS "taskId", type, state FROM tasks WHERE id = $1 OR subject_id = $1 OR parent_id = $1 ORDER BY created_at`,
-    [id],
-  );
-  if (!tasks.length) throw notFound(`No task, job or render ${id}`);
-  const out: CancelRequest[] = [];
-  for (const t of tasks) {
-    const updated = await db.one<{ state: string }>(
-      `UPDATE tasks SET cancel_requested = true WHERE id = $1 AND state IN ('queued', 'leased') RETURNING state`,
-      [t.taskId],
-    );
-    out.push({ ...t, state: updated?.state ?? t.state, outcome: updated ? 'cancel requested' : 'already finished' });
-  }
-  if (out.every((t) => t.outcome === 'already finished')) {
-    throw new AppError(409, 'Conflict', `Nothing to cancel: ${out.map((t) => `task ${t.taskId} is ${t.state}`).join(', ')}`);
-  }
-  return out;
-}
-
-export interface TaskView {
-  id: string;
-  type: string;
-  state: string;
-  /** The task's place among its parent's children (fan-out); null for a task of its own. */
-  childIndex: number | null;
-  attempts: number;
-  progress: number;
-  stage: string | null;
-  /** The agent holding it now, by name. */
-  agent: string | null;
-  lastError: string | null;
-}
-
-const TASK_VIEW = `t.id, t.type, t.state, t.child_index AS "childIndex", t.attempts, t.progress, t.stage,
-  (SELECT a.name FROM agents a WHERE a.id = t.leased_by AND t.state = 'leased') AS agent, t.last_error AS "lastError"`;
-
-/** A task (by task id, or the first task of a job or render) and its child tasks, in their order. */
-export async function showTask(db: Db, id: string): Promise<{ task: TaskView; children: TaskView[] }> {
-  if (!isId(id)) throw notFound(`No task, job or render ${id}`);
-  const [task] = await db.query<TaskView>(
-    `SELECT ${TASK_VIEW} FROM tasks t WHERE (t.id = $1 OR t.subject_id = $1) AND t.parent_id IS NULL ORDER BY t.id = $1 DESC, t.created_at LIMIT 1`,
-    [id],
-  );
-  if (!task) throw notFound(`No task, job or render ${id}`);
-  const children = await db.query<TaskView>(`SELECT ${TASK_VIEW} FROM tasks t WHERE t.parent_id = $1 ORDER BY t.child_index`, [task.id]);
-  return { task, children };
 }

@@ -3,6 +3,7 @@
 // upload whose row is about to be written is never touched.
 import type { Coordinator } from '../context.js';
 import { sweepOrphans } from '../storage/sweeper.js';
+import { isTaskLineageUnfinished } from '../tasks/task-lookups.js';
 
 export const SWEEP_QUEUE = 'storage-orphan-sweep';
 const DAILY_AT = '45 4 * * *';
@@ -15,17 +16,13 @@ type Deps = Pick<Coordinator, 'db' | 'store' | 'log'>;
  *  has an unfinished ancestor: a completed child's objects (a render's chunks, a range's words, a
  *  short's crop) are its parent's inputs until the parent is done, however long its join waits. */
 async function isKnownKey(app: Deps, key: string): Promise<boolean> {
-  const task = TASK_KEY.exec(key)?.[1];
-  const row = await app.db.one<{ known: number }>(
-    `WITH RECURSIVE family AS (
-       SELECT id, parent_id, state FROM tasks WHERE id = $2
-       UNION ALL SELECT p.id, p.parent_id, p.state FROM tasks p JOIN family f ON p.id = f.parent_id
-     )
-     SELECT 1 AS known FROM files WHERE object_key = $1 OR thumbnail_key = $1 OR captions_key = $1
-     UNION ALL SELECT 1 FROM family WHERE state IN ('queued', 'leased', 'waiting') LIMIT 1`,
-    [key, task ?? null],
+  const file = await app.db.one<{ known: number }>(
+    `SELECT 1 AS known FROM files WHERE object_key = $1 OR thumbnail_key = $1 OR captions_key = $1 LIMIT 1`,
+    [key],
   );
-  return !!row;
+  if (file) return true;
+  const task = TASK_KEY.exec(key)?.[1];
+  return task !== undefined && (await isTaskLineageUnfinished(app.db, task));
 }
 
 export async function sweepStorage(app: Deps, now = new Date()) {

@@ -5,6 +5,7 @@ import { AppError } from '../errors.js';
 import type { TaskType } from '@shorts/common/tasks';
 import { TASK_CONTRACTS } from '@shorts/common/tasks/contracts';
 import type { Db } from '../db/db.js';
+import { childrenOf } from '../tasks/task-lookups.js';
 import { deletePrefix, type ObjectStore } from '../storage/object-store.js';
 import { taskObjectPrefix, type TaskRow } from '../tasks/task-queue.js';
 
@@ -47,9 +48,6 @@ export async function verifyTaskObjects(
 /** Deletes what a task's children wrote, each under its own task's prefix: called once the parent
  *  has finished, when its result has taken what it keeps (a failed one keeps nothing). */
 export async function deleteChildrenObjects(app: { db: Db; store: ObjectStore }, parent: Pick<TaskRow, 'id'>): Promise<void> {
-  const children = await app.db.query<Pick<TaskRow, 'id' | 'organizationId'>>(
-    `SELECT id, organization_id AS "organizationId" FROM tasks WHERE parent_id = $1`,
-    [parent.id],
-  );
+  const children = await childrenOf(app.db.pool, parent.id);
   for (const child of children) await deletePrefix(app.store, taskObjectPrefix(child));
 }

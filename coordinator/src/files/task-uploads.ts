@@ -14,6 +14,7 @@ import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
 import type { ObjectStore } from '../storage/object-store.js';
 import type { UploadGrant } from '../storage/signed-url.js';
 import type { TaskRow } from '../tasks/task-queue.js';
+import { leaseOf, lockedLeaseOf, type TaskLease } from '../tasks/task-lookups.js';
 
 /** Names a lease in a URL without revealing its token (which authorises every call of the task). */
 export const leaseTag = (leaseToken: string) => createHash('sha256').update(`upload-lease\n${leaseToken}`).digest('base64url').slice(0, 22);
@@ -61,7 +62,7 @@ export interface UploadGate {
 }
 
 export function createUploadGate(db: Db): UploadGate {
-  const assertLive = (row: { state: string; leaseToken: string | null } | undefined, grant: UploadGrant) => {
+  const assertLive = (row: TaskLease | undefined, grant: UploadGrant) => {
     if (!row) throw gone('The task this upload URL was signed for no longer exists');
     if (row.state === TASK_STATES.completed)
       throw gone('The task this upload URL was signed for has completed; its results can no longer be replaced');
@@ -72,14 +73,9 @@ export function createUploadGate(db: Db): UploadGate {
     if (!row.leaseToken || leaseTag(row.leaseToken) !== grant.lease)
       throw gone('The task was leased again since this upload URL was signed; only its current lease may upload');
   };
-  interface LeaseRow {
-    state: string;
-    leaseToken: string | null;
-  }
-  const select = `SELECT state, lease_token AS "leaseToken" FROM tasks WHERE id = $1`;
   return {
     async check(grant, key) {
-      assertLive(await db.one<LeaseRow>(select, [grant.taskId]), grant);
+      assertLive(await leaseOf(db, grant.taskId), grant);
       const done = await db.one<{ n: number }>(
         `SELECT 1 AS n FROM task_upload_writes WHERE task_id = $1 AND lease = $2 AND object_key = $3`,
         [grant.taskId, grant.lease, key],
@@ -88,7 +84,7 @@ export function createUploadGate(db: Db): UploadGate {
     },
     async publish(grant, key, sizeBytes, publish) {
       await db.tx(async (c) => {
-        assertLive((await c.query<LeaseRow>(`${select} FOR SHARE`, [grant.taskId])).rows[0], grant);
+        assertLive(await lockedLeaseOf(c, grant.taskId), grant);
         // Two PUTs racing to the end: the second waits here for the first to commit, then finds its row.
         const first = await c.query(
           `INSERT INTO task_upload_writes (task_id, lease, object_key, size_bytes) VALUES ($1, $2, $3, $4)

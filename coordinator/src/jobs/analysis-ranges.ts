@@ -9,14 +9,13 @@ import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { ANALYZE_STAGES, type AnalyzeVideoResult, type AnalyzeVideoPayload } from '@shorts/common/tasks/analyze-video';
 import type { AnalyzeRangeResult } from '@shorts/common/tasks/analyze-range';
-import { parseStoredPayload } from '@shorts/common/tasks/contracts';
 import { joinRanges, planSpanRanges } from '@shorts/common/text/ranges';
 import { AppError } from '../errors.js';
 import { joinWords } from '@shorts/common/text/transcript';
-import { freeSlots } from '../cluster/liveness.js';
+import { freeSlots } from '../tasks/liveness.js';
 import { verifyTaskObjects } from '../files/task-objects.js';
 import type { TaskRow } from '../tasks/task-queue.js';
-import type { TypedChildTask } from '../tasks/typed-outcome.js';
+import type { TypedChildTask, TypedTaskRow } from '../tasks/typed-outcome.js';
 
 type RangeConfig = Pick<Coordinator['config'], 'analysisRangeMinSec'>;
 
@@ -27,7 +26,7 @@ export const rangesFromSec = (config: RangeConfig): number | undefined =>
 /** The ranges of a stored, measured source, one child each: runs of the planned speech spans. */
 export async function rangeChildren(
   app: Pick<Coordinator, 'config' | 'store' | 'db'>,
-  task: TaskRow,
+  task: TypedTaskRow<'analyze-video'>,
   result: AnalyzeVideoResult,
 ): Promise<TypedChildTask<'analyze-range'>[]> {
   if (!result.ranged) return [];
@@ -44,22 +43,26 @@ export async function rangeChildren(
   });
   // The children read this audio and the final part this source: they must be the task's own.
   await verifyTaskObjects(app.store, task, [result.source.objectKey, result.source.thumbnailKey, plan.audio.objectKey]);
-  const { jobId } = parseStoredPayload('analyze-video', task.payload);
+  const { jobId, picking } = task.payload;
   const { objectKey: audioKey, dataOffset, sampleRate } = plan.audio;
   // With free transcription slots in the farm the ranges shrink as they go, so that the slots run
   // out of work together: the job waits for its last range.
   const parallel = (await freeSlots(app, 'analyze-range', task.id)).all;
   return planSpanRanges(plan.spans, app.config.analysisRangeSec * sampleRate, parallel).map((spans) => ({
     type: 'analyze-range' as const,
-    payload: { jobId, audioKey, dataOffset, sampleRate, spans },
+    payload: { jobId, audioKey, dataOffset, sampleRate, spans, ...(picking?.language ? { language: picking.language } : {}) },
   }));
 }
 
 /** The final part's payload: the source stored by the first part and the ranges' words as one transcript. */
-export function finalPartPayload(task: TaskRow, result: AnalyzeVideoResult, ranges: AnalyzeRangeResult[]): AnalyzeVideoPayload {
+export function finalPartPayload(
+  task: TypedTaskRow<'analyze-video'>,
+  result: AnalyzeVideoResult,
+  ranges: AnalyzeRangeResult[],
+): AnalyzeVideoPayload {
   const words = joinRanges(ranges);
   return {
-    ...parseStoredPayload('analyze-video', task.payload),
+    ...task.payload,
     stitched: {
       source: result.source,
       durationSec: result.durationSec,

@@ -9,21 +9,25 @@ import type { Queryable } from '../db/db.js';
 import { AppError } from '../errors.js';
 import { ANALYZE_STAGES, type AnalyzeVideoResult } from '@shorts/common/tasks/analyze-video';
 import type { ReframeShortResult } from '@shorts/common/tasks/reframe-short';
-import { parseStoredPayload } from '@shorts/common/tasks/contracts';
 import { verifyTaskObjects } from '../files/task-objects.js';
 import type { TaskRow } from '../tasks/task-queue.js';
-import type { TypedChildTask } from '../tasks/typed-outcome.js';
+import { childrenOf } from '../tasks/task-lookups.js';
+import type { TypedChildTask, TypedTaskRow } from '../tasks/typed-outcome.js';
 
 type App = Pick<Coordinator, 'store'>;
 
 /** One reframe-short child per picked short, reading the source and audio the task stored. */
-export async function shortChildren(app: App, task: TaskRow, result: AnalyzeVideoResult): Promise<TypedChildTask<'reframe-short'>[]> {
+export async function shortChildren(
+  app: App,
+  task: TypedTaskRow<'analyze-video'>,
+  result: AnalyzeVideoResult,
+): Promise<TypedChildTask<'reframe-short'>[]> {
   if (!result.reframing) return [];
   const { audio } = result.reframing;
   if (!result.reframePlan) throw new AppError(422, 'bad_result', 'shorts to reframe came without the plan they are framed for');
   // The children read this audio and this source: they must be the task's own.
   await verifyTaskObjects(app.store, task, [result.source.objectKey, audio.objectKey]);
-  const { jobId } = parseStoredPayload('analyze-video', task.payload);
+  const { jobId } = task.payload;
   return result.shorts.map((short, index) => ({
     type: 'reframe-short' as const,
     payload: {
@@ -44,17 +48,7 @@ export async function shortChildren(app: App, task: TaskRow, result: AnalyzeVide
 }
 
 /** The children of the reframing round, in the shorts' order. */
-async function reframeChildrenOf(
-  c: Queryable,
-  parent: Pick<TaskRow, 'id'>,
-): Promise<Array<Pick<TaskRow, 'id' | 'organizationId' | 'type'>>> {
-  return (
-    await c.query<Pick<TaskRow, 'id' | 'organizationId' | 'type'>>(
-      `SELECT id, organization_id AS "organizationId", type FROM tasks WHERE parent_id = $1 AND type = 'reframe-short' ORDER BY child_index`,
-      [parent.id],
-    )
-  ).rows;
-}
+const reframeChildrenOf = (c: Queryable, parent: Pick<TaskRow, 'id'>) => childrenOf(c, parent.id, 'reframe-short');
 
 /** Fan-in: each short with its own child's crop, path and detections. The result is the analysis's
  *  as a whole-file run makes it; onComplete, in the same transaction, checks each crop to be its

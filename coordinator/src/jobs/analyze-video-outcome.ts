@@ -17,7 +17,7 @@ import { priceJob } from './pricing.js';
 import { deleteChildrenObjects } from '../files/task-objects.js';
 import { finalPartPayload, rangeChildren, rangesFromSec, rangesProgressed } from './analysis-ranges.js';
 import { joinReframedShorts, shortChildren, shortsProgressed, verifyAnalysisObjects } from './analysis-shorts.js';
-import { freeSlots } from '../cluster/liveness.js';
+import { freeSlots } from '../tasks/liveness.js';
 
 async function lockJob(c: Queryable, id: string): Promise<JobRow | undefined> {
   return (await c.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 FOR UPDATE`, [id])).rows[0];
@@ -34,8 +34,12 @@ function checkShorts(job: JobRow, result: AnalyzeVideoResult): void {
   for (const s of result.shorts) {
     if (!(s.endTime > s.startTime) || s.startTime < 0 || s.endTime > result.durationSec + 0.05)
       throw new AppError(500, 'bad_result', 'agent returned a short outside the video');
-    if (!asked && s.endTime - s.startTime > 90.05)
-      throw new AppError(500, 'bad_result', 'agent returned an automatic short over 90 seconds');
+    const longest = job.options?.clipLength?.max ?? 90;
+    if (!asked && s.endTime - s.startTime > longest + 0.05)
+      throw new AppError(500, 'bad_result', `agent returned an automatic short over ${longest} seconds`);
+    const range = job.options?.range;
+    if (!asked && range && (s.startTime < range.start - 0.05 || s.endTime > range.end + 0.05))
+      throw new AppError(500, 'bad_result', 'agent returned a short outside the range asked for');
   }
 }
 
@@ -61,7 +65,14 @@ export function createAnalyzeVideoOutcomeHandler(
     const upload = storedSource(task);
     checkStorageRoom(org.plan, org.storageUsedBytes, upload?.consume ? 0 : downloadBytes);
     const price = priceJob(
-      { plan: org.plan, durationSec, fromYoutube: !!job.youtubeVideoId, downloadBytes, predefinedShorts: job.options?.predefinedShorts },
+      {
+        plan: org.plan,
+        durationSec,
+        fromYoutube: !!job.youtubeVideoId,
+        downloadBytes,
+        predefinedShorts: job.options?.predefinedShorts,
+        range: job.options?.range,
+      },
       app.config.creditsPerDollar,
     );
     if (!(await reserveEstimate(c, job.organizationId, job.id, Number(job.reservedCredits), price.cost))) {
@@ -188,6 +199,7 @@ export function createAnalyzeVideoOutcomeHandler(
           fromYoutube: !!job.youtubeVideoId,
           downloadBytes: result.downloadBytes,
           predefinedShorts: job.options?.predefinedShorts,
+          range: job.options?.range,
         },
         app.config.creditsPerDollar,
       );
@@ -198,7 +210,10 @@ export function createAnalyzeVideoOutcomeHandler(
       const shorts: StoredShort[] = result.shorts.map((s, i) => ({
         id: i,
         title: s.title,
+        // The picker's shorts are named from their words; a predefined short keeps the client's title.
+        titleSource: s.startId === null ? 'user' : 'transcript',
         reason: s.reason,
+        ...(s.score !== undefined && s.scores ? { score: s.score, scores: s.scores } : {}),
         startId: s.startId,
         endId: s.endId,
         startTime: round3(s.startTime),

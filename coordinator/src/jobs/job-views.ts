@@ -3,6 +3,8 @@ import { JOB_STATUS, type JobData, type JobListRow, type JobRow, type StoredShor
 import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
 import { captionBandFor } from '@shorts/common/reframe/caption-band';
 import { ANALYZE_STAGES, type AnalyzeStage } from '@shorts/common/tasks/analyze-video';
+import { titleFollowsWords } from './transcript-edits.js';
+import type { ApiKeyJob, BearerJob, JobListItem } from '@shorts/common/api/jobs';
 
 // The contract's three shapes of a job: API-key retrieve (2.3), bearer retrieve (2.4), list item (2.5).
 
@@ -50,13 +52,30 @@ export function jobStage(job: Pick<JobRow, 'status' | 'progress'>, waiting: stri
   return words;
 }
 
-const withStage = (view: Record<string, unknown>, job: Pick<JobRow, 'status' | 'progress'>, waiting: string | undefined) => {
+const withStage = <View extends object>(view: View, job: Pick<JobRow, 'status' | 'progress'>, waiting: string | undefined) => {
   const stage = jobStage(job, waiting);
   return stage ? { ...view, stage } : view;
 };
 
-export function apiKeyView(job: JobRow, waiting?: string): Record<string, unknown> {
-  const view: Record<string, unknown> = {
+/** A FAILED job's reason (the outcome handler writes it with the status: never null on a FAILED row). */
+const failure = (job: Pick<JobRow, 'status' | 'errorMessage'>): { message?: string } =>
+  job.status === JOB_STATUS.failed ? { message: job.errorMessage ?? undefined } : {};
+
+/** A picked short's score and its parts (score.ts in the agent); absent for the client's own times. */
+function scoreFields(s: StoredShort): { score?: number; scores?: NonNullable<StoredShort['scores']>; reason?: string } {
+  return s.score !== undefined && s.scores ? { score: s.score, scores: s.scores, ...(s.reason ? { reason: s.reason } : {}) } : {};
+}
+
+/**
+ * The bearer form lists the shorts best first (issue 40): scored ones by score, then the rest (the
+ * client's own, added ones) by id. Ids keep following start time, so a client can still sort by them.
+ */
+export function bestFirst(shorts: StoredShort[]): StoredShort[] {
+  return [...shorts].sort((a, b) => (b.score ?? -1) - (a.score ?? -1) || a.id - b.id);
+}
+
+export function apiKeyView(job: JobRow, waiting?: string): ApiKeyJob {
+  const view: ApiKeyJob = {
     id: job.id,
     title: job.title,
     cost: completed(job) ? job.cost : null,
@@ -64,18 +83,24 @@ export function apiKeyView(job: JobRow, waiting?: string): Record<string, unknow
     status: job.status,
     source: job.source,
     progress: job.progress,
+    ...failure(job),
   };
-  if (job.status === JOB_STATUS.failed) view.message = job.errorMessage;
   if (completed(job)) {
     view.data = {
+      // Beyond the contract's API-key form: the revision the short edits name, which a key could not read otherwise.
+      shortsRevision: job.data?.shortsRevision ?? 0,
       shorts: liveShorts(job.data).map((s) => ({
         id: String(s.id),
         content: s.title,
+        // Beyond the contract, as in the bearer form: whether the title follows the words or was typed.
+        titleSource: titleFollowsWords(s, job.data?.transcription?.words ?? []) ? ('transcript' as const) : ('user' as const),
         text: s.text,
         startTime: s.startTime,
         endTime: s.endTime,
+        // Beyond the contract's API-key form, as in the bearer form: why the picker chose it.
+        ...scoreFields(s),
         reframe: s.reframe ?? null,
-        ...(s.reframeStale ? { reframeStale: true } : {}),
+        ...(s.reframeStale ? { reframeStale: true as const } : {}),
       })),
       ...(job.data?.notes?.length ? { notes: job.data.notes } : {}),
     };
@@ -83,15 +108,15 @@ export function apiKeyView(job: JobRow, waiting?: string): Record<string, unknow
   return withStage(view, job, waiting);
 }
 
-export async function bearerView(job: JobRow, urls: ObjectUrls, waiting?: string): Promise<Record<string, unknown>> {
-  const view: Record<string, unknown> = {
+export async function bearerView(job: JobRow, urls: ObjectUrls, waiting?: string): Promise<BearerJob> {
+  const view: BearerJob = {
     jobId: job.id,
     title: job.title,
     status: job.status,
     progress: job.progress,
     createdAt: new Date(job.createdAt).toISOString(),
+    ...failure(job),
   };
-  if (job.status === JOB_STATUS.failed) view.message = job.errorMessage;
   if (completed(job)) {
     view.cost = job.cost;
     view.costBreakDown = job.costBreakdown;
@@ -99,10 +124,13 @@ export async function bearerView(job: JobRow, urls: ObjectUrls, waiting?: string
       transcription: job.data?.transcription ? { ...job.data.transcription, revision: job.data.transcription.revision ?? 0 } : null,
       shortsRevision: job.data?.shortsRevision ?? 0,
       shorts: await Promise.all(
-        liveShorts(job.data).map(async (s) => ({
+        bestFirst(liveShorts(job.data)).map(async (s) => ({
           id: s.id,
           title: s.title,
+          // Beyond the contract: whether the title is made from the words (and follows their corrections) or typed.
+          titleSource: titleFollowsWords(s, job.data?.transcription?.words ?? []) ? ('transcript' as const) : ('user' as const),
           ...(s.reason ? { reason: s.reason } : {}),
+          ...scoreFields(s),
           startId: s.startId,
           endId: s.endId,
           startTime: s.startTime,
@@ -110,7 +138,7 @@ export async function bearerView(job: JobRow, urls: ObjectUrls, waiting?: string
           text: s.text,
           cropFileUrl: s.cropObjectKey ? (await urls.sign(s.cropObjectKey, 'GET')).url : null,
           reframe: s.reframe ?? null,
-          ...(s.reframeStale ? { reframeStale: true } : {}),
+          ...(s.reframeStale ? { reframeStale: true as const } : {}),
           // Beyond the contract: the band captions take when a render names none (away from the face).
           captionBand: s.captionBand ?? 'bottom',
         })),
@@ -132,9 +160,9 @@ export async function bearerView(job: JobRow, urls: ObjectUrls, waiting?: string
   return withStage(view, job, waiting);
 }
 
-export function listItemView(job: JobListRow, waiting?: string): Record<string, unknown> {
+export function listItemView(job: JobListRow, waiting?: string): JobListItem {
   // A failed job's reason, as in the retrieve forms, so a list can say why without a request per job.
-  const reason = job.status === JOB_STATUS.failed ? { message: job.errorMessage } : {};
+  const reason = failure(job);
   return withStage(
     {
       id: job.id,

@@ -6,11 +6,12 @@ import type { Organization, User } from '../tenancy/tenancy.js';
 import { PLAN_LIMITS, toMB, type Plan } from '../tenancy/plans.js';
 import { reserveCredits } from '../credits/credits.js';
 import { MINIMUM_JOB_COST } from './pricing.js';
-import type { JobOptions, ValidatedJob } from './job-input.js';
+import { pickingOf, type JobOptions, type ValidatedJob } from './job-input.js';
 import type {
   AnalyzeVideoPayload,
   AnalyzeVideoResult,
   ReframePlan,
+  ShortScores,
   StoredSource as AnalyzeStoredSource,
 } from '@shorts/common/tasks/analyze-video';
 import type { Reframe } from '@shorts/common/reframe/types';
@@ -23,7 +24,14 @@ export type JobStatus = (typeof JOB_STATUS)[keyof typeof JOB_STATUS];
 export interface StoredShort {
   id: number;
   title: string;
+  /** 'transcript': made from the short's words (made again when they are corrected); 'user': typed
+   *  (or given as a predefined short). Absent on shorts stored before it was kept: transcript-edits.ts
+   *  tells them apart by whether the title is still the one its words make. */
+  titleSource?: 'transcript' | 'user';
   reason?: string | null;
+  /** Automatic shorts picked since issue 40: the picker's score (0-100) and its parts. */
+  score?: number;
+  scores?: ShortScores;
   startId: number | null;
   endId: number | null;
   startTime: number;
@@ -33,7 +41,10 @@ export interface StoredShort {
   /** The crop path; null for shorts analysed before reframing (or without detection). */
   reframe?: Reframe | null;
   /** Trimmed outside the range detection analysed: the centre crop until it is analysed again. */
-  reframeStale?: boolean;
+  reframeStale?: true;
+  /** The camera's path before the framing overrides (`reframe.overrides`), kept while any are set so
+   *  that changing them starts from it when no detections can plan it again (framing-edits.ts). */
+  plannedReframe?: Reframe | null;
   /** Where captions go when a render does not say: set (top or center) only where the framed face
    *  sits in the lower third (common/src/reframe/caption-band.ts); absent means the lower third. */
   captionBand?: CaptionBand;
@@ -60,15 +71,17 @@ export interface JobRow {
   id: string;
   organizationId: string;
   userId: string | null;
-  functionName: string;
+  /** The only function there is (inserted by createJob). */
+  functionName: 'VideoShorts';
   title: string | null;
   description: string | null;
   status: JobStatus;
   progress: number;
-  source: string;
+  /** The column's CHECK admits these two. */
+  source: JobSource;
   youtubeVideoId: string | null;
   fileUrl: string | null;
-  /** As validated on creation (createJobSchema's `options`: predefinedShorts, other keys kept). */
+  /** As normalised on creation (job-input.ts `JobOptions`). */
   options: JobOptions;
   webhook: string | null;
   reservedCredits: number;
@@ -177,6 +190,7 @@ export async function createJob(
   checkPreconditions(org, input.user, reserve);
   const id = newId();
   const limits = PLAN_LIMITS[org.plan];
+  const picking = pickingOf(job.options, 90);
   await db.tx(async (c) => {
     // An accepted job is at the contract's first stage: 5, initiating services.
     await c.query(
@@ -205,7 +219,8 @@ export async function createJob(
         source: videoSource,
         predefinedShorts: job.predefinedShorts,
         maxDownloadBytes: limits.maxDownloadBytes,
-        maxAutoShortSec: 90,
+        // The agent picks with the options as stored, never the request's own.
+        ...(job.predefinedShorts ? { maxAutoShortSec: 90 } : { maxAutoShortSec: picking.clipLength.max, picking }),
       },
     });
     await input.alsoInTransaction?.(c, id);

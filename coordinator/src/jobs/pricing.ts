@@ -37,7 +37,7 @@ export function overlappingShortsSec(shorts: ReadonlyArray<{ start: number; end:
 }
 
 /** The contract's price table, in credits (creditsPerDollar credits per US dollar): the source's
- *  minutes, plus the minutes predefined shorts overlap (`overlappingShorts`, shown when any), at
+ *  minutes (those of the job's `range` when it names one), plus the minutes predefined shorts overlap (`overlappingShorts`, shown when any), at
  *  the plan's rate; a YouTube download by its size; never under the job minimum. */
 export function priceJob(
   input: {
@@ -46,11 +46,16 @@ export function priceJob(
     fromYoutube: boolean;
     downloadBytes: number;
     predefinedShorts?: ReadonlyArray<{ start: number; end: number }> | null;
+    /** Only this part of the source is analysed: only its seconds are priced. */
+    range?: { start: number; end: number } | null;
   },
   creditsPerDollar = 1,
 ): JobCost {
   const rate = PLAN_LIMITS[input.plan].pricePerMinute;
-  const shortGen = (input.durationSec / 60) * rate;
+  const analysedSec = input.range
+    ? Math.max(0, Math.min(input.range.end, input.durationSec) - Math.min(input.range.start, input.durationSec))
+    : input.durationSec;
+  const shortGen = (analysedSec / 60) * rate;
   const overlapping = (overlappingShortsSec(input.predefinedShorts) / 60) * rate;
   const youtubeProcessing = input.fromYoutube ? Math.max(YOUTUBE_MINIMUM, (input.downloadBytes / 1e9) * YOUTUBE_PER_GB) : 0;
   const total = Math.max(MINIMUM_JOB_COST, shortGen + overlapping + youtubeProcessing);

@@ -19,11 +19,13 @@ import { isId } from '../ids.js';
 import { planReframe } from '@shorts/common/reframe/camera';
 import { detectionsWithin } from '@shorts/common/reframe/restrict';
 import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
+import type { ShortEditResponse } from '@shorts/common/api/jobs';
 import type { Db } from '../db/db.js';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
 import { JOB_STATUS, type JobData, type StoredShort } from './jobs.js';
 import { bandOf } from './job-views.js';
-import { remapShort } from './transcript-edits.js';
+import { remapShort, titleFollowsWords } from './transcript-edits.js';
+import { keepFraming } from './framing.js';
 
 /** Shorter than this is no short: there is nothing to caption or frame. Not in the contract, which
  *  only bounds the longest (90 s, 300 s on Pro and Business, as for predefined shorts). */
@@ -31,14 +33,14 @@ export const MIN_SHORT_SEC = 1;
 
 const seconds = z.number().finite().min(0);
 const title = z.string().trim().min(1, 'title cannot be empty').max(200);
-const revision = z
+export const revision = z
   .number()
   .int()
   .min(0)
   .describe(
     "The shorts' revision the edit was made on (`data.shortsRevision` in the bearer-token form, 0 before any edit); a stale one is refused with 409",
   );
-const organizationId = z.string().optional().describe('For session and bearer-token callers, here or in the query');
+export const organizationId = z.string().optional().describe('For session and bearer-token callers, here or in the query');
 
 export const addShortBodySchema = z.object({ organizationId, revision, title, startTime: seconds, endTime: seconds });
 export const updateShortBodySchema = z.object({
@@ -56,10 +58,9 @@ export const removeShortQuerySchema = z.object({
 export type AddShortBody = z.infer<typeof addShortBodySchema>;
 export type UpdateShortBody = z.infer<typeof updateShortBodySchema>;
 
-export interface EditedShort {
-  revision: number;
-  short: StoredShort;
-}
+/** What a short edit answers (`shortEditResponseSchema`); the short is served as stored, less the
+ *  camera's own path under the overrides. */
+export type EditedShort = ShortEditResponse & { short: Omit<StoredShort, 'plannedReframe' | 'titleSource' | 'cropObjectKey'> };
 
 interface LockedJob {
   data: JobData;
@@ -68,7 +69,7 @@ interface LockedJob {
 }
 
 /** Locks the job row so the revision check and the write are one step, then applies `change`. */
-async function editShorts(
+export async function editShorts(
   db: Db,
   organizationId: string,
   jobId: string,
@@ -103,12 +104,18 @@ async function editShorts(
        WHERE id = $1 AND organization_id = $2`,
       [jobId, organizationId, next, live, changed.detections ? JSON.stringify(changed.detections) : null],
     );
-    return { revision: current + 1, short: changed.short };
+    // Whether its title follows the words, as the job's views say it.
+    const titleSource = titleFollowsWords(changed.short, next.transcription.words) ? 'transcript' : 'user';
+    // The camera's own path under the overrides stays in jobs.data: `reframe` is what is served; the
+    // crop clip's storage key is internal (the job's views serve a signed `cropFileUrl` instead).
+    const { plannedReframe: _planned, cropObjectKey: _cropKey, ...shown } = changed.short;
+    // Every edit plans `reframe` (null for the centre crop): `?? null` only says so to the compiler.
+    return { revision: current + 1, short: { ...shown, reframe: shown.reframe ?? null, titleSource } };
   });
 }
 
 /** The short with id `shortId`, unless removed: 404 otherwise. */
-function liveShort(shorts: readonly StoredShort[], shortId: string): StoredShort {
+export function liveShort(shorts: readonly StoredShort[], shortId: string): StoredShort {
   const id = /^\d+$/.test(shortId) ? Number(shortId) : NaN;
   const short = shorts[id];
   if (!short || short.removed) throw notFound(`Short ${shortId} not found in this job`);
@@ -153,8 +160,17 @@ export async function updateShort(
     const endTime = body.endTime ?? short.endTime;
     const moved = startTime !== short.startTime || endTime !== short.endTime;
     if (moved) checkRange(startTime, endTime, data, plan);
-    let next: StoredShort = { ...short, title: body.title ?? short.title, startTime, endTime };
-    if (moved) next = placeShort(next, data, detections[short.id] ?? null);
+    // A typed title is the user's from now on: corrections to the words no longer re-make it (the
+    // same title sent back, as a form saving a trim does, changes nothing).
+    const typed = body.title !== undefined && body.title !== short.title;
+    let next: StoredShort = {
+      ...short,
+      ...(typed ? { title: body.title, titleSource: 'user' as const } : {}),
+      startTime,
+      endTime,
+    };
+    // Framing set by hand follows the trim: clipped to the new range, planned around again.
+    if (moved) next = keepFraming(short, placeShort(next, data, detections[short.id] ?? null), data, detections[short.id] ?? null);
     return { shorts: data.shorts.map((s) => (s.id === short.id ? next : s)), short: next };
   });
 }
@@ -169,6 +185,7 @@ export async function addShort(db: Db, organizationId: string, jobId: string, bo
       {
         id,
         title: body.title,
+        titleSource: 'user',
         reason: null,
         startId: null,
         endId: null,

@@ -10,10 +10,12 @@
 // editors working from the same page cannot silently overwrite each other: the second gets a 409.
 import { z } from 'zod';
 import { joinWords, type Word } from '@shorts/common/text/transcript';
+import { titleFromTranscript, type TitleOptions } from '@shorts/common/text/title';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import { isId } from '../ids.js';
 import type { Db } from '../db/db.js';
 import { JOB_STATUS, type JobData, type StoredShort } from './jobs.js';
+import type { JobOptions } from './job-input.js';
 
 /** A word as edited: no whitespace inside (a word with a space is two words: split it). */
 const wordText = z
@@ -131,16 +133,34 @@ export function applyTranscriptEdits(words: readonly Word[], edits: readonly Tra
   return current;
 }
 
+/** Whether the short's title is made from its words (and so follows their corrections): as stored, or
+ *  for a short stored before that was kept, an AI short whose title is still the one its words make. */
+export function titleFollowsWords(short: StoredShort, words: readonly Word[]): boolean {
+  if (short.titleSource) return short.titleSource === 'transcript';
+  if (short.startId === null || short.endId === null) return false;
+  return titleFromTranscript(words, short.startId, short.endId) === short.title;
+}
+
 /** A short after the words changed: its times stay; its text (and an AI short's first and last word
- *  index) are read again from the words it overlaps, the same words a render captions. */
-export function remapShort(short: StoredShort, words: readonly Word[]): StoredShort {
+ *  index) are read again from the words it overlaps, the same words a render captions; a title made
+ *  from the words is made again from the corrected ones, by the picker's rule and with the job's
+ *  `topics` when `titling` has them (a typed title is kept). */
+export function remapShort(
+  short: StoredShort,
+  words: readonly Word[],
+  before: readonly Word[] = words,
+  titling: TitleOptions = {},
+): StoredShort {
   const inside: number[] = [];
   words.forEach((w, i) => {
     if (w.end > short.startTime && w.start < short.endTime) inside.push(i);
   });
   const text = joinWords(inside.map((i) => words[i]!));
   if (short.startId === null || short.endId === null || !inside.length) return { ...short, text };
-  return { ...short, startId: inside[0]!, endId: inside[inside.length - 1]!, text };
+  const startId = inside[0]!;
+  const endId = inside[inside.length - 1]!;
+  if (!titleFollowsWords(short, before)) return { ...short, startId, endId, text };
+  return { ...short, startId, endId, text, title: titleFromTranscript(words, startId, endId, titling), titleSource: 'transcript' };
 }
 
 /** Applies edits to the job's stored transcript, refusing a stale revision. */
@@ -154,8 +174,8 @@ export async function editTranscript(
   return db.tx(async (c) => {
     // The row lock makes revision check and write one step: of two edits on one revision, one wins.
     const row = (
-      await c.query<{ status: string; data: JobData | null }>(
-        `SELECT status, data FROM jobs WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL FOR UPDATE`,
+      await c.query<{ status: string; data: JobData | null; options: JobOptions | null }>(
+        `SELECT status, data, options FROM jobs WHERE id = $1 AND organization_id = $2 AND archived_at IS NULL FOR UPDATE`,
         [jobId, organizationId],
       )
     ).rows[0];
@@ -175,7 +195,8 @@ export async function editTranscript(
     const next: JobData = {
       ...data,
       transcription: { ...data.transcription, words, text: joinWords(words), revision: revision + 1 },
-      shorts: data.shorts.map((s) => remapShort(s, words)),
+      // Titles made again as the picker made them: its topics favour the sentence that names one.
+      shorts: data.shorts.map((s) => remapShort(s, words, data.transcription.words, { topics: row.options?.topics })),
     };
     await c.query(`UPDATE jobs SET data = $3, updated_at = now() WHERE id = $1 AND organization_id = $2`, [jobId, organizationId, next]);
     return { revision: revision + 1, text: next.transcription.text, words };

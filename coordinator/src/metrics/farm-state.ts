@@ -1,11 +1,12 @@
 import { statfs } from 'node:fs/promises';
 import type { Db } from '../db/db.js';
-import { heardFromSql } from '../cluster/liveness.js';
+import { busySlotsByAgent, heardFromSql } from '../tasks/liveness.js';
+import { queueDepthByType, type QueueDepth } from '../tasks/operator.js';
 import { TASK_TYPES } from '@shorts/common/tasks';
 
 /** What the farm looks like in Postgres right now: the same answer from every coordinator. */
 export interface FarmState {
-  tasks: Array<{ type: string; queued: number; leased: number; waiting: number; oldestQueuedSec: number }>;
+  tasks: QueueDepth[];
   agents: Array<{
     name: string;
     slots: number;
@@ -23,19 +24,11 @@ export interface FarmState {
 
 export async function readFarmState(db: Db, opts: { agentSilenceMs: number; localStoreRoot?: string }): Promise<FarmState> {
   const [tasks, agents, agentStates, stored, volume] = await Promise.all([
-    db.query<FarmState['tasks'][number]>(
-      `SELECT type,
-              count(*) FILTER (WHERE state = 'queued')::int AS queued,
-              count(*) FILTER (WHERE state = 'leased')::int AS leased,
-              count(*) FILTER (WHERE state = 'waiting')::int AS waiting,
-              COALESCE(EXTRACT(EPOCH FROM now() - min(queued_at) FILTER (WHERE state = 'queued')), 0)::float8 AS "oldestQueuedSec"
-         FROM tasks WHERE state IN ('queued', 'leased', 'waiting') GROUP BY type`,
-    ),
+    queueDepthByType(db),
     // An agent that re-registered (coordinator restart) has a new row; the newest one per name counts.
-    db.query<FarmState['agents'][number]>(
-      `SELECT DISTINCT ON (a.name) a.name,
+    db.query<Omit<FarmState['agents'][number], 'slotsBusy'> & { id: string }>(
+      `SELECT DISTINCT ON (a.name) a.id, a.name,
               COALESCE((a.capabilities->>'max_concurrent_tasks')::int, 1) AS slots,
-              (SELECT count(*)::int FROM tasks t WHERE t.state = 'leased' AND t.leased_by = a.id) AS "slotsBusy",
               CASE WHEN (a.capabilities->>'nvenc_available')::boolean THEN 'nvenc' ELSE 'x264' END AS encoder,
               CASE WHEN a.capabilities->'onnx_providers' ? 'EXECUTION_PROVIDER_CUDA' THEN 'cuda' ELSE 'cpu' END AS "onnxProvider",
               CASE a.capabilities->>'face_detector_provider' WHEN 'EXECUTION_PROVIDER_CUDA' THEN 'cuda' WHEN 'EXECUTION_PROVIDER_CPU' THEN 'cpu' ELSE 'none' END AS "faceDetectorProvider"
@@ -53,12 +46,16 @@ export async function readFarmState(db: Db, opts: { agentSilenceMs: number; loca
     db.one<{ bytes: number }>(`SELECT COALESCE(sum(storage_used_bytes), 0)::int8 AS bytes FROM organizations`),
     opts.localStoreRoot ? statfs(opts.localStoreRoot).catch(() => undefined) : undefined,
   ]);
+  const busy = await busySlotsByAgent(
+    db,
+    agents.map((a) => a.id),
+  );
   // Every task type has its series, at zero when nothing waits.
   const byType = new Map(tasks.map((t) => [t.type, t]));
   for (const type of TASK_TYPES) if (!byType.has(type)) byType.set(type, { type, queued: 0, leased: 0, waiting: 0, oldestQueuedSec: 0 });
   return {
     tasks: [...byType.values()],
-    agents,
+    agents: agents.map(({ id, name, slots, ...rest }) => ({ name, slots, slotsBusy: busy.get(id) ?? 0, ...rest })),
     agentStates,
     storedBytes: stored?.bytes ?? 0,
     volume: volume ? { sizeBytes: volume.blocks * volume.bsize, freeBytes: volume.bavail * volume.bsize } : undefined,

@@ -1,5 +1,6 @@
 import client from 'prom-client';
 import { TASK_STATES, TASK_TYPES } from '@shorts/common/tasks';
+import { RUN_TIME_BUCKETS, onePerScrape, seriesIn } from '@shorts/common/metrics';
 import type { FarmState } from './farm-state.js';
 
 // Prometheus naming: `shorts_` prefix, base units (seconds, bytes, ratios), `_total` for counters.
@@ -8,7 +9,6 @@ import type { FarmState } from './farm-state.js';
 
 /** Queue waits run from milliseconds (an idle farm) to an hour (a backlog); renders and analyses take minutes. */
 export const QUEUE_WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600];
-export const RUN_TIME_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 180, 300, 450, 600, 900, 1200, 1800, 3600, 7200];
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Shares of a short's speech (reframe.quality), in tenths. */
 export const RATIO_BUCKETS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
@@ -42,22 +42,12 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>, onFarmSt
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   const registers = [registry];
+  const series = seriesIn(registers);
 
-  // One read of Postgres per scrape: the registry calls every collect() at once, and they share the
-  // read in flight; the next scrape reads afresh. Undefined: no reader, or the read failed.
-  let inFlight: Promise<FarmState | undefined> | undefined;
-  const farm = (): Promise<FarmState | undefined> => {
-    if (!readFarmState) return Promise.resolve(undefined);
-    inFlight ??= readFarmState()
-      .catch((err: unknown) => {
-        onFarmStateError?.(err);
-        return undefined;
-      })
-      .finally(() => {
-        inFlight = undefined;
-      });
-    return inFlight;
-  };
+  // One read of Postgres per scrape. Undefined: no reader, or the read failed.
+  const farm: () => Promise<FarmState | undefined> = readFarmState
+    ? onePerScrape(readFarmState, onFarmStateError)
+    : () => Promise.resolve(undefined);
   const farmGauge = <L extends string>(name: string, help: string, labelNames: L[], fill: (g: client.Gauge<L>, s: FarmState) => void) =>
     new FarmGauge<L>({
       name,
@@ -75,108 +65,73 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>, onFarmSt
 
   const m = {
     registry,
-    tasksEnqueued: new client.Counter({
-      name: 'shorts_tasks_enqueued_total',
-      help: 'Tasks put in the queue, by type',
-      labelNames: ['type'],
-      registers,
-    }),
+    tasksEnqueued: new client.Counter(series('shorts_tasks_enqueued_total', 'Tasks put in the queue, by type', ['type'])),
     // Fan-out (issue 22): parents split into child tasks (by the parent's type) and the children
     // made (by theirs); tasks_waiting_for_children says how many parents wait on theirs now.
-    fanOuts: new client.Counter({
-      name: 'shorts_task_fan_outs_total',
-      help: "Tasks split into child tasks (fan-out), by the parent's type",
-      labelNames: ['type'],
-      registers,
-    }),
-    childTasks: new client.Counter({
-      name: 'shorts_task_children_total',
-      help: "Child tasks created by fan-outs, by the child's type",
-      labelNames: ['type'],
-      registers,
-    }),
-    tasksLeased: new client.Counter({
-      name: 'shorts_tasks_leased_total',
-      help: 'Leases granted to agents, by type',
-      labelNames: ['type'],
-      registers,
-    }),
-    reLeases: new client.Counter({
-      name: 'shorts_task_re_leases_total',
-      help: 'Leases granted for a task that had been leased before (after a lost lease or a retryable failure), by type',
-      labelNames: ['type'],
-      registers,
-    }),
-    tasksFinished: new client.Counter({
-      name: 'shorts_tasks_finished_total',
-      help: 'Tasks finished for good, by type and outcome (completed, failed, cancelled)',
-      labelNames: ['type', 'outcome'],
-      registers,
-    }),
-    leasesExpired: new client.Counter({
-      name: 'shorts_task_lease_expiries_total',
-      help: 'Leases taken back from agents that went silent, by type',
-      labelNames: ['type'],
-      registers,
-    }),
-    tasksRequeued: new client.Counter({
-      name: 'shorts_task_requeues_total',
-      help: 'Leased tasks put back in the queue, by type and why (lease_expired, time_limit, retry, released, handed_back)',
-      labelNames: ['type', 'reason'],
-      registers,
-    }),
+    fanOuts: new client.Counter(
+      series('shorts_task_fan_outs_total', "Tasks split into child tasks (fan-out), by the parent's type", ['type']),
+    ),
+    childTasks: new client.Counter(series('shorts_task_children_total', "Child tasks created by fan-outs, by the child's type", ['type'])),
+    tasksLeased: new client.Counter(series('shorts_tasks_leased_total', 'Leases granted to agents, by type', ['type'])),
+    reLeases: new client.Counter(
+      series(
+        'shorts_task_re_leases_total',
+        'Leases granted for a task that had been leased before (after a lost lease or a retryable failure), by type',
+        ['type'],
+      ),
+    ),
+    tasksFinished: new client.Counter(
+      series('shorts_tasks_finished_total', 'Tasks finished for good, by type and outcome (completed, failed, cancelled)', [
+        'type',
+        'outcome',
+      ]),
+    ),
+    leasesExpired: new client.Counter(
+      series('shorts_task_lease_expiries_total', 'Leases taken back from agents that went silent, by type', ['type']),
+    ),
+    tasksRequeued: new client.Counter(
+      series(
+        'shorts_task_requeues_total',
+        'Leased tasks put back in the queue, by type and why (lease_expired, time_limit, retry, released, handed_back)',
+        ['type', 'reason'],
+      ),
+    ),
     leaseWait: new client.Histogram({
-      name: 'shorts_task_queue_wait_seconds',
-      help: 'Time from enqueue (or requeue) to lease, by type',
-      labelNames: ['type'],
-      registers,
+      ...series('shorts_task_queue_wait_seconds', 'Time from enqueue (or requeue) to lease, by type', ['type']),
       buckets: QUEUE_WAIT_BUCKETS,
     }),
     taskDuration: new client.Histogram({
-      name: 'shorts_task_run_seconds',
-      help: 'Time from lease to the task finishing for good, by type and outcome',
-      labelNames: ['type', 'outcome'],
-      registers,
+      ...series('shorts_task_run_seconds', 'Time from lease to the task finishing for good, by type and outcome', ['type', 'outcome']),
       buckets: RUN_TIME_BUCKETS,
     }),
-    jobsCreated: new client.Counter({ name: 'shorts_jobs_created_total', help: 'Jobs accepted', registers }),
-    jobsFinished: new client.Counter({
-      name: 'shorts_jobs_finished_total',
-      help: 'Jobs finished, by status',
-      labelNames: ['status'],
-      registers,
-    }),
+    jobsCreated: new client.Counter(series('shorts_jobs_created_total', 'Jobs accepted')),
+    jobsFinished: new client.Counter(series('shorts_jobs_finished_total', 'Jobs finished, by status', ['status'])),
     // reframe.quality of each short a completed analysis stores (./jobs/analyze-video-outcome.ts):
     // how often the camera had a speaker on screen to follow, and a face to show.
     speakerOnScreen: new client.Histogram({
-      name: 'shorts_reframe_speaker_on_screen_ratio',
-      help: "Per short with a crop path, when its job's analysis completes: the share of its speech time whose speaker detection identified as an on-screen face",
-      registers,
+      ...series(
+        'shorts_reframe_speaker_on_screen_ratio',
+        "Per short with a crop path, when its job's analysis completes: the share of its speech time whose speaker detection identified as an on-screen face",
+      ),
       buckets: RATIO_BUCKETS,
     }),
     faceInWindow: new client.Histogram({
-      name: 'shorts_reframe_face_in_window_ratio',
-      help: "Per short with a crop path, when its job's analysis completes: the share of its speech time with a detected face wholly inside the window shown",
-      registers,
+      ...series(
+        'shorts_reframe_face_in_window_ratio',
+        "Per short with a crop path, when its job's analysis completes: the share of its speech time with a detected face wholly inside the window shown",
+      ),
       buckets: RATIO_BUCKETS,
     }),
-    rendersFinished: new client.Counter({
-      name: 'shorts_renders_finished_total',
-      help: 'Renders finished, by outcome',
-      labelNames: ['outcome'],
-      registers,
-    }),
-    webhookDeliveries: new client.Counter({
-      name: 'shorts_webhook_deliveries_total',
-      help: 'Webhook delivery attempts, by outcome (delivered, failed)',
-      labelNames: ['outcome'],
-      registers,
-    }),
+    rendersFinished: new client.Counter(series('shorts_renders_finished_total', 'Renders finished, by outcome', ['outcome'])),
+    webhookDeliveries: new client.Counter(
+      series('shorts_webhook_deliveries_total', 'Webhook delivery attempts, by outcome (delivered, failed)', ['outcome']),
+    ),
     httpRequests: new client.Histogram({
-      name: 'shorts_http_request_duration_seconds',
-      help: 'API requests by method, route template and status, with their latency',
-      labelNames: ['method', 'route', 'status'],
-      registers,
+      ...series('shorts_http_request_duration_seconds', 'API requests by method, route template and status, with their latency', [
+        'method',
+        'route',
+        'status',
+      ]),
       buckets: HTTP_BUCKETS,
     }),
 

@@ -7,26 +7,28 @@
 import type { Coordinator } from '../context.js';
 import type { Queryable } from '../db/db.js';
 import { AppError } from '../errors.js';
-import type { TaskLeasePayload, TaskPayload, TaskResult } from '@shorts/common/tasks/contracts';
+import type { TaskLeasePayload, TaskResult } from '@shorts/common/tasks/contracts';
 import type { TaskType } from '@shorts/common/tasks';
 import { stageProgress } from '@shorts/common/tasks/contract';
 import { renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
 import { RENDER_STAGES, renderShortOutputs, type RenderShortPayload, type RenderSplit } from '@shorts/common/tasks/render-short';
 import { deleteChildrenObjects, verifyTaskObjects } from '../files/task-objects.js';
-import { freeSlots } from '../cluster/liveness.js';
+import { freeSlots } from '../tasks/liveness.js';
 import { taskObjectKey, type TaskRow } from '../tasks/task-queue.js';
-import type { TypedChildTask } from '../tasks/typed-outcome.js';
+import { childrenOf } from '../tasks/task-lookups.js';
+import type { TypedChildTask, TypedTaskRow } from '../tasks/typed-outcome.js';
 
 type App = Pick<Coordinator, 'db' | 'urls' | 'store' | 'config'>;
 type SplitLease = Pick<TaskLeasePayload<'render-short'>, 'split' | 'join'>;
+type RenderTask = TypedTaskRow<'render-short'>;
 
 const signed = async (app: App, key: string) => (await app.urls.sign(key, 'GET', 6 * 3600)).url;
 
 /**
  * What the render's task is asked to do when an agent takes it: join the chunks (its children are
  * done), split (a long render and a farm with two free slots or more: as many chunks as free slots,
- * no shorter than RENDER_CHUNK_SEC each), or the whole render in one pass. Renders with jump cuts
- * are never split.
+ * no shorter than RENDER_CHUNK_SEC each), or the whole render in one pass. With one free slot (the
+ * render's own) it is never split: it does not wait for a second agent.
  */
 export async function chunkedLease(app: App, task: TaskRow, spec: RenderShortPayload): Promise<SplitLease> {
   const joined = (task.result as { split?: RenderSplit } | null)?.split;
@@ -37,12 +39,16 @@ export async function chunkedLease(app: App, task: TaskRow, spec: RenderShortPay
         chunkUrls: await Promise.all(joined.chunks.map((c) => signed(app, c.objectKey))),
         audioObjectKey: joined.audio?.objectKey ?? null,
         chunkObjectKeys: joined.chunks.map((c) => c.objectKey),
+        jumpCuts: joined.jumpCuts ?? null,
+        captionsKey: joined.captionsKey ?? null,
       },
     };
   }
   const lengthSec = spec.endTime - spec.startTime;
   const { renderChunkMinSec, renderChunkSec } = app.config;
-  if (!(renderChunkMinSec > 0) || lengthSec < renderChunkMinSec || spec.options.editing) return {};
+  // Jump cuts are split too (the agent counts the kept frames); the length here is the source's, an
+  // upper bound of the edited one.
+  if (!(renderChunkMinSec > 0) || lengthSec < renderChunkMinSec) return {};
   const byLength = Math.floor(lengthSec / renderChunkSec);
   const free = await freeSlots(app, 'render-chunk', task.id);
   // Every chunk of a render is encoded alike: on NVENC hosts only when two or more have a free slot.
@@ -54,12 +60,12 @@ export async function chunkedLease(app: App, task: TaskRow, spec: RenderShortPay
 /** The chunks a split render fans out into (none for a render done in one pass or joined). */
 export async function renderChunks(
   app: App,
-  parent: TaskRow,
+  parent: RenderTask,
   result: TaskResult<'render-short'>,
 ): Promise<TypedChildTask<'render-chunk'>[]> {
   if (!('split' in result) || result.split.chunks) return [];
   const { audio, hasSound, cuts, encoder, gopFrames } = result.split;
-  const spec = parent.payload as unknown as TaskPayload<'render-short'>;
+  const spec = parent.payload;
   if (audio) {
     await verifyTaskObjects(app.store, parent, [audio.objectKey]);
     if (audio.objectKey !== taskObjectKey(parent, renderShortOutputs.audio(spec.renderId)))
@@ -79,18 +85,13 @@ export async function renderChunks(
 export async function joinedChunks(
   c: Queryable,
   app: App,
-  parent: TaskRow,
+  parent: RenderTask,
   result: TaskResult<'render-short'>,
   chunks: TaskResult<'render-chunk'>[],
 ): Promise<TaskResult<'render-short'>> {
   if (!('split' in result)) throw new Error('only a split render has chunks to join');
-  const children = (
-    await c.query<Pick<TaskRow, 'id' | 'organizationId' | 'type'>>(
-      `SELECT id, organization_id AS "organizationId", type FROM tasks WHERE parent_id = $1 ORDER BY child_index`,
-      [parent.id],
-    )
-  ).rows;
-  const spec = parent.payload as unknown as RenderShortPayload;
+  const children = await childrenOf(c, parent.id);
+  const spec = parent.payload;
   let audio = result.split.audio;
   for (const [i, child] of children.entries()) {
     const chunk = chunks[i]!;
@@ -117,8 +118,7 @@ export async function chunksProgress(c: Queryable, parent: TaskRow, _childType: 
 }
 
 /** The chunks and the sound are the join's inputs only: gone once the render has ended. */
-export async function removeChunkObjects(app: App, task: TaskRow): Promise<void> {
+export async function removeChunkObjects(app: App, task: RenderTask): Promise<void> {
   await deleteChildrenObjects(app, task);
-  const spec = task.payload as unknown as RenderShortPayload;
-  await app.store.delete(taskObjectKey(task, renderShortOutputs.audio(spec.renderId))).catch(() => undefined);
+  await app.store.delete(taskObjectKey(task, renderShortOutputs.audio(task.payload.renderId))).catch(() => undefined);
 }

@@ -74,7 +74,8 @@ function checkSize(size: { width: number; height: number }, plan: Plan): void {
   const max = PLAN_LIMITS[plan].renderSides;
   // The default format is every plan's, whatever the plan's own limits.
   if (size.width === DEFAULT_SIZE.width && size.height === DEFAULT_SIZE.height) return;
-  if (max === null) throw forbidden('Free plans only get the default 720x1280 portrait format; upgrade to Pro for other sizes');
+  if (max === null)
+    throw forbidden('Free plans only get the default 720x1280 portrait format; upgrade to Pro for other sizes').withCode('over_plan_limit');
   for (const side of ['width', 'height'] as const) {
     const v = size[side];
     if (!Number.isInteger(v) || v < 64 || v % 2 !== 0) throw badRequest(`size.${side} must be an even integer of at least 64 pixels`);
@@ -84,7 +85,7 @@ function checkSize(size: { width: number; height: number }, plan: Plan): void {
   if (Math.min(size.width, size.height) > max.short || Math.max(size.width, size.height) > max.long) {
     throw forbidden(
       `The ${plan} plan renders sizes up to ${max.short}x${max.long} or ${max.long}x${max.short} pixels (short side ≤ ${max.short}, long side ≤ ${max.long}); ${size.width}x${size.height} needs a higher plan`,
-    );
+    ).withCode('over_plan_limit');
   }
 }
 

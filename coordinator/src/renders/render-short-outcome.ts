@@ -59,11 +59,10 @@ export function createRenderShortOutcomeHandler(
           tags: ['render'],
         },
       ]);
-      await c.query(`UPDATE renders SET status = 'done', progress = 1, file_id = $2, size_bytes = $3, updated_at = now() WHERE id = $1`, [
-        render.id,
-        fileId,
-        sizeBytes,
-      ]);
+      await c.query(
+        `UPDATE renders SET status = 'done', progress = 1, file_id = $2, size_bytes = $3, jump_cuts = $4, updated_at = now() WHERE id = $1`,
+        [render.id, fileId, sizeBytes, result.jumpCuts ? JSON.stringify(result.jumpCuts) : null],
+      );
     },
 
     async onFailed(c, task, reason, code) {

@@ -1,25 +1,27 @@
 import type { Coordinator } from '../context.js';
 import { checkWatermarkUrl } from '../brandings/watermark-import.js';
 import type { Queryable } from '../db/db.js';
-import { TooManyRequestsError, badRequest, notFound } from '../errors.js';
+import { TooManyRequestsError, badRequest, conflict, notFound } from '../errors.js';
 import { isId, newId } from '../ids.js';
 import type { RenderShortPayload } from '@shorts/common/tasks/render-short';
 import { directorSettings, sameDirector } from '@shorts/common/reframe/director';
 import type { ShortDetections } from '@shorts/common/reframe/types';
 import { detectionsWithin } from '@shorts/common/reframe/restrict';
-import { withCaptionBand } from '@shorts/common/reframe/caption-band';
+import { planReframe } from '@shorts/common/reframe/camera';
 import { findJob, JOB_STATUS, type JobData } from '../jobs/jobs.js';
 import { requireOrganization } from '../tenancy/tenancy.js';
 import { checkFetchableUrl } from '@shorts/common/net/url-rules';
 import { parseAllowlist } from '@shorts/common/net/address-policy';
+import { placeCaptions, type RenderCaptionPosition } from './caption-placement.js';
 import { parseTarget, resolveRender, type BrandPresetRow, type RenderBody } from './render-request.js';
+import type { RenderStatus } from '@shorts/common/api/renders';
 
 /** A render takes tens of seconds; asking again sooner than this finds the line as it was. */
 const RENDER_LIMIT_RETRY_SEC = 30;
 
 const PRESET_COLUMNS = `id, preset, size, options, is_active AS "isActive"`;
 
-async function findPreset(
+export async function findPreset(
   c: Queryable,
   organizationId: string,
   where: { id?: string; isDefault?: boolean },
@@ -80,9 +82,20 @@ export async function createRender(
     watermark = { url };
   }
 
-  // A render that places its captions nowhere gets the short's band, away from the framed face.
-  const style = withCaptionBand(resolved.options.style, resolved.captionPreset, short.captionBand);
-  if (style !== resolved.options.style) resolved.options = { ...resolved.options, style };
+  // A render that places its captions nowhere gets a band away from the faces it frames.
+  const recompute = await recomputeFor(app.db.pool, { id: job.id, data }, shortId, resolved.options.director, resolved.size);
+  const detections = recompute?.detections ?? (await storedDetections(app.db.pool, job.id, shortId, short));
+  const placed = placeCaptions({
+    preset: resolved.captionPreset,
+    items: resolved.options.style,
+    output: resolved.size,
+    reframe: recompute ? planReframe(recompute.detections, recompute.director, resolved.size) : (short.reframe ?? null),
+    detections,
+    words: data.transcription.words,
+    range: { start: short.startTime, end: short.endTime },
+    maxWordsInPage: resolved.options.maxWordsInPage,
+  });
+  if (placed.items !== resolved.options.style) resolved.options = { ...resolved.options, style: placed.items };
 
   const words = data.transcription.words.filter((w) => w.end > short.startTime && w.start < short.endTime);
   const id = newId();
@@ -99,7 +112,7 @@ export async function createRender(
     captionPreset: resolved.captionPreset,
     options: resolved.options,
     reframe: short.reframe ?? null,
-    recompute: await recomputeFor(app.db.pool, { id: job.id, data }, shortId, resolved.options.director, resolved.size),
+    recompute,
     watermark,
   };
   if (resolved.options.editing?.removeSilences) spec.speech = await storedSpeech(app.db.pool, job.id, shortId);
@@ -123,7 +136,7 @@ export async function createRender(
       organizationId,
       job.id,
       shortId,
-      { ...spec, brandPresetId: resolved.brandPresetId, size: resolved.size },
+      { ...spec, brandPresetId: resolved.brandPresetId, size: resolved.size, captionPosition: placed.position },
     ]);
     await app.queue.enqueue(c, { type: 'render-short', organizationId, subjectId: id, payload: spec });
   });
@@ -156,11 +169,27 @@ async function recomputeFor(
   // crop when it now reaches outside what was analysed.
   const short = job.data.shorts[shortId]!;
   const detections = stored ? detectionsWithin(stored, short.startTime, short.endTime) : null;
-  return detections ? { director: wanted, detections } : null;
+  const overrides = short.reframe?.overrides;
+  return detections ? { director: wanted, detections, ...(overrides?.length ? { overrides } : {}) } : null;
+}
+
+/** The faces detection found for the short, over its range as it is now (null where it was not analysed, or the range now reaches outside). */
+async function storedDetections(
+  db: Queryable,
+  jobId: string,
+  shortId: number,
+  short: { startTime: number; endTime: number },
+): Promise<ShortDetections | null> {
+  const row = await db.query<{ detections: ShortDetections | null }>(
+    `SELECT reframe_detections -> $2::int AS detections FROM jobs WHERE id = $1`,
+    [jobId, shortId],
+  );
+  const stored = row.rows[0]?.detections;
+  return stored ? detectionsWithin(stored, short.startTime, short.endTime) : null;
 }
 
 /** The voice activity reframing's detection stored for the short, if it ran. */
-async function storedSpeech(db: Queryable, jobId: string, shortId: number): Promise<RenderShortPayload['speech']> {
+export async function storedSpeech(db: Queryable, jobId: string, shortId: number): Promise<RenderShortPayload['speech']> {
   const row = await db.query<{ speech: RenderShortPayload['speech'] }>(
     `SELECT reframe_detections -> $2::int -> 'speech' AS speech FROM jobs WHERE id = $1`,
     [jobId, shortId],
@@ -180,35 +209,50 @@ export interface RenderRow {
   objectKey: string | null;
   captionsKey: string | null;
   lengthSec: number | null;
+  /** Where its captions were put (spec.captionPosition; absent on renders asked before it was kept). */
+  captionPosition?: RenderCaptionPosition | null;
 }
 
 /** Section 2.6: queued (with its place in line), progress, done (url, size) or error. */
+/** A render still queued or in progress, of this organization; another's, or none, is 404. */
+export async function cancellableRender(db: Coordinator['db'], organizationId: string, id: string): Promise<string> {
+  if (!isId(id)) throw notFound('Render not found');
+  const r = await db.one<{ status: string }>(`SELECT status FROM renders WHERE id = $1 AND organization_id = $2`, [id, organizationId]);
+  if (!r) throw notFound('Render not found');
+  if (r.status !== 'queued' && r.status !== 'progress')
+    throw conflict(`The render has already finished (${r.status === 'done' ? 'done' : 'error'}): there is nothing to cancel`);
+  return r.status;
+}
+
 export async function renderStatus(
   app: Pick<Coordinator, 'db' | 'urls' | 'queue'>,
   organizationId: string,
   id: string,
-): Promise<Record<string, unknown>> {
+): Promise<RenderStatus> {
   if (!isId(id)) throw notFound('Render not found');
   const r = await app.db.one<RenderRow>(
     `SELECT r.id, r.status, r.progress, r.file_id AS "fileId", r.size_bytes AS "sizeBytes", r.error_message AS "errorMessage",
-            r.error_code AS "errorCode", f.object_key AS "objectKey", f.captions_key AS "captionsKey", f.length_sec AS "lengthSec"
+            r.error_code AS "errorCode", r.spec -> 'captionPosition' AS "captionPosition", f.object_key AS "objectKey", f.captions_key AS "captionsKey", f.length_sec AS "lengthSec"
      FROM renders r LEFT JOIN files f ON f.id = r.file_id
      WHERE r.id = $1 AND r.organization_id = $2`,
     [id, organizationId],
   );
   if (!r) throw notFound('Render not found');
+  // captionPosition (beyond the contract): where the captions were put, and whether that was chosen
+  // automatically to keep them off a framed face.
+  const placed = r.captionPosition ? { captionPosition: r.captionPosition } : {};
   switch (r.status) {
     case 'queued': {
       // Renders of every organization that start before this one, in the lease query's fair order.
       const ahead = await app.queue.tasksAhead(id, 'render-short');
       return withStage(
-        { type: 'queued', status: 'QUEUED', queuePosition: (ahead ?? 0) + 1, progress: 0 },
+        { type: 'queued', status: 'QUEUED', queuePosition: (ahead ?? 0) + 1, progress: 0, ...placed },
         await app.queue.waitingReason(id),
       );
     }
     case 'progress':
       // A render whose agent was lost goes back to the queue and may wait there too.
-      return withStage({ type: 'progress', progress: round3(r.progress) }, await app.queue.waitingReason(id));
+      return withStage({ type: 'progress', progress: round3(r.progress), ...placed }, await app.queue.waitingReason(id));
     case 'done':
       if (!r.objectKey) return { type: 'error', message: 'The rendered file was deleted', code: 'FILE_DELETED' };
       // fileId (beyond the contract): the render as a file of the organization, e.g. to post it by fileId.
@@ -224,6 +268,7 @@ export async function renderStatus(
         length: Number(r.lengthSec),
         fileId: r.fileId,
         ...(r.captionsKey ? { captionsUrl: (await app.urls.sign(r.captionsKey, 'GET')).url } : {}),
+        ...placed,
       };
     case 'error':
       return { type: 'error', message: r.errorMessage ?? 'Rendering failed', code: r.errorCode ?? 'RENDERING_ERROR' };
@@ -231,6 +276,7 @@ export async function renderStatus(
 }
 
 /** `stage` says why a render waits when no connected agent can take it; `message` stays for failures (contract 2.6). */
-const withStage = (status: Record<string, unknown>, waiting: string | undefined) => (waiting ? { ...status, stage: waiting } : status);
+const withStage = <Status extends RenderStatus & { type: 'queued' | 'progress' }>(status: Status, waiting: string | undefined): Status =>
+  waiting ? { ...status, stage: waiting } : status;
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;

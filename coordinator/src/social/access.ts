@@ -20,7 +20,7 @@ export function assertSocialPlan(org: Organization): void {
       403,
       'Social posting is not included in this plan',
       `Social posting requires the pro or business plan; this organization is on the ${org.plan} plan`,
-    );
+    ).withCode('over_plan_limit');
   }
 }
 

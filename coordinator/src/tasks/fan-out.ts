@@ -63,8 +63,9 @@ export class TaskFamilies {
     for (const [index, child] of children.entries()) {
       const needs = placementOf(type, child.placement);
       await c.query(
-        `INSERT INTO tasks (id, type, organization_id, subject_id, payload, priority, max_attempts, requires, prefers, parent_id, child_index)
-         SELECT $1, $2, organization_id, subject_id, $3, priority, $4, $5, $6, id, $7 FROM tasks WHERE id = $8`,
+        `INSERT INTO tasks (id, type, organization_id, subject_id, payload, priority, max_attempts, requires, prefers, parent_id, child_index,
+           request_id)
+         SELECT $1, $2, organization_id, subject_id, $3, priority, $4, $5, $6, id, $7, request_id FROM tasks WHERE id = $8`,
         [newId(), type, child.payload, this.opts.maxAttempts, needs.requires, needs.prefers, earlier + index, parent.id],
       );
     }

@@ -1,6 +1,6 @@
 import type { Db } from '../db/db.js';
 import type { Logger } from '@shorts/common/logger';
-import { connectedAgentSql, markSilentAgentsOffline } from '../cluster/liveness.js';
+import { connectedAgentSql, markSilentAgentsOffline } from './liveness.js';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
 import { DEFAULT_TASK_TIME_LIMITS_SEC } from '@shorts/common/tasks/contracts';
 import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';

@@ -1,14 +1,14 @@
 import { isTransientDbError, type Db, type Queryable } from '../db/db.js';
 import { AppError, appErrorOf } from '../errors.js';
 import { newId, randomToken } from '../ids.js';
-import type { Logger } from '@shorts/common/logger';
+import { logFields, type Logger } from '@shorts/common/logger';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
 import { ContractViolation, FIRST_STAGES, laterStage, placementOf, type TaskPayload } from '@shorts/common/tasks/contracts';
 import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import { retry } from '@shorts/common/retry';
 import type { TaskPlacement } from '@shorts/common/placement';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
-import { connectedAgentSql } from '../cluster/liveness.js';
+import { connectedAgentSql } from './liveness.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
 import { TaskWakeups } from './wakeups.js';
 import { TaskFamilies } from './fan-out.js';
@@ -36,6 +36,8 @@ export interface EnqueueInput<T extends TaskType> {
   maxAttempts?: number;
   /** Capabilities beyond the type's own placement (its contract; common/src/placement.ts). */
   placement?: Partial<TaskPlacement>;
+  /** Default: the requestId of the API request this runs in (logFields), if any. */
+  requestId?: string;
 }
 
 export class TaskQueue implements QueueCore {
@@ -96,8 +98,8 @@ export class TaskQueue implements QueueCore {
     const id = newId();
     const needs = placementOf(input.type, input.placement);
     await c.query(
-      `INSERT INTO tasks (id, type, organization_id, subject_id, payload, priority, max_attempts, requires, prefers)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      `INSERT INTO tasks (id, type, organization_id, subject_id, payload, priority, max_attempts, requires, prefers, request_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
       [
         id,
         input.type,
@@ -108,6 +110,7 @@ export class TaskQueue implements QueueCore {
         input.maxAttempts ?? this.opts.maxAttempts,
         needs.requires,
         needs.prefers,
+        input.requestId ?? requestIdInScope(),
       ],
     );
     await this.wakeups.notify(c, input.type);
@@ -209,7 +212,7 @@ export class TaskQueue implements QueueCore {
       this.metrics.tasksLeased.labels(task.type).inc();
       if (task.attempts > 1) this.metrics.reLeases.labels(task.type).inc();
       this.metrics.leaseWait.labels(task.type).observe(Math.max(0, task.waitedSec));
-      this.log.info('task leased', { taskId: task.id, type: task.type, agentId, attempt: task.attempts });
+      this.log.info('task leased', { taskId: task.id, type: task.type, agentId, attempt: task.attempts, ...requestIdOf(task) });
     }
     return task;
   }
@@ -277,7 +280,14 @@ export class TaskQueue implements QueueCore {
     });
     if (failed) this.finished(failed, TASK_STATES.failed);
     else if (cancelled) this.finished(cancelled, TASK_STATES.cancelled);
-    this.log.warn('lease handed back', { taskId: task.id, type: task.type, agentId: task.leasedBy, reason, failedForGood: !!failed });
+    this.log.warn('lease handed back', {
+      taskId: task.id,
+      type: task.type,
+      agentId: task.leasedBy,
+      reason,
+      failedForGood: !!failed,
+      ...requestIdOf(task),
+    });
   }
 
   /** Locks the task and checks the caller still holds its lease. */
@@ -569,7 +579,7 @@ export class TaskQueue implements QueueCore {
     this.metrics.tasksFinished.labels(task.type, outcome).inc();
     if (task.startedAt)
       this.metrics.taskDuration.labels(task.type, outcome).observe((Date.now() - new Date(task.startedAt).getTime()) / 1000);
-    this.log.info('task finished', { taskId: task.id, type: task.type, outcome });
+    this.log.info('task finished', { taskId: task.id, type: task.type, outcome, ...requestIdOf(task) });
     // A child's outcome is its parent's business; the parent's own finish runs the domain's hook.
     const after = task.parentId ? undefined : this.handler(task.type).afterFinish;
     const domainOutcome = outcome === TASK_STATES.completed ? 'completed' : 'failed';
@@ -585,3 +595,12 @@ export class TaskQueue implements QueueCore {
 export const taskObjectPrefix = (task: Pick<TaskRow, 'id' | 'organizationId'>) =>
   `orgs/${task.organizationId ?? 'system'}/tasks/${task.id}/`;
 export const taskObjectKey = (task: Pick<TaskRow, 'id' | 'organizationId'>, name: string) => taskObjectPrefix(task) + name;
+
+/** The requestId of the API request running now (api/request-id.ts), for the tasks it queues. */
+function requestIdInScope(): string | null {
+  const id = logFields()?.requestId;
+  return typeof id === 'string' ? id : null;
+}
+
+/** A task's requestId as a log field, when an API request queued it. */
+const requestIdOf = (task: TaskRow): { requestId?: string } => (task.requestId ? { requestId: task.requestId } : {});

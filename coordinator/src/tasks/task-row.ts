@@ -27,10 +27,12 @@ export interface TaskRow {
   childIndex: number | null;
   /** On a waiting parent: children not yet completed. */
   childrenPending: number;
+  /** The X-Request-Id of the API request that queued it (or its parent), when one did. */
+  requestId: string | null;
 }
 
 export const TASK_COLUMNS = `id, type, organization_id AS "organizationId", subject_id AS "subjectId", payload, state, attempts,
   max_attempts AS "maxAttempts", lease_token AS "leaseToken", leased_by AS "leasedBy", lease_expires_at AS "leaseExpiresAt",
   progress, stage, result, last_error AS "lastError", cancel_requested AS "cancelRequested", queued_at AS "queuedAt",
   started_at AS "startedAt", requires, prefers, waiting_reason AS "waitingReason",
-  parent_id AS "parentId", child_index AS "childIndex", children_pending AS "childrenPending"`;
+  parent_id AS "parentId", child_index AS "childIndex", children_pending AS "childrenPending", request_id AS "requestId"`;

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { normaliseEmail } from './email.js';
 import type { Db, Queryable } from '../db/db.js';
-import { newId, randomToken } from '../ids.js';
+import { newId } from '../ids.js';
 import { badRequest, notFound } from '../errors.js';
 import { PLANS, type Plan } from './plans.js';
+import { newWebhookSecret } from '../webhooks/signing.js';
 
 export interface Organization {
   id: string;
@@ -33,8 +34,8 @@ export async function createOrganization(db: Db, input: { name: string; plan?: s
   return db.tx(async (c) => {
     const credits = input.credits ?? 0;
     const rows = await c.query<Organization>(
-      `INSERT INTO organizations (id, name, plan, credits, webhook_secret) VALUES ($1, $2, $3, $4, $5) RETURNING ${ORG_COLUMNS}`,
-      [id, input.name, plan, credits, 'whsec_' + randomToken(24)],
+      `INSERT INTO organizations (id, name, plan, credits, webhook_secret, webhook_secret_created_at) VALUES ($1, $2, $3, $4, $5, now()) RETURNING ${ORG_COLUMNS}`,
+      [id, input.name, plan, credits, newWebhookSecret()],
     );
     if (credits > 0) await c.query(`INSERT INTO credit_ledger (organization_id, kind, amount) VALUES ($1, 'grant', $2)`, [id, credits]);
     return rows.rows[0];

@@ -89,7 +89,7 @@ async function checkUploadFits(
       413,
       'Payload Too Large',
       `The video is ${toMB(lengthBytes)} MB; the ${org.plan} plan takes videos up to ${toMB(limits.maxDownloadBytes)} MB`,
-    );
+    ).withCode('over_plan_limit');
   }
   await expireStaleUploads(app, q, org.id);
   const inflight = Number(

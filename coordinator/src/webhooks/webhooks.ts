@@ -6,6 +6,8 @@ import { safeFetch, FetchRefusedError, type SafeResponse } from '@shorts/common/
 import { parseAllowlist } from '@shorts/common/net/address-policy';
 import { backoffDelay } from '@shorts/common/retry';
 import type { Metrics } from '../metrics/metrics.js';
+import { newId } from '../ids.js';
+import { legacyWebhookId, newWebhookId, standardSignatureHeader } from './signing.js';
 
 export const WEBHOOK_QUEUE = 'webhook-delivery';
 
@@ -24,6 +26,11 @@ export interface WebhookDelivery {
   body: string;
   /** 1 for the first try; each retry is queued as its own pg-boss job carrying the next number. */
   attempt?: number;
+  /** The Standard Webhooks `webhook-id`: one per event, the same on each retry and redelivery
+   *  (events queued before it existed get one derived from the event, legacyWebhookId). */
+  webhookId?: string;
+  /** Sent again on request (POST .../redeliver): one attempt, not retried. */
+  redelivery?: boolean;
 }
 
 /** `X-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "t.body">` (DECISIONS.md). */
@@ -40,8 +47,28 @@ const txExecutor = (c: Queryable): PgBoss.Db => ({ executeSql: (text, values) =>
 // fails is retried by queueing the next attempt, whose delay can honour the receiver's Retry-After.
 const CRASH_RETRIES: PgBoss.SendOptions = { retryLimit: 2, retryDelay: 5, retryBackoff: true };
 
-export async function enqueueWebhook(boss: PgBoss, c: Queryable, delivery: WebhookDelivery): Promise<void> {
-  await boss.send(WEBHOOK_QUEUE, { ...delivery, attempt: 1 }, { ...CRASH_RETRIES, db: txExecutor(c) } as PgBoss.SendOptions);
+/** Queues an event's first attempt and keeps the event (its webhook-id and body) for redelivery. */
+export async function enqueueWebhook(boss: PgBoss, c: Queryable, delivery: WebhookDelivery): Promise<string> {
+  const webhookId = newWebhookId(newId());
+  await c.query(`INSERT INTO webhook_messages (id, organization_id, job_id, event, url, body) VALUES ($1, $2, $3, $4, $5, $6)`, [
+    webhookId,
+    delivery.organizationId,
+    delivery.jobId,
+    delivery.event,
+    delivery.url,
+    delivery.body,
+  ]);
+  await sendAttempt(boss, c, { ...delivery, webhookId, attempt: 1 });
+  return webhookId;
+}
+
+/** Queues one attempt of an event, due after `startAfterSec`. */
+export async function sendAttempt(boss: PgBoss, c: Queryable, delivery: WebhookDelivery, startAfterSec?: number): Promise<void> {
+  await boss.send(WEBHOOK_QUEUE, delivery, {
+    ...CRASH_RETRIES,
+    ...(startAfterSec !== undefined ? { startAfter: startAfterSec } : {}),
+    db: txExecutor(c),
+  } as PgBoss.SendOptions);
 }
 
 export type AttemptOutcome =
@@ -221,9 +248,13 @@ export async function startWebhookWorker(deps: WebhookWorkerDeps): Promise<() =>
 
   const deliver = async (job: QueuedDelivery, signal: AbortSignal): Promise<void> => {
     const d = job.data;
-    const secretRow = await db.one<{ secret: string }>(`SELECT webhook_secret AS "secret" FROM organizations WHERE id = $1`, [
-      d.organizationId,
-    ]);
+    // A rotated-out secret signs too until it expires, so receivers can switch over in their own time.
+    const secretRow = await db.one<{ secret: string; previous: string | null }>(
+      `SELECT webhook_secret AS "secret",
+              CASE WHEN previous_webhook_secret_expires_at > now() THEN previous_webhook_secret END AS "previous"
+         FROM organizations WHERE id = $1`,
+      [d.organizationId],
+    );
     const secret: string | undefined = secretRow?.secret;
     if (!secret) {
       await boss.complete(WEBHOOK_QUEUE, job.id); // organization gone: nothing to deliver
@@ -231,6 +262,8 @@ export async function startWebhookWorker(deps: WebhookWorkerDeps): Promise<() =>
     }
     // Events queued before attempts were numbered in the data relied on pg-boss's retry count.
     const attempt = d.attempt ?? job.retryCount + 1;
+    const webhookId = d.webhookId ?? legacyWebhookId(d.organizationId, d.jobId, d.event, d.body);
+    const now = Math.floor(Date.now() / 1000);
     let outcome: AttemptOutcome;
     try {
       const response = await safeFetch(d.url, {
@@ -238,7 +271,15 @@ export async function startWebhookWorker(deps: WebhookWorkerDeps): Promise<() =>
         headers: {
           'content-type': 'application/json',
           'user-agent': 'shorts-webhooks/1',
-          'x-signature': signWebhook(secret, d.body, Math.floor(Date.now() / 1000)),
+          'x-signature': signWebhook(secret, d.body, now),
+          'webhook-id': webhookId,
+          'webhook-timestamp': String(now),
+          'webhook-signature': standardSignatureHeader(
+            secretRow?.previous ? [secret, secretRow.previous] : [secret],
+            webhookId,
+            now,
+            d.body,
+          ),
           'x-webhook-event': d.event,
           'x-webhook-attempt': String(attempt),
         },
@@ -260,15 +301,15 @@ export async function startWebhookWorker(deps: WebhookWorkerDeps): Promise<() =>
     }
     const error = outcome.delivered ? null : outcome.error;
     const nextInSec =
-      !outcome.delivered && outcome.retry && attempt < WEBHOOK_MAX_ATTEMPTS
+      !outcome.delivered && outcome.retry && !d.redelivery && attempt < WEBHOOK_MAX_ATTEMPTS
         ? retryDelaySec(attempt, deps.retryDelaySec, outcome.retryAfterSec)
         : null;
     // The attempt's record, the next attempt and this job's completion commit together: a crash
     // in between neither loses the retry nor queues it twice.
     await db.tx(async (c) => {
       await c.query(
-        `INSERT INTO webhook_deliveries (organization_id, job_id, event, url, attempt, status_code, error, delivered, redirect_location)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        `INSERT INTO webhook_deliveries (organization_id, job_id, event, url, attempt, status_code, error, delivered, redirect_location, webhook_id, redelivery)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
         [
           d.organizationId,
           d.jobId,
@@ -279,19 +320,15 @@ export async function startWebhookWorker(deps: WebhookWorkerDeps): Promise<() =>
           error,
           outcome.delivered,
           outcome.delivered ? null : (outcome.location ?? null),
+          webhookId,
+          !!d.redelivery,
         ],
       );
-      if (nextInSec !== null) {
-        await boss.send(WEBHOOK_QUEUE, { ...d, attempt: attempt + 1 }, {
-          ...CRASH_RETRIES,
-          startAfter: nextInSec,
-          db: txExecutor(c),
-        } as PgBoss.SendOptions);
-      }
+      if (nextInSec !== null) await sendAttempt(boss, c, { ...d, webhookId, attempt: attempt + 1 }, nextInSec);
       await boss.complete(WEBHOOK_QUEUE, job.id, {}, { db: txExecutor(c) });
     });
     deps.metrics.webhookDeliveries.labels(outcome.delivered ? 'delivered' : 'failed').inc();
-    const fields = { jobId: d.jobId, organizationId: d.organizationId, attempt, event: d.event };
+    const fields = { jobId: d.jobId, organizationId: d.organizationId, attempt, event: d.event, webhookId };
     if (outcome.delivered) log.info('webhook delivered', fields);
     else if (nextInSec !== null) log.warn('webhook attempt failed; retrying', { ...fields, error, retryInSec: nextInSec });
     else log.warn('webhook delivery given up', { ...fields, error, final: !outcome.retry });

@@ -79,6 +79,16 @@ export async function api<T>(
   return parse<T>(res);
 }
 
+/** A GET route's address with the organization (and `query`) in it, for a plain link: a download the
+ *  browser makes itself, with the session cookie (a GET needs no CSRF token). */
+export function hrefOf(path: string, query: Query = {}): string {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== '') qs.set(k, String(v));
+  if (organizationId) qs.set('organizationId', organizationId);
+  const text = qs.toString();
+  return text ? `${path}?${text}` : path;
+}
+
 export async function loadSession(): Promise<SessionInfo | null> {
   const res = await fetch('/api/session', { credentials: 'same-origin' });
   if (res.status === 401) return null;

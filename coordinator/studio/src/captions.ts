@@ -1,3 +1,4 @@
+import { buildCaptionPages } from '@shorts/common/render/caption-pages';
 import { resolveCaptionStyle, type ResolvedCaptionStyle, type Rgba, type StyleItem } from '@shorts/common/render/presets';
 
 export interface Word {
@@ -6,17 +7,19 @@ export interface Word {
   end: number;
 }
 
-/** The caption page shown at time t: the short's words cut into pages of maxWordsInPage, as the render does. */
-export function pageAt(words: Word[], maxWordsInPage: number, t: number): { words: Word[]; active: number } | null {
-  const size = Math.max(1, maxWordsInPage);
-  for (let i = 0; i < words.length; i += size) {
-    const page = words.slice(i, i + size);
-    const next = words[i + size];
-    const end = next ? next.start : page[page.length - 1]!.end;
-    if (t >= page[0]!.start && t < end) {
-      const active = page.findIndex((w, j) => t >= w.start && (j === page.length - 1 || t < page[j + 1]!.start));
-      return { words: page, active };
-    }
+/**
+ * The caption page shown at time t, paged as the render pages (buildCaptionPages: at most
+ * maxWordsInPage, a new page after a pause or a sentence's end, held over short gaps), with the
+ * spoken word and the seconds since it began (its pop).
+ */
+export function pageAt(words: Word[], maxWordsInPage: number, t: number): { words: Word[]; active: number; elapsed: number } | null {
+  for (const page of buildCaptionPages(words, maxWordsInPage)) {
+    if (t < page.start || t >= page.end) continue;
+    // As the script's events: word i from its start (the page's for the first) to the next word's start.
+    let active = 0;
+    for (let j = 1; j < page.words.length; j++) if (t >= page.words[j]!.start) active = j;
+    const from = active === 0 ? page.start : page.words[active]!.start;
+    return { words: page.words, active, elapsed: t - from };
   }
   return null;
 }
@@ -29,34 +32,4 @@ export function styleFor(preset: string | null | undefined, items: StyleItem[] |
   } catch {
     return resolveCaptionStyle('DEFAULT', null);
   }
-}
-
-/** CSS for the caption block on a preview frame `frameWidth` px wide; style lengths are design px of a 1080-px short side. */
-export function captionCss(style: ResolvedCaptionStyle, frameWidth: number): Record<string, string> {
-  const scale = frameWidth / 1080;
-  const css: Record<string, string> = {
-    fontFamily: `'${style.fontFamily}', system-ui, sans-serif`,
-    fontSize: `${style.fontSizePx * scale}px`,
-    fontWeight: String(style.fontWeight),
-    fontStyle: style.italic ? 'italic' : 'normal',
-    color: rgba(style.color),
-    textTransform: style.uppercase ? 'uppercase' : 'none',
-    letterSpacing: `${style.letterSpacingPx * scale}px`,
-  };
-  if (style.outlineWidthPx > 0) css.webkitTextStroke = `${style.outlineWidthPx * scale}px ${rgba(style.outlineColor)}`;
-  if (style.outlineWidthPx > 0) css.paintOrder = 'stroke fill';
-  if (style.shadow)
-    css.textShadow = `${style.shadow.offsetXPx * scale}px ${style.shadow.offsetYPx * scale}px ${style.shadow.blurPx * scale}px ${rgba(style.shadow.color)}`;
-  if (style.backgroundColor) {
-    css.background = rgba(style.backgroundColor);
-    css.padding = `${style.boxPaddingPx * scale}px`;
-  }
-  const margin = `${style.position.marginPx * scale}px`;
-  if (style.position.anchor === 'top') css.top = margin;
-  else if (style.position.anchor === 'bottom') css.bottom = margin;
-  else {
-    css.top = '50%';
-    css.transform = 'translateY(-50%)';
-  }
-  return css;
 }

@@ -105,6 +105,29 @@ export function centredCrop(sourceWidth: number, sourceHeight: number, aspect = 
   return { x: (sourceWidth - width) / 2, y: (sourceHeight - height) / 2, width, height };
 }
 
+/** `crop` widened or narrowed to `aspect` (width / height) about its centre, inside the source: the
+ *  window a render of another shape (square, landscape) takes around the same subject. */
+export function cropOfAspect(crop: Crop, aspect: number, sourceWidth: number, sourceHeight: number): Crop {
+  if (Math.abs(crop.width / crop.height - aspect) < 0.01 || !(sourceWidth > 0 && sourceHeight > 0)) return crop;
+  let height = crop.height;
+  let width = height * aspect;
+  if (width > sourceWidth) {
+    width = sourceWidth;
+    height = width / aspect;
+  }
+  if (height > sourceHeight) {
+    height = sourceHeight;
+    width = height * aspect;
+  }
+  const clamp = (v: number, max: number) => Math.min(Math.max(v, 0), Math.max(0, max));
+  return {
+    x: clamp(crop.x + crop.width / 2 - width / 2, sourceWidth - width),
+    y: clamp(crop.y + crop.height / 2 - height / 2, sourceHeight - height),
+    width,
+    height,
+  };
+}
+
 /** Below this share of its speech with the speaker on screen, a short's framing asks for a look. */
 export const SPEAKER_ON_SCREEN_WARN_BELOW = 0.8;
 

@@ -132,3 +132,43 @@ export function Field({ label, children, id }: { label: string; id: string; chil
     </div>
   );
 }
+
+/**
+ * A number field that keeps what is being typed until it is committed (Enter, Tab, leaving the
+ * field): screens that follow the playhead re-render several times a second, and a plain controlled
+ * input would put the shown value back over the user's edit before it is committed.
+ */
+export function NumberInput(props: {
+  value: number;
+  onCommit: (v: number) => void;
+  step?: number;
+  min?: number;
+  max?: number;
+  id?: string;
+  testId?: string;
+  style?: Record<string, string>;
+}) {
+  const [draft, setDraft] = useState<string | null>(null);
+  const commit = () => {
+    if (draft === null) return;
+    const v = Number(draft);
+    setDraft(null);
+    if (draft.trim() !== '' && Number.isFinite(v)) props.onCommit(v);
+  };
+  return (
+    <input
+      id={props.id}
+      type="number"
+      step={props.step}
+      min={props.min}
+      max={props.max}
+      style={props.style}
+      value={draft ?? props.value}
+      onInput={(e) => setDraft((e.target as HTMLInputElement).value)}
+      onChange={commit}
+      onBlur={commit}
+      onKeyDown={(e) => e.key === 'Enter' && commit()}
+      data-testid={props.testId}
+    />
+  );
+}

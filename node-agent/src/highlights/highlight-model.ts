@@ -4,18 +4,28 @@
 import { z } from 'zod';
 import type { Logger } from '@shorts/common/logger';
 import { joinWords, type Transcript } from '@shorts/common/text/transcript';
-import { scoreWindow } from './features.js';
-import { segmentSentences } from './segments.js';
+import { fitTitle, makeTitle, TITLE_MAX } from '@shorts/common/text/title';
+import { scoreShort } from './score.js';
+import { segmentSentences, type Sentence } from './segments.js';
 import { selectShorts, type SelectorOptions } from './selector.js';
 import { MAX_SHORT_SEC, numberShorts, type Short } from './types.js';
 
+export interface PickOptions extends SelectorOptions {
+  signal?: AbortSignal;
+  /** The client's words on what to pick; only a language model reads them. */
+  prompt?: string | null;
+}
+
 export interface HighlightModel {
   readonly name: string;
-  pick(transcript: Transcript, opts?: SelectorOptions & { signal?: AbortSignal }): Promise<Short[]>;
+  /** Whether the client's `prompt` is read (a language model), or ignored with a note. */
+  readonly readsPrompt: boolean;
+  pick(transcript: Transcript, opts?: PickOptions): Promise<Short[]>;
 }
 
 export class LocalHighlightModel implements HighlightModel {
   readonly name = 'local';
+  readonly readsPrompt = false;
   async pick(transcript: Transcript, opts: SelectorOptions = {}) {
     return selectShorts(transcript, opts);
   }
@@ -36,7 +46,8 @@ export interface ChatHighlightOptions {
 const answerSchema = z.object({
   shorts: z.array(
     z.object({
-      title: z.string().trim().min(1).max(200),
+      // Checked per short (modelTitle): a missing or unusable title costs only the title.
+      title: z.string().nullish(),
       reason: z.string().trim().min(1).max(1000),
       startId: z.number().int().nonnegative(),
       endId: z.number().int().nonnegative(),
@@ -52,18 +63,21 @@ const SYSTEM_PROMPT = [
   'You pick the best moments of a video transcript to publish as vertical short videos.',
   'A good short grabs attention in its first seconds (a question, a bold claim, a number), is understandable on its own,',
   'and ends on a complete thought. Never pick long silences.',
-  `Each short must last at most ${MAX_SHORT_SEC} seconds (use the times shown) and shorts must not overlap.`,
+  'Each short must last between the lengths the user gives (use the times shown) and shorts must not overlap.',
+  'A short starts at the start of a sentence and ends at the end of one; never start on a sentence that needs an earlier one (he, she, it, they, so, and, but).',
+  'Title each short with a hook taken from its strongest line (a question, a bold claim, a number, the topic asked for), not its first words.',
   'The transcript is given as sentences, each prefixed with [firstWordId-lastWordId] and its start-end time in seconds.',
   'Answer with JSON only: {"shorts":[{"title":"catchy title, at most 60 characters","reason":"why this moment works","startId":<first word id>,"endId":<last word id>}]}.',
 ].join(' ');
 
 export class ChatHighlightModel implements HighlightModel {
   readonly name = 'openai-chat';
+  readonly readsPrompt = true;
   private readonly local = new LocalHighlightModel();
 
   constructor(private readonly opts: ChatHighlightOptions) {}
 
-  async pick(transcript: Transcript, opts: SelectorOptions & { signal?: AbortSignal } = {}): Promise<Short[]> {
+  async pick(transcript: Transcript, opts: PickOptions = {}): Promise<Short[]> {
     const words = transcript.words;
     if (words.length === 0) return [];
     if (words.length > (this.opts.maxPromptWords ?? 15_000)) {
@@ -81,10 +95,13 @@ export class ChatHighlightModel implements HighlightModel {
     return this.local.pick(transcript, opts);
   }
 
-  private async ask(transcript: Transcript, opts: SelectorOptions & { signal?: AbortSignal }): Promise<unknown> {
+  private async ask(transcript: Transcript, opts: PickOptions): Promise<unknown> {
     const sentences = segmentSentences(transcript.words, { pauseSec: opts.pauseSec });
     const limit = opts.maxShorts ?? 5;
-    const lines = sentences.map((s) => `[${s.startId}-${s.endId}] (${s.start.toFixed(1)}-${s.end.toFixed(1)}) ${s.text}`);
+    const inRange = opts.range
+      ? sentences.filter((s) => s.start >= opts.range!.start - 0.05 && s.end <= opts.range!.end + 0.05)
+      : sentences;
+    const lines = inRange.map((s) => `[${s.startId}-${s.endId}] (${s.start.toFixed(1)}-${s.end.toFixed(1)}) ${s.text}`);
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
     if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
     const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 120_000);
@@ -100,7 +117,13 @@ export class ChatHighlightModel implements HighlightModel {
           { role: 'system', content: SYSTEM_PROMPT },
           {
             role: 'user',
-            content: `Pick up to ${limit} shorts from this ${Math.round(transcript.durationSec)} s video.\n\n${lines.join('\n')}`,
+            content: [
+              `Pick up to ${limit} shorts from this ${Math.round(transcript.durationSec)} s video, each ${opts.minSec ?? 15}-${opts.maxSec ?? MAX_SHORT_SEC} seconds long.`,
+              ...(opts.topics?.length ? [`They should be about: ${opts.topics.join(', ')}.`] : []),
+              ...(opts.prompt ? [`What the user wants: ${opts.prompt}`] : []),
+              '',
+              lines.join('\n'),
+            ].join('\n'),
           },
         ],
       }),
@@ -135,23 +158,51 @@ export function validateAnswer(answer: unknown, transcript: Transcript, opts: Se
     if (p.endId < p.startId || p.endId >= words.length) continue;
     const startTime = words[p.startId]!.start;
     const endTime = words[p.endId]!.end;
-    if (endTime - startTime > MAX_SHORT_SEC || endTime <= startTime) continue;
+    if (endTime - startTime > (opts.maxSec ?? MAX_SHORT_SEC) || endTime <= startTime) continue;
+    if (opts.range && (startTime < opts.range.start - 0.05 || endTime > opts.range.end + 0.05)) continue;
     if (kept.some((k) => startTime < k.endTime && k.startTime < endTime)) continue;
     const inside = sentences.filter((s) => s.endId >= p.startId && s.startId <= p.endId);
-    const features = scoreWindow({ words: words.slice(p.startId, p.endId + 1), sentences: inside.length ? inside : sentences.slice(0, 1) });
+    // The model's picks get the same score and parts as the local picker's, so both rank alike.
+    const scored = scoreShort(words, {
+      words: words.slice(p.startId, p.endId + 1),
+      sentences: inside.length ? inside : sentences.slice(0, 1),
+      topics: opts.topics ?? [],
+    });
     kept.push({
-      title: p.title.length > 60 ? p.title.slice(0, 59).replace(/\s+\S*$/, '') + '…' : p.title,
+      title: modelTitle(p.title) ?? makeTitle(words, clip(inside, p.startId, p.endId), { topics: opts.topics }),
       reason: p.reason,
       startTime,
       endTime,
       startId: p.startId,
       endId: p.endId,
       text: joinWords(words.slice(p.startId, p.endId + 1)),
-      score: Math.round(features.score * 1000) / 1000,
+      score: scored.score,
+      scores: scored.scores,
     });
   }
   return numberShorts(kept);
 }
+
+/** A title the model wrote longer than this ignored the limit it was asked for: its own is not used. */
+const OVERLONG_TITLE = 2 * TITLE_MAX;
+
+/**
+ * The model's title as a short's title: whitespace and wrapping quotes gone, cut at a word boundary
+ * to 60 characters; null (the title is made from the words instead) when it is empty or overlong.
+ */
+export function modelTitle(title: string | null | undefined): string | null {
+  const text = (title ?? '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/^["'“”‘’«»]+|["'“”‘’«»]+$/g, '')
+    .trim();
+  if (!/[\p{L}\p{N}]/u.test(text) || text.length > OVERLONG_TITLE) return null;
+  return fitTitle(text);
+}
+
+/** Sentences cut to the words `first`..`last`, for a pick that starts or ends inside one. */
+const clip = (sentences: readonly Sentence[], first: number, last: number): Sentence[] =>
+  sentences.map((s) => ({ ...s, startId: Math.max(s.startId, first), endId: Math.min(s.endId, last) }));
 
 export type HighlightApiConfig = Pick<ChatHighlightOptions, 'url' | 'model' | 'apiKey'>;
 

@@ -1,3 +1,4 @@
+import type { ShortScores } from '@shorts/common/tasks/analyze-video';
 /**
  * One short as the job result carries it (the bearer-form short of the contract, less the crop
  * URL the renderer adds). `startId`/`endId` are word indexes into the transcript, inclusive; they
@@ -13,8 +14,9 @@ export interface Short {
   startId: number | null;
   endId: number | null;
   text: string;
-  /** Local selector score, comparable only within one transcript. */
+  /** 0-100, from `scores` (score.ts); absent for the client's own times and picture-chosen shorts. */
   score?: number;
+  scores?: ShortScores;
 }
 
 /** The contract's limit for automatically generated shorts. */

@@ -1,49 +1,12 @@
 // Word-by-word captions as an ASS script for libass: pages of a few words, one event per
 // (page x active word) so the spoken word can have its own colour and a scale pop.
+import type { CaptionPage } from '@shorts/common/render/caption-pages';
 import type { ResolvedCaptionStyle, Rgba } from '@shorts/common/render/presets';
+import { breakLines, captionMarginH, captionMarginV, designScale } from '@shorts/common/render/caption-layout';
+import { styleFontMetrics } from '@shorts/common/render/caption-font-files';
 import { resolveFontFace } from './fonts.js';
 
-export interface CaptionWord {
-  text: string;
-  start: number; // seconds from the clip start
-  end: number;
-}
-
-export interface CaptionPage {
-  words: CaptionWord[];
-  start: number;
-  end: number; // held until the next page when the gap is shorter than a pause
-}
-
-export const PAUSE_SEC = 0.6;
-const SENTENCE_END = /[.!?…。！？]["'”’)\]]*$/;
-
-/** Groups words into pages: at most `maxWordsInPage`, a new page after a pause or a sentence end. */
-export function buildCaptionPages(words: CaptionWord[], maxWordsInPage: number, pauseSec = PAUSE_SEC): CaptionPage[] {
-  const max = Math.max(1, Math.floor(maxWordsInPage));
-  const clean = words
-    .map((w) => ({ text: w.text.replace(/\s+/g, ' ').trim(), start: w.start, end: Math.max(w.start, w.end) }))
-    .filter((w) => w.text !== '' && Number.isFinite(w.start) && Number.isFinite(w.end))
-    .sort((a, b) => a.start - b.start);
-  const pages: CaptionPage[] = [];
-  let cur: CaptionWord[] = [];
-  const flush = () => {
-    if (cur.length) pages.push({ words: cur, start: cur[0]!.start, end: cur[cur.length - 1]!.end });
-    cur = [];
-  };
-  for (const w of clean) {
-    const prev = cur[cur.length - 1];
-    if (prev && (cur.length >= max || w.start - prev.end >= pauseSec || SENTENCE_END.test(prev.text))) flush();
-    cur.push(w);
-  }
-  flush();
-  // Hold a page on screen until the next one when the gap is short, so captions do not blink.
-  for (let i = 0; i + 1 < pages.length; i++) {
-    const next = pages[i + 1]!;
-    if (next.start - pages[i]!.end < pauseSec) pages[i]!.end = next.start;
-  }
-  return pages;
-}
+export { buildCaptionPages, PAUSE_SEC, type CaptionPage, type CaptionWord } from '@shorts/common/render/caption-pages';
 
 export interface AssOptions {
   width: number;
@@ -55,8 +18,7 @@ export interface AssOptions {
   canvas?: { top: number; height: number };
 }
 
-/** Style lengths are design pixels of a frame whose short side is 1080 px: this scales them to `size`. */
-export const designScale = (size: { width: number; height: number }) => Math.min(size.width, size.height) / 1080;
+export { designScale };
 
 /** One Dialogue line of the script. */
 export interface AssEvent {
@@ -81,11 +43,23 @@ export function buildAssEvents(pages: CaptionPage[], style: ResolvedCaptionStyle
   const scale = Math.round(style.active.scale * 100);
   const events: AssEvent[] = [];
 
+  const font = styleFontMetrics(style);
   for (const page of pages) {
     const texts = page.words.map((w) => escapeAssText(style.uppercase ? w.text.toLocaleUpperCase() : w.text));
+    // The shared layout's lines (common/src/render/caption-layout.ts), the preview's too: libass
+    // breaks only where \N says (WrapStyle 2).
+    const lineEnds = new Set(
+      breakLines(
+        page.words.map((w) => w.text),
+        style,
+        size,
+        font,
+      ).map((l) => l.at(-1)!),
+    );
+    const join = (parts: string[]) => parts.map((p, j) => (j + 1 < parts.length ? p + (lineEnds.has(j) ? '\\N' : ' ') : p)).join('');
     if (style.backgroundColor) {
       // One run of plain text gives one box per line; per-word tags would split it into boxes that overlap.
-      events.push({ layer: 0, start: page.start, end: page.end, style: 'Box', text: texts.join(' '), animatedSec: 0 });
+      events.push({ layer: 0, start: page.start, end: page.end, style: 'Box', text: join(texts), animatedSec: 0 });
     }
     page.words.forEach((w, i) => {
       const start = i === 0 ? page.start : w.start;
@@ -104,7 +78,7 @@ export function buildAssEvents(pages: CaptionPage[], style: ResolvedCaptionStyle
         }
         return `{${colorTags(j < i ? style.past.color : style.color)}}${t}`;
       });
-      const text = `${lineTags ? `{${lineTags}}` : ''}${parts.join(' ')}`;
+      const text = `${lineTags ? `{${lineTags}}` : ''}${join(parts)}`;
       events.push({ layer: 1, start, end, style: 'Caption', text, animatedSec: animatedMs / 1000 });
     });
   }
@@ -113,8 +87,7 @@ export function buildAssEvents(pages: CaptionPage[], style: ResolvedCaptionStyle
 
 /** The script's MarginV: the block's distance from the edge it is anchored to (none when centred). */
 export function assMarginV(style: ResolvedCaptionStyle, size: Pick<AssOptions, 'width' | 'height'>): number {
-  const k = designScale(size);
-  return style.position.anchor === 'center' ? 0 : Math.round(round2(style.position.marginPx * k));
+  return captionMarginV(style, size);
 }
 
 /** A complete ASS script; PlayRes is the output size so style pixels map 1:1 after scaling. */
@@ -132,7 +105,7 @@ export function buildAssFile(pages: CaptionPage[], style: ResolvedCaptionStyle, 
     if (style.position.anchor === 'top') marginV -= canvas.top;
     if (marginV < 0) throw new Error(`the caption canvas (rows ${canvas.top}+${canvas.height}) does not hold the caption margin`);
   }
-  const marginH = Math.round(size.width * 0.06);
+  const marginH = captionMarginH(size);
   const shadowDist = style.shadow ? px(Math.max(Math.abs(style.shadow.offsetXPx), Math.abs(style.shadow.offsetYPx))) : 0;
   // On a canvas (subtitles alpha=1), ffmpeg 5.1 blends a layer's alpha into the alpha plane with
   // that same alpha as the weight, so a translucent shadow of alpha a lands as a*a: give it sqrt(a).
@@ -159,7 +132,7 @@ export function buildAssFile(pages: CaptionPage[], style: ResolvedCaptionStyle, 
     'ScriptType: v4.00+',
     `PlayResX: ${size.width}`,
     `PlayResY: ${canvas ? canvas.height : size.height}`,
-    'WrapStyle: 0',
+    'WrapStyle: 2',
     'ScaledBorderAndShadow: yes',
     'YCbCr Matrix: None',
     '',

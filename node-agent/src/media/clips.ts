@@ -7,6 +7,7 @@ import { largestWindow } from '@shorts/common/reframe/camera';
 import { runFfmpeg } from './ffmpeg.js';
 import { prepareRender, type RenderSpec } from './render-args.js';
 import { hdrToSdrFilter, SDR_BT709, type SourceColour } from './colour.js';
+import { clearDisplayMatrix, orientInputArgs } from './orientation.js';
 
 const run = promisify(execFile);
 
@@ -62,6 +63,8 @@ export async function cutCropClip(
     audioStream: spec.audioStream,
   });
   await runFfmpeg(ffmpegPath, args, { durationSec: spec.end - spec.start, signal: opts.signal, onProgress: opts.onProgress });
+  // The graph oriented a mirrored source's frames: the clip must not carry the source's matrix.
+  if (spec.sourceColour?.orient) await clearDisplayMatrix(spec.out);
 }
 
 /** One JPEG frame, at most 480 px high, for thumbnails; an HDR source's tone-mapped (colour.ts). */
@@ -85,12 +88,13 @@ export async function grabThumbnail(
       '-y',
       '-ss',
       Math.max(0, atSec).toFixed(3),
+      ...orientInputArgs(colour.orient),
       '-i',
       src,
       '-frames:v',
       '1',
       '-vf',
-      `scale=-2:'min(480,ih)'${toBt709 ? `,${toBt709}` : ''}`,
+      `${colour.orient ? `${colour.orient},` : ''}scale=-2:'min(480,ih)'${toBt709 ? `,${toBt709}` : ''}`,
       '-q:v',
       '4',
       out,

@@ -14,6 +14,10 @@ export interface SourceColour {
   /** HDR only: the brightest the picture gets, in nits (MaxCLL, else the mastering display's peak,
    *  else the transfer's usual 1000). */
   peakNits: number | null;
+  /** The flips and turns that show the stored frames as a player does, when the display matrix
+   *  mirrors them (orientation.ts): the source is then decoded with `-noautorotate` and this filter
+   *  heads every graph that reads it. Absent: ffmpeg's autorotate turns the frames. */
+  orient?: string;
 }
 
 export const SDR_BT709: SourceColour = { transfer: 'sdr', matrix: 'bt709', primaries: 'bt709', peakNits: null };

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { inputGuard } from '@shorts/common/media/input-guard';
 import { processMediaTools, toolEnv } from '@shorts/common/media/tools';
 import { SDR_BT709, sourceColourOf, type SourceColour } from './colour.js';
+import { mirrorFilterOf } from './orientation.js';
 import type { SourceExtension } from '@shorts/common/tasks/analyze-video';
 
 const STDERR_LINES = 20;
@@ -160,8 +161,11 @@ export async function ffprobe(file: string, opts: { ffprobePath?: string; signal
   const num = (v: unknown) => (v === undefined || v === null || v === 'N/A' || !Number.isFinite(Number(v)) ? null : Number(v));
   // Phones store portrait video as landscape frames plus a rotation; ffmpeg turns the frames when
   // it decodes them, so every crop and size downstream must use the turned (display) dimensions.
-  const quarterTurn = Math.abs(rotationOf(video)) % 180 === 90;
-  const colour = video ? sourceColourOf(video, isHdr(video) ? await firstFrameSideData(file, opts) : []) : SDR_BT709;
+  // A matrix that also mirrors is undone by the graph itself (orientation.ts).
+  const orient = mirrorFilterOf(video);
+  const quarterTurn = orient ? orient.startsWith('transpose') : Math.abs(rotationOf(video)) % 180 === 90;
+  const tone = video ? sourceColourOf(video, isHdr(video) ? await firstFrameSideData(file, opts) : []) : SDR_BT709;
+  const colour = orient ? { ...tone, orient } : tone;
   return {
     durationSec: num(info.format?.duration) ?? num(video?.duration) ?? 0,
     width: (quarterTurn ? video?.height : video?.width) ?? 0,

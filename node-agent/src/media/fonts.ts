@@ -1,62 +1,23 @@
 // Caption fonts come from the @expo-google-fonts packages, never from the host: the render passes
 // libass a fonts directory holding exactly the faces it needs.
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { CaptionFontFamily } from '@shorts/common/render/presets';
-
-const require = createRequire(import.meta.url);
-
-const PACKAGES: Record<CaptionFontFamily, { pkg: string; prefix: string; weights: number[]; italics: boolean }> = {
-  Montserrat: {
-    pkg: '@expo-google-fonts/montserrat',
-    prefix: 'Montserrat',
-    weights: [100, 200, 300, 400, 500, 600, 700, 800, 900],
-    italics: true,
-  },
-  Poppins: { pkg: '@expo-google-fonts/poppins', prefix: 'Poppins', weights: [100, 200, 300, 400, 500, 600, 700, 800, 900], italics: true },
-  Inter: { pkg: '@expo-google-fonts/inter', prefix: 'Inter', weights: [100, 200, 300, 400, 500, 600, 700, 800, 900], italics: true },
-  Anton: { pkg: '@expo-google-fonts/anton', prefix: 'Anton', weights: [400], italics: false },
-  'Bebas Neue': { pkg: '@expo-google-fonts/bebas-neue', prefix: 'BebasNeue', weights: [400], italics: false },
-};
-
-const WEIGHT_NAMES: Record<number, string> = {
-  100: 'Thin',
-  200: 'ExtraLight',
-  300: 'Light',
-  400: 'Regular',
-  500: 'Medium',
-  600: 'SemiBold',
-  700: 'Bold',
-  800: 'ExtraBold',
-  900: 'Black',
-};
+import { captionFace } from '@shorts/common/render/caption-fonts';
+import { captionFontFile } from '@shorts/common/render/caption-font-files';
 
 export interface FontFace {
   file: string; // absolute path of the TTF inside node_modules
-  /**
-   * The name an ASS style must use. libass matches the name table's family (ID 1), and these static
-   * fonts only put Regular/Bold/Italic under the plain family: 800 is "Montserrat ExtraBold".
-   */
+  /** See CaptionFace.assFontName. */
   assFontName: string;
-  bold: boolean; // ASS Bold flag: set only where the face really is the family's Bold
+  bold: boolean;
   italic: boolean;
 }
 
-/** The shipped face closest to the requested weight (no synthetic bolding by libass). */
+/** The shipped face closest to the requested weight (common/src/render/caption-fonts.ts picks it). */
 export function resolveFontFace(family: CaptionFontFamily, weight = 400, italic = false): FontFace {
-  const spec = PACKAGES[family];
-  if (!spec) throw new Error(`no font files for family ${family}`);
-  const w = spec.weights.reduce((best, cand) => (Math.abs(cand - weight) < Math.abs(best - weight) ? cand : best));
-  const it = italic && spec.italics;
-  const dirName = `${w}${WEIGHT_NAMES[w]}${it ? '_Italic' : ''}`;
-  const file = path.join(packageDir(spec.pkg), dirName, `${spec.prefix}_${dirName}.ttf`);
-  const ribbi = w === 400 || w === 700; // Regular, Italic, Bold, Bold Italic share the plain family
-  return { file, assFontName: ribbi ? family : `${family} ${WEIGHT_NAMES[w]}`, bold: w === 700, italic: it };
-}
-
-function packageDir(pkg: string): string {
-  return path.dirname(require.resolve(`${pkg}/package.json`));
+  const face = captionFace(family, weight, italic);
+  return { file: captionFontFile(face), assFontName: face.assFontName, bold: face.bold, italic: face.italic };
 }
 
 /**

@@ -8,10 +8,10 @@
 // with a short crossfade, each range lengthened by half the fade at a join, so the joined sound is as
 // long as the kept ranges and stays on the picture's clock.
 import type { JumpCutPlan } from '@shorts/common/render/jump-cuts';
-import { editedTime } from '@shorts/common/render/jump-cuts';
-import type { Reframe, ReframeKeyframe } from '@shorts/common/reframe/types';
 import { sumOf } from './filter-expression.js';
-import { sec, windowAt } from './reframe-graph.js';
+import { sec } from './reframe-graph.js';
+
+export { remapReframe } from '@shorts/common/reframe/crop-pieces';
 
 /** Long enough to hide the step in the waveform at a join, short enough to stay inside the pause. */
 export const JOIN_CROSSFADE_SEC = 0.02;
@@ -66,26 +66,4 @@ export function buildAudioCut(plan: Pick<JumpCutPlan, 'keep'>, clipStart: number
     joined = out;
   }
   return 'jumpcut_a';
-}
-
-/**
- * The crop path on the edited clock (its times are seconds from the edited clip's start). Each kept
- * range gets the window at its start and end and the keyframes inside it; at a join the window steps
- * from the one to the other at the same instant. Segments cut away vanish; a segment boundary inside
- * a cut lands on the join.
- */
-export function remapReframe(reframe: Reframe | null | undefined, plan: Pick<JumpCutPlan, 'keep'>): Reframe | null {
-  if (!reframe || !reframe.keyframes.length) return reframe ?? null;
-  const keys = [...reframe.keyframes].sort((a, b) => a.time - b.time);
-  const keyframes: ReframeKeyframe[] = [];
-  for (const k of plan.keep) {
-    const from = windowAt(keys, k.start);
-    keyframes.push({ ...from, time: editedTime(plan, k.start) });
-    for (const key of keys) if (key.time > k.start && key.time < k.end) keyframes.push({ ...key, time: editedTime(plan, key.time) });
-    keyframes.push({ ...windowAt(keys, k.end), time: editedTime(plan, k.end) });
-  }
-  const segments = reframe.segments
-    .map((s) => ({ ...s, start: editedTime(plan, s.start), end: editedTime(plan, s.end) }))
-    .filter((s) => s.end > s.start);
-  return { sourceWidth: reframe.sourceWidth, sourceHeight: reframe.sourceHeight, keyframes, segments };
 }

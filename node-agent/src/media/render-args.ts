@@ -12,11 +12,13 @@ import { prepareFontsDir, resolveFontFace } from './fonts.js';
 import type { Reframe } from '@shorts/common/reframe/types';
 import { inputGuard } from '@shorts/common/media/input-guard';
 import { buildReframeGraph, sec } from './reframe-graph.js';
-import { editedDuration, editedWords, type JumpCutPlan } from '@shorts/common/render/jump-cuts';
+import { editedDuration, type JumpCutPlan } from '@shorts/common/render/jump-cuts';
+import { captionedWords } from '@shorts/common/render/caption-pages';
 import { buildAudioCut, buildVideoCut, remapReframe } from './jump-cut-graph.js';
 import { usToSec, type ChunkCut } from './render-chunks.js';
 import { SOUND_OUTPUT_ARGS, soundFilter, type Loudness } from './sound.js';
 import { BT709_OUTPUT_TAGS, toBt709Filter, type SourceColour } from './colour.js';
+import { orientInputArgs } from './orientation.js';
 
 export interface RenderSpec {
   sourcePath: string;
@@ -66,6 +68,9 @@ export interface RenderSpec {
   /** With `edit`: the source's frame rate (frames are kept whole) and whether it has sound. */
   sourceFps?: number | null;
   sourceHasAudio?: boolean;
+  /** The source has no sound track at all: the short gets a silent stereo track at 48 kHz all the
+   *  same (players and the networks expect one), as a source whose track is silent gives one. */
+  noSoundTrack?: boolean;
   /** Frames between keyframes (render-chunks.ts gopFramesFor): the same in a single pass and in
    *  each chunk, so chunks start where the single pass has a keyframe. Absent: the encoder's own. */
   gopFrames?: number;
@@ -88,10 +93,15 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
   const graph: string[] = [];
   const edit = activeEdit(spec);
   const chunk = spec.chunk;
-  if (chunk && edit) throw new Error('a render with jump cuts is not rendered in chunks');
   // A chunk's frames go back on the single pass's clock (exact ticks): the crop path, caption
   // canvas and libass see the very timestamps the single pass gives them.
   let source = '0:v';
+  const orient = spec.sourceColour?.orient;
+  if (orient) {
+    // A display matrix that mirrors: the frames are decoded as stored and shown as a player does here.
+    graph.push(`[${source}]${orient}[oriented_in]`);
+    source = 'oriented_in';
+  }
   if (spec.sourceColour && spec.sourceColour.transfer !== 'sdr') {
     // The bundled 2018 ffmpeg's zscale reads black from 10-bit 4:2:0 frames cropped at an odd x (the
     // crop's exact=1): the frames go in at 4:4:4, which any crop keeps whole (a fraction of the cost
@@ -111,6 +121,16 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     graph.push(`[${source}]setpts=PTS+${chunk.shiftTicks}[chunk_in]`);
     source = 'chunk_in';
   }
+  if (spec.constantRate && chunk) {
+    // On the single pass's clock: the same rate from the chunk's first output frame, trimmed where
+    // the next chunk's begins (render-chunks.ts planConstantRateCuts).
+    const slots = chunk.slots;
+    if (!slots) throw new Error('a chunk of a variable-rate render needs its output frames');
+    const from = chunk.shiftTicks ? `:start_time=${(slots.from / spec.constantRate).toFixed(9)}` : '';
+    const to = slots.to !== undefined ? `,trim=end_pts=${slots.to}` : '';
+    graph.push(`[${source}]fps=${spec.constantRate}${from}${to}[cfr_in]`);
+    source = 'cfr_in';
+  }
   // Output-sized 4:2:0 frames from here on whatever the source is (10-bit, 4:4:4): captions and the
   // watermark patch are drawn on the frame the encoder gets.
   const toBt709 = spec.sourceColour ? toBt709Filter(spec.sourceColour) : null;
@@ -127,7 +147,10 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
           toBt709,
         },
         graph,
+        // The cut reads the clip's clock, which a chunk's frames carry too: a chunk keeps the single
+        // pass's frames and gives them the single pass's edited times.
         buildVideoCut(edit, spec.startTime, spec.sourceFps ?? 0, graph, source),
+        chunk?.clockUs,
       )
     : buildReframeGraph(
         spec.reframe,
@@ -142,11 +165,13 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
         },
         graph,
         source,
+        chunk?.clockUs,
       );
   const soundIn = `0:a:${spec.audioStream ?? 0}`;
   const sound = soundFilter(spec.loudness);
   let audio: string | null = null;
-  if (edit && spec.sourceHasAudio) {
+  // A chunk is video only: the first chunk encodes the render's sound apart (encodeRenderAudio).
+  if (edit && spec.sourceHasAudio && !chunk) {
     graph.push(`[${buildAudioCut(edit, spec.startTime, graph, soundIn)}]${sound}[sound]`);
     audio = 'sound';
   }
@@ -175,7 +200,7 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
 
   // `file:` so a ':' in a path is never read as a protocol name (and a leading '-' never as an option).
   const range = chunk ? [usToSec(chunk.fromUs), usToSec(chunk.toUs)] : [sec(spec.startTime), sec(spec.endTime)];
-  const inputs = [...inputGuard(), '-ss', range[0]!, '-to', range[1]!, '-i', fileUrl(spec.sourcePath)];
+  const inputs = [...inputGuard(), ...orientInputArgs(orient), '-ss', range[0]!, '-to', range[1]!, '-i', fileUrl(spec.sourcePath)];
   // Chunks after the first start at 0 for the encoder (their frames then map one to one to output
   // frames); the first keeps the single pass's start as it is.
   const out = chunk?.shiftTicks ? 'vchunk' : 'vout';
@@ -206,7 +231,13 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     graph.push(`${chain}[${out}]`);
   }
   if (out !== 'vout') graph.push(`[${out}]setpts=PTS-STARTPTS[vout]`);
-  const audioMap = chunk ? ['-an'] : edit ? (audio ? ['-map', `[${audio}]`] : []) : ['-map', `${soundIn}?`, '-af', sound];
+  if (spec.noSoundTrack && !chunk && !audio) {
+    // Silence as long as the short's picture, generated in the graph (no input to renumber).
+    const length = edit ? editedDuration(edit) : spec.endTime - spec.startTime;
+    graph.push(`anullsrc=r=48000:cl=stereo,atrim=duration=${sec(length)}[silence]`);
+    audio = 'silence';
+  }
+  const audioMap = chunk ? ['-an'] : audio ? ['-map', `[${audio}]`] : edit ? [] : ['-map', `${soundIn}?`, '-af', sound];
 
   return [
     '-hide_banner',
@@ -302,10 +333,8 @@ export async function clampWatermark(
 /** The caption pages of the clip, and the canvas they are drawn on when one does (caption-canvas.ts). */
 function captionLayout(spec: RenderSpec): { pages: CaptionPage[]; canvas: CaptionCanvas | null } | null {
   if (!spec.caption) return null;
-  const edit = activeEdit(spec);
-  const words = edit
-    ? clipWords(editedWords(edit, spec.words), 0, editedDuration(edit))
-    : clipWords(spec.words, spec.startTime, spec.endTime);
+  // The same words, pages and times as the caption files a client downloads (captions-export).
+  const words = captionedWords(spec.words, spec.startTime, spec.endTime, spec.edit);
   const pages = buildCaptionPages(words, spec.caption.maxWordsInPage);
   // The bundled 2018 ffmpeg draws onto a canvas differently (7 luma levels off the frame path).
   const canvasAllowed = spec.captionCanvas !== false && !spec.legacyFfmpeg;
@@ -315,12 +344,7 @@ function captionLayout(spec: RenderSpec): { pages: CaptionPage[]; canvas: Captio
   return { pages, canvas };
 }
 
-/** Words overlapping the clip, in clip time. */
-export function clipWords(words: CaptionWord[], start: number, end: number): CaptionWord[] {
-  return words
-    .filter((w) => w.end > start && w.start < end)
-    .map((w) => ({ text: w.text, start: Math.max(0, w.start - start), end: Math.min(end, w.end) - start }));
-}
+export { clipWords } from '@shorts/common/render/caption-pages';
 
 /** The video encoder's options: NVENC where the host has it, else libx264. With `gopFrames`, a
  *  closed GOP of exactly that many frames, no keyframe put in at scene changes: a chunk (which

@@ -15,7 +15,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { inputGuard } from '@shorts/common/media/input-guard';
 import { toolEnv } from '@shorts/common/media/tools';
+import { editedDuration, type JumpCutPlan } from '@shorts/common/render/jump-cuts';
 import { runFfmpeg } from './ffmpeg.js';
+import { buildAudioCut } from './jump-cut-graph.js';
 
 const run = promisify(execFile);
 
@@ -31,6 +33,16 @@ export interface ChunkCut {
   fromUs: number;
   toUs: number;
   shiftTicks: number;
+  /** The single pass's clock at the chunk's first shown frame, microseconds from the render's first
+   *  (on the edited clock with jump cuts): where a crop path of several pieces puts it back after
+   *  their concat, which restarts it (reframe-graph.ts). Absent or 0: the first chunk. */
+  clockUs?: number;
+  /** A variable-frame-rate source put on a constant rate (render-args.ts `constantRate`): the output
+   *  frames, counted on that rate's clock from the clip's start, the chunk renders ([from, to); to
+   *  absent: to the render's end). */
+  slots?: { from: number; to?: number };
+  /** The frames the chunk keeps (all but the last chunk): it renders OVERRUN_FRAMES more. */
+  keepFrames?: number;
 }
 
 /** Seconds as ffmpeg's -ss/-to read them, exact to the microsecond. */
@@ -92,9 +104,14 @@ const roundHalfAway = (x: number) => Math.sign(x) * Math.round(Math.abs(x));
 
 /**
  * Where `chunks` chunks of the render [start, end) are cut, or null when they cannot be cut
- * exactly (too few GOPs, or a variable frame rate). Cut k sits between the frames k*per-1 and k*per of the render (per a multiple of the
- * GOP), on a microsecond the stream's time base also counts whole (so the shift back to the single
- * pass's clock is an exact number of ticks), as near as it can to the middle of the two frames.
+ * exactly (too few GOPs, or a variable frame rate). Cut k sits between the shown frames k*per-1 and
+ * k*per of the render (per a multiple of the GOP), on a microsecond the stream's time base also
+ * counts whole (so the shift back to the single pass's clock is an exact number of ticks), as near
+ * as it can to the middle of the two source frames around it.
+ *
+ * With jump cuts (`keep`: the kept ranges on the clip's clock, as the graph selects them) only the
+ * kept frames are shown and counted: a cut between two shown frames on either side of a jump cut
+ * lies anywhere in the removed stretch, whose frames no chunk shows.
  *
  * ffmpeg keeps, after an input -ss, the frames from the first at or after it, and with -to those
  * whose distance from that first kept frame is under (to - ss) in ticks. So each chunk's -to is set
@@ -103,7 +120,125 @@ const roundHalfAway = (x: number) => Math.sign(x) * Math.round(Math.abs(x));
  */
 export function planChunkCuts(
   frames: SourceFrames,
-  o: { start: number; end: number; chunks: number; gopFrames: number; firstChunkExtraShare?: number },
+  o: {
+    start: number;
+    end: number;
+    chunks: number;
+    gopFrames: number;
+    firstChunkExtraShare?: number;
+    keep?: Array<{ start: number; end: number }>;
+    fps?: number | null;
+    /** The constant rate a variable-rate source is put on (render-args.ts): cuts between its frames. */
+    constantRate?: number;
+  },
+): ChunkCut[] | null {
+  if (o.constantRate) return o.keep ? null : planConstantRateCuts(frames, { ...o, constantRate: o.constantRate });
+  const { num, den } = frames.timeBase;
+  const usToTicks = (us: number) => (us * den) / (1e6 * num);
+  const ticksToUs = (ticks: number) => (ticks * 1e6 * num) / den;
+  const startUs = secToUs(o.start);
+  const endUs = secToUs(o.end);
+  const offsetTicks = usToTicks(startUs + Math.round(frames.containerStart * 1e6));
+  const firstIndex = frames.pts.findIndex((p) => p >= offsetTicks - 1e-6);
+  if (firstIndex < 0) return null;
+  const lengthTicks = roundHalfAway(usToTicks(endUs - startUs));
+  const inRender = frames.pts.slice(firstIndex).filter((p) => p - frames.pts[firstIndex]! < lengthTicks);
+  // A variable frame rate: the encoder's constant-rate output repeats or drops frames by where each
+  // falls from the render's start, which a chunk (restarted at 0) would decide differently.
+  let [minGap, maxGap] = [Infinity, 0];
+  for (let i = 1; i < inRender.length; i++) {
+    const gap = inRender[i]! - inRender[i - 1]!;
+    [minGap, maxGap] = [Math.min(minGap, gap), Math.max(maxGap, gap)];
+  }
+  if (maxGap - minGap > 1) return null;
+  // Each frame's time on the clip's clock, and (jump cuts) on the edited clock: the graph's own
+  // select and setpts (jump-cut-graph.ts), with its millisecond rounding.
+  const clipSec = (i: number) => ticksToUs(inRender[i]! - offsetTicks) / 1e6;
+  const ms = (n: number) => Math.round(n * 1000) / 1000;
+  const half = 0.5 / (o.fps && o.fps > 0 ? o.fps : 30);
+  const gaps: Array<{ at: number; sec: number }> = [];
+  let prevEnd = 0;
+  for (const k of o.keep ?? []) {
+    if (k.start - prevEnd > 1e-9) gaps.push({ at: ms(prevEnd + (k.start - prevEnd) / 2), sec: ms(k.start - prevEnd) });
+    prevEnd = k.end;
+  }
+  const shown: number[] = [];
+  for (let i = 0; i < inRender.length; i++) {
+    const t = clipSec(i);
+    if (!o.keep || o.keep.some((k) => t >= ms(k.start - half) && t < ms(k.end - half))) shown.push(i);
+  }
+  const editedUs = (i: number) => {
+    const t = clipSec(i);
+    return Math.round((t - gaps.reduce((sum, g) => (t >= g.at ? sum + g.sec : sum), 0)) * 1e6);
+  };
+  const gops = Math.floor(shown.length / o.gopFrames);
+  if (o.chunks < 2 || gops < o.chunks) return null;
+  // A shift of stepUs is a whole number of ticks.
+  const stepUs = (1e6 * num) / gcd(1e6 * num, den);
+  const firsts = [0];
+  const fromsUs = [startUs];
+  const clocksUs = [0];
+  // The first chunk may carry other work too (the render's sound): it gets that much less video, so
+  // that all chunks end together. Counted in GOPs of video; every chunk keeps at least one GOP.
+  const extra = Math.max(0, o.firstChunkExtraShare ?? 0) * gops;
+  const work = gops + extra;
+  for (let k = 1; k < o.chunks; k++) {
+    const gopIndex = Math.min(gops - (o.chunks - k), Math.max(k, Math.round((k * work) / o.chunks - extra)));
+    const first = shown[gopIndex * o.gopFrames]!;
+    const lo = ticksToUs(inRender[first - 1]! - offsetTicks) + startUs;
+    const hi = ticksToUs(inRender[first]! - offsetTicks) + startUs;
+    const margin = Math.min(500, (hi - lo) / 4);
+    const mid = (lo + hi) / 2;
+    const cut = [Math.round((mid - startUs) / stepUs), Math.floor((mid - startUs) / stepUs), Math.ceil((mid - startUs) / stepUs)]
+      .map((n) => startUs + n * stepUs)
+      .find((us) => us > lo + margin && us < hi - margin);
+    if (cut === undefined) return null;
+    firsts.push(first);
+    fromsUs.push(cut);
+    clocksUs.push(editedUs(first) - editedUs(shown[0]!));
+  }
+  const shownIndex = firsts.map((f) => shown.indexOf(f));
+  // A start between two frames: the encoder's constant-rate output fills the slots before the first
+  // frame's own with copies of it (a frame 17.6 ms in at 29.97 fps rounds to slot 1, so slot 0 is a
+  // copy), in the single pass and in the first chunk alike. The first chunk keeps those too.
+  const frameTicks = inRender.length > 1 ? inRender[1]! - inRender[0]! : 0;
+  const leadCopies = frameTicks > 0 ? Math.max(0, Math.round((inRender[0]! - offsetTicks) / frameTicks)) : 0;
+  return firsts.map((first, k) => {
+    const next = shownIndex[k + 1];
+    // Every chunk but the last runs on into the next one's frames (OVERRUN_FRAMES), which it drops.
+    const last = next === undefined ? inRender.length - 1 : shown[Math.min(shown.length, next + OVERRUN_FRAMES) - 1]!;
+    const gapTicks = last > 0 ? inRender[last]! - inRender[last - 1]! : usToTicks(1e6 / 30);
+    const toUs = fromsUs[k]! + Math.round(ticksToUs(inRender[last]! - inRender[first]! + gapTicks / 2));
+    return {
+      fromUs: fromsUs[k]!,
+      toUs,
+      shiftTicks: Math.round(usToTicks(fromsUs[k]! - startUs)),
+      clockUs: clocksUs[k]!,
+      ...(next === undefined ? {} : { keepFrames: next - shownIndex[k]! + (k === 0 ? leadCopies : 0) }),
+    };
+  });
+}
+
+/**
+ * Frames a chunk renders past its own end and then drops (all but the last chunk). The encoder
+ * decides a frame's type and quality from the frames it has yet to encode (x264 veryfast: 10 of
+ * lookahead, 3 B-frames): at the end of a stream it has none, and its last frames came out up to
+ * 1.1 dB from the single pass's (a panning crop, 360x640). Given the frames that follow, as in one
+ * pass, it encodes its own the same; after the next keyframe nothing of them is kept.
+ */
+export const OVERRUN_FRAMES = 15;
+
+/**
+ * The cuts of a variable-frame-rate render, whose graph first puts the source on a constant rate
+ * (`fps`): output frame n shows the last source frame whose time, rounded to that rate, is at most
+ * n. Chunk k shows the output frames [s_k, s_k+1) (s_k a whole number of GOPs from the first): its
+ * stretch of the source starts with the frame shown at s_k and ends a frame past the one shown at
+ * s_k+1, its `fps` starts at s_k and its frames are trimmed at s_k+1. So each output frame shows the
+ * source frame it shows in one pass, held as long.
+ */
+function planConstantRateCuts(
+  frames: SourceFrames,
+  o: { start: number; end: number; chunks: number; gopFrames: number; firstChunkExtraShare?: number; constantRate: number },
 ): ChunkCut[] | null {
   const { num, den } = frames.timeBase;
   const usToTicks = (us: number) => (us * den) / (1e6 * num);
@@ -115,43 +250,51 @@ export function planChunkCuts(
   if (firstIndex < 0) return null;
   const lengthTicks = roundHalfAway(usToTicks(endUs - startUs));
   const inRender = frames.pts.slice(firstIndex).filter((p) => p - frames.pts[firstIndex]! < lengthTicks);
-  const gops = Math.floor(inRender.length / o.gopFrames);
-  if (o.chunks < 2 || gops < o.chunks) return null;
-  // A variable frame rate: the encoder's constant-rate output repeats or drops frames by where each
-  // falls from the render's start, which a chunk (restarted at 0) would decide differently.
-  let [minGap, maxGap] = [Infinity, 0];
-  for (let i = 1; i < inRender.length; i++) {
-    const gap = inRender[i]! - inRender[i - 1]!;
-    [minGap, maxGap] = [Math.min(minGap, gap), Math.max(maxGap, gap)];
-  }
-  if (maxGap - minGap > 1) return null;
-  // A shift of stepUs is a whole number of ticks.
+  // The slot each source frame lands in (fps's rounding: to the nearest, halves away from zero).
+  const slot = (i: number) => roundHalfAway(((inRender[i]! - roundHalfAway(offsetTicks)) * num * o.constantRate) / den);
+  const first = slot(0);
+  const total = slot(inRender.length - 1) + 1 - first;
+  const gops = Math.floor(total / o.gopFrames);
+  if (o.chunks < 2 || gops < o.chunks || inRender.length < 2) return null;
   const stepUs = (1e6 * num) / gcd(1e6 * num, den);
-  const firsts = [0];
-  const fromsUs = [startUs];
-  // The first chunk may carry other work too (the render's sound): it gets that much less video, so
-  // that all chunks end together. Counted in GOPs of video; every chunk keeps at least one GOP.
   const extra = Math.max(0, o.firstChunkExtraShare ?? 0) * gops;
   const work = gops + extra;
+  // Output slot, the source frame it shows, and the cut before that frame, for each chunk after the first.
+  const starts: Array<{ slot: number; frame: number; fromUs: number }> = [{ slot: first, frame: 0, fromUs: startUs }];
   for (let k = 1; k < o.chunks; k++) {
     const gopIndex = Math.min(gops - (o.chunks - k), Math.max(k, Math.round((k * work) / o.chunks - extra)));
-    const first = gopIndex * o.gopFrames;
-    const lo = ticksToUs(inRender[first - 1]! - offsetTicks) + startUs;
-    const hi = ticksToUs(inRender[first]! - offsetTicks) + startUs;
+    const s = first + gopIndex * o.gopFrames;
+    let shown = 0;
+    while (shown + 1 < inRender.length && slot(shown + 1) <= s) shown++;
+    if (shown <= starts[k - 1]!.frame) return null;
+    const lo = ticksToUs(inRender[shown - 1]! - offsetTicks) + startUs;
+    const hi = ticksToUs(inRender[shown]! - offsetTicks) + startUs;
     const margin = Math.min(500, (hi - lo) / 4);
     const mid = (lo + hi) / 2;
     const cut = [Math.round((mid - startUs) / stepUs), Math.floor((mid - startUs) / stepUs), Math.ceil((mid - startUs) / stepUs)]
       .map((n) => startUs + n * stepUs)
       .find((us) => us > lo + margin && us < hi - margin);
     if (cut === undefined) return null;
-    firsts.push(first);
-    fromsUs.push(cut);
+    starts.push({ slot: s, frame: shown, fromUs: cut });
   }
-  return firsts.map((first, k) => {
-    const last = k + 1 < firsts.length ? firsts[k + 1]! - 1 : inRender.length - 1;
-    const gapTicks = last > 0 ? inRender[last]! - inRender[last - 1]! : usToTicks(1e6 / 30);
-    const toUs = fromsUs[k]! + Math.round(ticksToUs(inRender[last]! - inRender[first]! + gapTicks / 2));
-    return { fromUs: fromsUs[k]!, toUs, shiftTicks: Math.round(usToTicks(fromsUs[k]! - startUs)) };
+  return starts.map((c, k) => {
+    const next = starts[k + 1];
+    // The frames it runs on into (OVERRUN_FRAMES), and a source frame past the one shown at its
+    // end: fps then holds each frame to the end.
+    const end = next ? next.slot + OVERRUN_FRAMES : 0;
+    let shownAtEnd = next ? next.frame : 0;
+    while (next && shownAtEnd + 1 < inRender.length && slot(shownAtEnd + 1) <= end) shownAtEnd++;
+    const last = next ? Math.min(inRender.length - 1, shownAtEnd + 1) : inRender.length - 1;
+    const gapTicks = last > 0 ? inRender[last]! - inRender[last - 1]! : usToTicks(1e6 / o.constantRate);
+    const toUs = c.fromUs + Math.round(ticksToUs(inRender[last]! - inRender[c.frame]! + gapTicks / 2));
+    return {
+      fromUs: c.fromUs,
+      toUs,
+      shiftTicks: Math.round(usToTicks(c.fromUs - startUs)),
+      clockUs: Math.round(((c.slot - first) * 1e6) / o.constantRate),
+      slots: { from: c.slot, ...(next ? { to: end } : {}) },
+      ...(next ? { keepFrames: next.slot - c.slot } : {}),
+    };
   });
 }
 
@@ -164,9 +307,22 @@ export const SOUND_SHARE_OF_RENDER = 0.05;
  *  checks the source has sound). */
 export async function encodeRenderAudio(
   ffmpegPath: string,
-  o: { sourcePath: string; stream: number; start: number; end: number; out: string; signal?: AbortSignal },
+  o: {
+    sourcePath: string;
+    stream: number;
+    start: number;
+    end: number;
+    out: string;
+    signal?: AbortSignal;
+    /** Jump cuts: the kept ranges (source clock), cut and joined as the single pass joins them. */
+    edit?: Pick<JumpCutPlan, 'keep'> | null;
+  },
 ): Promise<void> {
   const loudness = await measureLoudness(ffmpegPath, o.sourcePath, o);
+  const soundIn = `0:a:${o.stream}`;
+  const graph: string[] = [];
+  if (o.edit) graph.push(`[${buildAudioCut(o.edit, o.start, graph, soundIn)}]${soundFilter(loudness)}[sound]`);
+  const sound = o.edit ? ['-filter_complex', graph.join(';'), '-map', '[sound]'] : ['-map', soundIn, '-vn', '-af', soundFilter(loudness)];
   await runFfmpeg(
     ffmpegPath,
     [
@@ -185,11 +341,7 @@ export async function encodeRenderAudio(
       String(Math.round(o.end * 1000) / 1000),
       '-i',
       `file:${path.resolve(o.sourcePath)}`,
-      '-map',
-      `0:a:${o.stream}`,
-      '-vn',
-      '-af',
-      soundFilter(loudness),
+      ...sound,
       ...SOUND_OUTPUT_ARGS,
       '-map_metadata',
       '-1',
@@ -199,7 +351,25 @@ export async function encodeRenderAudio(
       'mp4',
       `file:${path.resolve(o.out)}`,
     ],
-    { durationSec: o.end - o.start, signal: o.signal },
+    { durationSec: o.edit ? editedDuration(o.edit) : o.end - o.start, signal: o.signal },
+  );
+}
+
+/** The chunk's first `frames` frames, as they are (its OVERRUN_FRAMES dropped). Every GOP is closed
+ *  and the next one starts there: they are its first packets in decoding order, none after them. */
+export async function keepFirstFrames(
+  ffmpegPath: string,
+  o: { input: string; out: string; frames: number; signal?: AbortSignal },
+): Promise<void> {
+  await run(
+    ffmpegPath,
+    [
+      ...['-hide_banner', '-nostdin', '-y', '-loglevel', 'error'],
+      ...inputGuard(),
+      ...['-i', `file:${path.resolve(o.input)}`, '-map', '0:v:0', '-c', 'copy', '-frames:v', String(o.frames)],
+      ...['-map_metadata', '-1', '-map_chapters', '-1', '-f', 'mp4', `file:${path.resolve(o.out)}`],
+    ],
+    { signal: o.signal, env: toolEnv() },
   );
 }
 

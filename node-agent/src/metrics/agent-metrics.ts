@@ -2,6 +2,7 @@ import http from 'node:http';
 import client from 'prom-client';
 import type { Logger } from '@shorts/common/logger';
 import { TASK_TYPES } from '@shorts/common/tasks';
+import { RUN_TIME_BUCKETS, onePerScrape, seriesIn } from '@shorts/common/metrics';
 import { queryGpus, type GpuSample } from './nvidia-smi.js';
 
 // The agent's own /metrics: what only the render host knows (its GPUs, how fast it encodes and
@@ -10,25 +11,16 @@ import { queryGpus, type GpuSample } from './nvidia-smi.js';
 
 const FPS_BUCKETS = [1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 240, 360, 480];
 const RTF_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5];
-const RUN_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 180, 300, 450, 600, 900, 1200, 1800, 3600, 7200];
 
 export function createAgentMetrics(opts: { readGpus?: () => Promise<GpuSample[] | undefined> }) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   const registers = [registry];
+  const series = seriesIn(registers);
   const readGpus = opts.readGpus ?? (() => queryGpus());
 
-  // nvidia-smi runs once per scrape: the registry calls every collect() at once, and the GPU gauges
-  // share the query in flight.
-  let inFlight: Promise<GpuSample[] | undefined> | undefined;
-  const gpus = () => {
-    inFlight ??= readGpus()
-      .catch(() => undefined)
-      .finally(() => {
-        inFlight = undefined;
-      });
-    return inFlight;
-  };
+  // nvidia-smi runs once per scrape, shared by the GPU gauges.
+  const gpus = onePerScrape(readGpus);
   const gpuGauge = (name: string, help: string, pick: (g: GpuSample) => number | undefined) =>
     new client.Gauge({
       name,
@@ -46,52 +38,31 @@ export function createAgentMetrics(opts: { readGpus?: () => Promise<GpuSample[] 
 
   const m = {
     registry,
-    tasks: new client.Counter({
-      name: 'shorts_agent_tasks_total',
-      help: 'Tasks this agent ran, by type and outcome (completed, failed, lease_lost, released)',
-      labelNames: ['type', 'outcome'],
-      registers,
-    }),
+    tasks: new client.Counter(
+      series('shorts_agent_tasks_total', 'Tasks this agent ran, by type and outcome (completed, failed, lease_lost, released)', [
+        'type',
+        'outcome',
+      ]),
+    ),
     taskRun: new client.Histogram({
-      name: 'shorts_agent_task_run_seconds',
-      help: 'Time this agent spent on a task, by type',
-      labelNames: ['type'],
-      registers,
-      buckets: RUN_BUCKETS,
+      ...series('shorts_agent_task_run_seconds', 'Time this agent spent on a task, by type', ['type']),
+      buckets: RUN_TIME_BUCKETS,
     }),
-    renderFrames: new client.Counter({
-      name: 'shorts_agent_render_frames_total',
-      help: 'Frames encoded by renders, by encoder',
-      labelNames: ['encoder'],
-      registers,
-    }),
-    renderSeconds: new client.Counter({
-      name: 'shorts_agent_render_encode_seconds_total',
-      help: 'Time spent in the render encode (ffmpeg), by encoder',
-      labelNames: ['encoder'],
-      registers,
-    }),
+    renderFrames: new client.Counter(series('shorts_agent_render_frames_total', 'Frames encoded by renders, by encoder', ['encoder'])),
+    renderSeconds: new client.Counter(
+      series('shorts_agent_render_encode_seconds_total', 'Time spent in the render encode (ffmpeg), by encoder', ['encoder']),
+    ),
     renderFps: new client.Histogram({
-      name: 'shorts_agent_render_frames_per_second',
-      help: 'Frames per second of each render encode, by encoder',
-      labelNames: ['encoder'],
-      registers,
+      ...series('shorts_agent_render_frames_per_second', 'Frames per second of each render encode, by encoder', ['encoder']),
       buckets: FPS_BUCKETS,
     }),
-    analysisMediaSeconds: new client.Counter({
-      name: 'shorts_agent_analysis_media_seconds_total',
-      help: 'Seconds of video analysed',
-      registers,
-    }),
-    analysisSeconds: new client.Counter({
-      name: 'shorts_agent_analysis_processing_seconds_total',
-      help: 'Time spent analysing them',
-      registers,
-    }),
+    analysisMediaSeconds: new client.Counter(series('shorts_agent_analysis_media_seconds_total', 'Seconds of video analysed')),
+    analysisSeconds: new client.Counter(series('shorts_agent_analysis_processing_seconds_total', 'Time spent analysing them')),
     analysisRtf: new client.Histogram({
-      name: 'shorts_agent_analysis_real_time_factor',
-      help: 'Processing time over video length of each analysis (below 1 is faster than real time)',
-      registers,
+      ...series(
+        'shorts_agent_analysis_real_time_factor',
+        'Processing time over video length of each analysis (below 1 is faster than real time)',
+      ),
       buckets: RTF_BUCKETS,
     }),
     gpuUtilization: gpuGauge(

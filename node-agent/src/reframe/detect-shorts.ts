@@ -10,7 +10,7 @@ import { cutFacePatches, mouthActivity, mouthOpenness, type FacePatches } from '
 import { attributeSpeakers, type MouthTrack } from './speakers.js';
 import { ShotTracker, type SceneScore } from './shots.js';
 import { readWavRange, speechInAudio, type Interval } from './speech.js';
-import { soundOnsets, speechEnvelope } from './speech-envelope.js';
+import { soundOnsets, speechEnvelope, type SpeechEnvelope } from './speech-envelope.js';
 import { detectStrided } from './strided-detection.js';
 import { linkTracks, type FrameFaces } from './tracks.js';
 import { ZoomPassDetector } from './zoom-pass.js';
@@ -39,6 +39,8 @@ export interface DetectShortsInput {
   wavStartSec?: number;
   /** colour.ts hdrToSdrFilter of the source: the detector sees an HDR picture as a viewer does. */
   toBt709?: string | null;
+  /** The source's display-matrix mirror (colour.ts SourceColour.orient): faces are seen upright. */
+  orient?: string | null;
   signal: AbortSignal;
   onProgress?: (fraction: number) => void;
 }
@@ -47,6 +49,17 @@ export interface DetectShortsDeps {
   ffmpegPath: string;
   detector: FaceDetector;
   log: Logger;
+  /** Given what speaker attribution decides from, per short (bench/framing-tune.ts replays it). */
+  onSpeakerEvidence?: (evidence: SpeakerEvidence) => void;
+}
+
+/** Everything attributeSpeakers reads for one short. */
+export interface SpeakerEvidence {
+  tracks: MouthTrack[];
+  speech: Interval[];
+  range: Interval;
+  fps: number;
+  envelope: SpeechEnvelope;
 }
 
 /** Time spent in each step, for the log and the benchmark. */
@@ -111,6 +124,7 @@ async function detectShort(
     size,
     ...(detail ? { detail } : {}),
     toBt709: input.toBt709,
+    orient: input.orient,
     signal: input.signal,
     sceneScores,
   });
@@ -182,6 +196,7 @@ async function detectShort(
     }),
   }));
   // Who speaks is whose lips move in step with the voice, so the sound's envelope goes in too.
+  deps.onSpeakerEvidence?.({ tracks: measured, speech, range, fps: SAMPLE_FPS, envelope });
   const turns = attributeSpeakers(measured, speech, range, SAMPLE_FPS, {}, envelope);
   // Openness served its purpose: the stored tracks keep what planning reads.
   const tracks: FaceTrack[] = measured.map((t) => ({ id: t.id, samples: t.samples.map(({ mouthOpen: _, ...s }) => s) }));
@@ -217,6 +232,7 @@ async function detectShort(
       end: round(t.end, 3),
       trackId: t.trackId,
       ...(t.confidence !== undefined ? { confidence: t.confidence } : {}),
+      ...(t.runnerUp !== undefined ? { runnerUp: t.runnerUp } : {}),
     })),
     shots: shots.map(({ firstSample: _, ...shot }) => shot),
   };

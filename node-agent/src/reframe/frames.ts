@@ -5,6 +5,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { inputGuard } from '@shorts/common/media/input-guard';
 import { FfmpegError } from '../media/ffmpeg.js';
+import { orientInputArgs } from '../media/orientation.js';
 import type { RgbImage } from './image.js';
 import type { SceneScore } from './shots.js';
 
@@ -46,15 +47,19 @@ export function frameSamplerArgs(
   sceneScores = false,
   detail?: { width: number; height: number },
   toBt709?: string | null,
+  orient?: string | null,
 ): string[] {
   // HDR is tone-mapped on the small frames, where it costs least (colour.ts).
   const sdr = toBt709 ? `,${toBt709}` : '';
+  // A display matrix that mirrors: the frames are decoded as stored and turned here (orientation.ts),
+  // before anything is sized from the display dimensions.
+  const head = orient ? `${orient},` : '';
   // With a detail size, each frame goes out as one picture: the detail frame on top, the analysis
   // frame below it padded to the same width, so one pipe carries both in step.
   const sampled = detail
-    ? `fps=${fps},split=2[full][small];[full]scale=${detail.width}:${detail.height}:flags=area[detail];` +
+    ? `${head}fps=${fps},split=2[full][small];[full]scale=${detail.width}:${detail.height}:flags=area[detail];` +
       `[small]scale=${size.width}:${size.height}:flags=area,pad=${detail.width}:${size.height}[analysis];[detail][analysis]vstack${sdr}`
-    : `fps=${fps},scale=${size.width}:${size.height}:flags=area${sdr}`;
+    : `${head}fps=${fps},scale=${size.width}:${size.height}:flags=area${sdr}`;
   return [
     '-hide_banner',
     '-loglevel',
@@ -67,6 +72,7 @@ export function frameSamplerArgs(
     range.start.toFixed(3),
     '-t',
     (range.end - range.start).toFixed(3),
+    ...orientInputArgs(orient),
     '-i',
     sourceFile,
     ...(sceneScores
@@ -74,7 +80,7 @@ export function frameSamplerArgs(
           // The score compares each frame with the one before at 64x36: enough to see a cut, and
           // about 5 % of what decoding the frames costs.
           '-filter_complex',
-          `[0:v:0]split=2[sampled][scored];[sampled]${sampled}[frames];` +
+          `[0:v:0]${head}split=2[sampled][scored];[sampled]${sampled.slice(head.length)}[frames];` +
             `[scored]scale=64:36:flags=area${sdr},select='gte(scene,0)',metadata=mode=print:key=lavfi.scene_score:file='pipe\\:3'[scores]`,
           '-map',
           '[frames]',
@@ -130,6 +136,8 @@ export async function* sampleFrames(
     signal?: AbortSignal;
     sceneScores?: SceneScore[];
     toBt709?: string | null;
+    /** The source's display-matrix mirror (SourceColour.orient): the frames are shown as a player does. */
+    orient?: string | null;
   },
 ): AsyncGenerator<SampledFrame> {
   opts.signal?.throwIfAborted();
@@ -137,7 +145,7 @@ export async function* sampleFrames(
   const detail = opts.detail;
   const frameBytes = detail ? detail.width * (detail.height + height) * 3 : width * height * 3;
   const scores = opts.sceneScores;
-  const child = spawn(ffmpegPath, frameSamplerArgs(sourceFile, range, opts.fps, opts.size, !!scores, detail, opts.toBt709), {
+  const child = spawn(ffmpegPath, frameSamplerArgs(sourceFile, range, opts.fps, opts.size, !!scores, detail, opts.toBt709, opts.orient), {
     stdio: ['ignore', 'pipe', 'pipe', scores ? 'pipe' : 'ignore'],
     env: toolEnv(),
   }) as ChildProcessByStdio<null, Readable, Readable>;

@@ -25,6 +25,8 @@ const CUT_PERSISTS = 0.6;
  *  two samples; otherwise the change was gradual (a dissolve, a fast pan). */
 const SPIKE_OVER_REST = 3;
 const SPIKE_MIN_SCORE = 0.03;
+/** The frame beside the spike that takes at least this share of its score is part of the cut. */
+const PAIR_SHARE = 0.2;
 /** Between two cuts the picture settles: some step between samples falls under this. A whip pan
  *  changes every sample until it lands, and is one cut (on its first frame), not one per sample. */
 const SETTLED_CHANGE = 0.5 * CUT_MIN_CHANGE;
@@ -272,14 +274,31 @@ function isBlend(s: Sample[], a: number, b: number): boolean {
   return ordered && alphas[0]! <= 0.5 && alphas.at(-1)! >= 0.5;
 }
 
-/** The frame between two sample times whose scene score spikes above all others there, if one does. */
+/** The frame between two sample times whose scene score spikes above all others there, if one does.
+ *  A cut may take two frames (a blended frame at the join of a frame-rate conversion, or a new shot
+ *  whose picture settles a frame late): the spike is then the pair, compared with the frames around
+ *  it, and the cut is the pair's first frame. A dissolve or a pan raises every frame in the span. */
 function spikeBetween(scores: SceneScore[], from: number, to: number): SceneScore | undefined {
-  // Samples are the frames nearest their nominal times: allow half a frame of a 25 fps source beyond.
-  const within = scores.filter((f) => f.time > from + 0.005 && f.time <= to + 0.021).sort((a, b) => b.score - a.score);
-  const [top, second] = within;
-  if (!top || top.score < SPIKE_MIN_SCORE) return undefined;
-  if (second && top.score < SPIKE_OVER_REST * second.score) return undefined;
-  return top;
+  // ffmpeg's fps filter hands each sample tick the frame its timestamp rounds to: the frame shown may
+  // be up to half a sampling step later or earlier than the tick it is labelled with. A cut just after
+  // a tick is seen in that tick's sample; looking no further than a source frame beyond it missed the
+  // cut's spike, and cuts to slides went undetected.
+  const reach = (to - from) / 2;
+  const within = scores.filter((f) => f.time > from - reach + 0.005 && f.time <= to + reach + 0.005).sort((a, b) => a.time - b.time);
+  if (!within.length) return undefined;
+  let k = 0;
+  within.forEach((f, i) => {
+    if (f.score > within[k]!.score) k = i;
+  });
+  const top = within[k]!;
+  if (top.score < SPIKE_MIN_SCORE) return undefined;
+  const before = within[k - 1];
+  const after = within[k + 1];
+  const partner = (before?.score ?? 0) >= (after?.score ?? 0) ? before : after;
+  const paired = partner !== undefined && partner.score >= PAIR_SHARE * top.score;
+  const rest = within.filter((f, i) => i !== k && !(paired && f === partner)).reduce((m, f) => Math.max(m, f.score), 0);
+  if (top.score < SPIKE_OVER_REST * rest) return undefined;
+  return paired && partner.time < top.time ? partner : top;
 }
 
 /** A frame's start as the shot boundary: a hair before its timestamp, so that rounding to

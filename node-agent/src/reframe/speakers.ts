@@ -62,6 +62,14 @@ export interface AttributionOptions {
   /** A face whose lips matched the voice this much less (in correlation) than another face's over
    *  that span counts for nothing; half as much, for half. */
   syncMargin: number;
+  /** The silence around each stretch of speech that tells whose mouth moves with it: up to this far
+   *  before and after it, seconds, leaving out this much next to it (the smoothed mouth signal and a
+   *  voice heard a little late spill over). */
+  silenceReachSec: number;
+  silenceGuardSec: number;
+  /** A face's mouth counts in full in a stretch of speech when it moves at most this share as much
+   *  in the silence around it as during it, and for nothing when it moves as much; 0 turns it off. */
+  silenceContrast: number;
 }
 
 export const DEFAULT_ATTRIBUTION: AttributionOptions = {
@@ -80,6 +88,11 @@ export const DEFAULT_ATTRIBUTION: AttributionOptions = {
   fullSync: 0.4,
   competeWindowSec: 2,
   syncMargin: 0.2,
+  // Tuned on bench:framing's development scenes (seeds 0-9 of turns, panel, muted-listener and
+  // off-screen, bench:framing:tune); neighbouring settings flip single scenes either way.
+  silenceReachSec: 1,
+  silenceGuardSec: 0.5,
+  silenceContrast: 0.3,
 };
 
 /** Centred moving mean of the track's activity on the sample grid; NaN where the track is absent. */
@@ -303,6 +316,56 @@ function syncWeights(matches: Array<LipMatch | undefined>, n: number, o: Attribu
 }
 
 /**
+ * Whose mouth starts and stops with each stretch of speech: a speaker's lips rest in the silences
+ * around what they say, while a listener who mouths along, chews or laughs moves them there as much
+ * as during it. Each face's activity over a stretch is scaled by that contrast (in place), so the
+ * listener's moving mouth cannot outweigh the speaker's even where their movement happens to match
+ * the voice's rhythm (two sentences of the same shape do). A stretch with too little silence around
+ * it to judge keeps its activity.
+ */
+function applySilenceContrast(signals: Float64Array[], grid: number[], speech: Interval[], o: AttributionOptions): void {
+  if (!(o.silenceContrast > 0)) return;
+  const minSamples = 3;
+  const fps = grid.length > 1 ? 1 / (grid[1]! - grid[0]!) : 1;
+  const settle = Math.round(o.silenceGuardSec * fps);
+  const lives = signals.map((signal) => {
+    const known = [...signal.keys()].filter((i) => !Number.isNaN(signal[i]!));
+    return [known[0] ?? 0, known.at(-1) ?? -1] as const;
+  });
+  const factors = speech.map((interval) => {
+    const inside: number[] = [];
+    const around: number[] = [];
+    grid.forEach((t, i) => {
+      if (t >= interval.start && t < interval.end) inside.push(i);
+      else if (inSpeech(t, speech)) return;
+      else if (
+        (t >= interval.start - o.silenceReachSec && t < interval.start - o.silenceGuardSec) ||
+        (t >= interval.end + o.silenceGuardSec && t < interval.end + o.silenceReachSec)
+      )
+        around.push(i);
+    });
+    return signals.map((signal, k) => {
+      const during = inside.map((i) => signal[i]!).filter((v) => !Number.isNaN(v));
+      // Not the first or last moments of a track: a face just found or about to be lost (walking in,
+      // dashing across) moves its mouth patch for reasons of its own.
+      const [first, last] = lives[k]!;
+      const quiet = around.filter((i) => i >= first + settle && i <= last - settle).map((i) => signal[i]!);
+      if (during.length < minSamples || quiet.length < minSamples) return 1;
+      const v = during.reduce((a, b) => a + b, 0) / during.length;
+      const q = quiet.reduce((a, b) => a + b, 0) / quiet.length;
+      return v > 1e-9 ? Math.min(1, Math.max(0, (v - q) / (v * o.silenceContrast))) : 1;
+    });
+  });
+  grid.forEach((t, i) => {
+    const k = speech.findIndex((s) => t >= s.start && t < s.end);
+    if (k < 0) return;
+    signals.forEach((signal, j) => {
+      if (!Number.isNaN(signal[i]!)) signal[i] = signal[i]! * factors[k]![j]!;
+    });
+  });
+}
+
+/**
  * Speaker turns over the speech intervals. `tracks` carry mouth activity per sample; `fps` is the
  * sampling rate and `range` the short's span on the source clock. With the `envelope` of the short's
  * sound, a mouth counts only as far as it moves in step with the voice; without it (detections stored
@@ -332,6 +395,14 @@ export function attributeSpeakers(
     const rest = lipsReadable(tracks[k]!) ? o.restPrior : restLevel(signal, grid, speech, fps, o);
     for (let i = 0; i < n; i++) signal[i] = Math.min(o.maxRelative, signal[i]! / rest);
   });
+  // Only faces whose lips can be read: a small face's mouth signal is mostly detector noise, the same
+  // in silence as in speech (on the development panels it cost a third of the turns).
+  applySilenceContrast(
+    signals.filter((_, k) => lipsReadable(tracks[k]!)),
+    grid,
+    speech,
+    o,
+  );
   if (envelope && envelope.values.length) {
     const lagStep = 0.01;
     const lags = Math.round(o.maxLagSec / lagStep);
@@ -415,7 +486,7 @@ export function attributeSpeakers(
     if (last && last.trackId === t.trackId && t.start - last.end < o.joinGapSec) last.end = t.end;
     else joined.push({ ...t });
   }
-  for (const turn of joined) turn.confidence = turnConfidence(turn, tracks, rewards, grid);
+  for (const turn of joined) Object.assign(turn, turnConfidence(turn, tracks, rewards, grid));
   return joined;
 }
 
@@ -425,7 +496,12 @@ export function attributeSpeakers(
  * chosen's. A speaker whose mouth moved three times as much as anyone else's reads 0.67; two faces
  * that moved alike read about 0.
  */
-function turnConfidence(turn: SpeakerTurn, tracks: MouthTrack[], rewards: Float64Array[], grid: number[]): number {
+function turnConfidence(
+  turn: SpeakerTurn,
+  tracks: MouthTrack[],
+  rewards: Float64Array[],
+  grid: number[],
+): { confidence: number; runnerUp: number | null } {
   const states = tracks.length + 1;
   const sums = new Float64Array(states);
   rewards.forEach((reward, i) => {
@@ -434,7 +510,15 @@ function turnConfidence(turn: SpeakerTurn, tracks: MouthTrack[], rewards: Float6
   });
   const chosen = turn.trackId === null ? tracks.length : tracks.findIndex((t) => t.id === turn.trackId);
   let other = 0;
-  for (let s = 0; s < states; s++) if (s !== chosen) other = Math.max(other, sums[s]!);
+  let runnerUp = tracks.length;
+  for (let s = 0; s < states; s++)
+    if (s !== chosen && (sums[s]! > other || runnerUp === chosen)) {
+      other = sums[s]!;
+      runnerUp = s;
+    }
   const own = sums[chosen]!;
-  return own > 1e-9 ? Math.round(100 * Math.min(1, Math.max(0, (own - other) / own))) / 100 : 0;
+  return {
+    confidence: own > 1e-9 ? Math.round(100 * Math.min(1, Math.max(0, (own - other) / own))) / 100 : 0,
+    runnerUp: runnerUp < tracks.length ? tracks[runnerUp]!.id : null,
+  };
 }

@@ -26,7 +26,10 @@ export const analyzeRange: TaskHandler<'analyze-range'> = {
       offsetSec: span.startSample / p.sampleRate,
       durationSec: (span.endSample - span.startSample) / p.sampleRate,
     }));
-    const transcriber = createTranscriber({ ...ctx.config.transcriber, workDir: ctx.workDir }, ctx.log);
+    const transcriber = createTranscriber(
+      { ...ctx.config.transcriber, workDir: ctx.workDir, ...(p.language ? { language: p.language } : {}) },
+      ctx.log,
+    );
     const transcript = await transcriber.transcribeChunks(samples, chunks, (last - first) / p.sampleRate, {
       signal: ctx.signal,
       onProgress: (f: number) => ctx.progress(stageProgress(ANALYZE_RANGE_STAGES, 'transcribing', f), 'transcribing'),

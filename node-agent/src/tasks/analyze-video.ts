@@ -3,7 +3,9 @@ import path from 'node:path';
 import { stageProgress } from '@shorts/common/tasks/contract';
 import {
   ANALYZE_STAGES,
+  DEFAULT_CLIP_LENGTH,
   analyzeVideoOutputs,
+  type Picking,
   type AnalyzedShort,
   type AnalyzeVideoLease,
   type AnalyzeVideoResult,
@@ -15,7 +17,7 @@ import { ANALYSIS_SAMPLE_RATE, extractAudio, NoAudioTrackError, pickSpeechStream
 import { FROM_PICTURE_REASON, shortsFromPicture } from '../highlights/from-picture.js';
 import { readWavInfo } from '../media/wav.js';
 import { SilentAudioError, isSilent, scanWav } from '../media/audio-levels.js';
-import type { Transcript } from '@shorts/common/text/transcript';
+import { joinWords, type Transcript } from '@shorts/common/text/transcript';
 import { containerType, ffprobe, measureMediaDuration } from '../media/ffmpeg.js';
 import { cropClipSize, grabThumbnail } from '../media/clips.js';
 import type { SourceColour } from '../media/colour.js';
@@ -23,12 +25,42 @@ import { downloadYoutube, YoutubeDownloadError } from '../media/youtube.js';
 import { createTranscriber, checkTranscriberAvailable, type TranscriberConfig } from '../transcribe/transcriber.js';
 import { createHighlightModel } from '../highlights/highlight-model.js';
 import { predefinedShorts } from '../highlights/predefined.js';
+import { MAX_SHORT_SEC } from '../highlights/types.js';
+import { clipChunks, type Chunk } from '../transcribe/chunked.js';
+import { VAD_SAMPLE_RATE } from '../transcribe/vad.js';
 import { downloadObject, downloadSource } from './download.js';
 import { TaskError, type TaskContext, type TaskHandler } from './task-context.js';
 import { cropShort, detectSpeakers, type ReframeSource } from './reframe-short.js';
 
-function transcriberConfig(config: AgentConfig, workDir?: string): TranscriberConfig {
-  return { ...config.transcriber, ...(workDir ? { workDir } : {}) };
+function transcriberConfig(config: AgentConfig, workDir?: string, language?: string | null): TranscriberConfig {
+  return { ...config.transcriber, ...(workDir ? { workDir } : {}), ...(language ? { language } : {}) };
+}
+
+/** What a payload queued before the picking options existed (or naming none) means. */
+export function pickingOf(p: Pick<AnalyzeVideoLease, 'picking' | 'maxAutoShortSec'>): Picking {
+  return (
+    p.picking ?? {
+      clipLength: { min: DEFAULT_CLIP_LENGTH.min, max: Math.min(p.maxAutoShortSec, MAX_SHORT_SEC) },
+      maxShorts: null,
+      range: null,
+      topics: [],
+      prompt: null,
+      language: null,
+    }
+  );
+}
+
+/** Backends that take a language hint; pocketsphinx has an English model only. */
+function languageNote(backend: string, language: string | null): string | undefined {
+  if (!language || backend !== 'pocketsphinx' || language.toLowerCase().startsWith('en')) return undefined;
+  return `The language "${language}" was not used: this agent's transcriber (pocketsphinx) knows English only.`;
+}
+
+/** Words whose middle lies inside the range: a word cut by the range's edge belongs to the side holding most of it. */
+function wordsInside(transcript: Transcript, range: { start: number; end: number } | null): Transcript {
+  if (!range) return transcript;
+  const words = transcript.words.filter((w) => (w.start + w.end) / 2 >= range.start && (w.start + w.end) / 2 < range.end);
+  return { ...transcript, words, text: joinWords(words) };
 }
 
 export async function analyzePrerequisites(config: AgentConfig): Promise<string | undefined> {
@@ -79,9 +111,23 @@ async function fetchSource(
     const { bytes } = await ctx.objects.fetch(p.source.objectKey, p.source.url, file, ctx.signal);
     return { file, name: path.posix.basename(p.source.objectKey), bytes };
   }
-  const { bytes } = await downloadSource(ctx, p.source.url, file, p.maxDownloadBytes);
+  const { bytes } = await downloadSource(ctx, p.source.url, file, p.maxDownloadBytes, 'the video', (partial) => refuseEarly(ctx, partial));
   return { file, name: fileNameOf(p.source.url), bytes };
 }
+
+/**
+ * What an MP4's index alone shows, read before its media data arrives: a file with no video (an M4A)
+ * or past the source limits is refused without fetching the rest. A partial file that cannot be read
+ * decides nothing; the whole file is checked again once it is here.
+ */
+async function refuseEarly(ctx: TaskContext<'analyze-video'>, partial: string): Promise<void> {
+  const probed = await ffprobe(partial, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal }).catch(() => undefined);
+  if (!probed) return;
+  if (!probed.hasVideo) throw notVideo();
+  if (probed.width && probed.height) checkSourceLimits(probed, ctx.config);
+}
+
+const notVideo = () => new TaskError('The URL did not return a video file that can be read (no video stream found)', 'NOT_VIDEO');
 
 /** Decoded audio may run this far past the billed length (codec priming, last-frame padding). */
 const LENGTH_TOLERANCE_SEC = 0.5;
@@ -163,9 +209,7 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     const source = await fetchSource(ctx, p, dir);
     // The content decides, not the extension or the server's content type.
     const probed = await ffprobe(source.file, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal }).catch(() => undefined);
-    if (!probed || !probed.width || !probed.height) {
-      throw new TaskError('The URL did not return a video file that can be read (no video stream found)', 'NOT_VIDEO');
-    }
+    if (!probed || !probed.width || !probed.height) throw notVideo();
     checkSourceLimits(probed, ctx.config);
     // The price is for what will be decoded, not for what the container's header declares: a file
     // that says 1 s but holds an hour of audio is an hour (the longest stream, read packet by packet).
@@ -198,6 +242,13 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
           'SHORT_PAST_END',
         );
       }
+    }
+    const picking = pickingOf(p);
+    if (picking.range && picking.range.start >= info.durationSec) {
+      throw new TaskError(
+        `The range starts at ${picking.range.start} s, past the end of the video (${info.durationSec.toFixed(2)} s)`,
+        'RANGE_PAST_END',
+      );
     }
     // A recording with several sound tracks (OBS: desktop, then microphone) is heard on the one
     // with speech, and rendered with it.
@@ -295,13 +346,21 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
           }),
         );
       }
-      const transcriber = createTranscriber(transcriberConfig(ctx.config, dir), ctx.log);
+      const transcriber = createTranscriber(transcriberConfig(ctx.config, dir, picking.language), ctx.log);
+      const note = languageNote(transcriber.name, picking.language);
+      if (note) notes.push(note);
+      // Only the range is decoded: the speech spans are planned over the whole audio (so they are the
+      // whole-file run's) and cut to it.
+      const inRange = (chunks: Chunk[]) =>
+        picking.range
+          ? clipChunks(chunks, picking.range.start * VAD_SAMPLE_RATE, picking.range.end * VAD_SAMPLE_RATE, VAD_SAMPLE_RATE)
+          : chunks;
       if (p.rangesFromSec !== undefined && info.durationSec >= p.rangesFromSec) {
         // Long: the source is stored and measured, and the transcriber's plan of speech spans made
         // over the whole audio (the VAD: seconds for an hour). Child tasks decode the spans in ranges,
         // each reading only its samples of this audio, stored for them (the very samples the plan was
         // made from), and this task comes back for the shorts.
-        const { chunks } = await transcriber.plan(wav, ctx.signal);
+        const chunks = inRange((await transcriber.plan(wav, ctx.signal)).chunks);
         if (!chunks.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
         const [audio, storedSource] = await Promise.all([storeAnalysisAudio(ctx, wav), storing]);
         ctx.log.info('analysing in ranges', { durationSec: info.durationSec, fromSec: p.rangesFromSec, spans: chunks.length });
@@ -318,10 +377,17 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
           },
         };
       }
-      const transcript = await transcriber.transcribe(wav, {
-        signal: ctx.signal,
-        onProgress: (f: number) => ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing', f), 'transcribing'),
-      });
+      const onProgress = (f: number) => ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing', f), 'transcribing');
+      let transcript: Transcript;
+      if (picking.range) {
+        const planned = await transcriber.plan(wav, ctx.signal);
+        const chunks = inRange(planned.chunks);
+        if (!chunks.length) throw new TaskError('No speech was found in the range asked for', 'NO_SHORTS');
+        transcript = wordsInside(
+          await transcriber.transcribeChunks(planned.mono, chunks, planned.durationSec, { signal: ctx.signal, onProgress }),
+          picking.range,
+        );
+      } else transcript = await transcriber.transcribe(wav, { signal: ctx.signal, onProgress });
       ctx.log.info('transcribed', { backend: transcript.backend, words: transcript.words.length, durationSec: info.durationSec });
       // On a farm with free slots the shorts may be reframed side by side, each child reading its
       // short's samples of this audio, stored for them.
@@ -457,11 +523,30 @@ async function pickAndReframe(
   const p = ctx.payload;
   const { transcript } = t;
   ctx.progress(stageProgress(ANALYZE_STAGES, 'generating_shorts'), 'generating_shorts');
-  const picked = p.predefinedShorts?.length
-    ? predefinedShorts(transcript, p.predefinedShorts)
-    : t.fromPicture
-      ? await shortsFromPicture(ctx.config.ffmpegPath, t.sourceFile, t.durationSec, ctx.signal)
-      : await createHighlightModel(ctx.config.highlightApi, ctx.log).pick(transcript, { signal: ctx.signal, energy: t.loudness });
+  const picking = pickingOf(p);
+  const notes = [...(t.notes ?? [])];
+  let picked;
+  if (p.predefinedShorts?.length) picked = predefinedShorts(transcript, p.predefinedShorts);
+  else if (t.fromPicture) picked = await shortsFromPicture(ctx.config.ffmpegPath, t.sourceFile, t.durationSec, ctx.signal);
+  else {
+    const model = createHighlightModel(ctx.config.highlightApi, ctx.log);
+    if (picking.prompt && !model.readsPrompt)
+      notes.push('The prompt was ignored: no language-model picker is configured (HIGHLIGHT_API_URL), so the shorts were picked offline.');
+    picked = await model.pick(transcript, {
+      signal: ctx.signal,
+      energy: t.loudness,
+      minSec: picking.clipLength.min,
+      maxSec: picking.clipLength.max,
+      ...(picking.maxShorts ? { maxShorts: picking.maxShorts } : {}),
+      topics: picking.topics,
+      range: picking.range,
+      prompt: picking.prompt,
+    });
+    if (picking.topics.length && picked.length && picked.every((s) => s.scores?.topicMatch === 0))
+      notes.push(
+        `No stretch of the talk mentions ${picking.topics.map((x) => `"${x}"`).join(' or ')}: the shorts are the best on any subject.`,
+      );
+  }
   if (!picked.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
   const reframePlan: ReframePlan = { director: { ...DEFAULT_DIRECTOR }, output: cropClipSize(t.width, t.height) };
   const analysed = (short: (typeof picked)[number]) => ({
@@ -472,13 +557,14 @@ async function pickAndReframe(
     startId: short.startId,
     endId: short.endId,
     text: short.text,
+    ...(short.score !== undefined && 'scores' in short && short.scores ? { score: short.score, scores: short.scores } : {}),
   });
   const result = {
     durationSec: t.durationSec,
     downloadBytes: t.downloadBytes,
     source: t.storedSource,
     transcript: { language: transcript.language, text: transcript.text, words: transcript.words, backend: transcript.backend },
-    ...(t.notes?.length ? { notes: t.notes } : {}),
+    ...(notes.length ? { notes } : {}),
     reframePlan,
   };
   if (inChildren && picked.length >= 2) {

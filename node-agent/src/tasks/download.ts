@@ -8,7 +8,8 @@ import { parseAllowlist } from '@shorts/common/net/address-policy';
 import { downloadFailureCode } from '@shorts/common/tasks/failure-codes';
 import { TaskError, type TaskContext } from './task-context.js';
 
-/** A URL a user gave: fetched under the SSRF guard (checked address, redirects re-checked, size cap). */
+/** A URL a user gave: fetched under the SSRF guard (checked address, redirects re-checked, size cap),
+ *  with range requests where the server takes them (safeDownload). */
 export async function downloadSource(
   ctx: Pick<TaskContext, 'config' | 'signal'>,
   url: string,
@@ -16,6 +17,8 @@ export async function downloadSource(
   maxBytes: number,
   /** What the URL is said to hold in a failure: the user must know which of their URLs failed. */
   what = 'the video',
+  /** Called with the partial file once an MP4's index has arrived, before its media data (safeDownload's `onIndex`). */
+  onIndex?: (partialPath: string) => Promise<void>,
 ): Promise<{ bytes: number }> {
   try {
     const res = await safeDownload(url, dest, {
@@ -23,6 +26,7 @@ export async function downloadSource(
       allowlist: parseAllowlist(ctx.config.fetchAllowlist),
       timeoutMs: 30 * 60_000,
       signal: ctx.signal,
+      ...(onIndex ? { onIndex } : {}),
     });
     return { bytes: res.bytes };
   } catch (err: unknown) {
@@ -34,15 +38,50 @@ export async function downloadSource(
   }
 }
 
-/** A signed URL the coordinator issued for its own object store: trusted, no address policy. */
+/** How many times a stored file's download that broke off is resumed before the attempt fails. */
+const OBJECT_RESUMES = 3;
+
+/**
+ * A signed URL the coordinator issued for its own object store: trusted, no address policy. A
+ * transfer that breaks off is resumed from the last byte on disk where the store takes ranges (the
+ * coordinator's routes and S3 do; a stored object never changes under its key, and the length is
+ * checked again on every part).
+ */
 export async function downloadObject(url: string, dest: string, signal?: AbortSignal): Promise<{ bytes: number }> {
   return storeTransfer('a stored file', signal, async () => {
-    const res = await fetch(url, { signal });
-    if (!res.ok || !res.body) throw new TaskError(`Could not read a stored file (HTTP ${res.status})`, 'SOURCE_MISSING', res.status >= 500);
     const tmp = `${dest}.part`;
     try {
-      // fetch's body is the global ReadableStream type, which @types/node does not take for its own (node:stream/web) one.
-      await pipeline(Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>), createWriteStream(tmp), { signal });
+      let written = 0;
+      let total = NaN;
+      let resumable = false;
+      for (let resumesLeft = OBJECT_RESUMES; ;) {
+        const res = await fetch(url, { signal, ...(written ? { headers: { range: `bytes=${written}-` } } : {}) });
+        if (!written) {
+          if (!res.ok || !res.body)
+            throw new TaskError(`Could not read a stored file (HTTP ${res.status})`, 'SOURCE_MISSING', res.status >= 500);
+          total = Number(res.headers.get('content-length') ?? NaN);
+          resumable = res.headers.get('accept-ranges') === 'bytes' && Number.isFinite(total);
+        } else {
+          const part = /^bytes (\d+)-\d+\/(\d+)$/.exec(res.headers.get('content-range') ?? '');
+          if (res.status !== 206 || !res.body || Number(part?.[1]) !== written || Number(part?.[2]) !== total) {
+            throw new TaskError(
+              `Could not resume a stored file's download at byte ${written} of ${total} (HTTP ${res.status})`,
+              'TRANSFER_FAILED',
+              true,
+            );
+          }
+        }
+        try {
+          // fetch's body is the global ReadableStream type, which @types/node does not take for its own (node:stream/web) one.
+          const body = Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>);
+          await pipeline(body, createWriteStream(tmp, { flags: written ? 'a' : 'w' }), { signal });
+          break;
+        } catch (err) {
+          if (signal?.aborted || !brokenConnection(err) || !resumable || resumesLeft-- <= 0) throw err;
+          // What reached the disk, not what was read: a write still queued when the stream broke is lost.
+          written = (await stat(tmp)).size;
+        }
+      }
       await rename(tmp, dest);
     } catch (err) {
       await rm(tmp, { force: true });

@@ -5,17 +5,30 @@ import { PROBE_MEDIA_STAGES } from '@shorts/common/tasks/probe-media';
 import { downloadSource } from './download.js';
 import { probeFile, type FfprobeJson } from '@shorts/common/media/ffprobe';
 
-/** ffprobe a URL: downloads it under the fetch guard, then probes the local file only. */
+/** Stops a probe's download once the index is read. */
+class IndexRead extends Error {}
+
+/** ffprobe a URL: downloads it under the fetch guard (an MP4 only up to its index), then probes the local file only. */
 export const probeMedia: TaskHandler<'probe-media'> = {
   async run(ctx) {
     const { url } = ctx.payload;
     ctx.progress(stageProgress(PROBE_MEDIA_STAGES, 'downloading'), 'downloading');
     const local = path.join(ctx.workDir, 'input');
-    await downloadSource(ctx, url, local, 2_000_000_000);
-    ctx.progress(stageProgress(PROBE_MEDIA_STAGES, 'probing'), 'probing');
-    let info: FfprobeJson;
+    let info: FfprobeJson | undefined;
+    // An MP4's index says all a probe prints: once it has arrived (head, or tail first where the file
+    // keeps it at the end) the rest is not fetched.
+    const indexOnly = async (partial: string) => {
+      info = await probeFile(partial, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal }).catch(() => undefined);
+      if (info) throw new IndexRead();
+    };
     try {
-      info = await probeFile(local, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
+      await downloadSource(ctx, url, local, 2_000_000_000, 'the file', indexOnly);
+    } catch (err) {
+      if (!(err instanceof IndexRead)) throw err;
+    }
+    ctx.progress(stageProgress(PROBE_MEDIA_STAGES, 'probing'), 'probing');
+    try {
+      info ??= await probeFile(local, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
     } catch {
       throw new TaskError('The file is not a media file ffprobe can read', 'NOT_MEDIA');
     }

@@ -61,6 +61,7 @@ export async function detectSpeakers(
         wavPath: source.wavPath,
         wavStartSec: source.wavStartSec,
         toBt709: hdrToSdrFilter(source.colour),
+        orient: source.colour.orient ?? null,
         shorts,
         signal: ctx.signal,
         onProgress,

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { stageProgress } from '@shorts/common/tasks/contract';
 import { RENDER_CHUNK_STAGES, renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
-import { encodeRenderAudio } from '../media/render-chunks.js';
+import { encodeRenderAudio, keepFirstFrames } from '../media/render-chunks.js';
 import { encodeRender, prepareRenderSpec } from './render-short.js';
 import type { TaskHandler } from './task-context.js';
 
@@ -14,8 +14,11 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
     const p = ctx.payload;
     ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'downloading'), 'downloading');
     const out = path.join(ctx.workDir, `chunk-${p.chunk.index}.mp4`);
-    const { spec } = await prepareRenderSpec(ctx, p, out);
-    const { fromUs, toUs, shiftTicks, last, encoder, gopFrames } = p.chunk;
+    // With frames past its end (keepFrames), rendered here first and cut to its own after.
+    const { keepFrames } = p.chunk;
+    const rendering = keepFrames ? path.join(ctx.workDir, `chunk-${p.chunk.index}-overrun.mp4`) : out;
+    const { spec } = await prepareRenderSpec(ctx, p, rendering);
+    const { fromUs, toUs, shiftTicks, clockUs, slots, last, encoder, gopFrames } = p.chunk;
     ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'rendering'), 'rendering');
     // The render's sound, when this chunk encodes it, at the same time as the video: its ffmpeg
     // waits on no frame, and the chunk was planned shorter by its cost.
@@ -28,11 +31,12 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
           end: p.endTime,
           out: soundPath,
           signal: ctx.signal,
+          edit: spec.edit?.cuts.length ? spec.edit : null,
         })
       : undefined;
     const video = encodeRender(
       ctx,
-      { ...spec, encoder, gopFrames, chunk: { fromUs, toUs, shiftTicks, last } },
+      { ...spec, encoder, gopFrames, chunk: { fromUs, toUs, shiftTicks, clockUs, slots, last } },
       (toUs - fromUs) / 1e6,
       (f) => ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'rendering', f), 'rendering'),
     );
@@ -41,6 +45,7 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
     if (renderedOutcome.status === 'rejected') throw renderedOutcome.reason;
     if (soundOutcome.status === 'rejected') throw soundOutcome.reason;
     const rendered = renderedOutcome.value;
+    if (keepFrames) await keepFirstFrames(ctx.config.ffmpegPath, { input: rendering, out, frames: keepFrames, signal: ctx.signal });
     ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'uploading'), 'uploading');
     const [file, audio] = await Promise.all([
       ctx.upload(out, renderChunkOutputs.chunk(p.chunk.index), 'video/mp4'),
@@ -54,7 +59,7 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
       objectKey: file.objectKey,
       sizeBytes: (await stat(out)).size,
       contentType: 'video/mp4',
-      frames: Math.max(1, Math.round(rendered.durationSec * (rendered.fps ?? 0))),
+      frames: keepFrames ?? Math.max(1, Math.round(rendered.durationSec * (rendered.fps ?? 0))),
       audio: audio ? { objectKey: audio.objectKey, sizeBytes: audio.sizeBytes, contentType: 'audio/mp4' } : null,
     };
   },

@@ -5,12 +5,13 @@ import { resolveCaptionStyle } from '@shorts/common/render/presets';
 import { stageProgress } from '@shorts/common/tasks/contract';
 import { RENDER_STAGES, renderShortOutputs, type RenderSplit } from '@shorts/common/tasks/render-short';
 import type { TaskLeasePayload, TaskResult } from '@shorts/common/tasks/contracts';
-import { planReframe } from '@shorts/common/reframe/camera';
+import { planWithOverrides } from '@shorts/common/reframe/overrides';
 import { FfmpegError, ffprobe, runFfmpeg, type ProbeResult } from '../media/ffmpeg.js';
+import { clearDisplayMatrix } from '../media/orientation.js';
 import { assPathFor, prepareRender, type RenderSpec } from '../media/render-args.js';
-import { reframePieceCount } from '../media/reframe-graph.js';
+import { clipRanges } from '../media/jump-cut-graph.js';
 import { gopFramesFor, joinChunks, planChunkCuts, probeFrameTimes, SOUND_SHARE_OF_RENDER } from '../media/render-chunks.js';
-import { editedDuration, planJumpCuts, resolveEditing } from '@shorts/common/render/jump-cuts';
+import { editedDuration, planJumpCuts, resolveEditing, type JumpCutPlan } from '@shorts/common/render/jump-cuts';
 import { clipSpeech } from '../media/clip-speech.js';
 import { isBundledFfmpeg } from '@shorts/common/media/tools';
 import { grabThumbnail } from '../media/clips.js';
@@ -60,7 +61,7 @@ export async function prepareRenderSpec(
 
   let reframe = p.reframe;
   if (p.recompute) {
-    reframe = planReframe(p.recompute.detections, p.recompute.director, p.output);
+    reframe = planWithOverrides(p.recompute.detections, p.recompute.director, p.output, p.recompute.overrides);
     ctx.log.info('camera path recomputed', { renderId: p.renderId, director: p.recompute.director, keyframes: reframe.keyframes.length });
   }
 
@@ -94,6 +95,7 @@ export async function prepareRenderSpec(
       fillers: edit.fillerWords.length,
     });
 
+  const constantRate = isVariableRate(info) ? Math.min(60, Math.round(info.peakFps! * 1000) / 1000) : undefined;
   const spec: RenderSpec = {
     sourcePath: source,
     startTime: p.startTime,
@@ -111,8 +113,10 @@ export async function prepareRenderSpec(
     sourceColour: info.colour,
     audioStream: p.audioStream ?? 0,
     ...(info.interlaced ? { interlaced: true } : {}),
-    ...(isVariableRate(info) ? { constantRate: Math.min(60, Math.round(info.peakFps! * 1000) / 1000) } : {}),
-    gopFrames: gopFramesFor(info.fps),
+    ...(info.hasAudio ? {} : { noSoundTrack: true }),
+    ...(constantRate ? { constantRate } : {}),
+    // Counted in the frames the encoder gets: a variable-rate source's at the constant rate.
+    gopFrames: gopFramesFor(constantRate ?? info.fps),
     ...(edit?.cuts.length ? { edit, sourceFps: info.fps, sourceHasAudio: info.hasAudio } : {}),
   };
   return { spec, info };
@@ -146,6 +150,9 @@ export async function encodeRender(
             .slice(-1)[0];
     throw new TaskError(`Rendering failed: ${reason}`, 'RENDERING_ERROR', !refused);
   }
+  // The graph oriented a mirrored source's frames: the short must not carry the source's matrix.
+  // A chunk too: the join copies its stream, matrix and all.
+  if (spec.sourceColour?.orient) await clearDisplayMatrix(spec.output.path);
   const encodeSeconds = (performance.now() - encodeStarted) / 1000;
   const rendered = await ffprobe(spec.output.path, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
   ctx.metrics.renderEncoded(
@@ -180,14 +187,16 @@ export const renderShort: TaskHandler<'render-short'> = {
     }
     const durationSec = spec.edit?.cuts.length ? editedDuration(spec.edit) : p.endTime - p.startTime;
     await encodeRender(ctx, spec, durationSec, (f) => ctx.progress(stageProgress(RENDER_STAGES, 'rendering', f), 'rendering'));
-    return finishRender(ctx, out, spec.encoder, assPathFor(spec));
+    return finishRender(ctx, out, spec.encoder, assPathFor(spec), spec.edit?.cuts.length ? spec.edit : null);
   },
 };
 
 /**
  * A render in chunks, its first step: the cuts (frame-exact, on keyframe boundaries); the sound of
- * the whole render is encoded once, by the first chunk. Undefined when it cannot be cut exactly (jump cuts, a crop
- * path of several pieces, no frame rate): it is then rendered in one pass here.
+ * the whole render is encoded once, by the first chunk. Undefined when it cannot be cut exactly
+ * (interlaced, no frame rate, jump cuts from a variable-rate source): it is then rendered in one pass here. Jump cuts
+ * and a crop path of several pieces are cut like any render: each chunk's graph gives its frames the
+ * single pass's times (render-args.ts).
  */
 async function splitRender(
   ctx: TaskContext<'render-short'>,
@@ -196,17 +205,9 @@ async function splitRender(
   asked: NonNullable<TaskLeasePayload<'render-short'>['split']>,
 ): Promise<RenderSplit | undefined> {
   const p = ctx.payload;
-  const target = {
-    start: p.startTime,
-    end: p.endTime,
-    width: p.output.width,
-    height: p.output.height,
-    sourceWidth: spec.sourceWidth,
-    sourceHeight: spec.sourceHeight,
-  };
   // Deinterlacing reads the frames either side of each: a chunk's first frame would not see the one
   // before it, as the single pass does.
-  if (spec.edit?.cuts.length || !spec.gopFrames || spec.interlaced || reframePieceCount(spec.reframe, target) > 1) {
+  if (!spec.gopFrames || spec.interlaced) {
     ctx.log.info('render not split: it cannot be cut exactly', { renderId: p.renderId });
     return undefined;
   }
@@ -219,6 +220,10 @@ async function splitRender(
     chunks: asked.chunks,
     gopFrames: spec.gopFrames,
     firstChunkExtraShare: info.hasAudio ? SOUND_SHARE_OF_RENDER : 0,
+    // Jump cuts: only the kept frames count, and a cut may fall in a removed stretch.
+    ...(spec.edit?.cuts.length ? { keep: clipRanges(spec.edit, p.startTime), fps: spec.sourceFps } : {}),
+    // A variable-rate source: cuts between the constant-rate frames its graph makes.
+    ...(spec.constantRate ? { constantRate: spec.constantRate } : {}),
   });
   if (!cuts) {
     ctx.log.info('render not split: too few keyframe intervals or no exact cut', { renderId: p.renderId, chunks: asked.chunks });
@@ -231,7 +236,24 @@ async function splitRender(
     gopFrames: spec.gopFrames,
     hasSound: info.hasAudio,
   });
-  return { audio: null, hasSound: info.hasAudio, cuts, gopFrames: spec.gopFrames, encoder: asked.encoder };
+  const edit = spec.edit?.cuts.length ? spec.edit : null;
+  // The caption script every chunk burns in, stored once here: the joined render can be read back as
+  // text as a one-pass render can.
+  await prepareRender(spec);
+  const script = assPathFor(spec);
+  const captions = await access(script).then(
+    () => ctx.upload(script, renderShortOutputs.captions(p.renderId), 'text/x-ssa'),
+    () => undefined,
+  );
+  return {
+    ...(captions ? { captionsKey: captions.objectKey } : {}),
+    audio: null,
+    hasSound: info.hasAudio,
+    cuts,
+    gopFrames: spec.gopFrames,
+    encoder: asked.encoder,
+    ...(edit ? { jumpCuts: { keep: edit.keep, cuts: edit.cuts, removedSec: edit.removedSec, fillerWords: edit.fillerWords } } : {}),
+  };
 }
 
 /** A render in chunks, its last step: the chunks' video joined as it is, with the sound. */
@@ -255,16 +277,18 @@ async function joinRender(
   await joinChunks(ctx.config, { chunkPaths, audioPath, out, workDir: ctx.workDir, signal: ctx.signal });
   // The store deletes them once the render is done: this host's copies would only take room.
   for (const key of [...(join.chunkObjectKeys ?? []), join.audioObjectKey]) if (key) await ctx.objects.forget(key);
-  return finishRender(ctx, out);
+  return finishRender(ctx, out, undefined, undefined, join.jumpCuts, join.captionsKey);
 }
 
 /** The finished render, its thumbnail and (rendered in one pass) the caption script it burned in,
- *  uploaded. A joined render's script stayed with its chunks' agents: it keeps none. */
+ *  uploaded. A joined render's script was stored by its split (`storedCaptionsKey`). */
 async function finishRender(
   ctx: TaskContext<'render-short'>,
   out: string,
   encoder?: string,
   captionScript?: string,
+  jumpCuts?: JumpCutPlan | null,
+  storedCaptionsKey?: string | null,
 ): Promise<TaskResult<'render-short'>> {
   const p = ctx.payload;
   const rendered = await ffprobe(out, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
@@ -291,7 +315,11 @@ async function finishRender(
     contentType: 'video/mp4',
     durationSec: rendered.durationSec,
     thumbnailKey: thumbnail.objectKey,
-    captionsKey: captions?.objectKey ?? null,
+    captionsKey: captions?.objectKey ?? storedCaptionsKey ?? null,
+    // The cuts as made here (the voice activity may have been heard here): the caption files follow them.
+    ...(jumpCuts
+      ? { jumpCuts: { keep: jumpCuts.keep, cuts: jumpCuts.cuts, removedSec: jumpCuts.removedSec, fillerWords: jumpCuts.fillerWords } }
+      : {}),
     width: rendered.width,
     height: rendered.height,
     encoder,

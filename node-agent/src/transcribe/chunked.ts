@@ -137,6 +137,27 @@ export function planChunks(vad: VadResult, totalSamples: number, opts: ChunkPlan
   return chunks;
 }
 
+/**
+ * The planned chunks cut to [fromSample, toSample) (a job's `range`): what lies outside is never
+ * decoded. A chunk cut at the range's edge may cut a word; the caller keeps the words inside.
+ */
+export function clipChunks(chunks: readonly Chunk[], fromSample: number, toSample: number, rate: number): Chunk[] {
+  const clipped: Chunk[] = [];
+  for (const c of chunks) {
+    const startSample = Math.max(c.startSample, fromSample);
+    const endSample = Math.min(c.endSample, toSample);
+    if (endSample - startSample < rate * 0.1) continue;
+    clipped.push({
+      index: clipped.length,
+      startSample,
+      endSample,
+      offsetSec: startSample / rate,
+      durationSec: (endSample - startSample) / rate,
+    });
+  }
+  return clipped;
+}
+
 export interface ChunkedOptions extends ChunkPlanOptions {
   /** Chunks transcribed at once; the agent's cores for CPU backends. */
   concurrency?: number;

@@ -8,8 +8,9 @@ import type { BearerJob, BearerJobShort, CreatedJob, ShortEditResponse } from '@
 import type { BrandPreset } from '@shorts/common/api/brandings';
 import type { FileView } from '@shorts/common/api/files';
 import type { CreatedRender, RenderStatus } from '@shorts/common/api/renders';
-import { api, currentPlan, seconds, stageOf } from '../api.js';
+import { api, currentPlan, hrefOf, seconds, stageOf } from '../api.js';
 import { PLAN_LIMITS, type Plan } from '../../../src/tenancy/plans.js';
+import { BASE_SIZE, initialSize, planSizes, rememberChoice, rememberedChoice, rememberSize, sizeKey, type RenderSize } from '../sizes.js';
 import { pageAt, styleFor, type Word } from '../captions.js';
 import type { ReframeLayout, ReframeQuality, SourceShot } from '@shorts/common/reframe/types';
 import { withCaptionBand } from '@shorts/common/reframe/caption-band';
@@ -19,7 +20,10 @@ import { ErrorBox, ProgressBar, useAction, useLoad } from '../ui.js';
 import { PostForm } from './Social.js';
 import { ShortRenders } from './ShortRenders.js';
 import { TranscriptEditor } from './TranscriptEditor.js';
+import { CaptionPositionNote } from '../CaptionPositionNote.js';
 import { RenderPreview, type CaptionPosition, type PreviewWatermark } from './RenderPreview.js';
+import { FramingPanel, useFraming, WindowGrip } from './Framing.js';
+import type { FramingOverride } from '@shorts/common/reframe/types';
 
 /** A short as the job's bearer-token form gives it (GET /api/jobs/:jobId). */
 export type Short = BearerJobShort;
@@ -141,6 +145,15 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
     onChanged();
     return res.short;
   });
+  // Framing by hand: the short's whole list of overrides saved at once, on the same revision chain.
+  const saveFraming = useAction(async (shortId: number, overrides: FramingOverride[]) => {
+    const res = await api<ShortEditResponse>('PUT', `/api/jobs/${job.jobId}/shorts/${shortId}/framing`, {
+      body: { overrides, revision: revision.current },
+    });
+    revision.current = res.revision;
+    onChanged();
+    return res.short;
+  });
   const saveRange = (s: Short, startTime: number, endTime: number) =>
     edit.run('PATCH', `/${s.id}`, { startTime: round1(startTime), endTime: round1(endTime) });
   // While a handle is dragged the mark follows the pointer; the edit is saved when it is let go.
@@ -189,15 +202,40 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
     if (video.current) video.current.currentTime = t;
   };
 
-  const crop: Crop | null = short ? (reframe ? cropAt(reframe, time) : centredCrop(sourceSize.width, sourceSize.height)) : null;
-  const layout = layoutAt(reframe, time);
+  const framing = useFraming({
+    shortId: short?.id ?? -1,
+    range: { start: short?.startTime ?? 0, end: short?.endTime ?? 0 },
+    reframe,
+    time,
+    sourceSize,
+    save: (overrides) => (short ? saveFraming.run(short.id, overrides) : Promise.resolve(undefined)),
+    busy: saveFraming.busy,
+    error: saveFraming.error,
+  });
+  // While the window is dragged, the player and the preview show it where it is being put.
+  const pathCrop: Crop | null = short ? (reframe ? cropAt(reframe, time) : centredCrop(sourceSize.width, sourceSize.height)) : null;
+  const crop: Crop | null = framing.dragBox ?? pathCrop;
+  const layout = framing.dragBox ? 'single' : layoutAt(reframe, time);
   const boxes = crop ? ((layout === 'split' || layout === 'stack') && crop.panels?.length ? crop.panels : [crop]) : [];
   const inShort = short && time >= short.startTime - 0.05 && time <= short.endTime + 0.05;
   const shortWords = useMemo(
     () => (short ? words.filter((w) => w.start >= short.startTime - 0.01 && w.start < short.endTime) : []),
     [short, words],
   );
-  const [lastRender, setLastRender] = useState<string | null>(null);
+  // The render last started from the panel, and its status polled once here: the panel and the list
+  // below both render from this one value, so they never show different numbers at the same moment.
+  const [lastRender, setLastRender] = useState<{ shortId: number; renderId: string } | null>(null);
+  const renderStatus = useLoad<{ renderId: string; status: RenderStatus } | null>(
+    async () =>
+      lastRender ? { renderId: lastRender.renderId, status: await api<RenderStatus>('GET', `/api/render/${lastRender.renderId}`) } : null,
+    [lastRender?.renderId],
+    { pollMs: 1000, poll: (l) => !!l && (l.status.type === 'queued' || l.status.type === 'progress') },
+  );
+  // Shown for the short it was started from, and only once its own status has come (never the last render's).
+  const liveRender =
+    lastRender && short && lastRender.shortId === short.id && renderStatus.data?.renderId === lastRender.renderId
+      ? renderStatus.data
+      : null;
   // The render dialog's jump-cut switches: the timeline shows what they remove and playback skips it.
   const [editing, setEditing] = useState<EditingOptions>({});
   // On the source's frames, as the render cuts (an older job has no frame rate: the plan assumes 30).
@@ -260,6 +298,7 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
               ))
             : null}
           {inShort && reframe ? <LayoutLabel layout={layout} /> : null}
+          {inShort && pathCrop && layout === 'single' ? <WindowGrip framing={framing} box={pathCrop} sourceSize={sourceSize} /> : null}
         </div>
         <div class="timeline" ref={timeline} aria-label="Shorts on the source timeline">
           {shorts.map((s) => {
@@ -326,6 +365,7 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
             />
           </section>
         ) : null}
+        {short ? <FramingPanel framing={framing} range={{ start: short.startTime, end: short.endTime }} /> : null}
         {short ? <Adjust job={job} short={short} playhead={time} duration={duration} edit={edit} onSelect={setSelectedId} /> : null}
       </div>
       <div>
@@ -343,6 +383,11 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
                   </span>
                   {s.reframe?.quality ? <ReframeQualityLine quality={s.reframe.quality} /> : null}
                 </button>
+                <CaptionFiles
+                  base={`/api/jobs/${job.jobId}/shorts/${s.id}`}
+                  label={`“${s.title}”`}
+                  query={{ removeSilences: !!editing.removeSilences, removeFillers: !!editing.removeFillers }}
+                />
               </li>
             ))}
           </ul>
@@ -360,14 +405,64 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
             reframed={!!reframe}
             onEditing={setEditing}
             cutPlan={cutPlan}
-            onRendered={setLastRender}
+            onRendered={(renderId) => setLastRender({ shortId: short.id, renderId })}
+            live={liveRender}
+            liveError={lastRender?.shortId === short.id ? renderStatus.error : null}
           />
         ) : null}
         {short ? (
-          <ShortRenders key={`renders-${short.id}`} jobId={job.jobId} shortId={short.id} title={short.title} refresh={lastRender} />
+          <ShortRenders
+            key={`renders-${short.id}`}
+            jobId={job.jobId}
+            shortId={short.id}
+            title={short.title}
+            refresh={lastRender?.renderId}
+            live={liveRender}
+          />
         ) : null}
       </div>
     </div>
+  );
+}
+
+/** Download links for caption files (SRT, WebVTT, word-level JSON; docs/captions.md) and editor
+ *  timelines (FCPXML, OTIO, EDL; docs/exports.md). A short's follow the render dialog's jump-cut
+ *  switches; a render's are what it burned in. */
+function CaptionFiles({ base, label, query = {} }: { base: string; label: string; query?: Record<string, string | boolean> }) {
+  const formats = [
+    ['srt', 'SRT'],
+    ['vtt', 'VTT'],
+    ['json', 'JSON'],
+  ] as const;
+  const timelines = [
+    ['fcpxml', 'FCPXML'],
+    ['otio', 'OTIO'],
+    ['edl', 'EDL'],
+  ] as const;
+  const q = Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)]));
+  return (
+    <>
+      <p class="caption-files" data-testid="caption-files">
+        <span class="muted">Captions:</span>{' '}
+        {formats.map(([ext, name]) => (
+          <Fragment key={ext}>
+            <a href={hrefOf(`${base}/captions.${ext}`, q)} download aria-label={`Download the captions of ${label} as ${name}`}>
+              {name}
+            </a>{' '}
+          </Fragment>
+        ))}
+      </p>
+      <p class="caption-files" data-testid="timeline-files">
+        <span class="muted">Timeline:</span>{' '}
+        {timelines.map(([ext, name]) => (
+          <Fragment key={ext}>
+            <a href={hrefOf(`${base}/timeline.${ext}`, q)} download aria-label={`Download the edit of ${label} as ${name}`}>
+              {name}
+            </a>{' '}
+          </Fragment>
+        ))}
+      </p>
+    </>
   );
 }
 
@@ -516,12 +611,18 @@ function Adjust({
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          void edit.run('PATCH', `/${short.id}`, { title, startTime: start, endTime: end });
+          // The title only when it was changed: an unchanged one stays made from the transcript.
+          void edit.run('PATCH', `/${short.id}`, { ...(title.trim() !== short.title ? { title } : {}), startTime: start, endTime: end });
         }}
       >
         <div class="row">
           <div class="grow">
-            <label for="adj-title">Title</label>
+            <label for="adj-title">
+              Title{' '}
+              <span class="muted" data-testid="title-source" data-source={short.titleSource}>
+                {short.titleSource === 'transcript' ? '(from the transcript: follows its corrections)' : '(your title)'}
+              </span>
+            </label>
             <input id="adj-title" value={title} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} />
           </div>
           <div>
@@ -583,6 +684,8 @@ function RenderPanel({
   onEditing,
   cutPlan,
   onRendered,
+  live,
+  liveError,
 }: {
   jobId: string;
   short: Short;
@@ -597,23 +700,63 @@ function RenderPanel({
   cutPlan: JumpCutPlan | null;
   /** A render was queued: the short's render list shows it. */
   onRendered: (renderId: string) => void;
+  /** The status of the render this panel started, polled by the job screen (the render list shows the same). */
+  live: { renderId: string; status: RenderStatus } | null;
+  liveError: unknown;
 }) {
   const presets = useLoad(() => api<BrandPreset[]>('GET', '/api/organizations/brandings'), []);
   const active = (presets.data ?? []).filter((p) => p.isActive);
-  const [choice, setChoice] = useState<string>('');
+  const [choice, setChoiceState] = useState<string>('');
+  // The choice is remembered in the browser, so a reload keeps it (while the preset is still active).
+  const setChoice = (next: string) => {
+    setChoiceState(next);
+    rememberChoice(next);
+  };
   useEffect(() => {
     if (choice || !presets.data) return;
+    const saved = rememberedChoice();
+    const valid = (c: string | null) =>
+      !!c && (c.startsWith('brand:') ? active.some((p) => `brand:${p.id}` === c) : CAPTION_PRESETS.some((n) => `style:${n}` === c));
     const def = active.find((p) => p.isDefault);
-    setChoice(def ? `brand:${def.id}` : 'style:DEFAULT');
+    setChoiceState(valid(saved) ? saved! : def ? `brand:${def.id}` : 'style:DEFAULT');
   }, [presets.data]);
   const brand = choice.startsWith('brand:') ? active.find((p) => p.id === choice.slice(6)) : undefined;
+
+  // The output size: the plan's sizes (and the preset's own where the plan allows it), remembered per
+  // preset; sent with every render, so the API's 720x1280 default never applies by accident.
+  const plan = currentPlan();
+  const sizes = useMemo(() => {
+    const list = planSizes(plan);
+    const own = brand?.size;
+    if (own && PLAN_LIMITS[plan as Plan]?.renderSides && !list.some((s) => sizeKey(s) === sizeKey(own))) {
+      const max = PLAN_LIMITS[plan as Plan].renderSides!;
+      if (Math.min(own.width, own.height) <= max.short && Math.max(own.width, own.height) <= max.long)
+        list.push({ width: own.width, height: own.height, name: own.name ?? '', label: `${sizeKey(own)} (the preset's own)` });
+    }
+    return list;
+  }, [plan, brand?.id, brand?.size?.width, brand?.size?.height]);
+  const [size, setSizeState] = useState<RenderSize>(BASE_SIZE);
+  useEffect(() => {
+    if (choice) setSizeState(initialSize(sizes, choice, brand?.size));
+  }, [choice, sizes]);
+  const setSize = (key: string) => {
+    const next = sizes.find((s) => sizeKey(s) === key);
+    if (!next) return;
+    setSizeState(next);
+    rememberSize(choice, next);
+  };
   const styleName = brand ? brand.preset : choice.slice(6);
   const maxWords = brand?.options?.maxWordsInPage ?? 4;
   // The preview's captions leave out the filler words the render will cut.
   const shownWords = cutPlan?.fillerWords.length
     ? words.filter((w) => !cutPlan.fillerWords.some((f) => f.start === w.start && f.text === w.text))
     : words;
-  const page = pageAt(shownWords, maxWords, time);
+  // Paged as the render pages them: the short's own words only.
+  const page = pageAt(
+    shownWords.filter((w) => w.end > short.startTime && w.start < short.endTime),
+    maxWords,
+    time,
+  );
 
   // The switches start as the chosen brand preset has them; a preset's own settings are kept when on.
   const presetEditing: EditingOptions = brand?.options?.editing ?? {};
@@ -656,13 +799,15 @@ function RenderPanel({
           blendMode: presetWm.blendMode ?? 'normal',
         }
       : null;
-  // The size the render will have: a preset's own size only on plans that may change it (render-request.ts).
-  const frame = brand?.size && PLAN_LIMITS[currentPlan() as Plan]?.renderSides ? brand.size : { width: 720, height: 1280 };
+  // The size the render will have: the one chosen, sent with the request.
+  const frame = { width: size.width, height: size.height };
   const presetItems: StyleItem[] = brand?.options?.style ?? [];
   const requestItems: StyleItem[] =
     captionPosition === 'auto' ? presetItems : [...presetItems, { property: 'position', value: captionPosition }];
   const bandItems =
-    captionPosition === 'auto' ? (withCaptionBand(requestItems, styleName, short.captionBand) ?? requestItems) : requestItems;
+    captionPosition === 'auto' && short.captionBand !== 'bottom'
+      ? (withCaptionBand(requestItems, styleName, short.captionBand) ?? requestItems)
+      : requestItems;
   const previewStyle = styleFor(styleName, bandItems);
   const autoLabel = `Automatic: ${POSITION_WORDS[previewStyle.position.anchor]}${bandItems !== requestItems ? ', away from the face' : ''}`;
 
@@ -675,11 +820,11 @@ function RenderPanel({
     });
     presets.reload();
   });
-  const [renderId, setRenderId] = useState<string | null>(null);
   const start = useAction(async () => {
     const body: Record<string, unknown> = { id: jobId, target: short.id };
     if (brand) body.brandPresetId = brand.id;
     else body.preset = styleName;
+    body.size = { width: size.width, height: size.height, ...(size.name ? { name: size.name } : {}) };
     // Sent whenever either switch is on or the preset had one on: an explicit off must win over the preset.
     const options: Record<string, unknown> = { style: requestItems };
     if (silences || fillers || presetEditing.removeSilences || presetEditing.removeFillers) options.editing = editing;
@@ -690,15 +835,10 @@ function RenderPanel({
     }
     body.options = options;
     const { renderId } = await api<CreatedRender>('POST', '/api/render', { body });
-    setRenderId(renderId);
     onRendered(renderId);
   });
-  const status = useLoad<RenderStatus | null>(
-    () => (renderId ? api<RenderStatus>('GET', `/api/render/${renderId}`) : Promise.resolve(null)),
-    [renderId],
-    { pollMs: 1000, poll: (s) => !!s && (s.type === 'queued' || s.type === 'progress') },
-  );
-  const s = status.data;
+  const renderId = live?.renderId;
+  const s = live?.status;
 
   return (
     <section class="panel render-panel" aria-labelledby="render-title">
@@ -723,6 +863,19 @@ function RenderPanel({
           ))}
         </optgroup>
       </select>
+      <label for="render-size">Size</label>
+      <select id="render-size" value={sizeKey(size)} onChange={(e) => setSize((e.target as HTMLSelectElement).value)}>
+        {sizes.map((s) => (
+          <option key={sizeKey(s)} value={sizeKey(s)}>
+            {s.label}
+          </option>
+        ))}
+      </select>
+      {sizes.length === 1 ? (
+        <p class="muted" data-testid="size-plan-note">
+          The {plan || 'current'} plan renders 720x1280; Pro and Business render larger, landscape and square.
+        </p>
+      ) : null}
       <fieldset class="jump-cut-switches">
         <legend>Jump cuts</legend>
         <label>
@@ -764,7 +917,7 @@ function RenderPanel({
       >
         Render
       </button>
-      <ErrorBox error={start.error ?? status.error} />
+      <ErrorBox error={start.error ?? liveError} />
       {s ? (
         <div data-testid="render-status" style={{ marginTop: '10px' }}>
           {s.type === 'queued' ? <p>Queued: position {s.queuePosition} in the render queue</p> : null}
@@ -774,6 +927,7 @@ function RenderPanel({
               <ProgressBar value={(s.progress ?? 0) * 100} label="Render progress" />
             </>
           ) : null}
+          <CaptionPositionNote status={s} />
           {(s.type === 'queued' || s.type === 'progress') && s.stage ? (
             <p class="stage" role="status">
               {s.stage}
@@ -804,6 +958,7 @@ function RenderPanel({
                   Download MP4
                 </a>
               </p>
+              <CaptionFiles base={`/api/render/${renderId}`} label="this render" />
               {s.fileId ? <PostForm fileId={s.fileId} defaultCaption={short.title} /> : null}
             </>
           ) : null}

@@ -16,6 +16,93 @@ export function sourceOfLink(link: string): { youtubeVideoId: string } | { fileU
   return { fileUrl: value };
 }
 
+/** The picking options' fields as typed: strings, so that an empty one means "not given". */
+interface PickingFields {
+  minSec: string;
+  maxSec: string;
+  maxShorts: string;
+  rangeStart: string;
+  rangeEnd: string;
+  topics: string;
+  prompt: string;
+  language: string;
+}
+const NO_PICKING: PickingFields = {
+  minSec: '',
+  maxSec: '',
+  maxShorts: '',
+  rangeStart: '',
+  rangeEnd: '',
+  topics: '',
+  prompt: '',
+  language: '',
+};
+
+/** "90", "1:30" or "1:02:03" in seconds; NaN when it is neither (the API then says what is wrong). */
+export function parseClock(text: string): number {
+  const parts = text.trim().split(':');
+  if (parts.length > 3 || parts.some((p) => !/^\d+(\.\d+)?$/.test(p))) return NaN;
+  return parts.reduce((sum, p) => sum * 60 + Number(p), 0);
+}
+
+/** The job's `options` from the fields filled in; the API checks them and answers a 400 naming the field. */
+export function pickingOptions(f: PickingFields): Record<string, unknown> | undefined {
+  const options: Record<string, unknown> = {};
+  if (f.minSec.trim() || f.maxSec.trim())
+    options.clipLength = {
+      ...(f.minSec.trim() ? { min: Number(f.minSec) } : {}),
+      ...(f.maxSec.trim() ? { max: Number(f.maxSec) } : {}),
+    };
+  if (f.maxShorts.trim()) options.maxShorts = Number(f.maxShorts);
+  if (f.rangeStart.trim() || f.rangeEnd.trim()) {
+    if (!f.rangeEnd.trim()) throw new Error('Give the end of the part to analyse too (a time past the end of the video means its end).');
+    options.range = { start: f.rangeStart.trim() ? parseClock(f.rangeStart) : 0, end: parseClock(f.rangeEnd) };
+  }
+  const topics = f.topics
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+  if (topics.length) options.topics = topics;
+  if (f.prompt.trim()) options.prompt = f.prompt.trim();
+  if (f.language.trim()) options.language = f.language.trim();
+  return Object.keys(options).length ? options : undefined;
+}
+
+/** How the shorts are picked (issue 40): lengths, how many, which part, about what. */
+function PickingPanel({ fields, onChange }: { fields: PickingFields; onChange: (f: PickingFields) => void }) {
+  const field = (key: keyof PickingFields, label: string, props: Record<string, unknown> = {}) => (
+    <div class="grow">
+      <label for={`picking-${key}`}>{label}</label>
+      <input
+        id={`picking-${key}`}
+        value={fields[key]}
+        onInput={(e) => onChange({ ...fields, [key]: (e.target as HTMLInputElement).value })}
+        {...props}
+      />
+    </div>
+  );
+  return (
+    <details class="picking-options" data-testid="picking-options">
+      <summary>Picking options</summary>
+      <p class="muted">For a link; an uploaded file is picked with the defaults. Leave a field empty for its default.</p>
+      <div class="row">
+        {field('minSec', 'Shortest short (s)', { type: 'number', min: 1, placeholder: '15' })}
+        {field('maxSec', 'Longest short (s)', { type: 'number', min: 1, placeholder: '60' })}
+        {field('maxShorts', 'At most this many shorts', { type: 'number', min: 1, max: 20, placeholder: 'about one per 90 s, up to 5' })}
+      </div>
+      <div class="row">
+        {field('rangeStart', 'Only from (s or m:ss)', { placeholder: '0:00' })}
+        {field('rangeEnd', 'to (s or m:ss)', { placeholder: 'the end' })}
+        {field('language', 'Spoken language', { placeholder: 'en', maxLength: 10 })}
+      </div>
+      <div class="row">
+        {field('topics', 'Topics (comma-separated)', { placeholder: 'pricing, onboarding' })}
+        {field('prompt', 'Prompt (for a language-model picker)', { placeholder: 'the moments about…', maxLength: 2000 })}
+      </div>
+    </details>
+  );
+}
+
 /** One "New job" entry: paste a link, or drop (or pick) a video file for the resumable upload. */
 function NewJobPanel({ onCreated }: { onCreated: () => void }) {
   const [link, setLink] = useState('');
@@ -26,10 +113,17 @@ function NewJobPanel({ onCreated }: { onCreated: () => void }) {
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<{ id: string; how: string } | null>(null);
   const [abort, setAbort] = useState<(() => void) | null>(null);
+  const [picking, setPicking] = useState<PickingFields>(NO_PICKING);
   const fromLink = useAction(async () => {
     setDone(null);
+    const options = pickingOptions(picking);
     const { id } = await api<CreatedJob>('POST', '/api/jobs', {
-      body: { functionName: 'VideoShorts', ...sourceOfLink(link), ...(title.trim() ? { name: title.trim() } : {}) },
+      body: {
+        functionName: 'VideoShorts',
+        ...sourceOfLink(link),
+        ...(title.trim() ? { name: title.trim() } : {}),
+        ...(options ? { options } : {}),
+      },
     });
     setDone({ id, how: 'Job started.' });
     setLink('');
@@ -40,6 +134,11 @@ function NewJobPanel({ onCreated }: { onCreated: () => void }) {
   const upload = async (chosen: File) => {
     setError(null);
     setDone(null);
+    // Nothing to upload: say so before a request, rather than a job that fails on a 0-byte source.
+    if (chosen.size === 0) {
+      setError(new Error(`The file is empty: ${chosen.name} has 0 bytes. Choose a video file with something in it.`));
+      return;
+    }
     setSent({ sent: 0, total: chosen.size });
     const up = startUpload(chosen, { title: title.trim() || chosen.name, onProgress: (s, total) => setSent({ sent: s, total }) });
     setAbort(() => up.abort);
@@ -146,6 +245,7 @@ function NewJobPanel({ onCreated }: { onCreated: () => void }) {
             </span>
           ) : null}
         </div>
+        <PickingPanel fields={picking} onChange={setPicking} />
       </form>
       {sent ? (
         <div style={{ marginTop: '10px' }}>

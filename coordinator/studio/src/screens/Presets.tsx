@@ -2,8 +2,10 @@ import { useState } from 'preact/hooks';
 import { CAPTION_PRESETS } from '@shorts/common/render/presets';
 import type { BrandPreset, DeletedPreset } from '@shorts/common/api/brandings';
 import type { RenderOptions } from '@shorts/common/render/options';
+import type { FileView } from '@shorts/common/api/files';
 import { api } from '../api.js';
-import { captionCss, styleFor } from '../captions.js';
+import { styleFor } from '../captions.js';
+import { CaptionLayer } from '../CaptionLayer.js';
 import { startUpload } from '../upload.js';
 import { ErrorBox, ProgressBar, useAction, useLoad } from '../ui.js';
 
@@ -49,25 +51,23 @@ const fromPreset = (p: BrandPreset): Draft => ({
     : null,
 });
 
+// The sample is drawn as the render draws it (the shared caption layout), "is" being spoken.
+const SAMPLE_PAGE = {
+  words: ['This', 'is', 'your', 'caption'].map((text, i) => ({ text, start: i, end: i + 1 })),
+  active: 1,
+  elapsed: Infinity,
+};
+const SAMPLE_FRAME = { width: 1080, height: 1920 };
+
 function SamplePreview({ preset }: { preset: string }) {
   const style = styleFor(preset, null);
-  const words = ['This', 'is', 'your', 'caption'];
   return (
     <div
       class="preview"
       style={{ width: '150px', background: 'linear-gradient(160deg,#3a4660,#11151d)' }}
       aria-label={`Sample of the ${preset} caption style`}
     >
-      <div class="caption" style={captionCss(style, 150)}>
-        {words.map((w, i) => (
-          <span
-            key={i}
-            style={i === 1 ? { color: `rgba(${style.active.color.r},${style.active.color.g},${style.active.color.b},1)` } : undefined}
-          >
-            {w}
-          </span>
-        ))}
-      </div>
+      <CaptionLayer style={style} page={SAMPLE_PAGE} frame={SAMPLE_FRAME} />
     </div>
   );
 }
@@ -193,7 +193,7 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
         {wm?.fileAppId ? (
           <>
             <p class="muted">
-              Watermark file {wm.fileAppId}{' '}
+              <WatermarkFile fileId={wm.fileAppId} />{' '}
               <button type="button" onClick={() => set({ waterMark: null })}>
                 Remove watermark
               </button>
@@ -338,5 +338,18 @@ export function Presets() {
         </table>
       ) : null}
     </>
+  );
+}
+
+/** The preset's uploaded logo by its file name, with a thumbnail of it (not its id). */
+function WatermarkFile({ fileId }: { fileId: string }) {
+  const file = useLoad(() => api<FileView>('GET', `/api/uploads/files/${fileId}`), [fileId]);
+  if (file.error) return <span data-testid="watermark-file">Watermark file (no longer stored)</span>;
+  if (!file.data) return <span data-testid="watermark-file">Watermark file…</span>;
+  return (
+    <span data-testid="watermark-file">
+      <img class="thumb" src={file.data.url} alt="" data-testid="watermark-thumb" style={{ objectFit: 'contain' }} /> Watermark:{' '}
+      <strong>{file.data.name}</strong>
+    </span>
   );
 }

@@ -8,8 +8,10 @@ import {
   type WatermarkBox,
   type WatermarkPlacement,
 } from '@shorts/common/render/watermark-geometry';
-import { captionCss, type Word } from '../captions.js';
-import { drawCrop, type Crop } from '../reframe.js';
+import type { Word } from '../captions.js';
+import { CaptionLayer } from '../CaptionLayer.js';
+import { cropOfAspect, drawCrop, type Crop } from '../reframe.js';
+import { NumberInput } from '../ui.js';
 
 /** The three caption bands the render offers, as the `position` style item names them. */
 export const CAPTION_POSITIONS = [
@@ -55,7 +57,7 @@ export function RenderPreview({
   layout: ReframeLayout;
   layoutLabel: preact.ComponentChildren;
   style: ResolvedCaptionStyle;
-  page: { words: Word[]; active: number } | null;
+  page: { words: Word[]; active: number; elapsed: number } | null;
   /** The output frame in pixels, e.g. 1080x1920. */
   frame: { width: number; height: number };
   watermark: PreviewWatermark | null;
@@ -76,9 +78,12 @@ export function RenderPreview({
     const { crop: box, layout: how } = cropRef.current;
     const ctx = c?.getContext('2d');
     if (!c || !v || !box || !ctx || v.readyState < 2) return;
-    drawCrop(ctx, v, box, how, c.width, c.height);
+    // Another shape than the crop path's (square, landscape): the window of that shape about a single
+    // window (a fit already fits the whole picture, stacked panels keep theirs).
+    const shaped = how === 'single' ? cropOfAspect(box, c.width / c.height, v.videoWidth, v.videoHeight) : box;
+    drawCrop(ctx, v, shaped, how, c.width, c.height);
   };
-  useEffect(draw, [time, crop?.x, crop?.y, crop?.width, crop?.height, layout]);
+  useEffect(draw, [time, crop?.x, crop?.y, crop?.width, crop?.height, layout, frame.width, frame.height]);
   useEffect(() => {
     const v = source.current;
     if (!v) return;
@@ -156,23 +161,21 @@ export function RenderPreview({
   const field = (id: string, label: string, value: number, set: (n: number) => void) => (
     <div>
       <label for={id}>{label}</label>
-      <input
-        id={id}
-        type="number"
-        step="1"
-        value={value}
-        style={{ width: '80px' }}
-        onChange={(e) => {
-          const n = Number((e.target as HTMLInputElement).value);
-          if (Number.isFinite(n)) set(n);
-        }}
-      />{' '}
-      px
+      <NumberInput id={id} step={1} value={value} style={{ width: '80px' }} onCommit={set} /> px
     </div>
   );
   const pct = box ? boxPercent(box, frame.width, frame.height) : null;
-  // The caption's lengths are design pixels of a 1080-px short side; the preview is 240 px wide.
+  // The preview's short side is 240 px.
   const previewWidth = 240;
+  // The preview takes the output's shape: its short side 240 px, its canvas 480 px on the long side.
+  const portrait = frame.height >= frame.width;
+  const previewCss = {
+    aspectRatio: `${frame.width} / ${frame.height}`,
+    width: `${portrait ? previewWidth : Math.round((previewWidth * frame.width) / frame.height)}px`,
+  };
+  const canvasSize = portrait
+    ? { width: Math.round((480 * frame.width) / frame.height), height: 480 }
+    : { width: 480, height: Math.round((480 * frame.height) / frame.width) };
 
   return (
     <>
@@ -190,36 +193,21 @@ export function RenderPreview({
         ))}
       </select>
       <h3>Live preview</h3>
+      {/* Badges sit above the frame, never on it: a logo at (40, 40) stays in view. */}
+      <div class="preview-badges" data-testid="preview-badges">
+        {layoutLabel}
+      </div>
       <div
         class="preview"
         ref={previewEl}
         data-testid="caption-preview"
         data-frame={frameName}
+        style={previewCss}
         data-caption-anchor={style.position.anchor}
         aria-label="Preview of the captions and watermark on the cropped frame"
       >
-        <canvas ref={canvas} width={270} height={480} />
-        {layoutLabel}
-        {page ? (
-          <div class="caption" data-testid="preview-caption" style={captionCss(style, previewWidth)}>
-            {page.words.map((w, i) => (
-              <span
-                key={i}
-                class={i === page.active ? 'active' : undefined}
-                style={
-                  i === page.active
-                    ? {
-                        color: `rgba(${style.active.color.r},${style.active.color.g},${style.active.color.b},${style.active.color.a})`,
-                        fontSize: `${style.active.scale}em`,
-                      }
-                    : undefined
-                }
-              >
-                {w.text}
-              </span>
-            ))}
-          </div>
-        ) : null}
+        <canvas ref={canvas} width={canvasSize.width} height={canvasSize.height} />
+        <CaptionLayer style={style} page={page} frame={frame} />
         {watermark ? (
           <div
             class="watermark"

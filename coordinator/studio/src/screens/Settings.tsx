@@ -3,6 +3,7 @@ import type { OrganizationSettings } from '@shorts/common/api/sessions';
 import { api, signOutEverywhere, type Organization } from '../api.js';
 import { ErrorBox, useAction } from '../ui.js';
 import { ApiKeys } from './ApiKeys.js';
+import { Webhooks } from './Webhooks.js';
 
 export function Settings({ org, onChanged, page }: { org: Organization; onChanged: () => void; page?: string }) {
   const [days, setDays] = useState(org.retentionDays);
@@ -17,15 +18,20 @@ export function Settings({ org, onChanged, page }: { org: Organization; onChange
     <>
       <h1>Settings</h1>
       <nav class="subnav" aria-label="Settings pages">
-        <a href="#/settings" aria-current={page !== 'api-keys' ? 'page' : undefined}>
+        <a href="#/settings" aria-current={page !== 'api-keys' && page !== 'webhooks' ? 'page' : undefined}>
           Organization
         </a>
         <a href="#/settings/api-keys" aria-current={page === 'api-keys' ? 'page' : undefined}>
           API keys
         </a>
+        <a href="#/settings/webhooks" aria-current={page === 'webhooks' ? 'page' : undefined}>
+          Webhooks
+        </a>
       </nav>
       {page === 'api-keys' ? (
         <ApiKeys />
+      ) : page === 'webhooks' ? (
+        <Webhooks />
       ) : (
         <OrganizationSettings org={org} onChanged={onChanged} days={days} setDays={setDays} saved={saved} save={save} />
       )}

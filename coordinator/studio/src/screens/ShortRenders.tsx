@@ -1,21 +1,68 @@
-import type { ListedRender, RenderList } from '@shorts/common/api/renders';
+import { useEffect } from 'preact/hooks';
+import type { ListedRender, RenderList, RenderStatus } from '@shorts/common/api/renders';
 import { api, seconds } from '../api.js';
 import { ErrorBox, ProgressBar, useLoad } from '../ui.js';
 import { PostForm } from './Social.js';
 
 // Every render of a short, newest first, as GET /api/jobs/:jobId/renders gives them: they stay on the
 // job page after a reload, each with its first frame, size and style, live progress, play, download
-// (named after the short) and post.
+// (named "<short title> – <preset> – <size>.mp4") and post; each says how it was made: preset,
+// size, jump cuts on or off, layout, duration and date.
 
 const running = (r: ListedRender) => r.type === 'queued' || r.type === 'progress';
 
-export function ShortRenders({ jobId, shortId, title, refresh }: { jobId: string; shortId: number; title: string; refresh: unknown }) {
+const presetName = (r: ListedRender) => (r.brandPreset ? (r.brandPreset.name ?? 'a deleted brand preset') : r.captionPreset);
+
+function jumpCutsText(r: ListedRender): string {
+  const cut = [r.jumpCuts.removeSilences ? 'silences' : '', r.jumpCuts.removeFillers ? 'filler words' : ''].filter(Boolean);
+  return cut.length ? `jump cuts on (${cut.join(', ')})` : 'jump cuts off';
+}
+
+/** The output's seconds once done (jump cuts shorten it), else the short's. */
+function durationText(r: ListedRender): string {
+  const sec = r.type === 'done' && r.length ? r.length : r.shortSec;
+  return sec ? seconds(sec) : '';
+}
+
+/** "<short title> – <preset> – <size>.mp4", with the characters file systems refuse left out. */
+export function downloadName(title: string, r: ListedRender): string {
+  const clean = (s: string) =>
+    [...s]
+      .map((c) => (c < ' ' || '\\/:*?"<>|'.includes(c) ? ' ' : c))
+      .join('')
+      .replace(/\s+/g, ' ')
+      .trim();
+  return `${clean(title) || 'Short'} – ${clean(presetName(r))} – ${r.output.width}x${r.output.height}.mp4`;
+}
+
+export function ShortRenders({
+  jobId,
+  shortId,
+  title,
+  refresh,
+  live,
+}: {
+  jobId: string;
+  shortId: number;
+  title: string;
+  refresh: unknown;
+  /** The render panel's latest status of the render it started: shown here as is, so both agree. */
+  live?: { renderId: string; status: RenderStatus } | null;
+}) {
   const list = useLoad(() => api<RenderList>('GET', `/api/jobs/${jobId}/renders`, { query: { shortId } }), [jobId, shortId, refresh], {
     pollMs: 1500,
     poll: (l) => l.data.some(running),
   });
-  const renders = list.data?.data ?? [];
-  const fileName = `${title.replace(/[^\w.-]+/g, '_') || 'short'}.mp4`;
+  // The panel polls its render too: while the list has it running, the panel's status is shown (the
+  // same numbers in both places), and the list is read again when it ends (for its URL and thumbnail),
+  // so it never stays at its last progress.
+  const renders = (list.data?.data ?? []).map((r) =>
+    live && r.renderId === live.renderId && running(r) ? ({ ...r, ...live.status } as ListedRender) : r,
+  );
+  const liveType = live?.status.type;
+  useEffect(() => {
+    if (liveType === 'done' || liveType === 'error') list.reload();
+  }, [live?.renderId, liveType]);
   return (
     <section class="panel renders-panel" aria-labelledby="renders-title">
       <h2 id="renders-title">
@@ -26,16 +73,23 @@ export function ShortRenders({ jobId, shortId, title, refresh }: { jobId: string
       <ul class="render-list">
         {renders.map((r) => (
           <li key={r.renderId} data-testid="short-render" data-render-id={r.renderId} data-state={r.type}>
-            <p>
-              <strong data-testid="render-preset">
-                {r.brandPreset ? (r.brandPreset.name ?? 'a deleted brand preset') : r.captionPreset}
-              </strong>
+            <p class="render-facts">
+              <strong data-testid="render-preset">{presetName(r)}</strong>
               {' · '}
               <span data-testid="render-size">
                 {r.output.width}x{r.output.height}
               </span>
-              {r.brandPreset ? <span class="muted"> · {r.captionPreset}</span> : null} ·{' '}
-              <span class="muted">{new Date(r.createdAt).toLocaleString()}</span>
+              {r.brandPreset ? <span class="muted"> · {r.captionPreset}</span> : null}
+              {' · '}
+              <span data-testid="render-jump-cuts">{jumpCutsText(r)}</span>
+              {' · '}
+              <span data-testid="render-layout">{r.layouts.length ? `layout ${r.layouts.join(', ')}` : 'centre crop'}</span>
+              {' · '}
+              <span data-testid="render-duration">{durationText(r)}</span>
+              {' · '}
+              <time class="muted" data-testid="render-date" dateTime={r.createdAt}>
+                {new Date(r.createdAt).toLocaleString()}
+              </time>
             </p>
             {r.type === 'queued' ? <p>Queued: position {r.queuePosition}</p> : null}
             {r.type === 'progress' ? (
@@ -65,7 +119,7 @@ export function ShortRenders({ jobId, shortId, title, refresh }: { jobId: string
                 />
                 <p>
                   {r.length ? <span class="muted">{seconds(r.length)} · </span> : null}
-                  <a class="button" href={r.url} download={fileName}>
+                  <a class="button" href={r.url} download={downloadName(title, r)} data-testid="render-download">
                     Download
                   </a>
                 </p>

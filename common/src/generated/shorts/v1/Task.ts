@@ -12,6 +12,11 @@ export interface Task {
    * Type-specific input, JSON; its shape is owned by the task type on both sides.
    */
   'payload_json'?: (string);
+  /**
+   * The X-Request-Id of the API request that queued the task; empty when none did. The agent puts
+   * it on its log lines for the task.
+   */
+  'request_id'?: (string);
 }
 
 export interface Task__Output {
@@ -24,4 +29,9 @@ export interface Task__Output {
    * Type-specific input, JSON; its shape is owned by the task type on both sides.
    */
   'payload_json': (string);
+  /**
+   * The X-Request-Id of the API request that queued the task; empty when none did. The agent puts
+   * it on its log lines for the task.
+   */
+  'request_id': (string);
 }

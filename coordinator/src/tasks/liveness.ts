@@ -6,7 +6,8 @@ import { AppError } from '../errors.js';
 // lease TTL; any call it makes is a sign of life (markAgentSeen). One silent for a whole lease TTL
 // is not connected: placement and the farm's numbers leave it out (connectedAgentSql, heardFromSql),
 // this process stops counting it (AgentRegistry.connectedCount), and the lease watchdog marks it
-// offline (markSilentAgentsOffline) until it speaks again.
+// offline (markSilentAgentsOffline) until it speaks again. It lives with the queue because the
+// queue's placement reads it, and a slot is busy while the queue has a task leased on it.
 
 /** How often an agent is asked to heartbeat: three times per lease TTL. */
 export const heartbeatIntervalMs = (leaseTtlMs: number): number => Math.floor(leaseTtlMs / 3);
@@ -64,4 +65,13 @@ export async function freeSlots(
     [app.config.leaseTtlMs, askingTaskId, type],
   );
   return row ?? { all: 0, nvenc: 0 };
+}
+
+/** Slots busy on each of these agents: the tasks the queue has leased to it now (0 for none). */
+export async function busySlotsByAgent(db: Db, agentIds: readonly string[]): Promise<Map<string, number>> {
+  const rows = await db.query<{ agentId: string; busy: number }>(
+    `SELECT leased_by AS "agentId", count(*)::int AS busy FROM tasks WHERE state = 'leased' AND leased_by = ANY($1::text[]) GROUP BY leased_by`,
+    [agentIds],
+  );
+  return new Map(rows.map((r) => [r.agentId, r.busy]));
 }

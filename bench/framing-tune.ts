@@ -1,0 +1,99 @@
+// Tuning speaker attribution on the framing evaluation's development split, fast: each scene is
+// analysed once and what attribution decides from (faces, mouths, speech, the voice's envelope) kept
+// (FRAMING_CACHE/evidence); every setting tried then replays only attribution, the camera and the
+// score, milliseconds a scene.
+//   npm run bench:framing:tune -- --per-family N [--from K] [--family a,b] [--try '{"switchCost":[0.4,0.6]}'] [--split heldout] [--each]
+// (--each prints every scene's time on the speaker.)
+// Tune on the development split only. `--split heldout` is for reporting the chosen setting on scenes
+// it was not tuned on (kept evidence is valid while detection itself is unchanged; bench:framing runs
+// everything afresh).
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { repoRoot } from '@shorts/common/paths';
+import { planReframe } from '@shorts/common/reframe/camera';
+import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
+import type { ShortDetections } from '@shorts/common/reframe/types';
+import type { SpeakerEvidence } from '../node-agent/src/reframe/detect-shorts.js';
+import { attributeSpeakers, type AttributionOptions } from '../node-agent/src/reframe/speakers.js';
+import { evaluateScene, loadCast } from './framing/evaluate.js';
+import { SPLITS } from './framing/scenes.js';
+import type { SceneLabels } from './framing/compose.js';
+import { arg, sceneSelection } from './framing/args.js';
+import { scoreScene, summarise, table, type SceneScore } from './framing/score.js';
+
+const { split, perFamily, first, families, cacheDir } = sceneSelection();
+const grid = JSON.parse(arg('try') ?? '{}') as Record<string, number[]>;
+const evidenceDir = path.join(cacheDir, 'evidence');
+await mkdir(evidenceDir, { recursive: true });
+
+interface Kept {
+  labels: SceneLabels;
+  detections: ShortDetections;
+  evidence: Omit<SpeakerEvidence, 'envelope'> & { envelope: { start: number; rate: number; values: number[] } };
+  stageSec: number;
+}
+
+const casting = await loadCast(repoRoot());
+if (!casting) {
+  console.log('skipped: ../shared/media absent');
+  process.exit(0);
+}
+const scenes: Kept[] = [];
+for (const family of families) {
+  for (let k = 0; k < perFamily; k++) {
+    const seed = SPLITS[split] + first + k;
+    const file = path.join(evidenceDir, `${family}-${seed}.json`);
+    if (existsSync(file)) {
+      scenes.push(JSON.parse(await readFile(file, 'utf8')) as Kept);
+      continue;
+    }
+    let evidence: SpeakerEvidence | undefined;
+    const result = await evaluateScene(family, seed, casting, cacheDir, (e) => (evidence = e));
+    const kept: Kept = {
+      labels: result.scene.labels,
+      detections: result.detections,
+      evidence: { ...evidence!, envelope: { ...evidence!.envelope, values: [...evidence!.envelope.values] } },
+      stageSec: result.score.stageRatio * result.spec.duration,
+    };
+    await writeFile(file, JSON.stringify(kept));
+    scenes.push(kept);
+    console.log(`  ${family} ${seed}: analysed`);
+  }
+}
+
+// Every combination of the settings tried.
+let settings: Array<Partial<AttributionOptions>> = [{}];
+for (const [key, values] of Object.entries(grid)) settings = settings.flatMap((s) => values.map((v) => ({ ...s, [key]: v })));
+
+for (const options of settings) {
+  const scores: SceneScore[] = scenes.map(({ labels, detections, evidence, stageSec }) => {
+    const envelope = { ...evidence.envelope, values: Float32Array.from(evidence.envelope.values) };
+    const turns = attributeSpeakers(evidence.tracks, evidence.speech, evidence.range, evidence.fps, options, envelope).map((t) => ({
+      start: Number(t.start.toFixed(3)),
+      end: Number(t.end.toFixed(3)),
+      trackId: t.trackId,
+      ...(t.confidence !== undefined ? { confidence: t.confidence } : {}),
+      ...(t.runnerUp !== undefined ? { runnerUp: t.runnerUp } : {}),
+    }));
+    const reframe = planReframe({ ...detections, turns }, DEFAULT_DIRECTOR, { width: 1080, height: 1920 });
+    return scoreScene(labels, reframe, stageSec);
+  });
+  console.log(`\n${JSON.stringify(options)}`);
+  console.log(
+    table(
+      families.map((f) =>
+        summarise(
+          f,
+          scores.filter((s) => s.family === f),
+        ),
+      ),
+    ),
+  );
+  if (process.argv.includes('--each'))
+    console.log(
+      scores.map((s) => `${s.family} ${s.seed}: ${s.onSpeaker === undefined ? '—' : `${(100 * s.onSpeaker).toFixed(1)} %`}`).join(', '),
+    );
+  const low = scores.filter((s) => s.onSpeaker !== undefined && s.onSpeaker < 0.8);
+  console.log(`under 80 %: ${low.map((s) => `${s.family} ${s.seed} ${(100 * s.onSpeaker!).toFixed(0)} %`).join(', ') || 'none'}`);
+}
