@@ -339,6 +339,36 @@ needing({ tools: TOOLS }).serial(
       [renderId],
     );
     t.deepEqual(task!.payload.options.style.at(-1), { property: 'position', value: 'top' });
+
+    // Another preset sets other lines: the preview asks the coordinator again and shows the band that
+    // preset's render will take, and the render asked next carries exactly the style items shown.
+    const answered = page.waitForResponse(
+      (r) => r.url().includes('/api/render/caption-position') && (r.request().postData() ?? '').includes('HORMOZI'),
+    );
+    await page.selectOption('#render-style', 'style:HORMOZI');
+    const answer = (await (await answered).json()) as { position: 'top' | 'center' | 'bottom'; movedFromFace?: boolean; style: unknown[] };
+    const words = { top: 'top', center: 'middle', bottom: 'lower third' }[answer.position];
+    const label = `Automatic: ${words}${answer.movedFromFace ? ', away from the face' : ''}`;
+    await waitFor(async () => (await page.locator('#caption-position option:checked').innerText()) === label || undefined, 10_000, label);
+    const hormozi = await box(page, '[data-testid="preview-caption"]');
+    const frameNow = await box(page, '[data-testid="caption-preview"]');
+    const third = { top: 0, center: 1, bottom: 2 }[answer.position];
+    t.is(
+      Math.floor(((hormozi.y + hormozi.height / 2 - frameNow.y) / frameNow.height) * 3),
+      third,
+      `the preview's caption is where the answer says`,
+    );
+    // The first render is still queued (no agent here): cancelled, it frees the Render button.
+    t.is((await cluster.api('POST', `/api/render/${renderId}/cancel`, { key, body: {} })).status, 202);
+    await page.locator('button.primary:has-text("Render"):enabled').waitFor({ timeout: 15_000 });
+    const second = page.waitForResponse((r) => r.url().endsWith('/api/render') && r.request().method() === 'POST');
+    await page.click('button.primary:has-text("Render")');
+    const secondTask = await cluster.app.db.one<{ payload: { captionPreset: string; options: { style: unknown[] } } }>(
+      `SELECT payload FROM tasks WHERE subject_id = $1`,
+      [((await (await second).json()) as { renderId: string }).renderId],
+    );
+    t.is(secondTask!.payload.captionPreset, 'HORMOZI');
+    t.deepEqual(secondTask!.payload.options.style, answer.style);
     // A short with no framed face low keeps the render as it was: no position added.
     const plain = await insertCompletedJob(cluster.app, {
       organizationId: (await cluster.app.db.one<{ o: string }>(`SELECT organization_id AS o FROM jobs WHERE id = $1`, [jobId]))!.o,

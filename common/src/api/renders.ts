@@ -8,27 +8,46 @@ const stage = z
     'Present when the render has waited past WAITING_NOTICE_MS with no connected agent able to run it (e.g. "waiting for a render agent")',
   );
 
-const captionPosition = z
-  .object({
-    position: z.enum(['top', 'center', 'bottom']),
-    chosenBy: z
-      .enum(['automatic', 'style'])
-      .describe(
-        "'automatic': no style item placed the captions, so the render chose a band clear of the faces it frames; 'style': a `position`, `top` or `bottom` item of the request or its preset did",
-      ),
-    movedFromFace: z
-      .boolean()
-      .optional()
-      .describe('Automatic only: moved from where the caption style itself puts them, to keep off a framed face'),
-    faceOverlap: z
-      .number()
-      .optional()
-      .describe(
-        "Automatic only: the share (0-1) of the short's sampled moments where the captions still cross a framed face; 0 when a band clear of them all was found",
-      ),
-  })
+const captionPositionFields = z.object({
+  position: z.enum(['top', 'center', 'bottom']),
+  chosenBy: z
+    .enum(['automatic', 'style'])
+    .describe(
+      "'automatic': no style item placed the captions, so the render chose a band clear of the faces it frames; 'style': a `position`, `top` or `bottom` item of the request or its preset did",
+    ),
+  movedFromFace: z
+    .boolean()
+    .optional()
+    .describe('Automatic only: moved from where the caption style itself puts them, to keep off a framed face'),
+  faceOverlap: z
+    .number()
+    .optional()
+    .describe(
+      "Automatic only: the share (0-1) of the short's sampled moments where the captions still cross a framed face; 0 when a band clear of them all was found",
+    ),
+});
+
+const captionPosition = captionPositionFields
   .optional()
   .describe('Beyond the contract: where the captions were put, and why (absent on renders asked before it was recorded)');
+
+/** POST /api/render/caption-position: what a render asked with the same body would do with its
+ *  captions, so that a preview can show the same band and style before anything is rendered. */
+export const renderCaptionPlacementSchema = captionPositionFields.extend({
+  captionPreset: z.string().describe('The caption preset the render would use'),
+  size: z.object({ width: z.number(), height: z.number() }).describe('The output size the render would have'),
+  style: z
+    .array(
+      z.object({
+        property: z.string(),
+        value: z.string(),
+        active: z.object({ value: z.string(), duration: z.number().optional() }).optional(),
+        past: z.object({ value: z.string(), duration: z.number().optional() }).optional(),
+      }),
+    )
+    .describe("The style items the render would burn its captions with: the request's and its preset's, with the chosen band added"),
+});
+export type RenderCaptionPlacement = z.output<typeof renderCaptionPlacementSchema>;
 
 /** GET /api/render/:renderId: queued, progress, done or error, told apart by `type`. */
 export const renderStatusSchema = z.discriminatedUnion('type', [

@@ -892,6 +892,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/render/caption-position": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Where a render asked with this body would put its captions, and with which style items; nothing is rendered
+         * @description Beyond the contract. Takes the body of POST /api/render and answers what that render would decide about its captions: the band (chosen clear of the faces it frames when no style item places them), why, and the style items it would burn them with, for the request's preset and size. The web studio's preview shows this, so that its captions sit where the render's will. Nothing is queued or charged; errors are those of POST /api/render.
+         */
+        post: operations["postRenderCaptionPosition"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/session": {
         parameters: {
             query?: never;
@@ -5509,6 +5529,160 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    postRenderCaptionPosition: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1-128 of A-Z a-z 0-9 . _ : = + / @ -), echoed in the X-Request-Id response header, in error bodies and on every server log line of the request; one is made when absent or unusable. */
+                "X-Request-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "0b5c8e0e-6f0a-4d7e-9a51-2f0d8c3b9e11",
+                 *       "target": 0,
+                 *       "preset": "DEFAULT",
+                 *       "size": {
+                 *         "width": 720,
+                 *         "height": 1280,
+                 *         "name": "9:16"
+                 *       },
+                 *       "options": {
+                 *         "maxWordsInPage": 3
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    brandPresetId?: string | null;
+                    id: string;
+                    /** @description Render options (maxWordsInPage, waterMark, style, director, editing); legacy WaterMark, watermarkUrl and styles are accepted and stored normalised */
+                    options?: {
+                        /** @description Jump cuts: removeSilences (true or {minSilenceSec, keepSec}) and removeFillers (true or {words}) */
+                        editing?: {
+                            removeFillers?: boolean | {
+                                /** @description Filler words matched as whole words (default um, uh, er, erm, ah, hmm and their spellings) */
+                                words?: string[];
+                            };
+                            removeSilences?: boolean | {
+                                /** @description What is left of each shortened pause (default 0.15) */
+                                keepSec?: number;
+                                /** @description Pauses at least this long are shortened (default 0.6) */
+                                minSilenceSec?: number;
+                            };
+                        };
+                        /**
+                         * @description Caption style items {property, value, active?, past?} applied over the caption preset, CSS-like (color, font-size, -webkit-text-stroke, text-shadow, ...). The caption band: `position` "top", "center" (or "middle") or "bottom" (default: the lower third, 360 design px above the bottom edge, in px of a 1080-px short side); `top` or `bottom` with a px value sets the distance from that edge
+                         * @example [
+                         *       {
+                         *         "property": "position",
+                         *         "value": "top"
+                         *       }
+                         *     ]
+                         */
+                        style?: {
+                            property: string;
+                            value: string;
+                        }[];
+                    } | {
+                        [key: string]: unknown;
+                    } | null;
+                    organizationId?: string | null;
+                    /**
+                     * @description Caption style; a brand preset's own preset when omitted
+                     * @enum {string|null}
+                     */
+                    preset?: "DEFAULT" | "VIRAL" | "GRAPES" | "HORMOZI" | "BEAST" | "KARAOKE" | "MINIMAL" | null;
+                    size?: {
+                        height: number;
+                        name?: string;
+                        width: number;
+                    } | null;
+                    target: string | number;
+                    /**
+                     * @description "shortVideo" or omitted
+                     * @enum {string|null}
+                     */
+                    type?: "shortVideo" | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "position": "top",
+                     *       "chosenBy": "automatic",
+                     *       "movedFromFace": true,
+                     *       "faceOverlap": 0,
+                     *       "captionPreset": "DEFAULT",
+                     *       "size": {
+                     *         "width": 1080,
+                     *         "height": 1920
+                     *       },
+                     *       "style": [
+                     *         {
+                     *           "property": "position",
+                     *           "value": "top"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The caption preset the render would use */
+                        captionPreset: string;
+                        /**
+                         * @description 'automatic': no style item placed the captions, so the render chose a band clear of the faces it frames; 'style': a `position`, `top` or `bottom` item of the request or its preset did
+                         * @enum {string}
+                         */
+                        chosenBy: "automatic" | "style";
+                        /** @description Automatic only: the share (0-1) of the short's sampled moments where the captions still cross a framed face; 0 when a band clear of them all was found */
+                        faceOverlap?: number;
+                        /** @description Automatic only: moved from where the caption style itself puts them, to keep off a framed face */
+                        movedFromFace?: boolean;
+                        /** @enum {string} */
+                        position: "top" | "center" | "bottom";
+                        /** @description The output size the render would have */
+                        size: {
+                            height: number;
+                            width: number;
+                        };
+                        /** @description The style items the render would burn its captions with: the request's and its preset's, with the chosen band added */
+                        style: {
+                            active?: {
+                                duration?: number;
+                                value: string;
+                            };
+                            past?: {
+                                duration?: number;
+                                value: string;
+                            };
+                            property: string;
+                            value: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

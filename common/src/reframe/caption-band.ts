@@ -56,7 +56,7 @@ export function chooseCaptionBand(
   return best!;
 }
 
-/** The band for a short's captions in the DEFAULT style (kept as the short's `captionBand`, which the studio's preview reads). */
+/** The band for a short's captions in the DEFAULT style (kept as the short's `captionBand`; the studio's preview asks POST /api/render/caption-position for the band of the preset and size it shows, and shows this one until the answer comes). */
 export function captionBandFor(
   reframe: Reframe | null | undefined,
   detections: ShortDetections | null | undefined,

@@ -14,7 +14,7 @@ import { checkFetchableUrl } from '@shorts/common/net/url-rules';
 import { parseAllowlist } from '@shorts/common/net/address-policy';
 import { placeCaptions, type RenderCaptionPosition } from './caption-placement.js';
 import { parseTarget, resolveRender, type BrandPresetRow, type RenderBody } from './render-request.js';
-import type { RenderStatus } from '@shorts/common/api/renders';
+import type { RenderCaptionPlacement, RenderStatus } from '@shorts/common/api/renders';
 
 /** A render takes tens of seconds; asking again sooner than this finds the line as it was. */
 const RENDER_LIMIT_RETRY_SEC = 30;
@@ -42,11 +42,9 @@ export async function findPreset(
   ).rows[0];
 }
 
-export async function createRender(
-  app: Pick<Coordinator, 'db' | 'queue' | 'config'>,
-  organizationId: string,
-  body: RenderBody,
-): Promise<string> {
+/** What a render request decides before anything is queued: its short, preset and size resolved,
+ *  the crop path planned again where its settings differ, and where its captions go. */
+async function prepareRender(app: Pick<Coordinator, 'db'>, organizationId: string, body: RenderBody) {
   const org = await requireOrganization(app.db.pool, organizationId);
   const job = await findJob(app.db.pool, organizationId, body.id);
   if (!job) throw notFound('Job not found');
@@ -66,6 +64,46 @@ export async function createRender(
     defaultPreset: await findPreset(app.db.pool, organizationId, { isDefault: true }),
   });
 
+  // A render that places its captions nowhere gets a band away from the faces it frames.
+  const recompute = await recomputeFor(app.db.pool, { id: job.id, data }, shortId, resolved.options.director, resolved.size);
+  const detections = recompute?.detections ?? (await storedDetections(app.db.pool, job.id, shortId, short));
+  const placed = placeCaptions({
+    preset: resolved.captionPreset,
+    items: resolved.options.style,
+    output: resolved.size,
+    reframe: recompute ? planReframe(recompute.detections, recompute.director, resolved.size) : (short.reframe ?? null),
+    detections,
+    words: data.transcription.words,
+    range: { start: short.startTime, end: short.endTime },
+    maxWordsInPage: resolved.options.maxWordsInPage,
+  });
+  if (placed.items !== resolved.options.style) resolved.options = { ...resolved.options, style: placed.items };
+  return { job, data, shortId, short, resolved, recompute, placed };
+}
+
+/** Where a render asked with this body would put its captions, and the style items it would burn
+ *  them with: the studio's preview shows exactly that, for any preset and size (nothing is queued). */
+export async function renderCaptionPlacement(
+  app: Pick<Coordinator, 'db'>,
+  organizationId: string,
+  body: RenderBody,
+): Promise<RenderCaptionPlacement> {
+  const { resolved, placed } = await prepareRender(app, organizationId, body);
+  return {
+    ...placed.position,
+    captionPreset: resolved.captionPreset,
+    size: { width: resolved.size.width, height: resolved.size.height },
+    style: resolved.options.style ?? [],
+  };
+}
+
+export async function createRender(
+  app: Pick<Coordinator, 'db' | 'queue' | 'config'>,
+  organizationId: string,
+  body: RenderBody,
+): Promise<string> {
+  const { job, data, shortId, short, resolved, recompute, placed } = await prepareRender(app, organizationId, body);
+
   let watermark: RenderShortPayload['watermark'] = null;
   const wm = resolved.options.waterMark;
   if (wm?.fileAppId) {
@@ -81,21 +119,6 @@ export async function createRender(
     await checkWatermarkUrl(app, url);
     watermark = { url };
   }
-
-  // A render that places its captions nowhere gets a band away from the faces it frames.
-  const recompute = await recomputeFor(app.db.pool, { id: job.id, data }, shortId, resolved.options.director, resolved.size);
-  const detections = recompute?.detections ?? (await storedDetections(app.db.pool, job.id, shortId, short));
-  const placed = placeCaptions({
-    preset: resolved.captionPreset,
-    items: resolved.options.style,
-    output: resolved.size,
-    reframe: recompute ? planReframe(recompute.detections, recompute.director, resolved.size) : (short.reframe ?? null),
-    detections,
-    words: data.transcription.words,
-    range: { start: short.startTime, end: short.endTime },
-    maxWordsInPage: resolved.options.maxWordsInPage,
-  });
-  if (placed.items !== resolved.options.style) resolved.options = { ...resolved.options, style: placed.items };
 
   const words = data.transcription.words.filter((w) => w.end > short.startTime && w.start < short.endTime);
   const id = newId();

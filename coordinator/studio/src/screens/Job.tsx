@@ -7,7 +7,7 @@ import type { EditingOptions } from '@shorts/common/render/options';
 import type { BearerJob, BearerJobShort, CreatedJob, ShortEditResponse } from '@shorts/common/api/jobs';
 import type { BrandPreset } from '@shorts/common/api/brandings';
 import type { FileView } from '@shorts/common/api/files';
-import type { CreatedRender, RenderStatus } from '@shorts/common/api/renders';
+import type { CreatedRender, RenderCaptionPlacement, RenderStatus } from '@shorts/common/api/renders';
 import { api, currentPlan, hrefOf, seconds, stageOf } from '../api.js';
 import { PLAN_LIMITS, type Plan } from '../../../src/tenancy/plans.js';
 import { BASE_SIZE, initialSize, planSizes, rememberChoice, rememberedChoice, rememberSize, sizeKey, type RenderSize } from '../sizes.js';
@@ -804,12 +804,32 @@ function RenderPanel({
   const presetItems: StyleItem[] = brand?.options?.style ?? [];
   const requestItems: StyleItem[] =
     captionPosition === 'auto' ? presetItems : [...presetItems, { property: 'position', value: captionPosition }];
-  const bandItems =
-    captionPosition === 'auto' && short.captionBand !== 'bottom'
-      ? (withCaptionBand(requestItems, styleName, short.captionBand) ?? requestItems)
-      : requestItems;
+  // Automatic: the coordinator answers what the render asked with this preset and size would do
+  // (its band depends on both); until it has, the short's stored band for the default style.
+  const placementBody = {
+    id: jobId,
+    target: short.id,
+    ...(brand ? { brandPresetId: brand.id } : { preset: styleName }),
+    size: { width: size.width, height: size.height },
+    options: { style: requestItems },
+  };
+  const placementKey = JSON.stringify([placementBody, short.startTime, short.endTime, short.reframe?.overrides ?? null]);
+  const captionPlacement = useLoad(
+    () =>
+      captionPosition === 'auto'
+        ? api<RenderCaptionPlacement>('POST', '/api/render/caption-position', { body: placementBody })
+        : Promise.resolve(null),
+    [placementKey, captionPosition],
+  );
+  const answered = captionPosition === 'auto' ? captionPlacement.data : null;
+  const bandItems: StyleItem[] =
+    captionPosition !== 'auto'
+      ? requestItems
+      : (answered?.style ??
+        (short.captionBand !== 'bottom' ? (withCaptionBand(requestItems, styleName, short.captionBand) ?? requestItems) : requestItems));
   const previewStyle = styleFor(styleName, bandItems);
-  const autoLabel = `Automatic: ${POSITION_WORDS[previewStyle.position.anchor]}${bandItems !== requestItems ? ', away from the face' : ''}`;
+  const awayFromFace = answered ? answered.movedFromFace === true : bandItems !== requestItems;
+  const autoLabel = `Automatic: ${POSITION_WORDS[previewStyle.position.anchor]}${awayFromFace ? ', away from the face' : ''}`;
 
   // The dragged box kept in the brand preset, so its next renders put the watermark there too.
   const saveWatermark = useAction(async () => {
