@@ -117,6 +117,7 @@ test('every operation, called through the generated typed client, answers with a
   await api.POST('/api/jobs/{jobId}/cancel', { params: { path: { jobId: newJob } }, body: {} });
 
   // Render and captions
+  await api.POST('/api/render/caption-position', { body: { id: jobId, target: 0 } });
   const render = await api.POST('/api/render', { body: { id: jobId, target: 0 } });
   t.is(render.response.status, 201, JSON.stringify(render.error));
   const renderId = render.data!.renderId;

@@ -8,6 +8,7 @@ import { createAnalyzeRangeOutcomeHandler } from './jobs/analyze-range-outcome.j
 import { createReframeShortOutcomeHandler } from './jobs/reframe-short-outcome.js';
 import { startWebhookWorker } from './webhooks/webhooks.js';
 import { registerRenderRoutes } from './api/renders.js';
+import { registerRenderCaptionPositionRoute } from './api/render-caption-position.js';
 import { registerCaptionRoutes } from './api/captions.js';
 import { registerTimelineRoutes } from './api/timelines.js';
 import { createRenderShortOutcomeHandler } from './renders/render-short-outcome.js';
@@ -27,6 +28,7 @@ import { withContract } from './tasks/typed-outcome.js';
 export function registerApiRoutes(api: Api, app: Coordinator): void {
   registerProbeRoutes(api, app);
   registerJobRoutes(api, app);
+  registerRenderCaptionPositionRoute(api, app);
   registerRenderRoutes(api, app);
   registerCaptionRoutes(api, app);
   registerTimelineRoutes(api, app);

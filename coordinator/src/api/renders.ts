@@ -3,10 +3,10 @@ import type { Api } from './http.js';
 import type { Coordinator } from '../context.js';
 import { requireOrg, suppliedOrgId } from './auth-context.js';
 import { renderBodySchema } from '../renders/render-request.js';
-import { cancellableRender, createRender, renderCaptionPlacement, renderStatus } from '../renders/renders.js';
+import { cancellableRender, createRender, renderStatus } from '../renders/renders.js';
 import { cancelSubjectTasks } from '../tasks/cancel-subject.js';
 import { listJobRenders, RENDER_LIST_LIMIT } from '../renders/render-list.js';
-import { createdRenderSchema, renderCaptionPlacementSchema, renderListSchema, renderStatusSchema } from '@shorts/common/api/renders';
+import { createdRenderSchema, renderListSchema, renderStatusSchema } from '@shorts/common/api/renders';
 
 /** A short's id is its index in its job (at most 100 predefined ones); no short lies past this. */
 const MAX_SHORT_ID = 10_000;
@@ -43,34 +43,6 @@ export function registerRenderRoutes(api: Api, app: Coordinator): void {
       const renderId = await createRender(app, orgId, body);
       app.log.info('render queued', { renderId, jobId: body.id, organizationId: orgId });
       return { renderId };
-    },
-  );
-
-  api.route(
-    {
-      method: 'post',
-      path: '/api/render/caption-position',
-      tag: 'Render',
-      summary: 'Where a render asked with this body would put its captions, and with which style items; nothing is rendered',
-      description:
-        'Beyond the contract. Takes the body of POST /api/render and answers what that render would decide about its captions: ' +
-        "the band (chosen clear of the faces it frames when no style item places them), why, and the style items it would burn them with, for the request's preset and size. " +
-        "The web studio's preview shows this, so that its captions sit where the render's will. Nothing is queued or charged; errors are those of POST /api/render.",
-      body: renderBodySchema,
-      response: renderCaptionPlacementSchema,
-      example: {
-        position: 'top',
-        chosenBy: 'automatic',
-        movedFromFace: true,
-        faceOverlap: 0,
-        captionPreset: 'DEFAULT',
-        size: { width: 1080, height: 1920 },
-        style: [{ property: 'position', value: 'top' }],
-      },
-    },
-    async (ctx, { body }) => {
-      const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
-      return renderCaptionPlacement(app, orgId, body);
     },
   );
 
