@@ -176,6 +176,11 @@ test("the model's title is used, cut to 60 characters at a word boundary; an emp
     t.true(shorts[1]!.title.length <= 60, shorts[1]!.title);
     t.is(shorts[1]!.title, 'Why this one strange habit quietly doubles your savings…');
     t.true(long.startsWith(shorts[1]!.title.replace(/…$/, '') + ' '));
+    // Marked as the model's, so the job keeps them through corrections that leave their words alone.
+    t.deepEqual(
+      shorts.map((s) => s.titledBy),
+      ['model', 'model', undefined, undefined, undefined],
+    );
     for (const s of shorts.slice(2)) {
       t.is(s.title, titleFromTranscript(tr.words, s.startId!, s.endId!), `short ${s.id}`);
       t.regex(s.title, /^Word\d+/);

@@ -312,3 +312,54 @@ test("a corrected word re-makes the title by the picker's rule, with the job's t
     { content: 'My cats', titleSource: 'user' },
   ]);
 });
+
+test("a trim makes a words' title again with the job's topics, as the picker would", async (t) => {
+  const { org, key } = await cluster.org();
+  const words = COTS.map((w) => (w.text === 'cots' ? { ...w, text: 'cats' } : w));
+  const id = await insertCompletedJob(cluster.app, {
+    organizationId: org.id,
+    words,
+    options: { topics: ['cats'] },
+    shorts: [{ startTime: 0.4, endTime: 3.3, title: titleFromTranscript(words, 0, 6, { topics: ['cats'] }), startId: 0, endId: 6 }],
+  });
+  const shorts = async () => (await cluster.api('GET', `/api/jobs/${id}`, { key })).body.data.shorts;
+  t.like(await shorts(), [{ content: 'How many rooms does this house have?', titleSource: 'transcript' }]);
+  // Trimmed to take in the next sentence: it names the job's topic, so it is the stronger title.
+  const trimmed = await cluster.api('PATCH', `/api/jobs/${id}/shorts/0`, { key, body: { revision: 0, endTime: 5.5 } });
+  t.is(trimmed.status, 200, JSON.stringify(trimmed.body));
+  t.like(trimmed.body.short, { title: 'Our cats sleep in the kitchen', titleSource: 'transcript' });
+  t.like(await shorts(), [{ content: 'Our cats sleep in the kitchen', titleSource: 'transcript' }]);
+});
+
+test("a model's title is kept through a correction that leaves its words alone, and made again from the words when one it uses is corrected", async (t) => {
+  const { org, key } = await cluster.org();
+  const id = await insertCompletedJob(cluster.app, {
+    organizationId: org.id,
+    words: COTS,
+    shorts: [
+      { startTime: 0.4, endTime: 5.5, title: 'Where the cots sleep', startId: 0, endId: 12, titleSource: 'model' },
+      { startTime: 0.4, endTime: 5.5, title: 'A house tour in one question', startId: 0, endId: 12, titleSource: 'model' },
+    ],
+  });
+  const shorts = async () => (await cluster.api('GET', `/api/jobs/${id}`, { key })).body.data.shorts;
+  t.like(await shorts(), [
+    { content: 'Where the cots sleep', titleSource: 'model' },
+    { content: 'A house tour in one question', titleSource: 'model' },
+  ]);
+  const fixed = await cluster.api('PATCH', `/api/jobs/${id}/transcription`, {
+    key,
+    body: { revision: 0, edits: [{ op: 'replace', index: 8, text: 'cats' }] },
+  });
+  t.is(fixed.status, 200, JSON.stringify(fixed.body));
+  t.like(await shorts(), [
+    {
+      content: titleFromTranscript(
+        COTS.map((w) => (w.text === 'cots' ? { ...w, text: 'cats' } : w)),
+        0,
+        12,
+      ),
+      titleSource: 'transcript',
+    },
+    { content: 'A house tour in one question', titleSource: 'model' },
+  ]);
+});

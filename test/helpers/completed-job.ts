@@ -21,6 +21,8 @@ export async function insertCompletedJob(
       detections?: ShortDetections;
       startId?: number;
       endId?: number;
+      /** Who made the title, as analysis stores it ('model' for a language model's). */
+      titleSource?: 'transcript' | 'model' | 'user';
     }>;
     width?: number;
     /** The source's frame rate as the analysis reads it (jobs analysed before it was kept have none). */
@@ -42,6 +44,7 @@ export async function insertCompletedJob(
   const shorts = opts.shorts.map((s, i) => ({
     id: i,
     title: s.title ?? `Short ${i}`,
+    ...(s.titleSource ? { titleSource: s.titleSource } : {}),
     reason: 'test',
     startId: s.startId ?? null,
     endId: s.endId ?? null,

@@ -4,6 +4,12 @@ import { z } from 'zod';
 import { reframeSchema } from '../reframe/schema.js';
 import { shortScoresSchema } from '../tasks/analyze-video.js';
 
+/** Who made a short's title, and so whether corrections to its words make it again. */
+const titleSources = ['transcript', 'model', 'user'] as const;
+export type TitleSource = (typeof titleSources)[number];
+const MODEL_TITLE =
+  "'model': written by the configured language model, kept through corrections unless they change a word it uses, then made from the corrected words";
+
 const scoreField = z
   .number()
   .optional()
@@ -27,8 +33,8 @@ export const editedShortSchema = z.object({
   id: z.number().describe('Stable: never shifted by a removal, never reused'),
   title: z.string(),
   titleSource: z
-    .enum(['transcript', 'user'])
-    .describe("'transcript': made from the short's words, made again when they are corrected; 'user': typed"),
+    .enum(titleSources)
+    .describe(`'transcript': made from the short's words, made again when they are corrected; ${MODEL_TITLE}; 'user': typed`),
   startId: z.number().nullable(),
   endId: z.number().nullable(),
   startTime: z.number(),
@@ -77,8 +83,10 @@ export const apiKeyShortSchema = z.object({
   id: z.string(),
   content: z.string(),
   titleSource: z
-    .enum(['transcript', 'user'])
-    .describe("Beyond the contract, as in the bearer form: 'transcript' when `content` follows the words, 'user' when typed"),
+    .enum(titleSources)
+    .describe(
+      `Beyond the contract, as in the bearer form: 'transcript' when \`content\` follows the words, ${MODEL_TITLE}, 'user' when typed`,
+    ),
   text: z.string(),
   startTime: z.number(),
   endTime: z.number(),
@@ -119,9 +127,9 @@ export const shortSchema = z.object({
   id: z.number(),
   title: z.string(),
   titleSource: z
-    .enum(['transcript', 'user'])
+    .enum(titleSources)
     .describe(
-      "Beyond the contract. 'transcript': made from the short's words, and made again when they are corrected; 'user': typed (PATCH …/shorts/:id with a title, a predefined or added short)",
+      `Beyond the contract. 'transcript': made from the short's words, and made again when they are corrected; ${MODEL_TITLE}; 'user': typed (PATCH …/shorts/:id with a title, a predefined or added short)`,
     ),
   reason: z.string().optional().describe('AI-generated shorts only: why it was picked, in one sentence, from `scores`'),
   score: scoreField,

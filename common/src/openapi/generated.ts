@@ -1630,10 +1630,10 @@ export interface components {
             text: string;
             title: string;
             /**
-             * @description Beyond the contract. 'transcript': made from the short's words, and made again when they are corrected; 'user': typed (PATCH …/shorts/:id with a title, a predefined or added short)
+             * @description Beyond the contract. 'transcript': made from the short's words, and made again when they are corrected; 'model': written by the configured language model, kept through corrections unless they change a word it uses, then made from the corrected words; 'user': typed (PATCH …/shorts/:id with a title, a predefined or added short)
              * @enum {string}
              */
-            titleSource: "transcript" | "user";
+            titleSource: "transcript" | "model" | "user";
         };
         ShortApiKeyForm: {
             content: string;
@@ -1661,10 +1661,10 @@ export interface components {
             startTime: number;
             text: string;
             /**
-             * @description Beyond the contract, as in the bearer form: 'transcript' when `content` follows the words, 'user' when typed
+             * @description Beyond the contract, as in the bearer form: 'transcript' when `content` follows the words, 'model': written by the configured language model, kept through corrections unless they change a word it uses, then made from the corrected words, 'user' when typed
              * @enum {string}
              */
-            titleSource: "transcript" | "user";
+            titleSource: "transcript" | "model" | "user";
         };
         SocialPost: {
             caption: string;
@@ -2463,10 +2463,10 @@ export interface operations {
                             text: string;
                             title: string;
                             /**
-                             * @description 'transcript': made from the short's words, made again when they are corrected; 'user': typed
+                             * @description 'transcript': made from the short's words, made again when they are corrected; 'model': written by the configured language model, kept through corrections unless they change a word it uses, then made from the corrected words; 'user': typed
                              * @enum {string}
                              */
-                            titleSource: "transcript" | "user";
+                            titleSource: "transcript" | "model" | "user";
                         };
                     };
                 };
@@ -2544,10 +2544,10 @@ export interface operations {
                             text: string;
                             title: string;
                             /**
-                             * @description 'transcript': made from the short's words, made again when they are corrected; 'user': typed
+                             * @description 'transcript': made from the short's words, made again when they are corrected; 'model': written by the configured language model, kept through corrections unless they change a word it uses, then made from the corrected words; 'user': typed
                              * @enum {string}
                              */
-                            titleSource: "transcript" | "user";
+                            titleSource: "transcript" | "model" | "user";
                         };
                     };
                 };
@@ -2640,10 +2640,10 @@ export interface operations {
                             text: string;
                             title: string;
                             /**
-                             * @description 'transcript': made from the short's words, made again when they are corrected; 'user': typed
+                             * @description 'transcript': made from the short's words, made again when they are corrected; 'model': written by the configured language model, kept through corrections unless they change a word it uses, then made from the corrected words; 'user': typed
                              * @enum {string}
                              */
-                            titleSource: "transcript" | "user";
+                            titleSource: "transcript" | "model" | "user";
                         };
                     };
                 };
@@ -3039,10 +3039,10 @@ export interface operations {
                             text: string;
                             title: string;
                             /**
-                             * @description 'transcript': made from the short's words, made again when they are corrected; 'user': typed
+                             * @description 'transcript': made from the short's words, made again when they are corrected; 'model': written by the configured language model, kept through corrections unless they change a word it uses, then made from the corrected words; 'user': typed
                              * @enum {string}
                              */
-                            titleSource: "transcript" | "user";
+                            titleSource: "transcript" | "model" | "user";
                         };
                     };
                 };

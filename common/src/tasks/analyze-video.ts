@@ -111,6 +111,8 @@ export const analyzeVideoFactsSchema = z.object({
 
 export const analyzedShortSchema = z.object({
   title: z.string(),
+  /** 'model': written by the language model (kept through word corrections unless they touch it). */
+  titledBy: z.literal('model').optional(),
   reason: z.string().nullable(),
   startTime: z.number().finite(),
   endTime: z.number().finite(),

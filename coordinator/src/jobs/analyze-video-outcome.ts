@@ -210,8 +210,8 @@ export function createAnalyzeVideoOutcomeHandler(
       const shorts: StoredShort[] = result.shorts.map((s, i) => ({
         id: i,
         title: s.title,
-        // The picker's shorts are named from their words; a predefined short keeps the client's title.
-        titleSource: s.startId === null ? 'user' : 'transcript',
+        // The picker's shorts are named from their words (or by the model); a predefined short keeps the client's title.
+        titleSource: s.startId === null ? 'user' : s.titledBy === 'model' ? 'model' : 'transcript',
         reason: s.reason,
         ...(s.score !== undefined && s.scores ? { score: s.score, scores: s.scores } : {}),
         startId: s.startId,

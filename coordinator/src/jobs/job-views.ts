@@ -3,7 +3,7 @@ import { JOB_STATUS, type JobData, type JobListRow, type JobRow, type StoredShor
 import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
 import { captionBandFor } from '@shorts/common/reframe/caption-band';
 import { ANALYZE_STAGES, type AnalyzeStage } from '@shorts/common/tasks/analyze-video';
-import { titleFollowsWords } from './transcript-edits.js';
+import { titleSourceOf } from './transcript-edits.js';
 import type { ApiKeyJob, BearerJob, JobListItem } from '@shorts/common/api/jobs';
 
 // The contract's three shapes of a job: API-key retrieve (2.3), bearer retrieve (2.4), list item (2.5).
@@ -93,7 +93,7 @@ export function apiKeyView(job: JobRow, waiting?: string): ApiKeyJob {
         id: String(s.id),
         content: s.title,
         // Beyond the contract, as in the bearer form: whether the title follows the words or was typed.
-        titleSource: titleFollowsWords(s, job.data?.transcription?.words ?? []) ? ('transcript' as const) : ('user' as const),
+        titleSource: titleSourceOf(s, job.data?.transcription?.words ?? []),
         text: s.text,
         startTime: s.startTime,
         endTime: s.endTime,
@@ -128,7 +128,7 @@ export async function bearerView(job: JobRow, urls: ObjectUrls, waiting?: string
           id: s.id,
           title: s.title,
           // Beyond the contract: whether the title is made from the words (and follows their corrections) or typed.
-          titleSource: titleFollowsWords(s, job.data?.transcription?.words ?? []) ? ('transcript' as const) : ('user' as const),
+          titleSource: titleSourceOf(s, job.data?.transcription?.words ?? []),
           ...(s.reason ? { reason: s.reason } : {}),
           ...scoreFields(s),
           startId: s.startId,

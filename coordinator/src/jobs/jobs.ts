@@ -16,6 +16,7 @@ import type {
 } from '@shorts/common/tasks/analyze-video';
 import type { Reframe } from '@shorts/common/reframe/types';
 import type { CaptionBand } from '@shorts/common/reframe/caption-band';
+import type { TitleSource } from '@shorts/common/api/jobs';
 
 export const JOB_STATUS = { processing: 'PROCESSING', completed: 'COMPLETED', failed: 'FAILED' } as const;
 export type JobStatus = (typeof JOB_STATUS)[keyof typeof JOB_STATUS];
@@ -27,7 +28,7 @@ export interface StoredShort {
   /** 'transcript': made from the short's words (made again when they are corrected); 'user': typed
    *  (or given as a predefined short). Absent on shorts stored before it was kept: transcript-edits.ts
    *  tells them apart by whether the title is still the one its words make. */
-  titleSource?: 'transcript' | 'user';
+  titleSource?: TitleSource;
   reason?: string | null;
   /** Automatic shorts picked since issue 40: the picker's score (0-100) and its parts. */
   score?: number;

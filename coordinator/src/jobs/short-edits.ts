@@ -20,11 +20,12 @@ import { planReframe } from '@shorts/common/reframe/camera';
 import { detectionsWithin } from '@shorts/common/reframe/restrict';
 import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
 import type { ShortEditResponse } from '@shorts/common/api/jobs';
+import type { TitleOptions } from '@shorts/common/text/title';
 import type { Db } from '../db/db.js';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
 import { JOB_STATUS, type JobData, type StoredShort } from './jobs.js';
 import { bandOf } from './job-views.js';
-import { remapShort, titleFollowsWords } from './transcript-edits.js';
+import { remapShort, titleSourceOf } from './transcript-edits.js';
 import { keepFraming } from './framing.js';
 
 /** Shorter than this is no short: there is nothing to caption or frame. Not in the contract, which
@@ -66,6 +67,8 @@ interface LockedJob {
   data: JobData;
   detections: Array<ShortDetections | null>;
   plan: Plan;
+  /** What a title made again from the words is made with: the job's `topics`, as the picker used them. */
+  titling: TitleOptions;
 }
 
 /** Locks the job row so the revision check and the write are one step, then applies `change`. */
@@ -79,8 +82,14 @@ export async function editShorts(
   if (!isId(jobId)) throw notFound('Job not found');
   return db.tx(async (c) => {
     const row = (
-      await c.query<{ status: string; data: JobData | null; detections: Array<ShortDetections | null> | null; plan: Plan }>(
-        `SELECT j.status, j.data, j.reframe_detections AS detections, o.plan
+      await c.query<{
+        status: string;
+        data: JobData | null;
+        detections: Array<ShortDetections | null> | null;
+        plan: Plan;
+        topics: string[] | null;
+      }>(
+        `SELECT j.status, j.data, j.reframe_detections AS detections, o.plan, j.options -> 'topics' AS topics
        FROM jobs j JOIN organizations o ON o.id = j.organization_id
        WHERE j.id = $1 AND j.organization_id = $2 AND j.archived_at IS NULL FOR UPDATE OF j`,
         [jobId, organizationId],
@@ -96,7 +105,12 @@ export async function editShorts(
         `The shorts are at revision ${current}, not ${bodyRevision}: they were edited meanwhile; reload them and edit again`,
       );
     }
-    const changed = change({ data: row.data, detections: row.detections ?? [], plan: row.plan });
+    const changed = change({
+      data: row.data,
+      detections: row.detections ?? [],
+      plan: row.plan,
+      titling: { topics: Array.isArray(row.topics) ? row.topics : undefined },
+    });
     const next: JobData = { ...row.data, shorts: changed.shorts, shortsRevision: current + 1 };
     const live = changed.shorts.filter((s) => !s.removed).length;
     await c.query(
@@ -104,8 +118,8 @@ export async function editShorts(
        WHERE id = $1 AND organization_id = $2`,
       [jobId, organizationId, next, live, changed.detections ? JSON.stringify(changed.detections) : null],
     );
-    // Whether its title follows the words, as the job's views say it.
-    const titleSource = titleFollowsWords(changed.short, next.transcription.words) ? 'transcript' : 'user';
+    // Who made its title, as the job's views say it.
+    const titleSource = titleSourceOf(changed.short, next.transcription.words);
     // The camera's own path under the overrides stays in jobs.data: `reframe` is what is served; the
     // crop clip's storage key is internal (the job's views serve a signed `cropFileUrl` instead).
     const { plannedReframe: _planned, cropObjectKey: _cropKey, ...shown } = changed.short;
@@ -135,8 +149,8 @@ function checkRange(startTime: number, endTime: number, data: JobData, plan: Pla
 }
 
 /** The short placed at its (new) range: its words, and its path planned again where it can be. */
-function placeShort(short: StoredShort, data: JobData, detections: ShortDetections | null): StoredShort {
-  const placed = remapShort(short, data.transcription.words);
+function placeShort(short: StoredShort, data: JobData, detections: ShortDetections | null, titling: TitleOptions): StoredShort {
+  const placed = remapShort(short, data.transcription.words, data.transcription.words, titling);
   const slice = detections ? detectionsWithin(detections, placed.startTime, placed.endTime) : null;
   let reframe: Reframe | null = null;
   if (slice && data.reframePlan) reframe = planReframe(slice, data.reframePlan.director, data.reframePlan.output);
@@ -154,7 +168,7 @@ export async function updateShort(
   shortId: string,
   body: UpdateShortBody,
 ): Promise<EditedShort> {
-  return editShorts(db, organizationId, jobId, body.revision, ({ data, detections, plan }) => {
+  return editShorts(db, organizationId, jobId, body.revision, ({ data, detections, plan, titling }) => {
     const short = liveShort(data.shorts, shortId);
     const startTime = body.startTime ?? short.startTime;
     const endTime = body.endTime ?? short.endTime;
@@ -170,13 +184,13 @@ export async function updateShort(
       endTime,
     };
     // Framing set by hand follows the trim: clipped to the new range, planned around again.
-    if (moved) next = keepFraming(short, placeShort(next, data, detections[short.id] ?? null), data, detections[short.id] ?? null);
+    if (moved) next = keepFraming(short, placeShort(next, data, detections[short.id] ?? null, titling), data, detections[short.id] ?? null);
     return { shorts: data.shorts.map((s) => (s.id === short.id ? next : s)), short: next };
   });
 }
 
 export async function addShort(db: Db, organizationId: string, jobId: string, body: AddShortBody): Promise<EditedShort> {
-  return editShorts(db, organizationId, jobId, body.revision, ({ data, detections, plan }) => {
+  return editShorts(db, organizationId, jobId, body.revision, ({ data, detections, plan, titling }) => {
     checkRange(body.startTime, body.endTime, data, plan);
     const id = data.shorts.length;
     // Any short's analysed range that covers the new one gives it detections: no new pass.
@@ -197,6 +211,7 @@ export async function addShort(db: Db, organizationId: string, jobId: string, bo
       },
       data,
       covering,
+      titling,
     );
     const nextDetections = covering ? Array.from({ length: id + 1 }, (_, i) => (i === id ? covering : (detections[i] ?? null))) : undefined;
     return { shorts: [...data.shorts, short], detections: nextDetections, short };

@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { joinWords, type Word } from '@shorts/common/text/transcript';
 import { titleFromTranscript, type TitleOptions } from '@shorts/common/text/title';
+import type { TitleSource } from '@shorts/common/api/jobs';
 import { AppError, badRequest, conflict, notFound } from '../errors.js';
 import { isId } from '../ids.js';
 import type { Db } from '../db/db.js';
@@ -133,12 +134,23 @@ export function applyTranscriptEdits(words: readonly Word[], edits: readonly Tra
   return current;
 }
 
-/** Whether the short's title is made from its words (and so follows their corrections): as stored, or
- *  for a short stored before that was kept, an AI short whose title is still the one its words make. */
-export function titleFollowsWords(short: StoredShort, words: readonly Word[]): boolean {
-  if (short.titleSource) return short.titleSource === 'transcript';
-  if (short.startId === null || short.endId === null) return false;
-  return titleFromTranscript(words, short.startId, short.endId) === short.title;
+/** Who made the short's title (and so whether it follows corrections to its words): as stored, or
+ *  for a short stored before that was kept, the words when its title is still the one they make. */
+export function titleSourceOf(short: StoredShort, words: readonly Word[]): TitleSource {
+  if (short.titleSource) return short.titleSource;
+  if (short.startId === null || short.endId === null) return 'user';
+  return titleFromTranscript(words, short.startId, short.endId) === short.title ? 'transcript' : 'user';
+}
+
+const tokens = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];
+
+/** Whether a correction took away a word the title uses: a model's title naming a misheard word is
+ *  made again from the corrected words; one the correction does not touch is kept. */
+function correctionTouchesTitle(title: string, before: readonly Word[], after: readonly Word[]): boolean {
+  const left = new Map<string, number>();
+  for (const t of before.flatMap((w) => tokens(w.text))) left.set(t, (left.get(t) ?? 0) + 1);
+  for (const t of after.flatMap((w) => tokens(w.text))) left.set(t, (left.get(t) ?? 0) - 1);
+  return tokens(title).some((t) => (left.get(t) ?? 0) > 0);
 }
 
 /** A short after the words changed: its times stay; its text (and an AI short's first and last word
@@ -151,15 +163,19 @@ export function remapShort(
   before: readonly Word[] = words,
   titling: TitleOptions = {},
 ): StoredShort {
+  const overlaps = (w: Word) => w.end > short.startTime && w.start < short.endTime;
   const inside: number[] = [];
   words.forEach((w, i) => {
-    if (w.end > short.startTime && w.start < short.endTime) inside.push(i);
+    if (overlaps(w)) inside.push(i);
   });
   const text = joinWords(inside.map((i) => words[i]!));
   if (short.startId === null || short.endId === null || !inside.length) return { ...short, text };
   const startId = inside[0]!;
   const endId = inside[inside.length - 1]!;
-  if (!titleFollowsWords(short, before)) return { ...short, startId, endId, text };
+  const source = titleSourceOf(short, before);
+  if (source === 'user') return { ...short, startId, endId, text };
+  if (source === 'model' && !correctionTouchesTitle(short.title, before.filter(overlaps), words.filter(overlaps)))
+    return { ...short, startId, endId, text, titleSource: 'model' };
   return { ...short, startId, endId, text, title: titleFromTranscript(words, startId, endId, titling), titleSource: 'transcript' };
 }
 

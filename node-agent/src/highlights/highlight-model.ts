@@ -168,8 +168,10 @@ export function validateAnswer(answer: unknown, transcript: Transcript, opts: Se
       sentences: inside.length ? inside : sentences.slice(0, 1),
       topics: opts.topics ?? [],
     });
+    const written = modelTitle(p.title);
     kept.push({
-      title: modelTitle(p.title) ?? makeTitle(words, clip(inside, p.startId, p.endId), { topics: opts.topics }),
+      title: written ?? makeTitle(words, clip(inside, p.startId, p.endId), { topics: opts.topics }),
+      ...(written ? { titledBy: 'model' as const } : {}),
       reason: p.reason,
       startTime,
       endTime,

@@ -14,6 +14,8 @@ export interface Short {
   startId: number | null;
   endId: number | null;
   text: string;
+  /** 'model': the language model wrote the title; absent: it is made from the words (or is the client's). */
+  titledBy?: 'model';
   /** 0-100, from `scores` (score.ts); absent for the client's own times and picture-chosen shorts. */
   score?: number;
   scores?: ShortScores;

@@ -551,6 +551,7 @@ async function pickAndReframe(
   const reframePlan: ReframePlan = { director: { ...DEFAULT_DIRECTOR }, output: cropClipSize(t.width, t.height) };
   const analysed = (short: (typeof picked)[number]) => ({
     title: short.title,
+    ...('titledBy' in short && short.titledBy ? { titledBy: short.titledBy } : {}),
     reason: short.reason ?? null,
     startTime: short.startTime,
     endTime: short.endTime,

@@ -549,6 +549,11 @@ function LayoutLabel({ layout, announce = true }: { layout: ReframeLayout; annou
 }
 
 const POSITION_WORDS = { top: 'top', center: 'middle', bottom: 'lower third' } as const;
+const TITLE_SOURCE_WORDS = {
+  transcript: '(from the transcript: follows its corrections)',
+  model: '(written by the model: made again if a correction changes a word it uses)',
+  user: '(your title)',
+} as const;
 const round1 = (t: number) => Math.round(t * 10) / 10;
 
 /** Trim, rename, add and remove shorts in place; running the short again as a new job stays as an option. */
@@ -620,7 +625,7 @@ function Adjust({
             <label for="adj-title">
               Title{' '}
               <span class="muted" data-testid="title-source" data-source={short.titleSource}>
-                {short.titleSource === 'transcript' ? '(from the transcript: follows its corrections)' : '(your title)'}
+                {TITLE_SOURCE_WORDS[short.titleSource]}
               </span>
             </label>
             <input id="adj-title" value={title} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} />
