@@ -11,16 +11,8 @@ const MAX_LINES = 120;
 /** `file:function` still over the limit, and why it waits. */
 const KNOWN = new Map([
   // Issue 41 item 4 (long closures: one route, command or component per file), split by others now.
-  ['coordinator/src/api/jobs.ts:registerJobRoutes', 'issue 41 item 4'],
   ['coordinator/studio/src/screens/Job.tsx:Review', 'issue 41 item 4'],
   // Issue 41 item 4's rule ("no function over 120 lines outside tests"), not yet named in it.
-  ['coordinator/src/api/sessions.ts:registerSessionRoutes', 'issue 41 item 4'],
-  ['coordinator/src/coordinator.ts:startCoordinator', 'issue 41 item 4'],
-  ['coordinator/src/mcp/tools.ts:createMcpServer', 'issue 41 item 4'],
-  ['coordinator/src/metrics/metrics.ts:createMetrics', 'issue 41 item 4'],
-  ['coordinator/src/social/ayrshare-provider.ts:createAyrshareProvider', 'issue 41 item 4'],
-  ['coordinator/src/social/local-provider.ts:createLocalProvider', 'issue 41 item 4'],
-  ['coordinator/src/webhooks/webhooks.ts:startWebhookWorker', 'issue 41 item 4'],
   ['coordinator/studio/src/main.tsx:App', 'issue 41 item 4'],
   ['coordinator/studio/src/screens/Framing.tsx:useFraming', 'issue 41 item 4'],
   ['coordinator/studio/src/screens/Job.tsx:RenderPanel', 'issue 41 item 4'],

@@ -26,7 +26,7 @@ import { IdempotencyKeys } from './api/idempotency.js';
 import { authenticateAndCharge } from './api/auth-context.js';
 import { registerSystemRoutes } from './api/system.js';
 import { registerDomains } from './domains.js';
-import { createObjectStore } from './storage/index.js';
+import { createObjectStore, type ObjectStoreConfig } from './storage/index.js';
 import { createObjectUrls } from './storage/urls.js';
 import { createObjectRoutes } from './storage/object-routes.js';
 import { createUploadGate } from './files/task-uploads.js';
@@ -42,17 +42,7 @@ export async function startCoordinator(
   log: Logger = createLogger({ service: 'coordinator' }, config.logLevel),
 ): Promise<Coordinator> {
   const closers: Array<() => Promise<void> | void> = [];
-  let embedded: EmbeddedDatabase | undefined;
-  let databaseUrl = config.databaseUrl;
-  if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
-    databaseUrl = embedded.url;
-  }
-  const db = new Db(databaseUrl);
-  const applied = await migrate(db);
-  if (applied.length) log.info('migrations applied', { applied });
-  const emailsNormalised = await normaliseStoredEmails(db);
-  if (emailsNormalised) log.info('stored e-mail addresses normalised', { count: emailsNormalised });
+  const { db, databaseUrl, embedded } = await openDatabase(config, log);
 
   const boss = new PgBoss({ connectionString: databaseUrl, schema: 'pgboss', supervise: config.timers, schedule: config.timers });
   boss.on('error', (err) => log.error('pg-boss error', { err }));
@@ -87,40 +77,10 @@ export async function startCoordinator(
   await queue.start();
   const registry = new AgentRegistry(config.leaseTtlMs);
   const signer = createTokenSigner(secrets.jwtSecret);
+  const store = createObjectStore(objectStoreConfig(config));
 
-  const store = createObjectStore(
-    config.storage === 's3'
-      ? {
-          kind: 's3',
-          endpoint: config.s3Endpoint,
-          region: config.s3Region,
-          bucket: config.s3Bucket!,
-          accessKeyId: config.s3AccessKeyId,
-          secretAccessKey: config.s3SecretAccessKey,
-          forcePathStyle: config.s3ForcePathStyle,
-        }
-      : { kind: 'local', root: path.resolve(config.dataDir, 'objects') },
-  );
-
-  const koa = new Koa();
-  const trustedProxies = applyTrustProxy(koa, config.trustProxy);
-  // Errors Koa meets after the answer started (a browser that stops reading a video it seeks in
-  // closes the stream early) go to the log, not to stderr; a premature close is the client's choice.
-  koa.on('error', (err: NodeJS.ErrnoException) => {
-    if (err?.code === 'ERR_STREAM_PREMATURE_CLOSE' || err?.code === 'ECONNRESET' || err?.code === 'EPIPE') return;
-    log.warn('http response error', { err });
-  });
-  // Koa composes its middleware when callback() is called; the port must be known earlier (signed
-  // URLs embed it), so requests go through a handler installed once the routes exist.
-  let handle: http.RequestListener = (_req, res) => res.writeHead(503).end();
-  const server = http.createServer((req, res) => handle(req, res));
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
-  const port = (server.address() as { port: number }).port;
-  const httpUrl = config.publicUrl ?? `http://127.0.0.1:${port}`;
-  // Where this coordinator reaches its own API (the MCP tools' REST calls): PUBLIC_URL may be a balancer.
-  const bound = (server.address() as { address: string }).address;
-  const loopbackHost = bound === '0.0.0.0' || bound === '::' ? '127.0.0.1' : bound.includes(':') ? `[${bound}]` : bound;
-  const loopbackUrl = `http://${loopbackHost}:${port}`;
+  const listening = await listenHttp(config);
+  const { server, httpUrl } = listening;
   const urls = createObjectUrls(store, { publicUrl: httpUrl, secret: secrets.urlSigningSecret, ttlSec: config.signedUrlTtlSec });
 
   const grpcBound = await startGrpcServer(
@@ -153,14 +113,7 @@ export async function startCoordinator(
     store,
     urls,
     httpUrl,
-    rateLimiter: new RateLimiter(
-      {
-        files: parsePlanLimits(config.rateLimitFilesPerMinute),
-        jobs: parsePlanLimits(config.rateLimitJobsPerMinute),
-        socialApiKey: config.rateLimitSocialPerMinute,
-      },
-      db,
-    ),
+    rateLimiter: createRateLimiter(config, db),
     signInGuard: new SignInGuard(db, config.signInHashConcurrency, config.signInHashQueue),
     grpcAddress: `127.0.0.1:${grpcBound.port}`,
     onClose: (fn) => closers.push(fn),
@@ -169,26 +122,7 @@ export async function startCoordinator(
     },
   };
 
-  const idempotency = new IdempotencyKeys(db, log);
-  const api = new Api((ctx) => authenticateAndCharge(app, ctx), idempotency);
-  koa.use(requestIdMiddleware());
-  koa.use(corsMiddleware(config.corsOrigins));
-  if (trustedProxies) koa.use(trustedProxies);
-  koa.use(errorMiddleware(log, metrics));
-  koa.use(createObjectRoutes({ store, secret: secrets.urlSigningSecret, uploads: createUploadGate(db) }));
-  koa.use(captionFontRoutes());
-  koa.use(studioRoutes(log));
-  koa.use(tusRoutes(app, idempotency));
-  koa.use(jsonBody(config.bodyLimitBytes));
-  koa.use(mcpRoutes(app, loopbackUrl));
-  registerSystemRoutes(api, app);
-  await registerDomains(api, app);
-  queue.assertHandlers(TASK_TYPES);
-  koa.use(api.router.routes());
-  koa.use(api.router.allowedMethods());
-  // Koa's handler settles every request itself (its errors go to ctx.onerror): its promise never rejects.
-  const koaHandle = koa.callback();
-  handle = (req, res) => void koaHandle(req, res);
+  listening.serve(await createHttpHandler(app, listening.loopbackUrl));
 
   if (config.timers) {
     const timer = setInterval(() => {
@@ -218,6 +152,103 @@ export async function startCoordinator(
 
   log.info('coordinator started', { httpUrl, grpc: app.grpcAddress, storage: config.storage, embeddedPostgres: !!embedded });
   return app;
+}
+
+/** The database (an embedded Postgres when DATABASE_URL is not set), migrated, its stored e-mails normalised. */
+async function openDatabase(
+  config: CoordinatorConfig,
+  log: Logger,
+): Promise<{ db: Db; databaseUrl: string; embedded: EmbeddedDatabase | undefined }> {
+  let embedded: EmbeddedDatabase | undefined;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
+    databaseUrl = embedded.url;
+  }
+  const db = new Db(databaseUrl);
+  const applied = await migrate(db);
+  if (applied.length) log.info('migrations applied', { applied });
+  const emailsNormalised = await normaliseStoredEmails(db);
+  if (emailsNormalised) log.info('stored e-mail addresses normalised', { count: emailsNormalised });
+  return { db, databaseUrl, embedded };
+}
+
+function objectStoreConfig(config: CoordinatorConfig): ObjectStoreConfig {
+  return config.storage === 's3'
+    ? {
+        kind: 's3',
+        endpoint: config.s3Endpoint,
+        region: config.s3Region,
+        bucket: config.s3Bucket!,
+        accessKeyId: config.s3AccessKeyId,
+        secretAccessKey: config.s3SecretAccessKey,
+        forcePathStyle: config.s3ForcePathStyle,
+      }
+    : { kind: 'local', root: path.resolve(config.dataDir, 'objects') };
+}
+
+function createRateLimiter(config: CoordinatorConfig, db: Db): RateLimiter {
+  return new RateLimiter(
+    {
+      files: parsePlanLimits(config.rateLimitFilesPerMinute),
+      jobs: parsePlanLimits(config.rateLimitJobsPerMinute),
+      socialApiKey: config.rateLimitSocialPerMinute,
+    },
+    db,
+  );
+}
+
+/**
+ * The HTTP server, listening before the routes exist: signed URLs embed its port. Until `serve`
+ * installs the handler every request is answered 503.
+ */
+async function listenHttp(
+  config: CoordinatorConfig,
+): Promise<{ server: http.Server; httpUrl: string; loopbackUrl: string; serve(handler: http.RequestListener): void }> {
+  let handle: http.RequestListener = (_req, res) => res.writeHead(503).end();
+  const server = http.createServer((req, res) => handle(req, res));
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  const port = (server.address() as { port: number }).port;
+  const httpUrl = config.publicUrl ?? `http://127.0.0.1:${port}`;
+  // Where this coordinator reaches its own API (the MCP tools' REST calls): PUBLIC_URL may be a balancer.
+  const bound = (server.address() as { address: string }).address;
+  const loopbackHost = bound === '0.0.0.0' || bound === '::' ? '127.0.0.1' : bound.includes(':') ? `[${bound}]` : bound;
+  const loopbackUrl = `http://${loopbackHost}:${port}`;
+  return { server, httpUrl, loopbackUrl, serve: (handler) => (handle = handler) };
+}
+
+/** Koa with every middleware and route, and every domain's task handlers registered. */
+async function createHttpHandler(app: Coordinator, loopbackUrl: string): Promise<http.RequestListener> {
+  const { config, log, db, metrics, queue, store, secrets } = app;
+  const koa = new Koa();
+  const trustedProxies = applyTrustProxy(koa, config.trustProxy);
+  // Errors Koa meets after the answer started (a browser that stops reading a video it seeks in
+  // closes the stream early) go to the log, not to stderr; a premature close is the client's choice.
+  koa.on('error', (err: NodeJS.ErrnoException) => {
+    if (err?.code === 'ERR_STREAM_PREMATURE_CLOSE' || err?.code === 'ECONNRESET' || err?.code === 'EPIPE') return;
+    log.warn('http response error', { err });
+  });
+  const idempotency = new IdempotencyKeys(db, log);
+  const api = new Api((ctx) => authenticateAndCharge(app, ctx), idempotency);
+  koa.use(requestIdMiddleware());
+  koa.use(corsMiddleware(config.corsOrigins));
+  if (trustedProxies) koa.use(trustedProxies);
+  koa.use(errorMiddleware(log, metrics));
+  koa.use(createObjectRoutes({ store, secret: secrets.urlSigningSecret, uploads: createUploadGate(db) }));
+  koa.use(captionFontRoutes());
+  koa.use(studioRoutes(log));
+  koa.use(tusRoutes(app, idempotency));
+  koa.use(jsonBody(config.bodyLimitBytes));
+  koa.use(mcpRoutes(app, loopbackUrl));
+  registerSystemRoutes(api, app);
+  await registerDomains(api, app);
+  queue.assertHandlers(TASK_TYPES);
+  koa.use(api.router.routes());
+  koa.use(api.router.allowedMethods());
+  // Koa composes its middleware when callback() is called, so it is called once the routes exist.
+  // Koa's handler settles every request itself (its errors go to ctx.onerror): its promise never rejects.
+  const koaHandle = koa.callback();
+  return (req, res) => void koaHandle(req, res);
 }
 
 export type GrpcServer = grpc.Server;

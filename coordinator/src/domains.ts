@@ -16,6 +16,7 @@ import { createRenderChunkOutcomeHandler } from './renders/render-chunk-outcome.
 import { registerSocialRoutes } from './api/social.js';
 import { registerUploadRoutes } from './api/uploads.js';
 import { registerSessionRoutes } from './api/sessions.js';
+import { registerOrganizationSettingsRoutes } from './api/organization-settings.js';
 import { registerBrandingRoutes } from './api/brandings.js';
 import { registerApiKeyRoutes } from './api/api-keys.js';
 import { registerWebhookRoutes } from './api/webhooks.js';
@@ -35,6 +36,7 @@ export function registerApiRoutes(api: Api, app: Coordinator): void {
   registerSocialRoutes(api, app);
   registerUploadRoutes(api, app);
   registerSessionRoutes(api, app);
+  registerOrganizationSettingsRoutes(api, app);
   registerApiKeyRoutes(api, app);
   registerBrandingRoutes(api, app);
   registerWebhookRoutes(api, app);

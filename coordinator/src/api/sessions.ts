@@ -3,9 +3,9 @@ import { normaliseEmail } from '../tenancy/email.js';
 import { unsupportedMediaType, type Api, type ApiContext } from './http.js';
 import type { Coordinator } from '../context.js';
 import { AppError, badRequest, forbidden, TooManyRequestsError } from '../errors.js';
-import { principalOf, requireOrg, suppliedOrgId } from './auth-context.js';
+import { principalOf } from './auth-context.js';
 import { readCookie } from '../tenancy/auth.js';
-import { getUser, requireOrganization, updateOrganization } from '../tenancy/tenancy.js';
+import { getUser } from '../tenancy/tenancy.js';
 import {
   checkPassword,
   consumeLoginLink,
@@ -18,7 +18,8 @@ import {
   userOrganizations,
   type SessionPolicy,
 } from '../tenancy/sessions.js';
-import { organizationSettingsSchema, sessionViewSchema, signedOutEverywhereSchema, signedOutSchema } from '@shorts/common/api/sessions';
+import { sessionViewSchema, signedOutEverywhereSchema, signedOutSchema } from '@shorts/common/api/sessions';
+import { EXAMPLE_ORG } from './organization-settings.js';
 
 const signInSchema = z.object({
   email: z.string().max(320).optional(),
@@ -26,7 +27,6 @@ const signInSchema = z.object({
   token: z.string().max(200).optional(),
 });
 
-const EXAMPLE_ORG = { id: '5d1c2b7e-3a44-4f0e-8f53-1f7a9e2c6b10', name: 'Acme Media', plan: 'pro' };
 const EXAMPLE_SESSION = {
   user: { id: '2e8f6a40-7c1b-4d39-9e2a-5b4c3d2e1f00', email: 'creator@acme.example', name: 'Robin Creator' },
   organizations: [{ ...EXAMPLE_ORG, role: 'owner', retentionDays: 30 }],
@@ -180,58 +180,6 @@ export function registerSessionRoutes(api: Api, app: Coordinator): void {
       if (principal.via === 'session') setSessionCookie(ctx, policy, null);
       app.log.info('studio sign-out everywhere', { userId: principal.userId, sessionsEnded });
       return { ok: true, sessionsEnded };
-    },
-  );
-
-  const view = (o: { id: string; name: string; plan: string; retentionDays: number }) => ({
-    id: o.id,
-    name: o.name,
-    plan: o.plan,
-    retentionDays: o.retentionDays,
-  });
-
-  api.route(
-    {
-      method: 'get',
-      path: '/api/organizations/settings',
-      tag: 'Studio sessions',
-      summary: "The organization's name, plan and auto-archive days",
-      query: z.object({ organizationId: z.string().optional() }),
-      response: organizationSettingsSchema,
-      example: { ...EXAMPLE_ORG, retentionDays: 30 },
-    },
-    async (ctx, { query }) => view(await requireOrganization(app.db.pool, await requireOrg(app, ctx, query.organizationId))),
-  );
-
-  api.route(
-    {
-      method: 'put',
-      path: '/api/organizations/settings',
-      tag: 'Studio sessions',
-      summary: 'Set the auto-archive days (1-180) from the web studio',
-      description:
-        'The contract keeps auto-archive days in the web application, not the API: only a studio session of an owner or admin may change them.',
-      body: z.object({
-        organizationId: z.string().optional(),
-        retentionDays: z
-          .number()
-          .int('retentionDays must be a whole number of days')
-          .min(1, 'retentionDays must be from 1 to 180')
-          .max(180, 'retentionDays must be from 1 to 180'),
-      }),
-      bodyExample: { organizationId: EXAMPLE_ORG.id, retentionDays: 30 },
-      response: organizationSettingsSchema,
-      example: { ...EXAMPLE_ORG, retentionDays: 30 },
-    },
-    async (ctx, { body }) => {
-      const orgId = await requireOrg(app, ctx, suppliedOrgId(ctx));
-      const principal = await principalOf(app, ctx);
-      if (principal.kind !== 'user' || principal.via !== 'session')
-        throw forbidden('Auto-archive days are set in the web studio, not through the API');
-      const role = (await userOrganizations(app.db, principal.userId)).find((o) => o.id === orgId)?.role;
-      if (role !== 'owner' && role !== 'admin')
-        throw forbidden('Only an owner or admin of the organization may change auto-archive days', 'Not allowed');
-      return view(await updateOrganization(app.db, orgId, { retentionDays: body.retentionDays }));
     },
   );
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Api, ApiContext } from './http.js';
 import type { Coordinator } from '../context.js';
 import { requireOrg } from './auth-context.js';
-import { JOBS_ORG_MESSAGES } from './jobs.js';
+import { JOBS_ORG_MESSAGES } from './jobs-common.js';
 import { shortCaptionsQuerySchema } from '../captions/captions.js';
 import { renderTimeline, shortTimeline, type TimelineExport } from '../timelines/timelines.js';
 import { toFcpxml } from '../timelines/fcpxml.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Api } from './http.js';
 import type { Coordinator } from '../context.js';
 import { requireOrg, suppliedOrgId } from './auth-context.js';
-import { JOBS_ORG_MESSAGES } from './jobs.js';
+import { JOBS_ORG_MESSAGES } from './jobs-common.js';
 import { redeliveryQueuedSchema, webhookDeliveryListSchema, webhookSecretSchema } from '@shorts/common/api/webhooks';
 import { getWebhookSecret, listDeliveries, redeliver, rotateWebhookSecret } from '../webhooks/manage.js';
 

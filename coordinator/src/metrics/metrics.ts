@@ -30,7 +30,6 @@ class FarmGauge<L extends string> extends client.Gauge<L> {
     return this.unknown ? { ...metric, values: [] } : metric;
   }
 }
-
 /**
  * The coordinator's Prometheus registry. Counters and histograms count what this process did (sum
  * them over coordinators); gauges that describe the farm (queue depth, agents, stored bytes) are read
@@ -48,23 +47,38 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>, onFarmSt
   const farm: () => Promise<FarmState | undefined> = readFarmState
     ? onePerScrape(readFarmState, onFarmStateError)
     : () => Promise.resolve(undefined);
-  const farmGauge = <L extends string>(name: string, help: string, labelNames: L[], fill: (g: client.Gauge<L>, s: FarmState) => void) =>
-    new FarmGauge<L>({
-      name,
-      help,
-      labelNames,
-      registers,
-      async collect() {
-        const s = await farm();
-        const gauge = this as FarmGauge<L>;
-        gauge.reset();
-        gauge.unknown = !s;
-        if (s) fill(gauge, s);
-      },
-    });
 
   const m = {
     registry,
+    ...taskMetrics(series),
+    ...activityMetrics(series),
+    ...farmMetrics(registers, farm, !!readFarmState),
+  };
+
+  // Series exist from the start at zero, so rate() and increase() see the first event of each kind.
+  for (const type of TASK_TYPES) {
+    m.tasksEnqueued.labels(type).inc(0);
+    m.fanOuts.labels(type).inc(0);
+    m.childTasks.labels(type).inc(0);
+    m.tasksLeased.labels(type).inc(0);
+    m.reLeases.labels(type).inc(0);
+    m.leasesExpired.labels(type).inc(0);
+    for (const reason of REQUEUE_REASONS) m.tasksRequeued.labels(type, reason).inc(0);
+    for (const outcome of TASK_OUTCOMES) m.tasksFinished.labels(type, outcome).inc(0);
+  }
+  for (const outcome of ['delivered', 'failed']) m.webhookDeliveries.labels(outcome).inc(0);
+  for (const status of ['COMPLETED', 'FAILED']) m.jobsFinished.labels(status).inc(0);
+  for (const outcome of ['completed', 'failed']) m.rendersFinished.labels(outcome).inc(0);
+  return m;
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+type Series = ReturnType<typeof seriesIn<client.Registry>>;
+
+/** The task queue's counters and histograms: what this process enqueued, leased, requeued and finished. */
+function taskMetrics(series: Series) {
+  return {
     tasksEnqueued: new client.Counter(series('shorts_tasks_enqueued_total', 'Tasks put in the queue, by type', ['type'])),
     // Fan-out (issue 22): parents split into child tasks (by the parent's type) and the children
     // made (by theirs); tasks_waiting_for_children says how many parents wait on theirs now.
@@ -104,6 +118,12 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>, onFarmSt
       ...series('shorts_task_run_seconds', 'Time from lease to the task finishing for good, by type and outcome', ['type', 'outcome']),
       buckets: RUN_TIME_BUCKETS,
     }),
+  };
+}
+
+/** Jobs, analyses, renders, webhooks and HTTP requests this process saw through. */
+function activityMetrics(series: Series) {
+  return {
     jobsCreated: new client.Counter(series('shorts_jobs_created_total', 'Jobs accepted')),
     jobsFinished: new client.Counter(series('shorts_jobs_finished_total', 'Jobs finished, by status', ['status'])),
     // reframe.quality of each short a completed analysis stores (./jobs/analyze-video-outcome.ts):
@@ -134,17 +154,37 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>, onFarmSt
       ]),
       buckets: HTTP_BUCKETS,
     }),
+  };
+}
 
-    farmStateUp:
-      readFarmState &&
-      new client.Gauge({
-        name: 'shorts_farm_state_up',
-        help: '1 when this coordinator could read the farm state (queue, agents, storage) from Postgres at this scrape, else 0 and those series are absent',
-        registers,
-        async collect() {
-          this.set((await farm()) ? 1 : 0);
-        },
-      }),
+/** The farm gauges, read from Postgres at scrape time (absent when `farm` answers undefined). */
+function farmMetrics(registers: client.Registry[], farm: () => Promise<FarmState | undefined>, hasReader: boolean) {
+  const farmGauge = <L extends string>(name: string, help: string, labelNames: L[], fill: (g: client.Gauge<L>, s: FarmState) => void) =>
+    new FarmGauge<L>({
+      name,
+      help,
+      labelNames,
+      registers,
+      async collect() {
+        const s = await farm();
+        const gauge = this as FarmGauge<L>;
+        gauge.reset();
+        gauge.unknown = !s;
+        if (s) fill(gauge, s);
+      },
+    });
+
+  return {
+    farmStateUp: hasReader
+      ? new client.Gauge({
+          name: 'shorts_farm_state_up',
+          help: '1 when this coordinator could read the farm state (queue, agents, storage) from Postgres at this scrape, else 0 and those series are absent',
+          registers,
+          async collect() {
+            this.set((await farm()) ? 1 : 0);
+          },
+        })
+      : undefined,
     tasksQueued: farmGauge('shorts_tasks_queued', 'Tasks waiting for an agent, by type', ['type'], (g, s) => {
       for (const t of s.tasks) g.labels(t.type).set(t.queued);
     }),
@@ -201,22 +241,4 @@ export function createMetrics(readFarmState?: () => Promise<FarmState>, onFarmSt
       },
     ),
   };
-
-  // Series exist from the start at zero, so rate() and increase() see the first event of each kind.
-  for (const type of TASK_TYPES) {
-    m.tasksEnqueued.labels(type).inc(0);
-    m.fanOuts.labels(type).inc(0);
-    m.childTasks.labels(type).inc(0);
-    m.tasksLeased.labels(type).inc(0);
-    m.reLeases.labels(type).inc(0);
-    m.leasesExpired.labels(type).inc(0);
-    for (const reason of REQUEUE_REASONS) m.tasksRequeued.labels(type, reason).inc(0);
-    for (const outcome of TASK_OUTCOMES) m.tasksFinished.labels(type, outcome).inc(0);
-  }
-  for (const outcome of ['delivered', 'failed']) m.webhookDeliveries.labels(outcome).inc(0);
-  for (const status of ['COMPLETED', 'FAILED']) m.jobsFinished.labels(status).inc(0);
-  for (const outcome of ['completed', 'failed']) m.rendersFinished.labels(outcome).inc(0);
-  return m;
 }
-
-export type Metrics = ReturnType<typeof createMetrics>;

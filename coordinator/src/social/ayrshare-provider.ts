@@ -17,6 +17,7 @@ import {
   type AccountLink,
   type JobOutcome,
   type PlatformResult,
+  type ProviderPost,
   type SocialProvider,
   type SubmitResult,
 } from './provider.js';
@@ -88,8 +89,11 @@ const postSchema = z
 
 const submittedSchema = postSchema.and(z.object({ posts: z.array(postSchema).optional().catch(undefined) }).catch({}));
 
-export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
-  async function call(method: string, path: string, body?: Record<string, unknown>, profileKey?: string): Promise<unknown> {
+/** Ayrshare's REST API: `call` answers the parsed JSON, or throws a ProviderError naming the request. */
+type AyrshareCall = (method: string, path: string, body?: Record<string, unknown>, profileKey?: string) => Promise<unknown>;
+
+function ayrshareClient(opts: AyrshareOptions): AyrshareCall {
+  return async function call(method: string, path: string, body?: Record<string, unknown>, profileKey?: string): Promise<unknown> {
     const headers: Record<string, string> = { authorization: `Bearer ${opts.apiKey}`, accept: 'application/json' };
     if (body) headers['content-type'] = 'application/json';
     if (profileKey) headers['profile-key'] = profileKey;
@@ -117,7 +121,11 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
       throw new ProviderError(`Ayrshare ${method} ${path} answered HTTP ${res.status}: ${errorText(envelope, text)}`, res.status);
     }
     return json;
-  }
+  };
+}
+
+export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
+  const call = ayrshareClient(opts);
 
   return {
     name: 'ayrshare',
@@ -169,19 +177,7 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
       const json = submittedSchema.parse(await call('POST', '/post', postBody(post), profile.providerKey));
       const id = json.id ?? json.posts?.[0]?.id;
       if (!id) throw new ProviderError('Ayrshare accepted the post but returned no post id');
-      const postIds = json.postIds ?? json.posts?.[0]?.postIds ?? [];
-      const platforms: PlatformResult[] = post.platforms.map((platform) => {
-        const hit = postIds.find((p) => p.platform === TO_AYRSHARE[platform]);
-        return {
-          platform,
-          status: typeof hit?.status === 'string' ? hit.status : post.hold ? 'awaiting approval' : post.scheduledAt ? 'pending' : 'unknown',
-          id: hit?.id ? String(hit.id) : null,
-          url: hit?.postUrl ?? null,
-          error: null,
-        };
-      });
-      const state: SubmitResult['state'] = post.hold ? 'held' : post.scheduledAt ? 'scheduled' : 'published';
-      return { providerJobId: id, providerPostId: id, state, platforms };
+      return submitResult(id, json.postIds ?? json.posts?.[0]?.postIds ?? [], post);
     },
 
     async reschedule(profile, providerJobId, change) {
@@ -204,25 +200,8 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
     async refresh(profile, providerJobIds) {
       const outcomes: JobOutcome[] = [];
       for (const id of providerJobIds) {
-        let json: z.infer<typeof postSchema>;
-        try {
-          json = postSchema.parse(await call('GET', `/post/${encodeURIComponent(id)}`, undefined, profile.providerKey));
-        } catch (err) {
-          // A post that failed at the networks answers status "error": that is its outcome.
-          if (err instanceof ProviderError && err.status !== undefined && err.status < 500) {
-            outcomes.push({ providerJobId: id, state: 'failed', platforms: null, error: err.message });
-            continue;
-          }
-          throw err;
-        }
-        if (json.status !== 'success') continue; // pending, awaiting approval: nothing new
-        const platforms = (json.postIds ?? []).flatMap((p) => {
-          const platform = p.platform === undefined ? undefined : FROM_AYRSHARE[p.platform];
-          return platform
-            ? [{ platform, status: String(p.status ?? 'success'), id: p.id ? String(p.id) : null, url: p.postUrl ?? null, error: null }]
-            : [];
-        });
-        outcomes.push({ providerJobId: id, state: 'published', platforms: platforms.length ? platforms : null, error: null });
+        const outcome = await postOutcome(call, profile.providerKey, id);
+        if (outcome) outcomes.push(outcome);
       }
       return outcomes;
     },
@@ -232,4 +211,41 @@ export function createAyrshareProvider(opts: AyrshareOptions): SocialProvider {
 function errorText(envelope: z.infer<typeof envelopeSchema>, text: string): string {
   const parts = [envelope.message, ...(envelope.errors ?? []).map((e) => e.message)].filter((m) => typeof m === 'string' && m);
   return parts.length ? parts.join('; ') : text.slice(0, 300) || 'no body';
+}
+
+/** What POST /post answered, per network of the post (a network it did not mention: what the post asked for). */
+function submitResult(id: string, postIds: z.infer<typeof platformPostSchema>[], post: ProviderPost): SubmitResult {
+  const platforms: PlatformResult[] = post.platforms.map((platform) => {
+    const hit = postIds.find((p) => p.platform === TO_AYRSHARE[platform]);
+    return {
+      platform,
+      status: typeof hit?.status === 'string' ? hit.status : post.hold ? 'awaiting approval' : post.scheduledAt ? 'pending' : 'unknown',
+      id: hit?.id ? String(hit.id) : null,
+      url: hit?.postUrl ?? null,
+      error: null,
+    };
+  });
+  const state: SubmitResult['state'] = post.hold ? 'held' : post.scheduledAt ? 'scheduled' : 'published';
+  return { providerJobId: id, providerPostId: id, state, platforms };
+}
+
+/** A post's outcome once its schedule time has passed; undefined while it is still pending or held. */
+async function postOutcome(call: AyrshareCall, profileKey: string, id: string): Promise<JobOutcome | undefined> {
+  let json: z.infer<typeof postSchema>;
+  try {
+    json = postSchema.parse(await call('GET', `/post/${encodeURIComponent(id)}`, undefined, profileKey));
+  } catch (err) {
+    // A post that failed at the networks answers status "error": that is its outcome.
+    if (err instanceof ProviderError && err.status !== undefined && err.status < 500)
+      return { providerJobId: id, state: 'failed', platforms: null, error: err.message };
+    throw err;
+  }
+  if (json.status !== 'success') return undefined; // pending, awaiting approval: nothing new
+  const platforms = (json.postIds ?? []).flatMap((p) => {
+    const platform = p.platform === undefined ? undefined : FROM_AYRSHARE[p.platform];
+    return platform
+      ? [{ platform, status: String(p.status ?? 'success'), id: p.id ? String(p.id) : null, url: p.postUrl ?? null, error: null }]
+      : [];
+  });
+  return { providerJobId: id, state: 'published', platforms: platforms.length ? platforms : null, error: null };
 }

@@ -27,15 +27,6 @@ export const isLocalProvider = (p: SocialProvider): p is LocalProvider => p.name
 const hash = (token: string) => createHash('sha256').update(token).digest('hex');
 
 export function createLocalProvider(db: Db, opts: { baseUrl: string; autoLink: boolean }): LocalProvider {
-  async function link(organizationId: string, profileKey: string, platform: Network): Promise<string> {
-    const row = await db.one<{ id: string }>(
-      `INSERT INTO social_local_accounts (id, organization_id, profile_id, platform, display_name) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (profile_id, platform) DO UPDATE SET linked_at = now() RETURNING id`,
-      [newId(), organizationId, profileKey, platform, `Local ${platform} account`],
-    );
-    return row!.id;
-  }
-
   return {
     name: 'local',
 
@@ -50,34 +41,14 @@ export function createLocalProvider(db: Db, opts: { baseUrl: string; autoLink: b
          VALUES ($1, $2, $3, $4, $5, now() + make_interval(mins => $6), CASE WHEN $7 THEN now() END)`,
         [hash(token), profile.organizationId, profile.providerKey, platform, redirectUrl ?? null, LINK_TTL_MIN, opts.autoLink],
       );
-      if (opts.autoLink) await link(profile.organizationId, profile.providerKey, platform);
+      if (opts.autoLink) await linkAccount(db, profile.organizationId, profile.providerKey, platform);
       return `${opts.baseUrl}${LOCAL_AUTHORIZE_PATH}?token=${token}`;
     },
 
-    async completeLink(token) {
-      const row = await db.one<{
-        organizationId: string;
-        profileKey: string;
-        platform: Network;
-        redirectUrl: string | null;
-        expired: boolean;
-        completed: boolean;
-      }>(
-        `SELECT organization_id AS "organizationId", profile_id AS "profileKey", platform, redirect_url AS "redirectUrl",
-                expires_at < now() AS expired, completed_at IS NOT NULL AS completed
-           FROM social_local_links WHERE token_hash = $1`,
-        [hash(token)],
-      );
-      if (!row) throw notFound('Unknown account link');
-      // A completed link may be opened again (browser refresh) and answers the same.
-      if (row.expired && !row.completed) throw new AppError(410, 'Gone', 'This account link has expired; call /connect again');
-      const accountId = await link(row.organizationId, row.profileKey, row.platform);
-      await db.query(`UPDATE social_local_links SET completed_at = COALESCE(completed_at, now()) WHERE token_hash = $1`, [hash(token)]);
-      return { platform: row.platform, accountId, redirectUrl: row.redirectUrl };
-    },
+    completeLink: (token) => completeLink(db, token),
 
     linkSimulated(profile, platform) {
-      return link(profile.organizationId, profile.providerKey, platform);
+      return linkAccount(db, profile.organizationId, profile.providerKey, platform);
     },
 
     async accounts(profile) {
@@ -149,4 +120,37 @@ export function createLocalProvider(db: Db, opts: { baseUrl: string; autoLink: b
       }));
     },
   };
+}
+
+/** Links an account of `platform` to the profile (again: its link time moves); answers its id. */
+async function linkAccount(db: Db, organizationId: string, profileKey: string, platform: Network): Promise<string> {
+  const row = await db.one<{ id: string }>(
+    `INSERT INTO social_local_accounts (id, organization_id, profile_id, platform, display_name) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (profile_id, platform) DO UPDATE SET linked_at = now() RETURNING id`,
+    [newId(), organizationId, profileKey, platform, `Local ${platform} account`],
+  );
+  return row!.id;
+}
+
+/** The consent page's action: links the account the token was issued for. */
+async function completeLink(db: Db, token: string): ReturnType<LocalProvider['completeLink']> {
+  const row = await db.one<{
+    organizationId: string;
+    profileKey: string;
+    platform: Network;
+    redirectUrl: string | null;
+    expired: boolean;
+    completed: boolean;
+  }>(
+    `SELECT organization_id AS "organizationId", profile_id AS "profileKey", platform, redirect_url AS "redirectUrl",
+            expires_at < now() AS expired, completed_at IS NOT NULL AS completed
+       FROM social_local_links WHERE token_hash = $1`,
+    [hash(token)],
+  );
+  if (!row) throw notFound('Unknown account link');
+  // A completed link may be opened again (browser refresh) and answers the same.
+  if (row.expired && !row.completed) throw new AppError(410, 'Gone', 'This account link has expired; call /connect again');
+  const accountId = await linkAccount(db, row.organizationId, row.profileKey, row.platform);
+  await db.query(`UPDATE social_local_links SET completed_at = COALESCE(completed_at, now()) WHERE token_hash = $1`, [hash(token)]);
+  return { platform: row.platform, accountId, redirectUrl: row.redirectUrl };
 }

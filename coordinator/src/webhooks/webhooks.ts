@@ -3,7 +3,7 @@ import type PgBoss from 'pg-boss';
 import type { Db, Queryable } from '../db/db.js';
 import type { Logger } from '@shorts/common/logger';
 import { safeFetch, FetchRefusedError, type SafeResponse } from '@shorts/common/net/safe-fetch';
-import { parseAllowlist } from '@shorts/common/net/address-policy';
+import { parseAllowlist, type AllowEntry } from '@shorts/common/net/address-policy';
 import { backoffDelay } from '@shorts/common/retry';
 import type { Metrics } from '../metrics/metrics.js';
 import { newId } from '../ids.js';
@@ -221,7 +221,7 @@ export async function startWebhookWorker(deps: WebhookWorkerDeps): Promise<() =>
       const abort = new AbortController();
       const slot = { organizationId: claimed.data.organizationId, abort, done: Promise.resolve() };
       inFlight.set(claimed.id, slot);
-      slot.done = deliver(claimed, abort.signal)
+      slot.done = deliverWebhook(deps, allowlist, claimed, abort.signal)
         .catch((err: unknown) =>
           log.error('webhook delivery failed; pg-boss retries it after its expiry', {
             err,
@@ -246,94 +246,6 @@ export async function startWebhookWorker(deps: WebhookWorkerDeps): Promise<() =>
       });
   };
 
-  const deliver = async (job: QueuedDelivery, signal: AbortSignal): Promise<void> => {
-    const d = job.data;
-    // A rotated-out secret signs too until it expires, so receivers can switch over in their own time.
-    const secretRow = await db.one<{ secret: string; previous: string | null }>(
-      `SELECT webhook_secret AS "secret",
-              CASE WHEN previous_webhook_secret_expires_at > now() THEN previous_webhook_secret END AS "previous"
-         FROM organizations WHERE id = $1`,
-      [d.organizationId],
-    );
-    const secret: string | undefined = secretRow?.secret;
-    if (!secret) {
-      await boss.complete(WEBHOOK_QUEUE, job.id); // organization gone: nothing to deliver
-      return;
-    }
-    // Events queued before attempts were numbered in the data relied on pg-boss's retry count.
-    const attempt = d.attempt ?? job.retryCount + 1;
-    const webhookId = d.webhookId ?? legacyWebhookId(d.organizationId, d.jobId, d.event, d.body);
-    const now = Math.floor(Date.now() / 1000);
-    let outcome: AttemptOutcome;
-    try {
-      const response = await safeFetch(d.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'shorts-webhooks/1',
-          'x-signature': signWebhook(secret, d.body, now),
-          'webhook-id': webhookId,
-          'webhook-timestamp': String(now),
-          'webhook-signature': standardSignatureHeader(
-            secretRow?.previous ? [secret, secretRow.previous] : [secret],
-            webhookId,
-            now,
-            d.body,
-          ),
-          'x-webhook-event': d.event,
-          'x-webhook-attempt': String(attempt),
-        },
-        body: d.body,
-        allowlist,
-        timeoutMs: deps.timeoutMs,
-        signal,
-        // The status line decides delivery: a large answer must not turn a 2xx into a retry.
-        discardBody: true,
-        maxRedirects: 0,
-      });
-      outcome = classifyAttempt({ response });
-    } catch (error) {
-      outcome = classifyAttempt({ error });
-    }
-    if (signal.aborted) {
-      await db.query(HAND_BACK, [WEBHOOK_QUEUE, [job.id]]);
-      return;
-    }
-    const error = outcome.delivered ? null : outcome.error;
-    const nextInSec =
-      !outcome.delivered && outcome.retry && !d.redelivery && attempt < WEBHOOK_MAX_ATTEMPTS
-        ? retryDelaySec(attempt, deps.retryDelaySec, outcome.retryAfterSec)
-        : null;
-    // The attempt's record, the next attempt and this job's completion commit together: a crash
-    // in between neither loses the retry nor queues it twice.
-    await db.tx(async (c) => {
-      await c.query(
-        `INSERT INTO webhook_deliveries (organization_id, job_id, event, url, attempt, status_code, error, delivered, redirect_location, webhook_id, redelivery)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-        [
-          d.organizationId,
-          d.jobId,
-          d.event,
-          d.url,
-          attempt,
-          outcome.statusCode,
-          error,
-          outcome.delivered,
-          outcome.delivered ? null : (outcome.location ?? null),
-          webhookId,
-          !!d.redelivery,
-        ],
-      );
-      if (nextInSec !== null) await sendAttempt(boss, c, { ...d, webhookId, attempt: attempt + 1 }, nextInSec);
-      await boss.complete(WEBHOOK_QUEUE, job.id, {}, { db: txExecutor(c) });
-    });
-    deps.metrics.webhookDeliveries.labels(outcome.delivered ? 'delivered' : 'failed').inc();
-    const fields = { jobId: d.jobId, organizationId: d.organizationId, attempt, event: d.event, webhookId };
-    if (outcome.delivered) log.info('webhook delivered', fields);
-    else if (nextInSec !== null) log.warn('webhook attempt failed; retrying', { ...fields, error, retryInSec: nextInSec });
-    else log.warn('webhook delivery given up', { ...fields, error, final: !outcome.retry });
-  };
-
   const timer = setInterval(fill, deps.pollMs ?? 500);
   fill();
   return async () => {
@@ -343,4 +255,92 @@ export async function startWebhookWorker(deps: WebhookWorkerDeps): Promise<() =>
     for (const f of inFlight.values()) f.abort.abort();
     await Promise.all([...inFlight.values()].map((f) => f.done));
   };
+}
+
+/**
+ * One attempt at one event: signed and posted, then its record, its retry (if any) and its completion
+ * in one transaction. Cut short by `signal` (the worker stopping), the event is handed back instead.
+ */
+async function deliverWebhook(deps: WebhookWorkerDeps, allowlist: AllowEntry[], job: QueuedDelivery, signal: AbortSignal): Promise<void> {
+  const { boss, db, log } = deps;
+  const d = job.data;
+  // A rotated-out secret signs too until it expires, so receivers can switch over in their own time.
+  const secretRow = await db.one<{ secret: string; previous: string | null }>(
+    `SELECT webhook_secret AS "secret",
+            CASE WHEN previous_webhook_secret_expires_at > now() THEN previous_webhook_secret END AS "previous"
+       FROM organizations WHERE id = $1`,
+    [d.organizationId],
+  );
+  const secret: string | undefined = secretRow?.secret;
+  if (!secret) {
+    await boss.complete(WEBHOOK_QUEUE, job.id); // organization gone: nothing to deliver
+    return;
+  }
+  // Events queued before attempts were numbered in the data relied on pg-boss's retry count.
+  const attempt = d.attempt ?? job.retryCount + 1;
+  const webhookId = d.webhookId ?? legacyWebhookId(d.organizationId, d.jobId, d.event, d.body);
+  const now = Math.floor(Date.now() / 1000);
+  let outcome: AttemptOutcome;
+  try {
+    const response = await safeFetch(d.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'shorts-webhooks/1',
+        'x-signature': signWebhook(secret, d.body, now),
+        'webhook-id': webhookId,
+        'webhook-timestamp': String(now),
+        'webhook-signature': standardSignatureHeader(secretRow?.previous ? [secret, secretRow.previous] : [secret], webhookId, now, d.body),
+        'x-webhook-event': d.event,
+        'x-webhook-attempt': String(attempt),
+      },
+      body: d.body,
+      allowlist,
+      timeoutMs: deps.timeoutMs,
+      signal,
+      // The status line decides delivery: a large answer must not turn a 2xx into a retry.
+      discardBody: true,
+      maxRedirects: 0,
+    });
+    outcome = classifyAttempt({ response });
+  } catch (error) {
+    outcome = classifyAttempt({ error });
+  }
+  if (signal.aborted) {
+    await db.query(HAND_BACK, [WEBHOOK_QUEUE, [job.id]]);
+    return;
+  }
+  const error = outcome.delivered ? null : outcome.error;
+  const nextInSec =
+    !outcome.delivered && outcome.retry && !d.redelivery && attempt < WEBHOOK_MAX_ATTEMPTS
+      ? retryDelaySec(attempt, deps.retryDelaySec, outcome.retryAfterSec)
+      : null;
+  // The attempt's record, the next attempt and this job's completion commit together: a crash
+  // in between neither loses the retry nor queues it twice.
+  await db.tx(async (c) => {
+    await c.query(
+      `INSERT INTO webhook_deliveries (organization_id, job_id, event, url, attempt, status_code, error, delivered, redirect_location, webhook_id, redelivery)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      [
+        d.organizationId,
+        d.jobId,
+        d.event,
+        d.url,
+        attempt,
+        outcome.statusCode,
+        error,
+        outcome.delivered,
+        outcome.delivered ? null : (outcome.location ?? null),
+        webhookId,
+        !!d.redelivery,
+      ],
+    );
+    if (nextInSec !== null) await sendAttempt(boss, c, { ...d, webhookId, attempt: attempt + 1 }, nextInSec);
+    await boss.complete(WEBHOOK_QUEUE, job.id, {}, { db: txExecutor(c) });
+  });
+  deps.metrics.webhookDeliveries.labels(outcome.delivered ? 'delivered' : 'failed').inc();
+  const fields = { jobId: d.jobId, organizationId: d.organizationId, attempt, event: d.event, webhookId };
+  if (outcome.delivered) log.info('webhook delivered', fields);
+  else if (nextInSec !== null) log.warn('webhook attempt failed; retrying', { ...fields, error, retryInSec: nextInSec });
+  else log.warn('webhook delivery given up', { ...fields, error, final: !outcome.retry });
 }
