@@ -1,13 +1,6 @@
 import test from 'ava';
-import {
-  editedDuration,
-  editedTime,
-  editedWords,
-  fillerKey,
-  planJumpCuts,
-  VOICE_TAIL_SEC,
-  type TimedWord,
-} from '@shorts/common/render/jump-cuts';
+import { editedDuration, editedTime, editedWords, planJumpCuts, VOICE_TAIL_SEC, type TimedWord } from '@shorts/common/render/jump-cuts';
+import { fillerKey } from '@shorts/common/options/editing';
 import { normalizeRenderOptions } from '@shorts/common/render/options';
 import { buildRenderArgs, type RenderSpec } from '../node-agent/src/media/render-args.js';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
