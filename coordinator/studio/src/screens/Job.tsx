@@ -759,9 +759,9 @@ function RenderPanel({
   const [silences, setSilences] = useState(false);
   const [fillers, setFillers] = useState(false);
   useEffect(() => {
-    const preset = jumpCutFlags(presetEditing);
-    setSilences(preset.removeSilences);
-    setFillers(preset.removeFillers);
+    const jumpCuts = jumpCutFlags(presetEditing);
+    setSilences(jumpCuts.removeSilences);
+    setFillers(jumpCuts.removeFillers);
   }, [choice]);
   const editing = editingFromSwitches(presetEditing, { silences, fillers });
   useEffect(() => onEditing(editing), [silences, fillers, choice]);
