@@ -1,7 +1,8 @@
 // `options.editing`, jump cuts (issue 24): which silences and filler words a render leaves out. Its
-// one schema, and its one reading. A render keeps `editing` as its request or brand preset gave it
-// (a preset shows it so, and an explicit `{}` or `false` must still win over a preset's), so every
-// reader resolves it here: `resolveEditing` and what follows from it, never the fields themselves.
+// one schema, and its one reading. A brand preset keeps `editing` as given (the API shows it so, and
+// an explicit `{}` or `false` in a request still wins over a preset's); a render's spec holds it
+// normalised once its request is accepted (`normalisedEditing`). Every reader resolves it here:
+// `resolveEditing` and what follows from it, never the fields themselves.
 // `npm run lint:option-rules` keeps these rules here.
 import { z } from 'zod';
 
@@ -102,6 +103,21 @@ export function fillerKey(word: string): string {
     .toLocaleLowerCase()
     .replace(/[^\p{L}]/gu, '')
     .replace(/(\p{L})\1+/gu, '$1');
+}
+
+/**
+ * The options as a render stores them once its request is accepted: absent when nothing is cut,
+ * else each rule with its defaults filled in (filler words by their keys), so what the agent, the
+ * captions and the render list read is what was decided here. Renders stored before hold `editing`
+ * as asked; the resolver reads both alike, as it reads this form back to the same rules.
+ */
+export function normalisedEditing(editing: EditingOptions | null | undefined): EditingOptions | undefined {
+  const rules = resolveEditing(editing);
+  if (!rules) return undefined;
+  return {
+    ...(rules.silence ? { removeSilences: { ...rules.silence } } : {}),
+    ...(rules.fillers ? { removeFillers: { words: [...rules.fillers] } } : {}),
+  };
 }
 
 /** Whether a render with these options cuts anything. */
