@@ -107,16 +107,19 @@ export function fillerKey(word: string): string {
 
 /**
  * The options as a render stores them once its request is accepted: absent when nothing is cut,
- * else each rule with its defaults filled in (filler words by their keys), so what the agent, the
- * captions and the render list read is what was decided here. Renders stored before hold `editing`
- * as asked; the resolver reads both alike, as it reads this form back to the same rules.
+ * else each rule with its defaults filled in, so what the agent, the captions and the render list
+ * read is what was decided here. Renders stored before hold `editing` as asked; the resolver reads
+ * both alike, as it reads this form back to the same rules.
  */
 export function normalisedEditing(editing: EditingOptions | null | undefined): EditingOptions | undefined {
   const rules = resolveEditing(editing);
   if (!rules) return undefined;
+  // The words as given (the render's payload is checked by the request's schema again), not keyed.
+  const f = editing?.removeFillers;
+  const words = f && typeof f === 'object' && f.words ? f.words : [...DEFAULT_FILLER_WORDS];
   return {
     ...(rules.silence ? { removeSilences: { ...rules.silence } } : {}),
-    ...(rules.fillers ? { removeFillers: { words: [...rules.fillers] } } : {}),
+    ...(rules.fillers ? { removeFillers: { words } } : {}),
   };
 }
 
