@@ -1,13 +1,6 @@
 import test from 'ava';
-import {
-  editedDuration,
-  editedTime,
-  editedWords,
-  fillerKey,
-  planJumpCuts,
-  VOICE_TAIL_SEC,
-  type TimedWord,
-} from '@shorts/common/render/jump-cuts';
+import { editedDuration, editedTime, editedWords, planJumpCuts, VOICE_TAIL_SEC, type TimedWord } from '@shorts/common/render/jump-cuts';
+import { editingSchema, fillerKey, normalisedEditing, resolveEditing, type EditingOptions } from '@shorts/common/options/editing';
 import { normalizeRenderOptions } from '@shorts/common/render/options';
 import { buildRenderArgs, type RenderSpec } from '../node-agent/src/media/render-args.js';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
@@ -169,4 +162,26 @@ test('voice activity that lets go of a word late does not lengthen the pause lef
     missed.cuts.some((c) => c.end > 1.4 && c.start < 1.9),
     JSON.stringify(missed.cuts),
   );
+});
+
+test('a render stores editing normalised: nothing when nothing is cut, else rules that read back the same and pass the schema', (t) => {
+  for (const none of [undefined, {}, { removeSilences: false }, { removeSilences: false, removeFillers: false }])
+    t.is(normalisedEditing(none), undefined, JSON.stringify(none));
+  const asked: EditingOptions[] = [
+    { removeSilences: true },
+    { removeFillers: true },
+    { removeSilences: {}, removeFillers: false },
+    { removeSilences: { minSilenceSec: 1 }, removeFillers: { words: ['Umm', 'like'] } },
+    { removeSilences: { keepSec: 0.3, minSilenceSec: 2 }, removeFillers: {} },
+  ];
+  for (const editing of asked) {
+    const stored = normalisedEditing(editing);
+    t.true(editingSchema.safeParse(stored).success, JSON.stringify(stored));
+    t.deepEqual(resolveEditing(stored), resolveEditing(editing), JSON.stringify(editing));
+    t.deepEqual(normalisedEditing(stored), stored);
+  }
+  t.deepEqual(normalisedEditing({ removeSilences: true, removeFillers: true }), {
+    removeSilences: { minSilenceSec: 0.6, keepSec: 0.15 },
+    removeFillers: { words: ['um', 'uh', 'er', 'erm', 'ah', 'hmm'] },
+  });
 });

@@ -1,5 +1,6 @@
 // The render routes' answers (coordinator/src/api/renders.ts, contract 2.6); the studio reads their types.
 import { z } from 'zod';
+import { jumpCutFlagsSchema } from '../options/editing.js';
 
 const stage = z
   .string()
@@ -96,9 +97,7 @@ export const listedRenderSchema = z.intersection(
       .nullable()
       .describe('Its name as it is now; null when none, or since deleted'),
     thumbnailUrl: z.string().optional().describe("The first frame, as the player's poster"),
-    jumpCuts: z
-      .object({ removeSilences: z.boolean(), removeFillers: z.boolean() })
-      .describe('Whether it was asked to cut silences and filler words'),
+    jumpCuts: jumpCutFlagsSchema,
     layouts: z
       .array(z.string())
       .describe("The layouts of the short's crop path it was rendered with (single, split, stack, fit); empty for a centre crop"),

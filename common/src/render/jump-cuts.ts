@@ -2,7 +2,7 @@
 // the voice activity analysis heard. Pure, shared by the agent that renders the cut and the studio
 // that shows it on the short's timeline.
 import { unionOfRanges as union, type TimeRange } from '../time-ranges.js';
-import type { EditingOptions } from './options.js';
+import { fillerKey, resolveEditing, type EditingOptions } from '../options/editing.js';
 
 export type { TimeRange } from '../time-ranges.js';
 
@@ -23,9 +23,6 @@ export interface JumpCutPlan {
   fillerWords: TimedWord[];
 }
 
-export const DEFAULT_MIN_SILENCE_SEC = 0.6;
-export const DEFAULT_KEEP_SILENCE_SEC = 0.15;
-export const DEFAULT_FILLER_WORDS = ['um', 'uh', 'er', 'erm', 'ah', 'hmm'] as const;
 /** Sound kept either side of speech: word timings and voice activity are a few tens of ms loose. */
 export const SPEECH_MARGIN_SEC = 0.04;
 /**
@@ -37,39 +34,6 @@ export const VOICE_TAIL_SEC = 0.12;
 /** Frame rate assumed when the caller does not know the source's (the studio, for a job analysed
  *  before the source's frame rate was kept). */
 const FALLBACK_FPS = 30;
-
-/** The options with their defaults filled in; null when nothing is to be cut. */
-export function resolveEditing(
-  editing: EditingOptions | undefined,
-): { silence: { minSilenceSec: number; keepSec: number } | null; fillers: Set<string> | null } | null {
-  const s = editing?.removeSilences;
-  const f = editing?.removeFillers;
-  const silence =
-    s === true
-      ? { minSilenceSec: DEFAULT_MIN_SILENCE_SEC, keepSec: DEFAULT_KEEP_SILENCE_SEC }
-      : s && typeof s === 'object'
-        ? { minSilenceSec: s.minSilenceSec ?? DEFAULT_MIN_SILENCE_SEC, keepSec: s.keepSec ?? DEFAULT_KEEP_SILENCE_SEC }
-        : null;
-  const fillers =
-    f === true
-      ? new Set(DEFAULT_FILLER_WORDS.map(fillerKey))
-      : f && typeof f === 'object'
-        ? new Set((f.words ?? DEFAULT_FILLER_WORDS).map(fillerKey))
-        : null;
-  return silence || fillers ? { silence, fillers } : null;
-}
-
-/**
- * How a transcript spells a filler does not matter: "Umm," "uhh" and "hmmm" are "um", "uh" and
- * "hm". Letters only, lower case, each run of one letter as one. A whole word is compared, so
- * "umbrella" is never "um".
- */
-export function fillerKey(word: string): string {
-  return word
-    .toLocaleLowerCase()
-    .replace(/[^\p{L}]/gu, '')
-    .replace(/(\p{L})\1+/gu, '$1');
-}
 
 export function isFiller(word: string, fillers: ReadonlySet<string>): boolean {
   const key = fillerKey(word);

@@ -4,6 +4,7 @@ import { invalidInput } from '../invalid-input.js';
 import { parseLength } from './position.js';
 import { resolveCaptionStyle, type StyleItem } from './presets.js';
 import { openFields, unknownField, unknownFieldMessage } from '../api/unknown-fields.js';
+import { editingSchema } from '../options/editing.js';
 
 /** The W3C Compositing and Blending Level 1 modes, in the contract's order. */
 export const BLEND_MODES = [
@@ -100,59 +101,6 @@ const director = z.looseObject({
   intelligence: z.looseObject({ maxSpeakersToFocus: z.number().int().min(1).max(10).optional() }).optional(),
 });
 
-const BOOLEAN_OR_OBJECT = 'must be true, false or an object';
-const removeSilences = z.union(
-  [
-    z.boolean(),
-    z
-      .strictObject({
-        minSilenceSec: z
-          .number()
-          .min(0.1, 'must be from 0.1 to 10 seconds')
-          .max(10, 'must be from 0.1 to 10 seconds')
-          .optional()
-          .describe('Pauses at least this long are shortened (default 0.6)'),
-        keepSec: z
-          .number()
-          .min(0, 'must be from 0 to 2 seconds')
-          .max(2, 'must be from 0 to 2 seconds')
-          .optional()
-          .describe('What is left of each shortened pause (default 0.15)'),
-      })
-      .refine((o) => (o.keepSec ?? 0.15) < (o.minSilenceSec ?? 0.6), { message: 'keepSec must be shorter than minSilenceSec' }),
-  ],
-  { error: BOOLEAN_OR_OBJECT },
-);
-const removeFillers = z.union(
-  [
-    z.boolean(),
-    z.strictObject({
-      words: z
-        .array(
-          z
-            .string()
-            .trim()
-            .min(1, 'must not be empty')
-            .max(40)
-            .regex(/^[\p{L}\p{M}'’-]+$/u, 'must be single words (letters only)'),
-        )
-        .min(1)
-        .max(50)
-        .optional()
-        .describe('Filler words matched as whole words (default um, uh, er, erm, ah, hmm and their spellings)'),
-    }),
-  ],
-  { error: BOOLEAN_OR_OBJECT },
-);
-
-/** Jump cuts (issue 24): which silences and filler words a render leaves out. */
-export const editingSchema = z
-  .strictObject({
-    removeSilences: removeSilences.optional(),
-    removeFillers: removeFillers.optional(),
-  })
-  .describe('Jump cuts: removeSilences (true or {minSilenceSec, keepSec}) and removeFillers (true or {words})');
-
 export const renderOptionsSchema = z.object({
   maxWordsInPage: z.number().int().min(1).max(20).optional(),
   waterMark: waterMarkSchema.optional(),
@@ -183,7 +131,6 @@ const withoutDialect = ({ $schema: _, ...schema }: Record<string, unknown>) => s
 
 export type RenderOptions = z.infer<typeof renderOptionsSchema>;
 export type WaterMarkOptions = z.infer<typeof waterMarkSchema>;
-export type EditingOptions = z.infer<typeof editingSchema>;
 
 /**
  * Validates render options (or a brand preset's `options`) after mapping the legacy keys

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { directorSettingsSchema, reframeSchema, shortDetectionsSchema } from '../reframe/schema.js';
+import { predefinedShortsSchema } from '../options/predefined-shorts.js';
 import { storedObjectSchema, wordSchema, type TaskContract, type TaskOutputs } from './contract.js';
 
 // analyze-video: download a job's source, transcribe it, pick the shorts, cut a preview crop of each.
@@ -82,7 +83,7 @@ export const analyzeVideoPayloadSchema = z.object({
   jobId: z.string(),
   source: z.discriminatedUnion('kind', [urlSource, youtubeSource, storedSource]),
   /** The client's own start/end times; null lets the agent pick the shorts. */
-  predefinedShorts: z.array(z.object({ title: z.string(), start: z.number().finite(), end: z.number().finite() })).nullable(),
+  predefinedShorts: predefinedShortsSchema.nullable(),
   maxDownloadBytes: z.number().int().positive(),
   maxAutoShortSec: z.number().positive(),
   /** Absent in payloads queued before picking options existed: the defaults. */

@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { captionedWords, type CaptionWord } from '@shorts/common/render/caption-pages';
 import { editedDuration, planJumpCuts, type JumpCutPlan } from '@shorts/common/render/jump-cuts';
-import type { EditingOptions, RenderOptions } from '@shorts/common/render/options';
+import type { RenderOptions } from '@shorts/common/render/options';
+import { cutsAnything, cutsSilences, editingFromQuery, editingQueryFields, type EditingOptions } from '@shorts/common/options/editing';
 import type { RenderShortPayload } from '@shorts/common/tasks/render-short';
 import type { Coordinator } from '../context.js';
 import { conflict, notFound } from '../errors.js';
@@ -27,19 +28,13 @@ export interface CaptionExport {
   options: RenderOptions;
 }
 
-const flag = z
-  .enum(['true', 'false'])
-  .optional()
-  .transform((v) => (v === undefined ? undefined : v === 'true'));
-
 /** A short's captions as a render asked now would burn them in: the organization's default brand
  *  preset (or `brandPresetId`) and the platform defaults, then these, as a render's options would. */
 export const shortCaptionsQuerySchema = z.object({
   organizationId: z.string().optional(),
   brandPresetId: z.string().optional().describe("A brand preset whose maxWordsInPage and editing apply (else the organization's default)"),
   maxWordsInPage: z.coerce.number().int().min(1).max(50).optional().describe('Words per caption (default 4, or the preset’s)'),
-  removeSilences: flag.describe('Re-time for jump cuts that remove silences (true/false; default: the preset’s editing)'),
-  removeFillers: flag.describe('Drop filler words and re-time for their cuts (true/false; default: the preset’s editing)'),
+  ...editingQueryFields,
 });
 export type ShortCaptionsQuery = z.output<typeof shortCaptionsQuerySchema>;
 
@@ -62,18 +57,16 @@ export async function shortCaptions(
   const org = await requireOrganization(app.db.pool, organizationId);
   const options: Record<string, unknown> = {};
   if (query.maxWordsInPage !== undefined) options.maxWordsInPage = query.maxWordsInPage;
-  if (query.removeSilences !== undefined || query.removeFillers !== undefined) {
-    options.editing = { removeSilences: query.removeSilences ?? false, removeFillers: query.removeFillers ?? false };
-  }
+  const asked = editingFromQuery(query);
+  if (asked) options.editing = asked;
   const resolved = resolveRender({
     body: { id: job.id, target: shortId, brandPresetId: query.brandPresetId, options },
     plan: org.plan,
     explicitPreset: query.brandPresetId ? await findPreset(app.db.pool, organizationId, { id: query.brandPresetId }) : undefined,
     defaultPreset: await findPreset(app.db.pool, organizationId, { isDefault: true }),
   });
-  const editing = resolved.options.editing;
   const words = data.transcription.words.filter((w) => w.end > short.startTime && w.start < short.endTime);
-  const speech = editing?.removeSilences ? ((await storedSpeech(app.db.pool, job.id, shortId)) ?? null) : null;
+  const speech = cutsSilences(resolved.options.editing) ? ((await storedSpeech(app.db.pool, job.id, shortId)) ?? null) : null;
   return assemble({
     options: resolved.options,
     jobId: job.id,
@@ -81,7 +74,7 @@ export async function shortCaptions(
     startTime: short.startTime,
     endTime: short.endTime,
     words,
-    editing,
+    editing: resolved.options.editing,
     speech,
     fps: data.source.fps ?? null,
     maxWordsInPage: resolved.options.maxWordsInPage ?? PLATFORM_DEFAULT_OPTIONS.maxWordsInPage,
@@ -139,7 +132,9 @@ function assemble(input: {
   // Else the render's own plan (node-agent render-short.ts), on the same inputs.
   const plan: JumpCutPlan | null =
     input.made ??
-    (input.editing ? planJumpCuts({ start, end, words: input.words, speech: input.speech, editing: input.editing, fps: input.fps }) : null);
+    (cutsAnything(input.editing)
+      ? planJumpCuts({ start, end, words: input.words, speech: input.speech, editing: input.editing, fps: input.fps })
+      : null);
   const cut = plan?.cuts.length ? plan : null;
   const track = buildCaptionTrack(captionedWords(input.words, start, end, cut), input.maxWordsInPage);
   return {

@@ -4,12 +4,7 @@ import { checkFetchableUrl } from '@shorts/common/net/url-rules';
 import type { AllowEntry } from '@shorts/common/net/address-policy';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
 import { DEFAULT_CLIP_LENGTH, type Picking } from '@shorts/common/tasks/analyze-video';
-
-export const predefinedShortSchema = z.object({
-  title: z.string().trim().min(1, 'title is required').max(200),
-  start: z.number().finite().min(0, 'start must be 0 or more'),
-  end: z.number().finite().min(0, 'end must be 0 or more'),
-});
+import { predefinedShortsProblem, predefinedShortsRequestSchema, type PredefinedShort } from '@shorts/common/options/predefined-shorts';
 
 const seconds = (what: string) => z.number({ error: `${what} must be a number of seconds` }).finite();
 
@@ -70,13 +65,7 @@ export const createJobSchema = z
     sourceJobId: z.string().nullish(),
     options: z
       .object({
-        predefinedShorts: z
-          .array(predefinedShortSchema)
-          .max(100)
-          .nullish()
-          .describe(
-            "Your own moments (seconds on the source clock) instead of automatically picked ones; at most the plan's longest short each",
-          ),
+        predefinedShorts: predefinedShortsRequestSchema,
         ...pickingOptionFields,
       })
       .nullish(),
@@ -99,7 +88,7 @@ export type CreateJobBody = z.infer<typeof createJobSchema>;
  * always; the others when given). Jobs made before these options hold predefinedShorts or nothing.
  */
 export interface JobOptions {
-  predefinedShorts?: Array<{ title: string; start: number; end: number }> | null;
+  predefinedShorts?: PredefinedShort[] | null;
   clipLength?: { min: number; max: number };
   maxShorts?: number;
   range?: { start: number; end: number };
@@ -177,7 +166,6 @@ export interface ValidatedJob {
   youtubeVideoId: string | null;
   fileUrl: string | null;
   webhook: string | null;
-  predefinedShorts: Array<{ title: string; start: number; end: number }> | null;
   options: JobOptions;
 }
 
@@ -197,31 +185,18 @@ export function validateJob(body: CreateJobBody, plan: Plan, allowlist: readonly
   const fileUrl = hasFile ? checkFetchableUrl(body.fileUrl!, 'fileUrl', allowlist).toString() : null;
   const webhook = body.webhook ? checkFetchableUrl(body.webhook, 'webhook', allowlist).toString() : null;
 
-  const maxSec = PLAN_LIMITS[plan].maxPredefinedShortSec;
   const shorts = body.options?.predefinedShorts;
-  if (shorts) {
-    if (shorts.length === 0) throw badRequest('options.predefinedShorts must not be empty when given');
-    shorts.forEach((s, i) => {
-      if (!(s.end > s.start)) throw badRequest(`options.predefinedShorts[${i}]: end must be greater than start`);
-      if (s.end - s.start > maxSec) {
-        throw badRequest(
-          `options.predefinedShorts[${i}]: a short may last at most ${maxSec} seconds on the ${plan} plan (got ${Math.round((s.end - s.start) * 100) / 100})`,
-        );
-      }
-    });
-  }
   const given = body.options ?? {};
-  const picking = PICKING_KEYS.filter((k) => given[k] != null);
-  if (shorts && picking.length)
-    throw badRequest(
-      `options.${picking[0]} applies to automatically picked shorts; it cannot be sent with options.predefinedShorts, which are your own times`,
-    );
+  if (shorts) {
+    const picking = PICKING_KEYS.find((k) => given[k] != null);
+    const problem = predefinedShortsProblem(shorts, { plan, maxSec: PLAN_LIMITS[plan].maxPredefinedShortSec }, picking);
+    if (problem) throw badRequest(problem);
+  }
   return {
     title: body.name?.trim() || null,
     youtubeVideoId,
     fileUrl,
     webhook,
-    predefinedShorts: shorts ?? null,
     options: shorts ? { predefinedShorts: shorts } : normalisePicking(given, plan),
   };
 }

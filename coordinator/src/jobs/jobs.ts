@@ -192,6 +192,7 @@ export async function createJob(
   const id = newId();
   const limits = PLAN_LIMITS[org.plan];
   const picking = pickingOf(job.options, 90);
+  const predefinedShorts = job.options.predefinedShorts ?? null;
   await db.tx(async (c) => {
     // An accepted job is at the contract's first stage: 5, initiating services.
     await c.query(
@@ -218,10 +219,10 @@ export async function createJob(
       payload: {
         jobId: id,
         source: videoSource,
-        predefinedShorts: job.predefinedShorts,
+        predefinedShorts,
         maxDownloadBytes: limits.maxDownloadBytes,
         // The agent picks with the options as stored, never the request's own.
-        ...(job.predefinedShorts ? { maxAutoShortSec: 90 } : { maxAutoShortSec: picking.clipLength.max, picking }),
+        ...(predefinedShorts ? { maxAutoShortSec: 90 } : { maxAutoShortSec: picking.clipLength.max, picking }),
       },
     });
     await input.alsoInTransaction?.(c, id);

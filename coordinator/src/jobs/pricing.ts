@@ -1,4 +1,8 @@
+import type { PredefinedShort } from '@shorts/common/options/predefined-shorts';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
+
+/** What pricing reads of a predefined short: its times. */
+type ShortSpan = Pick<PredefinedShort, 'start' | 'end'>;
 
 export const MINIMUM_JOB_COST = 0.3;
 const YOUTUBE_PER_GB = 0.6;
@@ -17,7 +21,7 @@ export interface JobCost {
  * analysed again for each after the first. The union of the shorts lies within the source, whose
  * minutes are priced already; what is beyond it (the sum of their lengths less their union) is not.
  */
-export function overlappingShortsSec(shorts: ReadonlyArray<{ start: number; end: number }> | null | undefined): number {
+export function overlappingShortsSec(shorts: readonly ShortSpan[] | null | undefined): number {
   if (!shorts?.length) return 0;
   const sorted = [...shorts].sort((a, b) => a.start - b.start);
   let total = 0;
@@ -45,7 +49,7 @@ export function priceJob(
     durationSec: number;
     fromYoutube: boolean;
     downloadBytes: number;
-    predefinedShorts?: ReadonlyArray<{ start: number; end: number }> | null;
+    predefinedShorts?: readonly ShortSpan[] | null;
     /** Only this part of the source is analysed: only its seconds are priced. */
     range?: { start: number; end: number } | null;
   },

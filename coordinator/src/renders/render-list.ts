@@ -5,6 +5,7 @@ import { isId } from '../ids.js';
 import type { Coordinator } from '../context.js';
 import { renderStatus } from './renders.js';
 import type { ListedRender } from '@shorts/common/api/renders';
+import { jumpCutFlags, type EditingOptions } from '@shorts/common/options/editing';
 
 /** At most this many renders are listed per job (the newest). */
 export const RENDER_LIST_LIMIT = 100;
@@ -19,7 +20,7 @@ interface RenderListRow {
   brandPresetId: string | null;
   brandPresetName: string | null;
   thumbnailKey: string | null;
-  editing: { removeSilences?: unknown; removeFillers?: unknown } | null;
+  editing: EditingOptions | null;
   layouts: string[] | null;
   shortSec: number | null;
 }
@@ -63,7 +64,7 @@ export async function listJobRenders(
       // The brand preset it was rendered with (its name as it is now; null when none, or since deleted).
       brandPreset: r.brandPresetId ? { id: r.brandPresetId, name: r.brandPresetName } : null,
       // How it was asked for: jump cuts on or off, the layouts its crop path takes, the short's seconds.
-      jumpCuts: { removeSilences: !!r.editing?.removeSilences, removeFillers: !!r.editing?.removeFillers },
+      jumpCuts: jumpCutFlags(r.editing),
       layouts: (r.layouts ?? []).sort(),
       ...(r.shortSec !== null ? { shortSec: Math.round(r.shortSec * 1000) / 1000 } : {}),
       // The first frame the agent stored with the render: the player's poster.

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AppError, badRequest, forbidden, notFound } from '../errors.js';
 import { normalizeRenderOptions, renderOptionsDocs, type RenderOptions } from '@shorts/common/render/options';
+import { normalisedEditing } from '@shorts/common/options/editing';
 import { CAPTION_PRESETS, isCaptionPreset } from '@shorts/common/render/presets';
 import { PLAN_LIMITS, type Plan } from '../tenancy/plans.js';
 
@@ -118,6 +119,10 @@ export function resolveRender(input: {
     const value = explicitOptions[field] ?? presetOptions[field];
     if (value !== undefined) (options as Record<string, unknown>)[field] = value;
   }
+  // Decided here once: the render, its captions and its listing read what was resolved.
+  const editing = normalisedEditing(options.editing);
+  if (editing) options.editing = editing;
+  else delete options.editing;
 
   let size: ResolvedRender['size'] = { ...DEFAULT_SIZE };
   if (body.size) {

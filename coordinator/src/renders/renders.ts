@@ -4,6 +4,7 @@ import type { Queryable } from '../db/db.js';
 import { TooManyRequestsError, badRequest, conflict, notFound } from '../errors.js';
 import { isId, newId } from '../ids.js';
 import type { RenderShortPayload } from '@shorts/common/tasks/render-short';
+import { cutsSilences } from '@shorts/common/options/editing';
 import { directorSettings, sameDirector } from '@shorts/common/reframe/director';
 import type { ShortDetections } from '@shorts/common/reframe/types';
 import { detectionsWithin } from '@shorts/common/reframe/restrict';
@@ -138,7 +139,7 @@ export async function createRender(
     recompute,
     watermark,
   };
-  if (resolved.options.editing?.removeSilences) spec.speech = await storedSpeech(app.db.pool, job.id, shortId);
+  if (cutsSilences(resolved.options.editing)) spec.speech = await storedSpeech(app.db.pool, job.id, shortId);
   await app.db.tx(async (c) => {
     // The organization row serialises this organization's creates, so the count cannot be raced.
     await c.query(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId]);

@@ -435,7 +435,6 @@ async function finishUpload(app: Deps, upload: UploadRow, lease: WriterLease): P
         youtubeVideoId: null,
         fileUrl: null,
         webhook: null,
-        predefinedShorts: null,
         options: {},
       },
       creditsPerDollar: app.config.creditsPerDollar,

@@ -25,6 +25,7 @@ import { downloadYoutube, YoutubeDownloadError } from '../media/youtube.js';
 import { createTranscriber, checkTranscriberAvailable, type TranscriberConfig } from '../transcribe/transcriber.js';
 import { createHighlightModel } from '../highlights/highlight-model.js';
 import { predefinedShorts } from '../highlights/predefined.js';
+import { shortPastEnd } from '@shorts/common/options/predefined-shorts';
 import { MAX_SHORT_SEC } from '../highlights/types.js';
 import { clipChunks, type Chunk } from '../transcribe/chunked.js';
 import { VAD_SAMPLE_RATE } from '../transcribe/vad.js';
@@ -235,14 +236,8 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     // The price follows from these; the coordinator checks the credits now, not after the work.
     await ctx.facts({ durationSec: info.durationSec, downloadBytes: source.bytes });
     ctx.signal.throwIfAborted();
-    for (const s of p.predefinedShorts ?? []) {
-      if (s.end > info.durationSec + 0.05) {
-        throw new TaskError(
-          `The short "${s.title}" ends at ${s.end} s, past the end of the video (${info.durationSec.toFixed(2)} s)`,
-          'SHORT_PAST_END',
-        );
-      }
-    }
+    const pastEnd = shortPastEnd(p.predefinedShorts, info.durationSec);
+    if (pastEnd) throw new TaskError(pastEnd, 'SHORT_PAST_END');
     const picking = pickingOf(p);
     if (picking.range && picking.range.start >= info.durationSec) {
       throw new TaskError(

@@ -11,7 +11,8 @@ import { clearDisplayMatrix } from '../media/orientation.js';
 import { assPathFor, prepareRender, type RenderSpec } from '../media/render-args.js';
 import { clipRanges } from '../media/jump-cut-graph.js';
 import { gopFramesFor, joinChunks, planChunkCuts, probeFrameTimes, SOUND_SHARE_OF_RENDER } from '../media/render-chunks.js';
-import { editedDuration, planJumpCuts, resolveEditing, type JumpCutPlan } from '@shorts/common/render/jump-cuts';
+import { editedDuration, planJumpCuts, type JumpCutPlan } from '@shorts/common/render/jump-cuts';
+import { cutsAnything, cutsSilences } from '@shorts/common/options/editing';
 import { clipSpeech } from '../media/clip-speech.js';
 import { isBundledFfmpeg } from '@shorts/common/media/tools';
 import { grabThumbnail } from '../media/clips.js';
@@ -68,7 +69,7 @@ export async function prepareRenderSpec(
   // Jump cuts are planned here, where the source's frame rate is known: cuts land on its frames.
   // Silences need voice activity: the analysis's when it stored some, else heard here.
   let speech = p.speech;
-  if (resolveEditing(p.options.editing)?.silence && !speech?.length && info.hasAudio) {
+  if (cutsSilences(p.options.editing) && !speech?.length && info.hasAudio) {
     speech = await clipSpeech(
       ctx.config.ffmpegPath,
       source,
@@ -84,7 +85,7 @@ export async function prepareRenderSpec(
     });
     ctx.log.info('voice activity heard for jump cuts', { renderId: p.renderId, intervals: speech?.length ?? 0 });
   }
-  const edit = p.options.editing
+  const edit = cutsAnything(p.options.editing)
     ? planJumpCuts({ start: p.startTime, end: p.endTime, words: p.words, speech, editing: p.options.editing, fps: info.fps })
     : null;
   if (edit)

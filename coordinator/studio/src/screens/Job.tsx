@@ -3,7 +3,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { CAPTION_PRESETS, type StyleItem } from '@shorts/common/render/presets';
 import type { WatermarkPlacement } from '@shorts/common/render/watermark-geometry';
 import { editedDuration, planJumpCuts, type JumpCutPlan } from '@shorts/common/render/jump-cuts';
-import type { EditingOptions } from '@shorts/common/render/options';
+import { cutsAnything, editingFromSwitches, jumpCutFlags, type EditingOptions } from '@shorts/common/options/editing';
 import type { BearerJob, BearerJobShort, CreatedJob, ShortEditResponse } from '@shorts/common/api/jobs';
 import type { BrandPreset } from '@shorts/common/api/brandings';
 import type { FileView } from '@shorts/common/api/files';
@@ -243,7 +243,7 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
   const sourceUrl = useSourceUrl(data.source?.url);
   const cutPlan = useMemo(
     () =>
-      short && (editing.removeSilences || editing.removeFillers)
+      short && cutsAnything(editing)
         ? planJumpCuts({ start: short.startTime, end: short.endTime, words: shortWords, editing, fps: sourceFps })
         : null,
     [short, shortWords, editing, sourceFps],
@@ -383,11 +383,7 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
                   </span>
                   {s.reframe?.quality ? <ReframeQualityLine quality={s.reframe.quality} /> : null}
                 </button>
-                <CaptionFiles
-                  base={`/api/jobs/${job.jobId}/shorts/${s.id}`}
-                  label={`“${s.title}”`}
-                  query={{ removeSilences: !!editing.removeSilences, removeFillers: !!editing.removeFillers }}
-                />
+                <CaptionFiles base={`/api/jobs/${job.jobId}/shorts/${s.id}`} label={`“${s.title}”`} query={jumpCutFlags(editing)} />
               </li>
             ))}
           </ul>
@@ -768,13 +764,11 @@ function RenderPanel({
   const [silences, setSilences] = useState(false);
   const [fillers, setFillers] = useState(false);
   useEffect(() => {
-    setSilences(!!presetEditing.removeSilences);
-    setFillers(!!presetEditing.removeFillers);
+    const jumpCuts = jumpCutFlags(presetEditing);
+    setSilences(jumpCuts.removeSilences);
+    setFillers(jumpCuts.removeFillers);
   }, [choice]);
-  const editing: EditingOptions = {
-    removeSilences: silences ? (typeof presetEditing.removeSilences === 'object' ? presetEditing.removeSilences : true) : false,
-    removeFillers: fillers ? (typeof presetEditing.removeFillers === 'object' ? presetEditing.removeFillers : true) : false,
-  };
+  const editing = editingFromSwitches(presetEditing, { silences, fillers });
   useEffect(() => onEditing(editing), [silences, fillers, choice]);
 
   // What the preview shows is what the request asks for: the caption band and the watermark's box.
@@ -852,7 +846,7 @@ function RenderPanel({
     body.size = { width: size.width, height: size.height, ...(size.name ? { name: size.name } : {}) };
     // Sent whenever either switch is on or the preset had one on: an explicit off must win over the preset.
     const options: Record<string, unknown> = { style: requestItems };
-    if (silences || fillers || presetEditing.removeSilences || presetEditing.removeFillers) options.editing = editing;
+    if (silences || fillers || cutsAnything(presetEditing)) options.editing = editing;
     // Top left in output pixels: `top` wins over a preset's `bottom`, which is left out.
     if (wmPlacement && presetWm) {
       const { bottom: _, ...rest } = presetWm;
