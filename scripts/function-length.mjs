@@ -34,8 +34,6 @@ const KNOWN = new Map([
   ['bench/framing/score.ts:scoreScene', 'issue 41 item 4'],
   // Issue 41 item 3 (one rule per option): the outcome handler re-reads predefinedShorts.
   ['coordinator/src/jobs/analyze-video-outcome.ts:createAnalyzeVideoOutcomeHandler', 'issue 41 item 3'],
-  // Issue 41 item 5 (duplicates): the ffmpeg preamble shared with render-chunks.ts.
-  ['node-agent/src/media/render-args.ts:buildRenderArgs', 'issue 41 item 5'],
 ]);
 
 const files = sourceFiles(['*.ts', '*.tsx', '*.mjs']).filter(
