@@ -28,7 +28,6 @@ const KNOWN = new Map([
   ['coordinator/studio/src/screens/Presets.tsx:Editor', 'issue 41 item 4'],
   ['coordinator/studio/src/screens/RenderPreview.tsx:RenderPreview', 'issue 41 item 4'],
   ['coordinator/studio/src/screens/TranscriptEditor.tsx:TranscriptEditor', 'issue 41 item 4'],
-  ['bench/framing/score.ts:scoreScene', 'issue 41 item 4'],
   // Issue 41 item 3 (one rule per option): the outcome handler re-reads predefinedShorts.
   ['coordinator/src/jobs/analyze-video-outcome.ts:createAnalyzeVideoOutcomeHandler', 'issue 41 item 3'],
 ]);
