@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { FFMPEG } from './helpers/media.js';
+import { FFMPEG, makeHalvesVideo } from './helpers/media.js';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import { planReframe } from '@shorts/common/reframe/camera';
 import type { ShortDetections } from '@shorts/common/reframe/types';
@@ -22,40 +22,7 @@ test.before(async () => {
   cluster = await startCluster('framing_render');
   // Left half pure red, right half pure blue: which half a frame shows is its colour.
   source = path.join(cluster.dataDir, 'halves.mp4');
-  await run(FFMPEG, [
-    '-y',
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=red:s=640x720:r=25:d=4',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=blue:s=640x720:r=25:d=4',
-    '-f',
-    'lavfi',
-    '-i',
-    'sine=frequency=300:duration=4',
-    '-filter_complex',
-    '[0:v][1:v]hstack=inputs=2[v]',
-    '-map',
-    '[v]',
-    '-map',
-    '2:a',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-shortest',
-    source,
-  ]);
+  await makeHalvesVideo(source, { seconds: 4 });
   await cluster.startAgent();
 });
 test.after.always(() => cluster?.close());
