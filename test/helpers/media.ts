@@ -67,6 +67,24 @@ export async function makeHalvesVideo(out: string, opts: { seconds: number; tone
   });
 }
 
+/** Shares of red and blue pixels in the `w` x `h` frame of `file` at `t` (a render of makeHalvesVideo's halves). */
+export async function redBlueShares(file: string, t: number, w: number, h: number): Promise<{ red: number; blue: number }> {
+  const { stdout } = await run(
+    FFMPEG,
+    ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
+    { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
+  );
+  if (stdout.length !== w * h * 3) throw new Error(`frame size ${stdout.length}`);
+  let red = 0;
+  let blue = 0;
+  for (let i = 0; i < stdout.length; i += 3) {
+    const [r, g, b] = [stdout[i]!, stdout[i + 1]!, stdout[i + 2]!];
+    if (r > 180 && g < 80 && b < 80) red++;
+    if (b > 180 && g < 80 && r < 80) blue++;
+  }
+  return { red: red / (w * h), blue: blue / (w * h) };
+}
+
 /** The lavfi `pictures` (joined by `graph` into `[v]` when there are several) and `tone`, as H.264 +
  *  AAC at `out`. */
 async function encodeTestVideo(out: string, pictures: string[], o: { tone?: string; graph?: string; gop?: number }): Promise<string> {
