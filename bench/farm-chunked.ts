@@ -74,6 +74,108 @@ async function renderSeconds(farm: { cluster: TestCluster }, renderIds: string[]
   return row!.seconds;
 }
 
+type Farm = Awaited<ReturnType<typeof farmWithJob>>;
+
+/** Where the time went: each lease of the render's tasks, from the create, on which agent. */
+async function renderSteps(cluster: TestCluster, renderId: string): Promise<string> {
+  const events = await cluster.app.db.query<{ part: number | null; kind: string; at: number; agent: string | null }>(
+    `SELECT t.child_index AS part, e.kind, EXTRACT(EPOCH FROM e.created_at - r.created_at)::float8 AS at, a.name AS agent
+       FROM task_events e JOIN tasks t ON t.id = e.task_id JOIN renders r ON r.id = t.subject_id LEFT JOIN agents a ON a.id = e.agent_id
+      WHERE t.subject_id = $1 AND e.kind IN ('leased', 'fanned_out', 'joining', 'completed') ORDER BY e.created_at`,
+    [renderId],
+  );
+  return events
+    .map((e) => `${e.part === null ? 'render' : `chunk ${e.part + 1}`} ${e.kind} ${r2(e.at)} s${e.agent ? ` (${e.agent})` : ''}`)
+    .join('; ');
+}
+
+/** One render on `agents` (the farm's others drained): its wall time, chunks, steps and CPU. */
+async function renderOnce(
+  farm: Farm,
+  agents: AgentProcess[],
+): Promise<{ seconds: number; chunks: number; steps: string; idleCoreSec: number; perAgentSec: number[] }> {
+  const { cluster } = farm;
+  const sampler = startCpuSampler(agents.map((a) => a.proc.pid!));
+  const logsFrom = new Map(agents.map((a) => [a, a.logs.length]));
+  const renderId = await startRender(farm);
+  await renderDone(farm, renderId);
+  const wall = await renderSeconds(farm, [renderId]);
+  sampler.stop();
+  const idleCoreSec = idleCoreSeconds(
+    await leaseSpans(cluster.app.db, renderId),
+    agents.map((a) => a.name),
+    sampler,
+  );
+  const cpu = { idleCoreSec, perAgentSec: agents.map((_, i) => sampler.total(i)) };
+  const chunks = (await cluster.app.db.query(`SELECT 1 FROM tasks WHERE subject_id = $1 AND parent_id IS NOT NULL`, [renderId])).length;
+  const steps = await renderSteps(cluster, renderId);
+  // The agents' own logs of the round (stages with their times), for a closer look.
+  if (process.env.BENCH_LOG_DIR) {
+    mkdirSync(process.env.BENCH_LOG_DIR, { recursive: true });
+    for (const a of agents)
+      writeFileSync(path.join(process.env.BENCH_LOG_DIR, `chunked-${renderId}-${a.name}.log`), a.logs.slice(logsFrom.get(a)).join('\n'));
+  }
+  return { seconds: wall, chunks, steps, ...cpu };
+}
+
+/** The same render twice at once on the unsplit farm, one on each agent. */
+async function twoAtOnce(unsplit: Farm, agents: [AgentProcess, AgentProcess]): Promise<{ seconds: number; perAgentSec: number[] }> {
+  const sampler = startCpuSampler(agents.map((a) => a.proc.pid!));
+  const ids = await Promise.all([startRender(unsplit), startRender(unsplit)]);
+  await Promise.all(ids.map((id) => renderDone(unsplit, id)));
+  const seconds = await renderSeconds(unsplit, ids);
+  sampler.stop();
+  return { seconds, perAgentSec: [0, 1].map((i) => sampler.total(i)) };
+}
+
+interface PairRun {
+  one: Awaited<ReturnType<typeof renderOnce>>;
+  two: Awaited<ReturnType<typeof renderOnce>>;
+  both: Awaited<ReturnType<typeof twoAtOnce>>;
+}
+
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** The pairs' table, and the figures as JSON: the medians of the ceiling and of the speed-ups. */
+function reportPairs(seconds: number, pairsRun: PairRun[]): void {
+  const rounds = pairsRun.map(({ one, two, both }, i) => ({
+    pair: i + 1,
+    '1 agent: wall s': r2(one.seconds),
+    '1 agent: idle cores s': r2(one.idleCoreSec),
+    '2 agents: chunks': two.chunks,
+    '2 agents: wall s': r2(two.seconds),
+    '2 agents: idle cores s': r2(two.idleCoreSec),
+    '2 agents: CPU-s': two.perAgentSec.map(r2).join(' + '),
+    'speed-up (wall)': r2(one.seconds / two.seconds),
+    'speed-up (idle cores)': r2(one.idleCoreSec / two.idleCoreSec),
+    'two at once: wall s': r2(both.seconds),
+    'ceiling (2 x 1 agent / two at once)': r2((2 * one.seconds) / both.seconds),
+  }));
+  console.table(rounds);
+  console.log(
+    JSON.stringify(
+      {
+        cores: os.cpus().length,
+        loadAverage: os.loadavg().map(r2),
+        renderSec: seconds,
+        output: '1080x1920',
+        rounds,
+        medianCeiling: r2(median(rounds.map((r) => r['ceiling (2 x 1 agent / two at once)']))),
+        medianSpeedUp: {
+          wall: r2(median(rounds.map((r) => r['speed-up (wall)']))),
+          idleCores: r2(median(rounds.map((r) => r['speed-up (idle cores)']))),
+        },
+      },
+      null,
+      2,
+    ),
+  );
+}
+
 export async function benchChunkedRender(seconds: number, pairs = 1): Promise<void> {
   const farm = await farmWithJob('bench_farm_chunked', seconds, true);
   // The ceiling's farm never splits a render.
@@ -81,45 +183,6 @@ export async function benchChunkedRender(seconds: number, pairs = 1): Promise<vo
   const { cluster } = farm;
   try {
     const env = { AGENT_TASK_TYPES: 'render-short,render-chunk', MAX_CONCURRENT_TASKS: '1', LOG_LEVEL: 'info' };
-
-    const renderOnce = async (
-      agents: AgentProcess[],
-    ): Promise<{ seconds: number; chunks: number; steps: string; idleCoreSec: number; perAgentSec: number[] }> => {
-      const sampler = startCpuSampler(agents.map((a) => a.proc.pid!));
-      const logsFrom = new Map(agents.map((a) => [a, a.logs.length]));
-      const renderId = await startRender(farm);
-      await renderDone(farm, renderId);
-      const wall = await renderSeconds(farm, [renderId]);
-      sampler.stop();
-      const idleCoreSec = idleCoreSeconds(
-        await leaseSpans(cluster.app.db, renderId),
-        agents.map((a) => a.name),
-        sampler,
-      );
-      const cpu = { idleCoreSec, perAgentSec: agents.map((_, i) => sampler.total(i)) };
-      const chunks = (await cluster.app.db.query(`SELECT 1 FROM tasks WHERE subject_id = $1 AND parent_id IS NOT NULL`, [renderId])).length;
-      // Where the time went: each lease of the render's tasks, from the create, on which agent.
-      const events = await cluster.app.db.query<{ part: number | null; kind: string; at: number; agent: string | null }>(
-        `SELECT t.child_index AS part, e.kind, EXTRACT(EPOCH FROM e.created_at - r.created_at)::float8 AS at, a.name AS agent
-           FROM task_events e JOIN tasks t ON t.id = e.task_id JOIN renders r ON r.id = t.subject_id LEFT JOIN agents a ON a.id = e.agent_id
-          WHERE t.subject_id = $1 AND e.kind IN ('leased', 'fanned_out', 'joining', 'completed') ORDER BY e.created_at`,
-        [renderId],
-      );
-      const steps = events
-        .map((e) => `${e.part === null ? 'render' : `chunk ${e.part + 1}`} ${e.kind} ${r2(e.at)} s${e.agent ? ` (${e.agent})` : ''}`)
-        .join('; ');
-      // The agents' own logs of the round (stages with their times), for a closer look.
-      if (process.env.BENCH_LOG_DIR) {
-        mkdirSync(process.env.BENCH_LOG_DIR, { recursive: true });
-        for (const a of agents)
-          writeFileSync(
-            path.join(process.env.BENCH_LOG_DIR, `chunked-${renderId}-${a.name}.log`),
-            a.logs.slice(logsFrom.get(a)).join('\n'),
-          );
-      }
-      return { seconds: wall, chunks, steps, ...cpu };
-    };
-
     // Both agents run from the start; the second is drained (no lease, no free slot) for the
     // one-agent rounds. Rounds alternate in pairs, so that a slower minute of this shared machine
     // weighs on both sides of a ratio: the figure is the pairs' median.
@@ -131,73 +194,25 @@ export async function benchChunkedRender(seconds: number, pairs = 1): Promise<vo
     const [firstUnsplit, secondUnsplit] = [await unsplit.cluster.startAgent(env), await unsplit.cluster.startAgent(env)];
     pin(firstUnsplit, 0);
     pin(secondUnsplit, 1 % os.cpus().length);
-    const twoAtOnce = async (): Promise<{ seconds: number; perAgentSec: number[] }> => {
-      const sampler = startCpuSampler([firstUnsplit, secondUnsplit].map((a) => a.proc.pid!));
-      const ids = await Promise.all([startRender(unsplit), startRender(unsplit)]);
-      await Promise.all(ids.map((id) => renderDone(unsplit, id)));
-      const seconds = await renderSeconds(unsplit, ids);
-      sampler.stop();
-      return { seconds, perAgentSec: [0, 1].map((i) => sampler.total(i)) };
-    };
-    const pairsRun: Array<{
-      one: Awaited<ReturnType<typeof renderOnce>>;
-      two: Awaited<ReturnType<typeof renderOnce>>;
-      both: Awaited<ReturnType<typeof twoAtOnce>>;
-    }> = [];
+    const pairsRun: PairRun[] = [];
     for (let pair = 1; pair <= pairs; pair++) {
       await drainSecond(true);
-      const one = await renderOnce([first]);
+      const one = await renderOnce(farm, [first]);
       console.error(
         `pair ${pair}, 1 agent (core 0): ${r2(one.seconds)} s wall, ${r2(one.idleCoreSec)} s on an idle core, ${r2(one.perAgentSec[0]!)} CPU-s, ${one.chunks} chunks: ${one.steps}`,
       );
       await drainSecond(false);
-      const two = await renderOnce([first, second]);
+      const two = await renderOnce(farm, [first, second]);
       console.error(
         `pair ${pair}, 2 agents (cores 0, 1): ${r2(two.seconds)} s wall, ${r2(two.idleCoreSec)} s on idle cores, ${two.perAgentSec.map(r2).join(' + ')} CPU-s, ${two.chunks} chunks: ${two.steps}`,
       );
-      const both = await twoAtOnce();
+      const both = await twoAtOnce(unsplit, [firstUnsplit, secondUnsplit]);
       console.error(
         `pair ${pair}, the whole render twice at once, one per agent: ${r2(both.seconds)} s wall, ${both.perAgentSec.map(r2).join(' + ')} CPU-s`,
       );
       pairsRun.push({ one, two, both });
     }
-    const rounds = pairsRun.map(({ one, two, both }, i) => ({
-      pair: i + 1,
-      '1 agent: wall s': r2(one.seconds),
-      '1 agent: idle cores s': r2(one.idleCoreSec),
-      '2 agents: chunks': two.chunks,
-      '2 agents: wall s': r2(two.seconds),
-      '2 agents: idle cores s': r2(two.idleCoreSec),
-      '2 agents: CPU-s': two.perAgentSec.map(r2).join(' + '),
-      'speed-up (wall)': r2(one.seconds / two.seconds),
-      'speed-up (idle cores)': r2(one.idleCoreSec / two.idleCoreSec),
-      'two at once: wall s': r2(both.seconds),
-      'ceiling (2 x 1 agent / two at once)': r2((2 * one.seconds) / both.seconds),
-    }));
-    console.table(rounds);
-    const median = (xs: number[]) => {
-      const sorted = [...xs].sort((a, b) => a - b);
-      const mid = Math.floor(sorted.length / 2);
-      return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-    };
-    console.log(
-      JSON.stringify(
-        {
-          cores: os.cpus().length,
-          loadAverage: os.loadavg().map(r2),
-          renderSec: seconds,
-          output: '1080x1920',
-          rounds,
-          medianCeiling: r2(median(rounds.map((r) => r['ceiling (2 x 1 agent / two at once)']))),
-          medianSpeedUp: {
-            wall: r2(median(rounds.map((r) => r['speed-up (wall)']))),
-            idleCores: r2(median(rounds.map((r) => r['speed-up (idle cores)']))),
-          },
-        },
-        null,
-        2,
-      ),
-    );
+    reportPairs(seconds, pairsRun);
   } finally {
     await Promise.all([cluster.close(), unsplit.cluster.close()]);
   }

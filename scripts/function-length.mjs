@@ -20,14 +20,6 @@ const KNOWN = new Map([
   ['coordinator/studio/src/screens/Presets.tsx:Editor', 'issue 41 item 4'],
   ['coordinator/studio/src/screens/RenderPreview.tsx:RenderPreview', 'issue 41 item 4'],
   ['coordinator/studio/src/screens/TranscriptEditor.tsx:TranscriptEditor', 'issue 41 item 4'],
-  ['node-agent/src/reframe/detect-shorts.ts:detectShort', 'issue 41 item 4'],
-  ['node-agent/src/tasks/analyze-video.ts:run', 'issue 41 item 4'],
-  ['bench/farm-chunked.ts:benchChunkedRender', 'issue 41 item 4'],
-  ['bench/framing/compose.ts:composeScene', 'issue 41 item 4'],
-  ['bench/framing/scenes.ts:makeScene', 'issue 41 item 4'],
-  ['bench/framing/score.ts:scoreScene', 'issue 41 item 4'],
-  // Issue 41 item 5 (duplicates): the ffmpeg preamble shared with render-chunks.ts.
-  ['node-agent/src/media/render-args.ts:buildRenderArgs', 'issue 41 item 5'],
 ]);
 
 const files = sourceFiles(['*.ts', '*.tsx', '*.mjs']).filter(

@@ -1,11 +1,9 @@
 import test from 'ava';
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { FFMPEG } from './helpers/media.js';
+import { makeHalvesVideo, redBlueShares } from './helpers/media.js';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import { planReframe } from '@shorts/common/reframe/camera';
 import type { ShortDetections } from '@shorts/common/reframe/types';
@@ -14,7 +12,6 @@ import type { ShortDetections } from '@shorts/common/reframe/types';
 // picture follows the override (the left half pinned) where the camera framed the right one, both
 // from the stored path and from a path the agent plans again for another shape.
 
-const run = promisify(execFile);
 let cluster: TestCluster;
 let source: string;
 
@@ -22,40 +19,7 @@ test.before(async () => {
   cluster = await startCluster('framing_render');
   // Left half pure red, right half pure blue: which half a frame shows is its colour.
   source = path.join(cluster.dataDir, 'halves.mp4');
-  await run(FFMPEG, [
-    '-y',
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=red:s=640x720:r=25:d=4',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=blue:s=640x720:r=25:d=4',
-    '-f',
-    'lavfi',
-    '-i',
-    'sine=frequency=300:duration=4',
-    '-filter_complex',
-    '[0:v][1:v]hstack=inputs=2[v]',
-    '-map',
-    '[v]',
-    '-map',
-    '2:a',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-shortest',
-    source,
-  ]);
+  await makeHalvesVideo(source, { seconds: 4 });
   await cluster.startAgent();
 });
 test.after.always(() => cluster?.close());
@@ -75,24 +39,6 @@ function detections(): ShortDetections {
     tracks: [{ id: 1, samples: times.map((time) => ({ time, box: FACE, score: 0.95, mouthActivity: 0.3 })) }],
     turns: [{ start: 0.1, end: 3.9, trackId: 1 }],
   };
-}
-
-/** Shares of red and blue pixels in the frame at t (output clock). */
-async function colours(file: string, t: number, w: number, h: number): Promise<{ red: number; blue: number }> {
-  const { stdout } = await run(
-    FFMPEG,
-    ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
-    { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
-  );
-  if (stdout.length !== w * h * 3) throw new Error(`frame size ${stdout.length}`);
-  let red = 0;
-  let blue = 0;
-  for (let i = 0; i < stdout.length; i += 3) {
-    const [r, g, b] = [stdout[i]!, stdout[i + 1]!, stdout[i + 2]!];
-    if (r > 180 && g < 80 && b < 80) red++;
-    if (b > 180 && g < 80 && r < 80) blue++;
-  }
-  return { red: red / (w * h), blue: blue / (w * h) };
 }
 
 async function render(key: string, id: string, size: { width: number; height: number }): Promise<string> {
@@ -135,15 +81,15 @@ test('a render follows a window pinned by hand, from the stored path and from on
 
   // 9:16, the path's own shape: the stored path, overrides applied on the coordinator.
   const tall = await render(key, id, { width: 360, height: 640 });
-  const tallBefore = await colours(tall, 1, 360, 640);
-  const tallAfter = await colours(tall, 3, 360, 640);
+  const tallBefore = await redBlueShares(tall, 1, 360, 640);
+  const tallAfter = await redBlueShares(tall, 3, 360, 640);
   t.true(tallBefore.blue > 0.9, `the camera's framing (right) before the override: ${JSON.stringify(tallBefore)}`);
   t.true(tallAfter.red > 0.9, `the pinned left half during it: ${JSON.stringify(tallAfter)}`);
 
   // Square: another shape, so the agent plans the path again and applies the overrides itself.
   const square = await render(key, id, { width: 360, height: 360 });
-  const squareBefore = await colours(square, 1, 360, 360);
-  const squareAfter = await colours(square, 3, 360, 360);
+  const squareBefore = await redBlueShares(square, 1, 360, 360);
+  const squareAfter = await redBlueShares(square, 3, 360, 360);
   t.true(squareBefore.blue > 0.75, `square, before: ${JSON.stringify(squareBefore)}`);
   t.true(squareAfter.red > 0.75, `square, during: ${JSON.stringify(squareAfter)}`);
 });

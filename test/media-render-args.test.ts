@@ -8,7 +8,7 @@ import sharp from 'sharp';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
 import { FfmpegError, ffprobe, runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { buildRenderArgs, clipWords, filterArg, prepareRender, type RenderSpec } from '../node-agent/src/media/render-args.js';
-import { FFMPEG, FFPROBE, makeTestVideo } from './helpers/media.js';
+import { FFMPEG, FFPROBE, makeHalvesVideo, makeTestVideo } from './helpers/media.js';
 import { inputGuard } from '@shorts/common/media/input-guard';
 
 const run = promisify(execFile);
@@ -330,27 +330,7 @@ test('a watermark far larger than the frame is cut to the frame before anything 
 test('a camera path pans across the source and cuts to a new size', async (t) => {
   // Left half red, right half blue: the crop's position shows in the output colour.
   const halves = path.join(dir, 'halves.mp4');
-  await run(FFMPEG, [
-    '-v',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=red:s=640x720:r=25:d=3',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=blue:s=640x720:r=25:d=3',
-    '-filter_complex',
-    '[0:v][1:v]hstack',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    halves,
-  ]);
+  await makeHalvesVideo(halves, { seconds: 3, toneHz: null });
   const out = path.join(dir, 'pan.mp4');
   const args = await prepareRender({
     sourcePath: halves,
@@ -395,27 +375,7 @@ test('a camera path pans across the source and cuts to a new size', async (t) =>
 
 test('split and fit segments render for real: stacked halves, then the whole frame over a blurred copy', async (t) => {
   const halves = path.join(dir, 'halves-split.mp4');
-  await run(FFMPEG, [
-    '-v',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=red:s=640x720:r=25:d=4',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=blue:s=640x720:r=25:d=4',
-    '-filter_complex',
-    '[0:v][1:v]hstack',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    halves,
-  ]);
+  await makeHalvesVideo(halves, { seconds: 4, toneHz: null });
   const out = path.join(dir, 'split-fit.mp4');
   const args = await prepareRender({
     sourcePath: halves,

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { FakeAgent } from './helpers/fake-agent.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { FFMPEG } from './helpers/media.js';
+import { FFMPEG, makeHalvesVideo } from './helpers/media.js';
 import { createUser } from '../coordinator/src/tenancy/tenancy.js';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import type { ShortDetections } from '@shorts/common/reframe/types';
@@ -51,39 +51,7 @@ const stored = planReframe(detections, DEFAULT_DIRECTOR, OUTPUT);
 test.before(async () => {
   cluster = await startCluster('reframe_api');
   source = path.join(cluster.dataDir, 'halves.mp4');
-  await run(FFMPEG, [
-    '-y',
-    '-v',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=red:s=640x720:r=25:d=4',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=blue:s=640x720:r=25:d=4',
-    '-f',
-    'lavfi',
-    '-i',
-    'sine=frequency=300:duration=4',
-    '-filter_complex',
-    '[0:v][1:v]hstack[v]',
-    '-map',
-    '[v]',
-    '-map',
-    '2:a',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-shortest',
-    source,
-  ]);
+  await makeHalvesVideo(source, { seconds: 4 });
 });
 test.after.always(() => cluster?.close());
 

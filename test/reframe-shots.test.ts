@@ -386,10 +386,15 @@ async function grey(file: string, time: number, window?: Box): Promise<Buffer> {
 
 const meanAbsDiff = (a: Buffer, b: Buffer) => a.reduce((sum, v, i) => sum + Math.abs(v - b[i]!), 0) / a.length;
 
-withMedia('a facecam over a moving screen is stacked: the face on top, the screen below', async (t) => {
-  const clips = media!;
-  const videoPath = path.join(dir, 'facecam.mp4');
-  // A moving "game" (test pattern, zooming and panning) with a GRID speaker inset bottom right, 240x192.
+/** 3 s of 1280x720 made of the lavfi `picture` (input 0) and a GRID `clip` (input 1) joined by `graph`
+ *  into [v], with the clip's sound; the video and its detections. */
+async function detectOverClip(
+  name: string,
+  picture: string,
+  clip: string,
+  graph: string,
+): Promise<{ videoPath: string; detections: Awaited<ReturnType<typeof detect>> }> {
+  const videoPath = path.join(dir, `${name}.mp4`);
   await run(FFMPEG, [
     '-y',
     '-v',
@@ -397,12 +402,11 @@ withMedia('a facecam over a moving screen is stacked: the face on top, the scree
     '-f',
     'lavfi',
     '-i',
-    `testsrc2=s=1920x1080:r=${EDIT_FPS}:d=3`,
+    picture,
     '-i',
-    clips[0].file,
+    clip,
     '-filter_complex',
-    `[0:v]zoompan=z='1.1+0.05*sin(on/10)':x='iw/2-iw/zoom/2+60*sin(on/8)':y='ih/2-ih/zoom/2':d=1:s=1280x720:fps=${EDIT_FPS}[game];` +
-      `[1:v]trim=duration=3,setpts=PTS-STARTPTS,fps=${EDIT_FPS},scale=240:192,setsar=1[cam];[game][cam]overlay=1010:498:shortest=1[v]`,
+    graph,
     '-map',
     '[v]',
     '-map',
@@ -419,9 +423,21 @@ withMedia('a facecam over a moving screen is stacked: the face on top, the scree
     'aac',
     videoPath,
   ]);
-  const wavPath = path.join(dir, 'facecam.wav');
+  const wavPath = path.join(dir, `${name}.wav`);
   await extractAudio(FFMPEG, videoPath, wavPath);
-  const d = await detect({ videoPath, wavPath, width: 1280, height: 720, durationSec: 3 });
+  return { videoPath, detections: await detect({ videoPath, wavPath, width: 1280, height: 720, durationSec: 3 }) };
+}
+
+withMedia('a facecam over a moving screen is stacked: the face on top, the screen below', async (t) => {
+  const clips = media!;
+  // A moving "game" (test pattern, zooming and panning) with a GRID speaker inset bottom right, 240x192.
+  const { videoPath, detections: d } = await detectOverClip(
+    'facecam',
+    `testsrc2=s=1920x1080:r=${EDIT_FPS}:d=3`,
+    clips[0].file,
+    `[0:v]zoompan=z='1.1+0.05*sin(on/10)':x='iw/2-iw/zoom/2+60*sin(on/8)':y='ih/2-ih/zoom/2':d=1:s=1280x720:fps=${EDIT_FPS}[game];` +
+      `[1:v]trim=duration=3,setpts=PTS-STARTPTS,fps=${EDIT_FPS},scale=240:192,setsar=1[cam];[game][cam]overlay=1010:498:shortest=1[v]`,
+  );
   const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
   t.deepEqual(
     r.segments.map((s) => s.layout),
@@ -480,39 +496,13 @@ withMedia('a facecam over a moving screen is stacked: the face on top, the scree
 
 withMedia('a talking head in a letterboxed source: the window never shows the black bars', async (t) => {
   const clips = media!;
-  const videoPath = path.join(dir, 'letterboxed.mp4');
   // A 2.39:1 picture (two people, one talking) letterboxed into 1280x720.
-  await run(FFMPEG, [
-    '-y',
-    '-v',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
+  const { detections: d } = await detectOverClip(
+    'letterboxed',
     `color=c=0x3a4a5a:s=1280x536:r=${EDIT_FPS}:d=3`,
-    '-i',
     clips[0].file,
-    '-filter_complex',
     `[1:v]trim=duration=3,setpts=PTS-STARTPTS,fps=${EDIT_FPS},scale=400:320,setsar=1[p];[0:v][p]overlay=700:108:shortest=1,pad=1280:720:0:92:black[v]`,
-    '-map',
-    '[v]',
-    '-map',
-    '1:a',
-    '-t',
-    '3',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    videoPath,
-  ]);
-  const wavPath = path.join(dir, 'letterboxed.wav');
-  await extractAudio(FFMPEG, videoPath, wavPath);
-  const d = await detect({ videoPath, wavPath, width: 1280, height: 720, durationSec: 3 });
+  );
   t.true(
     Math.abs(d.shots![0]!.content.y - 92) <= 6 && Math.abs(d.shots![0]!.content.height - 536) <= 12,
     JSON.stringify(d.shots![0]!.content),

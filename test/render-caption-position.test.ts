@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { FFMPEG } from './helpers/media.js';
+import { FFMPEG, makeTestVideo } from './helpers/media.js';
 import { planReframe } from '@shorts/common/reframe/camera';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import type { ShortDetections } from '@shorts/common/reframe/types';
@@ -27,29 +27,7 @@ test.before(async () => {
   cluster = await startCluster('render_caption_position');
   // Dark grey, so white caption letters are the only bright pixels.
   source = path.join(cluster.dataDir, 'dark.mp4');
-  await run(FFMPEG, [
-    '-y',
-    '-v',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=0x303030:s=1280x720:r=25:d=3',
-    '-f',
-    'lavfi',
-    '-i',
-    'sine=frequency=300:duration=3',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-shortest',
-    source,
-  ]);
+  await makeTestVideo(source, { colour: '0x303030', width: 1280, height: 720, seconds: 3, toneHz: 300 });
   await cluster.startAgent();
 });
 test.after.always(() => cluster?.close());

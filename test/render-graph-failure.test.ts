@@ -1,18 +1,15 @@
 import test from 'ava';
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { agentTools, FFMPEG, ffmpegWrapper } from './helpers/media.js';
+import { agentTools, ffmpegWrapper, makeTestVideo } from './helpers/media.js';
 import { FfmpegError, runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { insertFiles } from '../coordinator/src/files/files.js';
 
 // A render whose filter graph ffmpeg cannot set up fails the same way on every agent and every
 // attempt: the farm fails it once, with ffmpeg's reason, instead of retrying it.
 
-const run = promisify(execFile);
 const TOOLS = agentTools();
 let cluster: TestCluster;
 let source: string;
@@ -20,30 +17,7 @@ let source: string;
 test.before(async () => {
   cluster = await startCluster('render_graph_failure', { taskMaxAttempts: 3 });
   source = path.join(cluster.dataDir, 'grey.mp4');
-  await run(FFMPEG, [
-    '-y',
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=0x808080:s=640x360:r=25:d=1',
-    '-f',
-    'lavfi',
-    '-i',
-    'sine=frequency=300:duration=1',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-shortest',
-    source,
-  ]);
+  await makeTestVideo(source, { colour: '0x808080', width: 640, height: 360, seconds: 1, toneHz: 300 });
   // The agent's ffmpeg, with the watermark's pixels made non-square again (a stand-in for any graph bug): a
   // non-separable blend mode's graph then cannot configure, as before setsar=1 was added.
   const wrapper = path.join(cluster.dataDir, 'ffmpeg-non-square-watermark');

@@ -14,7 +14,7 @@ import { BLEND_MODES, type BlendMode } from '@shorts/common/render/options';
 import { placeWatermark, type WatermarkBox, type WatermarkPlacement } from '@shorts/common/render/watermark-geometry';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { FFMPEG, FFPROBE, serveFiles, type MediaServer } from './helpers/media.js';
+import { FFMPEG, FFPROBE, makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
 
 const run = promisify(execFile);
 
@@ -99,30 +99,7 @@ test.before(async () => {
   // All renders are asked for at once, past the 20 an organization may have queued by default.
   cluster = await startCluster('renders_blend_api', { renderActiveLimit: CASES.length + 1 });
   const source = path.join(cluster.dataDir, 'purple.mp4');
-  await run(FFMPEG, [
-    '-y',
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    `color=c=${BACKDROP}:s=640x360:r=25:d=1`,
-    '-f',
-    'lavfi',
-    '-i',
-    'sine=frequency=300:duration=1',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-shortest',
-    source,
-  ]);
+  await makeTestVideo(source, { colour: BACKDROP, width: 640, height: 360, seconds: 1, toneHz: 300 });
   const files: Record<string, string> = {};
   for (const logo of LOGOS) {
     files[logo.file] = path.join(cluster.dataDir, logo.file);

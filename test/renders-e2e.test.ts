@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { FFMPEG, FFPROBE } from './helpers/media.js';
+import { FFMPEG, FFPROBE, makeTestVideo } from './helpers/media.js';
 import { insertFiles } from '../coordinator/src/files/files.js';
 
 // A real agent renders a short of a job end to end: MP4 of the asked size and duration, captions
@@ -27,30 +27,7 @@ test.before(async () => {
   cluster = await startCluster('renders_e2e');
   // A flat mid-grey picture keeps caption and watermark pixels unambiguous.
   source = path.join(cluster.dataDir, 'grey.mp4');
-  await run(FFMPEG, [
-    '-y',
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=0x808080:s=1280x720:r=25:d=5',
-    '-f',
-    'lavfi',
-    '-i',
-    'sine=frequency=300:duration=5',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-shortest',
-    source,
-  ]);
+  await makeTestVideo(source, { colour: '0x808080', width: 1280, height: 720, seconds: 5, toneHz: 300 });
   await cluster.startAgent();
 });
 test.after.always(() => cluster?.close());

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { launchChromium, screenshotter, type Page } from './helpers/browser.js';
-import { FFMPEG } from './helpers/media.js';
+import { FFMPEG, redBlueShares } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
 import { buildStudio, CHROMIUM_TOOL, signInToJobPage, studioUser } from './helpers/studio.js';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
@@ -125,24 +125,6 @@ async function seek(page: Page, t: number): Promise<void> {
   }, t);
 }
 
-/** Shares of red and blue pixels in the rendered frame at t. */
-async function colours(file: string, t: number, w: number, h: number): Promise<{ red: number; blue: number }> {
-  const { stdout } = await run(
-    FFMPEG,
-    ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
-    { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
-  );
-  if (stdout.length !== w * h * 3) throw new Error(`frame size ${stdout.length}`);
-  let red = 0;
-  let blue = 0;
-  for (let i = 0; i < stdout.length; i += 3) {
-    const [r, g, b] = [stdout[i]!, stdout[i + 1]!, stdout[i + 2]!];
-    if (r > 180 && g < 80 && b < 80) red++;
-    if (b > 180 && g < 80 && r < 80) blue++;
-  }
-  return { red: red / (w * h), blue: blue / (w * h) };
-}
-
 needing({ tools: TOOLS }).serial('a window dragged by hand is saved, undone, redone, and the render follows it', async (t) => {
   const shot = await screenshotter('studio-framing');
   const { page, pageErrors, key, jobId, until } = await openFramingPage('framing-desk@example.com', { width: 1280, height: 900 });
@@ -198,8 +180,8 @@ needing({ tools: TOOLS }).serial('a window dragged by hand is saved, undone, red
   t.is(done.type, 'done', JSON.stringify(done));
   const file = path.join(cluster.dataDir, 'framed.mp4');
   await writeFile(file, Buffer.from(await (await fetch(done.url)).arrayBuffer()));
-  const early = await colours(file, 2, 360, 640);
-  const late = await colours(file, 7.5, 360, 640);
+  const early = await redBlueShares(file, 2, 360, 640);
+  const late = await redBlueShares(file, 7.5, 360, 640);
   t.true(early.blue > 0.85, `the camera's right half before the span: ${JSON.stringify(early)}`);
   t.true(late.red > 0.85, `the dragged window (left half) in the span: ${JSON.stringify(late)}`);
   t.deepEqual(pageErrors, []);

@@ -246,27 +246,24 @@ function backgroundFilter(shot: Shot, inputIndex: number | undefined, w: number,
   }
 }
 
-export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string): Promise<ComposedScene> {
-  const people = new Map(cast.people.map((p) => [p.name, p]));
-  const labels = sceneLabels(spec, people);
-  const key = createHash('sha256')
-    .update(JSON.stringify({ COMPOSE_VERSION, spec, people: spec.actors.map((a) => people.get(a.person)) }))
-    .digest('hex')
-    .slice(0, 16);
-  const dir = path.join(cacheDir, 'scenes', `${spec.family}-${spec.seed}-${key}`);
-  const videoPath = path.join(dir, 'scene.mp4');
-  const wavPath = path.join(dir, 'scene.wav');
-  const labelsPath = path.join(dir, 'labels.json');
-  if (existsSync(wavPath) && existsSync(labelsPath)) {
-    return { videoPath, wavPath, labelsPath, labels: JSON.parse(await readFile(labelsPath, 'utf8')) as SceneLabels };
-  }
-  await mkdir(dir, { recursive: true });
-  const inputs: string[][] = [];
-  const filters: string[] = [];
-  const input = (args: string[]) => inputs.push(args) - 1;
-  const { width: CW, height: CH } = spec.content;
+/** A scene's ffmpeg inputs and filter graph, built up piece by piece. */
+interface SceneGraph {
+  inputs: string[][];
+  filters: string[];
+  /** Adds an input; its index. */
+  input: (args: string[]) => number;
+}
 
-  // Each actor's picture and sound over the whole scene, piece by piece.
+type People = Map<string, Person>;
+
+/** Each actor's picture and sound over the whole scene, piece by piece: their labels in the graph. */
+async function actorStreams(
+  g: SceneGraph,
+  spec: SceneSpec,
+  people: People,
+  cacheDir: string,
+): Promise<Array<{ video: string; audio: string }>> {
+  const { filters } = g;
   const streams: Array<{ video: string; audio: string }> = [];
   for (const [k, actor] of spec.actors.entries()) {
     const person = people.get(actor.person)!;
@@ -277,7 +274,7 @@ export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string
       const name = `a${k}p${j}`;
       const file = p.show === 'talk' ? person.file : m[p.show];
       const offset = p.show === 'talk' ? p.from : p.show === 'mouth' ? p.from : (j * 0.37) % 4;
-      const i = input([
+      const i = g.input([
         ...(p.show === 'talk' ? [] : ['-stream_loop', '-1']),
         '-ss',
         f3(Math.max(0, offset)),
@@ -299,15 +296,23 @@ export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string
     filters.push(`${parts.join('')}concat=n=${parts.length}:v=1:a=1[a${k}v][a${k}a]`);
     streams.push({ video: `a${k}v`, audio: `a${k}a` });
   }
+  return streams;
+}
 
-  // Each shot's picture: its background and the actors placed in it, over its span (plus the next
-  // shot's dissolve, which blends over it).
+/**
+ * Each shot's picture: its background and the actors placed in it, over its span (plus the next
+ * shot's dissolve, which blends over it), laid on the canvas; then the scene's mirror, colour and
+ * padding. The picture is `[vout]`.
+ */
+function composePicture(g: SceneGraph, spec: SceneSpec, people: People, actorVideos: string[]): void {
+  const { filters } = g;
+  const { width: CW, height: CH } = spec.content;
   const uses = spec.actors.map((_, k) => spec.shots.reduce((n, s) => n + s.placements.filter((p) => p.actor === k).length, 0));
-  const copies = streams.map((s, k) => {
+  const copies = actorVideos.map((video, k) => {
     const labelsOut = Array.from({ length: uses[k]! }, (_, j) => `a${k}c${j}`);
-    if (labelsOut.length === 0) filters.push(`[${s.video}]nullsink`);
-    else if (labelsOut.length === 1) filters.push(`[${s.video}]null[${labelsOut[0]}]`);
-    else filters.push(`[${s.video}]split=${labelsOut.length}${labelsOut.map((l) => `[${l}]`).join('')}`);
+    if (labelsOut.length === 0) filters.push(`[${video}]nullsink`);
+    else if (labelsOut.length === 1) filters.push(`[${video}]null[${labelsOut[0]}]`);
+    else filters.push(`[${video}]split=${labelsOut.length}${labelsOut.map((l) => `[${l}]`).join('')}`);
     return labelsOut;
   });
   filters.push(`color=c=black:s=${CW}x${CH}:r=${spec.fps}:d=${f3(spec.duration)}[base]`);
@@ -315,7 +320,7 @@ export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string
   spec.shots.forEach((shot, s) => {
     const next = spec.shots[s + 1];
     const span = shot.end - shot.start + (next?.transition === 'dissolve' ? next.dissolveSec : 0);
-    const footage = shot.background.kind === 'footage' ? input(['-i', shot.background.file]) : undefined;
+    const footage = shot.background.kind === 'footage' ? g.input(['-i', shot.background.file]) : undefined;
     filters.push(backgroundFilter(shot, footage, CW, CH, spec.fps, span, `[s${s}bg]`));
     let layer = `s${s}bg`;
     shot.placements.forEach((p, j) => {
@@ -343,21 +348,54 @@ export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string
     'format=yuv420p',
   ].filter(Boolean);
   filters.push(`[${canvas}]${post.join(',')}[vout]`);
+}
 
-  // The sound: every actor's voice and every off-screen voice, summed.
-  const sounds = streams.map((s) => `[${s.audio}]apad`);
+/** The sound: every actor's voice and every off-screen voice, summed, as `[aout]`. */
+function mixSound(g: SceneGraph, spec: SceneSpec, actorAudios: string[]): void {
+  const sounds = actorAudios.map((audio) => `[${audio}]apad`);
   for (const v of spec.voices) {
-    const i = input(['-ss', f3(v.from), '-t', f3(v.end - v.start), '-i', v.file]);
+    const i = g.input(['-ss', f3(v.from), '-t', f3(v.end - v.start), '-i', v.file]);
     sounds.push(`[${i}:a]${MONO},adelay=${Math.round(v.start * 1000)},apad`);
   }
-  sounds.forEach((s, j) => filters.push(`${s}[snd${j}]`));
-  filters.push(
+  sounds.forEach((s, j) => g.filters.push(`${s}[snd${j}]`));
+  g.filters.push(
     sounds.length === 1
       ? `[snd0]atrim=duration=${f3(spec.duration)},aresample=44100[aout]`
       : `${sounds.map((_, j) => `[snd${j}]`).join('')}amerge=inputs=${sounds.length},pan=mono|c0=${sounds.map((_, j) => `c${j}`).join('+')},atrim=duration=${f3(spec.duration)},aresample=44100[aout]`,
   );
+}
+
+export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string): Promise<ComposedScene> {
+  const people = new Map(cast.people.map((p) => [p.name, p]));
+  const labels = sceneLabels(spec, people);
+  const key = createHash('sha256')
+    .update(JSON.stringify({ COMPOSE_VERSION, spec, people: spec.actors.map((a) => people.get(a.person)) }))
+    .digest('hex')
+    .slice(0, 16);
+  const dir = path.join(cacheDir, 'scenes', `${spec.family}-${spec.seed}-${key}`);
+  const videoPath = path.join(dir, 'scene.mp4');
+  const wavPath = path.join(dir, 'scene.wav');
+  const labelsPath = path.join(dir, 'labels.json');
+  if (existsSync(wavPath) && existsSync(labelsPath)) {
+    return { videoPath, wavPath, labelsPath, labels: JSON.parse(await readFile(labelsPath, 'utf8')) as SceneLabels };
+  }
+  await mkdir(dir, { recursive: true });
+  const inputs: string[][] = [];
+  const g: SceneGraph = { inputs, filters: [], input: (args) => inputs.push(args) - 1 };
+  const streams = await actorStreams(g, spec, people, cacheDir);
+  composePicture(
+    g,
+    spec,
+    people,
+    streams.map((s) => s.video),
+  );
+  mixSound(
+    g,
+    spec,
+    streams.map((s) => s.audio),
+  );
   const graphFile = path.join(dir, 'graph.txt');
-  await writeFile(graphFile, filters.join(';\n'));
+  await writeFile(graphFile, g.filters.join(';\n'));
   await ffmpeg([
     ...inputs.flat(),
     '-filter_complex_script',

@@ -302,6 +302,19 @@ function row(r: Random, people: Person[], look: Look, lo: number, hi: number, mo
   });
 }
 
+/** What each family's scene is made with: the seed's random numbers, the cast and footage, the
+ *  scene's length, and the builders of its parts (which draw from the same random numbers). */
+interface SceneKit {
+  r: Random;
+  people: Person[];
+  cast: Cast;
+  footage: Footage[];
+  duration: number;
+  scene: (l: Look, actors: Actor[], shots: Shot[], voices?: OffVoice[]) => SceneSpec;
+  shot: (placements: Placement[], l: Look, kind?: Shot['kind'], bg?: Background) => Shot;
+  actorsOf: (chosen: Person[], talk: Piece[][], nodShare?: number) => Actor[];
+}
+
 export function makeScene(family: Family, seed: number, cast: Cast, footage: Footage[]): SceneSpec {
   const r = new Random(hash(family) ^ Math.imul(seed + 1, 2654435761));
   const people = cast.people;
@@ -328,6 +341,8 @@ export function makeScene(family: Family, seed: number, cast: Cast, footage: Foo
   const actorsOf = (chosen: Person[], talk: Piece[][], nodShare = 0.3): Actor[] =>
     chosen.map((p, i) => ({ person: p.name, pieces: fillListening(talk[i]!, duration, r, nodShare) }));
 
+  const kit: SceneKit = { r, people, cast, footage, duration, scene, shot, actorsOf };
+
   switch (family) {
     case 'turns': {
       const l = look(r, ANY_SIZE);
@@ -348,155 +363,185 @@ export function makeScene(family: Family, seed: number, cast: Cast, footage: Foo
       return scene(l, actorsOf(chosen, talk), [shot(row(r, chosen, l, 0.03, 0.12), l)]);
     }
     case 'muted-listener': {
-      const l = look(r, ANY_SIZE);
-      const chosen = r.sample(people, 2);
-      // One is heard; the other's lips move with no sound, during the heard speech and alone. Now and
-      // then the roles swap.
-      const talk: Piece[][] = [[], []];
-      let t = frame(r.between(0.3, 1));
-      let heard = r.int(0, 1);
-      while (t < duration - 1.5) {
-        const length = Math.min(duration - 0.5 - t, r.between(2, 7));
-        if (length < 1) break;
-        const turn = talkPieces(chosen[heard]!, t, length, r);
-        talk[heard]!.push(...turn.pieces);
-        const muted = 1 - heard;
-        // The mute mouths over part of the heard speech, sometimes past its end into the silence.
-        const ms = frame(t + r.between(-0.5, 0.5 * length));
-        const me = frame(Math.min(duration - 0.2, ms + r.between(1.2, length + 1.5)));
-        if (me > ms + 0.5) talk[muted]!.push({ start: Math.max(0, ms), end: me, show: 'mouth', from: r.between(0, 1.5) });
-        t = frame(Math.max(turn.end, me) + r.between(0.3, 1.2));
-        if (r.chance(0.3)) heard = 1 - heard;
-      }
-      // Resolve overlaps inside one actor's line (a mouth piece running into their own talk).
-      talk.forEach((ps, i) => (talk[i] = trimOverlaps(ps)));
-      const placements = row(r, chosen, l, 0.15, 0.35);
-      return scene(l, actorsOf(chosen, talk, 0.1), [shot(placements, l)]);
+      return mutedListenerScene(kit);
     }
     case 'off-screen': {
-      const l = look(r, ANY_SIZE);
-      const n = r.chance(0.5) ? 1 : 2;
-      const chosen = r.sample(people, n);
-      const offCast = [...people.filter((p) => !chosen.includes(p)).map((p) => ({ file: p.file, speech: p.speech })), ...cast.voices];
-      const talk: Piece[][] = chosen.map(() => []);
-      const voices: OffVoice[] = [];
-      let t = frame(r.between(0.3, 1));
-      let off = r.chance(0.5);
-      while (t < duration - 1.5) {
-        const length = Math.min(duration - 0.5 - t, r.between(1.5, 6));
-        if (length < 1) break;
-        if (off) {
-          const v = r.pick(offCast);
-          const say = Math.min(length, v.speech.end - v.speech.start);
-          const from = v.speech.start + r.between(0, Math.max(0, v.speech.end - v.speech.start - say));
-          voices.push({ start: t, end: frame(t + say), file: v.file, from });
-          t = frame(t + say + r.between(0.3, 1));
-        } else {
-          const k = r.int(0, n - 1);
-          const turn = talkPieces(chosen[k]!, t, length, r);
-          talk[k]!.push(...turn.pieces);
-          t = frame(turn.end + r.between(0.3, 1));
-        }
-        off = !off || r.chance(0.3);
-      }
-      return scene(l, actorsOf(chosen, talk), [shot(row(r, chosen, l, 0.15, 0.35), l)], voices);
+      return offScreenScene(kit);
     }
     case 'edited': {
-      const l = look(r, ANY_SIZE);
-      const chosen = r.sample(people, 2);
-      const talk = conversation(chosen, [0, 1], duration, r, { minTurn: 1.5, maxTurn: 8, overlap: 0.1 });
-      const actors = actorsOf(chosen, talk);
-      const wide = row(r, chosen, l, 0.15, 0.3);
-      const bg = background(r, footage);
-      const shots: Shot[] = [];
-      let t = 0;
-      while (t < duration - 0.5) {
-        const end = Math.min(duration, frame(t + r.between(2, 6)));
-        const finalEnd = duration - end < 1.5 ? duration : end;
-        // Editors cut to whoever talks most of the time, to the wide shot or to a slide otherwise.
-        const talker = actors.findIndex((a) =>
-          a.pieces.some((p) => p.show === 'talk' && p.start <= (t + finalEnd) / 2 && p.end > (t + finalEnd) / 2),
-        );
-        const k = r.next();
-        // Two faceless shots in a row could be the same picture: a cut in the labels that nothing shows.
-        const facelessBefore = shots.length > 0 && shots.at(-1)!.kind !== 'people';
-        const kind: Shot['kind'] = facelessBefore ? 'people' : k < 0.15 ? 'slide' : k < 0.25 ? 'broll' : 'people';
-        const closeUp = kind === 'people' && r.chance(0.6) ? (talker >= 0 && r.chance(0.75) ? talker : r.int(0, 1)) : -1;
-        let placements: Placement[] = [];
-        if (kind === 'people') placements = closeUp >= 0 ? [closeUpOf(r, chosen[closeUp]!, closeUp, l)] : wide.map((p) => ({ ...p }));
-        const first = shots.length === 0;
-        const dissolve = !first && r.chance(0.25);
-        shots.push({
-          start: t,
-          end: finalEnd,
-          transition: first ? 'start' : dissolve ? 'dissolve' : 'cut',
-          dissolveSec: dissolve ? frame(r.between(0.4, 1)) : 0,
-          kind,
-          background: kind === 'broll' ? movingPicture(r) : kind === 'slide' ? { kind: 'pattern' } : bg,
-          placements,
-        });
-        t = finalEnd;
-      }
-      return scene(l, actors, shots);
+      return editedScene(kit);
     }
     case 'facecam': {
-      const l = look(r, UP_TO_1080P);
-      const chosen = r.sample(people, 1);
-      const talk = conversation(chosen, [0], duration, r, { minTurn: 2, maxTurn: 8, overlap: 0 });
-      const { width: W, height: H } = l.content;
-      const h = panelFor(chosen[0]!, r.between(0.08, 0.14), H);
-      const w = panelWidth(chosen[0]!, h);
-      const margin = r.between(0.01, 0.04) * W;
-      const right = r.chance(0.6);
-      const bottom = r.chance(0.6);
-      const inset: Placement = {
-        actor: 0,
-        x: Math.round(right ? W - w - margin : margin),
-        y: Math.round(bottom ? H - h - margin : margin),
-        height: h,
-        vx: 0,
-        sway: 0,
-        swayHz: 0,
-      };
-      const content = movingPicture(r);
-      return scene(l, actorsOf(chosen, talk), [shot([inset], l, 'facecam', content)]);
+      return facecamScene(kit);
     }
     case 'motion': {
-      const l = look(r, UP_TO_1080P);
-      const n = r.chance(0.5) ? 1 : 2;
-      const chosen = r.sample(people, n);
-      const talk = conversation(
-        chosen,
-        chosen.map((_, i) => i),
-        duration,
-        r,
-        { minTurn: 2, maxTurn: 8, overlap: 0.1 },
-      );
-      const placements = row(r, chosen, l, 0.15, 0.3, true);
-      const style = r.pick(['walk', 'lean', 'pan'] as const);
-      const W = l.content.width;
-      if (style === 'walk') {
-        // One person walks across part of the frame, from one side towards the other.
-        const p = r.pick(placements);
-        const w = panelWidth(chosen[p.actor]!, p.height);
-        const target = r.between(0, W - w);
-        p.vx = (target - p.x) / duration;
-      } else if (style === 'lean') {
-        for (const p of placements) {
-          p.sway = r.between(0.03, 0.07) * W;
-          p.swayHz = r.between(0.1, 0.3);
-        }
-      } else {
-        // A slow pan: everyone drifts the same way.
-        const v = r.between(0.01, 0.03) * W * (r.chance(0.5) ? 1 : -1);
-        for (const p of placements) {
-          const w = panelWidth(chosen[p.actor]!, p.height);
-          p.vx = Math.max(-p.x / duration, Math.min((W - w - p.x) / duration, v));
-        }
-      }
-      return scene(l, actorsOf(chosen, talk), [shot(placements, l)]);
+      return motionScene(kit);
     }
   }
+}
+
+/** `muted-listener`: one heard, the other mouthing their own words with no sound; roles swap now and then. */
+function mutedListenerScene(kit: SceneKit): SceneSpec {
+  const { r, people, duration, scene, shot, actorsOf } = kit;
+  const l = look(r, ANY_SIZE);
+  const chosen = r.sample(people, 2);
+  // One is heard; the other's lips move with no sound, during the heard speech and alone. Now and
+  // then the roles swap.
+  const talk: Piece[][] = [[], []];
+  let t = frame(r.between(0.3, 1));
+  let heard = r.int(0, 1);
+  while (t < duration - 1.5) {
+    const length = Math.min(duration - 0.5 - t, r.between(2, 7));
+    if (length < 1) break;
+    const turn = talkPieces(chosen[heard]!, t, length, r);
+    talk[heard]!.push(...turn.pieces);
+    const muted = 1 - heard;
+    // The mute mouths over part of the heard speech, sometimes past its end into the silence.
+    const ms = frame(t + r.between(-0.5, 0.5 * length));
+    const me = frame(Math.min(duration - 0.2, ms + r.between(1.2, length + 1.5)));
+    if (me > ms + 0.5) talk[muted]!.push({ start: Math.max(0, ms), end: me, show: 'mouth', from: r.between(0, 1.5) });
+    t = frame(Math.max(turn.end, me) + r.between(0.3, 1.2));
+    if (r.chance(0.3)) heard = 1 - heard;
+  }
+  // Resolve overlaps inside one actor's line (a mouth piece running into their own talk).
+  talk.forEach((ps, i) => (talk[i] = trimOverlaps(ps)));
+  const placements = row(r, chosen, l, 0.15, 0.35);
+  return scene(l, actorsOf(chosen, talk, 0.1), [shot(placements, l)]);
+}
+
+/** `off-screen`: one or two people on screen, voices of people not in the scene between their turns. */
+function offScreenScene(kit: SceneKit): SceneSpec {
+  const { r, people, cast, duration, scene, shot, actorsOf } = kit;
+  const l = look(r, ANY_SIZE);
+  const n = r.chance(0.5) ? 1 : 2;
+  const chosen = r.sample(people, n);
+  const offCast = [...people.filter((p) => !chosen.includes(p)).map((p) => ({ file: p.file, speech: p.speech })), ...cast.voices];
+  const talk: Piece[][] = chosen.map(() => []);
+  const voices: OffVoice[] = [];
+  let t = frame(r.between(0.3, 1));
+  let off = r.chance(0.5);
+  while (t < duration - 1.5) {
+    const length = Math.min(duration - 0.5 - t, r.between(1.5, 6));
+    if (length < 1) break;
+    if (off) {
+      const v = r.pick(offCast);
+      const say = Math.min(length, v.speech.end - v.speech.start);
+      const from = v.speech.start + r.between(0, Math.max(0, v.speech.end - v.speech.start - say));
+      voices.push({ start: t, end: frame(t + say), file: v.file, from });
+      t = frame(t + say + r.between(0.3, 1));
+    } else {
+      const k = r.int(0, n - 1);
+      const turn = talkPieces(chosen[k]!, t, length, r);
+      talk[k]!.push(...turn.pieces);
+      t = frame(turn.end + r.between(0.3, 1));
+    }
+    off = !off || r.chance(0.3);
+  }
+  return scene(l, actorsOf(chosen, talk), [shot(row(r, chosen, l, 0.15, 0.35), l)], voices);
+}
+
+/** `edited`: a wide two-shot, close-ups, slides and B-roll, hard cuts and dissolves, the close-up mostly on whoever talks. */
+function editedScene(kit: SceneKit): SceneSpec {
+  const { r, people, footage, duration, scene, actorsOf } = kit;
+  const l = look(r, ANY_SIZE);
+  const chosen = r.sample(people, 2);
+  const talk = conversation(chosen, [0, 1], duration, r, { minTurn: 1.5, maxTurn: 8, overlap: 0.1 });
+  const actors = actorsOf(chosen, talk);
+  const wide = row(r, chosen, l, 0.15, 0.3);
+  const bg = background(r, footage);
+  const shots: Shot[] = [];
+  let t = 0;
+  while (t < duration - 0.5) {
+    const end = Math.min(duration, frame(t + r.between(2, 6)));
+    const finalEnd = duration - end < 1.5 ? duration : end;
+    // Editors cut to whoever talks most of the time, to the wide shot or to a slide otherwise.
+    const talker = actors.findIndex((a) =>
+      a.pieces.some((p) => p.show === 'talk' && p.start <= (t + finalEnd) / 2 && p.end > (t + finalEnd) / 2),
+    );
+    const k = r.next();
+    // Two faceless shots in a row could be the same picture: a cut in the labels that nothing shows.
+    const facelessBefore = shots.length > 0 && shots.at(-1)!.kind !== 'people';
+    const kind: Shot['kind'] = facelessBefore ? 'people' : k < 0.15 ? 'slide' : k < 0.25 ? 'broll' : 'people';
+    const closeUp = kind === 'people' && r.chance(0.6) ? (talker >= 0 && r.chance(0.75) ? talker : r.int(0, 1)) : -1;
+    let placements: Placement[] = [];
+    if (kind === 'people') placements = closeUp >= 0 ? [closeUpOf(r, chosen[closeUp]!, closeUp, l)] : wide.map((p) => ({ ...p }));
+    const first = shots.length === 0;
+    const dissolve = !first && r.chance(0.25);
+    shots.push({
+      start: t,
+      end: finalEnd,
+      transition: first ? 'start' : dissolve ? 'dissolve' : 'cut',
+      dissolveSec: dissolve ? frame(r.between(0.4, 1)) : 0,
+      kind,
+      background: kind === 'broll' ? movingPicture(r) : kind === 'slide' ? { kind: 'pattern' } : bg,
+      placements,
+    });
+    t = finalEnd;
+  }
+  return scene(l, actors, shots);
+}
+
+/** `facecam`: one small face inset in a corner over generated moving content. */
+function facecamScene(kit: SceneKit): SceneSpec {
+  const { r, people, duration, scene, shot, actorsOf } = kit;
+  const l = look(r, UP_TO_1080P);
+  const chosen = r.sample(people, 1);
+  const talk = conversation(chosen, [0], duration, r, { minTurn: 2, maxTurn: 8, overlap: 0 });
+  const { width: W, height: H } = l.content;
+  const h = panelFor(chosen[0]!, r.between(0.08, 0.14), H);
+  const w = panelWidth(chosen[0]!, h);
+  const margin = r.between(0.01, 0.04) * W;
+  const right = r.chance(0.6);
+  const bottom = r.chance(0.6);
+  const inset: Placement = {
+    actor: 0,
+    x: Math.round(right ? W - w - margin : margin),
+    y: Math.round(bottom ? H - h - margin : margin),
+    height: h,
+    vx: 0,
+    sway: 0,
+    swayHz: 0,
+  };
+  const content = movingPicture(r);
+  return scene(l, actorsOf(chosen, talk), [shot([inset], l, 'facecam', content)]);
+}
+
+/** `motion`: one or two people who walk across the frame, lean, or drift with a slow pan. */
+function motionScene(kit: SceneKit): SceneSpec {
+  const { r, people, duration, scene, shot, actorsOf } = kit;
+  const l = look(r, UP_TO_1080P);
+  const n = r.chance(0.5) ? 1 : 2;
+  const chosen = r.sample(people, n);
+  const talk = conversation(
+    chosen,
+    chosen.map((_, i) => i),
+    duration,
+    r,
+    { minTurn: 2, maxTurn: 8, overlap: 0.1 },
+  );
+  const placements = row(r, chosen, l, 0.15, 0.3, true);
+  const style = r.pick(['walk', 'lean', 'pan'] as const);
+  const W = l.content.width;
+  if (style === 'walk') {
+    // One person walks across part of the frame, from one side towards the other.
+    const p = r.pick(placements);
+    const w = panelWidth(chosen[p.actor]!, p.height);
+    const target = r.between(0, W - w);
+    p.vx = (target - p.x) / duration;
+  } else if (style === 'lean') {
+    for (const p of placements) {
+      p.sway = r.between(0.03, 0.07) * W;
+      p.swayHz = r.between(0.1, 0.3);
+    }
+  } else {
+    // A slow pan: everyone drifts the same way.
+    const v = r.between(0.01, 0.03) * W * (r.chance(0.5) ? 1 : -1);
+    for (const p of placements) {
+      const w = panelWidth(chosen[p.actor]!, p.height);
+      p.vx = Math.max(-p.x / duration, Math.min((W - w - p.x) / duration, v));
+    }
+  }
+  return scene(l, actorsOf(chosen, talk), [shot(placements, l)]);
 }
 
 const movingPicture = (r: Random): Background => ({ kind: 'motion', source: r.pick(['mandelbrot', 'life', 'testsrc2'] as const) });

@@ -51,6 +51,65 @@ function overlapShare(f: Box, w: Box): number {
   return (ix * iy) / (f.width * f.height);
 }
 
+type Run = SceneLabels['runs'][number];
+
+/** The run of one voice at `t` if it is scored: an on-screen speaker's, longer than an interjection. */
+function scoredRunAt(runs: Run[], t: number): Run | undefined {
+  const r = runs.find((r) => t >= r.start && t < r.end);
+  return r && r.speaker !== 'off' && r.end - r.start >= INTERJECTION_SEC ? r : undefined;
+}
+
+/** Switch latency: from each scored run's first word until its speaker is first framed (the run's
+ *  length when never). */
+function switchLatencies(labels: SceneLabels, framedAt: (i: number, actor: number) => boolean): number[] {
+  const runs = labels.runs;
+  const latencies: number[] = [];
+  runs.forEach((r, k) => {
+    if (r.speaker === 'off' || r.end - r.start < INTERJECTION_SEC) return;
+    const prev = runs[k - 1];
+    if (prev && prev.speaker === r.speaker) return;
+    const first = labels.samples.findIndex((s) => s.time >= r.start);
+    if (first < 0 || !labels.samples[first]!.faces.some((f) => f.actor === r.speaker)) return;
+    let latency = r.end - r.start;
+    for (let i = first; i < labels.samples.length && labels.samples[i]!.time < r.end; i++) {
+      if (framedAt(i, r.speaker)) {
+        latency = labels.samples[i]!.time - r.start;
+        break;
+      }
+    }
+    latencies.push(latency);
+  });
+  return latencies;
+}
+
+/** Jitter: the window centre's mean movement per frame, in output pixels, while one person talks and
+ *  holds still, away from edits and cuts of the path; undefined with no such frame. */
+function meanJitter(labels: SceneLabels, reframe: Reframe): number | undefined {
+  let jitterSum = 0;
+  let jitterFrames = 0;
+  const cutTimes = [
+    ...reframe.keyframes.filter((k, i) => i > 0 && Math.abs(k.time - reframe.keyframes[i - 1]!.time) < 1e-6).map((k) => k.time),
+    ...reframe.segments.map((s) => s.start),
+    ...labels.shots.map((s) => s.start),
+  ];
+  for (let t = 0; t + 0.04 < labels.duration; t += 0.04) {
+    const run = scoredRunAt(labels.runs, t);
+    if (!run || cutTimes.some((c) => Math.abs(c - t) < 0.3)) continue;
+    const i = Math.min(labels.samples.length - 1, Math.round(t * 10));
+    const j = Math.min(labels.samples.length - 1, i + 1);
+    const a = labels.samples[i]!.faces.find((f) => f.actor === run.speaker);
+    const b = labels.samples[j]!.faces.find((f) => f.actor === run.speaker);
+    // A person who moves is followed on purpose; only still ones (under a pixel a frame) count.
+    if (!a || !b || Math.abs(a.box.x - b.box.x) > 0.4 * (j - i || 1) * 2.5) continue;
+    const w0 = boxesShownAt(reframe, t)[0]!;
+    const w1 = boxesShownAt(reframe, t + 0.04)[0]!;
+    const perPixel = OUTPUT_WIDTH / w0.width;
+    jitterSum += Math.hypot(w1.x + w1.width / 2 - (w0.x + w0.width / 2), w1.y + w1.height / 2 - (w0.y + w0.height / 2)) * perPixel;
+    jitterFrames++;
+  }
+  return jitterFrames ? jitterSum / jitterFrames : undefined;
+}
+
 export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: number): SceneScore {
   const score: SceneScore = {
     family: labels.family,
@@ -71,11 +130,7 @@ export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: numb
   };
   const content = labels.content;
   const runs = labels.runs;
-  const runAt = (t: number) => runs.find((r) => t >= r.start && t < r.end);
-  const scoredRun = (t: number) => {
-    const r = runAt(t);
-    return r && r.speaker !== 'off' && r.end - r.start >= INTERJECTION_SEC ? r : undefined;
-  };
+  const scoredRun = (t: number) => scoredRunAt(runs, t);
   /** Whether the actor is framed at sample i: wholly in a shown box, in its middle half when that box
    *  holds other faces too. */
   const shownPerSample = labels.samples.map((s) => shownAt(reframe, s.time));
@@ -92,8 +147,6 @@ export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: numb
   };
 
   let on = 0;
-  let jitterSum = 0;
-  let jitterFrames = 0;
   let previousShown: string | undefined;
   const switchTimes: number[] = [];
   labels.samples.forEach((s, i) => {
@@ -135,50 +188,15 @@ export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: numb
   });
   if (score.scoredSamples) score.onSpeaker = on / score.scoredSamples;
 
-  // Switch latency: from each scored run's first word until its speaker is first framed.
-  runs.forEach((r, k) => {
-    if (r.speaker === 'off' || r.end - r.start < INTERJECTION_SEC) return;
-    const prev = runs[k - 1];
-    if (prev && prev.speaker === r.speaker) return;
-    const first = labels.samples.findIndex((s) => s.time >= r.start);
-    if (first < 0 || !labels.samples[first]!.faces.some((f) => f.actor === r.speaker)) return;
-    let latency = r.end - r.start;
-    for (let i = first; i < labels.samples.length && labels.samples[i]!.time < r.end; i++) {
-      if (framedAt(i, r.speaker)) {
-        latency = labels.samples[i]!.time - r.start;
-        break;
-      }
-    }
-    score.latencies.push(latency);
-  });
+  score.latencies = switchLatencies(labels, framedAt);
 
   // A switch answers a turn's onset (any voice, any length) or an edit; anything else is false.
   const reasons = [...runs.map((r) => r.start), ...labels.shots.slice(1).map((s) => s.start + s.dissolveSec / 2)];
   score.switches = switchTimes.length;
   score.falseSwitches = switchTimes.filter((t) => !reasons.some((x) => t >= x - SWITCH_BEFORE_SEC && t <= x + SWITCH_AFTER_SEC)).length;
 
-  // Jitter: frame by frame while one person talks and holds still, away from edits and cuts of the path.
-  const cutTimes = [
-    ...reframe.keyframes.filter((k, i) => i > 0 && Math.abs(k.time - reframe.keyframes[i - 1]!.time) < 1e-6).map((k) => k.time),
-    ...reframe.segments.map((s) => s.start),
-    ...labels.shots.map((s) => s.start),
-  ];
-  for (let t = 0; t + 0.04 < labels.duration; t += 0.04) {
-    const run = scoredRun(t);
-    if (!run || cutTimes.some((c) => Math.abs(c - t) < 0.3)) continue;
-    const i = Math.min(labels.samples.length - 1, Math.round(t * 10));
-    const j = Math.min(labels.samples.length - 1, i + 1);
-    const a = labels.samples[i]!.faces.find((f) => f.actor === run.speaker);
-    const b = labels.samples[j]!.faces.find((f) => f.actor === run.speaker);
-    // A person who moves is followed on purpose; only still ones (under a pixel a frame) count.
-    if (!a || !b || Math.abs(a.box.x - b.box.x) > 0.4 * (j - i || 1) * 2.5) continue;
-    const w0 = boxesShownAt(reframe, t)[0]!;
-    const w1 = boxesShownAt(reframe, t + 0.04)[0]!;
-    const perPixel = OUTPUT_WIDTH / w0.width;
-    jitterSum += Math.hypot(w1.x + w1.width / 2 - (w0.x + w0.width / 2), w1.y + w1.height / 2 - (w0.y + w0.height / 2)) * perPixel;
-    jitterFrames++;
-  }
-  if (jitterFrames) score.jitter = jitterSum / jitterFrames;
+  const jitter = meanJitter(labels, reframe);
+  if (jitter !== undefined) score.jitter = jitter;
   return score;
 }
 

@@ -33,8 +33,9 @@ export async function ffmpegWrapper(file: string, ffmpegPath: string, before: st
   return file;
 }
 
-/** A small real video: a test pattern (`testsrc` at 25 fps unless asked otherwise) with a sine
- *  tone; `gop` frames from one keyframe to the next (x264's default if not given). */
+/** A small real video: a test pattern (`testsrc` at 25 fps unless asked otherwise), or a flat
+ *  `colour` (an ffmpeg colour: `red`, `0x808080`), with a sine tone; `gop` frames from one keyframe
+ *  to the next (x264's default if not given). */
 export async function makeTestVideo(
   out: string,
   opts: {
@@ -43,34 +44,68 @@ export async function makeTestVideo(
     height?: number;
     fps?: number;
     pattern?: 'testsrc' | 'testsrc2';
+    colour?: string;
     toneHz?: number;
     gop?: number;
   } = {},
 ): Promise<string> {
   const { seconds = 2, width = 320, height = 180, fps = 25, pattern = 'testsrc', toneHz = 440 } = opts;
+  const picture = opts.colour
+    ? `color=c=${opts.colour}:s=${width}x${height}:r=${fps}:d=${seconds}`
+    : `${pattern}=size=${width}x${height}:rate=${fps}:duration=${seconds}`;
+  return encodeTestVideo(out, [picture], { tone: `sine=frequency=${toneHz}:duration=${seconds}`, gop: opts.gop });
+}
+
+/** Left half pure red, right half pure blue (each half 640x720 at 25 fps): which half a frame shows
+ *  is its colour. With a 300 Hz tone unless `toneHz` is null. */
+export async function makeHalvesVideo(out: string, opts: { seconds: number; toneHz?: number | null }): Promise<string> {
+  const { seconds, toneHz = 300 } = opts;
+  const half = (colour: string) => `color=c=${colour}:s=640x720:r=25:d=${seconds}`;
+  return encodeTestVideo(out, [half('red'), half('blue')], {
+    tone: toneHz === null ? undefined : `sine=frequency=${toneHz}:duration=${seconds}`,
+    graph: '[0:v][1:v]hstack=inputs=2[v]',
+  });
+}
+
+/** Shares of red and blue pixels in the `w` x `h` frame of `file` at `t` (a render of makeHalvesVideo's halves). */
+export async function redBlueShares(file: string, t: number, w: number, h: number): Promise<{ red: number; blue: number }> {
+  const { stdout } = await run(
+    FFMPEG,
+    ['-v', 'error', '-ss', String(t), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
+    { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
+  );
+  if (stdout.length !== w * h * 3) throw new Error(`frame size ${stdout.length}`);
+  let red = 0;
+  let blue = 0;
+  for (let i = 0; i < stdout.length; i += 3) {
+    const [r, g, b] = [stdout[i]!, stdout[i + 1]!, stdout[i + 2]!];
+    if (r > 180 && g < 80 && b < 80) red++;
+    if (b > 180 && g < 80 && r < 80) blue++;
+  }
+  return { red: red / (w * h), blue: blue / (w * h) };
+}
+
+/** The lavfi `pictures` (joined by `graph` into `[v]` when there are several) and `tone`, as H.264 +
+ *  AAC at `out`. */
+async function encodeTestVideo(out: string, pictures: string[], o: { tone?: string; graph?: string; gop?: number }): Promise<string> {
+  const lavfi = (source: string) => ['-f', 'lavfi', '-i', source];
+  const map = o.graph ? ['-filter_complex', o.graph, '-map', '[v]', ...(o.tone ? ['-map', `${pictures.length}:a`] : [])] : [];
   await run(FFMPEG, [
     '-y',
     '-hide_banner',
     '-loglevel',
     'error',
-    '-f',
-    'lavfi',
-    '-i',
-    `${pattern}=size=${width}x${height}:rate=${fps}:duration=${seconds}`,
-    '-f',
-    'lavfi',
-    '-i',
-    `sine=frequency=${toneHz}:duration=${seconds}`,
+    ...pictures.flatMap(lavfi),
+    ...(o.tone ? lavfi(o.tone) : []),
+    ...map,
     '-c:v',
     'libx264',
     '-preset',
     'ultrafast',
-    ...(opts.gop ? ['-g', String(opts.gop)] : []),
+    ...(o.gop ? ['-g', String(o.gop)] : []),
     '-pix_fmt',
     'yuv420p',
-    '-c:a',
-    'aac',
-    '-shortest',
+    ...(o.tone ? ['-c:a', 'aac', '-shortest'] : []),
     out,
   ]);
   return out;

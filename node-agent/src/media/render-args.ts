@@ -19,6 +19,7 @@ import { usToSec, type ChunkCut } from './render-chunks.js';
 import { SOUND_OUTPUT_ARGS, soundFilter, type Loudness } from './sound.js';
 import { BT709_OUTPUT_TAGS, toBt709Filter, type SourceColour } from './colour.js';
 import { orientInputArgs } from './orientation.js';
+import { ffmpegPreamble, fileUrl, mp4Output, sourceInput } from './ffmpeg-args.js';
 
 export interface RenderSpec {
   sourcePath: string;
@@ -93,6 +94,61 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
   const graph: string[] = [];
   const edit = activeEdit(spec);
   const chunk = spec.chunk;
+  const video = reframedVideo(spec, graph, sourceFrames(spec, graph));
+  const soundIn = `0:a:${spec.audioStream ?? 0}`;
+  const sound = soundFilter(spec.loudness);
+  let audio: string | null = null;
+  // A chunk is video only: the first chunk encodes the render's sound apart (encodeRenderAudio).
+  if (edit && spec.sourceHasAudio && !chunk) {
+    graph.push(`[${buildAudioCut(edit, spec.startTime, graph, soundIn)}]${sound}[sound]`);
+    audio = 'sound';
+  }
+  const chain = captionChain(spec, graph, video);
+
+  const range = chunk ? [usToSec(chunk.fromUs), usToSec(chunk.toUs)] : [sec(spec.startTime), sec(spec.endTime)];
+  const inputs = sourceInput(spec.sourcePath, range[0]!, range[1]!, orientInputArgs(spec.sourceColour?.orient));
+  // Chunks after the first start at 0 for the encoder (their frames then map one to one to output
+  // frames); the first keeps the single pass's start as it is.
+  const out = chunk?.shiftTicks ? 'vchunk' : 'vout';
+  inputs.push(...watermarked(spec, graph, chain, out));
+  if (out !== 'vout') graph.push(`[${out}]setpts=PTS-STARTPTS[vout]`);
+  if (spec.noSoundTrack && !chunk && !audio) {
+    // Silence as long as the short's picture, generated in the graph (no input to renumber).
+    const length = edit ? editedDuration(edit) : spec.endTime - spec.startTime;
+    graph.push(`anullsrc=r=48000:cl=stereo,atrim=duration=${sec(length)}[silence]`);
+    audio = 'silence';
+  }
+  const audioMap = chunk ? ['-an'] : audio ? ['-map', `[${audio}]`] : edit ? [] : ['-map', `${soundIn}?`, '-af', sound];
+
+  return [
+    ...ffmpegPreamble({ progress: true }),
+    // The graph's slice-threaded filters (overlay, lut2, colorchannelmixer) work on patches and
+    // strips: handing their slices to a thread pool cost more than the work (bench/render, 10 s:
+    // 3-8 % of the render's wall time, up to 6 % of its CPU), and x264 keeps the cores busy.
+    '-filter_complex_threads',
+    '1',
+    ...inputs,
+    '-filter_complex',
+    graph.join(';'),
+    '-map',
+    '[vout]',
+    ...audioMap,
+    ...encoderArgs(spec.encoder, spec.gopFrames),
+    '-pix_fmt',
+    'yuv420p',
+    ...BT709_OUTPUT_TAGS,
+    ...(chunk ? [] : SOUND_OUTPUT_ARGS),
+    ...mp4Output(spec.output.path, { faststart: true }),
+  ];
+}
+
+/**
+ * The source's frames made ready for the crop: mirrored as a player shows them, HDR at 4:4:4,
+ * deinterlaced, on a constant rate, and a chunk's back on the single pass's clock. Returns the
+ * graph's label for them.
+ */
+function sourceFrames(spec: RenderSpec, graph: string[]): string {
+  const chunk = spec.chunk;
   // A chunk's frames go back on the single pass's clock (exact ticks): the crop path, caption
   // canvas and libass see the very timestamps the single pass gives them.
   let source = '0:v';
@@ -131,54 +187,45 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     graph.push(`[${source}]fps=${spec.constantRate}${from}${to}[cfr_in]`);
     source = 'cfr_in';
   }
-  // Output-sized 4:2:0 frames from here on whatever the source is (10-bit, 4:4:4): captions and the
-  // watermark patch are drawn on the frame the encoder gets.
-  const toBt709 = spec.sourceColour ? toBt709Filter(spec.sourceColour) : null;
-  const video = edit
-    ? buildReframeGraph(
-        remapReframe(spec.reframe, edit),
-        {
-          start: 0,
-          end: editedDuration(edit),
-          width: W,
-          height: H,
-          sourceWidth: spec.sourceWidth,
-          sourceHeight: spec.sourceHeight,
-          toBt709,
-        },
-        graph,
-        // The cut reads the clip's clock, which a chunk's frames carry too: a chunk keeps the single
-        // pass's frames and gives them the single pass's edited times.
-        buildVideoCut(edit, spec.startTime, spec.sourceFps ?? 0, graph, source),
-        chunk?.clockUs,
-      )
-    : buildReframeGraph(
-        spec.reframe,
-        {
-          start: spec.startTime,
-          end: spec.endTime,
-          width: W,
-          height: H,
-          sourceWidth: spec.sourceWidth,
-          sourceHeight: spec.sourceHeight,
-          toBt709,
-        },
-        graph,
-        source,
-        chunk?.clockUs,
-      );
-  const soundIn = `0:a:${spec.audioStream ?? 0}`;
-  const sound = soundFilter(spec.loudness);
-  let audio: string | null = null;
-  // A chunk is video only: the first chunk encodes the render's sound apart (encodeRenderAudio).
-  if (edit && spec.sourceHasAudio && !chunk) {
-    graph.push(`[${buildAudioCut(edit, spec.startTime, graph, soundIn)}]${sound}[sound]`);
-    audio = 'sound';
-  }
-  let chain = `[${video}]null`;
+  return source;
+}
+
+/**
+ * The clip cropped along its path and scaled: output-sized 4:2:0 frames from here on whatever the
+ * source is (10-bit, 4:4:4), so that captions and the watermark patch are drawn on the frame the
+ * encoder gets. With jump cuts, the kept stretches joined first. Returns the graph's label for them.
+ */
+function reframedVideo(spec: RenderSpec, graph: string[], source: string): string {
+  const edit = activeEdit(spec);
+  const frame = {
+    width: spec.output.width,
+    height: spec.output.height,
+    sourceWidth: spec.sourceWidth,
+    sourceHeight: spec.sourceHeight,
+    toBt709: spec.sourceColour ? toBt709Filter(spec.sourceColour) : null,
+  };
+  const clockUs = spec.chunk?.clockUs;
+  if (!edit) return buildReframeGraph(spec.reframe, { start: spec.startTime, end: spec.endTime, ...frame }, graph, source, clockUs);
+  return buildReframeGraph(
+    remapReframe(spec.reframe, edit),
+    { start: 0, end: editedDuration(edit), ...frame },
+    graph,
+    // The cut reads the clip's clock, which a chunk's frames carry too: a chunk keeps the single
+    // pass's frames and gives them the single pass's edited times.
+    buildVideoCut(edit, spec.startTime, spec.sourceFps ?? 0, graph, source),
+    clockUs,
+  );
+}
+
+/**
+ * The captions drawn on the `video` frames: by libass on each frame, or on a caption canvas that
+ * only the frames where the captions change draw. Returns the chain, still to be given its label.
+ */
+function captionChain(spec: RenderSpec, graph: string[], video: string): string {
   const captions = captionLayout(spec);
   const subtitles = `subtitles=filename=${filterArg(assPathFor(spec))}:fontsdir=${filterArg(fontsDirFor(spec))}`;
   if (captions?.canvas) {
+    const W = spec.output.width;
     // The canvas takes each selected frame's clock: a 2x2 corner of it, padded out to the strip in
     // the canvas colour at alpha 0 (the corner itself is cropped away), then libass draws on it.
     // overlay holds the last strip until the next: frames between changes reuse it.
@@ -192,88 +239,43 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     // A chunk's strip stream ends with its input while its last frames may still be on their way to
     // the overlay: the chunk holds the last strip there (repeat), as the single pass, whose strips go
     // on, does. The last chunk ends as the single pass ends (pass).
-    const eof = chunk && !chunk.last ? 'repeat' : 'pass';
-    chain = `[cap_frame][cap_strip]overlay=x=0:y=${top}:format=yuv420:eof_action=${eof}`;
-  } else if (spec.caption) {
-    chain += `,${subtitles}`;
+    const eof = spec.chunk && !spec.chunk.last ? 'repeat' : 'pass';
+    return `[cap_frame][cap_strip]overlay=x=0:y=${top}:format=yuv420:eof_action=${eof}`;
   }
+  return spec.caption ? `[${video}]null,${subtitles}` : `[${video}]null`;
+}
 
-  // `file:` so a ':' in a path is never read as a protocol name (and a leading '-' never as an option).
-  const range = chunk ? [usToSec(chunk.fromUs), usToSec(chunk.toUs)] : [sec(spec.startTime), sec(spec.endTime)];
-  const inputs = [...inputGuard(), ...orientInputArgs(orient), '-ss', range[0]!, '-to', range[1]!, '-i', fileUrl(spec.sourcePath)];
-  // Chunks after the first start at 0 for the encoder (their frames then map one to one to output
-  // frames); the first keeps the single pass's start as it is.
-  const out = chunk?.shiftTicks ? 'vchunk' : 'vout';
+/**
+ * The captioned `chain` ends in `out`, the watermark composited on it where there is one. Returns
+ * the watermark image's input arguments (none when it draws nothing or needs no image).
+ */
+function watermarked(spec: RenderSpec, graph: string[], chain: string, out: string): string[] {
   const wm = spec.watermark;
-  if (wm && wm.opacity > 0) {
-    if (!wm.imageWidth || !wm.imageHeight) throw new Error('watermark imageWidth/imageHeight are needed (prepareRender reads them)');
-    graph.push(`${chain}[captioned]`);
-    const f = buildWatermarkFilter({
-      ...wm,
-      videoLabel: 'captioned',
-      imageLabel: '1:v',
-      outLabel: out,
-      frameWidth: W,
-      frameHeight: H,
-      imageWidth: wm.imageWidth,
-      imageHeight: wm.imageHeight,
-      frameFormat: 'yuv420p',
-      legacyFfmpeg: spec.legacyFfmpeg,
-    });
-    graph.push(f.filter);
-    // The still image as a single frame: overlay and lut2 repeat an input's last frame once it ends
-    // (eof_action=repeat), so every video frame gets it. Looping the image instead cost more than
-    // the blend itself (a frame pushed through the watermark's chain and the graph's sync each second).
-    // No pattern: a '%' in the path is part of the name, not an image-sequence placeholder.
-    // image2 named: ffmpeg 5+ probes a .png as png_pipe, which has no -pattern_type and refuses it.
-    if (f.box) inputs.push(...inputGuard('image'), '-f', 'image2', '-pattern_type', 'none', '-i', fileUrl(wm.imagePath));
-  } else {
+  if (!wm || !(wm.opacity > 0)) {
     graph.push(`${chain}[${out}]`);
+    return [];
   }
-  if (out !== 'vout') graph.push(`[${out}]setpts=PTS-STARTPTS[vout]`);
-  if (spec.noSoundTrack && !chunk && !audio) {
-    // Silence as long as the short's picture, generated in the graph (no input to renumber).
-    const length = edit ? editedDuration(edit) : spec.endTime - spec.startTime;
-    graph.push(`anullsrc=r=48000:cl=stereo,atrim=duration=${sec(length)}[silence]`);
-    audio = 'silence';
-  }
-  const audioMap = chunk ? ['-an'] : audio ? ['-map', `[${audio}]`] : edit ? [] : ['-map', `${soundIn}?`, '-af', sound];
-
-  return [
-    '-hide_banner',
-    '-nostdin',
-    '-y',
-    '-loglevel',
-    'error',
-    '-nostats',
-    '-progress',
-    'pipe:1',
-    // The graph's slice-threaded filters (overlay, lut2, colorchannelmixer) work on patches and
-    // strips: handing their slices to a thread pool cost more than the work (bench/render, 10 s:
-    // 3-8 % of the render's wall time, up to 6 % of its CPU), and x264 keeps the cores busy.
-    '-filter_complex_threads',
-    '1',
-    ...inputs,
-    '-filter_complex',
-    graph.join(';'),
-    '-map',
-    '[vout]',
-    ...audioMap,
-    ...encoderArgs(spec.encoder, spec.gopFrames),
-    '-pix_fmt',
-    'yuv420p',
-    ...BT709_OUTPUT_TAGS,
-    ...(chunk ? [] : SOUND_OUTPUT_ARGS),
-    '-map_metadata',
-    '-1',
-    '-map_chapters',
-    '-1',
-    '-movflags',
-    '+faststart',
-    '-f',
-    'mp4',
-    fileUrl(spec.output.path),
-  ];
+  if (!wm.imageWidth || !wm.imageHeight) throw new Error('watermark imageWidth/imageHeight are needed (prepareRender reads them)');
+  graph.push(`${chain}[captioned]`);
+  const f = buildWatermarkFilter({
+    ...wm,
+    videoLabel: 'captioned',
+    imageLabel: '1:v',
+    outLabel: out,
+    frameWidth: spec.output.width,
+    frameHeight: spec.output.height,
+    imageWidth: wm.imageWidth,
+    imageHeight: wm.imageHeight,
+    frameFormat: 'yuv420p',
+    legacyFfmpeg: spec.legacyFfmpeg,
+  });
+  graph.push(f.filter);
+  // The still image as a single frame: overlay and lut2 repeat an input's last frame once it ends
+  // (eof_action=repeat), so every video frame gets it. Looping the image instead cost more than
+  // the blend itself (a frame pushed through the watermark's chain and the graph's sync each second).
+  // No pattern: a '%' in the path is part of the name, not an image-sequence placeholder.
+  // image2 named: ffmpeg 5+ probes a .png as png_pipe, which has no -pattern_type and refuses it.
+  return f.box ? [...inputGuard('image'), '-f', 'image2', '-pattern_type', 'none', '-i', fileUrl(wm.imagePath)] : [];
 }
 
 /** Writes the caption script and fonts into workDir, fills in the watermark size, returns the args. */
@@ -379,5 +381,3 @@ export function filterArg(value: string): string {
   const option = value.replace(/[\\':]/g, (c) => `\\${c}`);
   return option.replace(/[\\'[\],;]/g, (c) => `\\${c}`);
 }
-
-const fileUrl = (p: string) => `file:${path.resolve(p)}`;

@@ -18,6 +18,8 @@ import { toolEnv } from '@shorts/common/media/tools';
 import { editedDuration, type JumpCutPlan } from '@shorts/common/render/jump-cuts';
 import { runFfmpeg } from './ffmpeg.js';
 import { buildAudioCut } from './jump-cut-graph.js';
+import { ffmpegPreamble, fileUrl, mp4Output, sourceInput } from './ffmpeg-args.js';
+import { sec } from './reframe-graph.js';
 
 const run = promisify(execFile);
 
@@ -326,30 +328,11 @@ export async function encodeRenderAudio(
   await runFfmpeg(
     ffmpegPath,
     [
-      '-hide_banner',
-      '-nostdin',
-      '-y',
-      '-loglevel',
-      'error',
-      '-nostats',
-      '-progress',
-      'pipe:1',
-      ...inputGuard(),
-      '-ss',
-      String(Math.round(o.start * 1000) / 1000),
-      '-to',
-      String(Math.round(o.end * 1000) / 1000),
-      '-i',
-      `file:${path.resolve(o.sourcePath)}`,
+      ...ffmpegPreamble({ progress: true }),
+      ...sourceInput(o.sourcePath, sec(o.start), sec(o.end)),
       ...sound,
       ...SOUND_OUTPUT_ARGS,
-      '-map_metadata',
-      '-1',
-      '-map_chapters',
-      '-1',
-      '-f',
-      'mp4',
-      `file:${path.resolve(o.out)}`,
+      ...mp4Output(o.out, { faststart: false }),
     ],
     { durationSec: o.edit ? editedDuration(o.edit) : o.end - o.start, signal: o.signal },
   );
@@ -364,10 +347,10 @@ export async function keepFirstFrames(
   await run(
     ffmpegPath,
     [
-      ...['-hide_banner', '-nostdin', '-y', '-loglevel', 'error'],
+      ...ffmpegPreamble({ progress: false }),
       ...inputGuard(),
-      ...['-i', `file:${path.resolve(o.input)}`, '-map', '0:v:0', '-c', 'copy', '-frames:v', String(o.frames)],
-      ...['-map_metadata', '-1', '-map_chapters', '-1', '-f', 'mp4', `file:${path.resolve(o.out)}`],
+      ...['-i', fileUrl(o.input), '-map', '0:v:0', '-c', 'copy', '-frames:v', String(o.frames)],
+      ...mp4Output(o.out, { faststart: false }),
     ],
     { signal: o.signal, env: toolEnv() },
   );
@@ -410,11 +393,7 @@ export async function joinChunks(
   await run(
     ffmpegPath,
     [
-      '-hide_banner',
-      '-nostdin',
-      '-y',
-      '-loglevel',
-      'error',
+      ...ffmpegPreamble({ progress: false }),
       // Chunks are read as MP4 only (concat hands its whitelists to each file it opens).
       '-f',
       'concat',
@@ -426,21 +405,13 @@ export async function joinChunks(
       'concat,mov,mp4,m4a,3gp,3g2,mj2',
       '-i',
       list,
-      ...(o.audioPath ? [...inputGuard(), '-i', `file:${path.resolve(o.audioPath)}`] : []),
+      ...(o.audioPath ? [...inputGuard(), '-i', fileUrl(o.audioPath)] : []),
       '-map',
       '0:v:0',
       ...(o.audioPath ? ['-map', '1:a:0'] : []),
       '-c',
       'copy',
-      '-map_metadata',
-      '-1',
-      '-map_chapters',
-      '-1',
-      '-movflags',
-      '+faststart',
-      '-f',
-      'mp4',
-      `file:${path.resolve(o.out)}`,
+      ...mp4Output(o.out, { faststart: true }),
     ],
     { signal: o.signal, env: toolEnv() },
   );

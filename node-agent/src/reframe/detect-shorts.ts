@@ -12,7 +12,7 @@ import { ShotTracker, type SceneScore } from './shots.js';
 import { readWavRange, speechInAudio, type Interval } from './speech.js';
 import { soundOnsets, speechEnvelope, type SpeechEnvelope } from './speech-envelope.js';
 import { detectStrided } from './strided-detection.js';
-import { linkTracks, type FrameFaces } from './tracks.js';
+import { linkTracks, type FrameFaces, type LinkedTrack } from './tracks.js';
 import { ZoomPassDetector } from './zoom-pass.js';
 
 /** Frames analysed per second of a short: enough to see syllables move the mouth (4-5 a second). */
@@ -106,6 +106,82 @@ async function detectShort(
   const speech = soundOnsets(await speechInAudio(audio, range, input.signal), envelope);
   const t1 = performance.now();
 
+  const seen = await sampleAndDetect(input, deps, range, onProgress);
+  const { frames, toSource } = seen;
+  const t2 = performance.now();
+
+  const shots = seen.shotTracker.shots(range.start, range.end, seen.shotTracker.boundaries(seen.sceneScores), toSource);
+  // No track crosses a shot boundary: a face at the same place after a cut is another shot's face.
+  const linked = shots
+    .flatMap((shot, k) => linkTracks(frames.slice(shot.firstSample, shots[k + 1]?.firstSample ?? frames.length)))
+    .map((track, id) => ({ ...track, id }));
+  const measured = measureMouths(linked, toSource);
+  // Who speaks is whose lips move in step with the voice, so the sound's envelope goes in too.
+  deps.onSpeakerEvidence?.({ tracks: measured, speech, range, fps: SAMPLE_FPS, envelope });
+  const turns = attributeSpeakers(measured, speech, range, SAMPLE_FPS, {}, envelope);
+  // Openness served its purpose: the stored tracks keep what planning reads.
+  const tracks: FaceTrack[] = measured.map((t) => ({ id: t.id, samples: t.samples.map(({ mouthOpen: _, ...s }) => s) }));
+  const t3 = performance.now();
+  if (timings) {
+    timings.frames += frames.length;
+    timings.detections += seen.detections;
+    timings.decodeAndDetectMs += t2 - t1;
+    timings.detectMs += seen.detectMs;
+    timings.vadMs += t1 - t0;
+    timings.trackMs += t3 - t2 + seen.patchMs;
+  }
+  deps.log.debug('short analysed', {
+    start: range.start,
+    end: range.end,
+    frames: frames.length,
+    shots: shots.length,
+    tracks: tracks.length,
+    turns: turns.length,
+    ms: Math.round(t3 - t0),
+  });
+  return {
+    version: 1,
+    sourceWidth: input.sourceWidth,
+    sourceHeight: input.sourceHeight,
+    start: range.start,
+    end: range.end,
+    sampleFps: SAMPLE_FPS,
+    speech: speech.map((s) => ({ start: round(s.start, 3), end: round(s.end, 3) })),
+    tracks,
+    turns: turns.map((t) => ({
+      start: round(t.start, 3),
+      end: round(t.end, 3),
+      trackId: t.trackId,
+      ...(t.confidence !== undefined ? { confidence: t.confidence } : {}),
+      ...(t.runnerUp !== undefined ? { runnerUp: t.runnerUp } : {}),
+    })),
+    shots: shots.map(({ firstSample: _, ...shot }) => shot),
+  };
+}
+
+/** A face's mouth patches, and from the detail frame too when the face is small. */
+type MouthPatches = FacePatches & { detail?: FacePatches };
+type PatchedFrame = FrameFaces<MouthPatches>;
+
+/**
+ * The short's frames sampled, their faces found (every DETECT_STRIDE-th frame, the others
+ * interpolated) and each face's mouth patches cut, with the scene scores and shot tracker that find
+ * its cuts and the time each step took.
+ */
+async function sampleAndDetect(
+  input: DetectShortsInput,
+  deps: DetectShortsDeps,
+  range: Interval,
+  onProgress: (fraction: number) => void,
+): Promise<{
+  frames: PatchedFrame[];
+  toSource: { x: number; y: number };
+  sceneScores: SceneScore[];
+  shotTracker: ShotTracker;
+  detectMs: number;
+  detections: number;
+  patchMs: number;
+}> {
   const size = analysisSize(input.sourceWidth, input.sourceHeight);
   // Small faces' mouths are also read from the frame at twice the analysis size where the source has
   // it: a panel's faces of 3-5 % of the height are 11-18 px in the analysis frame, too few for their
@@ -113,7 +189,7 @@ async function detectShort(
   const detailed = analysisSize(input.sourceWidth, input.sourceHeight, DETAIL_SHORT_SIDE);
   const detail = detailed.width > size.width ? detailed : undefined;
   const toSource = { x: input.sourceWidth / size.width, y: input.sourceHeight / size.height };
-  const frames: Array<FrameFaces<FacePatches & { detail?: FacePatches }>> = [];
+  const frames: PatchedFrame[] = [];
   let detectMs = 0;
   let detections = 0;
   let patchMs = 0;
@@ -159,15 +235,13 @@ async function detectShort(
     patchMs += performance.now() - p0;
     onProgress(Math.min(1, (frame.time - range.start) / Math.max(1e-6, range.end - range.start)));
   }
-  const t2 = performance.now();
+  return { frames, toSource, sceneScores, shotTracker, detectMs, detections, patchMs };
+}
 
-  const shots = shotTracker.shots(range.start, range.end, shotTracker.boundaries(sceneScores), toSource);
-  // No track crosses a shot boundary: a face at the same place after a cut is another shot's face.
-  const linked = shots
-    .flatMap((shot, k) => linkTracks(frames.slice(shot.firstSample, shots[k + 1]?.firstSample ?? frames.length)))
-    .map((track, id) => ({ ...track, id }));
+/** Each linked track's samples in source pixels, with how much the mouth moved since the sample before. */
+function measureMouths(linked: Array<LinkedTrack<MouthPatches>>, toSource: { x: number; y: number }): MouthTrack[] {
   const maxStep = 1.5 / SAMPLE_FPS;
-  const measured: MouthTrack[] = linked.map((track) => ({
+  return linked.map((track) => ({
     id: track.id,
     lipsTooSmall: median(track.samples.map((s) => s.face.height)) < LIP_READ_MIN_FACE_PX,
     samples: track.samples.map((s, i) => {
@@ -195,47 +269,6 @@ async function detectShort(
       };
     }),
   }));
-  // Who speaks is whose lips move in step with the voice, so the sound's envelope goes in too.
-  deps.onSpeakerEvidence?.({ tracks: measured, speech, range, fps: SAMPLE_FPS, envelope });
-  const turns = attributeSpeakers(measured, speech, range, SAMPLE_FPS, {}, envelope);
-  // Openness served its purpose: the stored tracks keep what planning reads.
-  const tracks: FaceTrack[] = measured.map((t) => ({ id: t.id, samples: t.samples.map(({ mouthOpen: _, ...s }) => s) }));
-  const t3 = performance.now();
-  if (timings) {
-    timings.frames += frames.length;
-    timings.detections += detections;
-    timings.decodeAndDetectMs += t2 - t1;
-    timings.detectMs += detectMs;
-    timings.vadMs += t1 - t0;
-    timings.trackMs += t3 - t2 + patchMs;
-  }
-  deps.log.debug('short analysed', {
-    start: range.start,
-    end: range.end,
-    frames: frames.length,
-    shots: shots.length,
-    tracks: tracks.length,
-    turns: turns.length,
-    ms: Math.round(t3 - t0),
-  });
-  return {
-    version: 1,
-    sourceWidth: input.sourceWidth,
-    sourceHeight: input.sourceHeight,
-    start: range.start,
-    end: range.end,
-    sampleFps: SAMPLE_FPS,
-    speech: speech.map((s) => ({ start: round(s.start, 3), end: round(s.end, 3) })),
-    tracks,
-    turns: turns.map((t) => ({
-      start: round(t.start, 3),
-      end: round(t.end, 3),
-      trackId: t.trackId,
-      ...(t.confidence !== undefined ? { confidence: t.confidence } : {}),
-      ...(t.runnerUp !== undefined ? { runnerUp: t.runnerUp } : {}),
-    })),
-    shots: shots.map(({ firstSample: _, ...shot }) => shot),
-  };
 }
 
 const round = (v: number, digits: number) => Number(v.toFixed(digits));

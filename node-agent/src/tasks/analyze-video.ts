@@ -18,7 +18,7 @@ import { FROM_PICTURE_REASON, shortsFromPicture } from '../highlights/from-pictu
 import { readWavInfo } from '../media/wav.js';
 import { SilentAudioError, isSilent, scanWav } from '../media/audio-levels.js';
 import { joinWords, type Transcript } from '@shorts/common/text/transcript';
-import { containerType, ffprobe, measureMediaDuration } from '../media/ffmpeg.js';
+import { containerType, ffprobe, measureMediaDuration, type ProbeResult } from '../media/ffmpeg.js';
 import { cropClipSize, grabThumbnail } from '../media/clips.js';
 import type { SourceColour } from '../media/colour.js';
 import { downloadYoutube, YoutubeDownloadError } from '../media/youtube.js';
@@ -199,6 +199,111 @@ export function checkSourceLimits(
   }
 }
 
+type FetchedSource = Awaited<ReturnType<typeof fetchSource>>;
+
+/**
+ * The fetched file's streams, with the length to bill: what decodes, not what the header declares.
+ * Notes a file that declares more than it holds.
+ */
+async function probeFetched(ctx: TaskContext<'analyze-video'>, file: string): Promise<{ info: ProbeResult; notes: string[] }> {
+  // The content decides, not the extension or the server's content type.
+  const probed = await ffprobe(file, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal }).catch(() => undefined);
+  if (!probed || !probed.width || !probed.height) throw notVideo();
+  checkSourceLimits(probed, ctx.config);
+  // The price is for what will be decoded, not for what the container's header declares: a file
+  // that says 1 s but holds an hour of audio is an hour (the longest stream, read packet by packet).
+  const measured = await measureMediaDuration(ctx.config.ffmpegPath, file, ctx.signal).catch((err) => {
+    ctx.signal.throwIfAborted();
+    ctx.log.warn('could not measure the media length', { err: (err as Error).message });
+    return 0;
+  });
+  if (!(measured > 0)) throw new TaskError('The video could not be read to its end (no stream has any packets)', 'NOT_VIDEO');
+  const notes: string[] = [];
+  if (Math.abs(measured - probed.durationSec) > Math.max(1, measured * 0.02)) {
+    ctx.log.warn('declared length differs from the measured one; billing the measured', {
+      declaredSec: probed.durationSec,
+      measuredSec: measured,
+    });
+    // A download cut short (or a file that claims more than it holds): what arrived is what counts.
+    if (measured < probed.durationSec)
+      notes.push(
+        `The file declares ${probed.durationSec.toFixed(1)} s but its streams end at ${measured.toFixed(1)} s (cut short?): the ${measured.toFixed(1)} s that arrived were analysed and billed.`,
+      );
+  }
+  return { info: { ...probed, durationSec: measured }, notes };
+}
+
+/** Refuses shorts or a range the client asked for past the end of the video. */
+function checkAskedTimes(p: AnalyzeVideoLease, picking: Picking, durationSec: number): void {
+  const pastEnd = shortPastEnd(p.predefinedShorts, durationSec);
+  if (pastEnd) throw new TaskError(pastEnd, 'SHORT_PAST_END');
+  if (picking.range && picking.range.start >= durationSec) {
+    throw new TaskError(
+      `The range starts at ${picking.range.start} s, past the end of the video (${durationSec.toFixed(2)} s)`,
+      'RANGE_PAST_END',
+    );
+  }
+}
+
+/**
+ * The audio stream heard and rendered (null when there is none): a recording with several sound
+ * tracks (OBS: desktop, then microphone) is heard on the one with speech, and rendered with it.
+ */
+async function chooseSpeechTrack(
+  ctx: TaskContext<'analyze-video'>,
+  file: string,
+  info: ProbeResult,
+  dir: string,
+  notes: string[],
+): Promise<number | null> {
+  const track = await pickSpeechStream(ctx.config.ffmpegPath, file, {
+    streams: info.audioStreams.length,
+    durationSec: info.durationSec,
+    workDir: dir,
+    signal: ctx.signal,
+  });
+  if (track.heard.length) {
+    ctx.log.info('sound track with speech chosen', { stream: track.stream, heard: track.heard });
+    const share = (h: (typeof track.heard)[number]) => `track ${h.stream + 1}: ${Math.round(h.speechShare * 100)} %`;
+    notes.push(
+      `The video has ${track.heard.length} sound tracks; track ${track.stream + 1} has the most speech and is transcribed and rendered (speech heard: ${track.heard.map(share).join(', ')}).`,
+    );
+  }
+  return info.audioStreams.length ? track.stream : null;
+}
+
+/**
+ * The source and its thumbnail stored, and the source kept on this host too. Started while the audio
+ * is decoded and planned: the store's side of the copy is not this agent's work, and a long source's
+ * ranges wait on both.
+ */
+async function storeSource(
+  ctx: TaskContext<'analyze-video'>,
+  source: FetchedSource,
+  info: ProbeResult,
+  thumbPath: string,
+  audioStream: number | null,
+): Promise<AnalyzeVideoResult['source']> {
+  const container = containerType(info);
+  const [sourceObj, sourceThumb] = await Promise.all([
+    ctx.upload(source.file, analyzeVideoOutputs.source(container.extension), container.contentType),
+    ctx.upload(thumbPath, analyzeVideoOutputs.sourceThumbnail, 'image/jpeg'),
+  ]);
+  // Kept on this host too: the job's later tasks here (its shorts' reframing) read it from the disk.
+  await ctx.objects.keep(sourceObj.objectKey, source.file);
+  return {
+    name: source.name,
+    objectKey: sourceObj.objectKey,
+    sizeBytes: sourceObj.sizeBytes,
+    contentType: container.contentType,
+    thumbnailKey: sourceThumb.objectKey,
+    width: info.width,
+    height: info.height,
+    fps: info.fps,
+    audioStream,
+  };
+}
+
 export const analyzeVideo: TaskHandler<'analyze-video'> = {
   async run(ctx) {
     const p = ctx.payload;
@@ -208,192 +313,20 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     if (p.stitched) return finishRanged(ctx, p.stitched, dir);
 
     const source = await fetchSource(ctx, p, dir);
-    // The content decides, not the extension or the server's content type.
-    const probed = await ffprobe(source.file, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal }).catch(() => undefined);
-    if (!probed || !probed.width || !probed.height) throw notVideo();
-    checkSourceLimits(probed, ctx.config);
-    // The price is for what will be decoded, not for what the container's header declares: a file
-    // that says 1 s but holds an hour of audio is an hour (the longest stream, read packet by packet).
-    const measured = await measureMediaDuration(ctx.config.ffmpegPath, source.file, ctx.signal).catch((err) => {
-      ctx.signal.throwIfAborted();
-      ctx.log.warn('could not measure the media length', { err: (err as Error).message });
-      return 0;
-    });
-    if (!(measured > 0)) throw new TaskError('The video could not be read to its end (no stream has any packets)', 'NOT_VIDEO');
-    const notes: string[] = [];
-    if (Math.abs(measured - probed.durationSec) > Math.max(1, measured * 0.02)) {
-      ctx.log.warn('declared length differs from the measured one; billing the measured', {
-        declaredSec: probed.durationSec,
-        measuredSec: measured,
-      });
-      // A download cut short (or a file that claims more than it holds): what arrived is what counts.
-      if (measured < probed.durationSec)
-        notes.push(
-          `The file declares ${probed.durationSec.toFixed(1)} s but its streams end at ${measured.toFixed(1)} s (cut short?): the ${measured.toFixed(1)} s that arrived were analysed and billed.`,
-        );
-    }
-    let info = { ...probed, durationSec: measured };
+    const { info, notes } = await probeFetched(ctx, source.file);
     // The price follows from these; the coordinator checks the credits now, not after the work.
     await ctx.facts({ durationSec: info.durationSec, downloadBytes: source.bytes });
     ctx.signal.throwIfAborted();
-    const pastEnd = shortPastEnd(p.predefinedShorts, info.durationSec);
-    if (pastEnd) throw new TaskError(pastEnd, 'SHORT_PAST_END');
     const picking = pickingOf(p);
-    if (picking.range && picking.range.start >= info.durationSec) {
-      throw new TaskError(
-        `The range starts at ${picking.range.start} s, past the end of the video (${info.durationSec.toFixed(2)} s)`,
-        'RANGE_PAST_END',
-      );
-    }
-    // A recording with several sound tracks (OBS: desktop, then microphone) is heard on the one
-    // with speech, and rendered with it.
-    const track = await pickSpeechStream(ctx.config.ffmpegPath, source.file, {
-      streams: info.audioStreams.length,
-      durationSec: info.durationSec,
-      workDir: dir,
-      signal: ctx.signal,
-    });
-    if (track.heard.length) {
-      ctx.log.info('sound track with speech chosen', { stream: track.stream, heard: track.heard });
-      const share = (h: (typeof track.heard)[number]) => `track ${h.stream + 1}: ${Math.round(h.speechShare * 100)} %`;
-      notes.push(
-        `The video has ${track.heard.length} sound tracks; track ${track.stream + 1} has the most speech and is transcribed and rendered (speech heard: ${track.heard.map(share).join(', ')}).`,
-      );
-    }
-    const audioStream = info.audioStreams.length ? track.stream : null;
+    checkAskedTimes(p, picking, info.durationSec);
+    const audioStream = await chooseSpeechTrack(ctx, source.file, info, dir, notes);
     const thumbPath = path.join(dir, 'source-thumb.jpg');
     await grabThumbnail(ctx.config.ffmpegPath, source.file, thumbPath, Math.min(1, info.durationSec / 2), ctx.signal, info.colour);
-    const container = containerType(info);
-    // The source goes up while its audio is decoded and planned: the store's side of the copy is
-    // not this agent's work, and a long source's ranges wait on both.
-    const storing = Promise.all([
-      ctx.upload(source.file, analyzeVideoOutputs.source(container.extension), container.contentType),
-      ctx.upload(thumbPath, analyzeVideoOutputs.sourceThumbnail, 'image/jpeg'),
-    ]).then(async ([sourceObj, sourceThumb]): Promise<AnalyzeVideoResult['source']> => {
-      // Kept on this host too: the job's later tasks here (its shorts' reframing) read it from the disk.
-      await ctx.objects.keep(sourceObj.objectKey, source.file);
-      return {
-        name: source.name,
-        objectKey: sourceObj.objectKey,
-        sizeBytes: sourceObj.sizeBytes,
-        contentType: container.contentType,
-        thumbnailKey: sourceThumb.objectKey,
-        width: info.width,
-        height: info.height,
-        fps: info.fps,
-        audioStream,
-      };
-    });
+    const storing = storeSource(ctx, source, info, thumbPath, audioStream);
     // Awaited below; a decode that fails first ends the task, and the upload's own failure with it.
     storing.catch(() => undefined);
     try {
-      ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing'), 'transcribing');
-      const wav = path.join(dir, 'audio.wav');
-      // What pickAndReframe is given, whichever way the sound went.
-      const transcribed = async (heard: Pick<Transcribed, 'loudness' | 'transcript' | 'notes' | 'fromPicture'>): Promise<Transcribed> => ({
-        sourceFile: source.file,
-        width: info.width,
-        height: info.height,
-        colour: info.colour,
-        wav,
-        durationSec: info.durationSec,
-        downloadBytes: source.bytes,
-        storedSource: await storing,
-        ...heard,
-      });
-      let audio: Awaited<ReturnType<typeof scanWav>> | undefined;
-      try {
-        // Never more audio than was billed, even when the packets' timestamps lie.
-        const { billedSec, decodedSec } = await extractAnalysisAudio(
-          ctx.config.ffmpegPath,
-          source.file,
-          wav,
-          info.durationSec,
-          ctx.signal,
-          audioStream ?? 0,
-        );
-        if (billedSec !== info.durationSec) {
-          // The reservation grows with it; the credits may not cover it.
-          ctx.log.warn("the audio decodes past the streams' end; billing the decoded length", {
-            measuredSec: info.durationSec,
-            decodedSec,
-          });
-          info = { ...info, durationSec: billedSec };
-          await ctx.facts({ durationSec: info.durationSec, downloadBytes: source.bytes });
-        }
-        audio = await scanWav(wav);
-        if (isSilent(audio.levels)) throw new SilentAudioError(audio.levels);
-      } catch (err) {
-        if (!(err instanceof NoAudioTrackError || err instanceof SilentAudioError)) throw err;
-        // Nothing to hear: the shorts are the client's own times, or chosen from the picture.
-        if (err instanceof NoAudioTrackError) await writeSilence(ctx.config.ffmpegPath, wav, info.durationSec, ctx.signal);
-        const note = `No speech: ${err.message}. ${p.predefinedShorts?.length ? 'The shorts are the times asked for' : FROM_PICTURE_REASON}, without captions.`;
-        ctx.log.info('analysing a source without speech', { note });
-        return pickAndReframe(
-          ctx,
-          dir,
-          await transcribed({
-            // A silent track was scanned already; silence written for a missing one is scanned here.
-            loudness: (audio ?? (await scanWav(wav))).loudness,
-            transcript: { language: '', text: '', words: [], backend: 'none', durationSec: info.durationSec },
-            notes: [...notes, note],
-            fromPicture: true,
-          }),
-        );
-      }
-      const transcriber = createTranscriber(transcriberConfig(ctx.config, dir, picking.language), ctx.log);
-      const note = languageNote(transcriber.name, picking.language);
-      if (note) notes.push(note);
-      // Only the range is decoded: the speech spans are planned over the whole audio (so they are the
-      // whole-file run's) and cut to it.
-      const inRange = (chunks: Chunk[]) =>
-        picking.range
-          ? clipChunks(chunks, picking.range.start * VAD_SAMPLE_RATE, picking.range.end * VAD_SAMPLE_RATE, VAD_SAMPLE_RATE)
-          : chunks;
-      if (p.rangesFromSec !== undefined && info.durationSec >= p.rangesFromSec) {
-        // Long: the source is stored and measured, and the transcriber's plan of speech spans made
-        // over the whole audio (the VAD: seconds for an hour). Child tasks decode the spans in ranges,
-        // each reading only its samples of this audio, stored for them (the very samples the plan was
-        // made from), and this task comes back for the shorts.
-        const chunks = inRange((await transcriber.plan(wav, ctx.signal)).chunks);
-        if (!chunks.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
-        const [audio, storedSource] = await Promise.all([storeAnalysisAudio(ctx, wav), storing]);
-        ctx.log.info('analysing in ranges', { durationSec: info.durationSec, fromSec: p.rangesFromSec, spans: chunks.length });
-        return {
-          ranged: true,
-          durationSec: info.durationSec,
-          downloadBytes: source.bytes,
-          source: storedSource,
-          transcript: { language: '', text: '', words: [], backend: '' },
-          shorts: [],
-          rangePlan: {
-            audio,
-            spans: chunks.map((c) => ({ startSample: c.startSample, endSample: c.endSample })),
-          },
-        };
-      }
-      const onProgress = (f: number) => ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing', f), 'transcribing');
-      let transcript: Transcript;
-      if (picking.range) {
-        const planned = await transcriber.plan(wav, ctx.signal);
-        const chunks = inRange(planned.chunks);
-        if (!chunks.length) throw new TaskError('No speech was found in the range asked for', 'NO_SHORTS');
-        transcript = wordsInside(
-          await transcriber.transcribeChunks(planned.mono, chunks, planned.durationSec, { signal: ctx.signal, onProgress }),
-          picking.range,
-        );
-      } else transcript = await transcriber.transcribe(wav, { signal: ctx.signal, onProgress });
-      ctx.log.info('transcribed', { backend: transcript.backend, words: transcript.words.length, durationSec: info.durationSec });
-      // On a farm with free slots the shorts may be reframed side by side, each child reading its
-      // short's samples of this audio, stored for them.
-      const inChildren: ReframeInChildren | undefined =
-        (p.reframeSlots ?? 0) >= 2
-          ? {
-              storeAudio: () => storeAnalysisAudio(ctx, wav),
-              fetchSource: async () => undefined,
-            }
-          : undefined;
-      return pickAndReframe(ctx, dir, await transcribed({ loudness: audio.loudness, transcript, notes }), inChildren);
+      return await hearAndPick(ctx, dir, { source, info, notes, picking, audioStream, storing });
     } catch (err) {
       // The upload ends before the task does: nothing it stores lands after a failure is cleaned up.
       await storing.catch(() => undefined);
@@ -401,6 +334,175 @@ export const analyzeVideo: TaskHandler<'analyze-video'> = {
     }
   },
 };
+
+/** A fetched source, probed and checked, on its way to the store. */
+interface FetchedAnalysis {
+  source: FetchedSource;
+  info: ProbeResult;
+  notes: string[];
+  picking: Picking;
+  audioStream: number | null;
+  storing: Promise<AnalyzeVideoResult['source']>;
+}
+
+/** The source's audio decoded and transcribed (or planned in ranges for child tasks), then the shorts picked. */
+async function hearAndPick(ctx: TaskContext<'analyze-video'>, dir: string, a: FetchedAnalysis): Promise<AnalyzeVideoResult> {
+  const p = ctx.payload;
+  const { source, notes, picking } = a;
+  let info = a.info;
+  ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing'), 'transcribing');
+  const wav = path.join(dir, 'audio.wav');
+  // What pickAndReframe is given, whichever way the sound went.
+  const transcribed = async (heard: Pick<Transcribed, 'loudness' | 'transcript' | 'notes' | 'fromPicture'>): Promise<Transcribed> => ({
+    sourceFile: source.file,
+    width: info.width,
+    height: info.height,
+    colour: info.colour,
+    wav,
+    durationSec: info.durationSec,
+    downloadBytes: source.bytes,
+    storedSource: await a.storing,
+    ...heard,
+  });
+  let audio: ScannedAudio | undefined;
+  try {
+    info = { ...info, durationSec: await decodeBilled(ctx, source, wav, info.durationSec, a.audioStream) };
+    audio = await scanWav(wav);
+    if (isSilent(audio.levels)) throw new SilentAudioError(audio.levels);
+  } catch (err) {
+    if (!(err instanceof NoAudioTrackError || err instanceof SilentAudioError)) throw err;
+    return pickAndReframe(ctx, dir, await transcribed(await withoutSpeech(ctx, err, wav, info.durationSec, audio, notes)));
+  }
+  const transcriber = createTranscriber(transcriberConfig(ctx.config, dir, picking.language), ctx.log);
+  const note = languageNote(transcriber.name, picking.language);
+  if (note) notes.push(note);
+  if (p.rangesFromSec !== undefined && info.durationSec >= p.rangesFromSec)
+    return planRanges(ctx, transcriber, wav, picking.range, { durationSec: info.durationSec, downloadBytes: source.bytes }, a.storing);
+  const transcript = await transcribeAsked(ctx, transcriber, wav, picking.range);
+  ctx.log.info('transcribed', { backend: transcript.backend, words: transcript.words.length, durationSec: info.durationSec });
+  // On a farm with free slots the shorts may be reframed side by side, each child reading its
+  // short's samples of this audio, stored for them.
+  const inChildren: ReframeInChildren | undefined =
+    (p.reframeSlots ?? 0) >= 2
+      ? {
+          storeAudio: () => storeAnalysisAudio(ctx, wav),
+          fetchSource: async () => undefined,
+        }
+      : undefined;
+  return pickAndReframe(ctx, dir, await transcribed({ loudness: audio.loudness, transcript, notes }), inChildren);
+}
+
+type ScannedAudio = Awaited<ReturnType<typeof scanWav>>;
+
+/**
+ * The analysis audio decoded into `wav`, never more than was billed even when the packets'
+ * timestamps lie, and the length to bill: grown, and the reservation with it, when the audio
+ * decodes a little past the streams' end.
+ */
+async function decodeBilled(
+  ctx: TaskContext<'analyze-video'>,
+  source: FetchedSource,
+  wav: string,
+  measuredSec: number,
+  audioStream: number | null,
+): Promise<number> {
+  const { billedSec, decodedSec } = await extractAnalysisAudio(
+    ctx.config.ffmpegPath,
+    source.file,
+    wav,
+    measuredSec,
+    ctx.signal,
+    audioStream ?? 0,
+  );
+  if (billedSec !== measuredSec) {
+    // The reservation grows with it; the credits may not cover it.
+    ctx.log.warn("the audio decodes past the streams' end; billing the decoded length", { measuredSec, decodedSec });
+    await ctx.facts({ durationSec: billedSec, downloadBytes: source.bytes });
+  }
+  return billedSec;
+}
+
+/**
+ * What a source with nothing to hear is analysed with: the shorts are the client's own times, or
+ * chosen from the picture, over silence written for a missing track.
+ */
+async function withoutSpeech(
+  ctx: TaskContext<'analyze-video'>,
+  err: NoAudioTrackError | SilentAudioError,
+  wav: string,
+  durationSec: number,
+  scanned: ScannedAudio | undefined,
+  notes: string[],
+): Promise<Pick<Transcribed, 'loudness' | 'transcript' | 'notes' | 'fromPicture'>> {
+  if (err instanceof NoAudioTrackError) await writeSilence(ctx.config.ffmpegPath, wav, durationSec, ctx.signal);
+  const note = `No speech: ${err.message}. ${ctx.payload.predefinedShorts?.length ? 'The shorts are the times asked for' : FROM_PICTURE_REASON}, without captions.`;
+  ctx.log.info('analysing a source without speech', { note });
+  return {
+    // A silent track was scanned already; silence written for a missing one is scanned here.
+    loudness: (scanned ?? (await scanWav(wav))).loudness,
+    transcript: { language: '', text: '', words: [], backend: 'none', durationSec },
+    notes: [...notes, note],
+    fromPicture: true,
+  };
+}
+
+/**
+ * Only the range is decoded: the speech spans are planned over the whole audio (so they are the
+ * whole-file run's) and cut to it.
+ */
+function spansInRange(chunks: Chunk[], range: Picking['range']): Chunk[] {
+  return range ? clipChunks(chunks, range.start * VAD_SAMPLE_RATE, range.end * VAD_SAMPLE_RATE, VAD_SAMPLE_RATE) : chunks;
+}
+
+/**
+ * Long: the source is stored and measured, and the transcriber's plan of speech spans made over the
+ * whole audio (the VAD: seconds for an hour). Child tasks decode the spans in ranges, each reading
+ * only its samples of this audio, stored for them (the very samples the plan was made from), and
+ * this task comes back for the shorts.
+ */
+async function planRanges(
+  ctx: TaskContext<'analyze-video'>,
+  transcriber: ReturnType<typeof createTranscriber>,
+  wav: string,
+  range: Picking['range'],
+  facts: { durationSec: number; downloadBytes: number },
+  storing: Promise<AnalyzeVideoResult['source']>,
+): Promise<AnalyzeVideoResult> {
+  const chunks = spansInRange((await transcriber.plan(wav, ctx.signal)).chunks, range);
+  if (!chunks.length) throw new TaskError('No speech long enough for a short was found in this video', 'NO_SHORTS');
+  const [audio, storedSource] = await Promise.all([storeAnalysisAudio(ctx, wav), storing]);
+  ctx.log.info('analysing in ranges', { durationSec: facts.durationSec, fromSec: ctx.payload.rangesFromSec, spans: chunks.length });
+  return {
+    ranged: true,
+    durationSec: facts.durationSec,
+    downloadBytes: facts.downloadBytes,
+    source: storedSource,
+    transcript: { language: '', text: '', words: [], backend: '' },
+    shorts: [],
+    rangePlan: {
+      audio,
+      spans: chunks.map((c) => ({ startSample: c.startSample, endSample: c.endSample })),
+    },
+  };
+}
+
+/** The transcript of the whole audio, or of the words inside the range asked for. */
+async function transcribeAsked(
+  ctx: TaskContext<'analyze-video'>,
+  transcriber: ReturnType<typeof createTranscriber>,
+  wav: string,
+  range: Picking['range'],
+): Promise<Transcript> {
+  const onProgress = (f: number) => ctx.progress(stageProgress(ANALYZE_STAGES, 'transcribing', f), 'transcribing');
+  if (!range) return transcriber.transcribe(wav, { signal: ctx.signal, onProgress });
+  const planned = await transcriber.plan(wav, ctx.signal);
+  const chunks = spansInRange(planned.chunks, range);
+  if (!chunks.length) throw new TaskError('No speech was found in the range asked for', 'NO_SHORTS');
+  return wordsInside(
+    await transcriber.transcribeChunks(planned.mono, chunks, planned.durationSec, { signal: ctx.signal, onProgress }),
+    range,
+  );
+}
 
 /** The analysis WAV stored for the children that read their samples of it (ranges, shorts). */
 async function storeAnalysisAudio(
