@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import type { Api, ApiContext } from './http.js';
 import type { Coordinator } from '../context.js';
-import { requireOrg } from './auth-context.js';
-import { JOBS_ORG_MESSAGES } from './jobs-common.js';
-import { renderCaptions, shortCaptions, shortCaptionsQuerySchema, type CaptionExport } from '../captions/captions.js';
+import { registerExportRoutes } from './export-routes.js';
+import { renderCaptions, shortCaptions, type CaptionExport } from '../captions/captions.js';
 import { toJson, toSrt, toVtt } from '../captions/caption-files.js';
 
 // Caption files (docs/captions.md, "Caption files"): SRT, WebVTT with word timestamps, and
@@ -83,41 +82,24 @@ function send(ctx: ApiContext, format: Format, out: CaptionExport): CaptionFile 
 export function registerCaptionRoutes(api: Api, app: Coordinator): void {
   for (const format of Object.keys(FORMATS) as Format[]) {
     const f = FORMATS[format];
-    api.route(
-      {
-        method: 'get',
-        path: `/api/jobs/:jobId/shorts/:shortId/captions.${format}`,
-        tag: 'Jobs',
+    registerExportRoutes<(typeof FORMATS)[Format]['schema'], CaptionExport>(api, app, {
+      file: `captions.${format}`,
+      format: f,
+      short: {
         summary: `Caption file of a short: ${f.name}`,
         description:
           `${COMMON} As a render asked now with these options would burn them in: \`maxWordsInPage\` and jump cuts (\`removeSilences\`, \`removeFillers\`) from the query, else the brand preset named by \`brandPresetId\`, else the organization's default preset, else the platform defaults (4 words, no cuts). ` +
           "A job that has not COMPLETED is 409; another organization's job, a removed or unknown short is 404.",
-        query: shortCaptionsQuerySchema,
-        response: f.schema,
-        responseType: f.type,
         example: f.example,
+        make: (orgId, ctx, query) => shortCaptions(app, orgId, ctx.params.jobId!, ctx.params.shortId!, query),
       },
-      async (ctx, { query }) => {
-        const orgId = await requireOrg(app, ctx, query.organizationId, JOBS_ORG_MESSAGES);
-        return send(ctx, format, await shortCaptions(app, orgId, ctx.params.jobId!, ctx.params.shortId!, query));
-      },
-    );
-    api.route(
-      {
-        method: 'get',
-        path: `/api/render/:renderId/captions.${format}`,
-        tag: 'Render',
+      render: {
         summary: `Caption file of a render: ${f.name}`,
         description: `${COMMON} From the words, range, \`maxWordsInPage\` and \`editing\` the render was asked with (at any status) and, once it is done, the jump cuts it made: the captions it burned in. Another organization's render is 404.`,
-        query: z.object({ organizationId: z.string().optional() }),
-        response: f.schema,
-        responseType: f.type,
         example: format === 'json' ? { ...EXAMPLE_JSON, renderId: EXAMPLE_RENDER_ID } : f.example,
+        make: (orgId, renderId) => renderCaptions(app, orgId, renderId),
       },
-      async (ctx, { query }) => {
-        const orgId = await requireOrg(app, ctx, query.organizationId);
-        return send(ctx, format, await renderCaptions(app, orgId, ctx.params.renderId!));
-      },
-    );
+      send: (ctx, out) => send(ctx, format, out),
+    });
   }
 }

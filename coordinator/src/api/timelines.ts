@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import type { Api, ApiContext } from './http.js';
 import type { Coordinator } from '../context.js';
-import { requireOrg } from './auth-context.js';
-import { JOBS_ORG_MESSAGES } from './jobs-common.js';
-import { shortCaptionsQuerySchema } from '../captions/captions.js';
+import { registerExportRoutes } from './export-routes.js';
 import { renderTimeline, shortTimeline, type TimelineExport } from '../timelines/timelines.js';
 import { toFcpxml } from '../timelines/fcpxml.js';
 import { toOtio } from '../timelines/otio.js';
@@ -76,41 +74,24 @@ function send(ctx: ApiContext, format: Format, out: TimelineExport): TimelineFil
 export function registerTimelineRoutes(api: Api, app: Coordinator): void {
   for (const format of Object.keys(FORMATS) as Format[]) {
     const f = FORMATS[format];
-    api.route(
-      {
-        method: 'get',
-        path: `/api/jobs/:jobId/shorts/:shortId/timeline.${format}`,
-        tag: 'Jobs',
+    registerExportRoutes<(typeof FORMATS)[Format]['schema'], TimelineExport>(api, app, {
+      file: `timeline.${format}`,
+      format: f,
+      short: {
         summary: `Editor timeline of a short: ${f.name}`,
         description:
           `${COMMON} As a render asked now with these options would cut it (the same query as the caption files), framed 1080x1920 on the short's stored crop path. ` +
           "A job that has not COMPLETED is 409; another organization's job, a removed or unknown short is 404.",
-        query: shortCaptionsQuerySchema,
-        response: f.schema,
-        responseType: f.type,
         example: f.example,
+        make: (orgId, ctx, query) => shortTimeline(app, orgId, ctx.params.jobId!, ctx.params.shortId!, query),
       },
-      async (ctx, { query }) => {
-        const orgId = await requireOrg(app, ctx, query.organizationId, JOBS_ORG_MESSAGES);
-        return send(ctx, format, await shortTimeline(app, orgId, ctx.params.jobId!, ctx.params.shortId!, query));
-      },
-    );
-    api.route(
-      {
-        method: 'get',
-        path: `/api/render/:renderId/timeline.${format}`,
-        tag: 'Render',
+      render: {
         summary: `Editor timeline of a render: ${f.name}`,
         description: `${COMMON} 1920 pixels high in the render's shape (a 720x1280 render's is 1080x1920), from the range, options and crop path it was asked with (at any status) and, once it is done, the jump cuts it made. Another organization's render is 404.`,
-        query: z.object({ organizationId: z.string().optional() }),
-        response: f.schema,
-        responseType: f.type,
         example: f.example,
+        make: (orgId, renderId) => renderTimeline(app, orgId, renderId),
       },
-      async (ctx, { query }) => {
-        const orgId = await requireOrg(app, ctx, query.organizationId);
-        return send(ctx, format, await renderTimeline(app, orgId, ctx.params.renderId!));
-      },
-    );
+      send: (ctx, out) => send(ctx, format, out),
+    });
   }
 }
