@@ -369,6 +369,10 @@ needing({ tools: TOOLS }).serial(
     );
     t.is(secondTask!.payload.captionPreset, 'HORMOZI');
     t.deepEqual(secondTask!.payload.options.style, answer.style);
+    // The browser remembers a chosen style for every job page: back to the brand preset, so the
+    // tests after this one open on it as a new user would.
+    const brandOption = await page.locator('#render-style option[value^="brand:"]').first().getAttribute('value');
+    await page.selectOption('#render-style', brandOption!);
     // A short with no framed face low keeps the render as it was: no position added.
     const plain = await insertCompletedJob(cluster.app, {
       organizationId: (await cluster.app.db.one<{ o: string }>(`SELECT organization_id AS o FROM jobs WHERE id = $1`, [jobId]))!.o,
