@@ -12,7 +12,6 @@ const MAX_LINES = 120;
 const KNOWN = new Map([
   // Issue 41 item 4 (long closures: one route, command or component per file), split by others now.
   ['coordinator/src/api/jobs.ts:registerJobRoutes', 'issue 41 item 4'],
-  ['coordinator/studio/src/screens/Job.tsx:Review', 'issue 41 item 4'],
   // Issue 41 item 4's rule ("no function over 120 lines outside tests"), not yet named in it.
   ['coordinator/src/api/sessions.ts:registerSessionRoutes', 'issue 41 item 4'],
   ['coordinator/src/coordinator.ts:startCoordinator', 'issue 41 item 4'],
@@ -23,7 +22,6 @@ const KNOWN = new Map([
   ['coordinator/src/webhooks/webhooks.ts:startWebhookWorker', 'issue 41 item 4'],
   ['coordinator/studio/src/main.tsx:App', 'issue 41 item 4'],
   ['coordinator/studio/src/screens/Framing.tsx:useFraming', 'issue 41 item 4'],
-  ['coordinator/studio/src/screens/Job.tsx:RenderPanel', 'issue 41 item 4'],
   ['coordinator/studio/src/screens/Jobs.tsx:NewJobPanel', 'issue 41 item 4'],
   ['coordinator/studio/src/screens/Presets.tsx:Editor', 'issue 41 item 4'],
   ['coordinator/studio/src/screens/RenderPreview.tsx:RenderPreview', 'issue 41 item 4'],
