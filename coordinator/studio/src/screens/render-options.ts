@@ -12,7 +12,8 @@ import { PLAN_LIMITS, type Plan } from '../../../src/tenancy/plans.js';
 import { BASE_SIZE, initialSize, planSizes, rememberChoice, rememberedChoice, rememberSize, sizeKey, type RenderSize } from '../sizes.js';
 import { styleFor } from '../captions.js';
 import { useLoad } from '../ui.js';
-import type { CaptionPosition, PreviewWatermark } from './RenderPreview.js';
+import type { CaptionPosition } from './RenderPreview.js';
+import type { PreviewWatermark } from './preview-watermark.js';
 
 // The render dialog's choices, each a hook of its own: the preset or style, the size, the jump-cut
 // switches, the watermark's box and the caption band. What the preview shows is what the request asks for.
