@@ -22,7 +22,6 @@ const KNOWN = new Map([
   ['coordinator/src/webhooks/webhooks.ts:startWebhookWorker', 'issue 41 item 4'],
   ['coordinator/studio/src/main.tsx:App', 'issue 41 item 4'],
   ['coordinator/studio/src/screens/Framing.tsx:useFraming', 'issue 41 item 4'],
-  ['coordinator/studio/src/screens/Jobs.tsx:NewJobPanel', 'issue 41 item 4'],
   ['coordinator/studio/src/screens/TranscriptEditor.tsx:TranscriptEditor', 'issue 41 item 4'],
   ['node-agent/src/reframe/detect-shorts.ts:detectShort', 'issue 41 item 4'],
   ['node-agent/src/tasks/analyze-video.ts:run', 'issue 41 item 4'],
