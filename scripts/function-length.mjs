@@ -20,7 +20,6 @@ const KNOWN = new Map([
   ['coordinator/src/social/ayrshare-provider.ts:createAyrshareProvider', 'issue 41 item 4'],
   ['coordinator/src/social/local-provider.ts:createLocalProvider', 'issue 41 item 4'],
   ['coordinator/src/webhooks/webhooks.ts:startWebhookWorker', 'issue 41 item 4'],
-  ['coordinator/studio/src/screens/Framing.tsx:useFraming', 'issue 41 item 4'],
   ['node-agent/src/reframe/detect-shorts.ts:detectShort', 'issue 41 item 4'],
   ['node-agent/src/tasks/analyze-video.ts:run', 'issue 41 item 4'],
   ['bench/farm-chunked.ts:benchChunkedRender', 'issue 41 item 4'],
