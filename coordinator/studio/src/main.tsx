@@ -1,9 +1,10 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import './style.css';
-import { loadSession, signOut, signOutEverywhere, useSession, type SessionInfo } from './api.js';
-import { go, useRoute } from './router.js';
+import { loadSession, useSession, type Organization, type SessionInfo } from './api.js';
+import { go, useRoute, type Route } from './router.js';
 import { ErrorBox } from './ui.js';
+import { SiteHeader } from './SiteHeader.js';
 import { SignIn } from './screens/SignIn.js';
 import { Jobs } from './screens/Jobs.js';
 import { JobPage } from './screens/Job.js';
@@ -12,13 +13,6 @@ import { Files } from './screens/Files.js';
 import { Social } from './screens/Social.js';
 import { Settings } from './screens/Settings.js';
 
-const NAV: Array<[string, string]> = [
-  ['jobs', 'Jobs'],
-  ['presets', 'Brand presets'],
-  ['files', 'Files'],
-  ['social', 'Social'],
-  ['settings', 'Settings'],
-];
 const ORG_KEY = 'studio.organizationId';
 
 function App() {
@@ -83,23 +77,9 @@ function App() {
     setOrgId(id);
     go('/jobs');
   };
-  let screen;
-  if (section === 'jobs' && route.path[1])
-    screen = <JobPage key={route.path[1]} jobId={route.path[1]} shortParam={route.params.get('short')} />;
-  else if (section === 'presets') screen = <Presets />;
-  else if (section === 'files') screen = <Files />;
-  else if (section === 'social') screen = <Social />;
-  else if (section === 'settings')
-    screen = (
-      <Settings
-        org={org}
-        page={route.path[1]}
-        onChanged={() => {
-          loadSession().then(setSession, setError);
-        }}
-      />
-    );
-  else screen = <Jobs />;
+  const screen = screenOf(section, route, org, () => {
+    loadSession().then(setSession, setError);
+  });
 
   return (
     <>
@@ -113,66 +93,38 @@ function App() {
       >
         Skip to content
       </a>
-      <header class="top">
-        <span class="brand">Shorts Studio</span>
-        <button type="button" class="menu-toggle" aria-expanded={menuOpen} aria-controls="site-menu" onClick={() => setMenuOpen(!menuOpen)}>
-          {menuOpen ? 'Close menu' : 'Menu'}
-        </button>
-        <div id="site-menu" class={`site-menu${menuOpen ? ' open' : ''}`}>
-          <nav class="main" aria-label="Sections">
-            {NAV.map(([path, label]) => (
-              <a key={path} href={`#/${path}`} aria-current={section === path ? 'page' : undefined} onClick={() => setMenuOpen(false)}>
-                {label}
-              </a>
-            ))}
-            <a href="/docs" target="_blank" rel="noopener">
-              API docs
-            </a>
-          </nav>
-          {session.organizations.length > 1 ? (
-            <select aria-label="Organization" value={orgId} onChange={(e) => chooseOrg((e.target as HTMLSelectElement).value)}>
-              {session.organizations.map((o) => (
-                <option key={o.id} value={o.id}>
-                  {o.name}
-                </option>
-              ))}
-            </select>
-          ) : (
-            <span class="muted account-detail">
-              {org.name} · {org.plan}
-            </span>
-          )}
-          <span class="muted account-detail">{session.user.email}</span>
-          <button
-            onClick={() => {
-              void signOut().then(() => {
-                setSession(null);
-                go('/sign-in');
-              });
-            }}
-          >
-            Sign out
-          </button>
-          <button
-            class="account-detail"
-            title="Ends your sessions in every browser"
-            onClick={() => {
-              signOutEverywhere().then(() => {
-                setSession(null);
-                go('/sign-in');
-              }, setError);
-            }}
-          >
-            Sign out everywhere
-          </button>
-        </div>
-      </header>
+      <SiteHeader
+        section={section}
+        session={session}
+        org={org}
+        menuOpen={menuOpen}
+        setMenuOpen={setMenuOpen}
+        chooseOrg={chooseOrg}
+        onSignedOut={() => {
+          setSession(null);
+          go('/sign-in');
+        }}
+        onError={setError}
+      />
       <main id="content" tabIndex={-1} key={orgId}>
         <ErrorBox error={error} />
         {screen}
       </main>
     </>
   );
+}
+
+/** The screen of the route's section (a job's own page under jobs/:id; the job list by default). */
+function screenOf(section: string, route: Route, org: Organization, onSettingsChanged: () => void) {
+  let screen;
+  if (section === 'jobs' && route.path[1])
+    screen = <JobPage key={route.path[1]} jobId={route.path[1]} shortParam={route.params.get('short')} />;
+  else if (section === 'presets') screen = <Presets />;
+  else if (section === 'files') screen = <Files />;
+  else if (section === 'social') screen = <Social />;
+  else if (section === 'settings') screen = <Settings org={org} page={route.path[1]} onChanged={onSettingsChanged} />;
+  else screen = <Jobs />;
+  return screen;
 }
 
 render(<App />, document.getElementById('app')!);

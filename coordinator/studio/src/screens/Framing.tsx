@@ -153,28 +153,13 @@ export function useFraming(opts: {
     el.addEventListener('pointercancel', up);
   };
 
-  // Ctrl/Cmd+Z and Ctrl/Cmd+Shift+Z (or Ctrl+Y), except while typing in a field.
-  const keys = useRef({ undo: () => {}, redo: () => {} });
   const undo = () => {
     if (h.at > 0) void goTo(h.lists, h.at - 1);
   };
   const redo = () => {
     if (h.at < h.lists.length - 1) void goTo(h.lists, h.at + 1);
   };
-  keys.current = { undo, redo };
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      const target = e.target as HTMLElement | null;
-      if (!(e.ctrlKey || e.metaKey) || target?.closest('input, textarea, select, [contenteditable="true"]')) return;
-      const k = e.key.toLowerCase();
-      if (k === 'z' && !e.shiftKey) keys.current.undo();
-      else if ((k === 'z' && e.shiftKey) || k === 'y') keys.current.redo();
-      else return;
-      e.preventDefault();
-    };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  }, []);
+  useUndoKeys(undo, redo);
 
   const faces = [...new Set((opts.reframe?.segments ?? []).flatMap((s) => s.tracks))].sort((a, b) => a - b);
   return {
@@ -194,6 +179,25 @@ export function useFraming(opts: {
     error: opts.error,
     faces,
   };
+}
+
+/** Ctrl/Cmd+Z and Ctrl/Cmd+Shift+Z (or Ctrl+Y), except while typing in a field. */
+function useUndoKeys(undo: () => void, redo: () => void) {
+  const keys = useRef({ undo: () => {}, redo: () => {} });
+  keys.current = { undo, redo };
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const target = e.target as HTMLElement | null;
+      if (!(e.ctrlKey || e.metaKey) || target?.closest('input, textarea, select, [contenteditable="true"]')) return;
+      const k = e.key.toLowerCase();
+      if (k === 'z' && !e.shiftKey) keys.current.undo();
+      else if ((k === 'z' && e.shiftKey) || k === 'y') keys.current.redo();
+      else return;
+      e.preventDefault();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
 }
 
 /** The grip on the crop window in the source player: dragging it moves the window over the span. */

@@ -4,6 +4,9 @@ import { api, stageOf } from '../api.js';
 import { go } from '../router.js';
 import { startUpload } from '../upload.js';
 import { ErrorBox, Pager, ProgressBar, useAction, useLoad } from '../ui.js';
+import { DropZone } from './DropZone.js';
+import { JobSourceRow } from './JobSourceRow.js';
+import { UploadProgress } from './UploadProgress.js';
 import '../workbench.css';
 
 const LIMIT = 10;
@@ -108,7 +111,6 @@ function NewJobPanel({ onCreated }: { onCreated: () => void }) {
   const [link, setLink] = useState('');
   const [title, setTitle] = useState('');
   const [file, setFile] = useState<File | null>(null);
-  const [dragging, setDragging] = useState(false);
   const [sent, setSent] = useState<{ sent: number; total: number } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<{ id: string; how: string } | null>(null);
@@ -162,10 +164,7 @@ function NewJobPanel({ onCreated }: { onCreated: () => void }) {
     if (link.trim()) void fromLink.run();
     else if (file) void upload(file);
   };
-  const onDrop = (e: DragEvent) => {
-    e.preventDefault();
-    setDragging(false);
-    const dropped = e.dataTransfer?.files?.[0];
+  const onDrop = (dropped: File | undefined) => {
     if (!dropped) return;
     if (!dropped.type.startsWith('video/') && !/\.(mp4|mov|m4v|webm|mkv|avi)$/i.test(dropped.name)) {
       setError(new Error(`${dropped.name} is not a video file`));
@@ -175,97 +174,45 @@ function NewJobPanel({ onCreated }: { onCreated: () => void }) {
     setLink('');
     void upload(dropped);
   };
-  const pct = sent ? (sent.sent / Math.max(1, sent.total)) * 100 : 0;
   const busy = !!sent || fromLink.busy;
   return (
     <section class="panel new-job" aria-labelledby="new-job-title">
       <h2 id="new-job-title">New job</h2>
       <form onSubmit={submit}>
-        <div class="row">
-          <div class="grow">
-            <label for="new-job-link">Paste a YouTube link or a video URL</label>
-            <input
-              id="new-job-link"
-              type="text"
-              inputMode="url"
-              autoComplete="off"
-              placeholder="https://www.youtube.com/watch?v=… or https://…/talk.mp4"
-              value={link}
-              onInput={(e) => {
-                setLink((e.target as HTMLInputElement).value);
-                setFile(null);
-              }}
-            />
-          </div>
-          <div class="grow">
-            <label for="upload-title-input">Title (optional)</label>
-            <input
-              id="upload-title-input"
-              value={title}
-              placeholder={file?.name ?? 'Job title'}
-              onInput={(e) => setTitle((e.target as HTMLInputElement).value)}
-            />
-          </div>
-          <button class="primary" type="submit" disabled={busy || (!link.trim() && !file)}>
-            {link.trim() || !file ? 'Start job' : 'Upload'}
-          </button>
-        </div>
-        <div
-          class={`drop-zone${dragging ? ' dragging' : ''}`}
-          data-testid="drop-zone"
-          onDragEnter={(e) => {
-            e.preventDefault();
-            setDragging(true);
+        <JobSourceRow
+          link={link}
+          title={title}
+          file={file}
+          busy={busy}
+          onLink={(next) => {
+            setLink(next);
+            setFile(null);
           }}
-          onDragOver={(e) => {
-            e.preventDefault();
-            if (e.dataTransfer) e.dataTransfer.dropEffect = 'copy';
+          onTitle={setTitle}
+        />
+        <DropZone
+          file={file}
+          onDropped={onDrop}
+          onChoose={(f) => {
+            setFile(f);
+            if (f) setLink('');
           }}
-          onDragLeave={() => setDragging(false)}
-          onDrop={onDrop}
-        >
-          <span>…or drop a video file here, or</span>
-          <label class="button" for="upload-file">
-            choose a file
-          </label>
-          <input
-            id="upload-file"
-            class="visually-hidden"
-            type="file"
-            accept="video/*"
-            onChange={(e) => {
-              const f = (e.target as HTMLInputElement).files?.[0] ?? null;
-              setFile(f);
-              if (f) setLink('');
-            }}
-          />
-          {file ? (
-            <span class="muted">
-              {file.name} ({(file.size / 1e6).toFixed(1)} MB)
-            </span>
-          ) : null}
-        </div>
+        />
         <PickingPanel fields={picking} onChange={setPicking} />
       </form>
       {sent ? (
-        <div style={{ marginTop: '10px' }}>
-          <ProgressBar value={pct} label="Upload progress" />
-          <span class="muted" aria-live="polite">
-            Uploading: {Math.round(pct)}% ({(sent.sent / 1e6).toFixed(1)} of {(sent.total / 1e6).toFixed(1)} MB)
-          </span>
-          {abort ? (
-            <button
-              type="button"
-              onClick={() => {
-                abort();
-                setSent(null);
-                setAbort(null);
-              }}
-            >
-              Cancel
-            </button>
-          ) : null}
-        </div>
+        <UploadProgress
+          sent={sent}
+          onCancel={
+            abort
+              ? () => {
+                  abort();
+                  setSent(null);
+                  setAbort(null);
+                }
+              : null
+          }
+        />
       ) : null}
       {done ? (
         <div class="notice" role="status">

@@ -2,12 +2,11 @@ import { useState } from 'preact/hooks';
 import { CAPTION_PRESETS } from '@shorts/common/render/presets';
 import type { BrandPreset, DeletedPreset } from '@shorts/common/api/brandings';
 import type { RenderOptions } from '@shorts/common/render/options';
-import type { FileView } from '@shorts/common/api/files';
 import { api } from '../api.js';
 import { styleFor } from '../captions.js';
 import { CaptionLayer } from '../CaptionLayer.js';
-import { startUpload } from '../upload.js';
-import { ErrorBox, ProgressBar, useAction, useLoad } from '../ui.js';
+import { ErrorBox, useAction, useLoad } from '../ui.js';
+import { PresetWatermarkFields, useWatermarkUpload, type DraftWatermark } from './PresetWatermarkFields.js';
 
 interface Draft {
   id?: string;
@@ -17,7 +16,7 @@ interface Draft {
   maxWordsInPage: number;
   isDefault: boolean;
   isActive: boolean;
-  waterMark: { fileAppId: string; left: string; top: string; width: string; opacity: string } | null;
+  waterMark: DraftWatermark | null;
   options: RenderOptions;
 }
 
@@ -74,8 +73,12 @@ function SamplePreview({ preset }: { preset: string }) {
 
 function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () => void; onCancel: () => void }) {
   const [d, setD] = useState(initial);
-  const [upload, setUpload] = useState<number | null>(null);
-  const [uploadError, setUploadError] = useState<unknown>(null);
+  const { upload, uploadError, uploadWatermark } = useWatermarkUpload((fileId) =>
+    setD((cur) => ({
+      ...cur,
+      waterMark: { left: '40px', top: '40px', width: '160px', opacity: '1', ...cur.waterMark, fileAppId: fileId },
+    })),
+  );
   const set = (patch: Partial<Draft>) => setD({ ...d, ...patch });
   const save = useAction(async () => {
     const options: Record<string, unknown> = { ...d.options, maxWordsInPage: d.maxWordsInPage };
@@ -101,22 +104,6 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
     else await api<BrandPreset>('POST', '/api/organizations/brandings', { body });
     onSaved();
   });
-  const uploadWatermark = async (file: File) => {
-    setUploadError(null);
-    setUpload(0);
-    try {
-      const { fileId } = await startUpload(file, { purpose: 'watermark', onProgress: (s, t) => setUpload((s / Math.max(1, t)) * 100) })
-        .done;
-      setD((cur) => ({
-        ...cur,
-        waterMark: { left: '40px', top: '40px', width: '160px', opacity: '1', ...cur.waterMark, fileAppId: fileId ?? '' },
-      }));
-    } catch (err) {
-      setUploadError(err);
-    } finally {
-      setUpload(null);
-    }
-  };
   const wm = d.waterMark;
   const setWm = (patch: Partial<NonNullable<Draft['waterMark']>>) =>
     set({ waterMark: { fileAppId: '', left: '40px', top: '40px', width: '160px', opacity: '1', ...wm, ...patch } });
@@ -176,69 +163,7 @@ function Editor({ initial, onSaved, onCancel }: { initial: Draft; onSaved: () =>
         </div>
         <SamplePreview preset={d.preset} />
       </div>
-      <fieldset>
-        <legend>Watermark</legend>
-        <label for="wm-file">Upload a logo (PNG, JPEG, WebP, SVG or GIF, up to 10 MB)</label>
-        <input
-          id="wm-file"
-          type="file"
-          accept="image/png,image/jpeg,image/webp,image/svg+xml,image/gif"
-          onChange={(e) => {
-            const f = (e.target as HTMLInputElement).files?.[0];
-            if (f) void uploadWatermark(f);
-          }}
-        />
-        {upload !== null ? <ProgressBar value={upload} label="Watermark upload progress" /> : null}
-        <ErrorBox error={uploadError} />
-        {wm?.fileAppId ? (
-          <>
-            <p class="muted">
-              <WatermarkFile fileId={wm.fileAppId} />{' '}
-              <button type="button" onClick={() => set({ waterMark: null })}>
-                Remove watermark
-              </button>
-            </p>
-            <div class="row">
-              <div>
-                <label for="wm-left">Left</label>
-                <input
-                  id="wm-left"
-                  value={wm.left}
-                  onInput={(e) => setWm({ left: (e.target as HTMLInputElement).value })}
-                  style={{ width: '90px' }}
-                />
-              </div>
-              <div>
-                <label for="wm-top">Top</label>
-                <input
-                  id="wm-top"
-                  value={wm.top}
-                  onInput={(e) => setWm({ top: (e.target as HTMLInputElement).value })}
-                  style={{ width: '90px' }}
-                />
-              </div>
-              <div>
-                <label for="wm-width">Width</label>
-                <input
-                  id="wm-width"
-                  value={wm.width}
-                  onInput={(e) => setWm({ width: (e.target as HTMLInputElement).value })}
-                  style={{ width: '90px' }}
-                />
-              </div>
-              <div>
-                <label for="wm-opacity">Opacity</label>
-                <input
-                  id="wm-opacity"
-                  value={wm.opacity}
-                  onInput={(e) => setWm({ opacity: (e.target as HTMLInputElement).value })}
-                  style={{ width: '70px' }}
-                />
-              </div>
-            </div>
-          </>
-        ) : null}
-      </fieldset>
+      <PresetWatermarkFields wm={wm} set={set} setWm={setWm} upload={upload} uploadError={uploadError} onFile={uploadWatermark} />
       <div class="row">
         <button class="primary" type="submit" disabled={save.busy || upload !== null}>
           Save preset
@@ -338,18 +263,5 @@ export function Presets() {
         </table>
       ) : null}
     </>
-  );
-}
-
-/** The preset's uploaded logo by its file name, with a thumbnail of it (not its id). */
-function WatermarkFile({ fileId }: { fileId: string }) {
-  const file = useLoad(() => api<FileView>('GET', `/api/uploads/files/${fileId}`), [fileId]);
-  if (file.error) return <span data-testid="watermark-file">Watermark file (no longer stored)</span>;
-  if (!file.data) return <span data-testid="watermark-file">Watermark file…</span>;
-  return (
-    <span data-testid="watermark-file">
-      <img class="thumb" src={file.data.url} alt="" data-testid="watermark-thumb" style={{ objectFit: 'contain' }} /> Watermark:{' '}
-      <strong>{file.data.name}</strong>
-    </span>
   );
 }

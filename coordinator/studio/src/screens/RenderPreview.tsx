@@ -1,17 +1,14 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ResolvedCaptionStyle } from '@shorts/common/render/presets';
 import type { ReframeLayout } from '@shorts/common/reframe/types';
-import {
-  boxPercent,
-  placeWatermark,
-  placementFromBox,
-  type WatermarkBox,
-  type WatermarkPlacement,
-} from '@shorts/common/render/watermark-geometry';
+import { boxPercent, type WatermarkPlacement } from '@shorts/common/render/watermark-geometry';
 import type { Word } from '../captions.js';
 import { CaptionLayer } from '../CaptionLayer.js';
-import { cropOfAspect, drawCrop, type Crop } from '../reframe.js';
-import { NumberInput } from '../ui.js';
+import type { Crop } from '../reframe.js';
+import { usePreviewCanvas, useOpenAtShortStart } from './preview-canvas.js';
+import { useWatermarkBox, type PreviewWatermark } from './preview-watermark.js';
+import { WatermarkFields } from './WatermarkFields.js';
+
+export type { PreviewWatermark };
 
 /** The three caption bands the render offers, as the `position` style item names them. */
 export const CAPTION_POSITIONS = [
@@ -20,14 +17,6 @@ export const CAPTION_POSITIONS = [
   { value: 'bottom', label: 'Lower third' },
 ] as const;
 export type CaptionPosition = (typeof CAPTION_POSITIONS)[number]['value'];
-
-export interface PreviewWatermark {
-  /** What the image is shown from (the stored file's URL or the preset's waterMarkUrl). */
-  src: string;
-  placement: WatermarkPlacement;
-  opacity: number;
-  blendMode: string;
-}
 
 /**
  * The live 9:16 preview: the cropped source frame, the caption page, and the watermark where the
@@ -67,103 +56,11 @@ export function RenderPreview({
   autoLabel: string;
   onCaptionPosition: (position: CaptionPosition | 'auto') => void;
 }) {
-  // The cropped source frame, drawn from the player whenever it shows a new frame (a seek lands
-  // after the playhead moved, so the frame events matter, not only the clock).
-  const canvas = useRef<HTMLCanvasElement>(null);
-  const cropRef = useRef({ crop, layout });
-  cropRef.current = { crop, layout };
-  const draw = () => {
-    const c = canvas.current;
-    const v = source.current;
-    const { crop: box, layout: how } = cropRef.current;
-    const ctx = c?.getContext('2d');
-    if (!c || !v || !box || !ctx || v.readyState < 2) return;
-    // Another shape than the crop path's (square, landscape): the window of that shape about a single
-    // window (a fit already fits the whole picture, stacked panels keep theirs).
-    const shaped = how === 'single' ? cropOfAspect(box, c.width / c.height, v.videoWidth, v.videoHeight) : box;
-    drawCrop(ctx, v, shaped, how, c.width, c.height);
-  };
-  useEffect(draw, [time, crop?.x, crop?.y, crop?.width, crop?.height, layout, frame.width, frame.height]);
-  useEffect(() => {
-    const v = source.current;
-    if (!v) return;
-    const events = ['seeked', 'loadeddata', 'timeupdate'];
-    for (const e of events) v.addEventListener(e, draw);
-    // And every frame the player presents: the events only say that a frame should be there, and a
-    // preview drawn a moment too early would keep the old one until the next seek.
-    let frameRequest = 0;
-    const onFrame = () => {
-      draw();
-      frameRequest = v.requestVideoFrameCallback(onFrame);
-    };
-    if (typeof v.requestVideoFrameCallback === 'function') frameRequest = v.requestVideoFrameCallback(onFrame);
-    return () => {
-      for (const e of events) v.removeEventListener(e, draw);
-      if (frameRequest) v.cancelVideoFrameCallback(frameRequest);
-    };
-  }, [source.current]);
-
-  // Open on the short's first frame, not the source's 0:00 (the panel is remounted per short).
-  useEffect(() => {
-    const v = source.current;
-    if (!v) return;
-    const toStart = () => {
-      if (v.currentTime < short.startTime - 0.05 || v.currentTime > short.endTime) v.currentTime = short.startTime;
-    };
-    if (v.readyState >= 1) toStart();
-    else v.addEventListener('loadedmetadata', toStart, { once: true });
-    return () => v.removeEventListener('loadedmetadata', toStart);
-  }, [source.current, short.startTime]);
-
-  const previewEl = useRef<HTMLDivElement>(null);
-  // The image's size, kept with the URL it was read from: a load that finishes before an effect
-  // could reset it must not be lost, and a size read from an older image must not be used.
-  const [loaded, setLoaded] = useState<{ src: string; width: number; height: number } | null>(null);
-  const image = watermark && loaded?.src === watermark.src ? loaded : null;
-  const readImage = (i: HTMLImageElement | null) => {
-    if (i && watermark && i.complete && i.naturalWidth > 0 && loaded?.src !== watermark.src) {
-      setLoaded({ src: watermark.src, width: i.naturalWidth, height: i.naturalHeight });
-    }
-  };
-  let box: WatermarkBox | null = null;
-  if (watermark && image) {
-    try {
-      box = placeWatermark(watermark.placement, frame.width, frame.height, image.width, image.height);
-    } catch {
-      box = null; // a placement the render would refuse: nothing to draw
-    }
-  }
-  const setBox = (next: Pick<WatermarkBox, 'x' | 'y' | 'w'>) => onWatermark(placementFromBox(next));
-
-  // One pointer gesture at a time: move the box, or resize it from its lower right corner (the
-  // height follows the image's aspect ratio, as in the render).
-  const drag = (mode: 'move' | 'resize') => (e: PointerEvent) => {
-    if (!box || !previewEl.current) return;
-    e.preventDefault();
-    e.stopPropagation();
-    const start = { x: e.clientX, y: e.clientY, box };
-    const k = frame.width / previewEl.current.getBoundingClientRect().width;
-    const move = (m: PointerEvent) => {
-      const dx = (m.clientX - start.x) * k;
-      const dy = (m.clientY - start.y) * k;
-      if (mode === 'move') setBox({ x: start.box.x + dx, y: start.box.y + dy, w: start.box.w });
-      else setBox({ x: start.box.x, y: start.box.y, w: Math.max(8, start.box.w + dx) });
-    };
-    const up = () => {
-      window.removeEventListener('pointermove', move);
-      window.removeEventListener('pointerup', up);
-    };
-    window.addEventListener('pointermove', move);
-    window.addEventListener('pointerup', up);
-  };
+  const canvas = usePreviewCanvas(source, time, crop, layout, frame);
+  useOpenAtShortStart(source, short);
+  const { previewEl, box, setBox, readImage, drag } = useWatermarkBox(watermark, frame, onWatermark);
 
   const frameName = `${frame.width}x${frame.height}`;
-  const field = (id: string, label: string, value: number, set: (n: number) => void) => (
-    <div>
-      <label for={id}>{label}</label>
-      <NumberInput id={id} step={1} value={value} style={{ width: '80px' }} onCommit={set} /> px
-    </div>
-  );
   const pct = box ? boxPercent(box, frame.width, frame.height) : null;
   // The preview's short side is 240 px.
   const previewWidth = 240;
@@ -179,19 +76,7 @@ export function RenderPreview({
 
   return (
     <>
-      <label for="caption-position">Caption position</label>
-      <select
-        id="caption-position"
-        value={captionPosition}
-        onChange={(e) => onCaptionPosition((e.target as HTMLSelectElement).value as CaptionPosition | 'auto')}
-      >
-        <option value="auto">{autoLabel}</option>
-        {CAPTION_POSITIONS.map((p) => (
-          <option key={p.value} value={p.value}>
-            {p.label}
-          </option>
-        ))}
-      </select>
+      <CaptionPositionSelect value={captionPosition} autoLabel={autoLabel} onChange={onCaptionPosition} />
       <h3>Live preview</h3>
       {/* Badges sit above the frame, never on it: a logo at (40, 40) stays in view. */}
       <div class="preview-badges" data-testid="preview-badges">
@@ -238,19 +123,36 @@ export function RenderPreview({
           </div>
         ) : null}
       </div>
-      {watermark && box ? (
-        <fieldset class="watermark-fields" data-testid="watermark-fields">
-          <legend>Watermark, in pixels of the {frameName} output frame</legend>
-          <div class="row">
-            {field('wm-x', 'x', box.x, (x) => setBox({ ...box!, x }))}
-            {field('wm-y', 'y', box.y, (y) => setBox({ ...box!, y }))}
-            {field('wm-width', 'width', box.w, (w) => setBox({ ...box!, w: Math.max(1, w) }))}
-          </div>
-          <p class="muted" data-testid="watermark-summary">
-            x {box.x} px, y {box.y} px, {box.w}x{box.h} px of {frameName}
-          </p>
-        </fieldset>
-      ) : null}
+      {watermark && box ? <WatermarkFields box={box} frameName={frameName} setBox={setBox} /> : null}
+    </>
+  );
+}
+
+/** The caption band to render with: the render's own choice (named by autoLabel), or one of the three. */
+function CaptionPositionSelect({
+  value,
+  autoLabel,
+  onChange,
+}: {
+  value: CaptionPosition | 'auto';
+  autoLabel: string;
+  onChange: (position: CaptionPosition | 'auto') => void;
+}) {
+  return (
+    <>
+      <label for="caption-position">Caption position</label>
+      <select
+        id="caption-position"
+        value={value}
+        onChange={(e) => onChange((e.target as HTMLSelectElement).value as CaptionPosition | 'auto')}
+      >
+        <option value="auto">{autoLabel}</option>
+        {CAPTION_POSITIONS.map((p) => (
+          <option key={p.value} value={p.value}>
+            {p.label}
+          </option>
+        ))}
+      </select>
     </>
   );
 }
