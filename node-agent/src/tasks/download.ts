@@ -54,9 +54,12 @@ export async function downloadObject(url: string, dest: string, signal?: AbortSi
       let written = 0;
       let total = NaN;
       let resumable = false;
+      // After a break the rest is asked as a range, even from byte 0 (a break before anything reached
+      // the disk): the source already said it takes ranges, and its length is known.
+      let resuming = false;
       for (let resumesLeft = OBJECT_RESUMES; ;) {
-        const res = await fetch(url, { signal, ...(written ? { headers: { range: `bytes=${written}-` } } : {}) });
-        if (!written) {
+        const res = await fetch(url, { signal, ...(resuming ? { headers: { range: `bytes=${written}-` } } : {}) });
+        if (!resuming) {
           if (!res.ok || !res.body)
             throw new TaskError(`Could not read a stored file (HTTP ${res.status})`, 'SOURCE_MISSING', res.status >= 500);
           total = Number(res.headers.get('content-length') ?? NaN);
@@ -80,6 +83,7 @@ export async function downloadObject(url: string, dest: string, signal?: AbortSi
           if (signal?.aborted || !brokenConnection(err) || !resumable || resumesLeft-- <= 0) throw err;
           // What reached the disk, not what was read: a write still queued when the stream broke is lost.
           written = (await stat(tmp)).size;
+          resuming = true;
         }
       }
       await rename(tmp, dest);
