@@ -172,3 +172,25 @@ export function NumberInput(props: {
     />
   );
 }
+
+/** A list's filter select: a new value starts the list again from its first page (`onChange` says how). */
+export function FilterSelect(props: {
+  id: string;
+  label: string;
+  value: string;
+  options: ReadonlyArray<readonly [value: string, label: string]>;
+  onChange: (value: string) => void;
+}) {
+  return (
+    <div>
+      <label for={props.id}>{props.label}</label>
+      <select id={props.id} value={props.value} onChange={(e) => props.onChange((e.target as HTMLSelectElement).value)}>
+        {props.options.map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}

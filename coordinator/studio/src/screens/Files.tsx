@@ -1,7 +1,14 @@
 import { useState } from 'preact/hooks';
 import type { DeletedFile, FileList } from '@shorts/common/api/files';
 import { api, mb } from '../api.js';
-import { ErrorBox, Pager, ProgressBar, useAction, useLoad } from '../ui.js';
+import { ErrorBox, FilterSelect, Pager, ProgressBar, useAction, useLoad } from '../ui.js';
+
+const FILE_TYPES = [
+  ['', 'All'],
+  ['video', 'Video'],
+  ['image', 'Image'],
+  ['audio', 'Audio'],
+] as const;
 
 const LIMIT = 20;
 
@@ -43,22 +50,16 @@ export function Files() {
             setAppliedTags(tags);
           }}
         >
-          <div>
-            <label for="file-type">Type</label>
-            <select
-              id="file-type"
-              value={type}
-              onChange={(e) => {
-                setOffset(0);
-                setType((e.target as HTMLSelectElement).value);
-              }}
-            >
-              <option value="">All</option>
-              <option value="video">Video</option>
-              <option value="image">Image</option>
-              <option value="audio">Audio</option>
-            </select>
-          </div>
+          <FilterSelect
+            id="file-type"
+            label="Type"
+            value={type}
+            options={FILE_TYPES}
+            onChange={(value) => {
+              setOffset(0);
+              setType(value);
+            }}
+          />
           <div class="grow">
             <label for="file-tags">Tags (any of, comma-separated: source, short, render, upload, watermark)</label>
             <input id="file-tags" value={tags} onInput={(e) => setTags((e.target as HTMLInputElement).value)} />

@@ -3,11 +3,18 @@ import type { CreatedJob, DeletedJob, JobList, JobListItem } from '@shorts/commo
 import { api, stageOf } from '../api.js';
 import { go } from '../router.js';
 import { startUpload } from '../upload.js';
-import { ErrorBox, Pager, ProgressBar, useAction, useLoad } from '../ui.js';
+import { ErrorBox, FilterSelect, Pager, ProgressBar, useAction, useLoad } from '../ui.js';
 import { DropZone } from './DropZone.js';
 import { JobSourceRow } from './JobSourceRow.js';
 import { UploadProgress } from './UploadProgress.js';
 import '../workbench.css';
+
+const JOB_STATUSES = [
+  ['all', 'All'],
+  ['PROCESSING', 'Processing'],
+  ['COMPLETED', 'Completed'],
+  ['FAILED', 'Failed'],
+] as const;
 
 const LIMIT = 10;
 
@@ -291,22 +298,16 @@ export function Jobs() {
             <label for="job-search">Search titles</label>
             <input id="job-search" type="search" value={query} onInput={(e) => setQuery((e.target as HTMLInputElement).value)} />
           </div>
-          <div>
-            <label for="job-status">Status</label>
-            <select
-              id="job-status"
-              value={status}
-              onChange={(e) => {
-                setOffset(0);
-                setStatus((e.target as HTMLSelectElement).value);
-              }}
-            >
-              <option value="all">All</option>
-              <option value="PROCESSING">Processing</option>
-              <option value="COMPLETED">Completed</option>
-              <option value="FAILED">Failed</option>
-            </select>
-          </div>
+          <FilterSelect
+            id="job-status"
+            label="Status"
+            value={status}
+            options={JOB_STATUSES}
+            onChange={(value) => {
+              setOffset(0);
+              setStatus(value);
+            }}
+          />
           <button type="submit">Search</button>
         </form>
         <ErrorBox error={list.error} />

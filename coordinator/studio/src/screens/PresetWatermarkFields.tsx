@@ -73,48 +73,31 @@ export function PresetWatermarkFields({
             </button>
           </p>
           <div class="row">
-            <div>
-              <label for="wm-left">Left</label>
-              <input
-                id="wm-left"
-                value={wm.left}
-                onInput={(e) => setWm({ left: (e.target as HTMLInputElement).value })}
-                style={{ width: '90px' }}
-              />
-            </div>
-            <div>
-              <label for="wm-top">Top</label>
-              <input
-                id="wm-top"
-                value={wm.top}
-                onInput={(e) => setWm({ top: (e.target as HTMLInputElement).value })}
-                style={{ width: '90px' }}
-              />
-            </div>
-            <div>
-              <label for="wm-width">Width</label>
-              <input
-                id="wm-width"
-                value={wm.width}
-                onInput={(e) => setWm({ width: (e.target as HTMLInputElement).value })}
-                style={{ width: '90px' }}
-              />
-            </div>
-            <div>
-              <label for="wm-opacity">Opacity</label>
-              <input
-                id="wm-opacity"
-                value={wm.opacity}
-                onInput={(e) => setWm({ opacity: (e.target as HTMLInputElement).value })}
-                style={{ width: '70px' }}
-              />
-            </div>
+            {WATERMARK_BOX.map(([field, label, width]) => (
+              <div key={field}>
+                <label for={`wm-${field}`}>{label}</label>
+                <input
+                  id={`wm-${field}`}
+                  value={wm[field]}
+                  onInput={(e) => setWm({ [field]: (e.target as HTMLInputElement).value })}
+                  style={{ width }}
+                />
+              </div>
+            ))}
           </div>
         </>
       ) : null}
     </fieldset>
   );
 }
+
+/** The watermark's box and opacity as the preset stores them (CSS lengths, an opacity 0-1). */
+const WATERMARK_BOX = [
+  ['left', 'Left', '90px'],
+  ['top', 'Top', '90px'],
+  ['width', 'Width', '90px'],
+  ['opacity', 'Opacity', '70px'],
+] as const;
 
 /** The preset's uploaded logo by its file name, with a thumbnail of it (not its id). */
 function WatermarkFile({ fileId }: { fileId: string }) {
