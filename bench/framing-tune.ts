@@ -16,9 +16,11 @@ import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import type { ShortDetections } from '@shorts/common/reframe/types';
 import type { SpeakerEvidence } from '../node-agent/src/reframe/detect-shorts.js';
 import { attributeSpeakers, type AttributionOptions } from '../node-agent/src/reframe/speakers.js';
+import { readWavRange } from '../node-agent/src/reframe/speech.js';
+import { voiceChunks, type VoiceChunk } from '../node-agent/src/reframe/voices.js';
 import { evaluateScene, loadCast } from './framing/evaluate.js';
-import { SPLITS } from './framing/scenes.js';
-import type { SceneLabels } from './framing/compose.js';
+import { makeScene, SPLITS } from './framing/scenes.js';
+import { composeScene, type SceneLabels } from './framing/compose.js';
 import { arg, sceneSelection } from './framing/args.js';
 import { scoreScene, summarise, table, type SceneScore } from './framing/score.js';
 
@@ -30,7 +32,7 @@ await mkdir(evidenceDir, { recursive: true });
 interface Kept {
   labels: SceneLabels;
   detections: ShortDetections;
-  evidence: Omit<SpeakerEvidence, 'envelope'> & { envelope: { start: number; rate: number; values: number[] } };
+  evidence: Omit<SpeakerEvidence, 'envelope' | 'voices'> & { envelope: { start: number; rate: number; values: number[] } };
   stageSec: number;
 }
 
@@ -39,25 +41,33 @@ if (!casting) {
   console.log('skipped: ../shared/media absent');
   process.exit(0);
 }
-const scenes: Kept[] = [];
+const scenes: Array<Kept & { voices: VoiceChunk[] }> = [];
+/** Voice prints are taken from the scene's sound again (cheap), so evidence kept before them holds. */
+async function withVoices(kept: Kept): Promise<Kept & { voices: VoiceChunk[] }> {
+  const spec = makeScene(kept.labels.family as (typeof families)[number], kept.labels.seed, casting!.cast, casting!.footage);
+  const scene = await composeScene(spec, casting!.cast, cacheDir);
+  const audio = await readWavRange(scene.wavPath, kept.evidence.range);
+  return { ...kept, voices: voiceChunks(audio, kept.evidence.speech) };
+}
 for (const family of families) {
   for (let k = 0; k < perFamily; k++) {
     const seed = SPLITS[split] + first + k;
     const file = path.join(evidenceDir, `${family}-${seed}.json`);
     if (existsSync(file)) {
-      scenes.push(JSON.parse(await readFile(file, 'utf8')) as Kept);
+      scenes.push(await withVoices(JSON.parse(await readFile(file, 'utf8')) as Kept));
       continue;
     }
     let evidence: SpeakerEvidence | undefined;
     const result = await evaluateScene(family, seed, casting, cacheDir, (e) => (evidence = e));
+    const { voices: _printedAgain, ...seen } = evidence!;
     const kept: Kept = {
       labels: result.scene.labels,
       detections: result.detections,
-      evidence: { ...evidence!, envelope: { ...evidence!.envelope, values: [...evidence!.envelope.values] } },
+      evidence: { ...seen, envelope: { ...seen.envelope, values: [...seen.envelope.values] } },
       stageSec: result.score.stageRatio * result.spec.duration,
     };
     await writeFile(file, JSON.stringify(kept));
-    scenes.push(kept);
+    scenes.push(await withVoices(kept));
     console.log(`  ${family} ${seed}: analysed`);
   }
 }
@@ -67,9 +77,9 @@ let settings: Array<Partial<AttributionOptions>> = [{}];
 for (const [key, values] of Object.entries(grid)) settings = settings.flatMap((s) => values.map((v) => ({ ...s, [key]: v })));
 
 for (const options of settings) {
-  const scores: SceneScore[] = scenes.map(({ labels, detections, evidence, stageSec }) => {
+  const scores: SceneScore[] = scenes.map(({ labels, detections, evidence, stageSec, voices }) => {
     const envelope = { ...evidence.envelope, values: Float32Array.from(evidence.envelope.values) };
-    const turns = attributeSpeakers(evidence.tracks, evidence.speech, evidence.range, evidence.fps, options, envelope).map((t) => ({
+    const turns = attributeSpeakers(evidence.tracks, evidence.speech, evidence.range, evidence.fps, options, envelope, voices).map((t) => ({
       start: Number(t.start.toFixed(3)),
       end: Number(t.end.toFixed(3)),
       trackId: t.trackId,

@@ -11,6 +11,7 @@ import { attributeSpeakers, type MouthTrack } from './speakers.js';
 import { ShotTracker, type SceneScore } from './shots.js';
 import { readWavRange, speechInAudio, type Interval } from './speech.js';
 import { soundOnsets, speechEnvelope, type SpeechEnvelope } from './speech-envelope.js';
+import { voiceChunks, type VoiceChunk } from './voices.js';
 import { detectStrided } from './strided-detection.js';
 import { linkTracks, type FrameFaces, type LinkedTrack } from './tracks.js';
 import { ZoomPassDetector } from './zoom-pass.js';
@@ -60,6 +61,8 @@ export interface SpeakerEvidence {
   range: Interval;
   fps: number;
   envelope: SpeechEnvelope;
+  /** The speech's voice prints: which pieces are said in one voice. */
+  voices?: VoiceChunk[];
 }
 
 /** Time spent in each step, for the log and the benchmark. */
@@ -104,6 +107,7 @@ async function detectShort(
   const envelope = speechEnvelope(audio);
   // A turn starts at its first sound, which voice activity may hear a little late.
   const speech = soundOnsets(await speechInAudio(audio, range, input.signal), envelope);
+  const voices = voiceChunks(audio, speech);
   const t1 = performance.now();
 
   const seen = await sampleAndDetect(input, deps, range, onProgress);
@@ -117,8 +121,8 @@ async function detectShort(
     .map((track, id) => ({ ...track, id }));
   const measured = measureMouths(linked, toSource);
   // Who speaks is whose lips move in step with the voice, so the sound's envelope goes in too.
-  deps.onSpeakerEvidence?.({ tracks: measured, speech, range, fps: SAMPLE_FPS, envelope });
-  const turns = attributeSpeakers(measured, speech, range, SAMPLE_FPS, {}, envelope);
+  deps.onSpeakerEvidence?.({ tracks: measured, speech, range, fps: SAMPLE_FPS, envelope, voices });
+  const turns = attributeSpeakers(measured, speech, range, SAMPLE_FPS, {}, envelope, voices);
   // Openness served its purpose: the stored tracks keep what planning reads.
   const tracks: FaceTrack[] = measured.map((t) => ({ id: t.id, samples: t.samples.map(({ mouthOpen: _, ...s }) => s) }));
   const t3 = performance.now();
