@@ -20,8 +20,9 @@ import type { Parsed } from './helpers/parsed.js';
 // into them is checked through the build context instead.
 
 const run = promisify(execFile);
-// The package is CommonJS (`module.exports = factory`) with types written as an ES default export.
-const dockerignore = dockerignoreModule as unknown as (typeof dockerignoreModule)['default'];
+// The package is CommonJS (`module.exports = factory`) with types written as an ES default export:
+// imported by Node, the module is the factory its types call `.default`. Whichever arrives, the factory.
+const dockerignore = typeof dockerignoreModule === 'function' ? dockerignoreModule : dockerignoreModule.default;
 // Looked up before any test is declared: ava wants them all declared synchronously.
 const cli = await composeCli();
 const deploy = path.join(repoRoot(), 'deploy');

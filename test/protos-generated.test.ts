@@ -3,7 +3,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { repoRoot } from '@shorts/common/paths';
+import { isAgentServiceConstructor, loadAgentProto } from '@shorts/common/proto';
 
 const committed = path.join(repoRoot(), 'common/src/generated');
 
@@ -28,4 +30,17 @@ test('the committed gRPC types match protos/ (run `npm run protos` after editing
   } finally {
     rmSync(fresh, { recursive: true, force: true });
   }
+});
+
+test('the loaded AgentService is checked against the generated one, not assumed to be it', (t) => {
+  const { AgentService } = loadAgentProto();
+  t.true(isAgentServiceConstructor(AgentService));
+  const client = new AgentService('127.0.0.1:1', grpc.credentials.createInsecure());
+  t.is(typeof client.heartbeat, 'function');
+  client.close();
+  // A service that lacks one RPC, a bare definition (no client class) and nothing at all are refused.
+  const { Heartbeat: _gone, ...rest } = AgentService.service;
+  t.false(isAgentServiceConstructor(grpc.makeClientConstructor(rest, 'shorts.v1.AgentService')));
+  t.false(isAgentServiceConstructor({ service: AgentService.service }));
+  t.false(isAgentServiceConstructor(undefined));
 });

@@ -3,10 +3,10 @@
 // on render-short (whose children are render-chunk tasks): a parent's payload says how many parts it has; its final part's payload carries
 // the parts' results, and only the final part's completion reaches the domain.
 import test from 'ava';
-import type { TaskPayload } from '@shorts/common/tasks/contracts';
 import type { Db } from '../coordinator/src/db/db.js';
 import type { TaskQueue } from '../coordinator/src/tasks/task-queue.js';
 import { startQueueServer, type QueueServer } from './helpers/queue-server.js';
+import { renderShortPayload } from './helpers/render-payload.js';
 
 const LEASE_TTL_MS = 4000;
 
@@ -55,7 +55,8 @@ test.serial(
       type: 'render-short',
       organizationId: org,
       subjectId: null,
-      payload: { parts: 2 } as unknown as TaskPayload<'render-short'>,
+      // A render-short's payload that also says how many parts this test's domain splits it into.
+      payload: Object.assign(renderShortPayload(), { parts: 2 }),
     });
     const first = (await a.lease())!;
     t.is(first.task_id, parentId);

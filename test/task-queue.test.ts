@@ -35,7 +35,7 @@ class ObservedQueue extends TaskQueue {
   }
   /** Whether some long-poll is asleep waiting for a NOTIFY. */
   sleeping(): boolean {
-    return (this as unknown as { wakeups: { eventNames(): unknown[] } }).wakeups.eventNames().length > 0;
+    return this.wakeups.eventNames().length > 0;
   }
 }
 

@@ -147,9 +147,8 @@ function readFcpxml(xml: string) {
   };
   const resources = one(root, 'resources');
   const byId = new Map(
-    Array.from(resources.childNodes as unknown as Element[])
-      .filter((n) => n.getAttribute)
-      .map((n) => [n.getAttribute('id'), n]),
+    // The resources' element children (formats and assets), not the whitespace between them.
+    Array.from(resources.children).map((n) => [n.getAttribute('id'), n]),
   );
   const sequence = one(one(one(one(root, 'library'), 'event'), 'project'), 'sequence');
   const format = byId.get(sequence.getAttribute('format'))!;

@@ -27,12 +27,25 @@ function describe(handle: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * The handles that hold the event loop open, as objects: Node's own list, which it keeps private
+ * (getActiveResourcesInfo names them only). Checked here, so a Node without it says so.
+ */
+function activeHandles(): unknown[] {
+  if (!('_getActiveHandles' in process) || typeof process._getActiveHandles !== 'function') {
+    throw new Error('process._getActiveHandles is gone from this Node: the leftover check cannot name what a test left open');
+  }
+  const handles: unknown = process._getActiveHandles();
+  if (!Array.isArray(handles)) throw new Error('process._getActiveHandles() did not answer a list');
+  return handles;
+}
+
 registerCompletionHandler(() => {
   setTimeout(() => {
     // stdio and ava's own channel are pipes and TTYs; this timer is one Timeout.
     const left = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap' && r !== 'PipeWrap');
     left.splice(left.indexOf('Timeout'), 1);
-    const handles = (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
+    const handles = activeHandles();
     const named = handles.map(describe).filter((d): d is string => Boolean(d));
     const children = handles.filter((h): h is ChildProcess => h instanceof ChildProcess && h.exitCode === null && h.signalCode === null);
     if (left.length > 0 || named.length > 0) {

@@ -234,21 +234,23 @@ export async function startFaultStack(name: string, coordinatorEnv: Record<strin
   const db = new Db(pg.url, 4);
   const ports = { http: await freePort(), grpc: await freePort() };
   const agents: LoggedProcess[] = [];
+  const ownCoordinator = () =>
+    spawnCoordinator('coordinator', {
+      DATABASE_URL: pg.url,
+      DATA_DIR: path.join(dataDir, 'coordinator'),
+      PORT: String(ports.http),
+      GRPC_PORT: String(ports.grpc),
+      ...coordinatorEnv,
+    });
 
   const stack: FaultStack = {
     dataDir,
     db,
-    coordinator: undefined as unknown as LoggedProcess,
+    coordinator: await ownCoordinator(),
     httpUrl: `http://127.0.0.1:${ports.http}`,
     grpcAddress: `127.0.0.1:${ports.grpc}`,
     async startCoordinator() {
-      stack.coordinator = await spawnCoordinator('coordinator', {
-        DATABASE_URL: pg.url,
-        DATA_DIR: path.join(dataDir, 'coordinator'),
-        PORT: String(ports.http),
-        GRPC_PORT: String(ports.grpc),
-        ...coordinatorEnv,
-      });
+      stack.coordinator = await ownCoordinator();
     },
     async restartPostgres(downMs) {
       await pg.stop();
@@ -269,13 +271,12 @@ export async function startFaultStack(name: string, coordinatorEnv: Record<strin
     },
     async close() {
       await Promise.all(agents.map((a) => a.kill('SIGKILL')));
-      await stack.coordinator?.kill('SIGKILL');
+      await stack.coordinator.kill('SIGKILL');
       await db.close();
       await pg.stop();
       await rm(dataDir, { recursive: true, force: true });
     },
   };
-  await stack.startCoordinator();
   return stack;
 }
 

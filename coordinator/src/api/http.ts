@@ -18,6 +18,12 @@ export interface ApiState {
   requestId?: string;
 }
 export type ApiContext = RouterContext<ApiState>;
+/**
+ * What a middleware ahead of the router gets (the tus wire): the app's state on a plain koa context,
+ * where no route has matched (`_matchedRoute` unset). What every request runs (credentials, the rate
+ * limit, idempotency) takes this, so a route's context and tus's both fit.
+ */
+export type ApiRequestContext = Koa.ParameterizedContext<ApiState> & Partial<Pick<ApiContext, '_matchedRoute'>>;
 
 /** Where an Idempotency-Key is claimed, replayed and settled (api/idempotency.ts). */
 export interface IdempotencyGate {
@@ -25,7 +31,11 @@ export interface IdempotencyGate {
    * undefined when the request carries no key; else a claim to settle, or the stored answer to give
    * again. `request` is what must match for a retry (default: the JSON body), with method and path.
    */
-  begin(ctx: ApiContext, organizationOf: (ctx: ApiContext) => Promise<string>, request?: unknown): Promise<IdempotentRequest | undefined>;
+  begin<C extends ApiRequestContext>(
+    ctx: C,
+    organizationOf: (ctx: C) => Promise<string>,
+    request?: unknown,
+  ): Promise<IdempotentRequest | undefined>;
 }
 export interface IdempotentRequest {
   replay?: { status: number; body: unknown; headers: Record<string, string> };
@@ -37,7 +47,7 @@ export interface IdempotentRequest {
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 /** Answers with a stored answer: its status, body and headers, marked as a replay. */
-export function answerReplay(ctx: ApiContext, replay: NonNullable<IdempotentRequest['replay']>): void {
+export function answerReplay(ctx: ApiRequestContext, replay: NonNullable<IdempotentRequest['replay']>): void {
   ctx.status = replay.status;
   for (const [name, value] of Object.entries(replay.headers)) ctx.set(name, value);
   ctx.body = replay.body;
@@ -220,8 +230,8 @@ export class Api {
       // A request body refuses fields it does not know (strict input), at every depth it is closed;
       // an answer may gain fields, which clients should ignore (not `additionalProperties: false`).
       override: ({ zodSchema, jsonSchema }) => {
-        if ((zodSchema as unknown as { _zod: { def: { type: string } } })._zod.def.type !== 'object') return;
-        if (io === 'output' || !isClosedObject(zodSchema as unknown as z.ZodType)) delete jsonSchema.additionalProperties;
+        if (!(zodSchema instanceof z.core.$ZodObject)) return;
+        if (io === 'output' || !isClosedObject(zodSchema)) delete jsonSchema.additionalProperties;
         else jsonSchema.additionalProperties = false;
       },
     }) as Record<string, unknown>;

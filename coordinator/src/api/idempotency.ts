@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from '@shorts/common/logger';
 import type { Db } from '../db/db.js';
 import { AppError, appErrorOf, badRequest } from '../errors.js';
-import type { ApiContext, IdempotencyGate, IdempotentRequest } from './http.js';
+import type { ApiRequestContext, IdempotencyGate, IdempotentRequest } from './http.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENCY_TTL_SEC = 24 * 3600;
@@ -47,9 +47,9 @@ export class IdempotencyKeys implements IdempotencyGate {
     private readonly ttlSec = IDEMPOTENCY_TTL_SEC,
   ) {}
 
-  async begin(
-    ctx: ApiContext,
-    organizationOf: (ctx: ApiContext) => Promise<string>,
+  async begin<C extends ApiRequestContext>(
+    ctx: C,
+    organizationOf: (ctx: C) => Promise<string>,
     request: unknown = ctx.state.body ?? null,
   ): Promise<IdempotentRequest | undefined> {
     const key = ctx.get(IDEMPOTENCY_HEADER);

@@ -1,11 +1,11 @@
-import type { ApiContext } from './http.js';
+import type { ApiRequestContext } from './http.js';
 import type { Coordinator } from '../context.js';
 import type { Principal } from '../tenancy/auth.js';
 import { tooManyRequests, type RateGroup } from '../tenancy/rate-limits.js';
 import type { Plan } from '../tenancy/plans.js';
 
 // A handler that resolves its organization twice still pays for one request.
-const charged = new WeakSet<ApiContext>();
+const charged = new WeakSet<ApiRequestContext>();
 
 /** Routes that start paid work: each one queues analysis, and its outcome queues a webhook event. */
 const JOB_CREATION_ROUTES = new Set(['/api/jobs', '/api/jobs/:jobId/retry']);
@@ -22,7 +22,12 @@ export function rateGroupOf(path: string, method: string): RateGroup | undefined
  * Charges one request of its group to the caller's bucket once its organization is known; sets the
  * RateLimit-* headers (IETF draft names) and refuses with 429 and Retry-After when it is empty.
  */
-export async function enforceRateLimit(app: Coordinator, ctx: ApiContext, principal: Principal, organizationId: string): Promise<void> {
+export async function enforceRateLimit(
+  app: Coordinator,
+  ctx: ApiRequestContext,
+  principal: Principal,
+  organizationId: string,
+): Promise<void> {
   // The matched route's own pattern, not the request path as written, names the group.
   const group = rateGroupOf(ctx._matchedRoute === undefined ? ctx.path : String(ctx._matchedRoute), ctx.method);
   if (!group || charged.has(ctx)) return;

@@ -3,7 +3,7 @@
 import type Koa from 'koa';
 import type { Coordinator } from '../context.js';
 import { AppError, badRequest, notFound } from '../errors.js';
-import { answerReplay, type ApiContext, type IdempotencyGate } from './http.js';
+import { answerReplay, type ApiRequestContext, type ApiState, type IdempotencyGate } from './http.js';
 import { authenticateAndCharge, principalOf, requireOrg } from './auth-context.js';
 import { FILES_ORG_MESSAGES } from './uploads.js';
 import { principalUser } from '../tenancy/auth.js';
@@ -54,9 +54,9 @@ function nonNegativeInt(raw: string | undefined, name: string): number {
 }
 
 /** `idempotency`: where an Idempotency-Key on a creation (POST) is claimed and replayed. */
-export function tusRoutes(app: Coordinator, idempotency?: IdempotencyGate): Koa.Middleware {
+export function tusRoutes(app: Coordinator, idempotency?: IdempotencyGate): Koa.Middleware<ApiState> {
   // The caller must be able to act for the upload's organization; anyone else finds nothing.
-  async function ownUpload(ctx: ApiContext, id: string): Promise<UploadRow> {
+  async function ownUpload(ctx: ApiRequestContext, id: string): Promise<UploadRow> {
     const orgId = await uploadOrganization(app, id);
     if (!orgId) throw notFound('Upload not found');
     const principal = await principalOf(app, ctx);
@@ -71,8 +71,7 @@ export function tusRoutes(app: Coordinator, idempotency?: IdempotencyGate): Koa.
     return (await findUpload(app, orgId, id))!;
   }
 
-  return async (rawCtx, next) => {
-    const ctx = rawCtx as unknown as ApiContext;
+  return async (ctx, next) => {
     if (ctx.path !== TUS_PATH && !ctx.path.startsWith(TUS_PATH + '/')) return next();
     ctx.set('Tus-Resumable', TUS_VERSION);
     ctx.set('Cache-Control', 'no-store');

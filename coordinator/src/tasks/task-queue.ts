@@ -41,8 +41,8 @@ export interface EnqueueInput<T extends TaskType> {
 }
 
 export class TaskQueue implements QueueCore {
-  /** Wake-ups for agents' long-polls (a test reads its listeners to see a poll asleep). */
-  private readonly wakeups: TaskWakeups;
+  /** Wake-ups for agents' long-polls (protected: a test's subclass reads its listeners to see a poll asleep). */
+  protected readonly wakeups: TaskWakeups;
   private readonly watchdog: LeaseWatchdog;
   private readonly families: TaskFamilies;
   /** Tasks that end inside a transaction besides the one it is about (a parent its last child

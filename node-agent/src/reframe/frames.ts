@@ -2,7 +2,7 @@
 // through a pipe (raw RGB24, scaled for analysis): no temporary image files.
 import { toolEnv } from '@shorts/common/media/tools';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { inputGuard } from '@shorts/common/media/input-guard';
 import { FfmpegError } from '../media/ffmpeg.js';
 import { orientInputArgs } from '../media/orientation.js';
@@ -150,7 +150,12 @@ export async function* sampleFrames(
     env: toolEnv(),
   }) as ChildProcessByStdio<null, Readable, Readable>;
   if (scores) {
-    const scoreStream = (child.stdio as unknown as Array<Readable | null>)[3]!;
+    // File descriptor 3 was asked for as a pipe: the child's fourth stdio is its readable end.
+    const scoreStream = child.stdio[3];
+    if (!(scoreStream instanceof Readable)) {
+      child.kill('SIGKILL');
+      throw new FfmpegError('ffmpeg was started without its scene-score pipe (file descriptor 3)', null, []);
+    }
     scoreStream.setEncoding('utf8');
     scoreStream.on('data', sceneScoreReader(range.start, scores));
   }
