@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // `npm run lint:option-rules`: each job or render option with rules of its own is declared, checked
-// and read in one module of common/src/options/ and nowhere else (issue 41 item 3). Elsewhere a copy
+// and read in its own modules of common/src/options/ and nowhere else (issue 41 item 3). Elsewhere a copy
 // of its schema, its type or its reading drifts from the one the request was checked with: a
 // `removeSilences` read as "truthy" here and as "true or an object" there, a short's limits checked
 // in one place with one message and in another with a second.
 //
-// Outside an option's module (tests and benches aside, which build requests as clients do) the check
+// Outside an option's modules (tests and benches aside, which build requests as clients do) the check
 // fails on:
 // - a zod schema for one of its fields (a property or a constant of that name built from `z.`);
 // - a type for it: an interface or type alias of its type's name, or a property of its name whose
@@ -18,13 +18,14 @@ import { parsedSources, sourceFiles } from './lint-sources.mjs';
 
 const OPTIONS = [
   {
-    module: 'common/src/options/predefined-shorts.ts',
+    modules: ['common/src/options/predefined-shorts.ts'],
     fields: ['predefinedShorts'],
     types: /^PredefinedShorts?$/,
     message: /^options\.predefinedShorts\b/,
   },
   {
-    module: 'common/src/options/editing.ts',
+    // The schema, and its zod-free type and rules (which the studio imports without zod).
+    modules: ['common/src/options/editing.ts', 'common/src/options/editing-rules.ts'],
     fields: ['editing', 'removeSilences', 'removeFillers'],
     types: /^(EditingOptions|EditingRules|JumpCutFlags)$/,
     // Read by resolveEditing only; `jumpCuts` holds the flags it resolved to.
@@ -78,7 +79,7 @@ function literalText(node) {
 
 const found = [];
 for (const { file, source } of parsedSources(files)) {
-  const rules = OPTIONS.filter((o) => o.module !== file);
+  const rules = OPTIONS.filter((o) => !o.modules.includes(file));
   const report = (node, what) => found.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}: ${what}`);
   const visit = (node) => {
     for (const o of rules) {
@@ -89,28 +90,28 @@ for (const { file, source } of parsedSources(files)) {
         node.initializer &&
         fromZod(node.initializer)
       )
-        report(node, `a zod schema for \`${name}\`: use the one in ${o.module}`);
+        report(node, `a zod schema for \`${name}\`: use the one in ${o.modules[0]}`);
       if (
         (ts.isPropertySignature(node) || ts.isPropertyDeclaration(node)) &&
         o.fields.includes(name) &&
         node.type &&
         spellsObject(node.type)
       )
-        report(node, `\`${name}\` typed by hand: name the type ${o.module} exports`);
+        report(node, `\`${name}\` typed by hand: name the type ${o.modules.at(-1)} exports`);
       if ((ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) && o.types.test(name))
-        report(node, `type \`${name}\` declared again: import it from ${o.module}`);
+        report(node, `type \`${name}\` declared again: import it from ${o.modules.at(-1)}`);
       if (ts.isPropertyAccessExpression(node) && o.resolvedOnly?.includes(node.name.text)) {
         const holder = node.expression;
         const holderName = ts.isIdentifier(holder) ? holder.text : ts.isPropertyAccessExpression(holder) ? holder.name.text : undefined;
         if (holderName !== o.resolvedHolder)
           report(
             node,
-            `\`${node.name.text}\` read directly: resolve the option with ${o.module} (resolveEditing, cutsSilences, jumpCutFlags)`,
+            `\`${node.name.text}\` read directly: resolve the option with ${o.modules.at(-1)} (resolveEditing, cutsSilences, jumpCutFlags)`,
           );
       }
       const text = o.message && literalText(node);
       if (text !== undefined && o.message?.test(text))
-        report(node, `a message of \`${o.fields[0]}\`'s rules: they are checked in ${o.module}`);
+        report(node, `a message of \`${o.fields[0]}\`'s rules: they are checked in ${o.modules[0]}`);
     }
     ts.forEachChild(node, visit);
   };

@@ -1,12 +1,11 @@
 import test from 'ava';
 import { needing, systemFfmpegMajor } from './helpers/requirements.js';
-import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile, symlink } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import {
+  encodeTestVideo,
   FFMPEG,
   ffmpegWrapper,
   makeTestVideo,
@@ -21,8 +20,6 @@ import { measureLevels, rmsDbBetween, scanWav } from '../node-agent/src/media/au
 import { chooseMediaTools, isBundledFfprobe, mediaToolWarnings, toolEnv } from '@shorts/common/media/tools';
 import { analysisWavByteCap, lengthSlackSec } from '../node-agent/src/tasks/analyze-video.js';
 
-const run = promisify(execFile);
-
 // The agent bills what it decodes, decodes no more than it billed, runs media tools without secrets,
 // prefers a current ffmpeg, and stops a task that runs past its time limit.
 let cluster: TestCluster;
@@ -33,29 +30,11 @@ let crafted: string;
 /** 15 minutes of quiet noise in a Matroska file whose header claims 1 second. */
 async function craftedLongAudio(dir: string): Promise<string> {
   const honest = path.join(dir, 'long-honest.mkv');
-  await run(FFMPEG, [
-    '-y',
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=gray:s=64x64:r=1:d=1',
-    '-f',
-    'lavfi',
-    '-i',
-    'anoisesrc=d=900:c=pink:r=8000:a=0.02',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'pcm_u8',
-    honest,
-  ]);
+  // The noise in full (not cut to the one-second picture), as 8-bit PCM.
+  await encodeTestVideo(honest, ['color=c=gray:s=64x64:r=1:d=1'], {
+    tone: 'anoisesrc=d=900:c=pink:r=8000:a=0.02',
+    audioArgs: ['-c:a', 'pcm_u8'],
+  });
   const bytes = await readFile(honest);
   // Segment Info's Duration element (ID 0x4489, an 8-byte float of milliseconds).
   const at = bytes.indexOf(Buffer.from([0x44, 0x89, 0x88]));

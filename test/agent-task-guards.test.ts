@@ -1,17 +1,14 @@
 import test from 'ava';
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { startCluster, waitFor, type AgentProcess, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
-import { FFMPEG, makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
+import { encodeTestVideo, makeTestVideo, serveFiles, type MediaServer } from './helpers/media.js';
 import { ffprobe } from '../node-agent/src/media/ffmpeg.js';
 
 // What an agent refuses before any real work, and how: sources past the configured frame-rate and
 // frame-size caps (analysis and render alike), and a lease whose input does not parse. Each ends
 // with the job, render or task failed for good with a message that says why, never left leased.
 
-const run = promisify(execFile);
 let cluster: TestCluster;
 let media: MediaServer;
 let agent: AgentProcess;
@@ -24,34 +21,10 @@ let large: string;
  */
 async function burstyVideo(dir: string): Promise<string> {
   const out = path.join(dir, 'bursts.mp4');
-  await run(FFMPEG, [
-    '-y',
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc2=s=160x90:r=60:d=3',
-    '-f',
-    'lavfi',
-    '-i',
-    'sine=d=3',
-    '-vf',
-    "select='lt(mod(n\\,10)\\,2)'",
-    '-vsync',
-    'vfr',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-shortest',
-    out,
-  ]);
+  await encodeTestVideo(out, ['testsrc2=s=160x90:r=60:d=3'], {
+    tone: 'sine=d=3',
+    videoArgs: ['-vf', "select='lt(mod(n\\,10)\\,2)'", '-vsync', 'vfr'],
+  });
   return out;
 }
 

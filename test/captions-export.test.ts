@@ -1,6 +1,6 @@
 import test, { type ExecutionContext } from 'ava';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -11,7 +11,7 @@ import { FakeAgent } from './helpers/fake-agent.js';
 import { agentTools } from './helpers/media.js';
 import { launchChromium } from './helpers/browser.js';
 import { needing } from './helpers/requirements.js';
-import { buildStudio, CHROMIUM_TOOL, signInToJobPage, studioUser, type Chromium } from './helpers/studio.js';
+import { buildStudio, CHROMIUM_TOOL, signInToNewJob, type Chromium } from './helpers/studio.js';
 
 // Caption files (GET /api/jobs/:jobId/shorts/:shortId/captions.srt|.vtt|.json and
 // /api/render/:renderId/captions.…): read back by ffmpeg, each cue within 40 ms of its words in the
@@ -373,29 +373,18 @@ needing({ tools: CHROMIUM_TOOL })(
   async (t) => {
     buildStudio();
     chromium = await launchChromium();
-    const { org } = await cluster.org({ name: 'Captions Studio' });
-    await studioUser(cluster, org.id, 'captions@studio.test');
-    const id = await fixture(org.id);
-    const { page, pageErrors } = await signInToJobPage(chromium, cluster.app.httpUrl, 'captions@studio.test', id, {
-      ready: '[data-testid="caption-files"]',
-    });
-    const download = async (name: string) => {
-      const [file] = await Promise.all([
-        page.waitForEvent('download'),
-        page.click(`a[aria-label="Download the captions of “Short 0” as ${name}"]`),
-      ]);
-      return { name: file.suggestedFilename(), text: await readFile((await file.path())!, 'utf8') };
-    };
-    const srt = await download('SRT');
+    const links = '[data-testid="caption-files"]';
+    const { page, pageErrors, download } = await signInToNewJob(cluster, chromium, 'captions@studio.test', fixture, links);
+    const srt = await download('Download the captions of “Short 0” as SRT');
     t.is(srt.name, 'fixture-short-0.srt');
     t.deepEqual(
       (await ffmpegCues(t, srt.text, 'srt')).map((c) => c.text),
       ['the quick brown fax', 'jumps over um the', 'lazy dog.'],
     );
-    const vtt = await download('VTT');
+    const vtt = await download('Download the captions of “Short 0” as VTT');
     t.is(vtt.name, 'fixture-short-0.vtt');
     t.true(vtt.text.startsWith('WEBVTT'));
-    const json = await download('JSON');
+    const json = await download('Download the captions of “Short 0” as JSON');
     t.is(JSON.parse(json.text).words.length, inShort.length);
 
     // The render dialog's switch: the short's files lose the filler, as the render would.
@@ -403,7 +392,7 @@ needing({ tools: CHROMIUM_TOOL })(
     await page.waitForFunction(() =>
       document.querySelector('[data-testid="caption-files"] a')?.getAttribute('href')?.includes('removeFillers=true'),
     );
-    const cut = await download('SRT');
+    const cut = await download('Download the captions of “Short 0” as SRT');
     t.notRegex(cut.text, /\bum\b/);
     t.regex(cut.text, /\bjumps over\b/);
     t.deepEqual(pageErrors, []);

@@ -6,7 +6,7 @@ import { insertCompletedJob } from './helpers/completed-job.js';
 import { makeHalvesVideo, redBlueShares } from './helpers/media.js';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import { planReframe } from '@shorts/common/reframe/camera';
-import type { ShortDetections } from '@shorts/common/reframe/types';
+import { oneSpeakerDetections } from './helpers/reframe-fixtures.js';
 
 // A real agent renders a short whose framing was set by hand: measured on the rendered frames, the
 // picture follows the override (the left half pinned) where the camera framed the right one, both
@@ -25,21 +25,8 @@ test.before(async () => {
 test.after.always(() => cluster?.close());
 
 /** A speaker on the blue (right) side for the whole short: the camera frames the right half. */
-const FACE = { x: 900, y: 250, width: 120, height: 150 };
-function detections(): ShortDetections {
-  const times = Array.from({ length: 40 }, (_, i) => i / 10);
-  return {
-    version: 1,
-    sourceWidth: 1280,
-    sourceHeight: 720,
-    start: 0,
-    end: 4,
-    sampleFps: 10,
-    speech: [{ start: 0.1, end: 3.9 }],
-    tracks: [{ id: 1, samples: times.map((time) => ({ time, box: FACE, score: 0.95, mouthActivity: 0.3 })) }],
-    turns: [{ start: 0.1, end: 3.9, trackId: 1 }],
-  };
-}
+const detections = () =>
+  oneSpeakerDetections({ sourceWidth: 1280, sourceHeight: 720, seconds: 4, face: { x: 900, y: 250, width: 120, height: 150 } });
 
 async function render(key: string, id: string, size: { width: number; height: number }): Promise<string> {
   const created = await cluster.api('POST', '/api/render', { key, body: { id, target: 0, size } });

@@ -1,7 +1,8 @@
 // Captions drawn on a transparent strip once per change (caption-canvas.ts) must give the frames
 // that drawing them into every frame gives: same pixels, same frames, nothing clipped.
 import test from 'ava';
-import { agentTools } from './helpers/media.js';
+import { agentTools, makeTestVideo } from './helpers/media.js';
+import { splitThenFit } from './helpers/reframe-fixtures.js';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -23,23 +24,15 @@ let source: string;
 
 test.before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'caption-canvas-'));
-  source = path.join(dir, 'source.mp4');
   // A moving, colourful backdrop: every frame differs, so a frame out of step shows.
-  await run(FFMPEG, [
-    '-v',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc2=size=960x540:rate=30:duration=3.5',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    source,
-  ]);
+  source = await makeTestVideo(path.join(dir, 'source.mp4'), {
+    pattern: 'testsrc2',
+    width: 960,
+    height: 540,
+    fps: 30,
+    seconds: 3.5,
+    toneHz: null,
+  });
 });
 
 test.after.always(async () => {
@@ -111,28 +104,18 @@ async function compare(name: string, preset: string, items: StyleItem[] = [], re
 
 // Two speakers side by side, then the whole frame: the picture comes from pieces trimmed and
 // concatenated, so the frames' clock is concat's.
-const SPLIT_THEN_FIT: Reframe = {
+const SPLIT_THEN_FIT = splitThenFit({
   sourceWidth: 960,
   sourceHeight: 540,
-  keyframes: [
-    {
-      time: 0.2,
-      x: 400,
-      y: 50,
-      width: 400,
-      height: 356,
-      panels: [
-        { x: 400, y: 50, width: 400, height: 356 },
-        { x: 30, y: 50, width: 400, height: 356 },
-      ],
-    },
-    { time: 1.5, x: 0, y: 0, width: 960, height: 540 },
+  start: 0.2,
+  at: 1.5,
+  end: 3.3,
+  panels: [
+    { x: 400, y: 50, width: 400, height: 356 },
+    { x: 30, y: 50, width: 400, height: 356 },
   ],
-  segments: [
-    { start: 0.2, end: 1.5, layout: 'split', tracks: [2, 1] },
-    { start: 1.5, end: 3.3, layout: 'fit', tracks: [] },
-  ],
-};
+  tracks: [2, 1],
+});
 
 for (const [preset, items, why, reframe] of [
   ['VIRAL', [], 'bottom, translucent shadow, a pop on every word'],

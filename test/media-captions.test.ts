@@ -9,7 +9,7 @@ import { buildAssFile, buildCaptionPages, escapeAssText, type CaptionWord } from
 import { readFontNames, resolveFontFace } from '../node-agent/src/media/fonts.js';
 import { runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { prepareRender } from '../node-agent/src/media/render-args.js';
-import { FFMPEG } from './helpers/media.js';
+import { FFMPEG, makeTestVideo } from './helpers/media.js';
 
 const run = promisify(execFile);
 const w = (text: string, start: number, end: number): CaptionWord => ({ text, start, end });
@@ -140,29 +140,14 @@ let source: string;
 
 test.before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'media-captions-'));
-  source = path.join(dir, 'solid.mp4');
-  await run(FFMPEG, [
-    '-v',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=0x203040:s=360x640:r=25:d=2.6',
-    '-f',
-    'lavfi',
-    '-i',
-    'sine=f=300:d=2.6',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-shortest',
-    source,
-  ]);
+  source = await makeTestVideo(path.join(dir, 'solid.mp4'), {
+    colour: '0x203040',
+    width: 360,
+    height: 640,
+    fps: 25,
+    seconds: 2.6,
+    toneHz: 300,
+  });
 });
 
 test.after.always(async () => {

@@ -9,6 +9,7 @@ import { resolveCaptionStyle } from '@shorts/common/render/presets';
 import { FfmpegError, ffprobe, runFfmpeg } from '../node-agent/src/media/ffmpeg.js';
 import { buildRenderArgs, clipWords, filterArg, prepareRender, type RenderSpec } from '../node-agent/src/media/render-args.js';
 import { FFMPEG, FFPROBE, makeHalvesVideo, makeTestVideo } from './helpers/media.js';
+import { splitThenFit } from './helpers/reframe-fixtures.js';
 import { inputGuard } from '@shorts/common/media/input-guard';
 
 const run = promisify(execFile);
@@ -138,28 +139,18 @@ test('crop path: x/y follow the keyframes on the clip clock; a size change is a 
 });
 
 test('split and fit segments: two stacked scaled crops, a fitted frame over a blurred copy, concatenated', (t) => {
-  const reframe = {
+  const reframe = splitThenFit({
     sourceWidth: 1920,
     sourceHeight: 1080,
-    keyframes: [
-      {
-        time: 10,
-        x: 100,
-        y: 100,
-        width: 540,
-        height: 480,
-        panels: [
-          { x: 100, y: 100, width: 540, height: 480 },
-          { x: 1200, y: 120, width: 540, height: 480 },
-        ],
-      },
-      { time: 20, x: 0, y: 0, width: 1920, height: 1080 },
+    start: 10,
+    at: 20,
+    end: 40,
+    panels: [
+      { x: 100, y: 100, width: 540, height: 480 },
+      { x: 1200, y: 120, width: 540, height: 480 },
     ],
-    segments: [
-      { start: 10, end: 20, layout: 'split' as const, tracks: [1, 2] },
-      { start: 20, end: 40, layout: 'fit' as const, tracks: [] },
-    ],
-  };
+    tracks: [1, 2],
+  });
   const g = graphOf(buildRenderArgs(base({ reframe })));
   t.regex(
     g,
@@ -384,28 +375,18 @@ test('split and fit segments render for real: stacked halves, then the whole fra
     words: [],
     caption: null,
     output: { width: 180, height: 320, path: out },
-    reframe: {
+    reframe: splitThenFit({
       sourceWidth: 1280,
       sourceHeight: 720,
-      keyframes: [
-        {
-          time: 0.5,
-          x: 700,
-          y: 100,
-          width: 540,
-          height: 480,
-          panels: [
-            { x: 700, y: 100, width: 540, height: 480 },
-            { x: 40, y: 100, width: 540, height: 480 },
-          ],
-        },
-        { time: 2, x: 0, y: 0, width: 1280, height: 720 },
+      start: 0.5,
+      at: 2,
+      end: 3.5,
+      panels: [
+        { x: 700, y: 100, width: 540, height: 480 },
+        { x: 40, y: 100, width: 540, height: 480 },
       ],
-      segments: [
-        { start: 0.5, end: 2, layout: 'split', tracks: [2, 1] },
-        { start: 2, end: 3.5, layout: 'fit', tracks: [] },
-      ],
-    },
+      tracks: [2, 1],
+    }),
     encoder: 'libx264',
     workDir: path.join(dir, 'split-fit'),
     sourceWidth: 1280,

@@ -1,24 +1,22 @@
 import test from 'ava';
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { insertCompletedJob } from './helpers/completed-job.js';
 import { launchChromium, screenshotter, type Page } from './helpers/browser.js';
-import { FFMPEG, redBlueShares } from './helpers/media.js';
+import { makeHalvesVideo, redBlueShares } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
 import { buildStudio, CHROMIUM_TOOL, signInToJobPage, studioUser } from './helpers/studio.js';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import { planReframe } from '@shorts/common/reframe/camera';
-import type { FramingOverride, ShortDetections } from '@shorts/common/reframe/types';
+import type { FramingOverride } from '@shorts/common/reframe/types';
+import { oneSpeakerDetections } from './helpers/reframe-fixtures.js';
 
 // Framing by hand in a real browser: the crop window dragged on the job page over a span is saved on
 // the short, undone and redone, and a real render follows it (measured on its frames: the source's
 // left half is red, its right half blue, and the camera framed the right); on a phone, a layout set
 // from the panel.
 
-const run = promisify(execFile);
 let cluster: TestCluster;
 let chromium: Awaited<ReturnType<typeof launchChromium>>;
 let source: string;
@@ -30,42 +28,7 @@ test.before(async () => {
   cluster = await startCluster('studio_framing');
   chromium = await launchChromium();
   source = path.join(cluster.dataDir, 'halves.mp4');
-  await run(FFMPEG, [
-    '-y',
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=red:s=320x360:r=25:d=10',
-    '-f',
-    'lavfi',
-    '-i',
-    'color=c=blue:s=320x360:r=25:d=10',
-    '-f',
-    'lavfi',
-    '-i',
-    'sine=frequency=300:duration=10',
-    '-filter_complex',
-    '[0:v][1:v]hstack=inputs=2[v]',
-    '-map',
-    '[v]',
-    '-map',
-    '2:a',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-g',
-    '25',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:a',
-    'aac',
-    '-shortest',
-    source,
-  ]);
+  await makeHalvesVideo(source, { seconds: 10, half: { width: 320, height: 360 }, gop: 25 });
   await cluster.startAgent();
 });
 test.after.always(async () => {
@@ -74,21 +37,8 @@ test.after.always(async () => {
 });
 
 /** A speaker on the blue (right) side of a 640x360 source for all of 0-10 s. */
-const FACE = { x: 450, y: 120, width: 60, height: 80 };
-function detections(): ShortDetections {
-  const times = Array.from({ length: 100 }, (_, i) => i / 10);
-  return {
-    version: 1,
-    sourceWidth: 640,
-    sourceHeight: 360,
-    start: 0,
-    end: 10,
-    sampleFps: 10,
-    speech: [{ start: 0.1, end: 9.9 }],
-    tracks: [{ id: 1, samples: times.map((time) => ({ time, box: FACE, score: 0.95, mouthActivity: 0.3 })) }],
-    turns: [{ start: 0.1, end: 9.9, trackId: 1 }],
-  };
-}
+const detections = () =>
+  oneSpeakerDetections({ sourceWidth: 640, sourceHeight: 360, seconds: 10, face: { x: 450, y: 120, width: 60, height: 80 } });
 
 async function openFramingPage(email: string, viewport: { width: number; height: number }) {
   const { org, key } = await cluster.org({ plan: 'pro', credits: 10, name: `Framing ${email}` });

@@ -1,41 +1,19 @@
-import test from 'ava';
-import path from 'node:path';
-import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
-import { insertCompletedJob } from './helpers/completed-job.js';
-import { launchChromium, screenshotter, type Page } from './helpers/browser.js';
-import { makeTestVideo } from './helpers/media.js';
+import { waitFor } from './helpers/cluster.js';
+import { screenshotter, type Page } from './helpers/browser.js';
 import { needing } from './helpers/requirements.js';
-import type { Word } from '@shorts/common/text/transcript';
 import type { RenderList } from '@shorts/common/api/renders';
-import { buildStudio, CHROMIUM_TOOL, signInToJobPage, studioUser } from './helpers/studio.js';
+import { CHROMIUM_TOOL, helloThereJobPage, studioCluster, studioUser } from './helpers/studio.js';
 
 // The render panel's size control: it offers the plan's sizes (1080x1920 first where the plan allows
 // it, 720x1280 only on free and starter), the preview takes the chosen shape, the render is made at
 // that size (the API's own default, with no size sent, is 720x1280), and the size is remembered per
 // brand preset; the chosen preset survives a reload.
 
-let cluster: TestCluster;
-let chromium: Awaited<ReturnType<typeof launchChromium>>;
+const studio = studioCluster('studio_sizes');
 const TOOLS = CHROMIUM_TOOL;
-const WORDS: Word[] = [
-  { text: 'hello', start: 0.5, end: 1.5 },
-  { text: 'there', start: 1.5, end: 2.5 },
-];
-
-test.before(async () => {
-  if (!Object.values(TOOLS).every(Boolean)) return;
-  buildStudio();
-  cluster = await startCluster('studio_sizes');
-  chromium = await launchChromium();
-});
-test.after.always(async () => {
-  await chromium?.close();
-  await cluster?.close();
-});
 
 async function jobPage(email: string, plan: string): Promise<{ page: Page; jobId: string; key: string; pageErrors: string[] }> {
-  const source = path.join(cluster.dataDir, `${email}.mp4`);
-  await makeTestVideo(source, { seconds: 4, width: 640, height: 360, gop: 5 });
+  const { cluster, chromium } = studio;
   const { org, key } = await cluster.org({ plan, credits: 10, name: `Org ${email}` });
   await studioUser(cluster, org.id, email);
   for (const [name, isDefault] of [
@@ -45,17 +23,7 @@ async function jobPage(email: string, plan: string): Promise<{ page: Page; jobId
     const res = await cluster.api('POST', '/api/organizations/brandings', { key, body: { name, preset: 'DEFAULT', isDefault } });
     if (res.status >= 300) throw new Error(JSON.stringify(res.body));
   }
-  const jobId = await insertCompletedJob(cluster.app, {
-    organizationId: org.id,
-    sourcePath: source,
-    words: WORDS,
-    shorts: [{ startTime: 0, endTime: 3, title: 'Hello there' }],
-  });
-  const { page, pageErrors } = await signInToJobPage(chromium, cluster.app.httpUrl, email, jobId, {
-    ready: '[data-testid="caption-preview"]',
-    viewport: { width: 1366, height: 1400 },
-  });
-  return { page, jobId, key, pageErrors };
+  return { ...(await helloThereJobPage(cluster, chromium, org.id, email)), key };
 }
 
 /** The size control's value once it reads `want` (it follows a preset change a moment later), else what it reads. */
@@ -80,7 +48,7 @@ async function renderAndReadSize(page: Page, jobId: string, key: string): Promis
   const response = page.waitForResponse((r) => r.url().endsWith('/api/render') && r.request().method() === 'POST');
   await page.click('button.primary:has-text("Render")');
   const created = await (await response).json();
-  const list = (await cluster.api('GET', `/api/jobs/${jobId}/renders`, { key })).body as RenderList;
+  const list = (await studio.cluster.api('GET', `/api/jobs/${jobId}/renders`, { key })).body as RenderList;
   const render = list.data.find((r) => r.renderId === created.renderId);
   if (!render) throw new Error(`render ${created.renderId} not listed`);
   return `${render.output.width}x${render.output.height}`;

@@ -1,42 +1,19 @@
-import test from 'ava';
-import path from 'node:path';
 import sharp from 'sharp';
-import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
-import { insertCompletedJob } from './helpers/completed-job.js';
-import { launchChromium } from './helpers/browser.js';
-import { makeTestVideo } from './helpers/media.js';
+import { waitFor } from './helpers/cluster.js';
 import { needing } from './helpers/requirements.js';
 import { insertFiles } from '../coordinator/src/files/files.js';
-import type { Word } from '@shorts/common/text/transcript';
-import { buildStudio, CHROMIUM_TOOL, signInToJobPage, studioUser } from './helpers/studio.js';
+import { CHROMIUM_TOOL, helloThereJobPage, studioCluster, studioUser } from './helpers/studio.js';
 
 // Rough edges of the studio: a 0-byte upload is refused with "The file is empty"; an uploaded logo is
 // listed by its file name with a thumbnail; a render's progress reads the same in the render panel and
 // in the render list, and the list says done when it ends. (A chosen preset surviving a reload:
 // studio-render-sizes.test.ts.)
 
-let cluster: TestCluster;
-let chromium: Awaited<ReturnType<typeof launchChromium>>;
+const studio = studioCluster('studio_rough');
 const TOOLS = CHROMIUM_TOOL;
-const WORDS: Word[] = [
-  { text: 'hello', start: 0.5, end: 1.5 },
-  { text: 'there', start: 1.5, end: 2.5 },
-];
-
-test.before(async () => {
-  if (!Object.values(TOOLS).every(Boolean)) return;
-  buildStudio();
-  cluster = await startCluster('studio_rough');
-  chromium = await launchChromium();
-});
-test.after.always(async () => {
-  await chromium?.close();
-  await cluster?.close();
-});
 
 needing({ tools: TOOLS }).serial('rough edges: an empty file, the logo by its name, progress that agrees and ends done', async (t) => {
-  const source = path.join(cluster.dataDir, 'rough.mp4');
-  await makeTestVideo(source, { seconds: 4, width: 640, height: 360, gop: 5 });
+  const { cluster, chromium } = studio;
   const { org, key } = await cluster.org({ plan: 'business', credits: 10 });
   await studioUser(cluster, org.id, 'rough@studio.test');
   const logoKey = `orgs/${org.id}/channel-logo.png`;
@@ -58,17 +35,8 @@ needing({ tools: TOOLS }).serial('rough edges: an empty file, the logo by its na
     },
   });
   t.is(preset.status, 200, JSON.stringify(preset.body));
-  const jobId = await insertCompletedJob(cluster.app, {
-    organizationId: org.id,
-    sourcePath: source,
-    words: WORDS,
-    shorts: [{ startTime: 0, endTime: 3, title: 'Hello there' }],
-  });
+  const { page, pageErrors, jobId } = await helloThereJobPage(cluster, chromium, org.id, 'rough@studio.test');
   const base = cluster.app.httpUrl;
-  const { page, pageErrors } = await signInToJobPage(chromium, base, 'rough@studio.test', jobId, {
-    ready: '[data-testid="caption-preview"]',
-    viewport: { width: 1366, height: 1400 },
-  });
 
   // Progress: the panel's and the list's numbers read at the same moment agree, as the agent moves it.
   const response = page.waitForResponse((r) => r.url().endsWith('/api/render') && r.request().method() === 'POST');

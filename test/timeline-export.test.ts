@@ -1,7 +1,7 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -15,7 +15,7 @@ import { storeFile } from '../coordinator/src/files/store-file.js';
 import { buildReframeGraph } from '../node-agent/src/media/reframe-graph.js';
 import { launchChromium } from './helpers/browser.js';
 import { needing } from './helpers/requirements.js';
-import { buildStudio, CHROMIUM_TOOL, signInToJobPage, studioUser, type Chromium } from './helpers/studio.js';
+import { buildStudio, CHROMIUM_TOOL, signInToNewJob, type Chromium } from './helpers/studio.js';
 
 // Editor timelines (GET /api/jobs/:jobId/shorts/:shortId/timeline.fcpxml|.otio|.edl and
 // /api/render/:renderId/timeline.…): FCPXML well-formed (xmllint) and read back by a small reader
@@ -582,26 +582,15 @@ needing({ tools: CHROMIUM_TOOL })(
   async (t) => {
     buildStudio();
     chromium = await launchChromium();
-    const { org } = await cluster.org({ name: 'Timelines Studio' });
-    await studioUser(cluster, org.id, 'timelines@studio.test');
-    const id = await fixture(org.id);
-    const { page, pageErrors } = await signInToJobPage(chromium, cluster.app.httpUrl, 'timelines@studio.test', id, {
-      ready: '[data-testid="timeline-files"]',
-    });
-    const download = async (name: string) => {
-      const [file] = await Promise.all([
-        page.waitForEvent('download'),
-        page.click(`a[aria-label="Download the edit of “Fox” as ${name}"]`),
-      ]);
-      return { name: file.suggestedFilename(), text: await readFile((await file.path())!, 'utf8') };
-    };
-    const fcpxml = await download('FCPXML');
+    const links = '[data-testid="timeline-files"]';
+    const { pageErrors, download } = await signInToNewJob(cluster, chromium, 'timelines@studio.test', fixture, links);
+    const fcpxml = await download('Download the edit of “Fox” as FCPXML');
     t.is(fcpxml.name, 'fixture-short-0.fcpxml');
     t.is(readFcpxml(fcpxml.text).clips.length, 3);
-    const otio = await download('OTIO');
+    const otio = await download('Download the edit of “Fox” as OTIO');
     t.is(otio.name, 'fixture-short-0.otio');
     t.true(checkOtio(JSON.parse(otio.text)).has('Timeline.1'));
-    const edl = await download('EDL');
+    const edl = await download('Download the edit of “Fox” as EDL');
     t.is(edl.name, 'fixture-short-0.edl');
     t.is(readEdl(edl.text).events.length, 1);
     t.deepEqual(pageErrors, []);

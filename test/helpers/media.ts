@@ -34,8 +34,8 @@ export async function ffmpegWrapper(file: string, ffmpegPath: string, before: st
 }
 
 /** A small real video: a test pattern (`testsrc` at 25 fps unless asked otherwise), or a flat
- *  `colour` (an ffmpeg colour: `red`, `0x808080`), with a sine tone; `gop` frames from one keyframe
- *  to the next (x264's default if not given). */
+ *  `colour` (an ffmpeg colour: `red`, `0x808080`), with a sine tone (none when `toneHz` is null);
+ *  `gop` frames from one keyframe to the next (x264's default if not given). */
 export async function makeTestVideo(
   out: string,
   opts: {
@@ -45,7 +45,7 @@ export async function makeTestVideo(
     fps?: number;
     pattern?: 'testsrc' | 'testsrc2';
     colour?: string;
-    toneHz?: number;
+    toneHz?: number | null;
     gop?: number;
   } = {},
 ): Promise<string> {
@@ -53,17 +53,25 @@ export async function makeTestVideo(
   const picture = opts.colour
     ? `color=c=${opts.colour}:s=${width}x${height}:r=${fps}:d=${seconds}`
     : `${pattern}=size=${width}x${height}:rate=${fps}:duration=${seconds}`;
-  return encodeTestVideo(out, [picture], { tone: `sine=frequency=${toneHz}:duration=${seconds}`, gop: opts.gop });
+  return encodeTestVideo(out, [picture], {
+    tone: toneHz === null ? undefined : `sine=frequency=${toneHz}:duration=${seconds}`,
+    gop: opts.gop,
+  });
 }
 
-/** Left half pure red, right half pure blue (each half 640x720 at 25 fps): which half a frame shows
- *  is its colour. With a 300 Hz tone unless `toneHz` is null. */
-export async function makeHalvesVideo(out: string, opts: { seconds: number; toneHz?: number | null }): Promise<string> {
-  const { seconds, toneHz = 300 } = opts;
-  const half = (colour: string) => `color=c=${colour}:s=640x720:r=25:d=${seconds}`;
+/** Left half pure red, right half pure blue (each half 640x720 at 25 fps unless `half` says
+ *  otherwise): which half a frame shows is its colour. With a 300 Hz tone unless `toneHz` is null;
+ *  `gop` as makeTestVideo's. */
+export async function makeHalvesVideo(
+  out: string,
+  opts: { seconds: number; toneHz?: number | null; half?: { width: number; height: number }; gop?: number },
+): Promise<string> {
+  const { seconds, toneHz = 300, half: size = { width: 640, height: 720 } } = opts;
+  const half = (colour: string) => `color=c=${colour}:s=${size.width}x${size.height}:r=25:d=${seconds}`;
   return encodeTestVideo(out, [half('red'), half('blue')], {
     tone: toneHz === null ? undefined : `sine=frequency=${toneHz}:duration=${seconds}`,
     graph: '[0:v][1:v]hstack=inputs=2[v]',
+    gop: opts.gop,
   });
 }
 
@@ -85,9 +93,14 @@ export async function redBlueShares(file: string, t: number, w: number, h: numbe
   return { red: red / (w * h), blue: blue / (w * h) };
 }
 
-/** The lavfi `pictures` (joined by `graph` into `[v]` when there are several) and `tone`, as H.264 +
- *  AAC at `out`. */
-async function encodeTestVideo(out: string, pictures: string[], o: { tone?: string; graph?: string; gop?: number }): Promise<string> {
+/** The lavfi `pictures` (joined by `graph` into `[v]` when there are several) and the lavfi sound
+ *  `tone`, as H.264 at `out`: `videoArgs` (a filter, a sync mode) before the encoder's, and the sound
+ *  as AAC cut to the picture's length unless `audioArgs` say otherwise. */
+export async function encodeTestVideo(
+  out: string,
+  pictures: string[],
+  o: { tone?: string; graph?: string; gop?: number; videoArgs?: string[]; audioArgs?: string[] },
+): Promise<string> {
   const lavfi = (source: string) => ['-f', 'lavfi', '-i', source];
   const map = o.graph ? ['-filter_complex', o.graph, '-map', '[v]', ...(o.tone ? ['-map', `${pictures.length}:a`] : [])] : [];
   await run(FFMPEG, [
@@ -98,6 +111,7 @@ async function encodeTestVideo(out: string, pictures: string[], o: { tone?: stri
     ...pictures.flatMap(lavfi),
     ...(o.tone ? lavfi(o.tone) : []),
     ...map,
+    ...(o.videoArgs ?? []),
     '-c:v',
     'libx264',
     '-preset',
@@ -105,7 +119,7 @@ async function encodeTestVideo(out: string, pictures: string[], o: { tone?: stri
     ...(o.gop ? ['-g', String(o.gop)] : []),
     '-pix_fmt',
     'yuv420p',
-    ...(o.tone ? ['-c:a', 'aac', '-shortest'] : []),
+    ...(o.tone ? (o.audioArgs ?? ['-c:a', 'aac', '-shortest']) : []),
     out,
   ]);
   return out;

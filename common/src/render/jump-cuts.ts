@@ -2,7 +2,7 @@
 // the voice activity analysis heard. Pure, shared by the agent that renders the cut and the studio
 // that shows it on the short's timeline.
 import { unionOfRanges as union, type TimeRange } from '../time-ranges.js';
-import { fillerKey, resolveEditing, type EditingOptions } from '../options/editing.js';
+import { fillerKey, resolveEditing, type EditingOptions } from '../options/editing-rules.js';
 
 export type { TimeRange } from '../time-ranges.js';
 

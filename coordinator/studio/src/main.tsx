@@ -1,4 +1,3 @@
-import './zod-without-eval.js';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import './style.css';

@@ -104,6 +104,40 @@ const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
 /** av_rescale's rounding: to the nearest, halves away from zero. */
 const roundHalfAway = (x: number) => Math.sign(x) * Math.round(Math.abs(x));
 
+/** The render [start, end) on the source's frames, as both cut planners start: the tick/microsecond
+ *  conversions, the render's start in ticks (-ss counts from the container's start), and the frames
+ *  the single pass keeps (from the first at or after -ss, those under the render's length from it).
+ *  Null when no frame is at or after the start. */
+function renderFrames(frames: SourceFrames, o: { start: number; end: number }) {
+  const { num, den } = frames.timeBase;
+  const usToTicks = (us: number) => (us * den) / (1e6 * num);
+  const ticksToUs = (ticks: number) => (ticks * 1e6 * num) / den;
+  const startUs = secToUs(o.start);
+  const endUs = secToUs(o.end);
+  const offsetTicks = usToTicks(startUs + Math.round(frames.containerStart * 1e6));
+  const firstIndex = frames.pts.findIndex((p) => p >= offsetTicks - 1e-6);
+  if (firstIndex < 0) return null;
+  const lengthTicks = roundHalfAway(usToTicks(endUs - startUs));
+  const inRender = frames.pts.slice(firstIndex).filter((p) => p - frames.pts[firstIndex]! < lengthTicks);
+  // A shift of stepUs is a whole number of ticks.
+  const stepUs = (1e6 * num) / gcd(1e6 * num, den);
+  return { num, den, usToTicks, ticksToUs, startUs, offsetTicks, inRender, stepUs };
+}
+
+/** The cut just before the render's frame `frame` (an index into inRender): a microsecond, a whole
+ *  number of ticks from the start, as near as it can to the middle of that frame and the one before,
+ *  and clear of both; undefined when the frames are too close for one. */
+function cutBefore(r: NonNullable<ReturnType<typeof renderFrames>>, frame: number): number | undefined {
+  const { ticksToUs, inRender, offsetTicks, startUs, stepUs } = r;
+  const lo = ticksToUs(inRender[frame - 1]! - offsetTicks) + startUs;
+  const hi = ticksToUs(inRender[frame]! - offsetTicks) + startUs;
+  const margin = Math.min(500, (hi - lo) / 4);
+  const mid = (lo + hi) / 2;
+  return [Math.round((mid - startUs) / stepUs), Math.floor((mid - startUs) / stepUs), Math.ceil((mid - startUs) / stepUs)]
+    .map((n) => startUs + n * stepUs)
+    .find((us) => us > lo + margin && us < hi - margin);
+}
+
 /**
  * Where `chunks` chunks of the render [start, end) are cut, or null when they cannot be cut
  * exactly (too few GOPs, or a variable frame rate). Cut k sits between the shown frames k*per-1 and
@@ -135,16 +169,9 @@ export function planChunkCuts(
   },
 ): ChunkCut[] | null {
   if (o.constantRate) return o.keep ? null : planConstantRateCuts(frames, { ...o, constantRate: o.constantRate });
-  const { num, den } = frames.timeBase;
-  const usToTicks = (us: number) => (us * den) / (1e6 * num);
-  const ticksToUs = (ticks: number) => (ticks * 1e6 * num) / den;
-  const startUs = secToUs(o.start);
-  const endUs = secToUs(o.end);
-  const offsetTicks = usToTicks(startUs + Math.round(frames.containerStart * 1e6));
-  const firstIndex = frames.pts.findIndex((p) => p >= offsetTicks - 1e-6);
-  if (firstIndex < 0) return null;
-  const lengthTicks = roundHalfAway(usToTicks(endUs - startUs));
-  const inRender = frames.pts.slice(firstIndex).filter((p) => p - frames.pts[firstIndex]! < lengthTicks);
+  const r = renderFrames(frames, o);
+  if (!r) return null;
+  const { usToTicks, ticksToUs, startUs, offsetTicks, inRender } = r;
   // A variable frame rate: the encoder's constant-rate output repeats or drops frames by where each
   // falls from the render's start, which a chunk (restarted at 0) would decide differently.
   let [minGap, maxGap] = [Infinity, 0];
@@ -175,8 +202,6 @@ export function planChunkCuts(
   };
   const gops = Math.floor(shown.length / o.gopFrames);
   if (o.chunks < 2 || gops < o.chunks) return null;
-  // A shift of stepUs is a whole number of ticks.
-  const stepUs = (1e6 * num) / gcd(1e6 * num, den);
   const firsts = [0];
   const fromsUs = [startUs];
   const clocksUs = [0];
@@ -187,13 +212,7 @@ export function planChunkCuts(
   for (let k = 1; k < o.chunks; k++) {
     const gopIndex = Math.min(gops - (o.chunks - k), Math.max(k, Math.round((k * work) / o.chunks - extra)));
     const first = shown[gopIndex * o.gopFrames]!;
-    const lo = ticksToUs(inRender[first - 1]! - offsetTicks) + startUs;
-    const hi = ticksToUs(inRender[first]! - offsetTicks) + startUs;
-    const margin = Math.min(500, (hi - lo) / 4);
-    const mid = (lo + hi) / 2;
-    const cut = [Math.round((mid - startUs) / stepUs), Math.floor((mid - startUs) / stepUs), Math.ceil((mid - startUs) / stepUs)]
-      .map((n) => startUs + n * stepUs)
-      .find((us) => us > lo + margin && us < hi - margin);
+    const cut = cutBefore(r, first);
     if (cut === undefined) return null;
     firsts.push(first);
     fromsUs.push(cut);
@@ -242,23 +261,15 @@ function planConstantRateCuts(
   frames: SourceFrames,
   o: { start: number; end: number; chunks: number; gopFrames: number; firstChunkExtraShare?: number; constantRate: number },
 ): ChunkCut[] | null {
-  const { num, den } = frames.timeBase;
-  const usToTicks = (us: number) => (us * den) / (1e6 * num);
-  const ticksToUs = (ticks: number) => (ticks * 1e6 * num) / den;
-  const startUs = secToUs(o.start);
-  const endUs = secToUs(o.end);
-  const offsetTicks = usToTicks(startUs + Math.round(frames.containerStart * 1e6));
-  const firstIndex = frames.pts.findIndex((p) => p >= offsetTicks - 1e-6);
-  if (firstIndex < 0) return null;
-  const lengthTicks = roundHalfAway(usToTicks(endUs - startUs));
-  const inRender = frames.pts.slice(firstIndex).filter((p) => p - frames.pts[firstIndex]! < lengthTicks);
+  const r = renderFrames(frames, o);
+  if (!r) return null;
+  const { num, den, usToTicks, ticksToUs, startUs, offsetTicks, inRender } = r;
   // The slot each source frame lands in (fps's rounding: to the nearest, halves away from zero).
   const slot = (i: number) => roundHalfAway(((inRender[i]! - roundHalfAway(offsetTicks)) * num * o.constantRate) / den);
   const first = slot(0);
   const total = slot(inRender.length - 1) + 1 - first;
   const gops = Math.floor(total / o.gopFrames);
   if (o.chunks < 2 || gops < o.chunks || inRender.length < 2) return null;
-  const stepUs = (1e6 * num) / gcd(1e6 * num, den);
   const extra = Math.max(0, o.firstChunkExtraShare ?? 0) * gops;
   const work = gops + extra;
   // Output slot, the source frame it shows, and the cut before that frame, for each chunk after the first.
@@ -269,13 +280,7 @@ function planConstantRateCuts(
     let shown = 0;
     while (shown + 1 < inRender.length && slot(shown + 1) <= s) shown++;
     if (shown <= starts[k - 1]!.frame) return null;
-    const lo = ticksToUs(inRender[shown - 1]! - offsetTicks) + startUs;
-    const hi = ticksToUs(inRender[shown]! - offsetTicks) + startUs;
-    const margin = Math.min(500, (hi - lo) / 4);
-    const mid = (lo + hi) / 2;
-    const cut = [Math.round((mid - startUs) / stepUs), Math.floor((mid - startUs) / stepUs), Math.ceil((mid - startUs) / stepUs)]
-      .map((n) => startUs + n * stepUs)
-      .find((us) => us > lo + margin && us < hi - margin);
+    const cut = cutBefore(r, shown);
     if (cut === undefined) return null;
     starts.push({ slot: s, frame: shown, fromUs: cut });
   }

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { planJumpCuts } from '@shorts/common/render/jump-cuts';
-import { cutsAnything, type EditingOptions } from '@shorts/common/options/editing';
+import { cutsAnything, type EditingOptions } from '@shorts/common/options/editing-rules';
 import type { BearerJob, BearerJobShort } from '@shorts/common/api/jobs';
 import type { RenderStatus } from '@shorts/common/api/renders';
 import { api, stageOf } from '../api.js';

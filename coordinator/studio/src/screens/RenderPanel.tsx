@@ -1,6 +1,6 @@
 import { CAPTION_PRESETS } from '@shorts/common/render/presets';
 import type { JumpCutPlan } from '@shorts/common/render/jump-cuts';
-import type { EditingOptions } from '@shorts/common/options/editing';
+import type { EditingOptions } from '@shorts/common/options/editing-rules';
 import type { BearerJobShort } from '@shorts/common/api/jobs';
 import type { BrandPreset } from '@shorts/common/api/brandings';
 import type { CreatedRender, RenderStatus } from '@shorts/common/api/renders';

@@ -1,5 +1,5 @@
 import type { BearerJobShort } from '@shorts/common/api/jobs';
-import { jumpCutFlags, type EditingOptions } from '@shorts/common/options/editing';
+import { jumpCutFlags, type EditingOptions } from '@shorts/common/options/editing-rules';
 import type { ReframeQuality } from '@shorts/common/reframe/types';
 import { seconds } from '../api.js';
 import { qualityLine, readReframe } from '../reframe.js';

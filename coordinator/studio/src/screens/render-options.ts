@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { CAPTION_PRESETS, type StyleItem } from '@shorts/common/render/presets';
 import type { WatermarkPlacement } from '@shorts/common/render/watermark-geometry';
-import { cutsAnything, editingFromSwitches, jumpCutFlags, type EditingOptions } from '@shorts/common/options/editing';
+import { cutsAnything, editingFromSwitches, jumpCutFlags, type EditingOptions } from '@shorts/common/options/editing-rules';
 import type { BearerJobShort } from '@shorts/common/api/jobs';
 import type { BrandPreset } from '@shorts/common/api/brandings';
 import type { FileView } from '@shorts/common/api/files';
