@@ -26,8 +26,8 @@ export interface VoiceChunk extends Interval {
   print: Float64Array;
 }
 
-/** In-place radix-2 FFT of (re, im), length a power of two. */
-function fft(re: Float64Array, im: Float64Array): void {
+/** In-place radix-2 FFT of (re, im), length a power of two, with its twiddles (cos, sin) precomputed. */
+function fft(re: Float64Array, im: Float64Array, cos: Float64Array, sin: Float64Array): void {
   const n = re.length;
   for (let i = 1, j = 0; i < n; i++) {
     let bit = n >> 1;
@@ -39,11 +39,11 @@ function fft(re: Float64Array, im: Float64Array): void {
     }
   }
   for (let len = 2; len <= n; len <<= 1) {
-    const angle = (-2 * Math.PI) / len;
+    const stride = n / len;
     for (let i = 0; i < n; i += len) {
       for (let k = 0; k < len / 2; k++) {
-        const wr = Math.cos(angle * k);
-        const wi = Math.sin(angle * k);
+        const wr = cos[k * stride]!;
+        const wi = sin[k * stride]!;
         const a = i + k;
         const b = a + len / 2;
         const xr = re[b]! * wr - im[b]! * wi;
@@ -60,37 +60,47 @@ function fft(re: Float64Array, im: Float64Array): void {
 const toMel = (hz: number) => 2595 * Math.log10(1 + hz / 700);
 const fromMel = (mel: number) => 700 * (10 ** (mel / 2595) - 1);
 
-/** Triangular mel filters over the bins of an `nfft`-point spectrum. */
-function melFilters(nfft: number, sampleRate: number): Float64Array[] {
+/** Triangular mel filters over the bins of an `nfft`-point spectrum: each its first bin and weights. */
+function melFilters(nfft: number, sampleRate: number): Array<{ from: number; weights: Float64Array }> {
   const edges = Array.from({ length: MEL_BANDS + 2 }, (_, i) => toMel(LOW_HZ) + ((toMel(HIGH_HZ) - toMel(LOW_HZ)) * i) / (MEL_BANDS + 1));
   const bins = edges.map((m) => (fromMel(m) * nfft) / sampleRate);
   return Array.from({ length: MEL_BANDS }, (_, b) => {
-    const filter = new Float64Array(nfft / 2 + 1);
-    for (let k = 0; k < filter.length; k++) {
-      const rise = (k - bins[b]!) / (bins[b + 1]! - bins[b]!);
-      const fall = (bins[b + 2]! - k) / (bins[b + 2]! - bins[b + 1]!);
-      filter[k] = Math.max(0, Math.min(rise, fall));
-    }
-    return filter;
+    const from = Math.max(0, Math.ceil(bins[b]!));
+    const to = Math.min(nfft / 2, Math.floor(bins[b + 2]!));
+    const weights = Float64Array.from({ length: Math.max(0, to - from + 1) }, (_, j) => {
+      const k = from + j;
+      return Math.max(0, Math.min((k - bins[b]!) / (bins[b + 1]! - bins[b]!), (bins[b + 2]! - k) / (bins[b + 2]! - bins[b + 1]!)));
+    });
+    return { from, weights };
   });
 }
 
-/** Cepstra (coefficients 1..CEPSTRA) and loudness (dB) of every frame of the audio. */
-function cepstra(audio: WavRange): { times: Float64Array; loudness: Float64Array; ceps: Float64Array[] } {
+/** Cepstra (coefficients 1..CEPSTRA) and loudness (dB) of the audio's frames inside `pieces`. */
+function cepstra(
+  audio: WavRange,
+  pieces: Interval[],
+): { times: Float64Array; loudness: Float64Array; ceps: Array<Float64Array | undefined> } {
   const frame = Math.round(FRAME_SEC * audio.sampleRate);
   const hop = Math.round(HOP_SEC * audio.sampleRate);
   let nfft = 1;
   while (nfft < frame) nfft <<= 1;
   const filters = melFilters(nfft, audio.sampleRate);
   const window = Float64Array.from({ length: frame }, (_, i) => 0.54 - 0.46 * Math.cos((2 * Math.PI * i) / (frame - 1)));
+  const cos = Float64Array.from({ length: nfft / 2 }, (_, k) => Math.cos((-2 * Math.PI * k) / nfft));
+  const sin = Float64Array.from({ length: nfft / 2 }, (_, k) => Math.sin((-2 * Math.PI * k) / nfft));
+  const dct = Array.from({ length: CEPSTRA }, (_, c) =>
+    Float64Array.from({ length: MEL_BANDS }, (_, m) => Math.cos((Math.PI * (c + 1) * (m + 0.5)) / MEL_BANDS)),
+  );
   const count = audio.samples.length >= frame ? Math.floor((audio.samples.length - frame) / hop) + 1 : 0;
-  const times = new Float64Array(count);
-  const loudness = new Float64Array(count);
-  const ceps: Float64Array[] = [];
+  const times = Float64Array.from({ length: count }, (_, f) => audio.startSec + (f * hop + frame / 2) / audio.sampleRate);
+  const loudness = new Float64Array(count).fill(-Infinity);
+  const ceps: Array<Float64Array | undefined> = new Array<Float64Array | undefined>(count);
   const re = new Float64Array(nfft);
   const im = new Float64Array(nfft);
   const logMel = new Float64Array(MEL_BANDS);
   for (let f = 0; f < count; f++) {
+    // Only speech is printed: the frames between pieces are never read.
+    if (!pieces.some((p) => times[f]! >= p.start && times[f]! < p.end)) continue;
     re.fill(0);
     im.fill(0);
     let energy = 0;
@@ -101,29 +111,27 @@ function cepstra(audio: WavRange): { times: Float64Array; loudness: Float64Array
       re[i] = v * window[i]!;
       energy += v * v;
     }
-    fft(re, im);
+    fft(re, im, cos, sin);
     for (let b = 0; b < MEL_BANDS; b++) {
+      const { from, weights } = filters[b]!;
       let sum = 0;
-      const filter = filters[b]!;
-      for (let k = 0; k < filter.length; k++) if (filter[k]! > 0) sum += filter[k]! * (re[k]! ** 2 + im[k]! ** 2);
+      for (let j = 0; j < weights.length; j++) sum += weights[j]! * (re[from + j]! ** 2 + im[from + j]! ** 2);
       logMel[b] = Math.log(sum + 1e-10);
     }
     const c = new Float64Array(CEPSTRA);
-    for (let n = 1; n <= CEPSTRA; n++) {
+    for (let n = 0; n < CEPSTRA; n++) {
       let sum = 0;
-      for (let m = 0; m < MEL_BANDS; m++) sum += logMel[m]! * Math.cos((Math.PI * n * (m + 0.5)) / MEL_BANDS);
-      c[n - 1] = sum;
+      for (let m = 0; m < MEL_BANDS; m++) sum += logMel[m]! * dct[n]![m]!;
+      c[n] = sum;
     }
-    times[f] = audio.startSec + (f * hop + frame / 2) / audio.sampleRate;
     loudness[f] = 10 * Math.log10(energy / frame + 1e-12);
-    ceps.push(c);
+    ceps[f] = c;
   }
   return { times, loudness, ceps };
 }
 
 /** Speech cut into pieces of about `chunkSec` (each stretch into equal pieces), each with its print. */
 export function voiceChunks(audio: WavRange, speech: Interval[], chunkSec = VOICE_CHUNK_SEC): VoiceChunk[] {
-  const { times, loudness, ceps } = cepstra(audio);
   const pieces = speech.flatMap((s) => {
     const n = Math.max(1, Math.round((s.end - s.start) / chunkSec));
     return Array.from({ length: n }, (_, k) => ({
@@ -131,9 +139,10 @@ export function voiceChunks(audio: WavRange, speech: Interval[], chunkSec = VOIC
       end: s.start + ((s.end - s.start) * (k + 1)) / n,
     }));
   });
+  const { times, loudness, ceps } = cepstra(audio, pieces);
   const chunks = pieces.map((piece) => {
     const frames: number[] = [];
-    for (let f = 0; f < times.length; f++) if (times[f]! >= piece.start && times[f]! < piece.end) frames.push(f);
+    for (let f = 0; f < times.length; f++) if (ceps[f] && times[f]! >= piece.start && times[f]! < piece.end) frames.push(f);
     const loudest = Math.max(...frames.map((f) => loudness[f]!));
     const voiced = frames.filter((f) => loudness[f]! >= loudest - VOICED_WITHIN_DB);
     if (voiced.length < 10) return { ...piece, print: new Float64Array(0) };
