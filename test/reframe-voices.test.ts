@@ -121,3 +121,33 @@ test("who speaks: one sentence where a listener's mouth moves more is still the 
   const once = voices.map((v, k) => ({ ...v, print: print(k === 4 ? 3 : within(a, v.start) ? 1 : -1) }));
   t.is(whoAt(attributeSpeakers([face0, face1], speech, range, fps, {}, undefined, once), 13), 1);
 });
+
+test('who speaks: a voice heard over a slide does not hold back the close-up that shows its speaker next', (t) => {
+  const fps = 8;
+  // 0-10 s a slide (no face) under voice A; 10-16 s a close-up of face 0, saying A's next sentences
+  // with its mouth moving moderately (a small face in a busy shot).
+  const speech = [0.5, 3.5, 6.5, 10.5, 13.5].map((s) => ({ start: s, end: s + 2 }));
+  const closeUp: FaceTrack = {
+    id: 0,
+    samples: Array.from({ length: 6 * fps }, (_, i) => {
+      const time = 10 + i / fps;
+      const talking = speech.some((s) => time >= s.start && time < s.end);
+      return {
+        time,
+        box: { x: 400, y: 100, width: 300, height: 300 },
+        score: 0.9,
+        mouthActivity: talking ? 0.09 + 0.02 * Math.sin(time * 17) : 0.01,
+      };
+    }),
+  };
+  const print = Float64Array.from({ length: 24 }, (_, d) => (d % 2 ? 1 : 0.5));
+  const voices: VoiceChunk[] = speech.map((s) => ({ ...s, print }));
+  const range = { start: 0, end: 16 };
+  const without = attributeSpeakers([closeUp], speech, range, fps, { voicePool: 0 });
+  const withVoices = attributeSpeakers([closeUp], speech, range, fps, {}, undefined, voices);
+  const whoAt = (turns: ReturnType<typeof attributeSpeakers>, s: number) => turns.find((x) => s >= x.start && s < x.end)?.trackId;
+  t.is(whoAt(without, 11), 0);
+  t.is(whoAt(withVoices, 1), null);
+  t.is(whoAt(withVoices, 11), 0);
+  t.is(whoAt(withVoices, 14), 0);
+});

@@ -401,12 +401,14 @@ function lendByVoice(signals: Float64Array[], grid: number[], voices: VoiceChunk
   const NONE = signals.length;
   const members = voices.map((v) => grid.flatMap((t, i) => (t >= v.start && t < v.end ? [i] : [])));
   // Each piece's evidence per state (faces, then nobody visible), as the Viterbi pass weighs it.
+  const present: boolean[][] = [];
   const votes = members.map((idx) => {
     const evidence = signals.map((signal) => {
       const known = idx.map((i) => signal[i]!).filter((v) => !Number.isNaN(v));
       return known.length >= idx.length / 2 && known.length ? known.reduce((a, b) => a + b, 0) / known.length : -Infinity;
     });
     evidence.push(o.minActivity);
+    present.push(evidence.map((e) => e > -Infinity));
     const order = [...evidence.keys()].sort((a, b) => evidence[b]! - evidence[a]!);
     const [best, second] = [evidence[order[0]!]!, Math.max(0, evidence[order[1]!] ?? 0)];
     const margin = best > 0 ? (best - second) / best : 0;
@@ -415,7 +417,11 @@ function lendByVoice(signals: Float64Array[], grid: number[], voices: VoiceChunk
   members.forEach((idx, c) => {
     const tally = new Float64Array(NONE + 1);
     votes.forEach((vote, j) => {
-      if (j === c || !vote.weight) return;
+      // A vote for a face that is not in this piece (another shot's) says nothing about this one; a
+      // vote for nobody visible counts only where this piece's faces were all there to be seen (the
+      // voice over a slide or B-roll is often the one a close-up shows next).
+      if (j === c || !vote.weight || !present[c]![vote.owner]) return;
+      if (vote.owner === NONE && present[c]!.some((here, k) => here && k < NONE && !present[j]![k])) return;
       const d = voiceDistance(voices[c]!, voices[j]!);
       if (!Number.isNaN(d)) tally[vote.owner]! += vote.weight / (1 + Math.exp((d - o.voiceSameDistance) / o.voiceSoftness));
     });
