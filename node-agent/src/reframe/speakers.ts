@@ -392,9 +392,8 @@ function applySilenceContrast(signals: Float64Array[], grid: number[], speech: I
  * `voicePool`. One sentence's lip sync is often near chance (a listener mouthing along, a face a
  * few dozen pixels high), while the face that owns a voice shows it plainly in some of what that
  * voice says. Pieces that were not clear themselves vote for nothing, so a voice whose lips were
- * never read plainly changes nothing; a voice plainly owned by nobody in the picture (an off-screen
- * narrator) holds every face back. Faces are compared where present: another shot's faces get no
- * votes from this shot's pieces.
+ * never read plainly changes nothing. Faces are compared where present: another shot's faces get
+ * no votes from this shot's pieces.
  */
 function lendByVoice(signals: Float64Array[], grid: number[], voices: VoiceChunk[], o: AttributionOptions): void {
   if (!(o.voicePool > 0) || voices.length < 2) return;
@@ -417,11 +416,10 @@ function lendByVoice(signals: Float64Array[], grid: number[], voices: VoiceChunk
   members.forEach((idx, c) => {
     const tally = new Float64Array(NONE + 1);
     votes.forEach((vote, j) => {
-      // A vote for a face that is not in this piece (another shot's) says nothing about this one; a
-      // vote for nobody visible counts only where this piece's faces were all there to be seen (the
-      // voice over a slide or B-roll is often the one a close-up shows next).
-      if (j === c || !vote.weight || !present[c]![vote.owner]) return;
-      if (vote.owner === NONE && present[c]!.some((here, k) => here && k < NONE && !present[j]![k])) return;
+      // Only faces vote: lips that plainly move with a voice say whose it is, while lips that do not
+      // move say little (a face turned or blurred while walking, a voice over a slide that the next
+      // close-up shows). A vote for a face not in this piece (another shot's) says nothing here.
+      if (j === c || !vote.weight || vote.owner === NONE || !present[c]![vote.owner]) return;
       const d = voiceDistance(voices[c]!, voices[j]!);
       if (!Number.isNaN(d)) tally[vote.owner]! += vote.weight / (1 + Math.exp((d - o.voiceSameDistance) / o.voiceSoftness));
     });
