@@ -298,3 +298,23 @@ withMedia.serial('an aborted detection stops', async (t) => {
     { message: 'cancelled' },
   );
 });
+
+test('who speaks: a turn given to a face too small for lip sync is held less sure than its margin says, so the camera hedges sooner', (t) => {
+  const fps = 8;
+  const speech = [{ start: 0.5, end: 4.5 }];
+  // Each small face is judged against its own rest: the speaker's mouth patch is still outside the
+  // speech and moves in it, the listener's patch jitters the same all along.
+  const talking = (s: number) => (s >= 0.5 && s < 4.5 ? 0.12 + 0.05 * Math.sin(s * 20) : 0.02);
+  const small = (id: number, activity: (s: number) => number) => ({ ...syntheticTrack(id, fps, 5, activity), lipsTooSmall: true });
+  const tracks = [small(0, talking), small(1, (s) => 0.05 + 0.01 * Math.sin(s * 7))];
+  const [asMeasured] = attributeSpeakers(tracks, speech, { start: 0, end: 5 }, fps, { smallFaceConfidence: 1 });
+  const [held] = attributeSpeakers(tracks, speech, { start: 0, end: 5 }, fps);
+  t.is(asMeasured!.trackId, 0);
+  t.is(held!.trackId, 0);
+  t.true(asMeasured!.confidence! > 0.2, `confidence ${asMeasured!.confidence}`);
+  t.is(held!.confidence, Math.round(100 * asMeasured!.confidence! * 0.6) / 100);
+  // A face whose lips can be read keeps its margin.
+  const readable = tracks.map(({ lipsTooSmall: _, ...track }) => track);
+  const [plain] = attributeSpeakers(readable, speech, { start: 0, end: 5 }, fps);
+  t.is(plain!.confidence, attributeSpeakers(readable, speech, { start: 0, end: 5 }, fps, { smallFaceConfidence: 1 })[0]!.confidence);
+});
