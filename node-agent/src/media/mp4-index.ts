@@ -122,11 +122,15 @@ function editShift(buf: Buffer, elst: Box, movieTimescale: number, timescale: nu
   return dwell - (mediaTime ?? 0) / timescale;
 }
 
+/** More samples than a track of a day at 240 fps: a file that claims them is not read here. */
+const MAX_SAMPLES = 24 * 3600 * 240;
+
 function sampleSizes(buf: Buffer, stbl: Box): Float64Array {
   const stsz = child(buf, stbl, 'stsz');
   if (!stsz) throw new Unsupported(child(buf, stbl, 'stz2') ? 'compact sample sizes' : 'no stsz');
   const fixed = buf.readUInt32BE(stsz.body + 4);
   const count = buf.readUInt32BE(stsz.body + 8);
+  if (count > MAX_SAMPLES || (!fixed && stsz.body + 12 + 4 * count > stsz.end)) throw new Unsupported('a sample count past its table');
   const sizes = new Float64Array(count);
   for (let i = 0; i < count; i++) sizes[i] = fixed || buf.readUInt32BE(stsz.body + 12 + 4 * i);
   return sizes;

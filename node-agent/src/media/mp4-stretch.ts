@@ -69,17 +69,18 @@ function through(t: Mp4Track, firstIndex: number, until: number, extra = 0): [nu
 /** The samples of each track ffmpeg reads for `need`, as index spans [first, last]. */
 function sampleSpans(tracks: Mp4Track[], need: StretchNeed): Array<{ track: Mp4Track; spans: Array<[number, number]> }> {
   const start = containerStart(tracks);
-  const video = tracks.find((t) => t.handler === 'vide' && count(t) > 0);
+  // The video ffmpeg seeks by: the picture track (a cover image's track holds one sample).
+  const video = tracks.filter((t) => t.handler === 'vide').sort((a, b) => count(b) - count(a))[0];
   const seek = start + need.video.from - BEFORE_SEC;
-  const key = video ? keyframeBefore(video, seek) : -1;
-  const keyTime = video ? Math.min(ptsOf(video, key), dtsOf(video, key)) : seek;
+  const key = video && count(video) ? keyframeBefore(video, seek) : -1;
+  const keyTime = key >= 0 ? Math.min(ptsOf(video!, key), dtsOf(video!, key)) : seek;
   return tracks
     .filter((t) => count(t) > 0)
     .map((t) => {
       const first = dtsOf(t, 0);
       const head = through(t, 0, first + HEAD_SEC);
       const spans: Array<[number, number]> = [[0, Math.max(head[1], Math.min(count(t), HEAD_SAMPLES) - 1)]];
-      if (t === video) spans.push(through(t, key, start + need.video.to + AFTER_SEC, AFTER_SAMPLES));
+      if (t === video && key >= 0) spans.push(through(t, key, start + need.video.to + AFTER_SEC, AFTER_SAMPLES));
       else {
         const from = Math.min(keyTime, start + need.other.from) - BEFORE_SEC;
         let firstIndex = 0;

@@ -25,6 +25,9 @@ const MAX_TOP_LEVEL_BOXES = 1000;
 const PARALLEL = 4;
 /** Times one range that broke off is resumed. */
 const RESUMES = 3;
+/** What an ISO BMFF file starts with (a QuickTime movie may have no `ftyp`); any other start is
+ *  another container. */
+const FIRST_BOXES = new Set(['ftyp', 'moov', 'mdat', 'wide', 'free', 'skip']);
 /** Top-level boxes whose bodies ffmpeg skips: it reads only their headers. */
 const SKIPPED = new Set(['mdat', 'free', 'skip', 'wide']);
 
@@ -103,7 +106,7 @@ async function findIndex(reader: RangeReader): Promise<Buffer | undefined> {
     const type = header.toString('latin1', 4, 8);
     if (size === 1) size = header.length >= 16 ? Number(header.readBigUInt64BE(8)) : 0;
     else if (size === 0) size = reader.total - at;
-    if (size < 8 || at + size > reader.total || (at === 0 && type !== 'ftyp') || type === 'moof') return undefined;
+    if (size < 8 || at + size > reader.total || (at === 0 && !FIRST_BOXES.has(type)) || type === 'moof') return undefined;
     if (!SKIPPED.has(type)) {
       if (size > MAX_INDEX_BYTES) return undefined;
       const box =
