@@ -338,6 +338,14 @@ test.serial(
       const chunked = await render(c);
       t.log(`${c.name}: ${chunked.children} chunks, compared with the one pass`);
       t.is(chunked.children, 2, `${c.name}: two chunks`);
+      // The agent that rendered the one pass holds the source; the other fetched its chunk's stretch
+      // by byte ranges (issue 35): what it renders here is read from that file.
+      const reads = cluster.agents.flatMap((a) =>
+        a.logs.filter((l) => l.includes(chunked.renderId) && /"source (stretch fetched|read from this host's cache)"/.test(l)),
+      );
+      t.is(reads.length, 2, `${c.name}: one read of the source a chunk`);
+      const stretches = reads.filter((l) => l.includes('"source stretch fetched"')).map((l) => JSON.parse(l) as { whole: boolean });
+      t.true(stretches.length >= 1 && stretches.every((r) => !r.whole), `${c.name}: ${reads.join('\n')}`);
       if (c.orient) {
         // The frames were turned by the graph: a matrix left on the joined file would flip them again.
         const [video] = (await probeJson(chunked.file, '-select_streams', 'v:0', '-show_streams')).streams ?? [];

@@ -59,6 +59,9 @@ test.before(async () => {
     'libx264',
     '-preset',
     'ultrafast',
+    // A keyframe a second: a chunk's stretch of the source starts at most that far before it.
+    '-g',
+    String(FPS),
     '-pix_fmt',
     'yuv420p',
     '-c:a',
@@ -283,6 +286,27 @@ test.serial(
         t.is(await cached(joiner, key), undefined, `${key} left on ${joiner}, which joined`);
         if (piece.agent !== joiner) t.is((await cached(piece.agent, key))?.mtimeMs, 0, `${key} on ${piece.agent}: first to go`);
       }
+    // Each chunk read its own stretch of the source (issue 35): from this host's cache where it holds
+    // the source (the agent of the one-pass render), else by byte ranges, a part of the file.
+    const size = (await stat(source)).size;
+    const reads = cluster.agents.flatMap((a) =>
+      a.logs.filter((l) => l.includes(renderId) && /"source (stretch fetched|read from this host's cache)"/.test(l)),
+    );
+    t.is(reads.length, 3, 'one read of the source a chunk');
+    const stretches = reads.filter((l) => l.includes('source stretch fetched')).map((l) => JSON.parse(l) as Parsed);
+    t.true(stretches.length >= 1, 'a chunk on an agent without the source fetched its stretch');
+    for (const s of stretches) {
+      t.false(s.whole, 'laid out by byte ranges');
+      t.is(s.total, size);
+      t.true(s.bytes <= size, `${s.bytes} of ${size} bytes`);
+      // The first chunk also encodes the sound of the whole short (1-13 s of this 14 s source): its
+      // sound comes with the video between its packets. The others read their own 4.5 s, with the
+      // keyframe before, the margins and the head (test/source-stretch.test.ts measures a 4 s
+      // stretch of a longer source: a fifth of it).
+      if (s.other.to - s.other.from === s.video.to - s.video.from)
+        t.true(s.bytes < size * 0.9, `a chunk of ${s.video.from}-${s.video.to} s fetched ${s.bytes} of ${size} bytes`);
+    }
+    t.log(stretches.map((s) => `${s.video.from}-${s.video.to} s: ${s.bytes} of ${size} bytes`).join('; '));
     await assertEqualsSinglePass(t, await download(done.url, 'chunked.mp4'), 'chunked');
     // The chunks and the sound were the join's inputs only.
     const leftovers = [];

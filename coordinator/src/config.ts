@@ -43,6 +43,10 @@ const schema = z.object({
   watchdogIntervalMs: z.coerce.number().int().positive().default(5_000),
   /** A task preferring a capability (NVENC, CUDA) waits this long for a connected agent that has it and a free slot. */
   placementGraceMs: z.coerce.number().int().min(0).default(5_000),
+  /** The first queued task of a job that reads its source waits at most this long for a free agent
+   *  that holds the source (tasks/locality.ts): a free agent is in a long-poll and takes it within
+   *  milliseconds; this covers one between its calls. 0: no hold. */
+  localityHoldMs: z.coerce.number().int().min(0).default(2_000),
   /** Work queued this long with no connected agent able to run it says so in the API and the log. */
   waitingNoticeMs: z.coerce.number().int().min(0).default(30_000),
   /** Work whose required capabilities no connected agent of its type has fails after this long. */
@@ -224,6 +228,7 @@ const ENV: Record<keyof z.infer<typeof schema>, string> = {
   taskMaxAttempts: 'TASK_MAX_ATTEMPTS',
   watchdogIntervalMs: 'WATCHDOG_INTERVAL_MS',
   placementGraceMs: 'PLACEMENT_GRACE_MS',
+  localityHoldMs: 'LOCALITY_HOLD_MS',
   waitingNoticeMs: 'WAITING_NOTICE_MS',
   unmetNeedsFailMs: 'UNMET_NEEDS_FAIL_MS',
   taskTimeLimits: 'TASK_TIME_LIMITS',

@@ -67,6 +67,7 @@ export async function startCoordinator(
       leaseTtlMs: config.leaseTtlMs,
       maxAttempts: config.taskMaxAttempts,
       preferGraceMs: config.placementGraceMs,
+      localityHoldMs: config.localityHoldMs,
       waitingNoticeMs: config.waitingNoticeMs,
       unmetNeedsFailMs: config.unmetNeedsFailMs,
       timeLimitsSec: config.taskTimeLimits,

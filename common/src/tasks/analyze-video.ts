@@ -231,6 +231,7 @@ export const analyzeVideoContract = {
     stages: { 'analyze-range': 'transcribing', 'reframe-short': 'detecting_speakers' },
   },
   timeLimitSec: 4 * 3600,
+  readsJobSource: true,
   outputs: analyzeVideoOutputs,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, AnalyzeStage>;
 

@@ -66,6 +66,7 @@ export const reframeShortContract = {
   // Faces, as the analysis's own stage 80: the host where the detector runs on CUDA is preferred.
   placement: { requires: ['face-detector'], prefers: ['face-detector:cuda'] },
   timeLimitSec: 3600,
+  readsJobSource: true,
   partName: 'Short',
   outputs: reframeShortOutputs,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof REFRAME_SHORT_STAGES>;

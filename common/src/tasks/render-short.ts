@@ -150,6 +150,7 @@ export const renderShortContract = {
   // A long render splits into frame-exact chunks, each rendered by its own child (issue 22).
   children: { types: ['render-chunk'], stages: { 'render-chunk': 'rendering' } },
   timeLimitSec: 3600,
+  readsJobSource: true,
   outputs: renderShortOutputs,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof RENDER_STAGES>;
 

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/db.js';
 import { newId } from '../ids.js';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
-import { childTypesOf, laterStage, partNameOf, placementOf, stageWhileChildren } from '@shorts/common/tasks/contracts';
+import { childTypesOf, laterStage, localityOf, partNameOf, placementOf, stageWhileChildren } from '@shorts/common/tasks/contracts';
 import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import type { Metrics } from '../metrics/metrics.js';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
@@ -64,9 +64,19 @@ export class TaskFamilies {
       const needs = placementOf(type, child.placement);
       await c.query(
         `INSERT INTO tasks (id, type, organization_id, subject_id, payload, priority, max_attempts, requires, prefers, parent_id, child_index,
-           request_id)
-         SELECT $1, $2, organization_id, subject_id, $3, priority, $4, $5, $6, id, $7, request_id FROM tasks WHERE id = $8`,
-        [newId(), type, child.payload, this.opts.maxAttempts, needs.requires, needs.prefers, earlier + index, parent.id],
+           request_id, locality)
+         SELECT $1, $2, organization_id, subject_id, $3, priority, $4, $5, $6, id, $7, request_id, $9 FROM tasks WHERE id = $8`,
+        [
+          newId(),
+          type,
+          child.payload,
+          this.opts.maxAttempts,
+          needs.requires,
+          needs.prefers,
+          earlier + index,
+          parent.id,
+          localityOf(type, child.payload),
+        ],
       );
     }
     this.metrics.tasksEnqueued.labels(type).inc(children.length);

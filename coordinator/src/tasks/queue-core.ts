@@ -63,6 +63,9 @@ export interface TaskQueueOptions {
   maxAttempts: number;
   /** How long a task preferring a capability is kept for a connected agent that has it and a free slot. */
   preferGraceMs: number;
+  /** How long the first queued task of a job that reads its source is kept for a connected agent
+   *  that holds that source and has a free slot (./locality.ts). 0 or absent: no hold. */
+  localityHoldMs?: number;
   /** A queued task waiting this long with no connected agent able to run it says so (API, log once). */
   waitingNoticeMs: number;
   /** A task whose requirements no connected agent of its type meets fails after waiting this long. */

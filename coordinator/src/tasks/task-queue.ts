@@ -3,12 +3,13 @@ import { AppError, appErrorOf } from '../errors.js';
 import { newId, randomToken } from '../ids.js';
 import { logFields, type Logger } from '@shorts/common/logger';
 import { TASK_STATES, type TaskType } from '@shorts/common/tasks';
-import { ContractViolation, FIRST_STAGES, laterStage, placementOf, type TaskPayload } from '@shorts/common/tasks/contracts';
+import { ContractViolation, FIRST_STAGES, laterStage, localityOf, placementOf, type TaskPayload } from '@shorts/common/tasks/contracts';
 import type { TaskFailureCode } from '@shorts/common/tasks/failure-codes';
 import { retry } from '@shorts/common/retry';
 import type { TaskPlacement } from '@shorts/common/placement';
 import { TASK_COLUMNS, type TaskRow } from './task-row.js';
 import { connectedAgentSql } from './liveness.js';
+import { heldForAnotherSql, holdEndsSql } from './locality.js';
 import { LeaseWatchdog } from './lease-watchdog.js';
 import { TaskWakeups } from './wakeups.js';
 import { TaskFamilies } from './fan-out.js';
@@ -98,8 +99,8 @@ export class TaskQueue implements QueueCore {
     const id = newId();
     const needs = placementOf(input.type, input.placement);
     await c.query(
-      `INSERT INTO tasks (id, type, organization_id, subject_id, payload, priority, max_attempts, requires, prefers, request_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      `INSERT INTO tasks (id, type, organization_id, subject_id, payload, priority, max_attempts, requires, prefers, request_id, locality)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
       [
         id,
         input.type,
@@ -111,6 +112,7 @@ export class TaskQueue implements QueueCore {
         needs.requires,
         needs.prefers,
         input.requestId ?? requestIdInScope(),
+        localityOf(input.type, input.payload),
       ],
     );
     await this.wakeups.notify(c, input.type);
@@ -158,6 +160,10 @@ export class TaskQueue implements QueueCore {
    * agent lacks is offered to it only when no other online agent with them (and the task's type)
    * has a free slot, or once the task has waited `preferGraceMs`.
    *
+   * Locality: the first queued task of a job that reads its stored source whole is kept a moment
+   * (`localityHoldMs`) for a free agent that holds that source, and offered to others only once that
+   * agent is busy or gone (./locality.ts).
+   *
    * Fairness: among the tasks this agent may take, the organization with the fewest running tasks
    * goes first, then the one whose last lease is oldest (round-robin), then each organization's own
    * order (priority, age). One organization's 500 queued renders do not starve another's one.
@@ -171,7 +177,7 @@ export class TaskQueue implements QueueCore {
        ),
        -- Other agents that could take work now: online, heard from lately, with a free slot.
        free_agents AS MATERIALIZED (
-         SELECT a.task_types, a.capability_tags AS tags FROM agents a
+         SELECT a.id, a.task_types, a.capability_tags AS tags FROM agents a
          WHERE a.id <> $2 AND ${connectedAgentSql('a', '$4')}
            AND (SELECT count(*) FROM tasks r WHERE r.state = 'leased' AND r.leased_by = a.id) < a.max_slots
        ),
@@ -185,6 +191,7 @@ export class TaskQueue implements QueueCore {
                 OR t.queued_at <= now() - make_interval(secs => $5 / 1000.0)
                 OR NOT EXISTS (SELECT 1 FROM free_agents f
                                WHERE t.type = ANY(f.task_types) AND f.tags @> t.requires AND f.tags @> t.prefers))
+           AND NOT ${heldForAnotherSql({ t: 't', me: '$2', meTags: 'me.tags', freeAgents: 'free_agents', holdParam: '$7' })}
        ),
        heads AS (SELECT * FROM eligible WHERE place <= 4),
        turns AS (
@@ -205,7 +212,7 @@ export class TaskQueue implements QueueCore {
        RETURNING ${TASK_COLUMNS}, extract(epoch FROM now() - queued_at)::float8 AS "waitedSec"`,
       // A leased task is in its type's first stage until its agent reports; a task leased again
       // (a retry, a parent's final part) keeps the stage it reached: stages never go back.
-      [token, agentId, types, this.opts.leaseTtlMs, this.opts.preferGraceMs, FIRST_STAGES],
+      [token, agentId, types, this.opts.leaseTtlMs, this.opts.preferGraceMs, FIRST_STAGES, this.opts.localityHoldMs ?? 0],
     );
     if (task) {
       await this.event(task.id, agentId, 'leased', `attempt ${task.attempts}`);
@@ -217,15 +224,18 @@ export class TaskQueue implements QueueCore {
     return task;
   }
 
-  /** Milliseconds until a task this agent was passed over for (it lacks a preferred tag) becomes
-   *  its to take, if there is one: the waiter looks again then, as no NOTIFY marks that moment. */
+  /** Milliseconds until a task this agent may have been passed over for (it lacks a preferred tag,
+   *  or the task is held for an agent that holds its source: ./locality.ts) becomes its to take, if
+   *  there is one: the waiter looks again then, as no NOTIFY marks that moment. */
   private async deferredRecheckMs(agentId: string, types: readonly string[]): Promise<number | undefined> {
     const row = await this.db.one<{ ms: number | null }>(
-      `SELECT (extract(epoch FROM min(t.queued_at) + make_interval(secs => $3 / 1000.0) - now()) * 1000)::float8 AS ms
+      `SELECT (extract(epoch FROM min(LEAST(
+                 CASE WHEN NOT t.prefers <@ me.capability_tags THEN t.queued_at + make_interval(secs => $3 / 1000.0) END,
+                 ${holdEndsSql('t', '$4')})) - now()) * 1000)::float8 AS ms
        FROM tasks t, agents me
        WHERE me.id = $1 AND t.state = 'queued' AND NOT t.cancel_requested AND t.type = ANY($2::text[])
-         AND t.requires <@ me.capability_tags AND NOT t.prefers <@ me.capability_tags`,
-      [agentId, types, this.opts.preferGraceMs],
+         AND t.requires <@ me.capability_tags`,
+      [agentId, types, this.opts.preferGraceMs, this.opts.localityHoldMs ?? 0],
     );
     return row?.ms == null ? undefined : Math.max(50, row.ms);
   }

@@ -131,7 +131,7 @@ const CONNECTION_CODES = new Set([
   'UND_ERR_CLOSED',
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
-function brokenConnection(err: unknown): boolean {
+export function brokenConnection(err: unknown): boolean {
   const e = err as { name?: string; message?: string; code?: string; cause?: { code?: string } } | undefined;
   if (!e) return false;
   if (CONNECTION_CODES.has(e.code ?? '') || CONNECTION_CODES.has(e.cause?.code ?? '')) return true;
@@ -140,7 +140,7 @@ function brokenConnection(err: unknown): boolean {
 
 /** A transfer with the coordinator's object store that broke off (the coordinator restarted, the
  *  network dropped) is worth another attempt: a retryable failure, not a crash of the task. */
-async function storeTransfer<T>(what: string, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
+export async function storeTransfer<T>(what: string, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {

@@ -26,17 +26,22 @@ export class StoredObjectCache implements StoredObjects {
   /** The object `objectKey` (readable at the signed `url`) at `dest`: from the cache when it holds
    *  the stored size, else downloaded and kept. */
   async fetch(objectKey: string, url: string, dest: string, signal: AbortSignal): Promise<{ bytes: number; cached: boolean }> {
-    const entry = this.entryOf(objectKey);
-    const kept = this.maxBytes > 0 ? await stat(entry).catch(() => undefined) : undefined;
-    if (kept && (await storedSize(url, signal)) === kept.size) {
-      await linkOrCopy(entry, dest);
-      const now = new Date();
-      await utimes(entry, now, now).catch(() => undefined);
-      return { bytes: kept.size, cached: true };
-    }
+    if (await this.reuse(objectKey, url, dest, signal)) return { bytes: (await stat(dest)).size, cached: true };
     const { bytes } = await downloadObject(url, dest, signal);
     await this.keep(objectKey, dest);
     return { bytes, cached: false };
+  }
+
+  /** The kept copy of `objectKey` at `dest` when there is one of the stored size (dated as used);
+   *  false, and nothing fetched, when there is none. */
+  async reuse(objectKey: string, url: string, dest: string, signal: AbortSignal): Promise<boolean> {
+    const entry = this.entryOf(objectKey);
+    const kept = this.maxBytes > 0 ? await stat(entry).catch(() => undefined) : undefined;
+    if (!kept || (await storedSize(url, signal)) !== kept.size) return false;
+    await linkOrCopy(entry, dest);
+    const now = new Date();
+    await utimes(entry, now, now).catch(() => undefined);
+    return true;
   }
 
   /** Keeps a local file that is (or has just been stored as) `objectKey`. Never fails a task: a

@@ -5,6 +5,11 @@ import { RENDER_CHUNK_STAGES, renderChunkOutputs } from '@shorts/common/tasks/re
 import { encodeRenderAudio, keepFirstFrames } from '../media/render-chunks.js';
 import { encodeRender, prepareRenderSpec } from './render-short.js';
 import type { TaskHandler } from './task-context.js';
+import { cutsSilences } from '@shorts/common/options/editing';
+import type { TaskLeasePayload } from '@shorts/common/tasks/contracts';
+import type { StretchNeed } from '../media/mp4-stretch.js';
+
+type RenderChunkLease = TaskLeasePayload<'render-chunk'>;
 
 // One chunk of a long render (issue 22): the render's own graph over the chunk's frames, video only
 // (the first chunk also encodes the whole render's sound), with the encoder and keyframe interval
@@ -17,7 +22,7 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
     // With frames past its end (keepFrames), rendered here first and cut to its own after.
     const { keepFrames } = p.chunk;
     const rendering = keepFrames ? path.join(ctx.workDir, `chunk-${p.chunk.index}-overrun.mp4`) : out;
-    const { spec } = await prepareRenderSpec(ctx, p, rendering);
+    const { spec } = await prepareRenderSpec(ctx, p, rendering, stretchOf(p));
     const { fromUs, toUs, shiftTicks, clockUs, slots, last, encoder, gopFrames } = p.chunk;
     ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'rendering'), 'rendering');
     // The render's sound, when this chunk encodes it, at the same time as the video: its ffmpeg
@@ -64,3 +69,17 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
     };
   },
 };
+
+/**
+ * What of the source a chunk reads (issue 35): its video stretch; the sound of the whole render too
+ * when it encodes that sound, or when the render's jump cuts need voice activity heard here (every
+ * chunk plans the cuts, prepareRenderSpec). Seconds on ffmpeg's `-ss` clock, as the short's times are.
+ */
+export function stretchOf(p: RenderChunkLease): StretchNeed {
+  const video = { from: p.chunk.fromUs / 1e6, to: p.chunk.toUs / 1e6 };
+  const wholeSound = p.chunk.encodesSound || (cutsSilences(p.options.editing) && !p.speech?.length);
+  return {
+    video,
+    other: wholeSound ? { from: Math.min(video.from, p.startTime), to: Math.max(video.to, p.endTime) } : video,
+  };
+}

@@ -18,6 +18,8 @@ import { isBundledFfmpeg } from '@shorts/common/media/tools';
 import { grabThumbnail } from '../media/clips.js';
 import { measureLoudness } from '../media/sound.js';
 import { downloadObject, downloadSource } from './download.js';
+import { fetchSourceStretch } from './source-stretch.js';
+import type { StretchNeed } from '../media/mp4-stretch.js';
 import { TaskError, type TaskContext, type TaskHandler } from './task-context.js';
 import { checkSourceLimits } from './analyze-video.js';
 
@@ -28,10 +30,11 @@ export async function prepareRenderSpec(
   ctx: TaskContext<'render-short'> | TaskContext<'render-chunk'>,
   p: TaskLeasePayload<'render-short'>,
   out: string,
+  /** A chunk's: the stretch of the source it reads (./source-stretch.ts). Absent: all of it. */
+  stretch?: StretchNeed,
 ): Promise<{ spec: RenderSpec; info: ProbeResult }> {
   const source = path.join(ctx.workDir, 'source.mp4');
-  // Renders of one job's shorts, and a render's chunks, share this host's copy of the source.
-  await ctx.objects.fetch(p.sourceObjectKey, p.sourceUrl, source, ctx.signal);
+  await fetchRenderSource(ctx, p, source, stretch);
   const info = await ffprobe(source, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal }).catch(() => undefined);
   if (!info?.width || !info.height) throw new TaskError("The job's source video could not be read", 'SOURCE_MISSING');
   checkSourceLimits(info, ctx.config);
@@ -121,6 +124,29 @@ export async function prepareRenderSpec(
     ...(edit?.cuts.length ? { edit, sourceFps: info.fps, sourceHasAudio: info.hasAudio } : {}),
   };
   return { spec, info };
+}
+
+/**
+ * The source at `dest`. A render (or its split) reads all of it, through this host's cache: renders
+ * of one job's shorts share this host's copy. A chunk reads only its stretch, fetched by byte ranges
+ * (issue 35), unless this host holds the whole file already.
+ */
+async function fetchRenderSource(
+  ctx: TaskContext<'render-short'> | TaskContext<'render-chunk'>,
+  p: TaskLeasePayload<'render-short'>,
+  dest: string,
+  stretch: StretchNeed | undefined,
+): Promise<void> {
+  if (!stretch) {
+    await ctx.objects.fetch(p.sourceObjectKey, p.sourceUrl, dest, ctx.signal);
+    return;
+  }
+  if (await ctx.objects.reuse(p.sourceObjectKey, p.sourceUrl, dest, ctx.signal)) {
+    ctx.log.info("source read from this host's cache", { renderId: p.renderId });
+    return;
+  }
+  const fetched = await fetchSourceStretch(p.sourceUrl, dest, stretch, ctx.signal);
+  ctx.log.info('source stretch fetched', { renderId: p.renderId, ...stretch, ...fetched });
 }
 
 /** Frames that do not come at one rate: the average is under the base rate (a phone's VFR). */

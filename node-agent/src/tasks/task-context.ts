@@ -35,6 +35,9 @@ export interface TaskContext<T extends TaskType = TaskType> {
 export interface StoredObjects {
   /** The object at `dest`: from this host's copy when it still matches the store, else downloaded (and kept). */
   fetch(objectKey: string, url: string, dest: string, signal: AbortSignal): Promise<{ bytes: number; cached: boolean }>;
+  /** This host's copy of the object at `dest` when it still matches the store; false (nothing
+   *  fetched) when there is none: the caller fetches what it needs of it itself. */
+  reuse(objectKey: string, url: string, dest: string, signal: AbortSignal): Promise<boolean>;
   /** Keeps a local file that is (or has just been stored as) the object. A `shortLived` one (a
    *  render's chunk, read once by its join) is the first to go when room is needed. */
   keep(objectKey: string, file: string, opts?: { shortLived?: boolean }): Promise<void>;
