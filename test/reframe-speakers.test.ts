@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@shorts/common/logger';
-import type { FaceDetection, FaceTrack, ShortDetections } from '@shorts/common/reframe/types';
+import type { FaceDetection, ShortDetections } from '@shorts/common/reframe/types';
 import { detectShorts } from '../node-agent/src/reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../node-agent/src/reframe/detector-factory.js';
 import { attributeSpeakers } from '../node-agent/src/reframe/speakers.js';
@@ -21,6 +21,7 @@ import {
 } from './helpers/grid.js';
 import { FFMPEG } from './helpers/media.js';
 import { needing } from './helpers/requirements.js';
+import { syntheticTrack } from './helpers/reframe-fixtures.js';
 
 const log = createLogger({}, 'silent');
 const haveMedia = Boolean(gridClips());
@@ -107,18 +108,6 @@ test('a face that comes back after a long absence starts a new track', (t) => {
   for (let i = 0; i < 40; i++) frames.push({ time: i / 8, faces: i < 10 || i >= 30 ? [{ face: face(300), data: i }] : [] });
   t.is(linkTracks(frames).length, 2);
 });
-
-function syntheticTrack(id: number, fps: number, seconds: number, activity: (t: number) => number): FaceTrack {
-  return {
-    id,
-    samples: Array.from({ length: seconds * fps }, (_, i) => ({
-      time: i / fps,
-      box: { x: id * 500, y: 100, width: 100, height: 100 },
-      score: 0.9,
-      mouthActivity: activity(i / fps),
-    })),
-  };
-}
 
 test("who speaks: the moving mouth during speech, no flicker on a listener's short burst, null when no mouth moves", (t) => {
   const fps = 8;

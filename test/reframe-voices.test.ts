@@ -9,6 +9,7 @@ import { attributeSpeakers } from '../node-agent/src/reframe/speakers.js';
 import { voiceChunks, voiceDistance, type VoiceChunk } from '../node-agent/src/reframe/voices.js';
 import { readPcm16, SPEECH_RATE, QUIET } from './helpers/speech.js';
 import { needing } from './helpers/requirements.js';
+import { syntheticTrack } from './helpers/reframe-fixtures.js';
 import { fliteAvailable } from './transcribe-synth.js';
 
 const run = promisify(execFile);
@@ -81,18 +82,6 @@ withFlite(
   },
 );
 
-function track(id: number, fps: number, seconds: number, activity: (t: number) => number): FaceTrack {
-  return {
-    id,
-    samples: Array.from({ length: seconds * fps }, (_, i) => ({
-      time: i / fps,
-      box: { x: id * 500, y: 100, width: 100, height: 100 },
-      score: 0.9,
-      mouthActivity: activity(i / fps),
-    })),
-  };
-}
-
 test("who speaks: one sentence where a listener's mouth moves more is still the voice's owner's when the voice is known", (t) => {
   const fps = 8;
   // Voice A speaks 0-2, 6-8, 12-14 and 18-20 s; voice B 3-5, 9-11 and 15-17 s. Face 0's mouth moves
@@ -102,8 +91,8 @@ test("who speaks: one sentence where a listener's mouth moves more is still the 
   const b = [3, 9, 15].map((s) => ({ start: s, end: s + 2 }));
   const within = (list: Array<{ start: number; end: number }>, s: number) => list.some((x) => s >= x.start && s < x.end);
   const talking = (s: number) => 0.2 + 0.05 * Math.sin(s * 17);
-  const face0 = track(0, fps, 21, (s) => (within(a, s) ? (s >= 12 && s < 14 ? 0.16 : talking(s)) : 0.01));
-  const face1 = track(1, fps, 21, (s) => (within(b, s) ? talking(s) : s >= 12 && s < 14 ? 0.2 : 0.01));
+  const face0 = syntheticTrack(0, fps, 21, (s) => (within(a, s) ? (s >= 12 && s < 14 ? 0.16 : talking(s)) : 0.01));
+  const face1 = syntheticTrack(1, fps, 21, (s) => (within(b, s) ? talking(s) : s >= 12 && s < 14 ? 0.2 : 0.01));
   const speech = [...a, ...b].sort((x, y) => x.start - y.start);
   const print = (sign: number) => Float64Array.from({ length: 24 }, (_, d) => sign * (d % 2 ? 1 : 0.5));
   const voices: VoiceChunk[] = speech.map((s) => ({ ...s, print: print(within(a, s.start) ? 1 : -1) }));

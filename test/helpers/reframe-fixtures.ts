@@ -1,6 +1,6 @@
 // Hand-made reframe data for the render tests: a crop path that splits then fits, and the detections
 // of one speaker seen throughout a short. (helpers/reframe.ts detects them from real video.)
-import type { Box, Reframe, ShortDetections } from '@shorts/common/reframe/types';
+import type { Box, FaceTrack, Reframe, ShortDetections } from '@shorts/common/reframe/types';
 
 /** Two speakers stacked, `panels` top first (the top one also the path's window), from `start` to
  *  `at`; then the whole source frame fitted until `end`. The picture comes from pieces trimmed and
@@ -43,5 +43,19 @@ export function oneSpeakerDetections(o: { sourceWidth: number; sourceHeight: num
     speech: [{ start: 0.1, end: o.seconds - 0.1 }],
     tracks: [{ id: 1, samples: times.map((time) => ({ time, box: o.face, score: 0.95, mouthActivity: 0.3 })) }],
     turns: [{ start: 0.1, end: o.seconds - 0.1, trackId: 1 }],
+  };
+}
+
+/** A face track sampled `fps` times a second for `seconds`, its box beside the others' (x = id x 500),
+ *  its mouth activity at each time from `activity`: speaker attribution's input made by hand. */
+export function syntheticTrack(id: number, fps: number, seconds: number, activity: (t: number) => number): FaceTrack {
+  return {
+    id,
+    samples: Array.from({ length: seconds * fps }, (_, i) => ({
+      time: i / fps,
+      box: { x: id * 500, y: 100, width: 100, height: 100 },
+      score: 0.9,
+      mouthActivity: activity(i / fps),
+    })),
   };
 }
