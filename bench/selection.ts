@@ -6,12 +6,18 @@
 // local picker; the picks are scored against the labels.
 //
 //   npm run bench:selection -- [--split dev|heldout] [--talks N] [--minutes M] [--words asr|reference]
-//                                [--units standard|titles] [--verbose]
+//                                [--units standard|titles] [--cache DIR] [--no-spotting] [--no-loudness]
+//                                [--spot-threshold X] [--verbose]
 //
 // `--units titles` adds good units whose strongest sentence is not their first, for the titles.
+// As the agent does, the picker gets the talk's loudness (energy, and where speech began before a
+// short's first recognised word) and, with pocketsphinx, where each asked topic is spotted in the
+// audio; `--no-loudness` and `--no-spotting` take them away. `--cache DIR` keeps each talk and its
+// transcript there, so that a second run (another threshold, another rule) skips flite and the
+// recogniser.
 //
 // Seeds: dev 1..N, held-out 1001..1000+N. Tune on dev; report held-out.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -21,6 +27,8 @@ import { joinWords, type Transcript, type Word } from '@shorts/common/text/trans
 import { selectShorts } from '../node-agent/src/highlights/selector.js';
 import type { Short } from '../node-agent/src/highlights/types.js';
 import { createTranscriber, transcriberConfigFromEnv } from '../node-agent/src/transcribe/transcriber.js';
+import { SPOT_THRESHOLD, spotTopics, type TopicSpot } from '../node-agent/src/transcribe/keyword-spotting.js';
+import { scanWav } from '../node-agent/src/media/audio-levels.js';
 import { synthesiseTalk, type RefWord } from '../test/transcribe-synth.js';
 
 interface Unit {
@@ -283,13 +291,18 @@ interface Tally {
   recalled: number;
   boundary: number[];
   shorts: number;
+  /** The first recognised word is not a sentence's first (within 0.3 s): the recogniser's view. */
   midSentence: number;
+  /** The first word heard after the cut is not a sentence's first: the viewer's view. */
+  midSentenceCut: number;
   midWord: number;
   topicAsked: number;
   topicHit: number;
   /** Of the topic hits, those whose title names the topic. */
   topicInTitle: number;
   pickMs: number;
+  /** The loudness scan and the keyword spotting, which the agent runs before picking. */
+  spotMs: number;
   sourceSec: number;
   /** Shorts lying mostly in a good unit, and of those: titled from its labelled hook or payoff,
    *  titled from the short's own first sentence, and whose first sentence is a labelled one (what a
@@ -334,6 +347,9 @@ function measure(
     const last = transcript.words[s.endId!]!;
     if (refWords.some((w) => s.startTime > w.start + 0.05 && s.startTime < w.end - 0.05)) tally.midWord++;
     if (!sentenceStarts.some((t) => Math.abs(t - first.start) <= 0.3)) tally.midSentence++;
+    // A word counts as heard when more than 50 ms of it is after the cut.
+    const heard = refWords.find((w) => w.end > s.startTime + 0.05);
+    if (heard && !sentenceStarts.includes(heard.start)) tally.midSentenceCut++;
     const home = good.find((l) => overlap(s, l) >= 0.5 * (s.endTime - s.startTime));
     if (home) tally.boundary.push(Math.abs(first.start - home.start), Math.abs(last.end - home.end));
     tally.longestTitle = Math.max(tally.longestTitle, s.title.length);
@@ -351,24 +367,84 @@ function measure(
   }
 }
 
-async function main() {
-  const args = process.argv.slice(2);
+interface BenchArgs {
+  split: 'dev' | 'heldout';
+  talks: number;
+  minutes: number;
+  source: 'asr' | 'reference';
+  units: 'standard' | 'titles';
+  cache?: string;
+  spotting: boolean;
+  loudness: boolean;
+  spotThreshold: number;
+  verbose: boolean;
+}
+
+function parseArgs(args: string[]): BenchArgs {
   const opt = (name: string, fallback: string) => {
     const i = args.indexOf(`--${name}`);
     return i >= 0 && args[i + 1] ? args[i + 1]! : fallback;
   };
   const split = opt('split', 'dev');
   if (split !== 'dev' && split !== 'heldout') throw new Error('--split is dev or heldout');
-  const talks = Number(opt('talks', '3'));
-  const minutes = Number(opt('minutes', '3'));
-  const source = opt('words', 'asr');
   const units = opt('units', 'standard');
   if (units !== 'standard' && units !== 'titles') throw new Error('--units is standard or titles');
-  const pool = units === 'titles' ? [...GOOD, ...SLOW_OPENERS] : GOOD;
+  const source = opt('words', 'asr');
   if (source !== 'asr' && source !== 'reference') throw new Error('--words is asr or reference');
-  const seeds = Array.from({ length: talks }, (_, i) => (split === 'dev' ? 1 : 1001) + i);
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-selection-'));
-  const tally: Tally = {
+  const cache = opt('cache', '');
+  return {
+    split,
+    talks: Number(opt('talks', '3')),
+    minutes: Number(opt('minutes', '3')),
+    source,
+    units,
+    ...(cache ? { cache: path.resolve(cache) } : {}),
+    spotting: !args.includes('--no-spotting'),
+    loudness: !args.includes('--no-loudness'),
+    spotThreshold: Number(opt('spot-threshold', String(SPOT_THRESHOLD))),
+    verbose: args.includes('--verbose'),
+  };
+}
+
+type Talk = Awaited<ReturnType<typeof composeTalk>>;
+
+/** A seed's talk and what the recogniser heard of it, from the cache when it holds them. */
+async function heardTalk(seed: number, a: BenchArgs, tmp: string): Promise<{ talk: Talk; transcript: Transcript }> {
+  const dir = a.cache ? path.join(a.cache, `${a.units}-${a.minutes}m-seed${seed}`) : await mkdtemp(path.join(tmp, `seed${seed}-`));
+  const saved = path.join(dir, `talk-${a.source}.json`);
+  if (a.cache) {
+    const cached = await readFile(saved, 'utf8').catch(() => undefined);
+    if (cached) return JSON.parse(cached) as { talk: Talk; transcript: Transcript };
+    await mkdir(dir, { recursive: true });
+  }
+  const pool = a.units === 'titles' ? [...GOOD, ...SLOW_OPENERS] : GOOD;
+  const talk = await composeTalk(seed, a.minutes, dir, pool);
+  const transcript =
+    a.source === 'reference'
+      ? referenceTranscript(talk.talk.words, talk.talk.durationSec)
+      : await createTranscriber(transcriberConfigFromEnv(process.env, { workDir: dir })).transcribe(talk.talk.wavPath);
+  if (a.cache) await writeFile(saved, JSON.stringify({ talk, transcript }));
+  return { talk, transcript };
+}
+
+/** What the agent adds to the transcript for picking: the talk's loudness and the spotted topics. */
+async function pickingAids(wavPath: string, transcript: Transcript, topics: string[], a: BenchArgs, dir: string) {
+  const energy = a.loudness ? (await scanWav(wavPath)).loudness : undefined;
+  let topicSpots: TopicSpot[] | undefined;
+  if (a.spotting && a.source === 'asr' && transcript.backend === 'pocketsphinx') {
+    const env = transcriberConfigFromEnv(process.env);
+    topicSpots = await spotTopics(wavPath, topics, {
+      bin: env.pocketsphinxBin,
+      modelDir: env.pocketsphinxModelDir,
+      workDir: dir,
+      threshold: a.spotThreshold,
+    });
+  }
+  return { energy, topicSpots };
+}
+
+function newTally(): Tally {
+  return {
     pickedSec: 0,
     goodSec: 0,
     goodUnits: 0,
@@ -376,11 +452,13 @@ async function main() {
     boundary: [],
     shorts: 0,
     midSentence: 0,
+    midSentenceCut: 0,
     midWord: 0,
     topicAsked: 0,
     topicHit: 0,
     topicInTitle: 0,
     pickMs: 0,
+    spotMs: 0,
     sourceSec: 0,
     titled: 0,
     titleLabelled: 0,
@@ -388,53 +466,61 @@ async function main() {
     firstLabelled: 0,
     longestTitle: 0,
   };
-  try {
-    for (const seed of seeds) {
-      const { talk, labelled, sentenceStartTimes } = await composeTalk(seed, minutes, dir, pool);
-      const transcript =
-        source === 'reference'
-          ? referenceTranscript(talk.words, talk.durationSec)
-          : await createTranscriber(transcriberConfigFromEnv(process.env, { workDir: dir })).transcribe(talk.wavPath);
-      const good = labelled.filter((l) => l.unit.kind !== 'filler');
-      // A client who wants every good moment: as many shorts as there are, 8-60 s each.
-      const started = performance.now();
-      const shorts = selectShorts(transcript, { minSec: 8, maxSec: 60, maxShorts: Math.max(1, good.length) });
-      tally.pickMs += performance.now() - started;
-      tally.sourceSec += talk.durationSec;
-      measure(tally, shorts, labelled, talk.words, sentenceStartTimes, transcript);
-      if (args.includes('--verbose'))
-        for (const s of shorts) {
-          const inGood = good.reduce((sum, l) => sum + overlap(s, l), 0) / (s.endTime - s.startTime);
-          console.log(
-            `  ${s.startTime.toFixed(1)}-${s.endTime.toFixed(1)} ${Math.round(inGood * 100)} % good, score ${s.score}, "${s.title}": ${s.text}`,
-          );
-        }
-      // Topics: each good unit's subject asked alone, one short; a hit when it is that unit's.
-      for (const l of good) {
-        const [pick] = selectShorts(transcript, { minSec: 8, maxSec: 60, maxShorts: 1, topics: [l.unit.subject!] });
-        tally.topicAsked++;
-        if (pick && overlap(pick, l) >= 0.5 * (pick.endTime - pick.startTime)) {
-          tally.topicHit++;
-          if (pick.title.split(/\s+/).some((w) => stem(w) === stem(l.unit.subject!))) tally.topicInTitle++;
-          else if (args.includes('--verbose')) console.log(`  topic "${l.unit.subject}" not in the title "${pick.title}"`);
-        } else if (args.includes('--verbose')) console.log(`  topic "${l.unit.subject}" missed: ${pick?.text}`);
-      }
+}
+
+/** One talk: every good moment picked, then each good unit's subject asked alone as a topic. */
+async function benchTalk(tally: Tally, seed: number, a: BenchArgs, tmp: string) {
+  const { talk: composed, transcript } = await heardTalk(seed, a, tmp);
+  const { talk, labelled, sentenceStartTimes } = composed;
+  const good = labelled.filter((l) => l.unit.kind !== 'filler');
+  const subjects = good.map((l) => l.unit.subject!);
+  const spotStarted = performance.now();
+  const { energy, topicSpots } = await pickingAids(talk.wavPath, transcript, subjects, a, tmp);
+  tally.spotMs += performance.now() - spotStarted;
+  // A client who wants every good moment: as many shorts as there are, 8-60 s each.
+  const started = performance.now();
+  const shorts = selectShorts(transcript, { minSec: 8, maxSec: 60, maxShorts: Math.max(1, good.length), energy });
+  tally.pickMs += performance.now() - started;
+  tally.sourceSec += talk.durationSec;
+  measure(tally, shorts, labelled, talk.words, sentenceStartTimes, transcript);
+  if (a.verbose)
+    for (const s of shorts) {
+      const inGood = good.reduce((sum, l) => sum + overlap(s, l), 0) / (s.endTime - s.startTime);
       console.log(
-        `seed ${seed}: ${talk.durationSec.toFixed(0)} s, ${labelled.length} units (${good.length} good), ${transcript.words.length} words, ${shorts.length} shorts`,
+        `  ${s.startTime.toFixed(1)}-${s.endTime.toFixed(1)} ${Math.round(inGood * 100)} % good, score ${s.score}, "${s.title}": ${s.text}`,
       );
     }
-  } finally {
-    await rm(dir, { recursive: true, force: true });
+  // Topics: each good unit's subject asked alone, one short; a hit when it is that unit's.
+  for (const l of good) {
+    const topic = l.unit.subject!;
+    const spots = topicSpots?.filter((x) => x.topic === topic);
+    const [pick] = selectShorts(transcript, { minSec: 8, maxSec: 60, maxShorts: 1, topics: [topic], energy, topicSpots: spots });
+    tally.topicAsked++;
+    if (pick && overlap(pick, l) >= 0.5 * (pick.endTime - pick.startTime)) {
+      tally.topicHit++;
+      if (pick.title.split(/\s+/).some((w) => stem(w) === stem(topic))) tally.topicInTitle++;
+      else if (a.verbose) console.log(`  topic "${topic}" not in the title "${pick.title}"`);
+    } else if (a.verbose) console.log(`  topic "${topic}" missed (${spots?.length ?? 0} spots): ${pick?.text}`);
   }
-  const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(1)} %` : 'n/a');
   console.log(
-    `\nselection, ${split} seeds ${seeds[0]}-${seeds.at(-1)}, ${source} words, ${units} units, ${minutes}-minute talks (load ${os.loadavg()[0]!.toFixed(1)})`,
+    `seed ${seed}: ${talk.durationSec.toFixed(0)} s, ${labelled.length} units (${good.length} good), ${transcript.words.length} words, ${shorts.length} shorts`,
+  );
+}
+
+function report(tally: Tally, a: BenchArgs, seeds: number[]) {
+  const pct = (x: number, y: number) => (y ? `${((100 * x) / y).toFixed(1)} %` : 'n/a');
+  const aids = [a.loudness ? 'loudness' : 'no loudness', a.spotting ? `spotting at ${a.spotThreshold.toExponential()}` : 'no spotting'];
+  console.log(
+    `\nselection, ${a.split} seeds ${seeds[0]}-${seeds.at(-1)}, ${a.source} words, ${a.units} units, ${a.minutes}-minute talks, ${aids.join(', ')} (load ${os.loadavg()[0]!.toFixed(1)})`,
   );
   console.log(`precision (picked time inside good units): ${pct(tally.goodSec, tally.pickedSec)}`);
   console.log(`recall (good units half covered):         ${pct(tally.recalled, tally.goodUnits)} (${tally.recalled}/${tally.goodUnits})`);
   console.log(`median boundary error:                    ${median(tally.boundary).toFixed(2)} s (${tally.boundary.length} edges)`);
   console.log(`shorts starting mid-word:                 ${tally.midWord} of ${tally.shorts}`);
-  console.log(`shorts starting mid-sentence:             ${pct(tally.midSentence, tally.shorts)}`);
+  console.log(
+    `shorts starting mid-sentence, by the cut: ${pct(tally.midSentenceCut, tally.shorts)} (${tally.midSentenceCut}/${tally.shorts})`,
+  );
+  console.log(`  by the first recognised word:           ${pct(tally.midSentence, tally.shorts)} (${tally.midSentence}/${tally.shorts})`);
   console.log(`topic hit rate:                           ${pct(tally.topicHit, tally.topicAsked)} (${tally.topicHit}/${tally.topicAsked})`);
   console.log(
     `titles from the labelled hook or payoff: ${pct(tally.titleLabelled, tally.titled)} (${tally.titleLabelled}/${tally.titled} shorts in good units; from the short's first sentence ${pct(tally.titleFirst, tally.titled)}; a first-sentence title would hit ${pct(tally.firstLabelled, tally.titled)})`,
@@ -444,6 +530,20 @@ async function main() {
   );
   console.log(`longest title:                            ${tally.longestTitle} characters`);
   console.log(`picking stage:                            ${((tally.pickMs / tally.sourceSec) * 60).toFixed(1)} ms per minute of source`);
+  console.log(`loudness scan and topic spotting:         ${((tally.spotMs / tally.sourceSec) * 60).toFixed(0)} ms per minute of source`);
+}
+
+async function main() {
+  const a = parseArgs(process.argv.slice(2));
+  const seeds = Array.from({ length: a.talks }, (_, i) => (a.split === 'dev' ? 1 : 1001) + i);
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'bench-selection-'));
+  const tally = newTally();
+  try {
+    for (const seed of seeds) await benchTalk(tally, seed, a, tmp);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+  report(tally, a, seeds);
 }
 
 await main();

@@ -2,7 +2,7 @@ import test, { type ExecutionContext } from 'ava';
 import type { Transcript } from '@shorts/common/text/transcript';
 import { timedTranscript } from './helpers/timed-transcript.js';
 import { segmentSentences } from '../node-agent/src/highlights/segments.js';
-import { selectShorts } from '../node-agent/src/highlights/selector.js';
+import { selectShorts, speechOnset } from '../node-agent/src/highlights/selector.js';
 import { stem } from '../node-agent/src/highlights/score.js';
 import type { Short } from '../node-agent/src/highlights/types.js';
 
@@ -173,4 +173,64 @@ test('topics: the shorts are about what was asked, and say so', (t) => {
   for (const s of none) t.is(s.scores!.topicMatch, 0);
   t.is(stem('stories'), stem('story'));
   t.is(stem('pricing'), stem('price'));
+});
+
+test('a topic the recogniser misheard counts where the audio spotted it said', (t) => {
+  const f = talk(false);
+  // "Coffee" heard as "coffin" everywhere: the transcript never names the topic.
+  const misheard: Transcript = {
+    ...f.transcript,
+    words: f.transcript.words.map((w) => (w.text === 'coffee' ? { ...w, text: 'coffin' } : w)),
+  };
+  const blind = selectShorts(misheard, { minSec: 8, maxSec: 20, maxShorts: 1, topics: ['coffee'] });
+  t.is(blind[0]!.scores!.topicMatch, 0, 'without spotting the topic is not found');
+  const topicSpots = f.transcript.words.filter((w) => w.text === 'coffee').map((w) => ({ topic: 'coffee', start: w.start, end: w.end }));
+  t.true(topicSpots.length >= 3);
+  const [pick] = selectShorts(misheard, { minSec: 8, maxSec: 20, maxShorts: 1, topics: ['coffee'], topicSpots });
+  t.true(inside(pick!, f.coffee), `${pick!.startTime}-${pick!.endTime}`);
+  t.true(pick!.scores!.topicMatch! > 0);
+  t.regex(pick!.reason!, /"coffee"/);
+  // Spots add to the transcript's own mentions only where it missed them: the same count either way.
+  const read = selectShorts(f.transcript, { minSec: 8, maxSec: 20, maxShorts: 1, topics: ['coffee'] })[0]!;
+  const both = selectShorts(f.transcript, { minSec: 8, maxSec: 20, maxShorts: 1, topics: ['coffee'], topicSpots })[0]!;
+  t.deepEqual(both.scores, read.scores);
+});
+
+/** Loudness as the agent's WAV scan gives it: speech-loud inside the talk's words, room tone between. */
+const loudnessOf = (transcript: Transcript) => (start: number, end: number) =>
+  transcript.words.some((w) => w.start < end && w.end > start) ? -20 : -65;
+
+test('a short starts where the speech began when the recogniser dropped or delayed its first word', (t) => {
+  const f = talk(false);
+  const energy = loudnessOf(f.transcript);
+  // The recogniser lost "here is" at the garden story's start and heard "the" 0.1 s late.
+  const dropped = f.garden.startId;
+  const words = f.transcript.words
+    .filter((_, i) => i !== dropped && i !== dropped + 1)
+    .map((w) => (w.start === f.transcript.words[dropped + 2]!.start ? { ...w, start: w.start + 0.1 } : w));
+  const heard: Transcript = { ...f.transcript, words };
+  const range = { start: f.garden.start - 2, end: f.garden.end + 0.5 };
+  const [deaf] = selectShorts(heard, { minSec: 8, maxSec: 20, maxShorts: 1, range });
+  t.true(deaf!.startTime > f.garden.start + 0.5, `without loudness the short starts at the first heard word: ${deaf!.startTime}`);
+  const [short] = selectShorts(heard, { minSec: 8, maxSec: 20, maxShorts: 1, range, energy });
+  const prevEnd = f.transcript.words[dropped - 1]!.end;
+  t.true(short!.startTime <= f.garden.start, `starts before "Here": ${short!.startTime} vs ${f.garden.start}`);
+  t.true(short!.startTime >= f.garden.start - 0.3, `at most 0.3 s of lead-in: ${short!.startTime}`);
+  t.true(short!.startTime > prevEnd, 'never into the sentence before');
+});
+
+test('speech onset: back through speech to the pause, never more than 1 s, never into the previous word', (t) => {
+  const speechFrom = (onset: number) => (start: number, end: number) => (end > onset + 1e-9 && start < 50 ? -20 : -65);
+  // Speech began 0.4 s before the first recognised word.
+  t.true(Math.abs(speechOnset(10, 8, speechFrom(9.6), -20) - 9.6) < 0.021);
+  // Speech already under way 1 s back: no onset is found, the word's own start stays.
+  t.is(speechOnset(10, 5, speechFrom(7), -20), 10);
+  // Loud right up to the previous word's end: a word the recogniser dropped between them; the cut
+  // goes where the previous word ended, not into it.
+  t.true(Math.abs(speechOnset(10, 9.7, speechFrom(0), -20) - 9.7) < 0.021);
+  // Short quiet (a stop consonant) is bridged; the pause before it is found.
+  const withStop = (start: number, end: number) => (end <= 9.3 || (start >= 9.7 && end <= 9.8) ? -65 : -20);
+  t.true(Math.abs(speechOnset(10, 8, withStop, -20) - 9.3) < 0.021);
+  // Quiet before the word: it is the onset.
+  t.is(speechOnset(10, 8, speechFrom(10), -20), 10);
 });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { readWavPcm, toMonoFloat32, writeWavPcm } from '../node-agent/src/media/wav.js';
 import { assertAudible, measureLevels, SilentAudioError, isSilent } from '../node-agent/src/media/audio-levels.js';
 import { checkPocketsphinx, parsePocketsphinxLine, PocketsphinxTranscriber } from '../node-agent/src/transcribe/pocketsphinx.js';
+import { parseSpotLine, spotTopics } from '../node-agent/src/transcribe/keyword-spotting.js';
 import { fliteAvailable, matchWords, synthesiseTalk } from './transcribe-synth.js';
 import { havePocketsphinx, needing } from './helpers/requirements.js';
 
@@ -117,5 +118,49 @@ needing({ tools: { pocketsphinx: havePocketsphinx } })(
     const wrong = path.join(dir, 'stereo44.wav');
     await writeWavPcm(wrong, new Int16Array(44_100 * 2), 44_100, 2);
     await t.throwsAsync(new PocketsphinxTranscriber().transcribe(wrong), { message: /16 kHz mono/ });
+  },
+);
+
+test('keyword spotter lines are parsed: phrases with spaces, and only the topics asked', (t) => {
+  const asked = new Map([
+    ['marathon', 'marathon'],
+    ['job interview', 'Job Interview'.toLowerCase()],
+  ]);
+  t.deepEqual(parseSpotLine('marathon  9.710 10.280 0.929221', asked), { topic: 'marathon', start: 9.71, end: 10.28 });
+  t.deepEqual(parseSpotLine('job interview 3.100 3.900 0.8', asked), { topic: 'job interview', start: 3.1, end: 3.9 });
+  t.is(parseSpotLine('garden  marathon  bread', asked), undefined, 'the hypothesis line has no times');
+  t.is(parseSpotLine('bread 2.930 3.200 0.900944', asked), undefined);
+});
+
+needing({ tools: { pocketsphinx: havePocketsphinx, flite: fliteAvailable() } })(
+  'asked topics are spotted in the audio where they are said, and nowhere else',
+  async (t) => {
+    const talk = await synthesiseTalk(dir, [
+      { text: 'nobody expected me to finish my first marathon', pauseAfter: 0.8 },
+      { text: 'here is the secret my grandfather taught me about bread', pauseAfter: 0.9 },
+      { text: 'can you see my screen now', pauseAfter: 0.7 },
+      { text: 'at mile twenty of the marathon my legs stopped working', pauseAfter: 0.6 },
+    ]);
+    const topics = ['Marathon', 'bread', 'coffee', 'xylophonequartz'];
+    const spots = await spotTopics(talk.wavPath, topics, { workDir: dir });
+    t.log(spots.map((s) => `${s.topic} ${s.start}-${s.end}`).join(', '));
+    const said = (topic: string) => talk.words.filter((w) => w.text === topic);
+    for (const topic of ['marathon', 'bread']) {
+      const found = spots.filter((s) => s.topic === topic);
+      t.is(found.length, said(topic).length, `${topic}: one spot per mention`);
+      for (const w of said(topic))
+        t.true(
+          found.some((s) => Math.abs(s.start - w.start) <= 0.3),
+          `${topic} at ${w.start}`,
+        );
+    }
+    t.false(
+      spots.some((s) => s.topic === 'coffee'),
+      'a topic never said is not spotted',
+    );
+    t.false(
+      spots.some((s) => s.topic === 'xylophonequartz'),
+      'a word outside the dictionary is skipped, not an error',
+    );
   },
 );

@@ -7,6 +7,7 @@ import type { ShortScores } from '@shorts/common/tasks/analyze-video';
 import type { Word } from '@shorts/common/text/transcript';
 import { bareWord, type Sentence } from './segments.js';
 import { scoreWindow, type WindowFeatures } from './features.js';
+import type { TopicSpot } from '../transcribe/keyword-spotting.js';
 import { BREATH, DEPENDENT_OPENERS, isLogistics, isNumberToken, PAYOFF_PHRASES, phraseText, topicMentions } from '@shorts/common/text/cues';
 
 // Where the tests and the bench have long found it.
@@ -38,6 +39,8 @@ export interface ScoreInput {
   baselineDb?: number;
   /** Lower-cased keywords or phrases asked for; empty: no topic asked. */
   topics: readonly string[];
+  /** Topics heard said inside the window by keyword spotting (pocketsphinx only). */
+  spots?: readonly TopicSpot[];
 }
 
 export interface ScoredWindow {
@@ -94,7 +97,7 @@ export function scoreShort(allWords: readonly Word[], input: ScoreInput): Scored
   const loud = input.energyDb !== undefined && input.baselineDb !== undefined && Number.isFinite(input.energyDb);
   const energy = loud ? 0.5 * f.energy + 0.3 * f.pace + 0.2 * f.emphasis : 0.7 * f.pace + 0.3 * f.emphasis;
 
-  const mentions = topicMentions(words, topics);
+  const mentions = mentionsHeard(topicMentions(words, topics), input.spots ?? []);
   const topicsHit = [...mentions.keys()];
   const mentionCount = [...mentions.values()].reduce((a, b) => a + b, 0);
   // Mentions per 10 s: a short about the topic, not a long one that mentions it once in passing.
@@ -134,6 +137,16 @@ export function scoreShort(allWords: readonly Word[], input: ScoreInput): Scored
     logisticsShare,
     topicsHit,
   };
+}
+
+/** A topic's mentions: as read in the transcript or as spotted in the audio, whichever found more
+ *  (the two mostly find the same mentions, so they are not added). */
+function mentionsHeard(read: Map<string, number>, spots: readonly TopicSpot[]): Map<string, number> {
+  const heard = new Map(read);
+  const spotted = new Map<string, number>();
+  for (const s of spots) spotted.set(s.topic, (spotted.get(s.topic) ?? 0) + 1);
+  for (const [topic, n] of spotted) heard.set(topic, Math.max(n, heard.get(topic) ?? 0));
+  return heard;
 }
 
 /** One sentence from the parts: the strongest two or three, and the weakest when it is weak. */

@@ -7,6 +7,7 @@ import { makeTitle } from '@shorts/common/text/title';
 export { makeTitle };
 import { segmentSentences } from './segments.js';
 import { MAX_SHORT_SEC, numberShorts, type Short } from './types.js';
+import type { TopicSpot } from '../transcribe/keyword-spotting.js';
 
 export interface SelectorOptions {
   /** At most this many shorts; default grows with the video, up to 5. */
@@ -22,6 +23,8 @@ export interface SelectorOptions {
   topics?: readonly string[];
   /** Only sentences wholly inside this stretch of the source are picked from. */
   range?: { start: number; end: number } | null;
+  /** Where the audio says a topic was spoken (keyword spotting), for topics the transcript misheard. */
+  topicSpots?: readonly TopicSpot[];
 }
 
 /** About one short per 90 s of video, between 1 and 5. */
@@ -33,6 +36,9 @@ export function defaultShortCount(durationSec: number): number {
  *  reaching past the middle of the gap to a neighbouring word. */
 const LEAD_SEC = 0.15;
 const TAIL_SEC = 0.3;
+
+/** A spotted topic counts for a window when it lies inside, give or take the recogniser's clock. */
+const SPOT_SLACK_SEC = 0.2;
 
 /** With topics, windows whose topic match is under this share of the best one's are left out (tuned on the selection bench's dev seeds). */
 const TOPIC_FOCUS = 0.8;
@@ -74,6 +80,7 @@ export function selectShorts(transcript: Transcript, opts: SelectorOptions = {})
         energyDb: opts.energy?.(start, end),
         baselineDb,
         topics,
+        spots: opts.topicSpots?.filter((x) => x.start >= start - SPOT_SLACK_SEC && x.end <= end + SPOT_SLACK_SEC),
       });
       candidates.push({ first, last, start, end, scored });
     }
@@ -105,6 +112,7 @@ export function selectShorts(transcript: Transcript, opts: SelectorOptions = {})
   return numberShorts(
     picked.map((c) => {
       const prevEnd = c.first > 0 ? words[c.first - 1]!.end : 0;
+      const onset = opts.energy && baselineDb !== undefined ? speechOnset(c.start, prevEnd, opts.energy, baselineDb) : c.start;
       const nextStart = c.last + 1 < words.length ? words[c.last + 1]!.start : Math.max(transcript.durationSec, words[c.last]!.end);
       const ws = words.slice(c.first, c.last + 1);
       return {
@@ -114,7 +122,7 @@ export function selectShorts(transcript: Transcript, opts: SelectorOptions = {})
           { topics },
         ),
         reason: c.scored.reason,
-        startTime: round3(Math.max(c.start - LEAD_SEC, (prevEnd + c.start) / 2, range ? range.start : 0, 0)),
+        startTime: round3(Math.max(onset - LEAD_SEC, (prevEnd + onset) / 2, range ? range.start : 0, 0)),
         endTime: round3(Math.min(c.end + TAIL_SEC, (c.end + nextStart) / 2, range ? range.end : Infinity)),
         startId: c.first,
         endId: c.last,
@@ -125,6 +133,40 @@ export function selectShorts(transcript: Transcript, opts: SelectorOptions = {})
     }),
   );
 }
+/** How far back of its first recognised word a short may start, where the audio shows the sentence
+ *  had begun (a first word the recogniser dropped or placed late). */
+const ONSET_LOOKBACK_SEC = 1;
+/** Sound this far under the talk's median loudness is not speech. */
+const ONSET_FLOOR_DB = 25;
+/** Quiet this long is a pause between sentences; shorter is a stop consonant or a breath between words. */
+const ONSET_PAUSE_SEC = 0.2;
+const ONSET_STEP_SEC = 0.02;
+
+/**
+ * Where the speech that the first recognised word belongs to began: walking back from that word in
+ * 20 ms steps to the last pause (ONSET_PAUSE_SEC of quiet), never into the previous recognised word
+ * (reaching it, the speech after the quiet before it). When the speech runs on past
+ * ONSET_LOOKBACK_SEC, any cut falls inside it, and the word's own start is kept.
+ */
+export function speechOnset(
+  firstStart: number,
+  prevEnd: number,
+  energy: (startSec: number, endSec: number) => number,
+  baselineDb: number,
+): number {
+  const floor = baselineDb - ONSET_FLOOR_DB;
+  const earliest = firstStart - ONSET_LOOKBACK_SEC;
+  // The pause before the earliest onset allowed may lie before it.
+  const limit = Math.max(prevEnd, earliest - ONSET_PAUSE_SEC);
+  let speechFrom = firstStart;
+  for (let t = firstStart; t - ONSET_STEP_SEC >= limit - 1e-9; t -= ONSET_STEP_SEC) {
+    if (energy(t - ONSET_STEP_SEC, t) > floor) speechFrom = t - ONSET_STEP_SEC;
+    else if (speechFrom - (t - ONSET_STEP_SEC) >= ONSET_PAUSE_SEC - 1e-9) break;
+    if (speechFrom < earliest - 1e-9) return firstStart;
+  }
+  return speechFrom;
+}
+
 // Word times are in milliseconds: a coarser rounding could push the lead-in or tail past 0.3 s.
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 

@@ -28,6 +28,7 @@ import { predefinedShorts } from '../highlights/predefined.js';
 import { shortPastEnd } from '@shorts/common/options/predefined-shorts';
 import { MAX_SHORT_SEC } from '../highlights/types.js';
 import { clipChunks, type Chunk } from '../transcribe/chunked.js';
+import { spotTopics, type TopicSpot } from '../transcribe/keyword-spotting.js';
 import { VAD_SAMPLE_RATE } from '../transcribe/vad.js';
 import { downloadObject, downloadSource } from './download.js';
 import { TaskError, type TaskContext, type TaskHandler } from './task-context.js';
@@ -609,6 +610,35 @@ interface ReframeInChildren {
   fetchSource: () => Promise<void>;
 }
 
+/**
+ * Where the asked topics are said, listened for in the audio: pocketsphinx's transcript often
+ * mishears an uncommon subject word, and its keyword spotter finds it (transcribe/keyword-spotting.ts).
+ * Other transcribers hear topic words well enough; a spotting failure leaves the transcript's mentions.
+ */
+async function spotAskedTopics(
+  ctx: TaskContext<'analyze-video'>,
+  dir: string,
+  t: Transcribed,
+  topics: readonly string[],
+): Promise<TopicSpot[] | undefined> {
+  if (!topics.length || t.transcript.backend !== 'pocketsphinx') return undefined;
+  const { pocketsphinxBin, pocketsphinxModelDir } = ctx.config.transcriber;
+  try {
+    const spots = await spotTopics(t.wav, topics, {
+      bin: pocketsphinxBin,
+      modelDir: pocketsphinxModelDir,
+      workDir: dir,
+      signal: ctx.signal,
+    });
+    ctx.log.info('asked topics spotted in the audio', { topics: topics.length, spots: spots.length });
+    return spots;
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    ctx.log.warn('keyword spotting failed; topics are matched in the transcript only', { err: (err as Error).message });
+    return undefined;
+  }
+}
+
 /** Shorts picked over the whole transcript, then each one's speakers found and its crop cut (here,
  *  or by a child task per short). */
 async function pickAndReframe(
@@ -636,6 +666,7 @@ async function pickAndReframe(
       maxSec: picking.clipLength.max,
       ...(picking.maxShorts ? { maxShorts: picking.maxShorts } : {}),
       topics: picking.topics,
+      topicSpots: await spotAskedTopics(ctx, dir, t, picking.topics),
       range: picking.range,
       prompt: picking.prompt,
     });

@@ -100,42 +100,55 @@ export class PocketsphinxTranscriber implements Transcriber {
     const args = ['-infile', wavPath, '-time', 'yes', '-logfn', '/dev/null', '-hmm', hmm, '-lm', lm, '-dict', dict];
     const report = progressReporter(opts.onProgress);
     const words: Word[] = [];
-    await new Promise<void>((resolve, reject) => {
-      if (opts.signal?.aborted) return reject(opts.signal.reason ?? new Error('aborted'));
-      const child = spawn(this.bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-      let pending = '';
-      let stderr = '';
-      const onLine = (line: string) => {
+    await runPocketsphinx(this.bin, args, {
+      signal: opts.signal,
+      onLine: (line) => {
         const w = parsePocketsphinxLine(line);
         if (w) words.push(w);
         // Each word line carries the end time of what has been decoded so far.
         const m = WORD_LINE.exec(line.trim());
         if (m && info.durationSec > 0) report(Number(m[3]) / info.durationSec);
-      };
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        pending += d;
-        const lines = pending.split('\n');
-        pending = lines.pop() ?? '';
-        lines.forEach(onLine);
-      });
-      child.stderr.setEncoding('utf8').on('data', (d: string) => {
-        stderr = (stderr + d).slice(-4096);
-      });
-      const onAbort = () => child.kill('SIGKILL');
-      opts.signal?.addEventListener('abort', onAbort, { once: true });
-      child.on('error', (err) => {
-        opts.signal?.removeEventListener('abort', onAbort);
-        reject(err);
-      });
-      child.on('close', (code) => {
-        opts.signal?.removeEventListener('abort', onAbort);
-        if (opts.signal?.aborted) return reject(opts.signal.reason ?? new Error('aborted'));
-        if (pending) onLine(pending);
-        if (code !== 0) return reject(new Error(`pocketsphinx exited with ${code}${stderr ? ': ' + stderr.trim().slice(-500) : ''}`));
-        resolve();
-      });
+      },
     });
     report(1);
     return { language: 'en', text: joinWords(words), words, durationSec: info.durationSec, backend: this.name };
   }
+}
+
+/** Runs `pocketsphinx_continuous` to its end, handing each stdout line over; rejects on a non-zero
+ *  exit (with the end of stderr) or when the signal aborts (the process is killed). */
+export async function runPocketsphinx(
+  bin: string,
+  args: string[],
+  opts: { signal?: AbortSignal; onLine: (line: string) => void },
+): Promise<void> {
+  const { signal, onLine } = opts;
+  await new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
+    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let pending = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      pending += d;
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      lines.forEach(onLine);
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr = (stderr + d).slice(-4096);
+    });
+    const onAbort = () => child.kill('SIGKILL');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (err) => {
+      signal?.removeEventListener('abort', onAbort);
+      reject(err);
+    });
+    child.on('close', (code) => {
+      signal?.removeEventListener('abort', onAbort);
+      if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
+      if (pending) onLine(pending);
+      if (code !== 0) return reject(new Error(`pocketsphinx exited with ${code}${stderr ? ': ' + stderr.trim().slice(-500) : ''}`));
+      resolve();
+    });
+  });
 }

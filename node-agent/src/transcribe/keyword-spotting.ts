@@ -1,0 +1,89 @@
+// Where the topics a client asked for are said, heard by pocketsphinx's keyword spotter rather than
+// read from its transcript. The recogniser's language model often turns an uncommon subject word
+// into a likelier one ("marathon" → "mirror than"), so a topic said five times can be absent from
+// the transcript; the spotter listens for that phrase alone and finds it. Used only with
+// pocketsphinx, whose transcripts need it (Whisper and hosted models hear topic words well).
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { runPocketsphinx, pocketsphinxModelFiles, POCKETSPHINX_DEFAULTS, type PocketsphinxOptions } from './pocketsphinx.js';
+
+export interface TopicSpot {
+  /** The topic as asked (lower case). */
+  topic: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * The spotter's detection threshold, per phrase. Higher finds fewer false alarms and misses more;
+ * chosen on the selection bench's development talks (`npm run bench:selection -- --spot-threshold`).
+ * On one flite sentence, 1e-20 (pocketsphinx's usual example) spotted "bread" inside "secret" and
+ * "about"; 1e5 spotted only what was said; 1e20 lost "garden".
+ */
+export const SPOT_THRESHOLD = 1e5;
+
+export interface SpotOptions extends PocketsphinxOptions {
+  signal?: AbortSignal;
+  threshold?: number;
+  /** Where the phrase list is written (the run's work folder). */
+  workDir: string;
+}
+
+const dictionaries = new Map<string, Promise<Set<string>>>();
+
+/** The words pocketsphinx can listen for: its pronouncing dictionary's entries, read once per file. */
+function dictionaryWords(dictPath: string): Promise<Set<string>> {
+  let words = dictionaries.get(dictPath);
+  if (!words) {
+    words = readFile(dictPath, 'utf8').then(
+      (text) => new Set(text.split('\n').map((line) => line.slice(0, line.indexOf(' ')).replace(/\(\d+\)$/, ''))),
+    );
+    dictionaries.set(dictPath, words);
+  }
+  return words;
+}
+
+/** A topic as the spotter takes it: lower-case words of letters and apostrophes. */
+const phraseOf = (topic: string) =>
+  topic
+    .toLowerCase()
+    .split(/\s+/)
+    .map((w) => w.replace(/[^a-z']/g, ''))
+    .filter(Boolean)
+    .join(' ');
+
+/**
+ * Every place a topic is said in a 16 kHz mono WAV. Topics with a word outside the pronouncing
+ * dictionary cannot be listened for and are skipped (the transcript's own mentions still count).
+ */
+export async function spotTopics(wavPath: string, topics: readonly string[], opts: SpotOptions): Promise<TopicSpot[]> {
+  const { hmm, dict } = pocketsphinxModelFiles(opts.modelDir ?? POCKETSPHINX_DEFAULTS.modelDir);
+  const known = await dictionaryWords(dict);
+  const byPhrase = new Map<string, string>();
+  for (const topic of topics) {
+    const phrase = phraseOf(topic);
+    if (phrase && phrase.split(' ').every((w) => known.has(w))) byPhrase.set(phrase, topic.toLowerCase());
+  }
+  if (!byPhrase.size) return [];
+  const threshold = opts.threshold ?? SPOT_THRESHOLD;
+  const listPath = path.join(opts.workDir, 'topics.kws');
+  await writeFile(listPath, [...byPhrase.keys()].map((p) => `${p} /${threshold.toExponential()}/\n`).join(''));
+  const spots: TopicSpot[] = [];
+  const args = ['-infile', wavPath, '-kws', listPath, '-time', 'yes', '-logfn', '/dev/null', '-hmm', hmm, '-dict', dict];
+  await runPocketsphinx(opts.bin ?? POCKETSPHINX_DEFAULTS.bin, args, {
+    signal: opts.signal,
+    onLine: (line) => {
+      const spot = parseSpotLine(line, byPhrase);
+      if (spot) spots.push(spot);
+    },
+  });
+  return spots.sort((a, b) => a.start - b.start);
+}
+
+/** `phrase start end posterior` (the phrase may hold spaces); the hypothesis lines have no times. */
+export function parseSpotLine(line: string, byPhrase: ReadonlyMap<string, string>): TopicSpot | undefined {
+  const m = /^(.+?)\s+(\d+\.\d+)\s+(\d+\.\d+)\s+(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)$/i.exec(line.trim());
+  if (!m) return undefined;
+  const topic = byPhrase.get(m[1]!.trim().replace(/\s+/g, ' '));
+  return topic === undefined ? undefined : { topic, start: Number(m[2]), end: Number(m[3]) };
+}
