@@ -5,11 +5,12 @@
 // flite's own word times without punctuation, to measure the picker alone) and picked with the
 // local picker; the picks are scored against the labels.
 //
-//   npm run bench:selection -- [--split dev|heldout] [--talks N] [--minutes M] [--words asr|reference]
+//   npm run bench:selection -- [--split dev|heldout] [--talks N] [--minutes M|A-B] [--words asr|reference]
 //                                [--units standard|titles] [--cache DIR] [--no-spotting] [--no-loudness]
 //                                [--spot-threshold X] [--verbose]
 //
 // `--units titles` adds good units whose strongest sentence is not their first, for the titles.
+// `--minutes 10-40` draws each talk's length from that range (by its seed).
 // As the agent does, the picker gets the talk's loudness (energy, and where speech began before a
 // short's first recognised word) and, with pocketsphinx, where each asked topic is spotted in the
 // audio; `--no-loudness` and `--no-spotting` take them away. `--cache DIR` keeps each talk and its
@@ -370,7 +371,8 @@ function measure(
 interface BenchArgs {
   split: 'dev' | 'heldout';
   talks: number;
-  minutes: number;
+  /** Each talk's length is drawn from this range by its seed (one number: every talk that long). */
+  minutes: { min: number; max: number };
   source: 'asr' | 'reference';
   units: 'standard' | 'titles';
   cache?: string;
@@ -395,7 +397,7 @@ function parseArgs(args: string[]): BenchArgs {
   return {
     split,
     talks: Number(opt('talks', '3')),
-    minutes: Number(opt('minutes', '3')),
+    minutes: minutesRange(opt('minutes', '3')),
     source,
     units,
     ...(cache ? { cache: path.resolve(cache) } : {}),
@@ -406,11 +408,22 @@ function parseArgs(args: string[]): BenchArgs {
   };
 }
 
+function minutesRange(text: string): { min: number; max: number } {
+  const [min, max = min] = text.split('-').map(Number);
+  if (!(min! > 0 && max >= min!)) throw new Error('--minutes is a number or a range such as 10-40');
+  return { min: min!, max };
+}
+
+/** A seed's talk length, drawn from the range by the seed (a stream of its own, so the talk's order is unchanged). */
+const talkMinutes = (seed: number, range: BenchArgs['minutes']) =>
+  range.min === range.max ? range.min : Math.round((range.min + (range.max - range.min) * rng(seed + 7919)()) * 10) / 10;
+
 type Talk = Awaited<ReturnType<typeof composeTalk>>;
 
 /** A seed's talk and what the recogniser heard of it, from the cache when it holds them. */
 async function heardTalk(seed: number, a: BenchArgs, tmp: string): Promise<{ talk: Talk; transcript: Transcript }> {
-  const dir = a.cache ? path.join(a.cache, `${a.units}-${a.minutes}m-seed${seed}`) : await mkdtemp(path.join(tmp, `seed${seed}-`));
+  const minutes = talkMinutes(seed, a.minutes);
+  const dir = a.cache ? path.join(a.cache, `${a.units}-${minutes}m-seed${seed}`) : await mkdtemp(path.join(tmp, `seed${seed}-`));
   const saved = path.join(dir, `talk-${a.source}.json`);
   if (a.cache) {
     const cached = await readFile(saved, 'utf8').catch(() => undefined);
@@ -418,7 +431,7 @@ async function heardTalk(seed: number, a: BenchArgs, tmp: string): Promise<{ tal
     await mkdir(dir, { recursive: true });
   }
   const pool = a.units === 'titles' ? [...GOOD, ...SLOW_OPENERS] : GOOD;
-  const talk = await composeTalk(seed, a.minutes, dir, pool);
+  const talk = await composeTalk(seed, minutes, dir, pool);
   const transcript =
     a.source === 'reference'
       ? referenceTranscript(talk.talk.words, talk.talk.durationSec)
@@ -511,7 +524,7 @@ function report(tally: Tally, a: BenchArgs, seeds: number[]) {
   const pct = (x: number, y: number) => (y ? `${((100 * x) / y).toFixed(1)} %` : 'n/a');
   const aids = [a.loudness ? 'loudness' : 'no loudness', a.spotting ? `spotting at ${a.spotThreshold.toExponential()}` : 'no spotting'];
   console.log(
-    `\nselection, ${a.split} seeds ${seeds[0]}-${seeds.at(-1)}, ${a.source} words, ${a.units} units, ${a.minutes}-minute talks, ${aids.join(', ')} (load ${os.loadavg()[0]!.toFixed(1)})`,
+    `\nselection, ${a.split} seeds ${seeds[0]}-${seeds.at(-1)}, ${a.source} words, ${a.units} units, ${a.minutes.min === a.minutes.max ? a.minutes.min : `${a.minutes.min}-${a.minutes.max}`}-minute talks, ${aids.join(', ')} (load ${os.loadavg()[0]!.toFixed(1)})`,
   );
   console.log(`precision (picked time inside good units): ${pct(tally.goodSec, tally.pickedSec)}`);
   console.log(`recall (good units half covered):         ${pct(tally.recalled, tally.goodUnits)} (${tally.recalled}/${tally.goodUnits})`);

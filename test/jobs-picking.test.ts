@@ -30,6 +30,13 @@ const GARDEN = [
   { text: 'That is why a morning garden grows twice as fast.', pauseAfter: 1.4 },
 ];
 const OUTRO = [{ text: 'Thanks for watching, see you next week.', pauseAfter: 1 }];
+/** Pocketsphinx hears "bread" here as "a downtrend" and "read": only its keyword spotter finds the topic. */
+const BREAD = [
+  { text: 'Here is the secret my grandfather taught me about bread.', pauseAfter: 0.7 },
+  { text: 'He baked every morning for forty years in a tiny shop.', pauseAfter: 0.6 },
+  { text: 'He said good bread needs time, not more yeast.', pauseAfter: 0.6 },
+  { text: 'That is why his dough rested for a whole night.', pauseAfter: 1.4 },
+];
 
 let cluster: TestCluster;
 let media: MediaServer;
@@ -37,6 +44,7 @@ let talk: Synthesised & { videoPath: string };
 /** The garden story's first and last word on the source clock. */
 let garden: { start: number; end: number };
 let coffee: { start: number; end: number };
+let bread: { start: number; end: number };
 
 test.before(async () => {
   if (!fliteAvailable()) throw new Error('flite is required (apt-get install flite)');
@@ -49,7 +57,10 @@ test.before(async () => {
   };
   coffee = span(SOUND_CHECK, COFFEE);
   garden = span([...SOUND_CHECK, ...COFFEE], GARDEN);
-  media = await serveFiles({ 'talk.mp4': talk.videoPath });
+  const breadTalk = await makeTalkVideo(cluster.dataDir, { phrases: [...SOUND_CHECK, ...COFFEE, ...BREAD, ...OUTRO] });
+  const breadFirst = wordsBefore([...SOUND_CHECK, ...COFFEE]);
+  bread = { start: breadTalk.words[breadFirst]!.start, end: breadTalk.words[breadFirst + wordsBefore(BREAD) - 1]!.end };
+  media = await serveFiles({ 'talk.mp4': talk.videoPath, 'bread-talk.mp4': breadTalk.videoPath });
   await cluster.startAgent();
 });
 
@@ -58,8 +69,8 @@ test.after.always(async () => {
   await cluster?.close();
 });
 
-const create = (key: string, options: unknown) =>
-  cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media.url('talk.mp4'), options } });
+const create = (key: string, options: unknown, file = 'talk.mp4') =>
+  cluster.api('POST', '/api/jobs', { key, body: { functionName: 'VideoShorts', fileUrl: media.url(file), options } });
 
 async function bearer(orgId: string, jobId: string): Promise<Parsed> {
   const user = await createUser(cluster.app.db, { email: `picking-${jobId}@example.com`, organizationId: orgId });
@@ -190,6 +201,29 @@ test.serial('length, count, topics and prompt are honoured by the agent; scores 
   t.like(
     shorts.find((s: Parsed) => s.id === String(best.id)),
     { content: best.title },
+  );
+});
+
+test.serial('a topic the recogniser mishears is found where it is said: the short is about it', async (t) => {
+  const { org, key } = await cluster.org({ plan: 'pro', credits: 1000 });
+  const created = await create(key, { clipLength: { min: 6, max: 20 }, maxShorts: 1, topics: ['bread'] }, 'bread-talk.mp4');
+  t.is(created.status, 201);
+  const job = await cluster.settledJob(key, created.body.id);
+  t.is(job.status, 'COMPLETED', job.message);
+  const heard: string = (await bearer(org.id, job.id)).data.transcription.text;
+  t.log(heard);
+  // The fixture's point: the transcript never says the topic, so only the spotter can find it.
+  t.notRegex(heard, /\bbread\b/, 'pocketsphinx now hears "bread": this fixture no longer tests the keyword spotter');
+  const [short] = job.data.shorts;
+  t.true(short.scores.topicMatch > 0, JSON.stringify(short.scores));
+  t.regex(short.reason, /"bread"/);
+  t.true(
+    short.startTime >= bread.start - 1 && short.endTime <= bread.end + 1,
+    `${short.startTime}-${short.endTime} vs ${bread.start}-${bread.end}`,
+  );
+  t.false(
+    (job.data.notes ?? []).some((n: string) => /No stretch of the talk mentions/.test(n)),
+    JSON.stringify(job.data.notes),
   );
 });
 

@@ -29,7 +29,20 @@ export interface Synthesised {
 const SR = 16_000;
 const bare = (w: string) => w.toLowerCase().replace(/[^a-z']/g, '');
 
-async function phonesOf(word: string, voice: string): Promise<number> {
+/** Phone counts by voice and word: long talks repeat their words, and each count is a flite run. */
+const phoneCounts = new Map<string, Promise<number>>();
+
+function phonesOf(word: string, voice: string): Promise<number> {
+  const key = `${voice} ${word}`;
+  let count = phoneCounts.get(key);
+  if (!count) {
+    count = countPhones(word, voice);
+    phoneCounts.set(key, count);
+  }
+  return count;
+}
+
+async function countPhones(word: string, voice: string): Promise<number> {
   const { stdout } = await run(FLITE, ['-voice', voice, '-ps', '-t', word, '-o', 'none']);
   return stdout
     .trim()
