@@ -234,15 +234,17 @@ interface Labelled {
   sentenceStarts: number[];
 }
 
-/** A talk of about `minutes`: good units and filler alternating at random, as many as fit. */
+/** Flite's voice speaks about 2.9 words a second; each sentence is followed by 0.55 s of pause on
+ *  average, and each unit's last by 0.75 s more. */
+const spokenSec = (u: Unit) => u.sentences.reduce((sum, text) => sum + text.split(/\s+/).length / 2.9 + 0.55, 0.75);
+
+/** A talk of about `minutes`: good units (each at most once) and filler at random, until it is that long. */
 async function composeTalk(seed: number, minutes: number, dir: string, pool: readonly Unit[]) {
   const r = rng(seed);
   const good = shuffle([...pool], r);
   const filler = shuffle([...FILLER, ...FILLER], r);
   const units: Unit[] = [];
-  // A unit lasts about 15 s spoken: this many fill the minutes.
-  const count = Math.max(3, Math.round((minutes * 60) / 15));
-  for (let i = 0, g = 0, f = 0; i < count; i++) {
+  for (let sec = 0, g = 0, f = 0; units.length < 3 || sec < minutes * 60; sec += spokenSec(units.at(-1)!)) {
     const wantGood = r() < 0.5 && g < good.length;
     if (wantGood) units.push(good[g++]!);
     else units.push(filler[f++ % filler.length]!);
