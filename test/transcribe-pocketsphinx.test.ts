@@ -118,13 +118,14 @@ needing({ tools: { pocketsphinx: havePocketsphinx } })(
     const wrong = path.join(dir, 'stereo44.wav');
     await writeWavPcm(wrong, new Int16Array(44_100 * 2), 44_100, 2);
     await t.throwsAsync(new PocketsphinxTranscriber().transcribe(wrong), { message: /16 kHz mono/ });
+    await t.throwsAsync(spotTopics(wrong, ['bread'], { workDir: dir }), { message: /16 kHz mono/ });
   },
 );
 
 test('keyword spotter lines are parsed: phrases with spaces, and only the topics asked', (t) => {
   const asked = new Map([
     ['marathon', 'marathon'],
-    ['job interview', 'Job Interview'.toLowerCase()],
+    ['job interview', 'job interview'],
   ]);
   t.deepEqual(parseSpotLine('marathon  9.710 10.280 0.929221', asked), { topic: 'marathon', start: 9.71, end: 10.28 });
   t.deepEqual(parseSpotLine('job interview 3.100 3.900 0.8', asked), { topic: 'job interview', start: 3.1, end: 3.9 });

@@ -5,6 +5,7 @@
 // pocketsphinx, whose transcripts need it (Whisper and hosted models hear topic words well).
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { readWavInfo } from '../media/wav.js';
 import { runPocketsphinx, pocketsphinxModelFiles, POCKETSPHINX_DEFAULTS, type PocketsphinxOptions } from './pocketsphinx.js';
 
 export interface TopicSpot {
@@ -67,6 +68,12 @@ export async function spotTopics(wavPath: string, topics: readonly string[], opt
     if (phrase && phrase.split(' ').every((w) => known.has(w))) byPhrase.set(phrase, topic.toLowerCase());
   }
   if (!byPhrase.size) return [];
+  const info = await readWavInfo(wavPath);
+  // The acoustic model is 16 kHz; other audio would be spotted as nonsense, silently.
+  if (info.sampleRate !== 16_000 || info.channels !== 1 || info.bitsPerSample !== 16)
+    throw new Error(
+      `keyword spotting needs 16 kHz mono s16 WAV, got ${info.sampleRate} Hz, ${info.channels} ch, ${info.bitsPerSample} bit`,
+    );
   const threshold = opts.threshold ?? SPOT_THRESHOLD;
   const listPath = path.join(opts.workDir, 'topics.kws');
   await writeFile(listPath, [...byPhrase.keys()].map((p) => `${p} /${threshold.toExponential()}/\n`).join(''));
