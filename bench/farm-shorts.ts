@@ -16,7 +16,7 @@ import { insertCompletedJob } from '../test/helpers/completed-job.js';
 import { FFMPEG } from '../test/helpers/media.js';
 import { makeSpeech, speechVideo } from '../test/helpers/speech.js';
 import { startPinnedPair } from './pinned-agents.js';
-import type { Reframe } from '@shorts/common/reframe/types';
+import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
 
 const run = promisify(execFile);
 const r2 = (n: number) => Math.round(n * 100) / 100;
@@ -35,6 +35,17 @@ function speakerPath(start: number, end: number): Reframe {
       i % 2 === 0 ? { time, x: 200, y: 0, width: 606, height: 1080 } : { time, x: 1100, y: 140, width: 454, height: 808 },
     );
   return { sourceWidth: 1920, sourceHeight: 1080, keyframes, segments: [{ start, end, layout: 'single', tracks: [0] }] };
+}
+
+/** Detections holding only voice activity: the words' spans, joined across gaps under 0.3 s. */
+function heardSpeech(words: Array<{ start: number; end: number }>, end: number): ShortDetections {
+  const speech: Array<{ start: number; end: number }> = [];
+  for (const w of words) {
+    const last = speech.at(-1);
+    if (last && w.start - last.end < 0.3) last.end = w.end;
+    else speech.push({ start: w.start, end: w.end });
+  }
+  return { version: 1, sourceWidth: 1920, sourceHeight: 1080, start: 0, end, sampleFps: 5, speech, tracks: [], turns: [] };
 }
 
 async function testVideo(out: string, seconds: number, vf?: string): Promise<string> {
@@ -59,8 +70,11 @@ async function benchCases(
       start: start + i * 0.4,
       end: start + i * 0.4 + 0.35,
     }));
-  const job = async (source: string, shorts: Array<{ startTime: number; endTime: number; reframe?: Reframe }>, w = words(0, 200)) =>
-    await insertCompletedJob(cluster.app, { organizationId, sourcePath: source, words: w, shorts, width: 1920, height: 1080 });
+  const job = async (
+    source: string,
+    shorts: Array<{ startTime: number; endTime: number; reframe?: Reframe; detections?: ShortDetections }>,
+    w = words(0, 200),
+  ) => await insertCompletedJob(cluster.app, { organizationId, sourcePath: source, words: w, shorts, width: 1920, height: 1080 });
 
   const speakers = await testVideo(path.join(dir, 'speakers.mp4'), 46);
   const vfr = await testVideo(path.join(dir, 'vfr.mp4'), 31, "select='not(eq(mod(n,5),2))*not(between(mod(n,97),40,52))'");
@@ -81,7 +95,9 @@ async function benchCases(
     },
     {
       name: `${talkEnd} s with jump cuts`,
-      jobId: await job(talk, [{ startTime: 0, endTime: talkEnd }], speech.words),
+      // As an analysed job has it: the voice activity reframing heard, which the render's jump cuts
+      // then read (without it every chunk would hear the clip again).
+      jobId: await job(talk, [{ startTime: 0, endTime: talkEnd, detections: heardSpeech(speech.words, talkEnd) }], speech.words),
       targets: [0],
       options: { editing: { removeSilences: true } },
     },
