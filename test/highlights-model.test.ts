@@ -10,6 +10,8 @@ import {
   parseJsonContent,
 } from '../node-agent/src/highlights/highlight-model.js';
 import { selectShorts } from '../node-agent/src/highlights/selector.js';
+import { scoreShort } from '../node-agent/src/highlights/score.js';
+import { segmentSentences } from '../node-agent/src/highlights/segments.js';
 import { listener } from './helpers/http.js';
 import { titleFromTranscript } from '@shorts/common/text/title';
 
@@ -186,6 +188,57 @@ test("the model's title is used, cut to 60 characters at a word boundary; an emp
       t.regex(s.title, /^Word\d+/);
     }
     t.is(shorts[4]!.reason, 'no title at all');
+  } finally {
+    await srv.close();
+  }
+});
+
+test("the model's scores are the short's parts (energy stays the audio's); unusable ones give way to the local parts", async (t) => {
+  const tr = transcript();
+  const proposal = {
+    shorts: [
+      { reason: 'Judged', startId: 0, endId: 47, scores: { hook: 90, completeness: 70.4, standalone: 40, topicMatch: 80 } },
+      { reason: 'Bad parts', startId: 100, endId: 147, scores: { hook: 150, completeness: 70, standalone: 40 } },
+      { reason: 'No parts', startId: 200, endId: 247 },
+    ],
+  };
+  const srv = await fakeChat(() => chatAnswer(JSON.stringify(proposal)));
+  try {
+    const model = new ChatHighlightModel({ url: srv.url, model: 'gpt-test' });
+    const [judged, bad, none] = await model.pick(tr, { maxShorts: 3, topics: ['word1'] });
+    const system = (srv.seen[0]!.body.messages as Array<{ content: string }>)[0]!.content;
+    t.regex(system, /"scores":\{"hook":0-100,"completeness":0-100,"standalone":0-100,"topicMatch"/);
+    const sentences = segmentSentences(tr.words).filter((x) => x.endId <= 47);
+    const local = scoreShort(tr.words, { words: tr.words.slice(0, 48), sentences, topics: ['word1'] });
+    t.like(judged!.scores, { hook: 90, completeness: 70, standalone: 40, topicMatch: 80 });
+    t.is(judged!.scores!.energy, local.scores.energy, 'energy is heard in the audio, not read by the model');
+    // The weighted mean of the parts (hook 0.2, completeness 0.25, standalone 0.35, energy 0.1, topic 0.3).
+    const mean = (90 * 0.2 + 70 * 0.25 + 40 * 0.35 + judged!.scores!.energy * 0.1 + 80 * 0.3) / 1.2;
+    t.is(judged!.score, Math.round(mean));
+    // A part out of 0-100, or none given: the local picker's parts for that short, the pick kept.
+    for (const s of [bad!, none!]) {
+      t.true(s.scores!.hook !== 150 && s.scores!.topicMatch !== null);
+      t.is(typeof s.score, 'number');
+    }
+    t.is(bad!.reason, 'Bad parts');
+  } finally {
+    await srv.close();
+  }
+});
+
+test('without topics asked, a topicMatch the model gives is not kept', async (t) => {
+  const tr = transcript();
+  const srv = await fakeChat(() =>
+    chatAnswer(
+      JSON.stringify({
+        shorts: [{ reason: 'x', startId: 0, endId: 47, scores: { hook: 60, completeness: 60, standalone: 60, topicMatch: 99 } }],
+      }),
+    ),
+  );
+  try {
+    const [s] = await new ChatHighlightModel({ url: srv.url, model: 'gpt-test' }).pick(tr, { maxShorts: 1 });
+    t.is(s!.scores!.topicMatch, null);
+    t.is(s!.scores!.hook, 60);
   } finally {
     await srv.close();
   }

@@ -29,6 +29,9 @@ const PHRASES = [
 ];
 const MISHEARD: Record<string, string> = { reading: 'weeding', bed: 'bad' };
 
+/** The model's judgement of the first short's parts (energy is the audio's: the model is not asked). */
+const MODEL_SCORES = { hook: 93, completeness: 81, standalone: 77, topicMatch: null };
+
 // The model's titles: the first names the misheard "weeding", the second none of the misheard words.
 const SPEAKING_TITLE = 'Ten minutes of speaking beats hours of weeding';
 const SLEEP_TITLE = 'Your brain learns new words while you sleep';
@@ -86,7 +89,12 @@ async function fakeEndpoints() {
       const span = (first: string, last: string) => ({ startId: line(first)?.startId ?? -1, endId: line(last)?.endId ?? -1 });
       const content = JSON.stringify({
         shorts: [
-          { title: SPEAKING_TITLE, reason: 'A question answered with a number', ...span('What is the fastest', 'Ten minutes') },
+          {
+            title: SPEAKING_TITLE,
+            reason: 'A question answered with a number',
+            ...span('What is the fastest', 'Ten minutes'),
+            scores: MODEL_SCORES,
+          },
           { title: SLEEP_TITLE, reason: 'A surprising fact with advice', ...span('Here is a second idea', 'Review them') },
         ],
       });
@@ -169,6 +177,14 @@ test("the model's titles come back as the model's in both forms; a correction re
   const index = (text: string) => words.findIndex((w) => w.text.replace(/[^a-z]/gi, '') === text);
   t.regex(shorts[0].text, /weeding/);
   t.is(words[shorts[0].startId].text, 'What');
+  // The model's parts for the short it scored, in both forms; the other gets the local picker's.
+  const keyForm = byStart(job.data.shorts);
+  t.like(keyForm[0].scores, MODEL_SCORES);
+  t.like(shorts[0].scores, MODEL_SCORES);
+  t.is(shorts[0].score, keyForm[0].score);
+  t.true(Number.isInteger(keyForm[0].scores.energy) && keyForm[0].scores.energy >= 0);
+  const second = keyForm[1].scores;
+  t.false(second.hook === 93 && second.completeness === 81 && second.standalone === 77, JSON.stringify(second));
   t.is(words[shorts[1].endId].text, 'up.');
 
   // "bad" -> "bed" lies in the second short, but its title does not use the word: kept.

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import type { Logger } from '@shorts/common/logger';
 import { joinWords, type Transcript } from '@shorts/common/text/transcript';
 import { fitTitle, makeTitle, TITLE_MAX } from '@shorts/common/text/title';
-import { scoreShort } from './score.js';
+import { scoreShort, totalOfParts } from './score.js';
+import type { ShortScores } from '@shorts/common/tasks/analyze-video';
 import { segmentSentences, type Sentence } from './segments.js';
 import { selectShorts, type SelectorOptions } from './selector.js';
 import { MAX_SHORT_SEC, numberShorts, type Short } from './types.js';
@@ -51,9 +52,15 @@ const answerSchema = z.object({
       reason: z.string().trim().min(1).max(1000),
       startId: z.number().int().nonnegative(),
       endId: z.number().int().nonnegative(),
+      // Checked per short (modelScores): unusable parts cost only the model's scoring of that short.
+      scores: z.unknown().optional(),
     }),
   ),
 });
+
+const part = z.number().finite().min(0).max(100);
+/** The parts a model judges from the words; energy is the audio's, which the model does not hear. */
+const modelScoresSchema = z.object({ hook: part, completeness: part, standalone: part, topicMatch: part.nullish() });
 
 export function chatCompletionsEndpoint(url: string): string {
   return `${url.replace(/\/+$/, '').replace(/\/v1$/, '')}/v1/chat/completions`;
@@ -67,7 +74,9 @@ const SYSTEM_PROMPT = [
   'A short starts at the start of a sentence and ends at the end of one; never start on a sentence that needs an earlier one (he, she, it, they, so, and, but).',
   'Title each short with a hook taken from its strongest line (a question, a bold claim, a number, the topic asked for), not its first words.',
   'The transcript is given as sentences, each prefixed with [firstWordId-lastWordId] and its start-end time in seconds.',
-  'Answer with JSON only: {"shorts":[{"title":"catchy title, at most 60 characters","reason":"why this moment works","startId":<first word id>,"endId":<last word id>}]}.',
+  'Score each short 0-100 on: hook (does its first sentence grab attention), completeness (does it finish its thought, with a payoff or an answer),',
+  'standalone (is it understood with no context from outside it, with no logistics or small talk), and, when topics are given, topicMatch (is it about them).',
+  'Answer with JSON only: {"shorts":[{"title":"catchy title, at most 60 characters","reason":"why this moment works","startId":<first word id>,"endId":<last word id>,"scores":{"hook":0-100,"completeness":0-100,"standalone":0-100,"topicMatch":0-100 or null}}]}.',
 ].join(' ');
 
 export class ChatHighlightModel implements HighlightModel {
@@ -169,6 +178,7 @@ export function validateAnswer(answer: unknown, transcript: Transcript, opts: Se
       topics: opts.topics ?? [],
     });
     const written = modelTitle(p.title);
+    const judged = modelScores(p.scores, scored.scores, (opts.topics ?? []).length > 0);
     kept.push({
       title: written ?? makeTitle(words, clip(inside, p.startId, p.endId), { topics: opts.topics }),
       ...(written ? { titledBy: 'model' as const } : {}),
@@ -178,11 +188,31 @@ export function validateAnswer(answer: unknown, transcript: Transcript, opts: Se
       startId: p.startId,
       endId: p.endId,
       text: joinWords(words.slice(p.startId, p.endId + 1)),
-      score: scored.score,
-      scores: scored.scores,
+      ...(judged
+        ? { score: totalOfParts(judged, scored.features.scores.silence), scores: judged }
+        : { score: scored.score, scores: scored.scores }),
     });
   }
   return numberShorts(kept);
+}
+
+/**
+ * The model's parts as the short's, with the audio's energy beside them; null (the local parts are
+ * used) when the model gave none or any is not a number from 0 to 100. Without topics asked
+ * topicMatch is null whatever the model says; with topics, a missing one is the local count's.
+ */
+export function modelScores(given: unknown, local: ShortScores, topicsAsked: boolean): ShortScores | null {
+  const parsed = modelScoresSchema.safeParse(given);
+  if (!parsed.success) return null;
+  const m = parsed.data;
+  const round = Math.round;
+  return {
+    hook: round(m.hook),
+    completeness: round(m.completeness),
+    standalone: round(m.standalone),
+    energy: local.energy,
+    topicMatch: topicsAsked ? round(m.topicMatch ?? local.topicMatch ?? 0) : null,
+  };
 }
 
 /** A title the model wrote longer than this ignored the limit it was asked for: its own is not used. */

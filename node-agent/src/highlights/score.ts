@@ -111,14 +111,7 @@ export function scoreShort(allWords: readonly Word[], input: ScoreInput): Scored
     energy: pct(energy),
     topicMatch: topicMatch === null ? null : pct(topicMatch),
   };
-  const parts: Array<[number, number]> = [
-    [scores.hook, PART_WEIGHTS.hook],
-    [scores.completeness, PART_WEIGHTS.completeness],
-    [scores.standalone, PART_WEIGHTS.standalone],
-    [scores.energy, PART_WEIGHTS.energy],
-    ...(scores.topicMatch === null ? [] : ([[scores.topicMatch, PART_WEIGHTS.topicMatch]] as Array<[number, number]>)),
-  ];
-  const weighted = parts.reduce((s, [v, w]) => s + v * w, 0) / parts.reduce((s, [, w]) => s + w, 0);
+  const weighted = weightedParts(scores);
   // A second thought starting inside (a question or a new hook after its first sentence): two
   // shorts run together, each worth more alone.
   const newThoughts = sentences
@@ -137,6 +130,26 @@ export function scoreShort(allWords: readonly Word[], input: ScoreInput): Scored
     logisticsShare,
     topicsHit,
   };
+}
+
+/** The parts' weighted mean (0-100), topicMatch counted only when topics were asked. */
+export function weightedParts(scores: ShortScores): number {
+  const parts: Array<[number, number]> = [
+    [scores.hook, PART_WEIGHTS.hook],
+    [scores.completeness, PART_WEIGHTS.completeness],
+    [scores.standalone, PART_WEIGHTS.standalone],
+    [scores.energy, PART_WEIGHTS.energy],
+    ...(scores.topicMatch === null ? [] : ([[scores.topicMatch, PART_WEIGHTS.topicMatch]] as Array<[number, number]>)),
+  ];
+  return parts.reduce((s, [v, w]) => s + v * w, 0) / parts.reduce((s, [, w]) => s + w, 0);
+}
+
+/**
+ * A total from parts a language model judged (hook, completeness, standalone, topic match) and the
+ * audio's own (energy): their weighted mean, less the window's dead air as in scoreShort.
+ */
+export function totalOfParts(scores: ShortScores, silence: number): number {
+  return Math.round(Math.max(0, Math.min(100, weightedParts(scores) - 60 * silence)));
 }
 
 /** A topic's mentions: as read in the transcript or as spotted in the audio, whichever found more
