@@ -116,6 +116,25 @@ async function benchCases(
   return cases;
 }
 
+/**
+ * Each lease of a round, in order, for finding idle agents (`FARM_TIMELINE=1`): task type, agent,
+ * and seconds from the round's first create to the lease and to its end.
+ */
+async function timeline(cluster: Awaited<ReturnType<typeof startCluster>>, renderIds: string[]): Promise<string> {
+  const { rows } = await cluster.app.db.pool.query<{ type: string; agent: string; leased: number; ended: number | null }>(
+    `WITH round AS (SELECT min(created_at) AS t0 FROM renders WHERE id = ANY($1::text[]))
+     SELECT t.type, right(l.agent_id, 4) AS agent,
+            EXTRACT(EPOCH FROM l.created_at - round.t0)::float8 AS leased,
+            EXTRACT(EPOCH FROM (SELECT min(e.created_at) FROM task_events e
+                                 WHERE e.task_id = t.id AND e.id > l.id AND e.kind <> 'leased') - round.t0)::float8 AS ended
+       FROM round, tasks t JOIN task_events l ON l.task_id = t.id AND l.kind = 'leased'
+      WHERE t.subject_id = ANY($1::text[])
+      ORDER BY l.created_at`,
+    [renderIds],
+  );
+  return rows.map((r) => `    ${r.type} on ${r.agent}: ${r2(r.leased)}-${r.ended === null ? '?' : r2(r.ended)} s`).join('\n');
+}
+
 export async function benchShorts(pairs: number, size: { width: number; height: number }): Promise<void> {
   const cluster = await startCluster('bench_farm_shorts', { renderActiveLimit: 10_000, timers: false });
   try {
@@ -154,6 +173,7 @@ export async function benchShorts(pairs: number, size: { width: number; height: 
           WHERE r.id = ANY($1::text[])`,
         [ids],
       );
+      if (process.env.FARM_TIMELINE) console.error(await timeline(cluster, ids));
       return row!;
     };
 
