@@ -29,7 +29,11 @@ export async function startPinnedPair(
     60_000,
     'the second agent registered',
   );
+  // An agent says so only when its state changes: asking for the state it is in waits for nothing.
+  let drained = false;
   const drainSecond = async (draining: boolean) => {
+    if (draining === drained) return;
+    drained = draining;
     const said = draining ? /taking no new work/ : /drain lifted/;
     const times = () => second.logs.filter((l) => said.test(l)).length;
     const before = times();
