@@ -104,7 +104,7 @@ function Review({ job, shortParam, onChanged }: { job: JobView; shortParam: stri
   const { lastRender, setLastRender, renderStatus, liveRender } = useLastRender(short);
   // The render dialog's jump-cut switches: the timeline shows what they remove and playback skips it.
   const [editing, setEditing] = useState<EditingOptions>({});
-  const cutPlan = useJumpCutPlayback(video, time, short, shortWords, editing, data.source?.fps ?? null);
+  const cutPlan = useJumpCutPlayback(video, short, shortWords, editing, data.source?.fps ?? null);
 
   return (
     <div class="job-layout">
@@ -243,7 +243,6 @@ function useLastRender(short: Short | undefined) {
  */
 function useJumpCutPlayback(
   video: { current: HTMLVideoElement | null },
-  time: number,
   short: Short | undefined,
   shortWords: Word[],
   editing: EditingOptions,
@@ -256,11 +255,22 @@ function useJumpCutPlayback(
         : null,
     [short, shortWords, editing, sourceFps],
   );
+  // Checked on every animation frame against the video's own clock, not on the page's next render:
+  // a busy page re-renders late, and the removed sound would be heard until it did.
   useEffect(() => {
-    const v = video.current;
-    if (!v || v.paused || !cutPlan) return;
-    const cut = cutPlan.cuts.find((c) => time >= c.start && time < c.end - 0.02);
-    if (cut) v.currentTime = cut.end;
-  }, [time, cutPlan]);
+    if (!cutPlan) return;
+    let raf = 0;
+    const skip = () => {
+      const v = video.current;
+      if (v && !v.paused) {
+        const now = v.currentTime;
+        const cut = cutPlan.cuts.find((c) => now >= c.start && now < c.end - 0.02);
+        if (cut) v.currentTime = cut.end;
+      }
+      raf = requestAnimationFrame(skip);
+    };
+    raf = requestAnimationFrame(skip);
+    return () => cancelAnimationFrame(raf);
+  }, [cutPlan]);
   return cutPlan;
 }
