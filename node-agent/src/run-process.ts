@@ -12,7 +12,7 @@ export function runProcess(
   bin: string,
   args: string[],
   signal?: AbortSignal,
-  opts: { maxOutput?: number; env?: NodeJS.ProcessEnv } = {},
+  opts: { maxOutput?: number; env?: NodeJS.ProcessEnv; onStdoutLine?: (line: string) => void } = {},
 ): Promise<ProcessResult> {
   const max = opts.maxOutput ?? 64 * 1024 * 1024;
   return new Promise((resolve, reject) => {
@@ -20,8 +20,14 @@ export function runProcess(
     const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(opts.env ? { env: opts.env } : {}) });
     let stdout = '';
     let stderr = '';
+    // With a line reader, each complete stdout line is handed over as it arrives (progress).
+    let pendingLine = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       if (stdout.length < max) stdout += d;
+      if (!opts.onStdoutLine) return;
+      const lines = (pendingLine + d).split('\n');
+      pendingLine = lines.pop() ?? '';
+      lines.forEach(opts.onStdoutLine);
     });
     // Only the tail of stderr matters for error messages; keep it bounded.
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
@@ -36,6 +42,7 @@ export function runProcess(
     child.on('close', (code) => {
       signal?.removeEventListener('abort', onAbort);
       if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
+      if (pendingLine) opts.onStdoutLine?.(pendingLine);
       resolve({ code, stdout, stderr });
     });
   });

@@ -1,10 +1,10 @@
 // CMU PocketSphinx (Debian's 0.8 `pocketsphinx_continuous`) as the always-available fallback
 // backend: modest accuracy, but word times and posteriors, offline, no model download.
-import { spawn } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
 import { joinWords, type Word } from '@shorts/common/text/transcript';
 import { readWavInfo } from '../media/wav.js';
+import { runProcess } from '../run-process.js';
 import { progressReporter, type TranscribeOptions, type Transcriber } from './types.js';
 
 export interface PocketsphinxOptions {
@@ -122,33 +122,7 @@ export async function runPocketsphinx(
   args: string[],
   opts: { signal?: AbortSignal; onLine: (line: string) => void },
 ): Promise<void> {
-  const { signal, onLine } = opts;
-  await new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
-    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let pending = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      pending += d;
-      const lines = pending.split('\n');
-      pending = lines.pop() ?? '';
-      lines.forEach(onLine);
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      stderr = (stderr + d).slice(-4096);
-    });
-    const onAbort = () => child.kill('SIGKILL');
-    signal?.addEventListener('abort', onAbort, { once: true });
-    child.on('error', (err) => {
-      signal?.removeEventListener('abort', onAbort);
-      reject(err);
-    });
-    child.on('close', (code) => {
-      signal?.removeEventListener('abort', onAbort);
-      if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
-      if (pending) onLine(pending);
-      if (code !== 0) return reject(new Error(`pocketsphinx exited with ${code}${stderr ? ': ' + stderr.trim().slice(-500) : ''}`));
-      resolve();
-    });
-  });
+  // Only lines are read: nothing of stdout needs keeping.
+  const { code, stderr } = await runProcess(bin, args, opts.signal, { maxOutput: 0, onStdoutLine: opts.onLine });
+  if (code !== 0) throw new Error(`pocketsphinx exited with ${code}${stderr ? ': ' + stderr.trim().slice(-500) : ''}`);
 }
