@@ -12,6 +12,7 @@ import { cacheEntryName } from '../node-agent/src/tasks/object-cache.js';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
 import { isBundledFfmpeg } from '@shorts/common/media/tools';
 import { requestTaskCancel, showTask } from '../coordinator/src/tasks/operator.js';
+import { freeSlots } from '../coordinator/src/tasks/liveness.js';
 import type { RenderShortPayload } from '@shorts/common/tasks/render-short';
 import { admin, adminJson } from './helpers/admin-cli.js';
 import type { Parsed } from './helpers/parsed.js';
@@ -110,6 +111,14 @@ async function download(url: string, name: string): Promise<string> {
 }
 
 const renderTask = async (renderId: string) => await showTask(cluster.app.db, renderId);
+
+/** Each agent as the coordinator sees it, for a failure to say why work went where it did. */
+const farmNow = () =>
+  cluster.app.db.query(
+    `SELECT a.name, a.state, round(extract(epoch FROM now() - a.last_seen_at)::numeric, 2) AS "silentSec",
+            (SELECT array_agg(t.type) FROM tasks t WHERE t.state = 'leased' AND t.leased_by = a.id) AS leased
+       FROM agents a ORDER BY a.name`,
+  );
 
 /** A counter's value in the coordinator's /metrics. */
 async function counter(name: string, type: string): Promise<number> {
@@ -366,6 +375,13 @@ test.serial('an agent killed while it holds a chunk: the chunk is leased again a
 });
 
 test.serial('a render cancelled while its chunks run: no task is left running or queued', async (t) => {
+  // The farm this test is about: the three live agents heard from and idle, so the render splits
+  // (a silent agent's slot is not counted free, and the render would rightly go in one pass).
+  await waitFor(async () => (await freeSlots(cluster.app, 'render-chunk', '')).all >= 3, 60_000, 'three idle agents').catch(
+    async (e: Error) => {
+      throw new Error(`${e.message}: ${JSON.stringify(await farmNow())}`);
+    },
+  );
   const renderId = await startRender();
   await waitFor(
     async () =>
@@ -373,7 +389,9 @@ test.serial('a render cancelled while its chunks run: no task is left running or
         .length > 0,
     120_000,
     'chunks running',
-  );
+  ).catch(async (e: Error) => {
+    throw new Error(`${e.message}: ${JSON.stringify({ render: await renderTask(renderId), farm: await farmNow() })}`);
+  });
   await requestTaskCancel(cluster.app.db, renderId);
   const live = () =>
     cluster.app.db.query<{ id: string; state: string }>(
