@@ -3,6 +3,7 @@
 //   npm run bench:render -- [seconds=60] [blendMode=normal | mode,mode,... | all] [runs=1]
 //   npm run bench:render -- jumpcuts [seconds=60] [runs=1]   (bench/render-jump-cuts.ts)
 //   npm run bench:render -- hdr [seconds=10] [runs=2]         (bench/render-hdr.ts)
+//   npm run bench:render -- api [seconds=45] [pairs=3]        (bench/render-api.ts: through the API, by stage)
 // `all` renders the watermark in each of the 16 blend modes. Each mode is timed in `runs` pairs: a
 // bare encode, then the render, one right after the other. Each run is measured twice: wall time,
 // and the CPU time ffmpeg itself reports (-benchmark: user + system over all its threads). The
@@ -26,6 +27,10 @@ import { BLEND_MODES, type BlendMode } from '@shorts/common/render/options';
 
 if (process.argv[2] === 'jumpcuts') {
   await import('./render-jump-cuts.js');
+  process.exit(0);
+}
+if (process.argv[2] === 'api') {
+  await import('./render-api.js');
   process.exit(0);
 }
 if (process.argv[2] === 'hdr') {

@@ -1,3 +1,4 @@
+import type { Parsed } from './helpers/parsed.js';
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -133,6 +134,17 @@ test('a short renders to a valid MP4 with captions, watermark and monotone progr
   t.true(Math.abs(Number(info.format.duration) - 4) < 0.15, `duration ${info.format.duration}`);
   // faststart: the moov atom comes before mdat.
   t.true(bytes.indexOf('moov') < bytes.indexOf('mdat'));
+  // The agent's log tells an operator what the encode did: how many frames, how fast.
+  const encoded = cluster.agents
+    .flatMap((a) => a.logs)
+    .filter((l) => l.includes('"video encoded"') && l.includes(created.body.renderId))
+    .map((l) => JSON.parse(l) as Parsed);
+  t.is(encoded.length, 1, 'one encode logged');
+  t.true(
+    Math.abs(encoded[0]!.frames - Number(video.nb_frames)) <= 1,
+    `${encoded[0]!.frames} frames logged, ${video.nb_frames} in the file`,
+  );
+  t.true(encoded[0]!.fps > 0 && encoded[0]!.seconds > 0, JSON.stringify(encoded[0]));
 
   // Captions: nothing in the lower half before the first word (0.5 s into the clip); text while
   // "alpha" is spoken (1.0-1.6 s source = 0.5-1.1 s clip), with the active word's green of VIRAL.

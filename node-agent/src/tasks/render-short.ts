@@ -160,7 +160,9 @@ export async function encodeRender(
   durationSec: number,
   onProgress: (f: number) => void,
 ): Promise<ProbeResult> {
+  const prepareStarted = performance.now();
   const args = await prepareRender(spec);
+  ctx.log.debug('render graph prepared', { renderId: ctx.payload.renderId, seconds: secondsSince(prepareStarted) });
   const encodeStarted = performance.now();
   try {
     await runFfmpeg(ctx.config.ffmpegPath, args, { durationSec, signal: ctx.signal, onProgress });
@@ -180,13 +182,17 @@ export async function encodeRender(
   // The graph oriented a mirrored source's frames: the short must not carry the source's matrix.
   // A chunk too: the join copies its stream, matrix and all.
   if (spec.sourceColour?.orient) await clearDisplayMatrix(spec.output.path);
-  const encodeSeconds = (performance.now() - encodeStarted) / 1000;
+  const encodeSeconds = secondsSince(encodeStarted);
   const rendered = await ffprobe(spec.output.path, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
-  ctx.metrics.renderEncoded(
-    spec.encoder === 'h264_nvenc' ? 'nvenc' : 'x264',
-    Math.round(rendered.durationSec * (rendered.fps ?? 0)),
-    encodeSeconds,
-  );
+  const frames = Math.round(rendered.durationSec * (rendered.fps ?? 0));
+  ctx.metrics.renderEncoded(spec.encoder === 'h264_nvenc' ? 'nvenc' : 'x264', frames, encodeSeconds);
+  ctx.log.info('video encoded', {
+    renderId: ctx.payload.renderId,
+    encoder: spec.encoder,
+    frames,
+    seconds: Number(encodeSeconds.toFixed(2)),
+    fps: Number((frames / encodeSeconds).toFixed(1)),
+  });
   return rendered;
 }
 
@@ -213,8 +219,15 @@ export const renderShort: TaskHandler<'render-short'> = {
       ctx.log.info('loudness measured', { renderId: p.renderId, ...spec.loudness });
     }
     const durationSec = spec.edit?.cuts.length ? editedDuration(spec.edit) : p.endTime - p.startTime;
-    await encodeRender(ctx, spec, durationSec, (f) => ctx.progress(stageProgress(RENDER_STAGES, 'rendering', f), 'rendering'));
-    return finishRender(ctx, out, spec.encoder, assPathFor(spec), spec.edit?.cuts.length ? spec.edit : null);
+    const rendered = await encodeRender(ctx, spec, durationSec, (f) =>
+      ctx.progress(stageProgress(RENDER_STAGES, 'rendering', f), 'rendering'),
+    );
+    return finishRender(ctx, out, {
+      encoder: spec.encoder,
+      captionScript: assPathFor(spec),
+      jumpCuts: spec.edit?.cuts.length ? spec.edit : null,
+      rendered,
+    });
   },
 };
 
@@ -304,7 +317,7 @@ async function joinRender(
   await joinChunks(ctx.config, { chunkPaths, audioPath, out, workDir: ctx.workDir, signal: ctx.signal });
   // The store deletes them once the render is done: this host's copies would only take room.
   for (const key of [...(join.chunkObjectKeys ?? []), join.audioObjectKey]) if (key) await ctx.objects.forget(key);
-  return finishRender(ctx, out, undefined, undefined, join.jumpCuts, join.captionsKey);
+  return finishRender(ctx, out, { jumpCuts: join.jumpCuts, storedCaptionsKey: join.captionsKey });
 }
 
 /** The finished render, its thumbnail and (rendered in one pass) the caption script it burned in,
@@ -312,17 +325,24 @@ async function joinRender(
 async function finishRender(
   ctx: TaskContext<'render-short'>,
   out: string,
-  encoder?: string,
-  captionScript?: string,
-  jumpCuts?: JumpCutPlan | null,
-  storedCaptionsKey?: string | null,
+  made: {
+    encoder?: string;
+    captionScript?: string;
+    jumpCuts?: JumpCutPlan | null;
+    storedCaptionsKey?: string | null;
+    /** The output as its encode probed it (a joined render is probed here). */
+    rendered?: ProbeResult;
+  },
 ): Promise<TaskResult<'render-short'>> {
   const p = ctx.payload;
-  const rendered = await ffprobe(out, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal });
+  const { encoder, captionScript, jumpCuts, storedCaptionsKey } = made;
+  const rendered = made.rendered ?? (await ffprobe(out, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal }));
   const thumb = path.join(ctx.workDir, 'render.jpg');
   // Half a second in, or half-way through an output shorter than a second (jump cuts can make one):
   // a seek past the end writes no picture, and the render would fail for want of its thumbnail.
+  const thumbStarted = performance.now();
   await grabThumbnail(ctx.config.ffmpegPath, out, thumb, Math.min(0.5, rendered.durationSec / 2), ctx.signal);
+  ctx.log.debug('thumbnail grabbed', { renderId: p.renderId, seconds: secondsSince(thumbStarted) });
   ctx.progress(stageProgress(RENDER_STAGES, 'uploading'), 'uploading');
   // The caption script as burned in goes up too: what the captions said can be read back as text.
   const hasScript = captionScript
@@ -352,3 +372,5 @@ async function finishRender(
     encoder,
   };
 }
+
+const secondsSince = (start: number): number => Number(((performance.now() - start) / 1000).toFixed(3));
