@@ -337,13 +337,19 @@ async function finishRender(
   const p = ctx.payload;
   const { encoder, captionScript, jumpCuts, storedCaptionsKey } = made;
   const rendered = made.rendered ?? (await ffprobe(out, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal }));
-  const thumb = path.join(ctx.workDir, 'render.jpg');
-  // Half a second in, or half-way through an output shorter than a second (jump cuts can make one):
-  // a seek past the end writes no picture, and the render would fail for want of its thumbnail.
-  const thumbStarted = performance.now();
-  await grabThumbnail(ctx.config.ffmpegPath, out, thumb, Math.min(0.5, rendered.durationSec / 2), ctx.signal);
-  ctx.log.debug('thumbnail grabbed', { renderId: p.renderId, seconds: secondsSince(thumbStarted) });
   ctx.progress(stageProgress(RENDER_STAGES, 'uploading'), 'uploading');
+  // The video goes up while its thumbnail is taken: the one is the network's and the store's, the
+  // other this host's CPU (a third of a second of a 45 s render's).
+  const video = ctx.upload(out, renderShortOutputs.video(p.renderId), 'video/mp4');
+  const thumbnail = (async () => {
+    const thumb = path.join(ctx.workDir, 'render.jpg');
+    // Half a second in, or half-way through an output shorter than a second (jump cuts can make
+    // one): a seek past the end writes no picture, and the render would fail for want of it.
+    const started = performance.now();
+    await grabThumbnail(ctx.config.ffmpegPath, out, thumb, Math.min(0.5, rendered.durationSec / 2), ctx.signal);
+    ctx.log.debug('thumbnail grabbed', { renderId: p.renderId, seconds: secondsSince(started) });
+    return await ctx.upload(thumb, renderShortOutputs.thumbnail(p.renderId), 'image/jpeg');
+  })();
   // The caption script as burned in goes up too: what the captions said can be read back as text.
   const hasScript = captionScript
     ? await access(captionScript).then(
@@ -351,17 +357,15 @@ async function finishRender(
         () => false,
       )
     : false;
-  const [file, thumbnail, captions] = await Promise.all([
-    ctx.upload(out, renderShortOutputs.video(p.renderId), 'video/mp4'),
-    ctx.upload(thumb, renderShortOutputs.thumbnail(p.renderId), 'image/jpeg'),
-    hasScript ? ctx.upload(captionScript!, renderShortOutputs.captions(p.renderId), 'text/x-ssa') : undefined,
-  ]);
+  const captionsUpload = hasScript ? ctx.upload(captionScript!, renderShortOutputs.captions(p.renderId), 'text/x-ssa') : undefined;
+  // Each settles before the task ends: none is left writing after a failure of another.
+  const [file, thumbnailFile, captions] = await settleAll([video, thumbnail, captionsUpload]);
   return {
     objectKey: file.objectKey,
     sizeBytes: (await stat(out)).size,
     contentType: 'video/mp4',
     durationSec: rendered.durationSec,
-    thumbnailKey: thumbnail.objectKey,
+    thumbnailKey: thumbnailFile.objectKey,
     captionsKey: captions?.objectKey ?? storedCaptionsKey ?? null,
     // The cuts as made here (the voice activity may have been heard here): the caption files follow them.
     ...(jumpCuts
@@ -374,3 +378,11 @@ async function finishRender(
 }
 
 const secondsSince = (start: number): number => Number(((performance.now() - start) / 1000).toFixed(3));
+
+/** Promise.all that waits for every one to settle before it fails with the first failure. */
+async function settleAll<T extends readonly unknown[]>(promises: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
+}
