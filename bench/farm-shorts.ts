@@ -6,7 +6,7 @@
 //   - a 30 s short from a variable-frame-rate clip,
 //   - a batch of 6 shorts of one job at once (the studio's "render all").
 // Each round's time is the coordinator's: from the first create to the last render's completion.
-//   npm run bench:farm -- shorts [pairs=3] [width=1080] [height=1920]
+//   npm run bench:farm -- shorts [pairs=3] [width=1080] [height=1920] [only the cases whose name holds this]
 import { execFile } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -121,9 +121,18 @@ async function benchCases(
  * and seconds from the round's first create to the lease and to its end.
  */
 async function timeline(cluster: Awaited<ReturnType<typeof startCluster>>, renderIds: string[]): Promise<string> {
-  const { rows } = await cluster.app.db.pool.query<{ type: string; agent: string; leased: number; ended: number | null }>(
+  const { rows } = await cluster.app.db.pool.query<{
+    id: string;
+    type: string;
+    childIndex: number | null;
+    agent: string;
+    agentName: string;
+    leased: number;
+    ended: number | null;
+  }>(
     `WITH round AS (SELECT min(created_at) AS t0 FROM renders WHERE id = ANY($1::text[]))
-     SELECT t.type, right(l.agent_id, 4) AS agent,
+     SELECT t.id, t.type, t.child_index AS "childIndex", right(l.agent_id, 4) AS agent,
+            (SELECT a.name FROM agents a WHERE a.id = l.agent_id) AS "agentName",
             EXTRACT(EPOCH FROM l.created_at - round.t0)::float8 AS leased,
             EXTRACT(EPOCH FROM (SELECT min(e.created_at) FROM task_events e
                                  WHERE e.task_id = t.id AND e.id > l.id AND e.kind <> 'leased') - round.t0)::float8 AS ended
@@ -132,14 +141,34 @@ async function timeline(cluster: Awaited<ReturnType<typeof startCluster>>, rende
       ORDER BY l.created_at`,
     [renderIds],
   );
-  return rows.map((r) => `    ${r.type} on ${r.agent}: ${r2(r.leased)}-${r.ended === null ? '?' : r2(r.ended)} s`).join('\n');
+  // What the agent said of the task: the source it read, its encode.
+  const said = (agentName: string, taskId: string) =>
+    (cluster.agents.find((a) => a.name === agentName)?.logs ?? [])
+      .filter((l) => l.includes(taskId) && /"(source stretch fetched|source read from this host's cache|video encoded)"/.test(l))
+      .map((l) => {
+        const j = JSON.parse(l) as { msg: string; bytes?: number; total?: number; seconds?: number; fps?: number };
+        return j.msg === 'video encoded'
+          ? `encoded in ${j.seconds} s (${j.fps} fps)`
+          : j.msg === 'source stretch fetched'
+            ? `fetched ${Math.round(((j.bytes ?? 0) / (j.total || 1)) * 100)} % of the source`
+            : 'source from its cache';
+      })
+      .join(', ');
+  return rows
+    .map(
+      (r) =>
+        `    ${r.type}${r.childIndex === null ? '' : ` ${r.childIndex}`} on ${r.agent}: ${r2(r.leased)}-${r.ended === null ? '?' : r2(r.ended)} s` +
+        ` ${said(r.agentName, r.id)}`,
+    )
+    .join('\n');
 }
 
-export async function benchShorts(pairs: number, size: { width: number; height: number }): Promise<void> {
+export async function benchShorts(pairs: number, size: { width: number; height: number }, only?: string): Promise<void> {
   const cluster = await startCluster('bench_farm_shorts', { renderActiveLimit: 10_000, timers: false });
   try {
     const { org, key } = await cluster.org({ plan: 'business', credits: 1000 });
-    const cases = await benchCases(cluster, org.id);
+    const cases = (await benchCases(cluster, org.id)).filter((c) => !only || c.name.includes(only));
+    if (!cases.length) throw new Error(`no case's name holds "${only}"`);
 
     const env = { AGENT_TASK_TYPES: 'render-short,render-chunk', MAX_CONCURRENT_TASKS: '1', LOG_LEVEL: 'info' };
     const { drainSecond } = await startPinnedPair(cluster, env);

@@ -6,7 +6,7 @@
 // alternating pairs of such rounds, the median pair's speed-up the figure.
 //   npm run bench:farm -- chunked [seconds=60] [pairs=3]
 // The shorts users make, with the default settings, on 1 and 2 pinned agents (issue 35; farm-shorts.ts):
-//   npm run bench:farm -- shorts [pairs=3] [width=1080] [height=1920]
+//   npm run bench:farm -- shorts [pairs=3] [width=1080] [height=1920] [only the cases whose name holds this]
 // Uses the test Postgres (TEST_DATABASE_URL or local, else embedded). Each agent has one slot, so
 // N agents run N ffmpeg encodes at once: on a machine with C cores throughput stops growing near C.
 import os from 'node:os';
@@ -19,7 +19,7 @@ import { makeTestVideo } from '../test/helpers/media.js';
 if (process.argv[2] === 'shorts') {
   const { benchShorts } = await import('./farm-shorts.js');
   const [pairs, width, height] = [3, 1080, 1920].map((d, i) => Number(process.argv[3 + i] ?? d));
-  await benchShorts(pairs, { width, height });
+  await benchShorts(pairs, { width, height }, process.argv[6]);
   process.exit(0);
 }
 if (process.argv[2] === 'chunked') {

@@ -304,6 +304,11 @@ test.serial(
     t.is(reads.length, 3, 'one read of the source a chunk');
     const stretches = reads.filter((l) => l.includes('source stretch fetched')).map((l) => JSON.parse(l) as Parsed);
     t.true(stretches.length >= 1, 'a chunk on an agent without the source fetched its stretch');
+    // The chunk that encodes the render's sound reads all of the source: it is held for an agent that
+    // holds it, and no agent fetches nearly the whole file before it can start.
+    const soundChunk = family.children.find((c) => c.childIndex === 0)!;
+    const soundRead = reads.find((l) => l.includes(soundChunk.id));
+    t.regex(soundRead ?? '', /source read from this host's cache/, `the sound's chunk: ${soundRead}`);
     for (const s of stretches) {
       t.false(s.whole, 'laid out by byte ranges');
       t.is(s.total, size);

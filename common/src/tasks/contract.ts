@@ -42,8 +42,9 @@ export interface TaskContract<
   timeLimitSec: number;
   /** Locality: a task of this type reads its job's stored source whole (its payload's `jobId`) and
    *  leaves it in its agent's object cache, so the lease query holds the job's next such task a
-   *  moment for an agent that ran one (coordinator/src/tasks/locality.ts). */
-  readsJobSource?: boolean;
+   *  moment for an agent that ran one (coordinator/src/tasks/locality.ts). A function: only the
+   *  tasks of the type whose payload says so read it whole. */
+  readsJobSource?: boolean | ((payload: Record<string, unknown>) => boolean);
   /** Fan-out: the types of the child tasks this type may split into, one type a round. The domain's
    *  handler decides from the task's own result whether to split (fanOut) and joins the children's
    *  results into the task's (fanIn) or hands them to an agent (finishOnAgent), whose result may split

@@ -53,8 +53,9 @@ export function placementOf(type: TaskType, extra: Partial<TaskPlacement> = {}):
 /** The locality a task of this type is queued with (coordinator/src/tasks/locality.ts): its job, when
  *  its type reads the job's stored source whole; else none. */
 export function localityOf(type: TaskType, payload: Record<string, unknown>): string | null {
-  const reads = (TASK_CONTRACTS[type] as { readsJobSource?: boolean }).readsJobSource;
-  return reads && typeof payload.jobId === 'string' ? payload.jobId : null;
+  const reads = (TASK_CONTRACTS[type] as { readsJobSource?: boolean | ((payload: Record<string, unknown>) => boolean) }).readsJobSource;
+  const whole = typeof reads === 'function' ? reads(payload) : reads;
+  return whole && typeof payload.jobId === 'string' ? payload.jobId : null;
 }
 
 export type TaskPayload<T extends TaskType> = z.output<Contracts[T]['payload']>;

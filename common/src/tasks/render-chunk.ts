@@ -70,6 +70,10 @@ export const renderChunkContract = {
   // An NVENC chunk requires NVENC (added per child); an x264 one runs anywhere.
   placement: { requires: [], prefers: [] },
   timeLimitSec: 3600,
+  // The chunk that encodes the render's sound reads the source whole (the sound runs through all of
+  // it): it goes, when it can, to the agent that holds it, the one that split the render, instead of
+  // another fetching nearly the whole file before it starts (issue 35).
+  readsJobSource: (payload) => (payload.chunk as { encodesSound?: boolean } | undefined)?.encodesSound === true,
   partName: 'Chunk',
   outputs: renderChunkOutputs,
 } as const satisfies TaskContract<z.ZodType, z.ZodType, z.ZodType, z.ZodType, keyof typeof RENDER_CHUNK_STAGES>;
