@@ -337,7 +337,15 @@ async function finishRender(
   const p = ctx.payload;
   const { encoder, captionScript, jumpCuts, storedCaptionsKey } = made;
   const rendered = made.rendered ?? (await ffprobe(out, { ffprobePath: ctx.config.ffprobePath, signal: ctx.signal }));
+  // The caption script as burned in goes up too: what the captions said can be read back as text.
+  const hasScript = captionScript
+    ? await access(captionScript).then(
+        () => true,
+        () => false,
+      )
+    : false;
   ctx.progress(stageProgress(RENDER_STAGES, 'uploading'), 'uploading');
+  // Nothing is awaited between starting these and settleAll, so no failure goes unhandled meanwhile.
   // The video goes up while its thumbnail is taken: the one is the network's and the store's, the
   // other this host's CPU (a third of a second of a 45 s render's).
   const video = ctx.upload(out, renderShortOutputs.video(p.renderId), 'video/mp4');
@@ -350,13 +358,6 @@ async function finishRender(
     ctx.log.debug('thumbnail grabbed', { renderId: p.renderId, seconds: secondsSince(started) });
     return await ctx.upload(thumb, renderShortOutputs.thumbnail(p.renderId), 'image/jpeg');
   })();
-  // The caption script as burned in goes up too: what the captions said can be read back as text.
-  const hasScript = captionScript
-    ? await access(captionScript).then(
-        () => true,
-        () => false,
-      )
-    : false;
   const captionsUpload = hasScript ? ctx.upload(captionScript!, renderShortOutputs.captions(p.renderId), 'text/x-ssa') : undefined;
   // Each settles before the task ends: none is left writing after a failure of another.
   const [file, thumbnailFile, captions] = await settleAll([video, thumbnail, captionsUpload]);
