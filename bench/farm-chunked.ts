@@ -6,11 +6,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startCluster, waitFor, type AgentProcess, type TestCluster } from '../test/helpers/cluster.js';
+import { startCluster, type AgentProcess, type TestCluster } from '../test/helpers/cluster.js';
 import { insertCompletedJob } from '../test/helpers/completed-job.js';
 import { makeTestVideo } from '../test/helpers/media.js';
 import { idleCoreSeconds, leaseSpans, startCpuSampler } from './cpu-clock.js';
 import { pin, startPinnedPair } from './pinned-agents.js';
+import { renderDone } from './render-done.js';
 
 const r2 = (n: number) => Math.round(n * 100) / 100;
 
@@ -45,21 +46,6 @@ async function startRender(farm: { cluster: TestCluster; key: string; jobId: str
   });
   if (r.status !== 201) throw new Error(`render: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body.renderId as string;
-}
-
-/** Waits for the render to be done; polls the API twice a second only, so that the bench's own
- *  requests take little from the agents' cores (times come from the database: renderSeconds). */
-async function renderDone(farm: { cluster: TestCluster; key: string }, renderId: string): Promise<void> {
-  const done = await waitFor(
-    async () => {
-      const s = await farm.cluster.api('GET', `/api/render/${renderId}`, { key: farm.key });
-      return s.body.type === 'done' || s.body.type === 'error' ? s.body : undefined;
-    },
-    60 * 60_000,
-    'render',
-    500,
-  );
-  if (done.type !== 'done') throw new Error(`render failed: ${JSON.stringify(done)}`);
 }
 
 /** Seconds from the first render's create (the API's 201) to the last one's completion, as the
@@ -98,7 +84,7 @@ async function renderOnce(
   const sampler = startCpuSampler(agents.map((a) => a.proc.pid!));
   const logsFrom = new Map(agents.map((a) => [a, a.logs.length]));
   const renderId = await startRender(farm);
-  await renderDone(farm, renderId);
+  await renderDone(farm.cluster, farm.key, renderId);
   const wall = await renderSeconds(farm, [renderId]);
   sampler.stop();
   const idleCoreSec = idleCoreSeconds(
@@ -122,7 +108,7 @@ async function renderOnce(
 async function twoAtOnce(unsplit: Farm, agents: [AgentProcess, AgentProcess]): Promise<{ seconds: number; perAgentSec: number[] }> {
   const sampler = startCpuSampler(agents.map((a) => a.proc.pid!));
   const ids = await Promise.all([startRender(unsplit), startRender(unsplit)]);
-  await Promise.all(ids.map((id) => renderDone(unsplit, id)));
+  await Promise.all(ids.map((id) => renderDone(unsplit.cluster, unsplit.key, id)));
   const seconds = await renderSeconds(unsplit, ids);
   sampler.stop();
   return { seconds, perAgentSec: [0, 1].map((i) => sampler.total(i)) };

@@ -11,11 +11,12 @@ import { execFile } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startCluster, waitFor } from '../test/helpers/cluster.js';
+import { startCluster } from '../test/helpers/cluster.js';
 import { insertCompletedJob } from '../test/helpers/completed-job.js';
 import { FFMPEG } from '../test/helpers/media.js';
 import { makeSpeech, speechVideo } from '../test/helpers/speech.js';
 import { startPinnedPair } from './pinned-agents.js';
+import { renderDone } from './render-done.js';
 import type { Reframe, ShortDetections } from '@shorts/common/reframe/types';
 
 const run = promisify(execFile);
@@ -183,18 +184,7 @@ export async function benchShorts(pairs: number, size: { width: number; height: 
         if (r.status !== 201) throw new Error(`render: ${r.status} ${JSON.stringify(r.body)}`);
         ids.push(r.body.renderId as string);
       }
-      for (const id of ids) {
-        const done = await waitFor(
-          async () => {
-            const s = await cluster.api('GET', `/api/render/${id}`, { key });
-            return s.body.type === 'done' || s.body.type === 'error' ? s.body : undefined;
-          },
-          60 * 60_000,
-          'render',
-          500,
-        );
-        if (done.type !== 'done') throw new Error(`render failed: ${JSON.stringify(done)}`);
-      }
+      for (const id of ids) await renderDone(cluster, key, id);
       const row = await cluster.app.db.one<{ seconds: number; chunks: number }>(
         `SELECT EXTRACT(EPOCH FROM max(e.created_at) - min(r.created_at))::float8 AS seconds,
                 (SELECT count(*)::int FROM tasks c WHERE c.subject_id = ANY($1::text[]) AND c.parent_id IS NOT NULL) AS chunks

@@ -6,19 +6,19 @@
 // the CPU the coordinator (this process) and Postgres spent meanwhile is printed beside it.
 //   npm run bench:render -- api [seconds=45] [pairs=3]
 import { execFile } from 'node:child_process';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import sharp from 'sharp';
 import { processMediaTools, toolEnv } from '@shorts/common/media/tools';
 import { largestWindow } from '@shorts/common/reframe/camera';
-import { startCluster, waitFor } from '../test/helpers/cluster.js';
+import { startCluster } from '../test/helpers/cluster.js';
 import { insertCompletedJob } from '../test/helpers/completed-job.js';
 import { serveFiles } from '../test/helpers/media.js';
 import { pin } from './pinned-agents.js';
-import { makeSourceVideo } from './source-video.js';
+import { renderDone } from './render-done.js';
+import { makeLogo, makeSourceVideo } from './source-video.js';
 
 const run = promisify(execFile);
 // The ffmpeg an agent runs: FFMPEG_PATH, else a system ffmpeg >= 5, else the bundled build.
@@ -55,13 +55,8 @@ const cluster = await startCluster('bench_render_api', { renderActiveLimit: 10_0
 try {
   const dir = cluster.dataDir;
   const source = await makeSourceVideo(FFMPEG, path.join(dir, 'source.mp4'), seconds + 2, 30);
-  const logoFile = path.join(dir, 'logo.png');
-  await writeFile(
-    logoFile,
-    await sharp({ create: { width: 400, height: 200, channels: 4, background: { r: 240, g: 40, b: 90, alpha: 0.9 } } })
-      .png()
-      .toBuffer(),
-  );
+  const logoFile = await makeLogo(path.join(dir, 'logo.png'));
+
   const logoServer = await serveFiles({ 'logo.png': logoFile });
   const { org, key } = await cluster.org({ plan: 'business', credits: 1000 });
   const words = Array.from({ length: Math.floor(seconds / 0.4) }, (_, i) => ({
@@ -119,16 +114,7 @@ try {
     });
     if (created.status !== 201) throw new Error(`render: ${created.status} ${JSON.stringify(created.body)}`);
     const renderId = created.body.renderId as string;
-    const done = await waitFor(
-      async () => {
-        const s = await cluster.api('GET', `/api/render/${renderId}`, { key });
-        return s.body.type === 'done' || s.body.type === 'error' ? s.body : undefined;
-      },
-      30 * 60_000,
-      'render',
-      250,
-    );
-    if (done.type !== 'done') throw new Error(`render failed: ${JSON.stringify(done)}`);
+    await renderDone(cluster, key, renderId);
     const cpu = process.cpuUsage(cpu0);
     const postgresCpuSec = await postgresCpuSince(pg0);
     // The coordinator's clock: the render created, its task leased and completed.

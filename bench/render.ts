@@ -12,15 +12,14 @@
 // median of pairs sets aside (the ratio of the fastest runs is printed too). On a shared machine the
 // wall ratio also follows whatever else runs; the CPU ratio is what the render costs a dedicated host.
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import sharp from 'sharp';
 import { isBundledFfmpeg, processMediaTools, toolEnv } from '@shorts/common/media/tools';
 import { prepareRender, type RenderSpec } from '../node-agent/src/media/render-args.js';
-import { makeSourceVideo } from './source-video.js';
+import { makeLogo, makeSourceVideo } from './source-video.js';
 import { largestWindow } from '@shorts/common/reframe/camera';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
 import { BLEND_MODES, type BlendMode } from '@shorts/common/render/options';
@@ -61,13 +60,8 @@ const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-render-'));
 try {
   const source = path.join(dir, 'source.mp4');
   await makeSourceVideo(FFMPEG, source, seconds + 2, 30);
-  const logo = path.join(dir, 'logo.png');
-  await writeFile(
-    logo,
-    await sharp({ create: { width: 400, height: 200, channels: 4, background: { r: 240, g: 40, b: 90, alpha: 0.9 } } })
-      .png()
-      .toBuffer(),
-  );
+  const logo = await makeLogo(path.join(dir, 'logo.png'));
+
   const words = Array.from({ length: Math.floor(seconds / 0.4) }, (_, i) => ({
     text: `word${i % 17}`,
     start: 1 + i * 0.4,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { stageProgress } from '@shorts/common/tasks/contract';
 import { RENDER_CHUNK_STAGES, renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
 import { encodeRenderAudio, keepFirstFrames } from '../media/render-chunks.js';
-import { encodeRender, prepareRenderSpec } from './render-short.js';
+import { encodeRender, prepareRenderSpec, settleAll } from './render-short.js';
 import type { TaskHandler } from './task-context.js';
 import { cutsSilences } from '@shorts/common/options/editing';
 import type { TaskLeasePayload } from '@shorts/common/tasks/contracts';
@@ -46,10 +46,7 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
       (f) => ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'rendering', f), 'rendering'),
     );
     // Both settle before an error is thrown, so no ffmpeg outlives the task.
-    const [renderedOutcome, soundOutcome] = await Promise.allSettled([video, sound]);
-    if (renderedOutcome.status === 'rejected') throw renderedOutcome.reason;
-    if (soundOutcome.status === 'rejected') throw soundOutcome.reason;
-    const rendered = renderedOutcome.value;
+    const [rendered] = await settleAll([video, sound]);
     if (keepFrames) await keepFirstFrames(ctx.config.ffmpegPath, { input: rendering, out, frames: keepFrames, signal: ctx.signal });
     ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'uploading'), 'uploading');
     const [file, audio] = await Promise.all([

@@ -380,8 +380,9 @@ async function finishRender(
 
 const secondsSince = (start: number): number => Number(((performance.now() - start) / 1000).toFixed(3));
 
-/** Promise.all that waits for every one to settle before it fails with the first failure. */
-async function settleAll<T extends readonly unknown[]>(promises: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+/** Promise.all that waits for every one to settle before it fails with the first failure (so that no
+ *  ffmpeg or upload outlives the task). */
+export async function settleAll<T extends readonly unknown[]>(promises: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
   const settled = await Promise.allSettled(promises);
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
