@@ -2,6 +2,7 @@ import test from 'ava';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { FakeAgent, type LeasedTask } from './helpers/fake-agent.js';
 import { renderShortOutputs } from '@shorts/common/tasks/render-short';
+import { renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
 
 // Locality (issue 35): a render of a job goes to the agent that analysed it, whose object cache holds
 // the job's source, when that agent is free; another agent takes it at once when that one is busy or
@@ -32,7 +33,8 @@ test.after.always(async () => {
 });
 
 /** A job whose analysis `agent` runs (it stores the source), with two shorts to render. */
-async function analyseOn(agent: FakeAgent): Promise<string> {
+async function analyseOn(agent: FakeAgent, on = { cluster, key }): Promise<string> {
+  const { cluster, key } = on;
   const created = await cluster.api('POST', '/api/jobs', {
     key,
     body: { functionName: 'VideoShorts', fileUrl: 'https://example.com/talk.mp4' },
@@ -60,7 +62,8 @@ async function analyseOn(agent: FakeAgent): Promise<string> {
 }
 
 /** Asks for a render of the job's short `target`; answers its id. */
-async function render(target = 0): Promise<string> {
+async function render(target = 0, on = { cluster, key, jobId }): Promise<string> {
+  const { cluster, key, jobId } = on;
   const created = await cluster.api('POST', '/api/render', {
     key,
     body: { id: jobId, target, preset: 'VIRAL', size: { width: 360, height: 640 } },
@@ -163,19 +166,22 @@ test.serial('an agent that rendered a short of the job holds its source too', as
   await giveUp(taken.task);
 });
 
+/** Stores `name` as task `task`'s output, as an agent does; answers its object key. */
+async function putOutput(agent: FakeAgent, task: LeasedTask, name: string, contentType: string): Promise<string> {
+  const upload = await agent.uploadUrl(task, name);
+  const res = await fetch(upload.url, {
+    method: 'PUT',
+    body: new Uint8Array(Buffer.from(name)),
+    headers: { 'content-type': contentType },
+  });
+  if (res.status !== 201) throw new Error(`upload ${name}: HTTP ${res.status}`);
+  return upload.object_key as string;
+}
+
 /** Completes a leased render as an agent would: the video and its thumbnail stored, then the result. */
 async function completeRender(agent: FakeAgent, task: LeasedTask): Promise<void> {
   const renderId = renderOf(task)!;
-  const put = async (name: string, contentType: string) => {
-    const upload = await agent.uploadUrl(task, name);
-    const res = await fetch(upload.url, {
-      method: 'PUT',
-      body: new Uint8Array(Buffer.from(name)),
-      headers: { 'content-type': contentType },
-    });
-    if (res.status !== 201) throw new Error(`upload ${name}: HTTP ${res.status}`);
-    return upload.object_key as string;
-  };
+  const put = (name: string, contentType: string) => putOutput(agent, task, name, contentType);
   const objectKey = await put(renderShortOutputs.video(renderId), 'video/mp4');
   const thumbnailKey = await put(renderShortOutputs.thumbnail(renderId), 'image/jpeg');
   await agent.complete(task.task_id, task.lease_token, { objectKey, sizeBytes: 1, contentType: 'video/mp4', durationSec: 4, thumbnailKey });
@@ -190,4 +196,68 @@ test.serial('an agent with NVENC, which the holder lacks, is not held off: place
   t.is(renderOf(taken.task), renderId);
   t.true(taken.ms < HOLD_MS / 2, `taken after ${taken.ms} ms`);
   await nvenc.fail(taken.task!.task_id, taken.task!.lease_token, 'test over', false);
+});
+
+test.serial("the agent that joined a split render's chunks holds nothing: it read the chunks, not the source", async (t) => {
+  // Its own cluster, whose 4 s shorts split in two on two free agents.
+  const farm = await startCluster('lease_locality_join', { localityHoldMs: HOLD_MS, renderChunkMinSec: 2, renderChunkSec: 1 });
+  const { key } = await farm.org({ plan: 'pro', credits: 100 });
+  const reader = await new FakeAgent(farm.app.grpcAddress, undefined, 'reader').register([...TYPES, 'render-chunk']);
+  const joiner = await new FakeAgent(farm.app.grpcAddress, undefined, 'joiner').register([...TYPES, 'render-chunk']);
+  t.teardown(async () => {
+    reader.close();
+    joiner.close();
+    await farm.close();
+  });
+  const on = { cluster: farm, key, jobId: await analyseOn(reader, { cluster: farm, key }) };
+
+  // The reader, which analysed the job, takes the render and splits it.
+  await joiner.heartbeat();
+  const renderId = await render(0, on);
+  const split = await waitFor(() => reader.lease(1000), 10_000, 'the render leased');
+  t.is(renderOf(split), renderId);
+  t.deepEqual((JSON.parse(split.payload_json) as { split?: { chunks: number } }).split?.chunks, 2, 'asked to split in two');
+  const cut = (fromUs: number, toUs: number) => ({ fromUs, toUs, shiftTicks: 0 });
+  await reader.complete(split.task_id, split.lease_token, {
+    split: { audio: null, hasSound: true, cuts: [cut(0, 2_000_000), cut(2_000_000, 4_000_000)], gopFrames: 30, encoder: 'libx264' },
+  });
+
+  // The sound's chunk is held for the reader; the joiner takes the other one at once.
+  await joiner.heartbeat();
+  const second = await waitFor(() => joiner.lease(1000), 10_000, 'the second chunk leased by the joiner');
+  const first = await waitFor(() => reader.lease(1000), 10_000, 'the sound chunk leased by the reader');
+  const chunkOf = (task: LeasedTask) => (JSON.parse(task.payload_json) as { chunk: { index: number; encodesSound: boolean } }).chunk;
+  t.deepEqual(chunkOf(first), { ...chunkOf(first), index: 0, encodesSound: true });
+  t.is(chunkOf(second).index, 1);
+  const chunkResult = async (agent: FakeAgent, task: LeasedTask, index: number) => ({
+    objectKey: await putOutput(agent, task, renderChunkOutputs.chunk(index), 'video/mp4'),
+    sizeBytes: 1,
+    contentType: 'video/mp4',
+    frames: 60,
+  });
+  await joiner.complete(second.task_id, second.lease_token, await chunkResult(joiner, second, 1));
+  await reader.complete(first.task_id, first.lease_token, {
+    ...(await chunkResult(reader, first, 0)),
+    audio: {
+      objectKey: await putOutput(reader, first, renderChunkOutputs.sound(renderId), 'audio/mp4'),
+      sizeBytes: 1,
+      contentType: 'audio/mp4',
+    },
+  });
+
+  // The joiner joins them (the reader does not come for it: the join waits out its hold).
+  await reader.heartbeat();
+  const join = await waitFor(() => joiner.lease(4 * HOLD_MS), 15_000, 'the join leased by the joiner');
+  t.is(renderOf(join), renderId);
+  t.truthy((JSON.parse(join.payload_json) as { join?: unknown }).join, 'leased to join');
+  await completeRender(joiner, join);
+  t.is((await farm.api('GET', `/api/render/${renderId}`, { key })).body.type, 'done');
+
+  // The next render of the job waits for the reader, as for any holder; the joiner does not count as one.
+  await reader.heartbeat();
+  const next = await render(1, on);
+  const taken = await timedLease(joiner, 4 * HOLD_MS);
+  t.is(renderOf(taken.task), next);
+  t.true(taken.ms >= HOLD_MS - 300, `taken after ${taken.ms} ms: the joiner was counted as holding the source`);
+  await joiner.fail(taken.task!.task_id, taken.task!.lease_token, 'test over', false);
 });

@@ -4,12 +4,13 @@
 // The coordinator remembers who holds a source, rather than asking agents what their caches hold: a
 // task of a type that reads its job's source whole (its contract's `readsJobSource`) is queued with
 // the job as its `locality`, and the agents that hold the job's source are those that ran such a
-// task of it (`leased_by` of its completed tasks, and of a parent waiting for its children, whose
-// own part fetched the source). That needs no change to the agents or the wire, and works with any
-// agent version. It is a guess (a cache may have let the source go since, or have no room at all),
-// and a wrong guess costs at most the hold below while the guessed agent has a free slot, in which
-// case that agent is polling and takes the task itself at once; it never costs a download more
-// than without locality.
+// task of it: the agent of the part that read the source (`source_read_by`, set at its lease), of
+// completed tasks and of parents waiting for their children. Not `leased_by`: a split render's join
+// is leased by an agent that reads only the chunks. That needs no change to the agents or the wire,
+// and works with any agent version. It is a guess (a cache may have let the source go since, or have
+// no room at all), and a wrong guess costs at most the hold below while the guessed agent has a free
+// slot, in which case that agent is polling and takes the task itself at once; it never costs a
+// download more than without locality.
 //
 // The hold: the first queued task of a locality (of its type) is not offered to other agents while
 // an agent that holds it is connected, has a free slot and could take the task (its type and required
@@ -19,9 +20,11 @@
 // job's "render all" or its shorts' reframing are spread over the farm on purpose, and a busy or
 // absent holder never makes work wait.
 
-/** SQL: agents that hold task `t`'s source: `agent` ran a task of its locality (tasks `d`). */
+/** SQL: agents that hold task `t`'s source: `agent` read it for a task of its locality (tasks `d`;
+ *  tasks leased before `source_read_by` existed name their agent in `leased_by`). */
 const holdsSql = (t: string, agent: string): string =>
-  `EXISTS (SELECT 1 FROM tasks d WHERE d.locality = ${t}.locality AND d.state IN ('completed', 'waiting') AND d.leased_by = ${agent})`;
+  `EXISTS (SELECT 1 FROM tasks d WHERE d.locality = ${t}.locality AND d.state IN ('completed', 'waiting')
+           AND COALESCE(d.source_read_by, d.leased_by) = ${agent})`;
 
 /**
  * SQL: task `t` is kept for another agent that holds its source (see above), so agent `me` (a

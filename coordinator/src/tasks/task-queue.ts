@@ -205,13 +205,16 @@ export class TaskQueue implements QueueCore {
          FROM heads h JOIN turns o ON o.org IS NOT DISTINCT FROM h.org
        )
        UPDATE tasks SET state = 'leased', lease_token = $1, leased_by = $2,
+         source_read_by = CASE WHEN locality IS NOT NULL AND result IS NULL THEN $2 ELSE source_read_by END,
          lease_expires_at = now() + make_interval(secs => $4 / 1000.0), attempts = attempts + 1,
          started_at = now(), stage = COALESCE(stage, $6::jsonb ->> type), waiting_reason = NULL
        WHERE id = (SELECT t.id FROM tasks t JOIN ranked r ON r.id = t.id WHERE t.state = 'queued'
                    ORDER BY r.rank LIMIT 1 FOR UPDATE OF t SKIP LOCKED)
        RETURNING ${TASK_COLUMNS}, extract(epoch FROM now() - queued_at)::float8 AS "waitedSec"`,
       // A leased task is in its type's first stage until its agent reports; a task leased again
-      // (a retry, a parent's final part) keeps the stage it reached: stages never go back.
+      // (a retry, a parent's final part) keeps the stage it reached: stages never go back. A part
+      // leased with its children's joined result (a split render's join) reads those, not the
+      // source: its agent is not recorded as one that read it (./locality.ts).
       [token, agentId, types, this.opts.leaseTtlMs, this.opts.preferGraceMs, FIRST_STAGES, this.opts.localityHoldMs ?? 0],
     );
     if (task) {
