@@ -163,5 +163,16 @@ needing({ tools: { pocketsphinx: havePocketsphinx, flite: fliteAvailable() } })(
       spots.some((s) => s.topic === 'xylophonequartz'),
       'a word outside the dictionary is skipped, not an error',
     );
+
+    // A client's range: only what is said inside it, at its time in the whole recording.
+    const last = said('marathon').at(-1)!;
+    const range = { start: last.start - 2.5, end: talk.durationSec };
+    const inRange = await spotTopics(talk.wavPath, topics, { workDir: dir, range });
+    t.deepEqual(
+      inRange.map((s) => s.topic),
+      ['marathon'],
+      'the first marathon and the bread lie before the range',
+    );
+    t.true(Math.abs(inRange[0]!.start - last.start) <= 0.3, `spotted at ${inRange[0]!.start}, said at ${last.start}`);
   },
 );

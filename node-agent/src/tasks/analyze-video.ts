@@ -620,6 +620,7 @@ async function spotAskedTopics(
   dir: string,
   t: Transcribed,
   topics: readonly string[],
+  range: Picking['range'],
 ): Promise<TopicSpot[] | undefined> {
   if (!topics.length || t.transcript.backend !== 'pocketsphinx') return undefined;
   const { pocketsphinxBin, pocketsphinxModelDir } = ctx.config.transcriber;
@@ -628,6 +629,7 @@ async function spotAskedTopics(
       bin: pocketsphinxBin,
       modelDir: pocketsphinxModelDir,
       workDir: dir,
+      range,
       signal: ctx.signal,
     });
     ctx.log.info('asked topics spotted in the audio', { topics: topics.length, spots: spots.length });
@@ -666,7 +668,7 @@ async function pickAndReframe(
       maxSec: picking.clipLength.max,
       ...(picking.maxShorts ? { maxShorts: picking.maxShorts } : {}),
       topics: picking.topics,
-      topicSpots: await spotAskedTopics(ctx, dir, t, picking.topics),
+      topicSpots: await spotAskedTopics(ctx, dir, t, picking.topics, picking.range),
       range: picking.range,
       prompt: picking.prompt,
     });

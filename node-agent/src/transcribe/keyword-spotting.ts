@@ -3,9 +3,9 @@
 // into a likelier one ("marathon" → "mirror than"), so a topic said five times can be absent from
 // the transcript; the spotter listens for that phrase alone and finds it. Used only with
 // pocketsphinx, whose transcripts need it (Whisper and hosted models hear topic words well).
-import { readFile, writeFile } from 'node:fs/promises';
+import { open, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { readWavInfo } from '../media/wav.js';
+import { readWavInfo, writeWavPcm, type WavInfo } from '../media/wav.js';
 import { runPocketsphinx, pocketsphinxModelFiles, POCKETSPHINX_DEFAULTS, type PocketsphinxOptions } from './pocketsphinx.js';
 
 export interface TopicSpot {
@@ -30,6 +30,8 @@ export interface SpotOptions extends PocketsphinxOptions {
   threshold?: number;
   /** Where the phrase list is written (the run's work folder). */
   workDir: string;
+  /** Listen to this stretch only, seconds (the range a client asked for); spots keep the WAV's clock. */
+  range?: { start: number; end: number } | null;
 }
 
 const dictionaries = new Map<string, Promise<Set<string>>>();
@@ -77,16 +79,46 @@ export async function spotTopics(wavPath: string, topics: readonly string[], opt
   const threshold = opts.threshold ?? SPOT_THRESHOLD;
   const listPath = path.join(opts.workDir, 'topics.kws');
   await writeFile(listPath, [...byPhrase.keys()].map((p) => `${p} /${threshold.toExponential()}/\n`).join(''));
+  // The spotter has no seek: a range is listened to from a WAV of its own.
+  const stretch = opts.range ? await cutWav(wavPath, info, opts.range, path.join(opts.workDir, 'topics-range.wav')) : undefined;
+  const offset = stretch?.startSec ?? 0;
   const spots: TopicSpot[] = [];
-  const args = ['-infile', wavPath, '-kws', listPath, '-time', 'yes', '-logfn', '/dev/null', '-hmm', hmm, '-dict', dict];
-  await runPocketsphinx(opts.bin ?? POCKETSPHINX_DEFAULTS.bin, args, {
-    signal: opts.signal,
-    onLine: (line) => {
-      const spot = parseSpotLine(line, byPhrase);
-      if (spot) spots.push(spot);
-    },
-  });
+  const args = ['-infile', stretch?.path ?? wavPath, '-kws', listPath, '-time', 'yes', '-logfn', '/dev/null', '-hmm', hmm, '-dict', dict];
+  try {
+    await runPocketsphinx(opts.bin ?? POCKETSPHINX_DEFAULTS.bin, args, {
+      signal: opts.signal,
+      onLine: (line) => {
+        const spot = parseSpotLine(line, byPhrase);
+        if (spot) spots.push({ ...spot, start: round3(spot.start + offset), end: round3(spot.end + offset) });
+      },
+    });
+  } finally {
+    if (stretch) await rm(stretch.path, { force: true });
+  }
   return spots.sort((a, b) => a.start - b.start);
+}
+
+const round3 = (v: number) => Math.round(v * 1000) / 1000;
+
+/** [start, end) of a mono s16 WAV into a file of its own; its first sample's time in the source. */
+async function cutWav(
+  wavPath: string,
+  info: WavInfo,
+  range: { start: number; end: number },
+  dest: string,
+): Promise<{ path: string; startSec: number }> {
+  const total = info.dataBytes / 2;
+  const from = Math.min(total, Math.max(0, Math.floor(range.start * info.sampleRate)));
+  const to = Math.min(total, Math.max(from, Math.ceil(range.end * info.sampleRate)));
+  const bytes = Buffer.alloc((to - from) * 2);
+  const fh = await open(wavPath, 'r');
+  try {
+    await fh.read(bytes, 0, bytes.length, info.dataOffset + from * 2);
+  } finally {
+    await fh.close();
+  }
+  await writeWavPcm(dest, new Int16Array(bytes.buffer, bytes.byteOffset, bytes.length / 2), info.sampleRate);
+  return { path: dest, startSec: from / info.sampleRate };
 }
 
 /** `phrase start end posterior` (the phrase may hold spaces); the hypothesis lines have no times. */
