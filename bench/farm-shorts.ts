@@ -145,14 +145,19 @@ async function timeline(cluster: Awaited<ReturnType<typeof startCluster>>, rende
   // What the agent said of the task: the source it read, its encode.
   const said = (agentName: string, taskId: string) =>
     (cluster.agents.find((a) => a.name === agentName)?.logs ?? [])
-      .filter((l) => l.includes(taskId) && /"(source stretch fetched|source read from this host's cache|video encoded)"/.test(l))
+      .filter(
+        (l) =>
+          l.includes(taskId) && /"(source stretch fetched|source read from this host's cache|video encoded|render sound encoded)"/.test(l),
+      )
       .map((l) => {
         const j = JSON.parse(l) as { msg: string; bytes?: number; total?: number; seconds?: number; fps?: number };
         return j.msg === 'video encoded'
           ? `encoded in ${j.seconds} s (${j.fps} fps)`
-          : j.msg === 'source stretch fetched'
-            ? `fetched ${Math.round(((j.bytes ?? 0) / (j.total || 1)) * 100)} % of the source`
-            : 'source from its cache';
+          : j.msg === 'render sound encoded'
+            ? `sound in ${j.seconds} s`
+            : j.msg === 'source stretch fetched'
+              ? `fetched ${Math.round(((j.bytes ?? 0) / (j.total || 1)) * 100)} % of the source`
+              : 'source from its cache';
       })
       .join(', ');
   return rows

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { stageProgress } from '@shorts/common/tasks/contract';
 import { RENDER_CHUNK_STAGES, renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
 import { encodeRenderAudio, keepFirstFrames } from '../media/render-chunks.js';
-import { encodeRender, prepareRenderSpec, settleAll } from './render-short.js';
+import { encodeRender, prepareRenderSpec, secondsSince, settleAll } from './render-short.js';
 import type { TaskHandler } from './task-context.js';
 import { cutsSilences } from '@shorts/common/options/editing';
 import type { TaskLeasePayload } from '@shorts/common/tasks/contracts';
@@ -28,6 +28,7 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
     // The render's sound, when this chunk encodes it, at the same time as the video: its ffmpeg
     // waits on no frame, and the chunk was planned shorter by its cost.
     const soundPath = path.join(ctx.workDir, 'audio.mp4');
+    const soundStarted = performance.now();
     const sound = p.chunk.encodesSound
       ? encodeRenderAudio(ctx.config.ffmpegPath, {
           sourcePath: spec.sourcePath,
@@ -37,7 +38,10 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
           out: soundPath,
           signal: ctx.signal,
           edit: spec.edit?.cuts.length ? spec.edit : null,
-        })
+        }).then(() =>
+          // Wall time beside the video's encode on the same cores: what the planned share must cover.
+          ctx.log.info('render sound encoded', { renderId: p.renderId, chunk: p.chunk.index, seconds: secondsSince(soundStarted) }),
+        )
       : undefined;
     const video = encodeRender(
       ctx,

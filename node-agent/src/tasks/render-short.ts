@@ -378,7 +378,7 @@ async function finishRender(
   };
 }
 
-const secondsSince = (start: number): number => Number(((performance.now() - start) / 1000).toFixed(3));
+export const secondsSince = (start: number): number => Number(((performance.now() - start) / 1000).toFixed(3));
 
 /** Promise.all that waits for every one to settle before it fails with the first failure (so that no
  *  ffmpeg or upload outlives the task). */
