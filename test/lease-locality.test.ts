@@ -198,66 +198,85 @@ test.serial('an agent with NVENC, which the holder lacks, is not held off: place
   await nvenc.fail(taken.task!.task_id, taken.task!.lease_token, 'test over', false);
 });
 
-test.serial("the agent that joined a split render's chunks holds nothing: it read the chunks, not the source", async (t) => {
-  // Its own cluster, whose 4 s shorts split in two on two free agents.
-  const farm = await startCluster('lease_locality_join', { localityHoldMs: HOLD_MS, renderChunkMinSec: 2, renderChunkSec: 1 });
-  const { key } = await farm.org({ plan: 'pro', credits: 100 });
-  const reader = await new FakeAgent(farm.app.grpcAddress, undefined, 'reader').register([...TYPES, 'render-chunk']);
-  const joiner = await new FakeAgent(farm.app.grpcAddress, undefined, 'joiner').register([...TYPES, 'render-chunk']);
-  t.teardown(async () => {
-    reader.close();
-    joiner.close();
-    await farm.close();
-  });
-  const on = { cluster: farm, key, jobId: await analyseOn(reader, { cluster: farm, key }) };
+test.serial(
+  "a split render's sound chunk goes to the agent that split it, its joiner holds nothing, and the next split is cut by the agents' measured speeds",
+  async (t) => {
+    // Its own cluster, whose 4 s shorts split in two on two free agents.
+    const farm = await startCluster('lease_locality_join', { localityHoldMs: HOLD_MS, renderChunkMinSec: 2, renderChunkSec: 1 });
+    const { key } = await farm.org({ plan: 'pro', credits: 100 });
+    const reader = await new FakeAgent(farm.app.grpcAddress, undefined, 'reader').register([...TYPES, 'render-chunk']);
+    const joiner = await new FakeAgent(farm.app.grpcAddress, undefined, 'joiner').register([...TYPES, 'render-chunk']);
+    t.teardown(async () => {
+      reader.close();
+      joiner.close();
+      await farm.close();
+    });
+    const on = { cluster: farm, key, jobId: await analyseOn(reader, { cluster: farm, key }) };
 
-  // The reader, which analysed the job, takes the render and splits it.
-  await joiner.heartbeat();
-  const renderId = await render(0, on);
-  const split = await waitFor(() => reader.lease(1000), 10_000, 'the render leased');
-  t.is(renderOf(split), renderId);
-  t.deepEqual((JSON.parse(split.payload_json) as { split?: { chunks: number } }).split?.chunks, 2, 'asked to split in two');
-  const cut = (fromUs: number, toUs: number) => ({ fromUs, toUs, shiftTicks: 0 });
-  await reader.complete(split.task_id, split.lease_token, {
-    split: { audio: null, hasSound: true, cuts: [cut(0, 2_000_000), cut(2_000_000, 4_000_000)], gopFrames: 30, encoder: 'libx264' },
-  });
+    // The reader, which analysed the job, takes the render and splits it.
+    await joiner.heartbeat();
+    const renderId = await render(0, on);
+    const split = await waitFor(() => reader.lease(1000), 10_000, 'the render leased');
+    t.is(renderOf(split), renderId);
+    t.deepEqual((JSON.parse(split.payload_json) as { split?: { chunks: number } }).split?.chunks, 2, 'asked to split in two');
+    const cut = (fromUs: number, toUs: number) => ({ fromUs, toUs, shiftTicks: 0 });
+    await reader.complete(split.task_id, split.lease_token, {
+      split: { audio: null, hasSound: true, cuts: [cut(0, 2_000_000), cut(2_000_000, 4_000_000)], gopFrames: 30, encoder: 'libx264' },
+    });
 
-  // The sound's chunk is held for the reader; the joiner takes the other one at once.
-  await joiner.heartbeat();
-  const second = await waitFor(() => joiner.lease(1000), 10_000, 'the second chunk leased by the joiner');
-  const first = await waitFor(() => reader.lease(1000), 10_000, 'the sound chunk leased by the reader');
-  const chunkOf = (task: LeasedTask) => (JSON.parse(task.payload_json) as { chunk: { index: number; encodesSound: boolean } }).chunk;
-  t.deepEqual(chunkOf(first), { ...chunkOf(first), index: 0, encodesSound: true });
-  t.is(chunkOf(second).index, 1);
-  const chunkResult = async (agent: FakeAgent, task: LeasedTask, index: number) => ({
-    objectKey: await putOutput(agent, task, renderChunkOutputs.chunk(index), 'video/mp4'),
-    sizeBytes: 1,
-    contentType: 'video/mp4',
-    frames: 60,
-  });
-  await joiner.complete(second.task_id, second.lease_token, await chunkResult(joiner, second, 1));
-  await reader.complete(first.task_id, first.lease_token, {
-    ...(await chunkResult(reader, first, 0)),
-    audio: {
-      objectKey: await putOutput(reader, first, renderChunkOutputs.sound(renderId), 'audio/mp4'),
+    // The sound's chunk is held for the reader; the joiner takes the other one at once.
+    await joiner.heartbeat();
+    const second = await waitFor(() => joiner.lease(1000), 10_000, 'the second chunk leased by the joiner');
+    const first = await waitFor(() => reader.lease(1000), 10_000, 'the sound chunk leased by the reader');
+    const chunkOf = (task: LeasedTask) => (JSON.parse(task.payload_json) as { chunk: { index: number; encodesSound: boolean } }).chunk;
+    t.deepEqual(chunkOf(first), { ...chunkOf(first), index: 0, encodesSound: true });
+    t.is(chunkOf(second).index, 1);
+    // The joiner's host encodes at 30 frames a second, the reader's at 20.
+    const chunkResult = async (agent: FakeAgent, task: LeasedTask, index: number, encodeFps: number) => ({
+      objectKey: await putOutput(agent, task, renderChunkOutputs.chunk(index), 'video/mp4'),
       sizeBytes: 1,
-      contentType: 'audio/mp4',
-    },
-  });
+      contentType: 'video/mp4',
+      frames: 60,
+      encodeFps,
+    });
+    await joiner.complete(second.task_id, second.lease_token, await chunkResult(joiner, second, 1, 30));
+    await reader.complete(first.task_id, first.lease_token, {
+      ...(await chunkResult(reader, first, 0, 20)),
+      audio: {
+        objectKey: await putOutput(reader, first, renderChunkOutputs.sound(renderId), 'audio/mp4'),
+        sizeBytes: 1,
+        contentType: 'audio/mp4',
+      },
+    });
 
-  // The joiner joins them (the reader does not come for it: the join waits out its hold).
-  await reader.heartbeat();
-  const join = await waitFor(() => joiner.lease(4 * HOLD_MS), 15_000, 'the join leased by the joiner');
-  t.is(renderOf(join), renderId);
-  t.truthy((JSON.parse(join.payload_json) as { join?: unknown }).join, 'leased to join');
-  await completeRender(joiner, join);
-  t.is((await farm.api('GET', `/api/render/${renderId}`, { key })).body.type, 'done');
+    // The joiner joins them (the reader does not come for it: the join waits out its hold).
+    await reader.heartbeat();
+    const join = await waitFor(() => joiner.lease(4 * HOLD_MS), 15_000, 'the join leased by the joiner');
+    t.is(renderOf(join), renderId);
+    t.truthy((JSON.parse(join.payload_json) as { join?: unknown }).join, 'leased to join');
+    await completeRender(joiner, join);
+    t.is((await farm.api('GET', `/api/render/${renderId}`, { key })).body.type, 'done');
 
-  // The next render of the job waits for the reader, as for any holder; the joiner does not count as one.
-  await reader.heartbeat();
-  const next = await render(1, on);
-  const taken = await timedLease(joiner, 4 * HOLD_MS);
-  t.is(renderOf(taken.task), next);
-  t.true(taken.ms >= HOLD_MS - 300, `taken after ${taken.ms} ms: the joiner was counted as holding the source`);
-  await joiner.fail(taken.task!.task_id, taken.task!.lease_token, 'test over', false);
-});
+    // The next render of the job waits for the reader, as for any holder; the joiner does not count as one.
+    await reader.heartbeat();
+    const next = await render(1, on);
+    const taken = await timedLease(joiner, 4 * HOLD_MS);
+    t.is(renderOf(taken.task), next);
+    t.true(taken.ms >= HOLD_MS - 300, `taken after ${taken.ms} ms: the joiner was counted as holding the source`);
+    // The joiner splits this one: its own chunk (the first) is cut for its speed, the reader's for 20/30 of it.
+    const asked = (JSON.parse(taken.task!.payload_json) as { split?: { chunks: number; speeds?: number[] } }).split;
+    t.deepEqual(asked, { chunks: 2, encoder: 'libx264', speeds: [1, 0.667] });
+    await joiner.complete(taken.task!.task_id, taken.task!.lease_token, {
+      split: { audio: null, hasSound: true, cuts: [cut(0, 1_600_000), cut(1_600_000, 4_000_000)], gopFrames: 30, encoder: 'libx264' },
+    });
+    // Both agents hold the source now, but the sound's chunk was cut for the joiner and waits for it:
+    // the reader, asking first, is given the other one.
+    await joiner.heartbeat();
+    const byReader = await waitFor(() => reader.lease(1000), 10_000, "the reader's chunk");
+    t.is(chunkOf(byReader).index, 1);
+    const byJoiner = await waitFor(() => joiner.lease(1000), 10_000, "the joiner's chunk");
+    t.is(chunkOf(byJoiner).index, 0);
+    await reader.fail(byReader.task_id, byReader.lease_token, 'test over', false);
+    await joiner.fail(byJoiner.task_id, byJoiner.lease_token, 'test over', false);
+  },
+);

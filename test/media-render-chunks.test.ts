@@ -112,6 +112,25 @@ test('the first chunk, which also encodes the sound, gets that much less video; 
   t.deepEqual(three, [480, 660, 660]);
 });
 
+test("each chunk gets video in proportion to its agent's measured speed, the sound's chunk its share less", (t) => {
+  const frames = source(30, 1, 15360, 70);
+  const framesOf = (speeds: number[], share = 0, chunks = speeds.length) =>
+    planChunkCuts(frames, { start: 0, end: 60, chunks, gopFrames: 60, firstChunkExtraShare: share, speeds })!.map(
+      (cut) => cut.keepFrames ?? kept(frames, cut.fromUs, cut.toUs).length,
+    );
+  // 30 keyframe intervals. A second agent half as fast again: 12 and 18 of them, so both end together.
+  t.deepEqual(framesOf([1, 1.5]), [720, 1080]);
+  t.deepEqual(framesOf([1.5, 1]), [1080, 720]);
+  // With the sound (5 %: 1.5 intervals at the first agent's speed): 31.5 of work, 12.6 + 18.9.
+  t.deepEqual(framesOf([1, 1.5], 0.05), [660, 1140]);
+  t.deepEqual(framesOf([1, 1, 1]), [600, 600, 600], 'all alike: even thirds');
+  t.deepEqual(framesOf([1, 1]), framesOf([], 0, 2), 'equal speeds cut as no speeds');
+  // A host 20 times slower still keeps one interval; the others share the rest in whole intervals.
+  t.deepEqual(framesOf([0.05, 1, 1]), [60, 840, 900]);
+  // Nonsense speeds count as alike.
+  t.deepEqual(framesOf([0, Number.NaN]), [900, 900]);
+});
+
 test('a render too short for two keyframe intervals a chunk is not cut', (t) => {
   const frames = source(30, 1, 15360, 10);
   t.is(planChunkCuts(frames, { start: 0, end: 3, chunks: 2, gopFrames: 60 }), null);

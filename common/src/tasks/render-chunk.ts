@@ -41,6 +41,10 @@ export const renderChunkResultSchema = z.object({
   sizeBytes: z.number().int().nonnegative(),
   contentType: z.string().min(1),
   frames: z.number().int().positive(),
+  /** Frames a second its video encoded at (the frames it ran on into too, the sound not counted):
+   *  the coordinator weighs the chunks of later renders by their agents' speeds
+   *  (coordinator/src/renders/render-speeds.ts). */
+  encodeFps: z.number().finite().positive().optional(),
   /** The render's sound, from the chunk that encodes it (null: it encodes none). */
   audio: storedObjectSchema.nullish(),
 });

@@ -53,9 +53,18 @@ export const jumpCutsSchema = z.object({
  *  plans the cuts (`split`), render-chunk children render the video (the first also the sound),
  *  then the render is leased again to join them (`join`). Neither: one pass, as always. */
 export const renderEncoderSchema = z.enum(['libx264', 'h264_nvenc']);
+export type RenderEncoder = z.output<typeof renderEncoderSchema>;
 export const renderSplitLeaseSchema = z.object({
-  /** Chunks to cut (the farm's free render slots when it was leased) and their encoder. */
-  split: z.object({ chunks: z.number().int().min(2), encoder: renderEncoderSchema }).nullish(),
+  /** Chunks to cut (the farm's free render slots when it was leased) and their encoder; with the
+   *  speed each chunk's agent was measured at, relative (the first chunk's is the splitting agent's
+   *  own), when the coordinator knows them: the cuts give a faster agent more of the video. */
+  split: z
+    .object({
+      chunks: z.number().int().min(2),
+      encoder: renderEncoderSchema,
+      speeds: z.array(z.number().finite().positive()).optional(),
+    })
+    .nullish(),
   /** Signed URLs of the sound and of each chunk, in order; with their object keys, so that the
    *  joining agent takes from its own disk what it rendered itself. */
   join: z

@@ -13,7 +13,8 @@ import { stageProgress } from '@shorts/common/tasks/contract';
 import { renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
 import { RENDER_STAGES, renderShortOutputs, type RenderShortPayload, type RenderSplit } from '@shorts/common/tasks/render-short';
 import { deleteChildrenObjects, verifyTaskObjects } from '../files/task-objects.js';
-import { freeSlots } from '../tasks/liveness.js';
+import { freeAgents } from '../tasks/liveness.js';
+import { chunkSpeeds, renderSpeeds } from './render-speeds.js';
 import { taskObjectKey, type TaskRow } from '../tasks/task-queue.js';
 import { childrenOf } from '../tasks/task-lookups.js';
 import type { TypedChildTask, TypedTaskRow } from '../tasks/typed-outcome.js';
@@ -50,11 +51,20 @@ export async function chunkedLease(app: App, task: TaskRow, spec: RenderShortPay
   // upper bound of the edited one.
   if (!(renderChunkMinSec > 0) || lengthSec < renderChunkMinSec) return {};
   const byLength = Math.floor(lengthSec / renderChunkSec);
-  const free = await freeSlots(app, 'render-chunk', task.id);
+  const agents = await freeAgents(app, 'render-chunk', task.id);
+  const slots = (list: typeof agents) => list.reduce((n, a) => n + a.slots, 0);
   // Every chunk of a render is encoded alike: on NVENC hosts only when two or more have a free slot.
-  const encoder = free.nvenc >= 2 ? 'h264_nvenc' : 'libx264';
-  const chunks = Math.min(byLength, encoder === 'h264_nvenc' ? free.nvenc : free.all);
-  return chunks >= 2 ? { split: { chunks, encoder } } : {};
+  const nvencAgents = agents.filter((a) => a.nvenc);
+  const encoder = slots(nvencAgents) >= 2 ? 'h264_nvenc' : 'libx264';
+  const takers = encoder === 'h264_nvenc' ? nvencAgents : agents;
+  const chunks = Math.min(byLength, slots(takers));
+  if (chunks < 2) return {};
+  // A faster host gets more of the video (./render-speeds.ts).
+  const splitter = task.leasedBy;
+  const speeds = splitter
+    ? chunkSpeeds(splitter, takers, chunks, await renderSpeeds(app.db, [...new Set([splitter, ...takers.map((a) => a.id)])], encoder))
+    : undefined;
+  return { split: { chunks, encoder, ...(speeds ? { speeds } : {}) } };
 }
 
 /** The chunks a split render fans out into (none for a render done in one pass or joined). */

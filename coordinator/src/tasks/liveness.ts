@@ -47,24 +47,35 @@ export function markSilentAgentsOffline(db: Db, leaseTtlMs: number): Promise<Arr
   );
 }
 
-/** Free slots in the farm for a task type (connected agents that take it), all and on NVENC hosts.
+/** The connected agents that take a task type and have a free slot now, with their free slots.
  *  The slot the asking task holds counts as free: it is, once that task hands its work to children. */
+export function freeAgents(
+  app: { db: Db; config: { leaseTtlMs: number } },
+  type: TaskType,
+  askingTaskId: string,
+): Promise<Array<{ id: string; slots: number; nvenc: boolean }>> {
+  return app.db.query<{ id: string; slots: number; nvenc: boolean }>(
+    `SELECT * FROM (
+       SELECT a.id, 'nvenc' = ANY(a.capability_tags) AS nvenc,
+              GREATEST(a.max_slots - (SELECT count(*) FROM tasks t WHERE t.state = 'leased' AND t.leased_by = a.id AND t.id <> $2), 0)::int AS slots
+         FROM agents a
+        WHERE ${connectedAgentSql('a', '$1')} AND $3 = ANY(a.task_types)
+     ) free WHERE slots > 0 ORDER BY id`,
+    [app.config.leaseTtlMs, askingTaskId, type],
+  );
+}
+
+/** Free slots in the farm for a task type (freeAgents'), all and on NVENC hosts. */
 export async function freeSlots(
   app: { db: Db; config: { leaseTtlMs: number } },
   type: TaskType,
   askingTaskId: string,
 ): Promise<{ all: number; nvenc: number }> {
-  const row = await app.db.one<{ all: number; nvenc: number }>(
-    `WITH free AS (
-       SELECT 'nvenc' = ANY(a.capability_tags) AS nvenc,
-              GREATEST(a.max_slots - (SELECT count(*) FROM tasks t WHERE t.state = 'leased' AND t.leased_by = a.id AND t.id <> $2), 0) AS slots
-         FROM agents a
-        WHERE ${connectedAgentSql('a', '$1')} AND $3 = ANY(a.task_types)
-     )
-     SELECT COALESCE(sum(slots), 0)::int AS all, COALESCE(sum(slots) FILTER (WHERE nvenc), 0)::int AS nvenc FROM free`,
-    [app.config.leaseTtlMs, askingTaskId, type],
-  );
-  return row ?? { all: 0, nvenc: 0 };
+  const agents = await freeAgents(app, type, askingTaskId);
+  return {
+    all: agents.reduce((n, a) => n + a.slots, 0),
+    nvenc: agents.reduce((n, a) => n + (a.nvenc ? a.slots : 0), 0),
+  };
 }
 
 /** Slots busy on each of these agents: the tasks the queue has leased to it now (0 for none). */

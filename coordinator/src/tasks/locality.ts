@@ -21,10 +21,14 @@
 // absent holder never makes work wait.
 
 /** SQL: agents that hold task `t`'s source: `agent` read it for a task of its locality (tasks `d`;
- *  tasks leased before `source_read_by` existed name their agent in `leased_by`). */
+ *  tasks leased before `source_read_by` existed name their agent in `leased_by`). A child task's
+ *  holder is the agent that read the source for its parent, the one that planned it: that agent read
+ *  the source last, and a split render's chunks were cut for it (renders/render-speeds.ts). */
 const holdsSql = (t: string, agent: string): string =>
-  `EXISTS (SELECT 1 FROM tasks d WHERE d.locality = ${t}.locality AND d.state IN ('completed', 'waiting')
-           AND COALESCE(d.source_read_by, d.leased_by) = ${agent})`;
+  `(CASE WHEN ${t}.parent_id IS NOT NULL
+         THEN EXISTS (SELECT 1 FROM tasks pt WHERE pt.id = ${t}.parent_id AND COALESCE(pt.source_read_by, pt.leased_by) = ${agent})
+         ELSE EXISTS (SELECT 1 FROM tasks d WHERE d.locality = ${t}.locality AND d.state IN ('completed', 'waiting')
+                        AND COALESCE(d.source_read_by, d.leased_by) = ${agent}) END)`;
 
 /**
  * SQL: task `t` is kept for another agent that holds its source (see above), so agent `me` (a

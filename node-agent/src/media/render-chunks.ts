@@ -162,6 +162,8 @@ export function planChunkCuts(
     chunks: number;
     gopFrames: number;
     firstChunkExtraShare?: number;
+    /** Each chunk's agent's measured speed, relative (the coordinator's; absent: all alike). */
+    speeds?: readonly number[];
     keep?: Array<{ start: number; end: number }>;
     fps?: number | null;
     /** The constant rate a variable-rate source is put on (render-args.ts): cuts between its frames. */
@@ -205,12 +207,9 @@ export function planChunkCuts(
   const firsts = [0];
   const fromsUs = [startUs];
   const clocksUs = [0];
-  // The first chunk may carry other work too (the render's sound): it gets that much less video, so
-  // that all chunks end together. Counted in GOPs of video; every chunk keeps at least one GOP.
-  const extra = Math.max(0, o.firstChunkExtraShare ?? 0) * gops;
-  const work = gops + extra;
+  const startGops = chunkStartGops(gops, o);
   for (let k = 1; k < o.chunks; k++) {
-    const gopIndex = Math.min(gops - (o.chunks - k), Math.max(k, Math.round((k * work) / o.chunks - extra)));
+    const gopIndex = startGops[k]!;
     const first = shown[gopIndex * o.gopFrames]!;
     const cut = cutBefore(r, first);
     if (cut === undefined) return null;
@@ -241,6 +240,34 @@ export function planChunkCuts(
 }
 
 /**
+ * The GOP each chunk starts at (0 for the first), so that all chunks end together: each gets video
+ * in proportion to its agent's speed (`speeds`, relative; all alike when absent), and the first that
+ * much less for its other work (`firstChunkExtraShare`, the render's sound: a share of the whole
+ * video's work, done at the first chunk's speed). Every chunk keeps at least one GOP.
+ */
+export function chunkStartGops(
+  gops: number,
+  o: { chunks: number; firstChunkExtraShare?: number; speeds?: readonly number[] },
+): number[] {
+  const speed = (k: number) => {
+    const v = o.speeds?.[k];
+    return v !== undefined && Number.isFinite(v) && v > 0 ? v : 1;
+  };
+  const extra = Math.max(0, o.firstChunkExtraShare ?? 0) * gops;
+  let speedSum = 0;
+  for (let k = 0; k < o.chunks; k++) speedSum += speed(k);
+  // Chunk k takes speed(k) * T of time-weighted work; the first chunk's includes the extra.
+  const perSpeed = (gops + extra) / speedSum;
+  const starts = [0];
+  let reach = -extra;
+  for (let k = 1; k < o.chunks; k++) {
+    reach += speed(k - 1) * perSpeed;
+    starts.push(Math.min(gops - (o.chunks - k), Math.max(starts[k - 1]! + 1, Math.round(reach))));
+  }
+  return starts;
+}
+
+/**
  * Frames a chunk renders past its own end and then drops (all but the last chunk). The encoder
  * decides a frame's type and quality from the frames it has yet to encode (x264 veryfast: 10 of
  * lookahead, 3 B-frames): at the end of a stream it has none, and its last frames came out up to
@@ -259,7 +286,15 @@ export const OVERRUN_FRAMES = 15;
  */
 function planConstantRateCuts(
   frames: SourceFrames,
-  o: { start: number; end: number; chunks: number; gopFrames: number; firstChunkExtraShare?: number; constantRate: number },
+  o: {
+    start: number;
+    end: number;
+    chunks: number;
+    gopFrames: number;
+    firstChunkExtraShare?: number;
+    speeds?: readonly number[];
+    constantRate: number;
+  },
 ): ChunkCut[] | null {
   const r = renderFrames(frames, o);
   if (!r) return null;
@@ -270,12 +305,11 @@ function planConstantRateCuts(
   const total = slot(inRender.length - 1) + 1 - first;
   const gops = Math.floor(total / o.gopFrames);
   if (o.chunks < 2 || gops < o.chunks || inRender.length < 2) return null;
-  const extra = Math.max(0, o.firstChunkExtraShare ?? 0) * gops;
-  const work = gops + extra;
+  const startGops = chunkStartGops(gops, o);
   // Output slot, the source frame it shows, and the cut before that frame, for each chunk after the first.
   const starts: Array<{ slot: number; frame: number; fromUs: number }> = [{ slot: first, frame: 0, fromUs: startUs }];
   for (let k = 1; k < o.chunks; k++) {
-    const gopIndex = Math.min(gops - (o.chunks - k), Math.max(k, Math.round((k * work) / o.chunks - extra)));
+    const gopIndex = startGops[k]!;
     const s = first + gopIndex * o.gopFrames;
     let shown = 0;
     while (shown + 1 < inRender.length && slot(shown + 1) <= s) shown++;

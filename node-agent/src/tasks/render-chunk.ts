@@ -3,7 +3,7 @@ import path from 'node:path';
 import { stageProgress } from '@shorts/common/tasks/contract';
 import { RENDER_CHUNK_STAGES, renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
 import { encodeRenderAudio, keepFirstFrames } from '../media/render-chunks.js';
-import { encodeRender, prepareRenderSpec, secondsSince, settleAll } from './render-short.js';
+import { encodeRender, prepareRenderSpec, secondsSince } from './render-short.js';
 import type { TaskHandler } from './task-context.js';
 import { cutsSilences } from '@shorts/common/options/editing';
 import type { TaskLeasePayload } from '@shorts/common/tasks/contracts';
@@ -25,37 +25,34 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
     const { spec } = await prepareRenderSpec(ctx, p, rendering, stretchOf(p));
     const { fromUs, toUs, shiftTicks, clockUs, slots, last, encoder, gopFrames } = p.chunk;
     ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'rendering'), 'rendering');
-    // The render's sound, when this chunk encodes it, at the same time as the video: its ffmpeg
-    // waits on no frame, and the chunk was planned shorter by its cost.
+    // The render's sound, when this chunk encodes it, before its video (the chunk was planned that
+    // much shorter): not beside it, so that the video's encode time is this agent's own speed, by
+    // which the coordinator weighs the chunks of later renders.
     const soundPath = path.join(ctx.workDir, 'audio.mp4');
-    const soundStarted = performance.now();
-    const sound = p.chunk.encodesSound
-      ? encodeRenderAudio(ctx.config.ffmpegPath, {
-          sourcePath: spec.sourcePath,
-          stream: spec.audioStream ?? 0,
-          start: p.startTime,
-          end: p.endTime,
-          out: soundPath,
-          signal: ctx.signal,
-          edit: spec.edit?.cuts.length ? spec.edit : null,
-        }).then(() =>
-          // Wall time beside the video's encode on the same cores: what the planned share must cover.
-          ctx.log.info('render sound encoded', { renderId: p.renderId, chunk: p.chunk.index, seconds: secondsSince(soundStarted) }),
-        )
-      : undefined;
-    const video = encodeRender(
+    if (p.chunk.encodesSound) {
+      const soundStarted = performance.now();
+      await encodeRenderAudio(ctx.config.ffmpegPath, {
+        sourcePath: spec.sourcePath,
+        stream: spec.audioStream ?? 0,
+        start: p.startTime,
+        end: p.endTime,
+        out: soundPath,
+        signal: ctx.signal,
+        edit: spec.edit?.cuts.length ? spec.edit : null,
+      });
+      ctx.log.info('render sound encoded', { renderId: p.renderId, chunk: p.chunk.index, seconds: secondsSince(soundStarted) });
+    }
+    const rendered = await encodeRender(
       ctx,
       { ...spec, encoder, gopFrames, chunk: { fromUs, toUs, shiftTicks, clockUs, slots, last } },
       (toUs - fromUs) / 1e6,
       (f) => ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'rendering', f), 'rendering'),
     );
-    // Both settle before an error is thrown, so no ffmpeg outlives the task.
-    const [rendered] = await settleAll([video, sound]);
     if (keepFrames) await keepFirstFrames(ctx.config.ffmpegPath, { input: rendering, out, frames: keepFrames, signal: ctx.signal });
     ctx.progress(stageProgress(RENDER_CHUNK_STAGES, 'uploading'), 'uploading');
     const [file, audio] = await Promise.all([
       ctx.upload(out, renderChunkOutputs.chunk(p.chunk.index), 'video/mp4'),
-      sound ? ctx.upload(soundPath, renderChunkOutputs.sound(p.renderId), 'audio/mp4') : undefined,
+      p.chunk.encodesSound ? ctx.upload(soundPath, renderChunkOutputs.sound(p.renderId), 'audio/mp4') : undefined,
     ]);
     // The join often runs here, on the agent that finished last: it reads these from the disk.
     // Nothing else will: they are the first to go when the cache needs room.
@@ -66,6 +63,7 @@ export const renderChunk: TaskHandler<'render-chunk'> = {
       sizeBytes: (await stat(out)).size,
       contentType: 'video/mp4',
       frames: keepFrames ?? Math.max(1, Math.round(rendered.durationSec * (rendered.fps ?? 0))),
+      encodeFps: rendered.encodeFps,
       audio: audio ? { objectKey: audio.objectKey, sizeBytes: audio.sizeBytes, contentType: 'audio/mp4' } : null,
     };
   },

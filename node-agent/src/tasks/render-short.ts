@@ -159,7 +159,7 @@ export async function encodeRender(
   spec: RenderSpec,
   durationSec: number,
   onProgress: (f: number) => void,
-): Promise<ProbeResult> {
+): Promise<ProbeResult & { encodeFps: number }> {
   const prepareStarted = performance.now();
   const args = await prepareRender(spec);
   ctx.log.debug('render graph prepared', { renderId: ctx.payload.renderId, seconds: secondsSince(prepareStarted) });
@@ -193,7 +193,7 @@ export async function encodeRender(
     seconds: Number(encodeSeconds.toFixed(2)),
     fps: Number((frames / encodeSeconds).toFixed(1)),
   });
-  return rendered;
+  return { ...rendered, encodeFps: Math.max(1, frames) / Math.max(0.001, encodeSeconds) };
 }
 
 export const renderShort: TaskHandler<'render-short'> = {
@@ -260,6 +260,7 @@ async function splitRender(
     chunks: asked.chunks,
     gopFrames: spec.gopFrames,
     firstChunkExtraShare: info.hasAudio ? SOUND_SHARE_OF_RENDER : 0,
+    speeds: asked.speeds,
     // Jump cuts: only the kept frames count, and a cut may fall in a removed stretch.
     ...(spec.edit?.cuts.length ? { keep: clipRanges(spec.edit, p.startTime), fps: spec.sourceFps } : {}),
     // A variable-rate source: cuts between the constant-rate frames its graph makes.
@@ -272,6 +273,7 @@ async function splitRender(
   ctx.log.info('render split', {
     renderId: p.renderId,
     chunks: cuts.length,
+    ...(asked.speeds ? { speeds: asked.speeds.map((v) => Number(v.toFixed(2))) } : {}),
     encoder: asked.encoder,
     gopFrames: spec.gopFrames,
     hasSound: info.hasAudio,

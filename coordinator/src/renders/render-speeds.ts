@@ -1,0 +1,56 @@
+// How fast each agent renders, for cutting a split render's chunks (issue 35): a chunk on a slower
+// host gets less of the video, so that the chunks end together and the render waits for none. A
+// farm's hosts differ (CPU generations, a host also running Postgres, a noisy neighbour), and the
+// render waits for its slowest chunk: 35 % slower on one of two hosts costs a split render 15 %.
+//
+// Measured, not declared: each render-chunk result says at how many frames a second its video
+// encoded (`encodeFps`, the sound not counted); an agent's speed is the median of its last chunks',
+// in output pixels a second (the renders' sizes differ), for the one encoder asked.
+import type { Db } from '../db/db.js';
+import type { RenderEncoder } from '@shorts/common/tasks/render-short';
+
+/** An agent's speed is read from this many of its latest chunks, finished within a day. */
+const RECENT_CHUNKS = 5;
+
+/** Each of these agents' measured speed with `encoder`, output pixels a second; absent when unmeasured. */
+export async function renderSpeeds(db: Db, agentIds: readonly string[], encoder: RenderEncoder): Promise<Map<string, number>> {
+  if (!agentIds.length) return new Map();
+  const rows = await db.query<{ agentId: string; pixelsPerSec: number }>(
+    `SELECT agent AS "agentId", percentile_cont(0.5) WITHIN GROUP (ORDER BY rate) AS "pixelsPerSec"
+       FROM (SELECT leased_by AS agent,
+                    (result->>'encodeFps')::float8 * (payload->'output'->>'width')::float8 * (payload->'output'->>'height')::float8 AS rate,
+                    row_number() OVER (PARTITION BY leased_by ORDER BY finished_at DESC) AS recent
+               FROM tasks
+              WHERE type = 'render-chunk' AND state = 'completed' AND leased_by = ANY($1::text[])
+                AND payload->'chunk'->>'encoder' = $2 AND (result->>'encodeFps')::float8 > 0
+                AND finished_at > now() - interval '1 day') chunks
+      WHERE recent <= ${RECENT_CHUNKS}
+      GROUP BY agent`,
+    [agentIds, encoder],
+  );
+  return new Map(rows.map((r) => [r.agentId, r.pixelsPerSec]));
+}
+
+/**
+ * The relative speed of each of a split's `chunks`: the first chunk's is the splitting agent's own
+ * (the first chunk is held for it: coordinator/src/tasks/locality.ts), the others' the mean of the
+ * other free slots' agents (which of them takes which chunk is not known). An agent not measured
+ * yet counts as the median of those that were. Undefined (all alike) when the splitter or none of
+ * the others was measured, or when there are no others.
+ */
+export function chunkSpeeds(
+  splitter: string,
+  free: ReadonlyArray<{ id: string; slots: number }>,
+  chunks: number,
+  measured: ReadonlyMap<string, number>,
+): number[] | undefined {
+  const own = measured.get(splitter);
+  // The splitter's own further slots take chunks too.
+  const others = free.flatMap((a) => Array<string>(a.id === splitter ? a.slots - 1 : a.slots).fill(a.id));
+  const known = others.map((id) => measured.get(id)).filter((v): v is number => v !== undefined);
+  if (own === undefined || !known.length) return undefined;
+  const sorted = [...measured.values()].sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)]!;
+  const mean = others.reduce((sum, id) => sum + (measured.get(id) ?? median), 0) / others.length;
+  return [1, ...Array<number>(chunks - 1).fill(mean / own)].map((v) => Number(v.toFixed(3)));
+}
