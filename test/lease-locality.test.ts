@@ -257,6 +257,16 @@ test.serial(
     await completeRender(joiner, join);
     t.is((await farm.api('GET', `/api/render/${renderId}`, { key })).body.type, 'done');
 
+    // An agent's speed counts from its third chunk of the day: two more each at the same pace, as
+    // earlier renders' chunks would have left them.
+    for (const done of [first, second])
+      for (const copy of [1, 2])
+        await farm.app.db.query(
+          `INSERT INTO tasks (id, type, organization_id, state, payload, result, leased_by, started_at, finished_at)
+         SELECT id || $2, type, organization_id, state, payload, result, leased_by, started_at, finished_at FROM tasks WHERE id = $1`,
+          [done.task_id, `-earlier-${copy}`],
+        );
+
     // The next render of the job waits for the reader, as for any holder; the joiner does not count as one.
     await reader.heartbeat();
     const next = await render(1, on);

@@ -177,10 +177,16 @@ test.serial('after a rotation both the new and the old secret verify, for 24 hou
       [secret],
     );
     t.is((await secretOf(key)).previous, null);
-    const again = await cluster.api('POST', `/api/jobs/${jobId}/webhook-deliveries/${(await deliveries(key, jobId))[0]!.id}/redeliver`, {
-      key,
-      body: {},
-    });
+    // The attempt is recorded once the receiver's answer is in: a moment after the receiver has it.
+    const [first] = await waitFor(
+      async () => {
+        const list = await deliveries(key, jobId);
+        return list.length ? list : undefined;
+      },
+      30_000,
+      'the first attempt recorded',
+    );
+    const again = await cluster.api('POST', `/api/jobs/${jobId}/webhook-deliveries/${first!.id}/redeliver`, { key, body: {} });
     t.is(again.status, 202, JSON.stringify(again.body));
     const [, later] = await hooksOf(receiver, 2);
     t.is(String(later!.headers['webhook-signature']).split(' ').length, 1);

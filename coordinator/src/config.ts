@@ -128,6 +128,9 @@ const schema = z.object({
    *  fixed cost (its lease, source, graph set-up, share of the join) is under a fifth of its work
    *  from here at 1080x1920 (bench/chunk-cost.ts). */
   renderChunkSec: z.coerce.number().positive().default(8),
+  /** Cut a split render's chunks by each agent's measured speed (renders/render-speeds.ts); off,
+   *  chunks are cut evenly (the first less its sound). */
+  renderChunkBySpeed: envFlag(true),
   /** Which proxies' X-Forwarded-* headers count: a number of hops, or their addresses (api/client-address.ts). */
   trustProxy: z
     .string()
@@ -248,6 +251,7 @@ const ENV: Record<keyof z.infer<typeof schema>, string> = {
   renderActiveLimit: 'RENDER_ACTIVE_LIMIT',
   renderChunkMinSec: 'RENDER_CHUNK_MIN_SEC',
   renderChunkSec: 'RENDER_CHUNK_SEC',
+  renderChunkBySpeed: 'RENDER_CHUNK_BY_SPEED',
   svgRasterTimeoutMs: 'SVG_RASTER_TIMEOUT_MS',
   uploadWriterLeaseMs: 'UPLOAD_WRITER_LEASE_MS',
   logLevel: 'LOG_LEVEL',

@@ -60,7 +60,7 @@ export async function chunkedLease(app: App, task: TaskRow, spec: RenderShortPay
   const chunks = Math.min(byLength, slots(takers));
   if (chunks < 2) return {};
   // A faster host gets more of the video (./render-speeds.ts).
-  const splitter = task.leasedBy;
+  const splitter = app.config.renderChunkBySpeed ? task.leasedBy : null;
   const speeds = splitter
     ? chunkSpeeds(splitter, takers, chunks, await renderSpeeds(app.db, [...new Set([splitter, ...takers.map((a) => a.id)])], encoder))
     : undefined;

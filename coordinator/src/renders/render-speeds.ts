@@ -9,8 +9,14 @@
 import type { Db } from '../db/db.js';
 import type { RenderEncoder } from '@shorts/common/tasks/render-short';
 
-/** An agent's speed is read from this many of its latest chunks, finished within a day. */
+/** An agent's speed is the median of this many of its latest chunks, finished within a day... */
 const RECENT_CHUNKS = 5;
+/** ...and is known once it has this many: one chunk's pace says as much about its neighbours on the
+ *  host as about the host. */
+const MIN_CHUNKS = 3;
+/** Speeds closer than this (a ratio) cut as alike: within what one host's chunks vary by. Every cut
+ *  moved off the even split is a chunk start the encoder meets without the frames before it. */
+const ALIKE_WITHIN = 1.1;
 
 /** Each of these agents' measured speed with `encoder`, output pixels a second; absent when unmeasured. */
 export async function renderSpeeds(db: Db, agentIds: readonly string[], encoder: RenderEncoder): Promise<Map<string, number>> {
@@ -25,7 +31,8 @@ export async function renderSpeeds(db: Db, agentIds: readonly string[], encoder:
                 AND payload->'chunk'->>'encoder' = $2 AND (result->>'encodeFps')::float8 > 0
                 AND finished_at > now() - interval '1 day') chunks
       WHERE recent <= ${RECENT_CHUNKS}
-      GROUP BY agent`,
+      GROUP BY agent
+     HAVING count(*) >= ${MIN_CHUNKS}`,
     [agentIds, encoder],
   );
   return new Map(rows.map((r) => [r.agentId, r.pixelsPerSec]));
@@ -36,7 +43,7 @@ export async function renderSpeeds(db: Db, agentIds: readonly string[], encoder:
  * (the first chunk is held for it: coordinator/src/tasks/locality.ts), the others' the mean of the
  * other free slots' agents (which of them takes which chunk is not known). An agent not measured
  * yet counts as the median of those that were. Undefined (all alike) when the splitter or none of
- * the others was measured, or when there are no others.
+ * the others was measured, when there are no others, or when the two are within ALIKE_WITHIN.
  */
 export function chunkSpeeds(
   splitter: string,
@@ -52,5 +59,7 @@ export function chunkSpeeds(
   const sorted = [...measured.values()].sort((a, b) => a - b);
   const median = sorted[Math.floor(sorted.length / 2)]!;
   const mean = others.reduce((sum, id) => sum + (measured.get(id) ?? median), 0) / others.length;
-  return [1, ...Array<number>(chunks - 1).fill(mean / own)].map((v) => Number(v.toFixed(3)));
+  const ratio = mean / own;
+  if (ratio < ALIKE_WITHIN && ratio > 1 / ALIKE_WITHIN) return undefined;
+  return [1, ...Array<number>(chunks - 1).fill(ratio)].map((v) => Number(v.toFixed(3)));
 }
