@@ -7,7 +7,10 @@
 //   - a batch of 6 shorts of one job at once (the studio's "render all").
 // Each round's time is the coordinator's: from the first create to the last render's completion.
 //   npm run bench:farm -- shorts [pairs=3] [width=1080] [height=1920] [only the cases whose name holds this]
-import { execFile } from 'node:child_process';
+// A farm whose hosts differ: FARM_SLOW_SECOND=1 keeps a busy loop on the second agent's core (that
+// host at about half speed), FARM_WARMUP=N first runs N uncounted 2-agent rounds of each case (so
+// that both agents' speeds are measured), and RENDER_CHUNK_BY_SPEED=false cuts chunks evenly.
+import { execFile, spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -170,7 +173,14 @@ async function timeline(cluster: Awaited<ReturnType<typeof startCluster>>, rende
 }
 
 export async function benchShorts(pairs: number, size: { width: number; height: number }, only?: string): Promise<void> {
-  const cluster = await startCluster('bench_farm_shorts', { renderActiveLimit: 10_000, timers: false });
+  const cluster = await startCluster('bench_farm_shorts', {
+    renderActiveLimit: 10_000,
+    timers: false,
+    renderChunkBySpeed: process.env.RENDER_CHUNK_BY_SPEED !== 'false',
+  });
+  const hog = process.env.FARM_SLOW_SECOND
+    ? spawn('taskset', ['-c', String(1 % os.cpus().length), 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' })
+    : undefined;
   try {
     const { org, key } = await cluster.org({ plan: 'business', credits: 1000 });
     const cases = (await benchCases(cluster, org.id)).filter((c) => !only || c.name.includes(only));
@@ -203,6 +213,11 @@ export async function benchShorts(pairs: number, size: { width: number; height: 
 
     const results: Array<Record<string, unknown>> = [];
     for (const c of cases) {
+      for (let w = 0; w < Number(process.env.FARM_WARMUP ?? 0); w++) {
+        await drainSecond(false);
+        const warm = await round(c);
+        console.error(`${c.name}, warm-up ${w + 1}, 2 agents: ${r2(warm.seconds)} s, ${warm.chunks} chunks (not counted)`);
+      }
       const speedUps: number[] = [];
       for (let pair = 1; pair <= pairs; pair++) {
         // Alternating which side goes first, so that a slower minute of a shared machine weighs on both.
@@ -235,6 +250,7 @@ export async function benchShorts(pairs: number, size: { width: number; height: 
       ),
     );
   } finally {
+    hog?.kill('SIGKILL');
     await cluster.close();
   }
 }
