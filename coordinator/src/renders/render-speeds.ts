@@ -7,6 +7,7 @@
 // encoded (`encodeFps`, the sound not counted); an agent's speed is the median of its last chunks',
 // in output pixels a second (the renders' sizes differ), for the one encoder asked.
 import type { Db } from '../db/db.js';
+import { chunkPaceByAgent } from '../tasks/task-lookups.js';
 import type { RenderEncoder } from '@shorts/common/tasks/render-short';
 
 /** An agent's speed is the median of this many of its latest chunks, finished within a day... */
@@ -19,23 +20,8 @@ const MIN_CHUNKS = 3;
 const ALIKE_WITHIN = 1.1;
 
 /** Each of these agents' measured speed with `encoder`, output pixels a second; absent when unmeasured. */
-export async function renderSpeeds(db: Db, agentIds: readonly string[], encoder: RenderEncoder): Promise<Map<string, number>> {
-  if (!agentIds.length) return new Map();
-  const rows = await db.query<{ agentId: string; pixelsPerSec: number }>(
-    `SELECT agent AS "agentId", percentile_cont(0.5) WITHIN GROUP (ORDER BY rate) AS "pixelsPerSec"
-       FROM (SELECT leased_by AS agent,
-                    (result->>'encodeFps')::float8 * (payload->'output'->>'width')::float8 * (payload->'output'->>'height')::float8 AS rate,
-                    row_number() OVER (PARTITION BY leased_by ORDER BY finished_at DESC) AS recent
-               FROM tasks
-              WHERE type = 'render-chunk' AND state = 'completed' AND leased_by = ANY($1::text[])
-                AND payload->'chunk'->>'encoder' = $2 AND (result->>'encodeFps')::float8 > 0
-                AND finished_at > now() - interval '1 day') chunks
-      WHERE recent <= ${RECENT_CHUNKS}
-      GROUP BY agent
-     HAVING count(*) >= ${MIN_CHUNKS}`,
-    [agentIds, encoder],
-  );
-  return new Map(rows.map((r) => [r.agentId, r.pixelsPerSec]));
+export function renderSpeeds(db: Db, agentIds: readonly string[], encoder: RenderEncoder): Promise<Map<string, number>> {
+  return chunkPaceByAgent(db, agentIds, encoder, { recent: RECENT_CHUNKS, atLeast: MIN_CHUNKS });
 }
 
 /**

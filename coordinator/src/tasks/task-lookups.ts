@@ -4,7 +4,7 @@ import type { TaskRow } from './task-row.js';
 // What other parts of the coordinator may read of the queue's rows, asked here so that every
 // statement on `tasks` stays in this folder (scripts/queue-table.mjs checks it): a parent's children
 // (fan-in checks each child's objects), which tasks' objects are still needed (the storage sweeper,
-// the archive), and the lease an upload URL was signed under.
+// the archive), the lease an upload URL was signed under, and how fast agents rendered their chunks.
 
 /** A task as far as its objects go: where they lie (taskObjectPrefix) and what its type may write. */
 export type TaskRef = Pick<TaskRow, 'id' | 'organizationId' | 'type'>;
@@ -56,4 +56,31 @@ export function leaseOf(db: Db, taskId: string): Promise<TaskLease | undefined> 
  *  to commit its result) waits, so the lease cannot end while the caller acts under it. */
 export async function lockedLeaseOf(c: Queryable, taskId: string): Promise<TaskLease | undefined> {
   return (await c.query<TaskLease>(`SELECT state, lease_token AS "leaseToken" FROM tasks WHERE id = $1 FOR SHARE`, [taskId])).rows[0];
+}
+
+/** Each agent's median pace over its latest `recent` completed render chunks of the last day with
+ *  `encoder` (output pixels a second: the chunk's encode fps times its frame's size), for agents with
+ *  `atLeast` such chunks (renders/render-speeds.ts). */
+export async function chunkPaceByAgent(
+  db: Db,
+  agentIds: readonly string[],
+  encoder: string,
+  o: { recent: number; atLeast: number },
+): Promise<Map<string, number>> {
+  if (!agentIds.length) return new Map();
+  const rows = await db.query<{ agentId: string; pixelsPerSec: number }>(
+    `SELECT agent AS "agentId", percentile_cont(0.5) WITHIN GROUP (ORDER BY rate) AS "pixelsPerSec"
+       FROM (SELECT leased_by AS agent,
+                    (result->>'encodeFps')::float8 * (payload->'output'->>'width')::float8 * (payload->'output'->>'height')::float8 AS rate,
+                    row_number() OVER (PARTITION BY leased_by ORDER BY finished_at DESC) AS recent
+               FROM tasks
+              WHERE type = 'render-chunk' AND state = 'completed' AND leased_by = ANY($1::text[])
+                AND payload->'chunk'->>'encoder' = $2 AND (result->>'encodeFps')::float8 > 0
+                AND finished_at > now() - interval '1 day') chunks
+      WHERE recent <= $3
+      GROUP BY agent
+     HAVING count(*) >= $4`,
+    [agentIds, encoder, o.recent, o.atLeast],
+  );
+  return new Map(rows.map((r) => [r.agentId, r.pixelsPerSec]));
 }

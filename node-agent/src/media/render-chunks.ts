@@ -245,10 +245,7 @@ export function planChunkCuts(
  * much less for its other work (`firstChunkExtraShare`, the render's sound: a share of the whole
  * video's work, done at the first chunk's speed). Every chunk keeps at least one GOP.
  */
-export function chunkStartGops(
-  gops: number,
-  o: { chunks: number; firstChunkExtraShare?: number; speeds?: readonly number[] },
-): number[] {
+export function chunkStartGops(gops: number, o: { chunks: number; firstChunkExtraShare?: number; speeds?: readonly number[] }): number[] {
   const speed = (k: number) => {
     const v = o.speeds?.[k];
     return v !== undefined && Number.isFinite(v) && v > 0 ? v : 1;
