@@ -31,7 +31,8 @@ async function waitForHealth(url, child, timeoutMs = 120_000) {
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error('the coordinator exited during start-up (see its log above)');
     try {
-      const res = await fetch(url);
+      // Bounded: whatever else holds the port (the coordinator then fails on it) may never answer.
+      const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
       if (res.ok) return;
     } catch {
       /* not up yet */

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '@shorts/common/paths';
@@ -214,6 +215,29 @@ test('when npm start is killed with SIGKILL, its coordinator, agent and embedded
       `(${leftPid > 0 && processAlive(leftPid) ? 'alive' : 'gone'}):\n${left}\nthe stack's last lines:\n${stack.lines.slice(-25).join('\n')}`,
   );
   for (const port of Object.values(stack.ports)) t.true(await portIsFree(port), `port ${port} released`);
+});
+
+test('a coordinator that cannot take its port stops the embedded Postgres it started: npm start leaves nothing running', async (t) => {
+  const dataDir = await tempDataDir('npm-start-port-taken');
+  t.teardown(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 }));
+  const taken = http.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+  const port = (taken.address() as { port: number }).port;
+  const stack = await launchStack(dataDir, { PORT: String(port) }, false);
+  t.teardown(() => void stack.proc.kill('SIGKILL'));
+  const code = await Promise.race([stack.exited, new Promise((r) => setTimeout(r, 150_000, 'still running').unref())]);
+  const said = stack.lines.join('\n');
+  t.is(code, 1, stack.lines.slice(-20).join('\n'));
+  t.regex(said, /EADDRINUSE/);
+  t.regex(said, /"msg":"embedded postgres started"/, 'its Postgres had started');
+  // And was stopped: no postmaster.pid (an orphan keeps it), its port free.
+  await waitFor(
+    async () => !(await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').catch(() => undefined)),
+    30_000,
+    'the embedded Postgres to stop',
+  );
+  t.true(await portIsFree(stack.ports.pg), `port ${stack.ports.pg} released`);
 });
 
 test('an agent that cannot start is not restarted forever: npm start exits non-zero with its error', async (t) => {

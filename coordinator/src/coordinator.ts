@@ -43,7 +43,24 @@ export async function startCoordinator(
 ): Promise<Coordinator> {
   const closers: Array<() => Promise<void> | void> = [];
   const { db, databaseUrl, embedded } = await openDatabase(config, log);
+  try {
+    return await startServices(config, log, closers, { db, databaseUrl, embedded });
+  } catch (err) {
+    // A start that fails after its embedded Postgres is up (a port taken, a bad certificate) must
+    // not leave that Postgres running on its own: what was started is stopped, Postgres last.
+    for (const fn of closers.reverse()) await Promise.resolve(fn()).catch(() => undefined);
+    await db.close().catch(() => undefined);
+    await embedded?.stop().catch((stopErr: unknown) => log.error('embedded Postgres did not stop', { err: stopErr }));
+    throw err;
+  }
+}
 
+async function startServices(
+  config: CoordinatorConfig,
+  log: Logger,
+  closers: Array<() => Promise<void> | void>,
+  { db, databaseUrl, embedded }: Awaited<ReturnType<typeof openDatabase>>,
+): Promise<Coordinator> {
   const boss = new PgBoss({ connectionString: databaseUrl, schema: 'pgboss', supervise: config.timers, schedule: config.timers });
   boss.on('error', (err) => log.error('pg-boss error', { err }));
   await boss.start();
@@ -208,7 +225,13 @@ async function listenHttp(
 ): Promise<{ server: http.Server; httpUrl: string; loopbackUrl: string; serve(handler: http.RequestListener): void }> {
   let handle: http.RequestListener = (_req, res) => res.writeHead(503).end();
   const server = http.createServer((req, res) => handle(req, res));
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const port = (server.address() as { port: number }).port;
   const httpUrl = config.publicUrl ?? `http://127.0.0.1:${port}`;
   // Where this coordinator reaches its own API (the MCP tools' REST calls): PUBLIC_URL may be a balancer.
