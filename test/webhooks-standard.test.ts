@@ -66,6 +66,18 @@ const deliveries = async (key: string, jobId: string) => {
   }>;
 };
 
+/** The deliveries list once it holds an attempt: an attempt is recorded when the receiver's answer
+ *  is in, a moment after the receiver has the request. */
+const recordedDeliveries = (key: string, jobId: string, what: string) =>
+  waitFor(
+    async () => {
+      const list = await deliveries(key, jobId);
+      return list.length ? list : undefined;
+    },
+    30_000,
+    what,
+  );
+
 test.serial('a delivery verifies with the standardwebhooks library, and still carries X-Signature', async (t) => {
   const { key } = await cluster.org();
   const receiver = await startWebhookReceiver();
@@ -177,15 +189,7 @@ test.serial('after a rotation both the new and the old secret verify, for 24 hou
       [secret],
     );
     t.is((await secretOf(key)).previous, null);
-    // The attempt is recorded once the receiver's answer is in: a moment after the receiver has it.
-    const [first] = await waitFor(
-      async () => {
-        const list = await deliveries(key, jobId);
-        return list.length ? list : undefined;
-      },
-      30_000,
-      'the first attempt recorded',
-    );
+    const [first] = await recordedDeliveries(key, jobId, 'the first attempt recorded');
     const again = await cluster.api('POST', `/api/jobs/${jobId}/webhook-deliveries/${first!.id}/redeliver`, { key, body: {} });
     t.is(again.status, 202, JSON.stringify(again.body));
     const [, later] = await hooksOf(receiver, 2);
@@ -203,14 +207,7 @@ test.serial('a redelivered event arrives again with the same webhook-id and show
   try {
     const jobId = await failedJob(key, receiver.url());
     const [first] = await hooksOf(receiver, 1);
-    const [delivered] = await waitFor(
-      async () => {
-        const list = await deliveries(key, jobId);
-        return list.length ? list : undefined;
-      },
-      30_000,
-      'the first attempt',
-    );
+    const [delivered] = await recordedDeliveries(key, jobId, 'the first attempt');
     t.like(delivered, { attempt: 1, status: 'delivered', responseCode: 200, redelivery: false });
 
     const r = await cluster.api('POST', `/api/jobs/${jobId}/webhook-deliveries/${delivered!.id}/redeliver`, { key, body: {} });
@@ -245,14 +242,7 @@ test.serial("another organization can read neither this one's secret nor its del
   try {
     const jobId = await failedJob(a.key, receiver.url());
     await hooksOf(receiver, 1);
-    const [delivery] = await waitFor(
-      async () => {
-        const list = await deliveries(a.key, jobId);
-        return list.length ? list : undefined;
-      },
-      30_000,
-      'the attempt',
-    );
+    const [delivery] = await recordedDeliveries(a.key, jobId, 'the attempt');
 
     const secretA = await secretOf(a.key);
     const secretB = await secretOf(b.key);
@@ -318,14 +308,7 @@ test.serial('a deleted job takes its kept events with it: its deliveries are 404
   try {
     const jobId = await failedJob(key, receiver.url());
     await hooksOf(receiver, 1);
-    const [delivery] = await waitFor(
-      async () => {
-        const list = await deliveries(key, jobId);
-        return list.length ? list : undefined;
-      },
-      30_000,
-      'the attempt',
-    );
+    const [delivery] = await recordedDeliveries(key, jobId, 'the attempt');
     const kept = () => cluster.app.db.query('SELECT 1 FROM webhook_messages WHERE organization_id = $1 AND job_id = $2', [org.id, jobId]);
     t.is((await kept()).length, 1);
     t.is((await cluster.api('DELETE', `/api/jobs/${jobId}`, { key })).status, 200);

@@ -138,6 +138,18 @@ function cutBefore(r: NonNullable<ReturnType<typeof renderFrames>>, frame: numbe
     .find((us) => us > lo + margin && us < hi - margin);
 }
 
+/** What every chunk plan is asked: the render's stretch (seconds), how many chunks, the GOP they are
+ *  cut on, the first chunk's other work (its share of the video's) and each chunk's agent's speed. */
+interface ChunkPlan {
+  start: number;
+  end: number;
+  chunks: number;
+  gopFrames: number;
+  firstChunkExtraShare?: number;
+  /** Each chunk's agent's measured speed, relative (the coordinator's; absent: all alike). */
+  speeds?: readonly number[];
+}
+
 /**
  * Where `chunks` chunks of the render [start, end) are cut, or null when they cannot be cut
  * exactly (too few GOPs, or a variable frame rate). Cut k sits between the shown frames k*per-1 and
@@ -156,14 +168,7 @@ function cutBefore(r: NonNullable<ReturnType<typeof renderFrames>>, frame: numbe
  */
 export function planChunkCuts(
   frames: SourceFrames,
-  o: {
-    start: number;
-    end: number;
-    chunks: number;
-    gopFrames: number;
-    firstChunkExtraShare?: number;
-    /** Each chunk's agent's measured speed, relative (the coordinator's; absent: all alike). */
-    speeds?: readonly number[];
+  o: ChunkPlan & {
     keep?: Array<{ start: number; end: number }>;
     fps?: number | null;
     /** The constant rate a variable-rate source is put on (render-args.ts): cuts between its frames. */
@@ -245,7 +250,7 @@ export function planChunkCuts(
  * much less for its other work (`firstChunkExtraShare`, the render's sound: a share of the whole
  * video's work, done at the first chunk's speed). Every chunk keeps at least one GOP.
  */
-export function chunkStartGops(gops: number, o: { chunks: number; firstChunkExtraShare?: number; speeds?: readonly number[] }): number[] {
+export function chunkStartGops(gops: number, o: Pick<ChunkPlan, 'chunks' | 'firstChunkExtraShare' | 'speeds'>): number[] {
   const speed = (k: number) => {
     const v = o.speeds?.[k];
     return v !== undefined && Number.isFinite(v) && v > 0 ? v : 1;
@@ -281,18 +286,7 @@ export const OVERRUN_FRAMES = 15;
  * s_k+1, its `fps` starts at s_k and its frames are trimmed at s_k+1. So each output frame shows the
  * source frame it shows in one pass, held as long.
  */
-function planConstantRateCuts(
-  frames: SourceFrames,
-  o: {
-    start: number;
-    end: number;
-    chunks: number;
-    gopFrames: number;
-    firstChunkExtraShare?: number;
-    speeds?: readonly number[];
-    constantRate: number;
-  },
-): ChunkCut[] | null {
+function planConstantRateCuts(frames: SourceFrames, o: ChunkPlan & { constantRate: number }): ChunkCut[] | null {
   const r = renderFrames(frames, o);
   if (!r) return null;
   const { num, den, usToTicks, ticksToUs, startUs, offsetTicks, inRender } = r;
