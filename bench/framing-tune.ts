@@ -47,7 +47,9 @@ async function withVoices(kept: Kept): Promise<Kept & { voices: VoiceChunk[] }> 
   const spec = makeScene(kept.labels.family as (typeof families)[number], kept.labels.seed, casting!.cast, casting!.footage);
   const scene = await composeScene(spec, casting!.cast, cacheDir);
   const audio = await readWavRange(scene.wavPath, kept.evidence.range);
-  return { ...kept, voices: voiceChunks(audio, kept.evidence.speech) };
+  // The scene's labels as made now (compose.ts): kept evidence holds while detection is unchanged,
+  // and is scored against today's labels.
+  return { ...kept, labels: scene.labels, voices: voiceChunks(audio, kept.evidence.speech) };
 }
 for (const family of families) {
   for (let k = 0; k < perFamily; k++) {

@@ -6,7 +6,7 @@ import { createLogger } from '@shorts/common/logger';
 import type { FaceDetection, ShortDetections } from '@shorts/common/reframe/types';
 import { detectShorts } from '../node-agent/src/reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../node-agent/src/reframe/detector-factory.js';
-import { attributeSpeakers } from '../node-agent/src/reframe/speakers.js';
+import { attributeSpeakers, type MouthTrack } from '../node-agent/src/reframe/speakers.js';
 import { MOUTH, RIGID, mouthActivity, mouthOpenness, type FacePatches } from '../node-agent/src/reframe/mouth.js';
 import { linkTracks } from '../node-agent/src/reframe/tracks.js';
 import { readWavRange, speechIn } from '../node-agent/src/reframe/speech.js';
@@ -146,6 +146,52 @@ test("who speaks: the moving mouth during speech, no flicker on a listener's sho
     attributeSpeakers([away, b], speech, { start: 0, end: 10 }, fps).map((x) => x.trackId),
     [0, 1],
   );
+});
+
+test("who speaks: a new speaker wins the voice as they start, not once the last speaker's match with it has faded", (t) => {
+  const fps = 8;
+  const seconds = 8;
+  // Syllables of varied loudness, four a second. Track 0 says them 0.5-3.5 s, its lips in step with
+  // them; track 1 from 3.6 s on, its lips read less cleanly (opening a beat before the sound, at an
+  // angle, with noise), as a new speaker's often are. Each mouth barely moves otherwise.
+  const loudness = (s: number) => 0.3 + 0.7 * Math.abs(Math.sin(1.7 * Math.floor(4 * s))) * Math.sin(Math.PI * ((4 * s) % 1));
+  const talking = (who: 0 | 1, s: number) => (who === 0 ? s >= 0.5 && s < 3.5 : s >= 3.6 && s < 7.5);
+  const openness = (who: 0 | 1, i: number) => {
+    const s = i / fps;
+    if (!talking(who, s)) return 0.02 + 0.01 * Math.sin(3 * i + who);
+    return who === 0 ? loudness(s) : 0.6 * loudness(s - 0.1) + 0.25 * Math.abs(Math.sin(7.3 * i));
+  };
+  const track = (who: 0 | 1): MouthTrack => ({
+    id: who,
+    samples: Array.from({ length: seconds * fps }, (_, i) => ({
+      time: i / fps,
+      box: { x: who * 500, y: 100, width: 100, height: 100 },
+      score: 0.9,
+      mouthOpen: openness(who, i),
+      mouthActivity: Math.abs(openness(who, i) - openness(who, i - 1)) + 0.01,
+    })),
+  });
+  const rate = 100;
+  const values = Float32Array.from({ length: seconds * rate }, (_, i) => {
+    const s = i / rate;
+    return talking(0, s) || talking(1, s) ? -40 + 30 * loudness(s) : -60;
+  });
+  const turns = attributeSpeakers(
+    [track(0), track(1)],
+    [{ start: 0.5, end: 7.5 }],
+    { start: 0, end: seconds },
+    fps,
+    {},
+    { start: 0, rate, values },
+  );
+  t.deepEqual(
+    turns.map((x) => x.trackId),
+    [0, 1],
+    JSON.stringify(turns),
+  );
+  // The change comes within the new speaker's first syllables (0.65 s late when the resting last
+  // speaker's earlier match still competed for the voice).
+  t.true(turns[1]!.start - 3.6 <= 0.35, `track 1 from ${turns[1]!.start} s`);
 });
 
 /** The track whose boxes sit in the panel of GRID person `person`. */

@@ -88,8 +88,8 @@ function heardIntervals(spec: SceneSpec, cast: Map<string, Person>): HeardRun[] 
     const person = cast.get(a.person)!;
     for (const p of a.pieces) {
       if (p.show !== 'talk') continue;
-      const start = p.start + Math.max(0, person.speech.start - p.from);
-      const end = Math.min(p.end, p.start + person.speech.end - p.from);
+      const start = p.start + Math.max(0, person.words.start - p.from);
+      const end = Math.min(p.end, p.start + person.words.end - p.from);
       if (end > start + 0.05) out.push({ start, end, speaker: k });
     }
   });
@@ -108,6 +108,17 @@ function runsOf(intervals: HeardRun[]): HeardRun[] {
   return runs;
 }
 
+/** What the picture shows of a face placed partly past the content's edge (the bars or the frame cut
+ *  the rest): its box within the content, or nothing when most of it is out. */
+function visiblePart(face: Box, content: Box): Box | undefined {
+  const x0 = Math.max(face.x, content.x);
+  const y0 = Math.max(face.y, content.y);
+  const x1 = Math.min(face.x + face.width, content.x + content.width);
+  const y1 = Math.min(face.y + face.height, content.y + content.height);
+  if (x1 <= x0 || y1 <= y0 || (x1 - x0) * (y1 - y0) < 0.5 * face.width * face.height) return undefined;
+  return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
+}
+
 export function sceneLabels(spec: SceneSpec, cast: Map<string, Person>): SceneLabels {
   const intervals = heardIntervals(spec, cast);
   const samples: LabelSample[] = [];
@@ -123,10 +134,11 @@ export function sceneLabels(spec: SceneSpec, cast: Map<string, Person>): SceneLa
     const shown = spec.shots[shot]!;
     const faces =
       shown.kind === 'people' || shown.kind === 'facecam'
-        ? shown.placements.map((p) => {
+        ? shown.placements.flatMap((p) => {
             const b = placedFace(cast.get(spec.actors[p.actor]!.person)!, p, shown, t);
             const x = spec.mirror ? content.width - b.x - b.width : b.x;
-            return { actor: p.actor, box: { x: x + content.x, y: b.y + content.y, width: b.width, height: b.height } };
+            const visible = visiblePart({ x: x + content.x, y: b.y + content.y, width: b.width, height: b.height }, content);
+            return visible ? [{ actor: p.actor, box: visible }] : [];
           })
         : [];
     const now = intervals.filter((h) => t >= h.start && t < h.end);
@@ -369,7 +381,8 @@ export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string
   const people = new Map(cast.people.map((p) => [p.name, p]));
   const labels = sceneLabels(spec, people);
   const key = createHash('sha256')
-    .update(JSON.stringify({ COMPOSE_VERSION, spec, people: spec.actors.map((a) => people.get(a.person)) }))
+    // What the picture and sound are made from: where the words are only changes the labels.
+    .update(JSON.stringify({ COMPOSE_VERSION, spec, people: spec.actors.map((a) => ({ ...people.get(a.person)!, words: undefined })) }))
     .digest('hex')
     .slice(0, 16);
   const dir = path.join(cacheDir, 'scenes', `${spec.family}-${spec.seed}-${key}`);
@@ -377,7 +390,9 @@ export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string
   const wavPath = path.join(dir, 'scene.wav');
   const labelsPath = path.join(dir, 'labels.json');
   if (existsSync(wavPath) && existsSync(labelsPath)) {
-    return { videoPath, wavPath, labelsPath, labels: JSON.parse(await readFile(labelsPath, 'utf8')) as SceneLabels };
+    // The labels are the spec's, made afresh: a scene made before a fix to them is still the same scene.
+    if ((await readFile(labelsPath, 'utf8')) !== JSON.stringify(labels)) await writeFile(labelsPath, JSON.stringify(labels));
+    return { videoPath, wavPath, labelsPath, labels };
   }
   await mkdir(dir, { recursive: true });
   const inputs: string[][] = [];

@@ -23,6 +23,9 @@ export interface Person {
   durationSec: number;
   /** First to last sound of the sentence, seconds into the clip. */
   speech: { start: number; end: number };
+  /** First to last word: the speech span less a click or breath before or after it (labels only: who
+   *  is heard when; scenes are cut by `speech`). */
+  words: { start: number; end: number };
   /** The face in the clip's own pixels (the agent's detector on a frame before the first word). */
   face: Box;
 }
@@ -54,8 +57,19 @@ async function probe(file: string): Promise<{ width: number; height: number; dur
   };
 }
 
-/** First and last sound of a recording: where silencedetect's leading silence ends and its trailing one starts. */
-async function speechSpan(file: string, durationSec: number): Promise<{ start: number; end: number }> {
+/** A sound shorter than this between silences is a click or a breath, not a word. */
+const MIN_WORD_SEC = 0.25;
+
+/**
+ * First and last sound of a recording (`speech`: where silencedetect's leading silence ends and its
+ * trailing one starts), and first and last word (`words`: the first and last sound between silences
+ * that lasts MIN_WORD_SEC or more). Some GRID clips open on a click or on noise that the leading
+ * silence ends at, half a second before the first word.
+ */
+async function speechSpan(
+  file: string,
+  durationSec: number,
+): Promise<{ speech: { start: number; end: number }; words: { start: number; end: number } }> {
   const { stderr } = await run(FFMPEG, ['-hide_banner', '-i', file, '-vn', '-af', 'silencedetect=n=-30dB:d=0.2', '-f', 'null', '-'], {
     maxBuffer: 1 << 22,
   });
@@ -65,7 +79,15 @@ async function speechSpan(file: string, durationSec: number): Promise<{ start: n
   const last = starts.at(-1);
   const end =
     last !== undefined && last > start + 0.3 && (ends.length < starts.length || ends.at(-1)! >= durationSec - 0.05) ? last : durationSec;
-  return { start, end };
+  // The sounds between the silences: from the start (or a silence's end) to the next silence's start.
+  const sounds: Array<{ start: number; end: number }> = [];
+  if (!(starts[0]! < 0.05)) sounds.push({ start: 0, end: starts[0] ?? durationSec });
+  for (const e of ends) sounds.push({ start: e, end: starts.find((s) => s > e) ?? durationSec });
+  const words = sounds.filter((s) => s.end - s.start >= MIN_WORD_SEC);
+  return {
+    speech: { start, end },
+    words: words.length ? { start: Math.max(start, words[0]!.start), end: Math.min(end, words.at(-1)!.end) } : { start, end },
+  };
 }
 
 /** The face in one frame of the clip, by the agent's detector (the largest found). */
@@ -96,7 +118,7 @@ export async function findCast(dir: string): Promise<Cast> {
     if (!existsSync(path.join(dir, `${stem}.ref.txt`))) continue;
     const info = await probe(file);
     if (!info.audio || !(info.durationSec > 1)) continue;
-    const speech = await speechSpan(file, info.durationSec);
+    const { speech, words } = await speechSpan(file, info.durationSec);
     if (VIDEO.test(entry) && info.video) {
       const face = await faceBox(file, Math.max(0.04, speech.start - 0.2), info.width, info.height);
       // A picture whose talker the detector cannot see cannot be labelled: it is heard, not seen.
@@ -108,6 +130,7 @@ export async function findCast(dir: string): Promise<Cast> {
           height: info.height,
           durationSec: info.durationSec,
           speech,
+          words,
           face,
         });
         continue;

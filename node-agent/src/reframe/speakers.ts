@@ -317,16 +317,22 @@ interface LipMatch {
  * voice's starts and stops; only the one whose syllables the voice has matches it best over a couple
  * of seconds, and a listener talking a few hundred ms out of step must lose to that face, not share
  * the voice with it. The window is short enough that a previous speaker's match does not hold back
- * the face that has just started talking.
+ * the face that has just started talking, and only faces whose mouths move now (`moving`, activity
+ * in units of rest, at least minActivity) compete: a match from a second ago on lips at rest now is
+ * the last turn's, not this one's.
  */
-function syncWeights(matches: Array<LipMatch | undefined>, n: number, o: AttributionOptions): Float64Array[] {
+function syncWeights(matches: Array<LipMatch | undefined>, moving: Float64Array[], n: number, o: AttributionOptions): Float64Array[] {
   const ramp = (v: number) => Math.min(1, Math.max(0, (v - o.noSync) / (o.fullSync - o.noSync)));
   return matches.map((match, k) => {
     const weights = new Float64Array(n).fill(1);
     for (let i = 0; i < n; i++) {
       let best = match?.recent[i] ?? -1;
       matches.forEach((other, j) => {
-        if (j !== k && other) best = Math.max(best, other.recent[i]!);
+        if (j === k || !other) return;
+        // Only a mouth that moves now competes for the voice: the last speaker, whose lips matched
+        // it until a moment ago and rest now, must not hold back the face that has just started.
+        if (!(moving[j]![i]! >= o.minActivity)) return;
+        best = Math.max(best, other.recent[i]!);
       });
       // How far the voice is seen on any lips at all: where no face's lips match it (faces too small
       // to read, or the voice's owner off screen), synchrony can tell no face from another, and
@@ -487,6 +493,7 @@ export function attributeSpeakers(
     const voiceByLag = Array.from({ length: 2 * lags + 1 }, (_, k) => voiceOnGrid(envelope, grid, fps, (k - lags) * lagStep));
     const weights = syncWeights(
       tracks.map((t) => (lipsReadable(t) ? lipSync(syncSignalOnGrid(t, grid, fps), voiceByLag, fps, o) : undefined)),
+      signals,
       n,
       o,
     );
