@@ -2,8 +2,8 @@
 // analysed once and what attribution decides from (faces, mouths, speech, the voice's envelope) kept
 // (FRAMING_CACHE/evidence); every setting tried then replays only attribution, the camera and the
 // score, milliseconds a scene.
-//   npm run bench:framing:tune -- --per-family N [--from K] [--family a,b] [--try '{"switchCost":[0.4,0.6]}'] [--split heldout] [--each]
-// (--each prints every scene's time on the speaker.)
+//   npm run bench:framing:tune -- --per-family N [--from K] [--family a,b] [--try '{"switchCost":[0.4,0.6]}'] [--split heldout] [--each] [--explain]
+// (--each prints every scene's figures; --explain why each scene misses what it misses: framing/explain.ts.)
 // Tune on the development split only. `--split heldout` is for reporting the chosen setting on scenes
 // it was not tuned on (kept evidence is valid while detection itself is unchanged; bench:framing runs
 // everything afresh).
@@ -23,6 +23,7 @@ import { makeScene, SPLITS } from './framing/scenes.js';
 import { composeScene, type SceneLabels } from './framing/compose.js';
 import { arg, sceneSelection } from './framing/args.js';
 import { scoreScene, summarise, table, type SceneScore } from './framing/score.js';
+import { explainScene } from './framing/explain.js';
 
 const { split, perFamily, first, families, cacheDir } = sceneSelection();
 const grid = JSON.parse(arg('try') ?? '{}') as Record<string, number[]>;
@@ -89,6 +90,7 @@ for (const options of settings) {
       ...(t.runnerUp !== undefined ? { runnerUp: t.runnerUp } : {}),
     }));
     const reframe = planReframe({ ...detections, turns }, DEFAULT_DIRECTOR, { width: 1080, height: 1920 });
+    if (process.argv.includes('--explain')) console.log(explainScene(labels, evidence.tracks, turns, reframe));
     return scoreScene(labels, reframe, stageSec);
   });
   console.log(`\n${JSON.stringify(options)}`);
@@ -103,9 +105,15 @@ for (const options of settings) {
     ),
   );
   if (process.argv.includes('--each'))
-    console.log(
-      scores.map((s) => `${s.family} ${s.seed}: ${s.onSpeaker === undefined ? '—' : `${(100 * s.onSpeaker).toFixed(1)} %`}`).join(', '),
-    );
+    for (const s of scores) {
+      const faceless = s.facelessSamples ? `, faceless whole ${s.facelessWhole}/${s.facelessSamples}` : '';
+      const facecam = s.facecamSamples ? `, stacked ${s.facecamStacked}/${s.facecamSamples}` : '';
+      console.log(
+        `${s.family} ${s.seed}: ${s.onSpeaker === undefined ? '—' : `${(100 * s.onSpeaker).toFixed(1)} %`} on speaker, ` +
+          `worst switch ${Math.max(0, ...s.latencies).toFixed(2)} s, false switches ${s.falseSwitches} in ${s.duration} s, ` +
+          `sliced ${s.slicedSamples}/${s.faceSamples}${faceless}${facecam}`,
+      );
+    }
   const low = scores.filter((s) => s.onSpeaker !== undefined && s.onSpeaker < 0.8);
   console.log(`under 80 %: ${low.map((s) => `${s.family} ${s.seed} ${(100 * s.onSpeaker!).toFixed(0)} %`).join(', ') || 'none'}`);
 }

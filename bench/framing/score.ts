@@ -53,8 +53,34 @@ function overlapShare(f: Box, w: Box): number {
 
 type Run = SceneLabels['runs'][number];
 
+/** The speaker a sample is scored on: one on-screen voice (no one over it) in a scored run, its face
+ *  in the picture, outside a dissolve. */
+export function scoredSpeaker(runs: Run[], s: SceneLabels['samples'][number]): number | undefined {
+  const run = scoredRunAt(runs, s.time);
+  if (!run || run.speaker === 'off' || s.blending || s.offScreen) return undefined;
+  const speaker = run.speaker;
+  return s.heard.length === 1 && s.heard[0] === speaker && s.faces.some((f) => f.actor === speaker) ? speaker : undefined;
+}
+
+/** Whether the actor is framed in a sample shown as `boxes`: wholly in a shown box, in its middle half
+ *  when that box holds other faces too. */
+export function framedIn(sample: SceneLabels['samples'][number], boxes: Box[], actor: number): boolean {
+  const face = sample.faces.find((f) => f.actor === actor);
+  if (!face) return false;
+  return boxes.some((b) => {
+    if (!inside(face.box, b)) return false;
+    if (sample.faces.filter((f) => inside(f.box, b)).length <= 1) return true;
+    const cx = face.box.x + face.box.width / 2;
+    return cx >= b.x + b.width / 4 && cx <= b.x + (3 * b.width) / 4;
+  });
+}
+
+/** The actors whose faces are wholly inside one of `boxes`. */
+export const actorsShown = (sample: SceneLabels['samples'][number], boxes: Box[]): number[] =>
+  sample.faces.filter((f) => boxes.some((b) => inside(f.box, b))).map((f) => f.actor);
+
 /** The run of one voice at `t` if it is scored: an on-screen speaker's, longer than an interjection. */
-function scoredRunAt(runs: Run[], t: number): Run | undefined {
+export function scoredRunAt(runs: Run[], t: number): Run | undefined {
   const r = runs.find((r) => t >= r.start && t < r.end);
   return r && r.speaker !== 'off' && r.end - r.start >= INTERJECTION_SEC ? r : undefined;
 }
@@ -130,21 +156,10 @@ export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: numb
   };
   const content = labels.content;
   const runs = labels.runs;
-  const scoredRun = (t: number) => scoredRunAt(runs, t);
   /** Whether the actor is framed at sample i: wholly in a shown box, in its middle half when that box
    *  holds other faces too. */
   const shownPerSample = labels.samples.map((s) => shownAt(reframe, s.time));
-  const framedAt = (i: number, actor: number): boolean => {
-    const s = labels.samples[i]!;
-    const face = s.faces.find((f) => f.actor === actor);
-    if (!face) return false;
-    return shownPerSample[i]!.boxes.some((b) => {
-      if (!inside(face.box, b)) return false;
-      if (s.faces.filter((f) => inside(f.box, b)).length <= 1) return true;
-      const cx = face.box.x + face.box.width / 2;
-      return cx >= b.x + b.width / 4 && cx <= b.x + (3 * b.width) / 4;
-    });
-  };
+  const framedAt = (i: number, actor: number): boolean => framedIn(labels.samples[i]!, shownPerSample[i]!.boxes, actor);
 
   let on = 0;
   let previousShown: string | undefined;
@@ -177,12 +192,10 @@ export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: numb
     if (previousShown !== undefined && framedSet !== previousShown && !s.blending) switchTimes.push(s.time);
     previousShown = framedSet;
 
-    const run = scoredRun(s.time);
-    const speaker = run?.speaker as number | undefined;
-    // Scored: one on-screen voice (no one over it), its face in the picture, outside a dissolve.
-    if (run && !s.blending && !s.offScreen && s.heard.length === 1 && s.heard[0] === speaker && s.faces.some((f) => f.actor === speaker)) {
+    const speaker = scoredSpeaker(runs, s);
+    if (speaker !== undefined) {
       score.scoredSamples++;
-      if (framedAt(i, speaker!)) on++;
+      if (framedAt(i, speaker)) on++;
       if (layout === 'split' || layout === 'fit') score.hedgedSamples++;
     }
   });

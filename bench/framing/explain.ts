@@ -1,0 +1,60 @@
+// Why a scene scores what it does (bench:framing:tune --explain): which detected track is which actor,
+// who is heard when, whom attribution named, and each stretch of scored speech whose speaker the
+// window missed, with what it showed instead. Where a scene's figure comes from at a glance.
+import { shownAt } from '@shorts/common/reframe/window';
+import type { FaceTrack, Reframe, SpeakerTurn } from '@shorts/common/reframe/types';
+import type { SceneLabels } from './compose.js';
+import { actorsShown, framedIn, scoredSpeaker } from './score.js';
+
+const f1 = (v: number) => v.toFixed(1);
+
+/** Each track's actor: the labelled face its box centres fall in most often ('?' for none). */
+function actorsOfTracks(labels: SceneLabels, tracks: FaceTrack[]): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const track of tracks) {
+    const votes = new Map<number, number>();
+    for (const s of track.samples) {
+      const sample = labels.samples[Math.min(labels.samples.length - 1, Math.max(0, Math.round(s.time * 10)))];
+      const cx = s.box.x + s.box.width / 2;
+      const cy = s.box.y + s.box.height / 2;
+      for (const f of sample?.faces ?? [])
+        if (cx >= f.box.x && cx <= f.box.x + f.box.width && cy >= f.box.y && cy <= f.box.y + f.box.height)
+          votes.set(f.actor, (votes.get(f.actor) ?? 0) + 1);
+    }
+    const best = [...votes.entries()].sort((a, b) => b[1] - a[1])[0];
+    out.set(track.id, best ? `A${best[0]}` : '?');
+  }
+  return out;
+}
+
+export function explainScene(labels: SceneLabels, tracks: FaceTrack[], turns: SpeakerTurn[], reframe: Reframe): string {
+  const actor = actorsOfTracks(labels, tracks);
+  const who = (id: number | null | undefined) => (id === null ? 'nobody' : id === undefined ? '-' : (actor.get(id) ?? `track ${id}`));
+  const lines = [`${labels.family} ${labels.seed}: ${labels.width}x${labels.height}, ${labels.duration} s`];
+  for (const track of tracks) {
+    const height = track.samples.reduce((a, s) => a + s.box.height, 0) / Math.max(1, track.samples.length);
+    lines.push(`  track ${track.id} is ${who(track.id)}: faces ${height.toFixed(0)} px tall`);
+  }
+  lines.push(
+    `  heard: ${labels.runs.map((r) => `${f1(r.start)}-${f1(r.end)} ${r.speaker === 'off' ? 'off screen' : `A${r.speaker}`}`).join(', ')}`,
+  );
+  lines.push(
+    `  named: ${turns.map((t) => `${f1(t.start)}-${f1(t.end)} ${who(t.trackId)}${t.confidence !== undefined ? ` (${t.confidence}, then ${who(t.runnerUp)})` : ''}`).join(', ')}`,
+  );
+  // Runs of missed samples with the same story, 0.1 s apart.
+  let last: { start: number; end: number; story: string } | undefined;
+  const misses: Array<typeof last & {}> = [];
+  for (const sample of labels.samples) {
+    const speaker = scoredSpeaker(labels.runs, sample);
+    if (speaker === undefined) continue;
+    const shown = shownAt(reframe, sample.time);
+    if (framedIn(sample, shown.boxes, speaker)) continue;
+    const turn = turns.find((t) => sample.time >= t.start && sample.time < t.end);
+    const others = actorsShown(sample, shown.boxes).map((a) => `A${a}`);
+    const story = `A${speaker} heard, ${shown.layout} showing ${others.join('+') || 'no whole face'}, named ${turn ? who(turn.trackId) : '-'}`;
+    if (last && last.story === story && sample.time - last.end < 0.15) last.end = sample.time + 0.1;
+    else misses.push((last = { start: sample.time, end: sample.time + 0.1, story }));
+  }
+  for (const m of misses) lines.push(`  missed ${f1(m.start)}-${f1(m.end)}: ${m.story}`);
+  return lines.join('\n');
+}
