@@ -80,7 +80,9 @@ export interface AttributionOptions {
   /** A turn given to a face too small for its lips to be read is this much as sure as its margin says
    *  (the camera hedges below LOW_CONFIDENCE). */
   smallFaceConfidence: number;
-  /** A piece votes for its face by how far its margin over the next likeliest exceeds this. */
+  /** A piece votes for its face by how far its margin over the next likeliest exceeds this. 0: every
+   *  piece votes by its margin, so many slightly clear pieces add up (on the development panels, faces
+   *  too small for lip sync, none is plainly clear alone). */
   voteMargin: number;
   /** Votes adding up to this (in margin over voteMargin) lend in full. */
   voteFull: number;
@@ -113,7 +115,10 @@ export const DEFAULT_ATTRIBUTION: AttributionOptions = {
   voicePool: 0.8,
   voiceSameDistance: 0.6,
   voiceSoftness: 0.1,
-  voteMargin: 0.25,
+  // Dev panels 0-14 (labels of 2026-11-30): 0 took 4K panel 0 from 48.1 to 78.5 % and the panels'
+  // false switches from 1.13 to 0.45 a minute; turns, muted-listener, off-screen, edited and motion
+  // (dev 0-14, 0-14, 0-9, 0-9, 0-5) unchanged or within 0.1 point.
+  voteMargin: 0,
   // Dev panels (0-6): 0.8 changed nothing, 0.6 and 0.4 took 4K panel 0 (faces 3 % of the height) from
   // 37.8 to 59.5 % and hedged 7.6 % of the panels' speech; no other family moved.
   smallFaceConfidence: 0.6,
@@ -397,14 +402,14 @@ function applySilenceContrast(signals: Float64Array[], grid: number[], speech: I
 }
 
 /**
- * Sentences said in one voice lend each other what the lips showed clearly (in place). A voice's
- * piece of speech where one face's mouth plainly moved with it (a clear margin over every other face
- * and over "nobody visible") votes for that face in every other piece in the same voice (voices.ts);
+ * Sentences said in one voice lend each other what the lips showed (in place). Each piece of speech
+ * votes for the face whose mouth moved with it most, by its margin over every other face and over
+ * "nobody visible" (less `voteMargin`), in every other piece in the same voice (voices.ts);
  * in a piece where those votes agree, the faces they did not choose count for less, by up to
  * `voicePool`. One sentence's lip sync is often near chance (a listener mouthing along, a face a
  * few dozen pixels high), while the face that owns a voice shows it plainly in some of what that
- * voice says. Pieces that were not clear themselves vote for nothing, so a voice whose lips were
- * never read plainly changes nothing. Faces are compared where present: another shot's faces get
+ * voice says, and many pieces each a little clear add up. A piece with no margin votes for nothing,
+ * so a voice whose lips were never read changes nothing. Faces are compared where present: another shot's faces get
  * no votes from this shot's pieces.
  */
 function lendByVoice(signals: Float64Array[], grid: number[], voices: VoiceChunk[], o: AttributionOptions): void {
