@@ -494,6 +494,29 @@ withMedia('a facecam over a moving screen is stacked: the face on top, the scree
   );
 });
 
+withMedia('a small face walking across a moving picture is followed, not stacked as a facecam', async (t) => {
+  const clips = media!;
+  // The same inset over the same moving "game", but it travels right to left, some 600 px in 3 s: a
+  // person crossing the picture, whom a fixed facecam window would lose.
+  const { detections: d } = await detectOverClip(
+    'walking-inset',
+    `testsrc2=s=1920x1080:r=${EDIT_FPS}:d=3`,
+    clips[0].file,
+    `[0:v]zoompan=z='1.1+0.05*sin(on/10)':x='iw/2-iw/zoom/2+60*sin(on/8)':y='ih/2-ih/zoom/2':d=1:s=1280x720:fps=${EDIT_FPS}[game];` +
+      `[1:v]trim=duration=3,setpts=PTS-STARTPTS,fps=${EDIT_FPS},scale=240:192,setsar=1[cam];[game][cam]overlay=x='1010-200*t':y=498:shortest=1[v]`,
+  );
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  t.false(
+    r.segments.some((s) => s.layout === 'stack'),
+    JSON.stringify(r.segments),
+  );
+  // Wherever the face is, the window holds it.
+  for (const s of d.tracks[0]!.samples) {
+    const shown = interpolate(r.keyframes, s.time);
+    t.true(contains(shown, s.box), `at ${s.time} s the window ${JSON.stringify(shown)} holds the face ${JSON.stringify(s.box)}`);
+  }
+});
+
 withMedia('a talking head in a letterboxed source: the window never shows the black bars', async (t) => {
   const clips = media!;
   // A 2.39:1 picture (two people, one talking) letterboxed into 1280x720.

@@ -92,6 +92,9 @@ const FACECAM_OFF_CENTRE = 0.2;
 /** ...over content that changes at least this much between samples (mean over the motion grid cells
  *  away from the face; a studio wall behind a talking head changes ~0.002). */
 const FACECAM_MIN_MOTION = 0.008;
+/** ...and that stays put: its centre's spread (10th to 90th percentile, each axis) within this many
+ *  face widths. An inset's face sways and leans; a person who walks across the picture is no inset. */
+const FACECAM_MAX_TRAVEL = 0.5;
 /** In a stack, the screen takes at most this share of the output's height. */
 const STACK_CONTENT_MAX = 0.6;
 /** The facecam window: this many face heights tall (head and shoulders). */
@@ -253,7 +256,8 @@ function wholePicture(content: Box, aspect: number, start: number, end: number):
   };
 }
 
-/** The track of a facecam shot: the only face, small and off-centre, over a picture that changes. */
+/** The track of a facecam shot: the only face, small, off-centre and staying put, over a picture
+ *  that changes. */
 function facecamOf(faces: FaceIndex, framed: IndexedTrack[], content: Box, motion: number[]): number | undefined {
   if (framed.length !== 1 || faces.tracks.length !== 1 || motion.length !== MOTION_GRID_COLS * MOTION_GRID_ROWS) return undefined;
   const track = framed[0]!;
@@ -264,10 +268,16 @@ function facecamOf(faces: FaceIndex, framed: IndexedTrack[], content: Box, motio
   const offX = Math.abs(cx - (content.x + content.width / 2)) / content.width;
   const offY = Math.abs(cy - (content.y + content.height / 2)) / content.height;
   if (Math.max(offX, offY) < FACECAM_OFF_CENTRE) return undefined;
+  const fw = median(boxes.map((b) => b.width));
+  const travel = (values: number[]) => {
+    const sorted = values.slice().sort((a, b) => a - b);
+    return sorted[Math.floor(0.9 * (sorted.length - 1))]! - sorted[Math.floor(0.1 * (sorted.length - 1))]!;
+  };
+  if (Math.max(travel(boxes.map((b) => b.x + b.width / 2)), travel(boxes.map((b) => b.y + b.height / 2))) > FACECAM_MAX_TRAVEL * fw)
+    return undefined;
   // The picture's motion away from the face (the face and a face-width around it left out).
   const W = faces.d.sourceWidth;
   const H = faces.d.sourceHeight;
-  const fw = median(boxes.map((b) => b.width));
   const fh = track.medianHeight;
   let sum = 0;
   let n = 0;
