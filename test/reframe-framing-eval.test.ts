@@ -1,12 +1,19 @@
 import test from 'ava';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { repoRoot } from '@shorts/common/paths';
 import { evaluateScene, loadCast, type Casting } from '../bench/framing/evaluate.js';
+import { speechSpan } from '../bench/framing/people.js';
 import { FAMILIES, type Family } from '../bench/framing/scenes.js';
 import type { SceneScore } from '../bench/framing/score.js';
+import { FFMPEG } from './helpers/media.js';
 import { haveMedia, needing } from './helpers/requirements.js';
+
+const execFileAsync = promisify(execFile);
 
 // The framing evaluation's regression guard (bench/framing.ts has the whole of it): two fixed scenes
 // of each family, the development split's seeds 0 and 1, composed from the people in ../shared/media,
@@ -78,6 +85,49 @@ test.after.always(async () => {
 });
 
 const withMedia = needing({ media: haveMedia });
+
+withMedia('the labels hear each person from their first word to their last, as a reference alignment has them', async (t) => {
+  // GRID's alignments count 25 000 ticks a second; where a clip has one beside it, it is the truth the
+  // labels' words are checked against (a click or breath before the first word is not speech).
+  const aligned = casting!.cast.people.flatMap((p) => {
+    const file = p.file.replace(/\.[^.]+$/, '.align');
+    if (!existsSync(file)) return [];
+    const words = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(/\s+/))
+      .filter(([, , word]) => word !== 'sil' && word !== 'sp')
+      .map(([from, to]) => ({ start: Number(from) / 25_000, end: Number(to) / 25_000 }));
+    return [{ person: p, start: words[0]!.start, end: words.at(-1)!.end }];
+  });
+  if (!aligned.length) return t.pass('no clip in ../shared/media has an alignment beside it');
+  for (const { person, start, end } of aligned) {
+    t.true(Math.abs(person.words.start - start) <= 0.1, `${person.name}: first word at ${person.words.start} s, aligned at ${start} s`);
+    t.true(Math.abs(person.words.end - end) <= 0.1, `${person.name}: last word ends at ${person.words.end} s, aligned at ${end} s`);
+  }
+  // A click half a second before the words (as some GRID clips open on) is not where they start.
+  const clicked = path.join(cacheDir, 'clicked.wav');
+  const grid = aligned[0]!;
+  const from = Math.max(0, grid.start - 0.04);
+  const MONO = 'aformat=sample_fmts=s16:sample_rates=16000:channel_layouts=mono';
+  await execFileAsync(FFMPEG, [
+    ...['-hide_banner', '-loglevel', 'error', '-y', '-i', grid.person.file, '-filter_complex'],
+    `anullsrc=r=16000:cl=mono,atrim=duration=0.3,${MONO}[a];anoisesrc=r=16000:a=0.3,atrim=duration=0.06,${MONO}[b];` +
+      `anullsrc=r=16000:cl=mono,atrim=duration=0.5,${MONO}[c];` +
+      `[0:a]atrim=start=${from.toFixed(3)},asetpts=PTS-STARTPTS,aresample=16000,${MONO}[d];[a][b][c][d]concat=n=4:v=0:a=1[o]`,
+    ...['-map', '[o]', clicked],
+  ]);
+  const span = await speechSpan(clicked, 0.86 + (grid.person.durationSec - from));
+  const firstWord = 0.86 + (grid.start - from);
+  t.true(
+    Math.abs(span.words.start - firstWord) <= 0.1,
+    `after a click at 0.3 s the first word is at ${span.words.start} s, not ${firstWord} s`,
+  );
+  t.true(span.speech.start < 0.4, `the sound itself starts with the click: ${span.speech.start} s`);
+  // Every person's words lie within the sound their scenes are cut from.
+  for (const p of casting!.cast.people)
+    t.true(p.words.start >= p.speech.start && p.words.end <= p.speech.end && p.words.end > p.words.start + 1, p.name);
+});
 
 function describe(s: SceneScore): string {
   return (

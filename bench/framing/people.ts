@@ -66,7 +66,7 @@ const MIN_WORD_SEC = 0.25;
  * that lasts MIN_WORD_SEC or more). Some GRID clips open on a click or on noise that the leading
  * silence ends at, half a second before the first word.
  */
-async function speechSpan(
+export async function speechSpan(
   file: string,
   durationSec: number,
 ): Promise<{ speech: { start: number; end: number }; words: { start: number; end: number } }> {
