@@ -101,7 +101,8 @@ withMedia('the labels hear each person from their first word to their last, as a
       .map(([from, to]) => ({ start: Number(from) / 25_000, end: Number(to) / 25_000 }));
     return [{ person: p, start: words[0]!.start, end: words.at(-1)!.end }];
   });
-  if (!aligned.length) return t.pass('no clip in ../shared/media has an alignment beside it');
+  // Without a reference there is nothing to check against: that is a failure, not a pass.
+  if (!aligned.length) return t.fail('no clip in ../shared/media has a GRID alignment (.align) beside it');
   for (const { person, start, end } of aligned) {
     t.true(Math.abs(person.words.start - start) <= 0.1, `${person.name}: first word at ${person.words.start} s, aligned at ${start} s`);
     t.true(Math.abs(person.words.end - end) <= 0.1, `${person.name}: last word ends at ${person.words.end} s, aligned at ${end} s`);

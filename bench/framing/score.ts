@@ -156,8 +156,6 @@ export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: numb
   };
   const content = labels.content;
   const runs = labels.runs;
-  /** Whether the actor is framed at sample i: wholly in a shown box, in its middle half when that box
-   *  holds other faces too. */
   const shownPerSample = labels.samples.map((s) => shownAt(reframe, s.time));
   const framedAt = (i: number, actor: number): boolean => framedIn(labels.samples[i]!, shownPerSample[i]!.boxes, actor);
 
