@@ -41,28 +41,52 @@ export async function startCoordinator(
   config: CoordinatorConfig,
   log: Logger = createLogger({ service: 'coordinator' }, config.logLevel),
 ): Promise<Coordinator> {
-  const closers: Array<() => Promise<void> | void> = [];
-  const { db, databaseUrl, embedded } = await openDatabase(config, log);
+  // Each part registers its closer as soon as it has started, so a start that fails half-way (a port
+  // taken, a bad certificate) stops what it started, pg-boss's pool and the embedded Postgres
+  // included, and does not leave them running on their own.
+  const closers = new Closers(log);
   try {
-    return await startServices(config, log, closers, { db, databaseUrl, embedded });
+    return await startServices(config, log, closers);
   } catch (err) {
-    // A start that fails after its embedded Postgres is up (a port taken, a bad certificate) must
-    // not leave that Postgres running on its own: what was started is stopped, Postgres last.
-    for (const fn of closers.reverse()) await Promise.resolve(fn()).catch(() => undefined);
-    await db.close().catch(() => undefined);
-    await embedded?.stop().catch((stopErr: unknown) => log.error('embedded Postgres did not stop', { err: stopErr }));
+    await closers.closeAll();
     throw err;
   }
 }
 
-async function startServices(
-  config: CoordinatorConfig,
-  log: Logger,
-  closers: Array<() => Promise<void> | void>,
-  { db, databaseUrl, embedded }: Awaited<ReturnType<typeof openDatabase>>,
-): Promise<Coordinator> {
+type Closer = () => Promise<void> | void;
+
+/**
+ * What stops the coordinator, in two lists run one after the other: first what takes work in (the
+ * HTTP and gRPC servers), then everything else, last-started first: timers and domain loops, the task
+ * queue, pg-boss, the pool and, last, the embedded Postgres.
+ */
+class Closers {
+  private readonly intake: Closer[] = [];
+  private readonly rest: Closer[] = [];
+  constructor(private readonly log: Logger) {}
+
+  /** A server that takes work in: stopped before anything else. */
+  intakeStarted(fn: Closer): void {
+    this.intake.push(fn);
+  }
+
+  started(fn: Closer): void {
+    this.rest.push(fn);
+  }
+
+  async closeAll(): Promise<void> {
+    const steps = [...this.intake, ...this.rest.reverse()];
+    this.intake.length = 0;
+    this.rest.length = 0;
+    for (const fn of steps) await Promise.resolve(fn()).catch((err: unknown) => this.log.error('close step failed', { err }));
+  }
+}
+
+async function startServices(config: CoordinatorConfig, log: Logger, closers: Closers): Promise<Coordinator> {
+  const { db, databaseUrl, embedded } = await openDatabase(config, log, closers);
   const boss = new PgBoss({ connectionString: databaseUrl, schema: 'pgboss', supervise: config.timers, schedule: config.timers });
   boss.on('error', (err) => log.error('pg-boss error', { err }));
+  closers.started(() => boss.stop({ graceful: false, wait: true, close: true }));
   await boss.start();
 
   const secrets = await loadSecrets(config.dataDir, {
@@ -92,6 +116,7 @@ async function startServices(
     log,
     metrics,
   );
+  closers.started(() => queue.stop());
   await queue.start();
   const registry = new AgentRegistry(config.leaseTtlMs);
   const signer = createTokenSigner(secrets.jwtSecret);
@@ -99,6 +124,13 @@ async function startServices(
 
   const listening = await listenHttp(config);
   const { server, httpUrl } = listening;
+  closers.intakeStarted(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   const urls = createObjectUrls(store, { publicUrl: httpUrl, secret: secrets.urlSigningSecret, ttlSec: config.signedUrlTtlSec });
 
   const grpcBound = await startGrpcServer(
@@ -117,6 +149,7 @@ async function startServices(
     registry,
     { host: config.grpcHost, port: config.grpcPort, tlsCertPath: config.tlsCertPath, tlsKeyPath: config.tlsKeyPath },
   );
+  closers.intakeStarted(() => grpcBound.server.forceShutdown());
 
   const app: Coordinator = {
     config,
@@ -134,10 +167,8 @@ async function startServices(
     rateLimiter: createRateLimiter(config, db),
     signInGuard: new SignInGuard(db, config.signInHashConcurrency, config.signInHashQueue),
     grpcAddress: `127.0.0.1:${grpcBound.port}`,
-    onClose: (fn) => closers.push(fn),
-    close: async () => {
-      for (const fn of closers.reverse()) await Promise.resolve(fn()).catch((err) => log.error('close step failed', { err }));
-    },
+    onClose: (fn) => closers.started(fn),
+    close: () => closers.closeAll(),
   };
 
   listening.serve(await createHttpHandler(app, listening.loopbackUrl));
@@ -146,27 +177,8 @@ async function startServices(
     const timer = setInterval(() => {
       queue.tick().catch((err) => log.error('lease watchdog failed', { err }));
     }, config.watchdogIntervalMs);
-    closers.push(() => clearInterval(timer));
+    closers.started(() => clearInterval(timer));
   }
-
-  // closers run last-added first: servers stop taking work, then domain loops, then the task queue,
-  // pg-boss, the pool and last the embedded Postgres (each unshift lands before the previous one).
-  closers.unshift(() => queue.stop());
-  closers.unshift(() => boss.stop({ graceful: false, wait: true, close: true }));
-  closers.unshift(() => db.close());
-  closers.unshift(async () => {
-    await embedded?.stop();
-  });
-  closers.push(() => {
-    grpcBound.server.forceShutdown();
-  });
-  closers.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
 
   log.info('coordinator started', { httpUrl, grpc: app.grpcAddress, storage: config.storage, embeddedPostgres: !!embedded });
   return app;
@@ -176,14 +188,18 @@ async function startServices(
 async function openDatabase(
   config: CoordinatorConfig,
   log: Logger,
+  closers: Closers,
 ): Promise<{ db: Db; databaseUrl: string; embedded: EmbeddedDatabase | undefined }> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
+    const started = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, log);
+    closers.started(() => started.stop());
+    embedded = started;
     databaseUrl = embedded.url;
   }
   const db = new Db(databaseUrl);
+  closers.started(() => db.close());
   const applied = await migrate(db);
   if (applied.length) log.info('migrations applied', { applied });
   const emailsNormalised = await normaliseStoredEmails(db);

@@ -13,7 +13,7 @@ import { stageProgress } from '@shorts/common/tasks/contract';
 import { renderChunkOutputs } from '@shorts/common/tasks/render-chunk';
 import { RENDER_STAGES, renderShortOutputs, type RenderShortPayload, type RenderSplit } from '@shorts/common/tasks/render-short';
 import { deleteChildrenObjects, verifyTaskObjects } from '../files/task-objects.js';
-import { freeAgents } from '../tasks/liveness.js';
+import { freeAgents, slotsOf } from '../tasks/liveness.js';
 import { chunkSpeeds, renderSpeeds } from './render-speeds.js';
 import { taskObjectKey, type TaskRow } from '../tasks/task-queue.js';
 import { childrenOf } from '../tasks/task-lookups.js';
@@ -52,12 +52,11 @@ export async function chunkedLease(app: App, task: TaskRow, spec: RenderShortPay
   if (!(renderChunkMinSec > 0) || lengthSec < renderChunkMinSec) return {};
   const byLength = Math.floor(lengthSec / renderChunkSec);
   const agents = await freeAgents(app, 'render-chunk', task.id);
-  const slots = (list: typeof agents) => list.reduce((n, a) => n + a.slots, 0);
   // Every chunk of a render is encoded alike: on NVENC hosts only when two or more have a free slot.
   const nvencAgents = agents.filter((a) => a.nvenc);
-  const encoder = slots(nvencAgents) >= 2 ? 'h264_nvenc' : 'libx264';
+  const encoder = slotsOf(nvencAgents) >= 2 ? 'h264_nvenc' : 'libx264';
   const takers = encoder === 'h264_nvenc' ? nvencAgents : agents;
-  const chunks = Math.min(byLength, slots(takers));
+  const chunks = Math.min(byLength, slotsOf(takers));
   if (chunks < 2) return {};
   // A faster host gets more of the video (./render-speeds.ts).
   const splitter = app.config.renderChunkBySpeed ? task.leasedBy : null;

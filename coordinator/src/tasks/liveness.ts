@@ -65,6 +65,11 @@ export function freeAgents(
   );
 }
 
+/** The free slots of these agents, all of them together. */
+export function slotsOf(agents: ReadonlyArray<{ slots: number }>): number {
+  return agents.reduce((n, a) => n + a.slots, 0);
+}
+
 /** Free slots in the farm for a task type (freeAgents'), all and on NVENC hosts. */
 export async function freeSlots(
   app: { db: Db; config: { leaseTtlMs: number } },
@@ -72,10 +77,7 @@ export async function freeSlots(
   askingTaskId: string,
 ): Promise<{ all: number; nvenc: number }> {
   const agents = await freeAgents(app, type, askingTaskId);
-  return {
-    all: agents.reduce((n, a) => n + a.slots, 0),
-    nvenc: agents.reduce((n, a) => n + (a.nvenc ? a.slots : 0), 0),
-  };
+  return { all: slotsOf(agents), nvenc: slotsOf(agents.filter((a) => a.nvenc)) };
 }
 
 /** Slots busy on each of these agents: the tasks the queue has leased to it now (0 for none). */
