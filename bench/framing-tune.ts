@@ -18,6 +18,7 @@ import type { SpeakerEvidence } from '../node-agent/src/reframe/detect-shorts.js
 import { attributeSpeakers, type AttributionOptions } from '../node-agent/src/reframe/speakers.js';
 import { readWavRange } from '../node-agent/src/reframe/speech.js';
 import { voiceChunks, type VoiceChunk } from '../node-agent/src/reframe/voices.js';
+import { credibleTracks, type CredibleTrackOptions } from '../node-agent/src/reframe/tracks.js';
 import { evaluateScene, loadCast } from './framing/evaluate.js';
 import { makeScene, SPLITS } from './framing/scenes.js';
 import { composeScene, type SceneLabels } from './framing/compose.js';
@@ -75,12 +76,27 @@ for (const family of families) {
   }
 }
 
-// Every combination of the settings tried.
-let settings: Array<Partial<AttributionOptions>> = [{}];
+// Every combination of the settings tried: attribution's options, and the doubtful-face filter's
+// (unsureScore, minPresence: tracks.ts).
+type Setting = Partial<AttributionOptions> & Partial<CredibleTrackOptions>;
+let settings: Setting[] = [{}];
 for (const [key, values] of Object.entries(grid)) settings = settings.flatMap((s) => values.map((v) => ({ ...s, [key]: v })));
 
+/** The scene's tracks as the agent keeps them (evidence kept before it dropped doubtful faces is
+ *  filtered here as the agent filters it now), in the evidence and in the detections alike. */
+function credible(scene: Kept, options: Partial<CredibleTrackOptions>): Pick<Kept, 'evidence' | 'detections'> {
+  const tracks = credibleTracks(scene.evidence.tracks, scene.detections.shots ?? [], scene.evidence.fps, options);
+  const ids = new Set(tracks.map((t) => t.id));
+  return {
+    evidence: { ...scene.evidence, tracks },
+    detections: { ...scene.detections, tracks: scene.detections.tracks.filter((t) => ids.has(t.id)) },
+  };
+}
+
 for (const options of settings) {
-  const scores: SceneScore[] = scenes.map(({ labels, detections, evidence, stageSec, voices }) => {
+  const scores: SceneScore[] = scenes.map((scene) => {
+    const { labels, stageSec, voices } = scene;
+    const { evidence, detections } = credible(scene, options);
     const envelope = { ...evidence.envelope, values: Float32Array.from(evidence.envelope.values) };
     const turns = attributeSpeakers(evidence.tracks, evidence.speech, evidence.range, evidence.fps, options, envelope, voices).map((t) => ({
       start: Number(t.start.toFixed(3)),
@@ -90,7 +106,7 @@ for (const options of settings) {
       ...(t.runnerUp !== undefined ? { runnerUp: t.runnerUp } : {}),
     }));
     const reframe = planReframe({ ...detections, turns }, DEFAULT_DIRECTOR, { width: 1080, height: 1920 });
-    if (process.argv.includes('--explain')) console.log(explainScene(labels, evidence.tracks, turns, reframe));
+    if (process.argv.includes('--explain')) console.log(explainScene(labels, evidence.tracks, turns, reframe, detections.shots));
     return scoreScene(labels, reframe, stageSec);
   });
   console.log(`\n${JSON.stringify(options)}`);

@@ -8,7 +8,7 @@ import { detectShorts } from '../node-agent/src/reframe/detect-shorts.js';
 import { sharedFaceDetector } from '../node-agent/src/reframe/detector-factory.js';
 import { attributeSpeakers, type MouthTrack } from '../node-agent/src/reframe/speakers.js';
 import { MOUTH, RIGID, mouthActivity, mouthOpenness, type FacePatches } from '../node-agent/src/reframe/mouth.js';
-import { linkTracks } from '../node-agent/src/reframe/tracks.js';
+import { DEFAULT_CREDIBLE_TRACK, credibleTracks, linkTracks } from '../node-agent/src/reframe/tracks.js';
 import { readWavRange, speechIn } from '../node-agent/src/reframe/speech.js';
 import { writeWavPcm } from '../node-agent/src/media/wav.js';
 import {
@@ -107,6 +107,37 @@ test('a face that comes back after a long absence starts a new track', (t) => {
   const frames = [];
   for (let i = 0; i < 40; i++) frames.push({ time: i / 8, faces: i < 10 || i >= 30 ? [{ face: face(300), data: i }] : [] });
   t.is(linkTracks(frames).length, 2);
+});
+
+test('a face the detector is never sure of, seen in part of its shot, is dropped; a real one as unsure but there all along is kept', (t) => {
+  const fps = 8;
+  // Two shots: B-roll over 0-5 s, then a wide shot over 5-15 s.
+  const shots = [
+    { start: 0, end: 5, transition: 'start' as const },
+    { start: 5, end: 15, transition: 'cut' as const },
+  ];
+  const track = (id: number, from: number, to: number, score: number) => ({
+    id,
+    samples: Array.from({ length: Math.round((to - from) * fps) }, (_, i) => ({
+      time: from + i / fps,
+      box: { x: 100 * id, y: 100, width: 60, height: 60 },
+      score,
+      mouthActivity: 0.2,
+    })),
+  });
+  const doubtful = DEFAULT_CREDIBLE_TRACK.unsureScore - 0.1;
+  const tracks = [
+    // A "face" in the B-roll's moving pattern for 2 of its 5 s, never scored high.
+    track(0, 1, 3, doubtful),
+    // A small face in the wide shot, as doubtful, but there the whole shot.
+    track(1, 5, 15, doubtful),
+    // A face the detector was sure of, however briefly.
+    track(2, 6, 7, DEFAULT_CREDIBLE_TRACK.unsureScore + 0.05),
+  ];
+  t.deepEqual(
+    credibleTracks(tracks, shots, fps).map((x) => x.id),
+    [1, 2],
+  );
 });
 
 test("who speaks: the moving mouth during speech, no flicker on a listener's short burst, null when no mouth moves", (t) => {

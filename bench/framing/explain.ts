@@ -2,7 +2,7 @@
 // who is heard when, whom attribution named, and each stretch of scored speech whose speaker the
 // window missed, with what it showed instead. Where a scene's figure comes from at a glance.
 import { shownAt } from '@shorts/common/reframe/window';
-import type { FaceTrack, Reframe, SpeakerTurn } from '@shorts/common/reframe/types';
+import type { DetectedShot, FaceTrack, Reframe, SpeakerTurn } from '@shorts/common/reframe/types';
 import type { SceneLabels } from './compose.js';
 import { actorsShown, framedIn, scoredSpeaker } from './score.js';
 
@@ -27,7 +27,13 @@ function actorsOfTracks(labels: SceneLabels, tracks: FaceTrack[]): Map<number, s
   return out;
 }
 
-export function explainScene(labels: SceneLabels, tracks: FaceTrack[], turns: SpeakerTurn[], reframe: Reframe): string {
+export function explainScene(
+  labels: SceneLabels,
+  tracks: FaceTrack[],
+  turns: SpeakerTurn[],
+  reframe: Reframe,
+  detectedShots: DetectedShot[] = [],
+): string {
   const actor = actorsOfTracks(labels, tracks);
   const who = (id: number | null | undefined) => (id === null ? 'nobody' : id === undefined ? '-' : (actor.get(id) ?? `track ${id}`));
   const lines = [`${labels.family} ${labels.seed}: ${labels.width}x${labels.height}, ${labels.duration} s`];
@@ -56,5 +62,31 @@ export function explainScene(labels: SceneLabels, tracks: FaceTrack[], turns: Sp
     else misses.push((last = { start: sample.time, end: sample.time + 0.1, story }));
   }
   for (const m of misses) lines.push(`  missed ${f1(m.start)}-${f1(m.end)}: ${m.story}`);
+  lines.push(...facelessShots(labels, reframe, detectedShots));
   return lines.join('\n');
+}
+
+/** Each slide or B-roll shot of the scene: how much of it was shown whole, and the shots detection
+ *  found around it (a shot boundary it missed merges the faceless shot into a framed one). */
+function facelessShots(labels: SceneLabels, reframe: Reframe, detectedShots: DetectedShot[]): string[] {
+  const lines: string[] = [];
+  for (const [index, shot] of labels.shots.entries()) {
+    if (shot.kind !== 'slide' && shot.kind !== 'broll') continue;
+    const samples = labels.samples.filter((s) => s.shot === index && !s.blending);
+    const layouts = new Map<string, number>();
+    for (const s of samples) {
+      const { layout } = shownAt(reframe, s.time);
+      layouts.set(layout, (layouts.get(layout) ?? 0) + 1);
+    }
+    const shown = [...layouts.entries()].map(([layout, n]) => `${layout} ${n}`).join(', ');
+    const near = detectedShots
+      .filter((d) => d.end > shot.start - 1 && d.start < shot.end + 1)
+      .map((d) => `${f1(d.start)}-${f1(d.end)} ${d.transition}`)
+      .join(', ');
+    lines.push(
+      `  ${shot.kind} ${f1(shot.start)}-${f1(shot.end)} (in by ${shot.transition}${shot.transition === 'dissolve' ? ` ${f1(shot.dissolveSec)} s` : ''}): ` +
+        `${shown || 'no unblended sample'}; detected shots ${near || 'none'}`,
+    );
+  }
+  return lines;
 }

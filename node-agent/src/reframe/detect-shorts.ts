@@ -13,7 +13,7 @@ import { readWavRange, speechInAudio, type Interval } from './speech.js';
 import { soundOnsets, speechEnvelope, type SpeechEnvelope } from './speech-envelope.js';
 import { voiceChunks, type VoiceChunk } from './voices.js';
 import { detectStrided } from './strided-detection.js';
-import { linkTracks, type FrameFaces, type LinkedTrack } from './tracks.js';
+import { credibleTracks, linkTracks, type FrameFaces, type LinkedTrack } from './tracks.js';
 import { ZoomPassDetector } from './zoom-pass.js';
 
 /** Frames analysed per second of a short: enough to see syllables move the mouth (4-5 a second). */
@@ -119,7 +119,7 @@ async function detectShort(
   const linked = shots
     .flatMap((shot, k) => linkTracks(frames.slice(shot.firstSample, shots[k + 1]?.firstSample ?? frames.length)))
     .map((track, id) => ({ ...track, id }));
-  const measured = measureMouths(linked, toSource);
+  const measured = credibleTracks(measureMouths(linked, toSource), shots, SAMPLE_FPS);
   // Who speaks is whose lips move in step with the voice, so the sound's envelope goes in too.
   deps.onSpeakerEvidence?.({ tracks: measured, speech, range, fps: SAMPLE_FPS, envelope, voices });
   const turns = attributeSpeakers(measured, speech, range, SAMPLE_FPS, {}, envelope, voices);

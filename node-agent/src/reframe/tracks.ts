@@ -1,7 +1,7 @@
 // Faces linked across sampled frames into tracks: by overlap and by position, so a face that moves
 // between samples stays one track, and a track waits out short misses (a face turned away for a
 // moment, a blurred frame) before it ends.
-import type { Box, FaceDetection } from '@shorts/common/reframe/types';
+import type { Box, FaceDetection, FaceTrack, SourceShot } from '@shorts/common/reframe/types';
 import { iou } from './face-detector.js';
 
 export interface TrackingOptions {
@@ -105,4 +105,39 @@ export function linkTracks<T>(frames: Array<FrameFaces<T>>, options: Partial<Tra
     });
   }
   return all.filter((t) => t.samples.length >= o.minSamples).map((t, id) => ({ ...t, id }));
+}
+
+export interface CredibleTrackOptions {
+  /** A face the detector was never sure of: its best score stays under this (BlazeFace reports faces
+   *  from 0.6). */
+  unsureScore: number;
+  /** ...counts only when seen over this share of its shot's samples, as a person in frame is. */
+  minPresence: number;
+}
+
+/** Tuned on bench:framing's development scenes (docs/reframing.md, "Doubtful faces"). */
+export const DEFAULT_CREDIBLE_TRACK: CredibleTrackOptions = { unsureScore: 0.8, minPresence: 0.8 };
+
+/**
+ * The tracks worth framing and naming as speakers: a track whose every detection was doubtful and
+ * that shows for only part of its shot is taken for a false face in busy content (B-roll, a moving
+ * pattern, a screen) and dropped. Such a face took a voice-over from "nobody visible" and framed a
+ * corner of the B-roll; a small real face in a wide 4K shot scores as low but is there all along,
+ * and is kept. Track ids are left as they are.
+ */
+export function credibleTracks<T extends FaceTrack>(
+  tracks: T[],
+  shots: SourceShot[],
+  fps: number,
+  options: Partial<CredibleTrackOptions> = {},
+): T[] {
+  const o = { ...DEFAULT_CREDIBLE_TRACK, ...options };
+  return tracks.filter((track) => {
+    if (!track.samples.length || Math.max(...track.samples.map((s) => s.score)) >= o.unsureScore) return true;
+    const first = track.samples[0]!.time;
+    const shot = shots.find((x) => first >= x.start - 1e-6 && first < x.end) ?? shots[shots.length - 1];
+    if (!shot) return true;
+    const shotSamples = Math.max(1, Math.round((shot.end - shot.start) * fps));
+    return track.samples.length >= o.minPresence * shotSamples;
+  });
 }
