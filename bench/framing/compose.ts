@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Box } from '@shorts/common/reframe/types';
@@ -394,7 +394,13 @@ export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string
     if ((await readFile(labelsPath, 'utf8')) !== JSON.stringify(labels)) await writeFile(labelsPath, JSON.stringify(labels));
     return { videoPath, wavPath, labelsPath, labels };
   }
-  await mkdir(dir, { recursive: true });
+  // Made in a folder of this process's own and renamed into place whole: another process composing
+  // the same scene at once (two bench runs over one cache) must neither overwrite the video under this
+  // one's audio extraction nor find a half-written sound (it read as silence after its first seconds).
+  const part = `${dir}.${process.pid}.part`;
+  await rm(part, { recursive: true, force: true });
+  await mkdir(part, { recursive: true });
+  const made = { videoPath: path.join(part, 'scene.mp4'), wavPath: path.join(part, 'scene.wav') };
   const inputs: string[][] = [];
   const g: SceneGraph = { inputs, filters: [], input: (args) => inputs.push(args) - 1 };
   const streams = await actorStreams(g, spec, people, cacheDir);
@@ -409,7 +415,7 @@ export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string
     spec,
     streams.map((s) => s.audio),
   );
-  const graphFile = path.join(dir, 'graph.txt');
+  const graphFile = path.join(part, 'graph.txt');
   await writeFile(graphFile, g.filters.join(';\n'));
   await ffmpeg([
     ...inputs.flat(),
@@ -437,10 +443,19 @@ export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string
     'aac',
     '-b:a',
     '96k',
-    videoPath,
+    made.videoPath,
   ]);
-  await extractAudio(FFMPEG, videoPath, wavPath);
-  await writeFile(path.join(dir, 'spec.json'), JSON.stringify(spec, null, 1));
-  await writeFile(labelsPath, JSON.stringify(labels));
+  await extractAudio(FFMPEG, made.videoPath, made.wavPath);
+  await writeFile(path.join(part, 'spec.json'), JSON.stringify(spec, null, 1));
+  await writeFile(path.join(part, 'labels.json'), JSON.stringify(labels));
+  // A folder left half-made by a run from before this rule would block the rename.
+  if (existsSync(dir) && !(existsSync(wavPath) && existsSync(labelsPath))) await rm(dir, { recursive: true, force: true });
+  try {
+    await rename(part, dir);
+  } catch (err) {
+    // The other process finished first: its scene is the same one.
+    if (!existsSync(wavPath) || !existsSync(labelsPath)) throw err;
+    await rm(part, { recursive: true, force: true });
+  }
   return { videoPath, wavPath, labelsPath, labels };
 }
