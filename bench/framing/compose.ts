@@ -389,7 +389,8 @@ export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string
   const videoPath = path.join(dir, 'scene.mp4');
   const wavPath = path.join(dir, 'scene.wav');
   const labelsPath = path.join(dir, 'labels.json');
-  if (existsSync(wavPath) && existsSync(labelsPath)) {
+  const isMade = () => existsSync(wavPath) && existsSync(labelsPath);
+  if (isMade()) {
     // The labels are the spec's, made afresh: a scene made before a fix to them is still the same scene.
     if ((await readFile(labelsPath, 'utf8')) !== JSON.stringify(labels)) await writeFile(labelsPath, JSON.stringify(labels));
     return { videoPath, wavPath, labelsPath, labels };
@@ -400,7 +401,7 @@ export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string
   const part = `${dir}.${process.pid}.part`;
   await rm(part, { recursive: true, force: true });
   await mkdir(part, { recursive: true });
-  const made = { videoPath: path.join(part, 'scene.mp4'), wavPath: path.join(part, 'scene.wav') };
+  const partVideo = path.join(part, 'scene.mp4');
   const inputs: string[][] = [];
   const g: SceneGraph = { inputs, filters: [], input: (args) => inputs.push(args) - 1 };
   const streams = await actorStreams(g, spec, people, cacheDir);
@@ -443,18 +444,18 @@ export async function composeScene(spec: SceneSpec, cast: Cast, cacheDir: string
     'aac',
     '-b:a',
     '96k',
-    made.videoPath,
+    partVideo,
   ]);
-  await extractAudio(FFMPEG, made.videoPath, made.wavPath);
+  await extractAudio(FFMPEG, partVideo, path.join(part, 'scene.wav'));
   await writeFile(path.join(part, 'spec.json'), JSON.stringify(spec, null, 1));
   await writeFile(path.join(part, 'labels.json'), JSON.stringify(labels));
   // A folder left half-made by a run from before this rule would block the rename.
-  if (existsSync(dir) && !(existsSync(wavPath) && existsSync(labelsPath))) await rm(dir, { recursive: true, force: true });
+  if (existsSync(dir) && !isMade()) await rm(dir, { recursive: true, force: true });
   try {
     await rename(part, dir);
   } catch (err) {
     // The other process finished first: its scene is the same one.
-    if (!existsSync(wavPath) || !existsSync(labelsPath)) throw err;
+    if (!isMade()) throw err;
     await rm(part, { recursive: true, force: true });
   }
   return { videoPath, wavPath, labelsPath, labels };
