@@ -127,7 +127,8 @@ for (const options of settings) {
       console.log(
         `${s.family} ${s.seed}: ${s.onSpeaker === undefined ? '—' : `${(100 * s.onSpeaker).toFixed(1)} %`} on speaker, ` +
           `worst switch ${Math.max(0, ...s.latencies).toFixed(2)} s, false switches ${s.falseSwitches} in ${s.duration} s, ` +
-          `sliced ${s.slicedSamples}/${s.faceSamples}${faceless}${facecam}`,
+          `sliced ${s.slicedSamples}/${s.faceSamples}${faceless}${facecam}` +
+          `${s.jitter ? `, jitter ${s.jitter.toFixed(2)} px a frame` : ''}`,
       );
     }
   const low = scores.filter((s) => s.onSpeaker !== undefined && s.onSpeaker < 0.8);

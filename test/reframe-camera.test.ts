@@ -110,6 +110,43 @@ test('dead zone: a still face with detector noise gives one keyframe and 0 px of
   assertNoFaceCut(t, d, r);
 });
 
+test('a speaker who sways less than the dead zone is wide: the window holds still, centred on the sway', (t) => {
+  // Starts at one end of a 56 px sway (0.3 Hz): a window placed on where the face starts would pan
+  // each time the face reached the other end.
+  const sway = (time: number): Box => ({ ...still(880, 250, 130, 160)(time), x: 880 + 28 * Math.cos(2 * Math.PI * 0.3 * time) });
+  const d = detections({ end: 12, faces: [{ id: 1, at: sway }], turns: [{ start: 0, end: 12, trackId: 1 }] });
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  assertSane(t, d, r);
+  t.is(r.keyframes.length, 1, `one still window: ${JSON.stringify(r.keyframes.map((k) => [k.time, k.x]))}`);
+  t.true(Math.abs(centreX(r.keyframes[0]!) - 945) <= 8, `centred on the middle of the sway: ${centreX(r.keyframes[0]!)}`);
+  assertNoFaceCut(t, d, r);
+});
+
+test('a face that shifts and rests by turns: the window moves while the face moves, never while it rests', (t) => {
+  // 80 px to the right over 2 s, then 1.5 s at rest, again and again: slower than the camera tracks
+  // continuously, so each shift is a pan; a pan that ran on into the rest (or started in it) would
+  // move the picture around a still person.
+  const cycle = 3.5;
+  const shiftX = (time: number) => 300 + 80 * (Math.floor(time / cycle) + Math.min(1, (time % cycle) / 2));
+  const d = detections({
+    end: 14,
+    faces: [{ id: 1, at: (time) => ({ ...still(0, 250, 130, 160, 0)(time), x: shiftX(time) }) }],
+    turns: [{ start: 0, end: 14, trackId: 1 }],
+  });
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  assertSane(t, d, r);
+  assertNoFaceCut(t, d, r);
+  let atRest = 0;
+  let moving = 0;
+  for (let time = 0; time + 0.04 < 14; time += 0.04) {
+    const step = Math.abs(interpolate(r.keyframes, time + 0.04).x - interpolate(r.keyframes, time).x);
+    if (shiftX(time + 0.04) === shiftX(time)) atRest += step;
+    else moving += step;
+  }
+  t.is(atRest, 0, `the window moved ${atRest.toFixed(0)} px while the face rested`);
+  t.true(moving > 200, `it followed the face's 320 px: ${moving.toFixed(0)} px`);
+});
+
 test('an off-centre face near the frame edge: the window stays in the frame and holds still', (t) => {
   const d = detections({ end: 6, faces: [{ id: 1, at: still(1160, 300, 110, 140) }], turns: [{ start: 0, end: 6, trackId: 1 }] });
   const r = planReframe(d, DEFAULT_DIRECTOR, OUT);

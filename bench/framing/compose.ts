@@ -70,16 +70,32 @@ export interface ComposedScene {
 const f3 = (v: number) => v.toFixed(3);
 
 /** The person's face as shown by placement `p` of shot `s` at time t, content pixels (before mirroring). */
-function placedFace(person: Person, p: Placement, s: Shot, t: number): Box {
-  const scale = p.height / person.height;
+/** The width the person's clip is scaled to for a placement `p.height` tall (even, for 4:2:0). */
+const clipWidth = (person: Person, p: Placement) => 2 * Math.round((p.height * person.width) / person.height / 2);
+
+/** The person's clip as placed at `t`, in content pixels (before any mirroring): the overlay's box. */
+function placedClip(person: Person, p: Placement, s: Shot, t: number): Box {
   const dt = t - s.start;
   const x = p.x + p.vx * dt + p.sway * Math.sin(2 * Math.PI * p.swayHz * dt);
+  return { x, y: p.y, width: clipWidth(person, p), height: p.height };
+}
+
+function placedFace(person: Person, p: Placement, s: Shot, t: number): Box {
+  const scale = p.height / person.height;
+  const clip = placedClip(person, p, s, t);
   return {
-    x: x + person.face.x * scale,
-    y: p.y + person.face.y * scale,
+    x: clip.x + person.face.x * scale,
+    y: clip.y + person.face.y * scale,
     width: person.face.width * scale,
     height: person.face.height * scale,
   };
+}
+
+/** The share of `face` that `cover` hides. */
+function coveredShare(face: Box, cover: Box): number {
+  const w = Math.min(face.x + face.width, cover.x + cover.width) - Math.max(face.x, cover.x);
+  const h = Math.min(face.y + face.height, cover.y + cover.height) - Math.max(face.y, cover.y);
+  return w > 0 && h > 0 ? (w * h) / (face.width * face.height) : 0;
 }
 
 function heardIntervals(spec: SceneSpec, cast: Map<string, Person>): HeardRun[] {
@@ -134,8 +150,11 @@ export function sceneLabels(spec: SceneSpec, cast: Map<string, Person>): SceneLa
     const shown = spec.shots[shot]!;
     const faces =
       shown.kind === 'people' || shown.kind === 'facecam'
-        ? shown.placements.flatMap((p) => {
+        ? shown.placements.flatMap((p, j) => {
             const b = placedFace(cast.get(spec.actors[p.actor]!.person)!, p, shown, t);
+            // A clip overlaid later (walking past, leaning in) hides a face it covers: no one sees it.
+            const above = shown.placements.slice(j + 1).map((q) => placedClip(cast.get(spec.actors[q.actor]!.person)!, q, shown, t));
+            if (above.some((clip) => coveredShare(b, clip) > 0.5)) return [];
             const x = spec.mirror ? content.width - b.x - b.width : b.x;
             const visible = visiblePart({ x: x + content.x, y: b.y + content.y, width: b.width, height: b.height }, content);
             return visible ? [{ actor: p.actor, box: visible }] : [];
@@ -338,7 +357,7 @@ function composePicture(g: SceneGraph, spec: SceneSpec, people: People, actorVid
     shot.placements.forEach((p, j) => {
       const person = people.get(spec.actors[p.actor]!.person)!;
       const copy = copies[p.actor]!.shift()!;
-      const w = 2 * Math.round((p.height * person.width) / person.height / 2);
+      const w = clipWidth(person, p);
       const x = `${f3(p.x)}+${f3(p.vx)}*(t-${f3(shot.start)})+${f3(p.sway)}*sin(2*PI*${f3(p.swayHz)}*(t-${f3(shot.start)}))`;
       filters.push(`[${copy}]trim=start=${f3(shot.start)}:end=${f3(shot.start + span)},scale=${w}:${p.height}[s${s}p${j}]`);
       filters.push(`[${layer}][s${s}p${j}]overlay=x='${x}':y=${Math.round(p.y)}:eof_action=pass[s${s}l${j}]`);

@@ -4,7 +4,7 @@
 import { shownAt } from '@shorts/common/reframe/window';
 import type { DetectedShot, FaceTrack, Reframe, SpeakerTurn } from '@shorts/common/reframe/types';
 import type { SceneLabels } from './compose.js';
-import { actorsShown, framedIn, scoredSpeaker } from './score.js';
+import { actorsShown, framedIn, scoredSpeaker, slicedBy, stillSpeakerMoves } from './score.js';
 
 const f1 = (v: number) => v.toFixed(1);
 
@@ -63,6 +63,8 @@ export function explainScene(
   }
   for (const m of misses) lines.push(`  missed ${f1(m.start)}-${f1(m.end)}: ${m.story}`);
   lines.push(...facelessShots(labels, reframe, detectedShots));
+  lines.push(...slicedFaces(labels, reframe));
+  lines.push(...stillSpeakerWindowMoves(labels, reframe));
   return lines.join('\n');
 }
 
@@ -89,4 +91,53 @@ function facelessShots(labels: SceneLabels, reframe: Reframe, detectedShots: Det
     );
   }
   return lines;
+}
+
+/** Where the window moved while the one person talking held still (what the jitter figure adds up):
+ *  each stretch of such frames, how far the window went, and how far the speaker's face went. */
+function stillSpeakerWindowMoves(labels: SceneLabels, reframe: Reframe): string[] {
+  const stretches: Array<{ start: number; end: number; actor: number; px: number }> = [];
+  for (const m of stillSpeakerMoves(labels, reframe).moves) {
+    const last = stretches[stretches.length - 1];
+    if (last && last.actor === m.actor && m.time - last.end < 0.1) {
+      last.end = m.time + 0.04;
+      last.px += m.px;
+    } else stretches.push({ start: m.time, end: m.time + 0.04, actor: m.actor, px: m.px });
+  }
+  const faceX = (t: number, actor: number) => {
+    const sample = labels.samples[Math.min(labels.samples.length - 1, Math.round(t * 10))];
+    const face = sample?.faces.find((f) => f.actor === actor);
+    return face ? face.box.x + face.box.width / 2 : NaN;
+  };
+  return stretches.map((s) => {
+    const window = (t: number) => shownAt(reframe, t).boxes[0]!;
+    const w0 = window(s.start);
+    const w1 = window(s.end);
+    return (
+      `  window moved ${f1(s.start)}-${f1(s.end)} while A${s.actor} talks still: ${s.px.toFixed(0)} output px; ` +
+      `window x ${w0.x.toFixed(0)} -> ${w1.x.toFixed(0)} (${w0.width.toFixed(0)} wide), face centre x ` +
+      `${faceX(s.start, s.actor).toFixed(0)} -> ${faceX(s.end, s.actor).toFixed(0)}`
+    );
+  });
+}
+
+/** Each stretch in which a face is cut by the edge of what is shown, and who is framed meanwhile. */
+function slicedFaces(labels: SceneLabels, reframe: Reframe): string[] {
+  const stretches: Array<{ start: number; end: number; actor: number; story: string }> = [];
+  for (const sample of labels.samples) {
+    if (sample.blending) continue;
+    const shown = shownAt(reframe, sample.time);
+    for (const face of sample.faces) {
+      if (!slicedBy(face.box, shown.boxes)) continue;
+      const story = `${shown.layout} showing ${
+        actorsShown(sample, shown.boxes)
+          .map((a) => `A${a}`)
+          .join('+') || 'no whole face'
+      }`;
+      const last = [...stretches].reverse().find((s) => s.actor === face.actor);
+      if (last && last.story === story && sample.time - last.end < 0.15) last.end = sample.time + 0.1;
+      else stretches.push({ start: sample.time, end: sample.time + 0.1, actor: face.actor, story });
+    }
+  }
+  return stretches.map((s) => `  sliced ${f1(s.start)}-${f1(s.end)}: A${s.actor}'s face, ${s.story}`);
 }

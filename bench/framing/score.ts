@@ -42,8 +42,11 @@ export interface SceneScore {
   stageRatio: number;
 }
 
-const inside = (f: Box, w: Box, tol = 1) =>
+export const inside = (f: Box, w: Box, tol = 1) =>
   f.x >= w.x - tol && f.y >= w.y - tol && f.x + f.width <= w.x + w.width + tol && f.y + f.height <= w.y + w.height + tol;
+
+/** A face cut by a shown box's edge: partly in it (more than a sliver) and partly out. */
+export const slicedBy = (f: Box, shown: Box[]) => shown.some((b) => overlapShare(f, b) > 0.02 && !inside(f, b, 2));
 
 function overlapShare(f: Box, w: Box): number {
   const ix = Math.max(0, Math.min(f.x + f.width, w.x + w.width) - Math.max(f.x, w.x));
@@ -108,11 +111,15 @@ function switchLatencies(labels: SceneLabels, framedAt: (i: number, actor: numbe
   return latencies;
 }
 
-/** Jitter: the window centre's mean movement per frame, in output pixels, while one person talks and
- *  holds still, away from edits and cuts of the path; undefined with no such frame. */
-function meanJitter(labels: SceneLabels, reframe: Reframe): number | undefined {
-  let jitterSum = 0;
-  let jitterFrames = 0;
+/** Each frame (0.04 s) at which the window's centre moves while one person talks and holds still,
+ *  away from edits and cuts of the path, and by how much in output pixels; `frames` counts all such
+ *  frames, moving or not. */
+export function stillSpeakerMoves(
+  labels: SceneLabels,
+  reframe: Reframe,
+): { frames: number; moves: Array<{ time: number; actor: number; px: number }> } {
+  const moves: Array<{ time: number; actor: number; px: number }> = [];
+  let frames = 0;
   const cutTimes = [
     ...reframe.keyframes.filter((k, i) => i > 0 && Math.abs(k.time - reframe.keyframes[i - 1]!.time) < 1e-6).map((k) => k.time),
     ...reframe.segments.map((s) => s.start),
@@ -130,10 +137,18 @@ function meanJitter(labels: SceneLabels, reframe: Reframe): number | undefined {
     const w0 = boxesShownAt(reframe, t)[0]!;
     const w1 = boxesShownAt(reframe, t + 0.04)[0]!;
     const perPixel = OUTPUT_WIDTH / w0.width;
-    jitterSum += Math.hypot(w1.x + w1.width / 2 - (w0.x + w0.width / 2), w1.y + w1.height / 2 - (w0.y + w0.height / 2)) * perPixel;
-    jitterFrames++;
+    const px = Math.hypot(w1.x + w1.width / 2 - (w0.x + w0.width / 2), w1.y + w1.height / 2 - (w0.y + w0.height / 2)) * perPixel;
+    frames++;
+    if (px > 0) moves.push({ time: t, actor: run.speaker as number, px });
   }
-  return jitterFrames ? jitterSum / jitterFrames : undefined;
+  return { frames, moves };
+}
+
+/** Jitter: the window centre's mean movement per frame, in output pixels, while one person talks and
+ *  holds still; undefined with no such frame. */
+function meanJitter(labels: SceneLabels, reframe: Reframe): number | undefined {
+  const { frames, moves } = stillSpeakerMoves(labels, reframe);
+  return frames ? moves.reduce((sum, m) => sum + m.px, 0) / frames : undefined;
 }
 
 export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: number): SceneScore {
@@ -160,7 +175,7 @@ export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: numb
   const framedAt = (i: number, actor: number): boolean => framedIn(labels.samples[i]!, shownPerSample[i]!.boxes, actor);
 
   let on = 0;
-  let previousShown: string | undefined;
+  let previousShown: { framed: Set<number>; seen: Set<number> } | undefined;
   const switchTimes: number[] = [];
   labels.samples.forEach((s, i) => {
     const { boxes: shown, layout } = shownPerSample[i]!;
@@ -169,7 +184,7 @@ export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: numb
       // Faces cut by the window's edge: partly in a shown box and partly out.
       for (const f of s.faces) {
         score.faceSamples++;
-        if (shown.some((b) => overlapShare(f.box, b) > 0.02 && !inside(f.box, b, 2))) score.slicedSamples++;
+        if (slicedBy(f.box, shown)) score.slicedSamples++;
       }
       if (kind === 'slide' || kind === 'broll') {
         score.facelessSamples++;
@@ -181,14 +196,15 @@ export function scoreScene(labels: SceneLabels, reframe: Reframe, stageSec: numb
         if (layout === 'stack') score.facecamStacked++;
       }
     }
-    // Who is framed, as a set of actors: a change of it is a switch.
-    const framedSet = s.faces
-      .filter((f) => shown.some((b) => inside(f.box, b)))
-      .map((f) => f.actor)
-      .sort()
-      .join(',');
-    if (previousShown !== undefined && framedSet !== previousShown && !s.blending) switchTimes.push(s.time);
-    previousShown = framedSet;
+    // Who is framed, as a set of actors: a change of it is a switch. Only actors in the picture both
+    // before and now count: a face hidden or uncovered by someone walking past is no camera move.
+    const framedSet = new Set(s.faces.filter((f) => shown.some((b) => inside(f.box, b))).map((f) => f.actor));
+    const seenNow = new Set(s.faces.map((f) => f.actor));
+    if (previousShown && !s.blending) {
+      const both = [...seenNow].filter((a) => previousShown!.seen.has(a));
+      if (both.some((a) => framedSet.has(a) !== previousShown!.framed.has(a))) switchTimes.push(s.time);
+    }
+    previousShown = { framed: framedSet, seen: seenNow };
 
     const speaker = scoredSpeaker(runs, s);
     if (speaker !== undefined) {

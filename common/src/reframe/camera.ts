@@ -48,6 +48,8 @@ const MAX_GAP_SEC = 1.0;
 const PAN_SPEED = 0.75;
 const PAN_MIN_SEC = 0.4;
 const PAN_MAX_SEC = 1.2;
+/** A pan that moves with the face (panWithFace) waits at most this long for the face to get there. */
+const PAN_MATCH_MAX_SEC = 3;
 /** A face whose smoothed path moves at least this many window widths a second is tracked
  *  continuously; the window follows the path smoothed over ±TRACK_SMOOTH_SEC, catches up with it over
  *  TRACK_CATCH_SEC, and cuts rather than move faster than TRACK_MAX_SPEED widths a second. */
@@ -559,14 +561,13 @@ class Camera {
     const size = this.windowSize(id, times, aspect);
     const desired = this.desiredPath(id, times, size);
     const keys: ReframeKeyframe[] = [];
-    let at = this.place(id, times, 0, size, desired[0]!);
+    let at = this.place(id, times, 0, size, this.holdTarget(id, times, 0, size, desired));
     keys.push({ time: r3(start), ...at });
     for (let i = 1; i < times.length; i++) {
       const t = times[i]!;
       const face = this.faces.boxAt(id, t);
       if (!face) continue; // no sight of the face: hold
-      const deadX = Math.max(0.06 * size.width, 0.25 * face.width);
-      const deadY = Math.max(0.06 * size.height, 0.25 * face.height);
+      const { deadX, deadY } = deadZone(size, face);
       const want = this.clamp(desired[i]!, size);
       const drifted = Math.abs(want.x - at.x) > deadX || Math.abs(want.y - at.y) > deadY;
       const cutting = this.cutsAnyFace(at, t, id);
@@ -581,12 +582,12 @@ class Camera {
         i = tracked.lastIndex;
         continue;
       }
-      // The whole short is known: aim where the face will be when the pan ends, not where it is now.
+      // The whole short is known: aim where the face will settle when the pan ends, not where it is now.
       let to = this.place(id, times, i, size, desired[i]!);
       let duration = this.panDuration(at, to, size, end - t);
       const j = Math.min(times.length - 1, i + Math.round(duration * this.faces.fps));
       if (j > i) {
-        to = this.place(id, times, j, size, desired[j]!);
+        to = this.place(id, times, j, size, this.holdTarget(id, times, j, size, desired));
         duration = this.panDuration(at, to, size, end - t);
       }
       if (!cutting && Math.abs(to.x - at.x) <= deadX && Math.abs(to.y - at.y) <= deadY) continue;
@@ -594,10 +595,14 @@ class Camera {
       // window a pixel or two does not uncover it, it only shakes the picture.
       const nudge = Math.max(2, 0.02 * size.width);
       if (Math.abs(to.x - at.x) < nudge && Math.abs(to.y - at.y) < nudge) continue;
-      const pan = EASE_STEPS.map((f) => {
-        const e = f * f * (3 - 2 * f);
-        return { time: r3(t + f * duration), ...at, x: Math.round(lerp(at.x, to.x, e)), y: Math.round(lerp(at.y, to.y, e)) };
-      });
+      const matched = this.panWithFace(times, i, size, desired, at, to, duration);
+      if (matched) duration = matched[matched.length - 1]!.time - t;
+      const pan =
+        matched ??
+        EASE_STEPS.map((f) => {
+          const e = f * f * (3 - 2 * f);
+          return { time: r3(t + f * duration), ...at, x: Math.round(lerp(at.x, to.x, e)), y: Math.round(lerp(at.y, to.y, e)) };
+        });
       // A pan that would slice a face on its way (the listener it sweeps over, or the framed face it
       // cannot keep up with) is a cut instead.
       const clean =
@@ -610,6 +615,80 @@ class Camera {
       while (i + 1 < times.length && times[i + 1]! < t + (clean ? duration : 0)) i++;
     }
     return keys;
+  }
+
+  /**
+   * A pan from `at` (at sample `i`) to `to` that moves as the face does: the window covers the share of
+   * the way that the face's desired window has covered since `i` (never going back), so it is still
+   * while the face pauses (the turn of a sway, a stop mid-walk) and no pan runs on after the face has
+   * stopped. Undefined when the face does not get there within PAN_MATCH_MAX_SEC, gets there in less
+   * than PAN_MIN_SEC, or would take the window faster than TRACK_MAX_SPEED (an eased pan then).
+   */
+  private panWithFace(
+    times: number[],
+    i: number,
+    size: { width: number; height: number },
+    desired: Array<{ x: number; y: number }>,
+    at: Box,
+    to: Box,
+    easedSec: number,
+  ): ReframeKeyframe[] | undefined {
+    const dx = to.x - at.x;
+    const dy = to.y - at.y;
+    const length = Math.hypot(dx, dy);
+    if (length === 0) return undefined;
+    // The face is already part of the way (the drift that set the pan off): the window covers its own
+    // way in step with the face's rest of it.
+    const from = this.clamp(desired[i]!, size);
+    const need = ((to.x - from.x) * dx + (to.y - from.y) * dy) / length;
+    if (need < 0.25 * length) return undefined;
+    const along = (k: number) => {
+      const c = this.clamp(desired[k]!, size);
+      return ((c.x - from.x) * dx + (c.y - from.y) * dy) / length / need;
+    };
+    const path: Array<{ time: number; x: number; y: number }> = [{ time: times[i]!, x: at.x, y: at.y }];
+    let share = 0;
+    for (let k = i + 1; k < times.length && times[k]! - times[i]! <= Math.max(easedSec, PAN_MATCH_MAX_SEC); k++) {
+      share = Math.min(1, Math.max(share, along(k)));
+      const prev = path[path.length - 1]!;
+      const x = Math.round(at.x + dx * share);
+      const y = Math.round(at.y + dy * share);
+      if (Math.hypot(x - prev.x, y - prev.y) / (times[k]! - prev.time) > TRACK_MAX_SPEED * size.width) return undefined;
+      path.push({ time: times[k]!, x, y });
+      // A face that gets there quicker than a pan may take is met by the eased pan (not a cut).
+      if (share >= 1)
+        return times[k]! - times[i]! >= PAN_MIN_SEC - 1e-9
+          ? simplify(path).map((q) => ({ time: r3(q.time), ...at, x: q.x, y: q.y }))
+          : undefined;
+    }
+    return undefined;
+  }
+
+  /**
+   * Where to hold the window from sample `from` on: the middle of the span the face's desired window
+   * keeps to for as long as that span fits in the dead zone. A person who sways or shifts in their seat
+   * then stays inside a window that does not move, instead of being chased by a pan each time they
+   * reach one side of the dead zone.
+   */
+  private holdTarget(
+    id: number,
+    times: number[],
+    from: number,
+    size: { width: number; height: number },
+    desired: Array<{ x: number; y: number }>,
+  ): { x: number; y: number } {
+    const face = this.faces.boxAt(id, times[from]!);
+    if (!face) return desired[from]!;
+    const { deadX, deadY } = deadZone(size, face);
+    const first = this.clamp(desired[from]!, size);
+    let [x0, x1, y0, y1] = [first.x, first.x, first.y, first.y];
+    for (let k = from + 1; k < times.length; k++) {
+      const c = this.clamp(desired[k]!, size);
+      const [nx0, nx1, ny0, ny1] = [Math.min(x0, c.x), Math.max(x1, c.x), Math.min(y0, c.y), Math.max(y1, c.y)];
+      if (nx1 - nx0 > 2 * deadX || ny1 - ny0 > 2 * deadY) break;
+      [x0, x1, y0, y1] = [nx0, nx1, ny0, ny1];
+    }
+    return { x: (x0 + x1) / 2, y: (y0 + y1) / 2 };
   }
 
   /**
@@ -788,6 +867,11 @@ class Camera {
 }
 
 // ---- geometry ------------------------------------------------------------------------------------------
+
+/** How far the framed face's desired window may be from the window before the camera moves. */
+function deadZone(size: { width: number; height: number }, face: Box): { deadX: number; deadY: number } {
+  return { deadX: Math.max(0.06 * size.width, 0.25 * face.width), deadY: Math.max(0.06 * size.height, 0.25 * face.height) };
+}
 
 /** A tracked path without the points a straight line through their neighbours puts within a pixel. */
 function simplify(path: Array<{ time: number; x: number; y: number }>): Array<{ time: number; x: number; y: number }> {
