@@ -28,6 +28,21 @@ async function connectionsOf(databaseUrl: string, applicationName: string): Prom
   }
 }
 
+/**
+ * The connections left once the server has seen them go: a backend leaves pg_stat_activity a moment
+ * after its client has closed the socket (on a loaded machine, some tens of milliseconds later), so
+ * a pool that closed still shows for that moment. Polled for up to 5 s; a connection still open
+ * then is one the pool never closed.
+ */
+async function connectionsAfterClose(databaseUrl: string, applicationName: string): Promise<number> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const n = await connectionsOf(databaseUrl, applicationName);
+    if (n === 0 || Date.now() > deadline) return n;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 test('a start that fails half-way (gRPC port taken) frees its HTTP port and closes its pg-boss connections', async (t) => {
   const databaseUrl = await createTestDatabase('coordinator-start');
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'shorts-coordinator-start-'));
@@ -45,7 +60,7 @@ test('a start that fails half-way (gRPC port taken) frees its HTTP port and clos
   await t.throwsAsync(startCoordinator(config, createLogger({ service: 'coordinator' }, 'silent')));
 
   t.true(await portIsFree(httpPort), 'the HTTP server it had opened is closed');
-  t.is(await connectionsOf(databaseUrl, 'pgboss'), 0, 'pg-boss closed its pool');
+  t.is(await connectionsAfterClose(databaseUrl, 'pgboss'), 0, 'pg-boss closed its pool');
 
   // Nothing left behind: once the port is free, the same configuration starts and serves.
   await new Promise<void>((r) => squatter.close(() => r()));

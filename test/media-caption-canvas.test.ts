@@ -10,9 +10,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { isBundledFfmpeg } from '@shorts/common/media/tools';
 import { resolveCaptionStyle, type StyleItem } from '@shorts/common/render/presets';
-import { changeExpression } from '../node-agent/src/media/caption-canvas.js';
+import { changeExpression, planCaptionCanvas } from '../node-agent/src/media/caption-canvas.js';
 import type { Reframe } from '@shorts/common/reframe/types';
-import type { CaptionWord } from '../node-agent/src/media/captions.js';
+import { buildAssEvents, buildCaptionPages, type CaptionWord } from '../node-agent/src/media/captions.js';
 import { prepareRender } from '../node-agent/src/media/render-args.js';
 
 const run = promisify(execFile);
@@ -172,6 +172,23 @@ test('styles a straight-alpha canvas cannot show exactly are drawn on every fram
     t.true(graph.includes('subtitles='), preset);
     t.false(graph.includes(':alpha=1'), `${preset} ${JSON.stringify(items)} must not use the canvas`);
   }
+});
+
+test("the strip is as tall as the page with the most lines: three short words on one line take one line's rows", (t) => {
+  const style = resolveCaptionStyle('VIRAL', []);
+  const frame = { width: 1080, height: 1920 };
+  const strip = (texts: string[]) => {
+    const pages = buildCaptionPages(
+      texts.map((text, i) => ({ text, start: i * 0.4, end: i * 0.4 + 0.3 })),
+      3,
+    );
+    return planCaptionCanvas(pages, buildAssEvents(pages, style, frame), style, frame)!;
+  };
+  const one = strip(['go']);
+  const three = strip(['go', 'on', 'up']);
+  const broken = strip(['go', 'INTERNATIONALIZATION', 'up']);
+  t.is(three.height, one.height, 'a page of three short words is one line, as tall as a page of one');
+  t.true(broken.height > one.height, `a word that takes its own line makes the page taller: ${broken.height} > ${one.height}`);
 });
 
 test('the frames selected for drawing: the first, each event start through its pop, each end', (t) => {

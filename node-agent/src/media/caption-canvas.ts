@@ -13,6 +13,8 @@
 // partly covered pixel of the strip is K, and every fill pixel lies on the opaque outline. Other
 // styles (translucent outlines, boxes, coloured shadows) are burned into each frame as before.
 import type { ResolvedCaptionStyle, Rgba } from '@shorts/common/render/presets';
+import { breakLines } from '@shorts/common/render/caption-layout';
+import { styleFontMetrics } from '@shorts/common/render/caption-font-files';
 import { assMarginV, centiseconds, designScale, type AssEvent, type CaptionPage } from './captions.js';
 import { sumOf } from './filter-expression.js';
 
@@ -58,14 +60,18 @@ export function planCaptionCanvas(
   if (pages.some((p) => p.words.some((w) => STACKED_MARKS.test(w.text)))) return null;
   if (events.length === 0) return null;
 
-  // libass wraps lines at spaces only: a page has at most as many lines as space-separated tokens.
+  // The script breaks each page's lines where the shared layout does and libass breaks nowhere else
+  // (WrapStyle 2, captions.ts): the strip holds the page with the most lines, popped.
+  const metrics = styleFontMetrics(style);
   const lines = Math.max(
     ...pages.map(
       (p) =>
-        p.words
-          .map((w) => w.text.trim())
-          .join(' ')
-          .split(/ +/).length,
+        breakLines(
+          p.words.map((w) => w.text),
+          style,
+          frame,
+          metrics,
+        ).length,
     ),
   );
   const font = style.fontSizePx * k;
