@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import pg from 'pg';
 import { startCoordinator } from '../coordinator/src/coordinator.js';
 import { createTestDatabase, dropTestDatabase } from './helpers/db.js';
-import { testCoordinatorConfig } from './helpers/cluster.js';
+import { testCoordinatorConfig, waitFor } from './helpers/cluster.js';
 import { freePort, portIsFree } from './helpers/processes.js';
 import { createLogger } from '@shorts/common/logger';
 
@@ -25,21 +25,6 @@ async function connectionsOf(databaseUrl: string, applicationName: string): Prom
     return rows[0]!.n;
   } finally {
     await c.end();
-  }
-}
-
-/**
- * The connections left once the server has seen them go: a backend leaves pg_stat_activity a moment
- * after its client has closed the socket (on a loaded machine, some tens of milliseconds later), so
- * a pool that closed still shows for that moment. Polled for up to 5 s; a connection still open
- * then is one the pool never closed.
- */
-async function connectionsAfterClose(databaseUrl: string, applicationName: string): Promise<number> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const n = await connectionsOf(databaseUrl, applicationName);
-    if (n === 0 || Date.now() > deadline) return n;
-    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
@@ -60,7 +45,12 @@ test('a start that fails half-way (gRPC port taken) frees its HTTP port and clos
   await t.throwsAsync(startCoordinator(config, createLogger({ service: 'coordinator' }, 'silent')));
 
   t.true(await portIsFree(httpPort), 'the HTTP server it had opened is closed');
-  t.is(await connectionsAfterClose(databaseUrl, 'pgboss'), 0, 'pg-boss closed its pool');
+  // A backend leaves pg_stat_activity a moment after its client closes the socket (on a loaded machine,
+  // some tens of milliseconds later); a connection still there after 5 s is one the pool never closed.
+  const closed = await waitFor(async () => (await connectionsOf(databaseUrl, 'pgboss')) === 0, 5000, 'pg-boss to close its pool').catch(
+    () => false,
+  );
+  t.true(closed, 'pg-boss closed its pool');
 
   // Nothing left behind: once the port is free, the same configuration starts and serves.
   await new Promise<void>((r) => squatter.close(() => r()));

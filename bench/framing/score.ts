@@ -42,7 +42,7 @@ export interface SceneScore {
   stageRatio: number;
 }
 
-export const inside = (f: Box, w: Box, tol = 1) =>
+const inside = (f: Box, w: Box, tol = 1) =>
   f.x >= w.x - tol && f.y >= w.y - tol && f.x + f.width <= w.x + w.width + tol && f.y + f.height <= w.y + w.height + tol;
 
 /** A face cut by a shown box's edge: partly in it (more than a sliver) and partly out. */

@@ -653,13 +653,10 @@ class Camera {
       const prev = path[path.length - 1]!;
       const x = Math.round(at.x + dx * share);
       const y = Math.round(at.y + dy * share);
-      if (Math.hypot(x - prev.x, y - prev.y) / (times[k]! - prev.time) > TRACK_MAX_SPEED * size.width) return undefined;
+      if (tooFast(prev, { time: times[k]!, x, y }, size)) return undefined;
       path.push({ time: times[k]!, x, y });
       // A face that gets there quicker than a pan may take is met by the eased pan (not a cut).
-      if (share >= 1)
-        return times[k]! - times[i]! >= PAN_MIN_SEC - 1e-9
-          ? simplify(path).map((q) => ({ time: r3(q.time), ...at, x: q.x, y: q.y }))
-          : undefined;
+      if (share >= 1) return times[k]! - times[i]! >= PAN_MIN_SEC - 1e-9 ? keysAlong(path, at) : undefined;
     }
     return undefined;
   }
@@ -740,17 +737,17 @@ class Camera {
       const p = smooth(k);
       const next = this.clamp({ x: Math.round(p.x + offset.x * keep), y: Math.round(p.y + offset.y * keep) }, size);
       const prev = path[path.length - 1]!;
-      if (Math.hypot(next.x - prev.x, next.y - prev.y) / (t - prev.time) > TRACK_MAX_SPEED * size.width) {
+      if (tooFast(prev, { time: t, ...next }, size)) {
         // Faster than any pan should go: one cut to where the face is, not a chase.
         const to = this.place(id, times, k, size, desired[k]!);
-        const keys = simplify(path).map((q) => ({ time: r3(q.time), ...at, x: q.x, y: q.y }));
+        const keys = keysAlong(path, at);
         keys.push({ ...at, time: r3(t), x: prev.x, y: prev.y }, { ...to, time: r3(t) });
         return { keys, at: to, lastIndex: k };
       }
       path.push({ time: t, ...next });
       if (keep === 0 && speed(k) < TRACK_MIN_SPEED / 2) break;
     }
-    const keys = simplify(path).map((q) => ({ time: r3(q.time), ...at, x: q.x, y: q.y }));
+    const keys = keysAlong(path, at);
     const last = keys[keys.length - 1]!;
     return { keys, at: { x: last.x, y: last.y, width: at.width, height: at.height }, lastIndex: Math.min(k, times.length - 1) };
   }
@@ -871,6 +868,16 @@ class Camera {
 /** How far the framed face's desired window may be from the window before the camera moves. */
 function deadZone(size: { width: number; height: number }, face: Box): { deadX: number; deadY: number } {
   return { deadX: Math.max(0.06 * size.width, 0.25 * face.width), deadY: Math.max(0.06 * size.height, 0.25 * face.height) };
+}
+
+/** The keyframes of a window of `window`'s size moving along `path`, simplified. */
+function keysAlong(path: Array<{ time: number; x: number; y: number }>, window: Box): ReframeKeyframe[] {
+  return simplify(path).map((q) => ({ time: r3(q.time), ...window, x: q.x, y: q.y }));
+}
+
+/** Whether going from `a` to `b` takes the window faster than TRACK_MAX_SPEED widths a second. */
+function tooFast(a: { time: number; x: number; y: number }, b: { time: number; x: number; y: number }, size: { width: number }): boolean {
+  return Math.hypot(b.x - a.x, b.y - a.y) / (b.time - a.time) > TRACK_MAX_SPEED * size.width;
 }
 
 /** A tracked path without the points a straight line through their neighbours puts within a pixel. */
