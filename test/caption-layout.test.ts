@@ -1,6 +1,15 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
-import { breakLines, captionMarginH, fontSizes, layoutCaption, textWidth } from '@shorts/common/render/caption-layout';
+import {
+  breakLines,
+  captionMarginH,
+  fontSizes,
+  layoutCaption,
+  popScale,
+  popSteps,
+  POP_STEP_SEC,
+  textWidth,
+} from '@shorts/common/render/caption-layout';
 import { captionFace } from '@shorts/common/render/caption-fonts';
 import { captionFontFile, styleFontMetrics } from '@shorts/common/render/caption-font-files';
 import { readFontMetrics } from '@shorts/common/render/font-metrics';
@@ -58,6 +67,28 @@ test('the layout stacks cells from the anchor and centres each line; the spoken 
   t.is(l.lines[1]!.height, l.fontSizePx * style.active.scale, "the popped word's line is taller");
   const early = layoutCaption({ words: ['the', 'quickest', 'brownest', 'foxes'], active: 2, elapsed: 0, style, output: out, font });
   t.is(early.words[2]!.scale, 1, 'the pop starts from rest');
+});
+
+test("the pop moves in steps at most 60 ms apart, the preview's as the script's: VIRAL's 0.12 s pop in two", (t) => {
+  const style = resolveCaptionStyle('VIRAL', null);
+  t.deepEqual(
+    popSteps(style).map((s) => [Number(s.atSec.toFixed(3)), s.scale]),
+    [
+      [0.03, 1.125],
+      [0.09, 1.25],
+    ],
+  );
+  t.deepEqual(
+    [0, 0.029, 0.03, 0.089, 0.09, 5].map((e) => popScale(style, e)),
+    [1, 1, 1.125, 1.125, 1.25, 1.25],
+  );
+  // A slow pop keeps its steps short; a word that does not change size has none.
+  const slow = resolveCaptionStyle('VIRAL', [{ property: 'transform', value: 'scale(1)', active: { value: 'scale(1.5)', duration: 1 } }]);
+  const steps = popSteps(slow);
+  t.is(steps.length, 17);
+  t.true(steps.every((s, i) => s.atSec - (steps[i - 1]?.atSec ?? 0) <= POP_STEP_SEC + 1e-9));
+  t.is(steps.at(-1)!.scale, 1.5);
+  t.deepEqual(popSteps(resolveCaptionStyle('VIRAL', [{ property: 'transform', value: 'scale(1)', active: { value: 'scale(1)' } }])), []);
 });
 
 test('the ASS script breaks each page exactly where the layout does, and libass is told not to wrap', (t) => {

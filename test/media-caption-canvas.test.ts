@@ -148,6 +148,57 @@ for (const [preset, items, why, reframe] of [
   });
 }
 
+test("a word's pop shows in the render as it does in the preview: 100 %, then its two steps, at the frames popSteps puts them", async (t) => {
+  // A flat grey backdrop: the word's ink (white fill, black outline) is what differs from it.
+  const grey = await makeTestVideo(path.join(dir, 'grey.mp4'), {
+    colour: 'gray',
+    width: 960,
+    height: 540,
+    fps: 30,
+    seconds: 1.5,
+    toneHz: null,
+  });
+  const out = path.join(dir, 'pop.mp4');
+  const style = resolveCaptionStyle('VIRAL', []);
+  const args = await prepareRender({
+    sourcePath: grey,
+    startTime: 0.4,
+    endTime: 1.2,
+    // Starts 0.1 s into the clip: frame 3 at 30 fps.
+    words: [{ text: 'pop', start: 0.5, end: 1.1 }],
+    output: { width: W, height: H, path: out },
+    caption: { style, maxWordsInPage: 3 },
+    encoder: 'libx264',
+    workDir: path.join(dir, 'pop'),
+    sourceWidth: 960,
+    sourceHeight: 540,
+  });
+  t.true(args[args.indexOf('-filter_complex') + 1]!.includes(':alpha=1'), 'drawn on the caption canvas');
+  await run(FFMPEG, args);
+  const { stdout } = await run(FFMPEG, ['-v', 'error', '-i', out, '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'], {
+    encoding: 'buffer',
+    maxBuffer: 64 << 20,
+  });
+  // Each frame's inked width: the columns with a pixel far from the grey.
+  const widths: number[] = [];
+  for (let f = 0; f * W * H < stdout.length; f++) {
+    let left = W;
+    let right = -1;
+    for (let y = 0; y < H; y++)
+      for (let x = 0; x < W; x++)
+        if (Math.abs(stdout[f * W * H + y * W + x]! - 128) > 60) [left, right] = [Math.min(left, x), Math.max(right, x)];
+    widths.push(right >= left ? right - left + 1 : 0);
+  }
+  const [w0, w1, w2] = [widths[3]!, widths[4]!, widths[6]!];
+  t.is(widths[2], 0, 'no caption before the word');
+  // 0.1 s: at rest; 0.133 s: the first step (at 0.13); 0.2 s: the second (at 0.19), held.
+  t.deepEqual(widths.slice(3, 10), [w0, w1, w1, w2, w2, w2, w2], `inked widths ${widths.slice(3, 10).join(' ')}`);
+  t.true(w0 < w1 && w1 < w2, `${w0} < ${w1} < ${w2}`);
+  // The steps are the ramp's: half of the 25 % more width, then all of it (the outline does not scale).
+  t.true(Math.abs(w2 / w0 - 1.25) < 0.05, `full pop ${(w2 / w0).toFixed(3)}`);
+  t.true(Math.abs((w1 - w0) / (w2 - w0) - 0.5) < 0.15, `first step ${((w1 - w0) / (w2 - w0)).toFixed(2)} of the way`);
+});
+
 test('styles a straight-alpha canvas cannot show exactly are drawn on every frame', async (t) => {
   for (const [preset, items] of [
     ['KARAOKE', []], // translucent outline
@@ -191,10 +242,21 @@ test("the strip is as tall as the page with the most lines: three short words on
   t.true(broken.height > one.height, `a word that takes its own line makes the page taller: ${broken.height} > ${one.height}`);
 });
 
-test('the frames selected for drawing: the first, each event start through its pop, each end', (t) => {
+test("the frames selected for drawing: the first, each event's start, each of its changes, each end", (t) => {
   const expr = changeExpression([
-    { layer: 1, start: 0.5, end: 1, style: 'Caption', text: 'a', animatedSec: 0.12 },
-    { layer: 1, start: 1, end: 1.6, style: 'Caption', text: 'b', animatedSec: 0 },
+    // a pops in two steps, at 30 and 90 ms; b's past colour fades over its first 0.1 s.
+    {
+      layer: 1,
+      start: 0.5,
+      end: 1,
+      style: 'Caption',
+      text: 'a',
+      changes: [
+        [0.03, 0.03],
+        [0.09, 0.09],
+      ],
+    },
+    { layer: 1, start: 1, end: 1.6, style: 'Caption', text: 'b', changes: [[0, 0.1]] },
   ]);
   // Evaluate the expression at 30 fps the way select does.
   const evaluate = (tNow: number, prev: number) => {
@@ -206,10 +268,11 @@ test('the frames selected for drawing: the first, each event start through its p
   };
   const selected: number[] = [];
   for (let i = 0; i < 60; i++) if (evaluate(i / 30, i ? (i - 1) / 30 : NaN)) selected.push(i);
-  // 0: the first frame; 15-19: a appears at 0.5 and pops until 0.62; 30: b replaces it at 1.0;
-  // 48: b ends at 1.6. 31 and 49 too: a frame stamped exactly on a change may reach libass a
-  // millisecond early (it truncates to whole ms), so the frame after it is drawn as well.
-  t.deepEqual(selected, [0, 15, 16, 17, 18, 19, 30, 31, 48, 49]);
+  // 0: the first frame; 15: a appears at 0.5, 16 and 18 show its steps (0.53, 0.59); 30-33: b
+  // replaces it at 1.0 and fades until 1.1; 48: b ends at 1.6. 34 and 49 too: a frame stamped
+  // exactly on a change may reach libass a millisecond early (it truncates to whole ms), so the frame
+  // after it is drawn as well (16 is, as a step's).
+  t.deepEqual(selected, [0, 15, 16, 18, 30, 31, 32, 33, 34, 48, 49]);
 });
 
 test("a long clip's change expression is one ffmpeg accepts and selects by (its parser takes at most 100 terms in a sum)", async (t) => {
@@ -220,7 +283,7 @@ test("a long clip's change expression is one ffmpeg accepts and selects by (its 
     end: (i + 1) * 0.4,
     style: 'Caption' as const,
     text: 'w',
-    animatedSec: 0.12,
+    changes: [[0.03, 0.03] as [number, number], [0.09, 0.09] as [number, number]],
   }));
   const expr = changeExpression(events);
   const { stdout } = await run(
@@ -244,7 +307,8 @@ test("a long clip's change expression is one ffmpeg accepts and selects by (its 
     ],
     { encoding: 'buffer', maxBuffer: 1 << 20 },
   );
-  // Per 0.4 s (12 frames): the word's first frame and the 4 frames of its pop (the last shows its
-  // end), so 5 of every 12.
-  t.is(stdout.length / 64, 25);
+  // Per 0.4 s (12 frames): the word's first frame, the next (the start falls on a frame and may
+  // reach libass a millisecond early; it is also the first step's), and the second step's, so 3 of
+  // every 12.
+  t.is(stdout.length / 64, 15);
 });

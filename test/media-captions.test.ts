@@ -81,10 +81,13 @@ test('ASS: header, one event per page x active word, colours, pop, past words', 
   t.true(events[2]!.startsWith('Dialogue: 1,0:00:01.50,0:00:02.10,Caption,')); // held until FOUR's page
   // Second event: ONE has just become past (fades from active to past), TWO active with a pop, THREE upcoming.
   t.true(events[1]!.includes('{\\1c&H00FF00&\\1a&H00&\\t(0,100,\\1c&H808080&\\1a&H00&)}ONE'));
-  t.true(events[1]!.includes('{\\1c&H00FF00&\\1a&H00&\\fscx100\\fscy100\\t(0,200,\\fscx120\\fscy120)}TWO{\\fscx100\\fscy100}'));
+  // The pop over 0.2 s in four steps (popSteps: at most 60 ms apart), each at once, half-way through its stretch.
+  const pop =
+    '\\fscx100\\fscy100\\t(25,25,\\fscx105\\fscy105)\\t(75,75,\\fscx110\\fscy110)\\t(125,125,\\fscx115\\fscy115)\\t(175,175,\\fscx120\\fscy120)';
+  t.true(events[1]!.includes(`{\\1c&H00FF00&\\1a&H00&${pop}}TWO{\\fscx100\\fscy100}`));
   t.true(events[1]!.includes('{\\1c&HFFFFFF&\\1a&H00&}THREE'));
   t.false(events[1]!.includes('FOUR'));
-  t.true(events[3]!.endsWith('\\t(0,200,\\fscx120\\fscy120)}FOUR{\\fscx100\\fscy100}'));
+  t.true(events[3]!.endsWith(`${pop}}FOUR{\\fscx100\\fscy100}`));
 });
 
 test('ASS: sizes scale with the output, fonts use their internal family name, box and shadow map', (t) => {

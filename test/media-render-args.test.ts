@@ -10,6 +10,7 @@ import { FfmpegError, ffprobe, runFfmpeg } from '../node-agent/src/media/ffmpeg.
 import { buildRenderArgs, clipWords, filterArg, prepareRender, type RenderSpec } from '../node-agent/src/media/render-args.js';
 import { FFMPEG, FFPROBE, makeHalvesVideo, makeTestVideo } from './helpers/media.js';
 import { splitThenFit } from './helpers/reframe-fixtures.js';
+import { grabThumbnail } from '../node-agent/src/media/clips.js';
 import { inputGuard } from '@shorts/common/media/input-guard';
 
 const run = promisify(execFile);
@@ -279,6 +280,51 @@ test('end to end: 3 s of a 1280x720 video with audio becomes a 360x640 H.264/AAC
   const px = (x: number, y: number) => [...frame.subarray((y * 360 + x) * 3, (y * 360 + x) * 3 + 3)];
   const [r, g, b] = px(320, 25); // inside the logo box (x 290..349, y 10..39)
   t.true(r! > g! + 40 && r! > b! + 40, `watermark pixel ${[r, g, b]}`);
+});
+
+test("the thumbnail is the short's own frame at half a second, captions and logo in, written by the render's ffmpeg", async (t) => {
+  const out = path.join(dir, 'thumbed.mp4');
+  const thumb = path.join(dir, 'thumbed.jpg');
+  const words = ['one', 'two', 'three'].map((text, i) => ({ text, start: 0.3 + i * 0.4, end: 0.6 + i * 0.4 }));
+  const spec: RenderSpec = {
+    sourcePath: source,
+    startTime: 1,
+    endTime: 2.5,
+    words: words.map((w) => ({ ...w, start: w.start + 1, end: w.end + 1 })),
+    output: { width: 360, height: 640, path: out },
+    caption: { style: resolveCaptionStyle('VIRAL', []), maxWordsInPage: 3 },
+    watermark: { imagePath: logo, left: '10px', top: '10px', width: '60px', opacity: 1, blendMode: 'normal' },
+    encoder: 'libx264',
+    workDir: path.join(dir, 'work-thumb'),
+    sourceWidth: 1280,
+    sourceHeight: 720,
+    thumbnail: { path: thumb, atSec: 0.5 },
+  };
+  await runFfmpeg(FFMPEG, await prepareRender(spec), { durationSec: 1.5 });
+  const meta = await sharp(thumb).metadata();
+  t.is(meta.format, 'jpeg');
+  t.deepEqual([meta.width, meta.height], [270, 480]);
+  // Against thumbnails taken from the output as they used to be (grabThumbnail, a second ffmpeg):
+  // the one at 0.5 s is the same picture (up to one more encode), one at 1.4 s is not.
+  const grey = async (file: string) => sharp(file).greyscale().raw().toBuffer();
+  const grab = async (at: number) => {
+    const file = path.join(dir, `grab-${at}.jpg`);
+    await grabThumbnail(FFMPEG, out, file, at);
+    return grey(file);
+  };
+  const mine = await grey(thumb);
+  const diff = (a: Buffer, b: Buffer) => a.reduce((s, v, i) => s + Math.abs(v - b[i]!), 0) / a.length;
+  const same = diff(mine, await grab(0.5));
+  const other = diff(mine, await grab(1.4));
+  t.true(same < 3 && other > 3 * same, `mean difference ${same.toFixed(2)} to the frame at 0.5 s, ${other.toFixed(2)} to 1.4 s`);
+  t.is((await ffprobe(out)).durationSec > 1.4, true, 'the video goes on past the thumbnail');
+
+  // An output that ends before the thumbnail's time: the render still succeeds, with no picture
+  // written (the task then takes one from the output, as a joined render's).
+  const late = path.join(dir, 'late.jpg');
+  await runFfmpeg(FFMPEG, await prepareRender({ ...spec, thumbnail: { path: late, atSec: 5 } }), { durationSec: 1.5 });
+  await t.throwsAsync(readFile(late), { code: 'ENOENT' });
+  t.true(Math.abs((await ffprobe(out)).durationSec - 1.5) < 0.1);
 });
 
 test('a watermark far larger than the frame is cut to the frame before anything is scaled', async (t) => {

@@ -136,11 +136,31 @@ export function breakLines(
   return lines;
 }
 
-/** The spoken word's scale `elapsed` s after it began (libass's \t from 100 % over the active duration). */
+/**
+ * The spoken word's pop moves in steps at most this far apart, not on every frame. Each step is one
+ * picture for libass to outline and draw and for the encoder to code; a pop redrawn on every frame
+ * was most of what captions cost a render (bench/README.md, "the pop in steps").
+ */
+export const POP_STEP_SEC = 0.06;
+
+/**
+ * The pop's steps: `atSec` after the word begins its scale becomes `scale`. The ramp from 100 % over
+ * the active duration, in equal steps, each taken half-way through its stretch of the ramp (the
+ * ramp rounded to the nearest step). None when the word does not change size.
+ */
+export function popSteps(style: ResolvedCaptionStyle): Array<{ atSec: number; scale: number }> {
+  const { duration: d, scale } = style.active;
+  if (scale === 1) return [];
+  if (d <= 0) return [{ atSec: 0, scale }];
+  const n = Math.max(1, Math.ceil(d / POP_STEP_SEC - 1e-9));
+  return Array.from({ length: n }, (_, i) => ({ atSec: ((i + 0.5) / n) * d, scale: 1 + ((scale - 1) * (i + 1)) / n }));
+}
+
+/** The spoken word's scale `elapsed` s after it began: the preview's and the script's (popSteps). */
 export function popScale(style: ResolvedCaptionStyle, elapsed = Infinity): number {
-  const d = style.active.duration;
-  const f = d <= 0 ? 1 : Math.min(1, Math.max(0, elapsed / d));
-  return 1 + (style.active.scale - 1) * f;
+  let current = 1;
+  for (const step of popSteps(style)) if (elapsed >= step.atSec) current = step.scale;
+  return current;
 }
 
 export function wordColor(style: ResolvedCaptionStyle, j: number, active: number, elapsed = Infinity): Rgba {

@@ -116,14 +116,16 @@ export function planCaptionCanvas(
 
 /**
  * Frames whose caption may differ from the previous frame's: those whose span since the previous
- * frame (prev_t, t] meets an event's start or end or the time its transforms run. The first frame
- * always. Times as the script has them (centiseconds), widened by 2 ms for libass's rounding to ms.
+ * frame (prev_t, t] meets an event's start or end or one of its changes (a transform's run, a pop's
+ * step). The first frame always. Times as the script has them (centiseconds), widened by 2 ms for
+ * libass's rounding to ms.
  */
 export function changeExpression(events: AssEvent[]): string {
   const cs = (s: number) => centiseconds(s) / 100;
   const spans: Array<[number, number]> = [];
   for (const e of events) {
-    spans.push([cs(e.start), cs(e.start) + e.animatedSec], [cs(e.end), cs(e.end)]);
+    const start = cs(e.start);
+    spans.push([start, start], [cs(e.end), cs(e.end)], ...e.changes.map(([a, b]): [number, number] => [start + a, start + b]));
   }
   spans.sort((a, b) => a[0] - b[0]);
   const merged: Array<[number, number]> = [];

@@ -2,7 +2,7 @@
 // (page x active word) so the spoken word can have its own colour and a scale pop.
 import type { CaptionPage } from '@shorts/common/render/caption-pages';
 import type { ResolvedCaptionStyle, Rgba } from '@shorts/common/render/presets';
-import { breakLines, captionMarginH, captionMarginV, designScale } from '@shorts/common/render/caption-layout';
+import { breakLines, captionMarginH, captionMarginV, designScale, popSteps } from '@shorts/common/render/caption-layout';
 import { styleFontMetrics } from '@shorts/common/render/caption-font-files';
 import { resolveFontFace } from './fonts.js';
 
@@ -27,8 +27,9 @@ export interface AssEvent {
   end: number;
   style: 'Caption' | 'Box';
   text: string;
-  /** Seconds after `start` during which its \t transforms still change what it draws. */
-  animatedSec: number;
+  /** When what it draws changes after `start`, in seconds after it: the run of a \t transform
+   *  (a colour fading), or an instant [t, t] (a step of the pop). */
+  changes: Array<[number, number]>;
 }
 
 /** The events of the script: a box per page, and per page one event per active word. */
@@ -38,9 +39,15 @@ export function buildAssEvents(pages: CaptionPage[], style: ResolvedCaptionStyle
   const lineTags = style.shadow
     ? `\\xshad${px(style.shadow.offsetXPx)}\\yshad${px(style.shadow.offsetYPx)}${style.shadow.blurPx > 0 ? `\\blur${round2(px(style.shadow.blurPx) / 2)}` : ''}`
     : '';
-  const activeMs = Math.round(style.active.duration * 1000);
   const pastMs = Math.round(style.past.duration * 1000);
-  const scale = Math.round(style.active.scale * 100);
+  // The pop: 100 % at the word's start, then each step at once (a \t whose start is its end). A step
+  // at 0 ms is no \t: libass reads a \t ending at 0 as running to the event's end.
+  const steps = popSteps(style).map((st) => ({ ms: Math.round(st.atSec * 1000), scale: round2(st.scale * 100) }));
+  const pop = steps.length
+    ? '\\fscx100\\fscy100' +
+      steps.map(({ ms, scale }) => (ms > 0 ? `\\t(${ms},${ms},\\fscx${scale}\\fscy${scale})` : `\\fscx${scale}\\fscy${scale}`)).join('')
+    : '';
+  const popChanges = steps.filter((st) => st.ms > 0).map((st): [number, number] => [st.ms / 1000, st.ms / 1000]);
   const events: AssEvent[] = [];
 
   const font = styleFontMetrics(style);
@@ -59,27 +66,26 @@ export function buildAssEvents(pages: CaptionPage[], style: ResolvedCaptionStyle
     const join = (parts: string[]) => parts.map((p, j) => (j + 1 < parts.length ? p + (lineEnds.has(j) ? '\\N' : ' ') : p)).join('');
     if (style.backgroundColor) {
       // One run of plain text gives one box per line; per-word tags would split it into boxes that overlap.
-      events.push({ layer: 0, start: page.start, end: page.end, style: 'Box', text: join(texts), animatedSec: 0 });
+      events.push({ layer: 0, start: page.start, end: page.end, style: 'Box', text: join(texts), changes: [] });
     }
     page.words.forEach((w, i) => {
       const start = i === 0 ? page.start : w.start;
       const end = i + 1 < page.words.length ? page.words[i + 1]!.start : page.end;
       if (end <= start) return;
-      let animatedMs = 0;
+      const changes: Array<[number, number]> = [];
       const parts = texts.map((t, j) => {
         if (j === i) {
-          const pop = scale !== 100 ? `\\fscx100\\fscy100\\t(0,${activeMs},\\fscx${scale}\\fscy${scale})` : '';
-          if (pop) animatedMs = Math.max(animatedMs, activeMs);
-          return `{${colorTags(style.active.color)}${pop}}${t}{\\fscx100\\fscy100}`;
+          changes.push(...popChanges);
+          return `{${colorTags(style.active.color)}${pop}}${t}${pop ? '{\\fscx100\\fscy100}' : ''}`;
         }
         if (j === i - 1 && pastMs > 0) {
-          animatedMs = Math.max(animatedMs, pastMs);
+          changes.push([0, pastMs / 1000]);
           return `{${colorTags(style.active.color)}\\t(0,${pastMs},${colorTags(style.past.color)})}${t}`;
         }
         return `{${colorTags(j < i ? style.past.color : style.color)}}${t}`;
       });
       const text = `${lineTags ? `{${lineTags}}` : ''}${join(parts)}`;
-      events.push({ layer: 1, start, end, style: 'Caption', text, animatedSec: animatedMs / 1000 });
+      events.push({ layer: 1, start, end, style: 'Caption', text, changes });
     });
   }
   return events;

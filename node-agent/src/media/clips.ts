@@ -8,6 +8,7 @@ import { runFfmpeg } from './ffmpeg.js';
 import { prepareRender, type RenderSpec } from './render-args.js';
 import { hdrToSdrFilter, SDR_BT709, type SourceColour } from './colour.js';
 import { clearDisplayMatrix, orientInputArgs } from './orientation.js';
+import { THUMBNAIL_SCALE, thumbnailOutput } from './ffmpeg-args.js';
 
 const run = promisify(execFile);
 
@@ -67,7 +68,7 @@ export async function cutCropClip(
   if (spec.sourceColour?.orient) await clearDisplayMatrix(spec.out);
 }
 
-/** One JPEG frame, at most 480 px high, for thumbnails; an HDR source's tone-mapped (colour.ts). */
+/** One JPEG frame of `src` for a thumbnail; an HDR source's tone-mapped (colour.ts). */
 export async function grabThumbnail(
   ffmpegPath: string,
   src: string,
@@ -91,13 +92,9 @@ export async function grabThumbnail(
       ...orientInputArgs(colour.orient),
       '-i',
       src,
-      '-frames:v',
-      '1',
       '-vf',
-      `${colour.orient ? `${colour.orient},` : ''}scale=-2:'min(480,ih)'${toBt709 ? `,${toBt709}` : ''}`,
-      '-q:v',
-      '4',
-      out,
+      `${colour.orient ? `${colour.orient},` : ''}${THUMBNAIL_SCALE}${toBt709 ? `,${toBt709}` : ''}`,
+      ...thumbnailOutput(out),
     ],
     { signal, env: toolEnv() },
   );

@@ -23,3 +23,9 @@ export function sourceInput(sourcePath: string, from: string, to: string, before
 export function mp4Output(out: string, o: { faststart: boolean }): string[] {
   return ['-map_metadata', '-1', '-map_chapters', '-1', ...(o.faststart ? ['-movflags', '+faststart'] : []), '-f', 'mp4', fileUrl(out)];
 }
+
+/** Thumbnails (of a source, a crop clip, a short) are JPEGs at most 480 px high. */
+export const THUMBNAIL_SCALE = "scale=-2:'min(480,ih)'";
+
+/** A thumbnail's output: one JPEG picture, written at `out` as named (`-update`: no `%d` pattern). */
+export const thumbnailOutput = (out: string): string[] => ['-frames:v', '1', '-q:v', '4', '-f', 'image2', '-update', '1', fileUrl(out)];

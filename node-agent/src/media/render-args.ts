@@ -19,7 +19,7 @@ import { usToSec, type ChunkCut } from './render-chunks.js';
 import { SOUND_OUTPUT_ARGS, soundFilter, type Loudness } from './sound.js';
 import { BT709_OUTPUT_TAGS, toBt709Filter, type SourceColour } from './colour.js';
 import { orientInputArgs } from './orientation.js';
-import { ffmpegPreamble, fileUrl, mp4Output, sourceInput } from './ffmpeg-args.js';
+import { ffmpegPreamble, fileUrl, mp4Output, sourceInput, THUMBNAIL_SCALE, thumbnailOutput } from './ffmpeg-args.js';
 
 export interface RenderSpec {
   sourcePath: string;
@@ -78,6 +78,10 @@ export interface RenderSpec {
   /** One chunk of the render (render-chunks.ts): the whole render's graph over this stretch of the
    *  source, video only. */
   chunk?: ChunkCut & { last: boolean };
+  /** The short's thumbnail, taken from the frames the encoder gets (the first at or after `atSec`
+   *  of the output) and written beside the video by the same ffmpeg: no second decode of the
+   *  output. A render whose output ends before `atSec` writes none. */
+  thumbnail?: { path: string; atSec: number };
 }
 
 /** The plan when it cuts something; null when the render is the uncut one. */
@@ -110,8 +114,15 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
   // Chunks after the first start at 0 for the encoder (their frames then map one to one to output
   // frames); the first keeps the single pass's start as it is.
   const out = chunk?.shiftTicks ? 'vchunk' : 'vout';
-  inputs.push(...watermarked(spec, graph, chain, out));
-  if (out !== 'vout') graph.push(`[${out}]setpts=PTS-STARTPTS[vout]`);
+  const thumbnail = spec.thumbnail && !chunk ? spec.thumbnail : null;
+  const finished = out !== 'vout' || thumbnail ? 'vfinal' : 'vout';
+  inputs.push(...watermarked(spec, graph, chain, finished));
+  if (out !== 'vout') graph.push(`[${finished}]setpts=PTS-STARTPTS[vout]`);
+  else if (thumbnail) {
+    // The branch ends after its one frame (the second trim): the frames after it are not scaled.
+    graph.push(`[${finished}]split=2[vout][thumb_in]`);
+    graph.push(`[thumb_in]trim=start=${sec(thumbnail.atSec)},trim=end_frame=1,${THUMBNAIL_SCALE}[thumb]`);
+  }
   if (spec.noSoundTrack && !chunk && !audio) {
     // Silence as long as the short's picture, generated in the graph (no input to renumber).
     const length = edit ? editedDuration(edit) : spec.endTime - spec.startTime;
@@ -139,6 +150,7 @@ export function buildRenderArgs(spec: RenderSpec): string[] {
     ...BT709_OUTPUT_TAGS,
     ...(chunk ? [] : SOUND_OUTPUT_ARGS),
     ...mp4Output(spec.output.path, { faststart: true }),
+    ...(thumbnail ? ['-map', '[thumb]', ...thumbnailOutput(thumbnail.path)] : []),
   ];
 }
 

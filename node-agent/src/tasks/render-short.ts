@@ -219,6 +219,7 @@ export const renderShort: TaskHandler<'render-short'> = {
       ctx.log.info('loudness measured', { renderId: p.renderId, ...spec.loudness });
     }
     const durationSec = spec.edit?.cuts.length ? editedDuration(spec.edit) : p.endTime - p.startTime;
+    spec.thumbnail = { path: path.join(ctx.workDir, 'render.jpg'), atSec: thumbnailTime(durationSec) };
     const rendered = await encodeRender(ctx, spec, durationSec, (f) =>
       ctx.progress(stageProgress(RENDER_STAGES, 'rendering', f), 'rendering'),
     );
@@ -227,6 +228,7 @@ export const renderShort: TaskHandler<'render-short'> = {
       captionScript: assPathFor(spec),
       jumpCuts: spec.edit?.cuts.length ? spec.edit : null,
       rendered,
+      encodedThumbnail: spec.thumbnail.path,
     });
   },
 };
@@ -334,6 +336,8 @@ async function finishRender(
     storedCaptionsKey?: string | null;
     /** The output as its encode probed it (a joined render is probed here). */
     rendered?: ProbeResult;
+    /** Where the encode wrote the thumbnail, if it did (a render in one pass). */
+    encodedThumbnail?: string;
   },
 ): Promise<TaskResult<'render-short'>> {
   const p = ctx.payload;
@@ -352,12 +356,15 @@ async function finishRender(
   // other this host's CPU (a third of a second of a 45 s render's).
   const video = ctx.upload(out, renderShortOutputs.video(p.renderId), 'video/mp4');
   const thumbnail = (async () => {
-    const thumb = path.join(ctx.workDir, 'render.jpg');
-    // Half a second in, or half-way through an output shorter than a second (jump cuts can make
-    // one): a seek past the end writes no picture, and the render would fail for want of it.
-    const started = performance.now();
-    await grabThumbnail(ctx.config.ffmpegPath, out, thumb, Math.min(0.5, rendered.durationSec / 2), ctx.signal);
-    ctx.log.debug('thumbnail grabbed', { renderId: p.renderId, seconds: secondsSince(started) });
+    let thumb = made.encodedThumbnail;
+    // The encode wrote none where its output ended before the thumbnail's time (a rate or a cut the
+    // plan did not foresee); a joined render's is taken from the joined file.
+    if (!thumb || !(await nonEmpty(thumb))) {
+      thumb = path.join(ctx.workDir, 'render.jpg');
+      const started = performance.now();
+      await grabThumbnail(ctx.config.ffmpegPath, out, thumb, thumbnailTime(rendered.durationSec), ctx.signal);
+      ctx.log.debug('thumbnail grabbed', { renderId: p.renderId, seconds: secondsSince(started) });
+    }
     return await ctx.upload(thumb, renderShortOutputs.thumbnail(p.renderId), 'image/jpeg');
   })();
   const captionsUpload = hasScript ? ctx.upload(captionScript!, renderShortOutputs.captions(p.renderId), 'text/x-ssa') : undefined;
@@ -379,6 +386,16 @@ async function finishRender(
     encoder,
   };
 }
+
+/** Half a second in, or half-way through an output shorter than a second (jump cuts can make one):
+ *  past the end there is no picture, and the render would fail for want of it. */
+const thumbnailTime = (durationSec: number): number => Math.min(0.5, durationSec / 2);
+
+const nonEmpty = (file: string): Promise<boolean> =>
+  stat(file).then(
+    (s) => s.size > 0,
+    () => false,
+  );
 
 export const secondsSince = (start: number): number => Number(((performance.now() - start) / 1000).toFixed(3));
 
