@@ -19,6 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { isBundledFfmpeg, processMediaTools, toolEnv } from '@shorts/common/media/tools';
 import { prepareRender, type RenderSpec } from '../node-agent/src/media/render-args.js';
+import { gopFramesFor } from '../node-agent/src/media/render-chunks.js';
 import { makeLogo, makeSourceVideo } from './source-video.js';
 import { largestWindow } from '@shorts/common/reframe/camera';
 import { resolveCaptionStyle } from '@shorts/common/render/presets';
@@ -136,6 +137,8 @@ try {
       workDir: dir,
       sourceWidth: 1920,
       sourceHeight: 1080,
+      // As the agent renders every short: keyframes where a chunk could start (render-chunks.ts).
+      gopFrames: gopFramesFor(30),
     };
     const args = await prepareRender(spec);
     let bare: Cost = { wallSec: Infinity, cpuSec: Infinity };

@@ -112,6 +112,20 @@ test('the first chunk, which also encodes the sound, gets that much less video; 
   t.deepEqual(three, [480, 660, 660]);
 });
 
+test('the last, partial keyframe interval counts as the work it is: a 45 s render in two is cut at 22 s, not 20 s', (t) => {
+  const frames = source(30, 1, 15360, 50);
+  const framesOf = (share: number, chunks = 2) =>
+    planChunkCuts(frames, { start: 0, end: 45, chunks, gopFrames: 60, firstChunkExtraShare: share })!.map(
+      (cut) => cut.keepFrames ?? kept(frames, cut.fromUs, cut.toUs).length,
+    );
+  // 22.5 keyframe intervals. With the sound (5 %: 1.125 of them), 23.625 of work: 11.8 each, so the
+  // first chunk renders 11 intervals (660 frames) and the second 690; counted as 22 whole intervals,
+  // the first rendered 10 (600) and the second 750, and the render waited for the second.
+  t.deepEqual(framesOf(0.05), [660, 690]);
+  // In three: 7.875 intervals of work each; counted whole, the last got 8.5 (510 frames).
+  t.deepEqual(framesOf(0.05, 3), [420, 480, 450]);
+});
+
 test("each chunk gets video in proportion to its agent's measured speed, the sound's chunk its share less", (t) => {
   const frames = source(30, 1, 15360, 70);
   const framesOf = (speeds: number[], share = 0, chunks = speeds.length) =>

@@ -352,8 +352,8 @@ async function finishRender(
     : false;
   ctx.progress(stageProgress(RENDER_STAGES, 'uploading'), 'uploading');
   // Nothing is awaited between starting these and settleAll, so no failure goes unhandled meanwhile.
-  // The video goes up while its thumbnail is taken: the one is the network's and the store's, the
-  // other this host's CPU (a third of a second of a 45 s render's).
+  // The video goes up while a thumbnail the encode did not write is taken: the one is the network's
+  // and the store's, the other this host's CPU (a third of a second of a 45 s render's).
   const video = ctx.upload(out, renderShortOutputs.video(p.renderId), 'video/mp4');
   const thumbnail = (async () => {
     let thumb = made.encodedThumbnail;
