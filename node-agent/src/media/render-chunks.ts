@@ -212,7 +212,7 @@ export function planChunkCuts(
   const firsts = [0];
   const fromsUs = [startUs];
   const clocksUs = [0];
-  const startGops = chunkStartGops(gops, o, shown.length / o.gopFrames);
+  const startGops = chunkStartGops(shown.length / o.gopFrames, o);
   for (let k = 1; k < o.chunks; k++) {
     const gopIndex = startGops[k]!;
     const first = shown[gopIndex * o.gopFrames]!;
@@ -248,15 +248,12 @@ export function planChunkCuts(
  * The GOP each chunk starts at (0 for the first), so that all chunks end together: each gets video
  * in proportion to its agent's speed (`speeds`, relative; all alike when absent), and the first that
  * much less for its other work (`firstChunkExtraShare`, the render's sound: a share of the whole
- * video's work, done at the first chunk's speed). Every chunk keeps at least one of the `gops` whole
- * GOPs; `lengthGops` is the video's length in GOPs, the last partial one counted (the last chunk's
- * work too: a 45 s render at 2 s GOPs is 22.5 of them).
+ * video's work, done at the first chunk's speed). `lengthGops` is the video's length in GOPs, the
+ * last partial one counted (the last chunk's work too: a 45 s render at 2 s GOPs is 22.5 of them);
+ * every chunk keeps at least one of its whole GOPs.
  */
-export function chunkStartGops(
-  gops: number,
-  o: Pick<ChunkPlan, 'chunks' | 'firstChunkExtraShare' | 'speeds'>,
-  lengthGops = gops,
-): number[] {
+export function chunkStartGops(lengthGops: number, o: Pick<ChunkPlan, 'chunks' | 'firstChunkExtraShare' | 'speeds'>): number[] {
+  const gops = Math.floor(lengthGops);
   const speed = (k: number) => {
     const v = o.speeds?.[k];
     return v !== undefined && Number.isFinite(v) && v > 0 ? v : 1;
@@ -302,7 +299,7 @@ function planConstantRateCuts(frames: SourceFrames, o: ChunkPlan & { constantRat
   const total = slot(inRender.length - 1) + 1 - first;
   const gops = Math.floor(total / o.gopFrames);
   if (o.chunks < 2 || gops < o.chunks || inRender.length < 2) return null;
-  const startGops = chunkStartGops(gops, o, total / o.gopFrames);
+  const startGops = chunkStartGops(total / o.gopFrames, o);
   // Output slot, the source frame it shows, and the cut before that frame, for each chunk after the first.
   const starts: Array<{ slot: number; frame: number; fromUs: number }> = [{ slot: first, frame: 0, fromUs: startUs }];
   for (let k = 1; k < o.chunks; k++) {
