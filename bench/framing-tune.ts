@@ -2,8 +2,9 @@
 // analysed once and what attribution decides from (faces, mouths, speech, the voice's envelope) kept
 // (FRAMING_CACHE/evidence); every setting tried then replays only attribution, the camera and the
 // score, milliseconds a scene.
-//   npm run bench:framing:tune -- --per-family N [--from K] [--family a,b] [--try '{"switchCost":[0.4,0.6]}'] [--split heldout] [--each] [--explain]
-// (--each prints every scene's figures; --explain why each scene misses what it misses: framing/explain.ts.)
+//   npm run bench:framing:tune -- --per-family N [--from K] [--family a,b] [--try '{"switchCost":[0.4,0.6]}'] [--split heldout] [--each] [--explain] [--trace T0-T1]
+// (--each prints every scene's figures; --explain why each scene misses what it misses: framing/explain.ts;
+// --trace what attribution weighed for each track at each sample from T0 to T1 s, stage by stage.)
 // Tune on the development split only. `--split heldout` is for reporting the chosen setting on scenes
 // it was not tuned on (kept evidence is valid while detection itself is unchanged; bench:framing runs
 // everything afresh).
@@ -15,7 +16,7 @@ import { planReframe } from '@shorts/common/reframe/camera';
 import { DEFAULT_DIRECTOR } from '@shorts/common/reframe/director';
 import type { ShortDetections } from '@shorts/common/reframe/types';
 import type { SpeakerEvidence } from '../node-agent/src/reframe/detect-shorts.js';
-import { attributeSpeakers, type AttributionOptions } from '../node-agent/src/reframe/speakers.js';
+import { attributeSpeakers, type AttributionOptions, type AttributionTrace } from '../node-agent/src/reframe/speakers.js';
 import { readWavRange } from '../node-agent/src/reframe/speech.js';
 import { voiceChunks, type VoiceChunk } from '../node-agent/src/reframe/voices.js';
 import { credibleTracks, type CredibleTrackOptions } from '../node-agent/src/reframe/tracks.js';
@@ -28,6 +29,9 @@ import { explainScene } from './framing/explain.js';
 
 const { split, perFamily, first, families, cacheDir } = sceneSelection();
 const grid = JSON.parse(arg('try') ?? '{}') as Record<string, number[]>;
+const traceSpan = arg('trace')?.split('-').map(Number);
+if (traceSpan && !(traceSpan.length === 2 && traceSpan[1]! > traceSpan[0]!))
+  throw new Error(`--trace takes a span of seconds, T0-T1, not ${arg('trace')}`);
 const evidenceDir = path.join(cacheDir, 'evidence');
 await mkdir(evidenceDir, { recursive: true });
 
@@ -93,18 +97,39 @@ function credible(scene: Kept, options: Partial<CredibleTrackOptions>): Pick<Kep
   };
 }
 
+/** Prints each stage of attribution over [from, to) s: a row a sample (S where speech is heard), a column
+ *  a track. */
+function traceOf(
+  scene: string,
+  tracks: Array<{ id: number }>,
+  speech: Array<{ start: number; end: number }>,
+  [from, to]: [number, number],
+): AttributionTrace {
+  return (stage, grid, values) => {
+    console.log(`${scene}, ${stage} (tracks ${tracks.map((t) => t.id).join(', ')})`);
+    grid.forEach((t, i) => {
+      if (t < from || t >= to) return;
+      const heard = speech.some((s) => t >= s.start && t < s.end) ? 'S' : ' ';
+      console.log(`  ${t.toFixed(2).padStart(6)} ${heard} ${values.map((v) => v[i]!.toFixed(2).padStart(5)).join(' ')}`);
+    });
+  };
+}
+
 for (const options of settings) {
   const scores: SceneScore[] = scenes.map((scene) => {
     const { labels, stageSec, voices } = scene;
     const { evidence, detections } = credible(scene, options);
     const envelope = { ...evidence.envelope, values: Float32Array.from(evidence.envelope.values) };
-    const turns = attributeSpeakers(evidence.tracks, evidence.speech, evidence.range, evidence.fps, options, envelope, voices).map((t) => ({
-      start: Number(t.start.toFixed(3)),
-      end: Number(t.end.toFixed(3)),
-      trackId: t.trackId,
-      ...(t.confidence !== undefined ? { confidence: t.confidence } : {}),
-      ...(t.runnerUp !== undefined ? { runnerUp: t.runnerUp } : {}),
-    }));
+    const trace = traceSpan && traceOf(`${labels.family} ${labels.seed}`, evidence.tracks, evidence.speech, traceSpan as [number, number]);
+    const turns = attributeSpeakers(evidence.tracks, evidence.speech, evidence.range, evidence.fps, options, envelope, voices, trace).map(
+      (t) => ({
+        start: Number(t.start.toFixed(3)),
+        end: Number(t.end.toFixed(3)),
+        trackId: t.trackId,
+        ...(t.confidence !== undefined ? { confidence: t.confidence } : {}),
+        ...(t.runnerUp !== undefined ? { runnerUp: t.runnerUp } : {}),
+      }),
+    );
     const reframe = planReframe({ ...detections, turns }, DEFAULT_DIRECTOR, { width: 1080, height: 1920 });
     if (process.argv.includes('--explain')) console.log(explainScene(labels, evidence.tracks, turns, reframe, detections.shots));
     return scoreScene(labels, reframe, stageSec);

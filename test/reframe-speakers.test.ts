@@ -225,6 +225,53 @@ test("who speaks: a new speaker wins the voice as they start, not once the last 
   t.true(turns[1]!.start - 3.6 <= 0.35, `track 1 from ${turns[1]!.start} s`);
 });
 
+test('who speaks: the trace shows each stage attribution weighs, in order, ending on the figures the choice is made from', (t) => {
+  const fps = 8;
+  const seconds = 6;
+  // Track 0 talks 1-5 s, its lips opening and closing with the voice's syllables; track 1 barely moves.
+  const loudness = (s: number) => 0.3 + 0.7 * Math.abs(Math.sin(Math.PI * ((4 * s) % 1)));
+  const heard = (s: number) => s >= 1 && s < 5;
+  const open = (who: number, i: number) => (who === 0 && heard(i / fps) ? loudness(i / fps) : 0.03 + 0.01 * Math.sin(3 * i + who));
+  const track = (who: number): MouthTrack => {
+    const still = syntheticTrack(who, fps, seconds, () => 0);
+    return {
+      ...still,
+      samples: still.samples.map((sample, i) => ({
+        ...sample,
+        mouthOpen: open(who, i),
+        mouthActivity: Math.abs(open(who, i) - open(who, i - 1)) + 0.01,
+      })),
+    };
+  };
+  const rate = 100;
+  const values = Float32Array.from({ length: seconds * rate }, (_, i) => (heard(i / rate) ? -40 + 30 * loudness(i / rate) : -60));
+  const stages: string[] = [];
+  let last: Float64Array[] = [];
+  let grid: number[] = [];
+  const turns = attributeSpeakers(
+    [track(0), track(1)],
+    [{ start: 1, end: 5 }],
+    { start: 0, end: seconds },
+    fps,
+    {},
+    { start: 0, rate, values },
+    [],
+    (stage, g, signals) => {
+      stages.push(stage);
+      last = signals.map((v) => Float64Array.from(v));
+      grid = g;
+    },
+  );
+  t.deepEqual(stages, ['relative activity', 'after silence contrast', 'lip-sync weights', 'after lip sync', 'after voices']);
+  t.deepEqual(
+    turns.map((x) => x.trackId),
+    [0],
+  );
+  // What the choice was made from: the talker's figure over the speech well ahead of the still face's.
+  const during = (k: number) => grid.flatMap((g, i) => (heard(g) ? [last[k]![i]!] : [])).reduce((a, b) => a + b, 0);
+  t.true(during(0) > 2 * during(1), `${during(0)} against ${during(1)}`);
+});
+
 /** The track whose boxes sit in the panel of GRID person `person`. */
 function trackOf(d: ShortDetections, video: ComposedVideo, person: 0 | 1): number | undefined {
   const panel = video.panels[person];

@@ -131,6 +131,12 @@ export const DEFAULT_ATTRIBUTION: AttributionOptions = {
   motionSyncWeight: 0.75,
 };
 
+/** What attribution weighs, stage by stage (bench:framing:tune --trace): each track's values on the
+ *  sample grid, NaN where the track is absent. The arrays are attribution's own: read them, do not keep
+ *  or change them. */
+export type AttributionTrace = (stage: AttributionStage, grid: number[], values: Float64Array[]) => void;
+export type AttributionStage = 'relative activity' | 'after silence contrast' | 'lip-sync weights' | 'after lip sync' | 'after voices';
+
 /** Centred moving mean of the track's activity on the sample grid; NaN where the track is absent. */
 function smoothedActivity(track: FaceTrack, grid: number[], fps: number, smoothSec: number): Float64Array {
   const raw = activityOnGrid(track, grid, fps);
@@ -496,6 +502,7 @@ export function attributeSpeakers(
   options: Partial<AttributionOptions> = {},
   envelope?: SpeechEnvelope,
   voices: VoiceChunk[] = [],
+  trace?: AttributionTrace,
 ): SpeakerTurn[] {
   const o = { ...DEFAULT_ATTRIBUTION, ...options };
   if (!speech.length) return [];
@@ -513,6 +520,7 @@ export function attributeSpeakers(
     const rest = lipsReadable(tracks[k]!) ? o.restPrior : restLevel(signal, grid, speech, fps, o);
     for (let i = 0; i < n; i++) signal[i] = Math.min(o.maxRelative, signal[i]! / rest);
   });
+  trace?.('relative activity', grid, signals);
   // Only faces whose lips can be read: a small face's mouth signal is mostly detector noise, the same
   // in silence as in speech (on the development panels it cost a third of the turns).
   applySilenceContrast(
@@ -531,11 +539,15 @@ export function attributeSpeakers(
       n,
       o,
     );
+    trace?.('after silence contrast', grid, signals);
+    trace?.('lip-sync weights', grid, weights);
     signals.forEach((signal, k) => {
       for (let i = 0; i < n; i++) signal[i] = signal[i]! * weights[k]![i]!;
     });
+    trace?.('after lip sync', grid, signals);
   }
   lendByVoice(signals, grid, voices, o);
+  trace?.('after voices', grid, signals);
   const states = tracks.length + 1; // the last state is "nobody visible speaks"
   const NONE = tracks.length;
   const dt = 1 / fps;
