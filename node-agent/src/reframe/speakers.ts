@@ -529,6 +529,7 @@ export function attributeSpeakers(
     speech,
     o,
   );
+  trace?.('after silence contrast', grid, signals);
   if (envelope && envelope.values.length) {
     const lagStep = 0.01;
     const lags = Math.round(o.maxLagSec / lagStep);
@@ -539,7 +540,6 @@ export function attributeSpeakers(
       n,
       o,
     );
-    trace?.('after silence contrast', grid, signals);
     trace?.('lip-sync weights', grid, weights);
     signals.forEach((signal, k) => {
       for (let i = 0; i < n; i++) signal[i] = signal[i]! * weights[k]![i]!;
