@@ -62,6 +62,22 @@ test('hard cuts are found on their exact first frame', async (t) => {
   t.is(shots.at(-1)!.end, 12);
 });
 
+test('cuts with a flash frame at the join, into a picture still settling, are found on the flash frame', async (t) => {
+  // ffmpeg's scene score rises on three frames in a row at the first cut (the bare set, then a random
+  // pattern changing fast as it settles): a cut, not a gradual change. The second has a black frame.
+  const video = await composePictureEdits(dir, 'ragged-cuts', 12);
+  const shots = await shotsOf(video.videoPath, 12);
+  t.deepEqual(
+    shots.map((s) => s.transition),
+    ['start', 'cut', 'cut'],
+    JSON.stringify(shots.map(({ motion: _, ...s }) => s)),
+  );
+  shots.slice(1).forEach((shot, i) => {
+    const flash = video.cuts[i]!;
+    t.true(Math.abs(shot.start - flash) < 1 / video.fps, `flash frame at ${flash}, shot starts ${shot.start}`);
+  });
+});
+
 test('a dissolve is one transition, as a span over the blend', async (t) => {
   const video = await composePictureEdits(dir, 'dissolve', 12);
   const shots = await shotsOf(video.videoPath, 12);

@@ -167,18 +167,21 @@ async function joinShots(files: string[], out: string): Promise<void> {
  * Plain pictures for the shot detector, `seconds` long at 25 fps, 1280x720, with a voice-less tone:
  * `still` a slowly drifting test picture (no edit), `flash` the same with white frames, `fade` it faded
  * to black and back in (one shot), `dissolve` one picture dissolving into another over 1 s, `cuts`
- * three pictures joined by hard cuts.
+ * three pictures joined by hard cuts, `ragged-cuts` three joined with a frame of something else at
+ * each join (`cuts` are then those frames' times).
  */
 export async function composePictureEdits(
   dir: string,
-  kind: 'still' | 'flash' | 'fade' | 'dissolve' | 'cuts',
+  kind: 'still' | 'flash' | 'fade' | 'dissolve' | 'cuts' | 'ragged-cuts',
   seconds = 12,
-): Promise<{ videoPath: string; cuts: number[]; dissolves: Array<{ start: number; end: number }> }> {
+): Promise<{ videoPath: string; fps: number; cuts: number[]; dissolves: Array<{ start: number; end: number }> }> {
   const videoPath = path.join(dir, `pictures-${kind}.mp4`);
   const size = '1280x720';
+  // The ragged cuts are at 60 fps, where a cut's rise in the scene score spreads over several frames.
+  const fps = kind === 'ragged-cuts' ? 60 : EDIT_FPS;
   // A drifting, slowly zooming picture: what a still camera on a moving scene gives the detector.
   const drifting = (src: string, d: number) =>
-    `${src}=s=1920x1080:r=${EDIT_FPS}:d=${d},zoompan=z='1.1+0.05*sin(on/40)':x='iw/2-iw/zoom/2+30*sin(on/25)':y='ih/2-ih/zoom/2':d=1:s=${size}:fps=${EDIT_FPS}`;
+    `${src}=s=1920x1080:r=${fps}:d=${d},zoompan=z='1.1+0.05*sin(on/40)':x='iw/2-iw/zoom/2+30*sin(on/25)':y='ih/2-ih/zoom/2':d=1:s=${size}:fps=${fps}`;
   let graph: string;
   const cuts: number[] = [];
   const dissolves: Array<{ start: number; end: number }> = [];
@@ -213,6 +216,23 @@ export async function composePictureEdits(
       cuts.push(third, 2 * third);
       break;
     }
+    case 'ragged-cuts': {
+      // Cuts as edited uploads have them. First, the people leave the frame one frame before the cut
+      // (a flash frame of the bare set, left by the editor) and the new shot is a picture that changes
+      // fast in its first frames (a random Game of Life settling): ffmpeg's scene score then rises on
+      // three frames in a row. Then a black frame between two shots.
+      const third = Math.round((seconds / 3) * fps) / fps;
+      const frame = 1 / fps;
+      const set = `color=c=0x6e8e41:s=${size}:r=${fps}`;
+      graph =
+        `${set}:d=${third - frame}[bg];testsrc2=s=480x360:r=${fps}:d=${third - frame}[p];[bg][p]overlay=x=400:y=180[a];` +
+        `${set}:d=${frame}[f];` +
+        `life=s=320x180:r=${fps}:ratio=0.3:mold=10:seed=1:life_color=0xe0c070:death_color=0x203050,scale=${size}:flags=neighbor,trim=duration=${third - frame},setsar=1[b];` +
+        `color=c=black:s=${size}:r=${fps}:d=${frame}[k];${drifting('rgbtestsrc', seconds - 2 * third)}[c];` +
+        `[a][f][b][k][c]concat=n=5:v=1[v]`;
+      cuts.push(third - frame, 2 * third - frame);
+      break;
+    }
   }
   await run(FFMPEG, [
     '-y',
@@ -227,8 +247,8 @@ export async function composePictureEdits(
     String(seconds),
     ...x264(20),
     '-g',
-    String(EDIT_FPS * 2),
+    String(fps * 2),
     videoPath,
   ]);
-  return { videoPath, cuts, dissolves };
+  return { videoPath, fps, cuts, dissolves };
 }

@@ -27,6 +27,10 @@ const SPIKE_OVER_REST = 3;
 const SPIKE_MIN_SCORE = 0.03;
 /** The frame beside the spike that takes at least this share of its score is part of the cut. */
 const PAIR_SHARE = 0.2;
+/** Out of a still picture, frames this close to the spike (seconds, either side) are the cut's own: a
+ *  flash frame the editor left at the join and a new picture that changes fast in its first frames
+ *  raise the score on three frames in a row at 50-60 fps (at 24-30 fps, the frame either side). */
+const SPIKE_SPREAD_SEC = 0.05;
 /** Between two cuts the picture settles: some step between samples falls under this. A whip pan
  *  changes every sample until it lands, and is one cut (on its first frame), not one per sample. */
 const SETTLED_CHANGE = 0.5 * CUT_MIN_CHANGE;
@@ -111,7 +115,7 @@ export class ShotTracker {
       const after = s[i + 1];
       if (after && difference(s[i - 1]!.thumb, after.thumb) < CUT_PERSISTS * step) continue;
       if (i >= 2 && difference(s[i - 2]!.thumb, s[i]!.thumb) < CUT_PERSISTS * step) continue;
-      const frame = spikeBetween(scores, s[i - 1]!.time, s[i]!.time);
+      const frame = spikeBetween(scores, s[i - 1]!.time, s[i]!.time, steps[i - 1]! < SETTLED_CHANGE);
       if (frame === undefined) continue; // gradual: a dissolve or a pan
       const previous = found.at(-1);
       if (previous && steps.slice(previous.index + 1, i).every((x) => x >= SETTLED_CHANGE)) continue; // still the same whip
@@ -138,6 +142,9 @@ export class ShotTracker {
       const last = j;
       i = j;
       if (last - first < 3 || s[last]!.time - s[first]!.time > DISSOLVE_MAX_SEC + 1e-6) continue;
+      // Changes that start on a cut's first sample are the new picture settling (a random pattern,
+      // a camera finding its exposure): a dissolve starts from a shot already on screen.
+      if (isCut.has(first)) continue;
       if (difference(s[first]!.thumb, s[last]!.thumb) < DISSOLVE_MIN_CHANGE) continue;
       // A fade out and in: two blends meeting at the darkest sample.
       let darkest = first + 1;
@@ -277,8 +284,10 @@ function isBlend(s: Sample[], a: number, b: number): boolean {
 /** The frame between two sample times whose scene score spikes above all others there, if one does.
  *  A cut may take two frames (a blended frame at the join of a frame-rate conversion, or a new shot
  *  whose picture settles a frame late): the spike is then the pair, compared with the frames around
- *  it, and the cut is the pair's first frame. A dissolve or a pan raises every frame in the span. */
-function spikeBetween(scores: SceneScore[], from: number, to: number): SceneScore | undefined {
+ *  it, and the cut is the pair's first frame. Out of a still picture (`fromStill`) it may take three
+ *  (SPIKE_SPREAD_SEC); a shaking camera raises the frames beside its jolts too, so not out of a moving
+ *  one. A dissolve or a pan raises every frame in the span. */
+function spikeBetween(scores: SceneScore[], from: number, to: number, fromStill: boolean): SceneScore | undefined {
   // ffmpeg's fps filter hands each sample tick the frame its timestamp rounds to: the frame shown may
   // be up to half a sampling step later or earlier than the tick it is labelled with. A cut just after
   // a tick is seen in that tick's sample; looking no further than a source frame beyond it missed the
@@ -296,7 +305,9 @@ function spikeBetween(scores: SceneScore[], from: number, to: number): SceneScor
   const after = within[k + 1];
   const partner = (before?.score ?? 0) >= (after?.score ?? 0) ? before : after;
   const paired = partner !== undefined && partner.score >= PAIR_SHARE * top.score;
-  const rest = within.filter((f, i) => i !== k && !(paired && f === partner)).reduce((m, f) => Math.max(m, f.score), 0);
+  const ownFrame = (f: SceneScore, i: number) =>
+    i === k || (paired && f === partner) || (fromStill && Math.abs(f.time - top.time) <= SPIKE_SPREAD_SEC + 0.001);
+  const rest = within.filter((f, i) => !ownFrame(f, i)).reduce((m, f) => Math.max(m, f.score), 0);
   if (top.score < SPIKE_OVER_REST * rest) return undefined;
   return paired && partner.time < top.time ? partner : top;
 }
