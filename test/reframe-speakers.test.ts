@@ -179,6 +179,30 @@ test("who speaks: the moving mouth during speech, no flicker on a listener's sho
   );
 });
 
+test('who speaks: a listener whose mouth is busy wins their own turn, where it moves far more; a mouth as busy in silence as in speech does not', (t) => {
+  const fps = 8;
+  const speech = [
+    { start: 0.5, end: 4 },
+    { start: 7, end: 11 },
+  ];
+  const range = { start: 0, end: 12 };
+  const talks = (s: number) => 0.12 + 0.05 * Math.sin(s * 20);
+  // Track 0 talks first. Track 1's mouth moves all the while it listens (chewing, mouthing along:
+  // near the cap of what attribution counts), then it talks, its mouth moving three times as much.
+  const first = syntheticTrack(0, fps, 12, (s) => (s < 4 ? talks(s) : 0.01));
+  const busy = syntheticTrack(1, fps, 12, (s) => (s >= 7 && s < 11 ? 0.5 + 0.05 * Math.sin(s * 20) : 0.17));
+  t.deepEqual(
+    attributeSpeakers([first, busy], speech, range, fps).map((x) => x.trackId),
+    [0, 1],
+  );
+  // A mouth that moves as much in the silences as during the second stretch is no sign of its speech.
+  const always = syntheticTrack(1, fps, 12, (s) => (s >= 4 ? 0.5 + 0.05 * Math.sin(s * 20) : 0.01));
+  t.deepEqual(
+    attributeSpeakers([first, always], speech, range, fps).map((x) => x.trackId),
+    [0, null],
+  );
+});
+
 test("who speaks: a new speaker wins the voice as they start, not once the last speaker's match with it has faded", (t) => {
   const fps = 8;
   const seconds = 8;

@@ -71,6 +71,9 @@ export interface AttributionOptions {
   /** A face's mouth counts in full in a stretch of speech when it moves at most this share as much
    *  in the silence around it as during it, and for nothing when it moves as much; 0 turns it off. */
   silenceContrast: number;
+  /** The silence contrast compares activity (in units of rest) capped here, not at maxRelative: a face
+   *  whose mouth is busy while it listens (near maxRelative already) shows its speech only above it. */
+  silenceContrastCap: number;
   /** How far the faces that other pieces of speech in the same voice did not vote for are held back
    *  (lendByVoice), 0 to 1; 0 turns voices off. */
   voicePool: number;
@@ -111,6 +114,10 @@ export const DEFAULT_ATTRIBUTION: AttributionOptions = {
   silenceReachSec: 1,
   silenceGuardSec: 0.5,
   silenceContrast: 0.3,
+  // Dev (20 scenes each of panel, muted-listener, edited, motion): 5, 8 and 1000 read alike; 3 (the
+  // signals' own cap) took dev panel 18 to 75 %, its speaker's mouth busy while listening (see
+  // bench/README, 2026-12-01, second session). 10 keeps a detector glitch from swamping the means.
+  silenceContrastCap: 10,
   // Tuned on bench:framing's development scenes (seeds 0-6 of turns, muted-listener, panel and
   // off-screen): a looser voice distance lent across two voices (1.2 in muted-listener scenes, 0.8
   // and 1.0 from an off-screen narrator to an on-screen speaker).
@@ -389,12 +396,19 @@ function syncWeights(matches: Array<LipMatch | undefined>, moving: Float64Array[
 /**
  * Whose mouth starts and stops with each stretch of speech: a speaker's lips rest in the silences
  * around what they say, while a listener who mouths along, chews or laughs moves them there as much
- * as during it. Each face's activity over a stretch is scaled by that contrast (in place), so the
+ * as during it. The contrast is judged on `levels` (the same activity, capped higher: see
+ * silenceContrastCap) and each face's `signals` over a stretch are scaled by it (in place), so the
  * listener's moving mouth cannot outweigh the speaker's even where their movement happens to match
  * the voice's rhythm (two sentences of the same shape do). A stretch with too little silence around
  * it to judge keeps its activity.
  */
-function applySilenceContrast(signals: Float64Array[], grid: number[], speech: Interval[], o: AttributionOptions): void {
+function applySilenceContrast(
+  signals: Float64Array[],
+  levels: Float64Array[],
+  grid: number[],
+  speech: Interval[],
+  o: AttributionOptions,
+): void {
   if (!(o.silenceContrast > 0)) return;
   const minSamples = 3;
   const fps = grid.length > 1 ? 1 / (grid[1]! - grid[0]!) : 1;
@@ -415,7 +429,7 @@ function applySilenceContrast(signals: Float64Array[], grid: number[], speech: I
       )
         around.push(i);
     });
-    return signals.map((signal, k) => {
+    return levels.map((signal, k) => {
       const during = inside.map((i) => signal[i]!).filter((v) => !Number.isNaN(v));
       // Not the first or last moments of a track: a face just found or about to be lost (walking in,
       // dashing across) moves its mouth patch for reasons of its own.
@@ -516,15 +530,19 @@ export function attributeSpeakers(
   // lips can be read is judged against a typical rest, and synchrony with the voice decides between
   // such faces (measured on bench:framing's development scenes: their own rest there cost the
   // two-person and muted-listener scenes).
-  signals.forEach((signal, k) => {
+  const levels = signals.map((signal, k) => {
     const rest = lipsReadable(tracks[k]!) ? o.restPrior : restLevel(signal, grid, speech, fps, o);
+    const level = signal.map((v) => Math.min(o.silenceContrastCap, v / rest));
     for (let i = 0; i < n; i++) signal[i] = Math.min(o.maxRelative, signal[i]! / rest);
+    return level;
   });
   trace?.('relative activity', grid, signals);
   // Only faces whose lips can be read: a small face's mouth signal is mostly detector noise, the same
   // in silence as in speech (on the development panels it cost a third of the turns).
+  const readable = tracks.map((t) => lipsReadable(t));
   applySilenceContrast(
-    signals.filter((_, k) => lipsReadable(tracks[k]!)),
+    signals.filter((_, k) => readable[k]),
+    levels.filter((_, k) => readable[k]),
     grid,
     speech,
     o,
