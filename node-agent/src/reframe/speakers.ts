@@ -539,10 +539,9 @@ export function attributeSpeakers(
   trace?.('relative activity', grid, signals);
   // Only faces whose lips can be read: a small face's mouth signal is mostly detector noise, the same
   // in silence as in speech (on the development panels it cost a third of the turns).
-  const readable = tracks.map((t) => lipsReadable(t));
   applySilenceContrast(
-    signals.filter((_, k) => readable[k]),
-    levels.filter((_, k) => readable[k]),
+    signals.filter((_, k) => lipsReadable(tracks[k]!)),
+    levels.filter((_, k) => lipsReadable(tracks[k]!)),
     grid,
     speech,
     o,
