@@ -363,11 +363,35 @@ test('no face: the whole frame fitted over a blurred background, one still keyfr
 });
 
 test('a face too small to matter is the same as none', (t) => {
-  // 14 px of a 720 px frame: under MIN_FACE_HEIGHT_FRACTION (2.5 %; a panel's faces of 3 % are framed).
+  // 14 px of a 720 px frame (1.9 %): under MIN_FACE_HEIGHT_FRACTION (a panel's faces of 3 % are framed).
   const d = detections({ end: 5, faces: [{ id: 1, at: still(600, 300, 12, 14, 1) }], turns: [{ start: 0, end: 5, trackId: 1 }] });
   const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
   t.is(r.segments[0]!.layout, 'fit');
   t.is(r.keyframes.length, 1);
+});
+
+test('a panel speaker whose face the detector boxes at 2.4 % of the height is framed on their turns, not a neighbour', (t) => {
+  // Three people in one wide 1080p shot, faces of 3 % as composed; the detector's boxes read 26-34 px.
+  const people = [
+    { id: 0, at: still(1141, 552, 33, 33, 1) },
+    { id: 1, at: still(235, 556, 26, 26, 1) },
+    { id: 2, at: still(1669, 604, 29, 29, 1) },
+  ];
+  const turns = [
+    { start: 0.9, end: 2.5, trackId: 1, confidence: 0.5 },
+    { start: 3.2, end: 4.9, trackId: 0, confidence: 0.5 },
+    { start: 6.3, end: 11, trackId: 1, confidence: 0.5 },
+  ];
+  const d = detections({ width: 1920, height: 1080, end: 12, faces: people, turns });
+  const r = planReframe(d, DEFAULT_DIRECTOR, OUT);
+  assertSane(t, d, r);
+  for (const turn of turns) {
+    const time = turn.start + 1;
+    t.true(
+      contains(interpolate(r.keyframes, time), faceAt(d, turn.trackId, Math.round(time * 10) / 10)!),
+      `on track ${turn.trackId} at ${time} s`,
+    );
+  }
 });
 
 test('split screen: with two speakers allowed and two people taking turns, both stacked, the speaker on top', (t) => {
