@@ -42,7 +42,7 @@ async function recallOf(opts: WideShotOptions) {
     { ffmpegPath: FFMPEG, detector, log },
   );
   const recall = measureRecall(result!, shot.faces);
-  return { ...recall, faces: shot.faces, share: recall.found.map((n) => n / recall.frames) };
+  return { ...recall, result: result!, faces: shot.faces, share: recall.found.map((n) => n / recall.frames) };
 }
 
 test('zoomed tiles cover a 640x360 frame in overlapping rows and columns', (t) => {
@@ -90,3 +90,25 @@ withMedia(turnedName, async (t) => {
   r.share.forEach((share, k) => t.true(share >= 0.8, `turned face ${k + 1}: found in ${share}`));
   t.true(r.falsePerFrame <= 0.05);
 });
+
+withMedia(
+  'a cut in the picture behind a panel who stay where they are is no shot change: each person is one track across it',
+  async (t) => {
+    const r = await recallOf({ width: 1920, height: 1080, fractions: [0.06, 0.07, 0.08], seconds: 4, backdropCutAt: 2 });
+    t.deepEqual(
+      r.result.shots?.map((s) => s.transition),
+      ['start'],
+      `shots at ${r.result.shots?.map((s) => s.start).join(', ')}`,
+    );
+    // Each face is one track over (nearly) the whole short, not one before the cut and one after.
+    for (const face of r.faces) {
+      const own = r.result.tracks.filter((track) => {
+        const mid = track.samples[track.samples.length >> 1]!.box;
+        return Math.abs(mid.x + mid.width / 2 - face.cx) < face.height / 2 && Math.abs(mid.y + mid.height / 2 - face.cy) < face.height / 2;
+      });
+      t.is(own.length, 1, `the face at ${Math.round(face.cx)},${Math.round(face.cy)} is ${own.length} tracks`);
+      const span = own[0] ? own[0].samples.at(-1)!.time - own[0].samples[0]!.time : 0;
+      t.true(span >= 3.5, `its track spans ${span.toFixed(2)} s of 4`);
+    }
+  },
+);

@@ -49,6 +49,9 @@ export interface WideShotOptions {
    *  on the in-plane tilts (8-12 degrees at 1). */
   turn?: { narrow: number; keystone: number; tilt: number };
   name?: string;
+  /** The backdrop cuts at this second from flat grey to a moving test pattern, behind the people
+   *  (a background video's own cut), who stay as they are. */
+  backdropCutAt?: number;
 }
 
 // Which clip each panel shows, from when, and mirrored or not: three different pictures.
@@ -62,10 +65,20 @@ export async function composeWideShot(dir: string, opts: WideShotOptions): Promi
   const clips = gridClips();
   if (!clips) throw new Error('GRID clips not found (../shared/media)');
   const { width, height, fractions, seconds = 2, turned = false, turn = { narrow: 0.7, keystone: 0.12, tilt: 1 } } = opts;
+  const { backdropCutAt } = opts;
   const name =
-    opts.name ?? `wide-${width}x${height}-${fractions.join('-')}${turned ? `-turned-${turn.narrow}-${turn.keystone}-${turn.tilt}` : ''}`;
+    opts.name ??
+    `wide-${width}x${height}-${fractions.join('-')}${turned ? `-turned-${turn.narrow}-${turn.keystone}-${turn.tilt}` : ''}` +
+      `${backdropCutAt !== undefined ? `-cut-${backdropCutAt}` : ''}`;
   const even = (v: number) => 2 * Math.round(v / 2);
-  const filters = [`color=c=0x3a3a3a:s=${width}x${height}:r=${FPS}:d=${seconds}[bg0]`];
+  const filters =
+    backdropCutAt === undefined
+      ? [`color=c=0x3a3a3a:s=${width}x${height}:r=${FPS}:d=${seconds}[bg0]`]
+      : [
+          `color=c=0x3a3a3a:s=${width}x${height}:r=${FPS}:d=${backdropCutAt}[grey]`,
+          `testsrc2=s=${width}x${height}:r=${FPS}:d=${seconds - backdropCutAt}[pattern]`,
+          '[grey][pattern]concat=n=2:v=1:a=0[bg0]',
+        ];
   const faces: KnownFace[] = [];
   for (const [k, person] of PEOPLE.entries()) {
     const grid = GRID_FACE[person.clip]!;

@@ -6,7 +6,7 @@ import type { FaceDetection, FaceTrack, ShortDetections } from '@shorts/common/r
 import type { Logger } from '@shorts/common/logger';
 import type { FaceDetector } from './face-detector.js';
 import { analysisSize, sampleFrames, type SampledFrame } from './frames.js';
-import { cutFacePatches, mouthActivity, mouthOpenness, type FacePatches } from './mouth.js';
+import { cutFacePatches, mouthActivity, mouthOpenness, sameFaceLook, type FacePatches } from './mouth.js';
 import { attributeSpeakers, type MouthTrack } from './speakers.js';
 import { ShotTracker, type SceneScore } from './shots.js';
 import { readWavRange, speechInAudio, type Interval } from './speech.js';
@@ -28,6 +28,10 @@ export const LIP_READ_MIN_FACE_PX = 36;
  *  the movement is compared in the detail frame when both have it, else in the analysis frame. */
 export const DETAIL_SHORT_SIDE = 720;
 export const DETAIL_BELOW_FACE_PX = 48;
+/** A face after a cut is where one was before it when its centre is within this share of the face's
+ *  height of that one's, and as large when within this share of its height (samePeopleAcross). */
+const SAME_PLACE = 0.25;
+const SAME_SIZE = 0.8;
 
 export interface DetectShortsInput {
   sourceFile: string;
@@ -114,7 +118,11 @@ async function detectShort(
   const { frames, toSource } = seen;
   const t2 = performance.now();
 
-  const shots = seen.shotTracker.shots(range.start, range.end, seen.shotTracker.boundaries(seen.sceneScores), toSource);
+  // A cut behind people who stay where they are (a background's own cut) changes nothing framed.
+  const boundaries = seen.shotTracker
+    .boundaries(seen.sceneScores)
+    .filter((b) => b.transition !== 'cut' || !samePeopleAcross(frames[b.index - 1]?.faces ?? [], frames[b.index]?.faces ?? []));
+  const shots = seen.shotTracker.shots(range.start, range.end, boundaries, toSource);
   // No track crosses a shot boundary: a face at the same place after a cut is another shot's face.
   const linked = shots
     .flatMap((shot, k) => linkTracks(frames.slice(shot.firstSample, shots[k + 1]?.firstSample ?? frames.length)))
@@ -240,6 +248,37 @@ async function sampleAndDetect(
     onProgress(Math.min(1, (frame.time - range.start) / Math.max(1e-6, range.end - range.start)));
   }
   return { frames, toSource, sceneScores, shotTracker, detectMs, detections, patchMs };
+}
+
+/**
+ * Whether a cut left the people as they were: two or more faces on each side of it, as many after as
+ * before, each where one was, as large and alike to it. Only the picture behind them changed (a
+ * background video's own cut, a screen behind a panel), so it is no shot change: tracks go on
+ * across it, and neither attribution nor the camera starts afresh. One face is not enough: an
+ * interview cuts between close-ups of two people in the same place and size.
+ */
+function samePeopleAcross(
+  before: Array<{ face: FaceDetection; data: FacePatches }>,
+  after: Array<{ face: FaceDetection; data: FacePatches }>,
+): boolean {
+  if (before.length < 2 || after.length !== before.length) return false;
+  const unmatched = new Set(after.keys());
+  for (const a of before) {
+    const match = [...unmatched].find((j) => {
+      const b = after[j]!;
+      const height = Math.max(a.face.height, b.face.height);
+      const near = (p: number, q: number) => Math.abs(p - q) <= SAME_PLACE * height;
+      return (
+        near(a.face.x + a.face.width / 2, b.face.x + b.face.width / 2) &&
+        near(a.face.y + a.face.height / 2, b.face.y + b.face.height / 2) &&
+        Math.min(a.face.height, b.face.height) >= SAME_SIZE * height &&
+        sameFaceLook(a.data, b.data)
+      );
+    });
+    if (match === undefined) return false;
+    unmatched.delete(match);
+  }
+  return true;
 }
 
 /** Each linked track's samples in source pixels, with how much the mouth moved since the sample before. */

@@ -109,6 +109,13 @@ export function mouthOpenness(patches: FacePatches): number {
   return dark / count;
 }
 
+/** Whether two samples' faces look alike where a face keeps still (between the eyes and the nose
+ *  tip), compared as mouthActivity compares them: one person's face across a cut behind them, not
+ *  another person's in the same place. */
+export function sameFaceLook(prev: FacePatches, cur: FacePatches): boolean {
+  return shiftedDifference(prev.rigid, cur.rigid, RIGID) <= RIGID_CHANGED;
+}
+
 /** Mouth motion beyond the face's rigid motion between two samples (0 when the mouth is still). */
 export function mouthActivity(prev: FacePatches, cur: FacePatches): number {
   const mouth = shiftedDifference(prev.mouth, cur.mouth, MOUTH);
