@@ -1,4 +1,5 @@
 import test from 'ava';
+import { sleep } from '@shorts/common/retry';
 import { startCluster, waitFor, type TestCluster } from './helpers/cluster.js';
 import { serveFiles, type MediaServer } from './helpers/media.js';
 import { makeTalkVideo } from './helpers/talk-video.js';
@@ -53,7 +54,7 @@ test('a tenant whose receiver stalls every request does not delay another tenant
   const feeder = (async () => {
     while (feeding) {
       await failOne();
-      await new Promise((r) => setTimeout(r, 2000));
+      await sleep(2000);
     }
   })();
   const hook = await (async () => {
@@ -73,7 +74,7 @@ test('a tenant whose receiver stalls every request does not delay another tenant
       t.true(lateMs < 2000, `B's webhook arrived ${lateMs} ms after its job completed`);
       t.regex(received.body, new RegExp(created.body.id as string));
       // A claim a moment after B's delivery still shows A's slots busy around it.
-      await new Promise((r) => setTimeout(r, 1000));
+      await sleep(1000);
       return received;
     } finally {
       feeding = false;

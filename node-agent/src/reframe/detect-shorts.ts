@@ -13,7 +13,7 @@ import { readWavRange, speechInAudio, type Interval } from './speech.js';
 import { soundOnsets, speechEnvelope, type SpeechEnvelope } from './speech-envelope.js';
 import { voiceChunks, type VoiceChunk } from './voices.js';
 import { detectStrided } from './strided-detection.js';
-import { credibleTracks, linkTracks, type FrameFaces, type LinkedTrack } from './tracks.js';
+import { credibleTracks, linkTracks, matchFaces, type FrameFaces, type LinkedTrack } from './tracks.js';
 import { ZoomPassDetector } from './zoom-pass.js';
 
 /** Frames analysed per second of a short: enough to see syllables move the mouth (4-5 a second). */
@@ -257,28 +257,29 @@ async function sampleAndDetect(
  * across it, and neither attribution nor the camera starts afresh. One face is not enough: an
  * interview cuts between close-ups of two people in the same place and size.
  */
-function samePeopleAcross(
-  before: Array<{ face: FaceDetection; data: FacePatches }>,
-  after: Array<{ face: FaceDetection; data: FacePatches }>,
-): boolean {
+function samePeopleAcross(before: Array<FrameFace>, after: Array<FrameFace>): boolean {
   if (before.length < 2 || after.length !== before.length) return false;
-  const unmatched = new Set(after.keys());
-  for (const a of before) {
-    const match = [...unmatched].find((j) => {
-      const b = after[j]!;
-      const height = Math.max(a.face.height, b.face.height);
-      const near = (p: number, q: number) => Math.abs(p - q) <= SAME_PLACE * height;
-      return (
-        near(a.face.x + a.face.width / 2, b.face.x + b.face.width / 2) &&
-        near(a.face.y + a.face.height / 2, b.face.y + b.face.height / 2) &&
-        Math.min(a.face.height, b.face.height) >= SAME_SIZE * height &&
-        sameFaceLook(a.data, b.data)
-      );
-    });
-    if (match === undefined) return false;
-    unmatched.delete(match);
-  }
-  return true;
+  // Paired as the tracker pairs faces of consecutive samples, then held to tighter bounds: nobody moved.
+  const pairs = matchFaces(
+    before.map((f) => f.face),
+    after.map((f) => f.face),
+    1 / SAMPLE_FPS,
+  );
+  return pairs.length === before.length && pairs.every(([i, j]) => stayedPut(before[i]!, after[j]!));
+}
+
+type FrameFace = { face: FaceDetection; data: FacePatches };
+
+/** The same face in the same place at the same size, on either side of a cut. */
+function stayedPut(a: FrameFace, b: FrameFace): boolean {
+  const height = Math.max(a.face.height, b.face.height);
+  const near = (p: number, q: number) => Math.abs(p - q) <= SAME_PLACE * height;
+  return (
+    near(a.face.x + a.face.width / 2, b.face.x + b.face.width / 2) &&
+    near(a.face.y + a.face.height / 2, b.face.y + b.face.height / 2) &&
+    Math.min(a.face.height, b.face.height) >= SAME_SIZE * height &&
+    sameFaceLook(a.data, b.data)
+  );
 }
 
 /** Each linked track's samples in source pixels, with how much the mouth moved since the sample before. */
