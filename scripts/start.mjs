@@ -47,31 +47,34 @@ const fromSource = process.env.START_FROM_SOURCE === '1';
 const entry = (rel) =>
   fromSource ? ['--enable-source-maps', '--import', 'tsx', path.join(root, `${rel}.ts`)] : ['--enable-source-maps', dist(`${rel}.js`)];
 
-function admin(args) {
+/** Runs an admin command against the running coordinator's database (never one of its own: an admin
+ *  command that finds no database under DATA_DIR starts its Postgres, which, when npm start died as
+ *  one ran, left a second Postgres on the folder after the coordinator had stopped its own). */
+function admin(databaseUrl, args) {
   const out = execFileSync(process.execPath, [...entry('coordinator/src/cli/admin'), ...args, '--json'], {
     cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+    env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
     encoding: 'utf8',
   });
   return JSON.parse(out);
 }
 
 /** A local organization and one API key, made on the first start and kept under data/. */
-function localCredentials() {
+function localCredentials(databaseUrl) {
   const file = path.join(dataDir, 'local-credentials.json');
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
-  const org = admin(['org', 'create', '--name', 'Local', '--plan', 'business', '--credits', '1000']);
-  const key = admin(['key', 'issue', '--org', org.id, '--name', 'local']);
+  const org = admin(databaseUrl, ['org', 'create', '--name', 'Local', '--plan', 'business', '--credits', '1000']);
+  const key = admin(databaseUrl, ['key', 'issue', '--org', org.id, '--name', 'local']);
   const creds = { organizationId: org.id, apiKey: key.key };
   writeFileSync(file, JSON.stringify(creds, null, 2), { mode: 0o600 });
   return creds;
 }
 
 /** The web studio's local user (made once, owner of the local organization) and a fresh one-time sign-in link. */
-function studioSignIn(creds) {
+function studioSignIn(databaseUrl, creds) {
   const file = path.join(dataDir, 'local-credentials.json');
   if (!creds.userId) {
-    creds.userId = admin([
+    creds.userId = admin(databaseUrl, [
       'user',
       'create',
       '--email',
@@ -85,7 +88,7 @@ function studioSignIn(creds) {
     ]).id;
     writeFileSync(file, JSON.stringify(creds, null, 2), { mode: 0o600 });
   }
-  return admin(['user', 'login-link', '--user', creds.userId, '--ttl', '3600']).url;
+  return admin(databaseUrl, ['user', 'login-link', '--user', creds.userId, '--ttl', '3600']).url;
 }
 
 async function main() {
@@ -114,9 +117,10 @@ async function main() {
     detached: true,
   });
   say(`starting the coordinator (pid ${coordinator.pid})`);
-  let coordinatorStopDeadlineMs;
-  coordinator.on('message', (m) => {
-    if (m?.type === 'ready' && Number.isFinite(m.stopDeadlineMs)) coordinatorStopDeadlineMs = m.stopDeadlineMs;
+  const ready = new Promise((resolve) => {
+    coordinator.on('message', (m) => {
+      if (m?.type === 'ready') resolve(m);
+    });
   });
   const url = `http://127.0.0.1:${port}`;
   // Whatever fails from here on must not leave the coordinator running on its own.
@@ -124,9 +128,17 @@ async function main() {
     if (coordinator.exitCode === null) coordinator.kill('SIGTERM');
   });
   await waitForHealth(`${url}/healthz`, coordinator);
+  // Sent as it finishes starting, just after it first answers.
+  const { stopDeadlineMs: coordinatorStopDeadlineMs, databaseUrl } = await Promise.race([
+    ready,
+    new Promise((resolve, reject) => {
+      coordinator.once('exit', () => reject(new Error('the coordinator exited during start-up (see its log above)')));
+      setTimeout(() => reject(new Error('the coordinator answered but never said it was ready')), 60_000).unref();
+    }),
+  ]);
 
   const secrets = JSON.parse(readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
-  const creds = localCredentials();
+  const creds = localCredentials(databaseUrl);
 
   let stopping = false;
   let agent;
@@ -167,7 +179,7 @@ async function main() {
   say(`organization:      ${creds.organizationId}`);
   say(`API key:           ${creds.apiKey}`);
   say(`try: curl -H "Authorization: Bearer ${creds.apiKey}" ${url}/api/jobs`);
-  say(`web studio:        ${studioSignIn(creds)}`);
+  say(`web studio:        ${studioSignIn(databaseUrl, creds)}`);
   say('                   (one-time sign-in link for local@localhost, valid 1 h, the longest a link may live; set a password with');
   say('                   npm run -s admin -- user set-password --email local@localhost)');
   say('Ctrl-C stops everything.');

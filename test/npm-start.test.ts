@@ -8,7 +8,7 @@ import { repoRoot } from '@shorts/common/paths';
 import { STOP_DEADLINE_MS } from '@shorts/common/shutdown';
 import { waitFor } from './helpers/cluster.js';
 import { serveFiles } from './helpers/media.js';
-import { freePort, portIsFree, processAlive, waitForExit } from './helpers/processes.js';
+import { freePort, portIsFree, processAlive, processesWithEnv, waitForExit } from './helpers/processes.js';
 import { needing } from './helpers/requirements.js';
 import { makeTalkVideo } from './helpers/talk-video.js';
 import { fliteAvailable } from './transcribe-synth.js';
@@ -214,6 +214,34 @@ test('when npm start is killed with SIGKILL, its coordinator, agent and embedded
     `Postgres shut down cleanly (started as pid ${stack.postgresPid}); postmaster.pid names pid ${leftPid} ` +
       `(${leftPid > 0 && processAlive(leftPid) ? 'alive' : 'gone'}):\n${left}\nthe stack's last lines:\n${stack.lines.slice(-25).join('\n')}`,
   );
+  for (const port of Object.values(stack.ports)) t.true(await portIsFree(port), `port ${port} released`);
+});
+
+test('when npm start is killed as it runs an admin command, no second Postgres starts on its folder and nothing it started is left', async (t) => {
+  const dataDir = await tempDataDir('npm-start-kill-admin');
+  t.teardown(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 300 }));
+  const stack = await startStack(dataDir);
+  // Right after the API key line npm start runs admin commands (the studio's user and sign-in link).
+  // Orphaned by the kill, one used to find the coordinator's Postgres stopped and start its own.
+  stack.proc.kill('SIGKILL');
+  await stack.exited;
+  const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
+  const postmasters = new Set<number>();
+  await waitFor(
+    async () => {
+      const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).split('\n')[0]);
+      if (pid > 0) postmasters.add(pid);
+      return processesWithEnv('DATA_DIR', dataDir).length === 0;
+    },
+    45_000,
+    'every process npm start started for the folder to exit',
+  );
+  t.deepEqual(
+    [...postmasters].filter((pid) => pid !== stack.postgresPid),
+    [],
+    `only npm start's own Postgres (pid ${stack.postgresPid}) ran`,
+  );
+  await t.throwsAsync(readFile(pidFile), undefined, 'its Postgres shut down cleanly');
   for (const port of Object.values(stack.ports)) t.true(await portIsFree(port), `port ${port} released`);
 });
 

@@ -36,13 +36,13 @@ export function stopOnSignals(log: Logger, stop: () => Promise<void>): void {
   }
 }
 
-/** Tells a supervising parent (if there is one with an IPC channel) that this process is ready;
- *  resolves once the message is on the channel, so a log line written after it cannot reach anyone
- *  before the parent can know. */
-export function tellParentReady(): Promise<void> {
+/** Tells a supervising parent (if there is one with an IPC channel) that this process is ready, with
+ *  whatever else the parent needs to know of it (`about`); resolves once the message is on the
+ *  channel, so a log line written after it cannot reach anyone before the parent can know. */
+export function tellParentReady(about: Record<string, unknown> = {}): Promise<void> {
   return new Promise((resolve) => {
     if (!process.send || !process.connected) return resolve();
-    process.send({ type: 'ready', stopDeadlineMs: STOP_DEADLINE_MS }, undefined, {}, () => resolve());
+    process.send({ ...about, type: 'ready', stopDeadlineMs: STOP_DEADLINE_MS }, undefined, {}, () => resolve());
   });
 }
 

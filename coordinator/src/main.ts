@@ -1,6 +1,7 @@
 import { createLogger } from '@shorts/common/logger';
 import { stopOnSignals, tellParentReady } from '@shorts/common/shutdown';
 import { loadConfig } from './config.js';
+import { embeddedPostgresUrl } from './db/embedded.js';
 import { startCoordinator } from './coordinator.js';
 
 let config: ReturnType<typeof loadConfig>;
@@ -15,7 +16,9 @@ const log = createLogger({ service: 'coordinator' }, config.logLevel);
 startCoordinator(config, log).then(
   (app) => {
     stopOnSignals(log, () => app.close());
-    void tellParentReady();
+    // npm start runs admin commands against this database: told where it is, they never start a
+    // Postgres of their own on the same folder (as one did when npm start died as it ran one).
+    void tellParentReady({ databaseUrl: config.databaseUrl ?? embeddedPostgresUrl(config.dataDir, config.embeddedPostgresPort) });
   },
   (err) => {
     log.error('coordinator failed to start', { err });

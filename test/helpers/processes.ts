@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 
 /** A TCP port nothing listens on right now (the kernel's pick, released again). */
@@ -38,4 +38,20 @@ export async function waitForExit(pids: number[], timeoutMs: number): Promise<vo
     if (Date.now() > deadline) throw new Error(`still running after ${timeoutMs} ms: ${alive.join(', ')}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** The live processes whose environment holds `name=value` (what a launcher passed down to all it
+ *  started). Linux /proc; processes whose environment cannot be read are not listed. */
+export function processesWithEnv(name: string, value: string): number[] {
+  const wanted = `${name}=${value}`;
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(wanted) && processAlive(pid);
+      } catch {
+        return false;
+      }
+    });
 }
